@@ -1,0 +1,95 @@
+"""Events a session publishes while it runs, and the writer a runner uses for them."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+__all__ = ["AgentEvent", "AgentEventType", "AgentEventWriter", "EventSink"]
+
+
+class AgentEventType(StrEnum):
+    TURN_STARTED = "turn_started"
+    TURN_COMPLETED = "turn_completed"
+    TURN_FAILED = "turn_failed"
+    TEXT_DELTA = "text_delta"
+    REASONING_DELTA = "reasoning_delta"
+    TOOL_CALL_STARTED = "tool_call_started"
+    TOOL_CALL_FINISHED = "tool_call_finished"
+    TOOL_CALL_DEFERRED = "tool_call_deferred"
+    INTERRUPT_RAISED = "interrupt_raised"
+    INTERRUPT_RESOLVED = "interrupt_resolved"
+    USAGE_RECORDED = "usage_recorded"
+    ATTEMPT_RESTARTED = "attempt_restarted"
+
+    @property
+    def is_delta(self) -> bool:
+        return self in (AgentEventType.TEXT_DELTA, AgentEventType.REASONING_DELTA)
+
+
+@dataclass(frozen=True, kw_only=True)
+class AgentEvent:
+    """One event. `step_execution_id` is shared by every attempt of one step execution."""
+
+    type: AgentEventType
+    turn_id: str
+    step_execution_id: str
+    attempt: int
+    data: dict[str, Any] = field(default_factory=lambda: {})
+    offset: int | None = None
+
+
+EventSink = Callable[[AgentEvent], None]
+
+
+class AgentEventWriter:
+    """Writes events for one step attempt. Safe from any thread; writes after `close()` are dropped."""
+
+    def __init__(self, sink: EventSink | None, *, turn_id: str, step_execution_id: str, attempt: int) -> None:
+        self._sink = sink
+        self._lock = threading.Lock()
+        self._closed = sink is None
+        self.turn_id = turn_id
+        self.step_execution_id = step_execution_id
+        self.attempt = attempt
+
+    def write_event(self, event_type: AgentEventType, data: dict[str, Any] | None = None) -> None:
+        event = AgentEvent(
+            type=event_type,
+            turn_id=self.turn_id,
+            step_execution_id=self.step_execution_id,
+            attempt=self.attempt,
+            data=data or {},
+        )
+        with self._lock:
+            if self._closed or self._sink is None:
+                return
+            self._sink(event)
+
+    def write_text_delta(self, text: str) -> None:
+        if text:
+            self.write_event(AgentEventType.TEXT_DELTA, {"text": text})
+
+    def write_reasoning_delta(self, text: str) -> None:
+        if text:
+            self.write_event(AgentEventType.REASONING_DELTA, {"text": text})
+
+    def write_tool_call_started(self, tool_call_id: str, tool_name: str) -> None:
+        self.write_event(AgentEventType.TOOL_CALL_STARTED, {"tool_call_id": tool_call_id, "tool_name": tool_name})
+
+    def write_tool_call_finished(self, tool_call_id: str, tool_name: str, status: str) -> None:
+        self.write_event(
+            AgentEventType.TOOL_CALL_FINISHED,
+            {"tool_call_id": tool_call_id, "tool_name": tool_name, "status": status},
+        )
+
+    def close(self) -> None:
+        with self._lock:
+            self._closed = True
+
+    @property
+    def closed(self) -> bool:
+        return self._closed

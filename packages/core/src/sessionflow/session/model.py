@@ -1,0 +1,307 @@
+"""The pure session state machine that the durable workflow drives.
+
+Every mutation of session state goes through this class, so the rules (legal status
+moves, record finality, what a failed turn leaves behind) are tested without an engine.
+It holds only plain, serializable values so the workflow can carry it across
+continue-as-new unchanged.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timedelta
+
+from sessionflow.session.errors import SessionStateError
+from sessionflow.session.messages import AgentMessage, FrameworkMessage, MessageRole, message_digest
+from sessionflow.session.outcomes import ToolCallsRequested, TurnCompleted
+from sessionflow.session.state import (
+    AgentInterrupt,
+    AgentMessagesPage,
+    AgentSnapshot,
+    AgentState,
+    AgentStatus,
+)
+from sessionflow.session.tools import AgentToolCall, AgentToolCallStatus, validate_tool_call_ids
+from sessionflow.session.usage import AgentUsage
+
+__all__ = ["MAX_PAGE_SIZE", "SNAPSHOT_MESSAGE_LIMIT", "QueuedUserMessage", "SessionModel"]
+
+SNAPSHOT_MESSAGE_LIMIT = 200
+MAX_PAGE_SIZE = 200
+APPROVAL_EXPIRED = "The approval deadline passed before anyone answered."
+
+
+@dataclass(frozen=True, kw_only=True)
+class QueuedUserMessage:
+    """A user message waiting for the current turn to end. Images are store paths."""
+
+    text: str
+    images: list[str] = field(default_factory=lambda: [])
+
+
+def _iso(moment: datetime) -> str:
+    return moment.isoformat()
+
+
+@dataclass(kw_only=True)
+class SessionModel:
+    """All durable state of one session."""
+
+    messages: list[AgentMessage] = field(default_factory=lambda: [])
+    state: AgentState = field(default_factory=AgentState)
+    usage: AgentUsage = field(default_factory=AgentUsage)
+    tool_calls: dict[str, AgentToolCall] = field(default_factory=lambda: {})
+    run_state: str | None = None
+    pending_interrupts: list[AgentInterrupt] = field(default_factory=lambda: [])
+    queued: list[QueuedUserMessage] = field(default_factory=lambda: [])
+    stopped: bool = False
+    digest: str = ""
+    """Rolling digest over every stored message, so a worker can check a cached prefix."""
+
+    # -- user messages -------------------------------------------------------------------
+
+    @staticmethod
+    def is_acceptable_text(text: str) -> bool:
+        return bool(text.strip())
+
+    def queue_user_message(self, message: QueuedUserMessage) -> bool:
+        """Queue a message; False for blank text or a stopped session."""
+        if self.stopped or not self.is_acceptable_text(message.text):
+            return False
+        self.queued.append(message)
+        return True
+
+    def next_queued(self) -> QueuedUserMessage:
+        if not self.queued:
+            raise SessionStateError("no queued user message")
+        return self.queued.pop(0)
+
+    # -- turns ---------------------------------------------------------------------------
+
+    @property
+    def turn_active(self) -> bool:
+        return self.state.turn_id is not None
+
+    @property
+    def next_sequence(self) -> int:
+        return self.messages[-1].sequence + 1 if self.messages else 1
+
+    def begin_turn(self) -> str:
+        """Open the next turn and return its ID (`turn-<n>`)."""
+        if self.turn_active:
+            raise SessionStateError(f"turn {self.state.turn_id!r} is still running")
+        number = self.state.turn_count + 1
+        turn_id = f"turn-{number}"
+        self.state = replace(self.state, status=AgentStatus.RUNNING_MODEL, turn_id=turn_id, turn_count=number)
+        return turn_id
+
+    def _require_turn(self) -> str:
+        turn_id = self.state.turn_id
+        if turn_id is None:
+            raise SessionStateError("no turn is running")
+        return turn_id
+
+    def append_message(self, message: FrameworkMessage) -> AgentMessage:
+        stored = AgentMessage(sequence=self.next_sequence, turn_id=self._require_turn(), message=message)
+        self.messages.append(stored)
+        self.digest = message_digest(self.digest, stored)
+        return stored
+
+    def store_user_message(self, message: FrameworkMessage) -> AgentMessage:
+        if message.role is not MessageRole.USER:
+            raise SessionStateError(f"build_user_message returned role {message.role.value!r}, expected 'user'")
+        return self.append_message(message)
+
+    def turn_messages(self) -> list[AgentMessage]:
+        """Messages stored for the running turn (its user message, and any earlier note)."""
+        turn_id = self._require_turn()
+        tail: list[AgentMessage] = []
+        for stored in reversed(self.messages):
+            if stored.turn_id != turn_id:
+                break
+            tail.append(stored)
+        tail.reverse()
+        return tail
+
+    def complete_turn(self, outcome: TurnCompleted) -> None:
+        """Append the turn's messages in one commit and wait for the next user message."""
+        self._require_turn()
+        self.record_usage(outcome.usage)
+        for message in outcome.new_messages:
+            self.append_message(message)
+        self._end_turn(error=None)
+
+    def record_usage(self, usage: AgentUsage) -> None:
+        self.usage = self.usage + usage
+
+    def request_tools(
+        self, outcome: ToolCallsRequested, *, now: datetime, deadline: timedelta | None
+    ) -> list[AgentToolCall]:
+        """Record the deferred calls (raises InvalidToolCallError for bad IDs) and their interrupts."""
+        turn_id = self._require_turn()
+        if not outcome.framework_run_state:
+            raise SessionStateError("ToolCallsRequested needs a non-empty framework_run_state")
+        if not outcome.tool_calls:
+            raise SessionStateError("ToolCallsRequested needs at least one tool call")
+        validate_tool_call_ids(outcome.tool_calls, self.tool_calls)
+        if any(not r.is_final for r in self.tool_calls.values()):
+            raise SessionStateError("the previous tool calls of this turn are not final")
+        self.record_usage(outcome.usage)
+        order = len(self.tool_calls)
+        created: list[AgentToolCall] = []
+        for call in outcome.tool_calls:
+            order += 1
+            needs_approval = call.policy.is_approval_required
+            interrupt_id = f"{turn_id}:{call.tool_call_id}" if needs_approval else None
+            record = AgentToolCall(
+                tool_call_id=call.tool_call_id,
+                tool_name=call.tool_name,
+                arguments=call.arguments,
+                policy=call.policy,
+                deferral_order=order,
+                status=AgentToolCallStatus.AWAITING_APPROVAL if needs_approval else AgentToolCallStatus.PENDING,
+                interrupt_id=interrupt_id,
+            )
+            self.tool_calls[call.tool_call_id] = record
+            created.append(record)
+            if interrupt_id is not None:
+                self.pending_interrupts.append(
+                    AgentInterrupt(
+                        interrupt_id=interrupt_id,
+                        turn_id=turn_id,
+                        tool_call_id=call.tool_call_id,
+                        tool_name=call.tool_name,
+                        arguments=call.arguments,
+                        raised_at=_iso(now),
+                        deadline=_iso(now + deadline) if deadline is not None else None,
+                    )
+                )
+        self.run_state = outcome.framework_run_state
+        self.state = replace(self.state, status=AgentStatus.RUNNING_TOOLS)
+        return created
+
+    def tools_final(self) -> bool:
+        return all(r.is_final for r in self.tool_calls.values())
+
+    def resume_model(self) -> None:
+        """All tool calls are final: the next model call continues the turn."""
+        if not self.tools_final():
+            raise SessionStateError("cannot resume the turn before every tool call is final")
+        self.state = replace(self.state, status=AgentStatus.RUNNING_MODEL)
+
+    def fail_turn(self, error: str, note: FrameworkMessage | None) -> None:
+        """End the running turn with an error, leaving the failure note when one is given."""
+        self._require_turn()
+        if note is not None:
+            self.store_user_message(note)
+        self._end_turn(error=error)
+
+    def _end_turn(self, *, error: str | None) -> None:
+        self.tool_calls = {}
+        self.run_state = None
+        self.pending_interrupts = []
+        self.state = replace(
+            self.state,
+            status=AgentStatus.WAITING_FOR_USER_MESSAGE,
+            turn_id=None,
+            last_turn_error=error,
+        )
+
+    # -- tool call records ---------------------------------------------------------------
+
+    def record(self, tool_call_id: str) -> AgentToolCall:
+        try:
+            return self.tool_calls[tool_call_id]
+        except KeyError:
+            raise SessionStateError(f"no tool call {tool_call_id!r} in the running turn") from None
+
+    def move_tool_call(self, tool_call_id: str, status: AgentToolCallStatus, **changes: str | None) -> AgentToolCall:
+        updated = self.record(tool_call_id).moved_to(status, **changes)
+        self.tool_calls[tool_call_id] = updated
+        return updated
+
+    # -- interrupts ----------------------------------------------------------------------
+
+    def find_interrupt(self, interrupt_id: str) -> AgentInterrupt | None:
+        return next((i for i in self.pending_interrupts if i.interrupt_id == interrupt_id), None)
+
+    def can_resolve(self, interrupt_id: str, now: datetime) -> bool:
+        """Pending and not past its deadline."""
+        interrupt = self.find_interrupt(interrupt_id)
+        if interrupt is None:
+            return False
+        return interrupt.deadline is None or now < datetime.fromisoformat(interrupt.deadline)
+
+    def resolve_interrupt(
+        self, interrupt_id: str, *, approved: bool, rejection_message: str | None, now: datetime
+    ) -> AgentToolCall:
+        """Apply a person's answer. The message is dropped on approval."""
+        if not self.can_resolve(interrupt_id, now):
+            raise SessionStateError(f"interrupt {interrupt_id!r} is not pending")
+        interrupt = self.find_interrupt(interrupt_id)
+        assert interrupt is not None
+        self.pending_interrupts.remove(interrupt)
+        if approved:
+            return self.move_tool_call(interrupt.tool_call_id, AgentToolCallStatus.APPROVED)
+        message = rejection_message.strip() if rejection_message and rejection_message.strip() else None
+        return self.move_tool_call(
+            interrupt.tool_call_id, AgentToolCallStatus.REJECTED, rejection_message=message
+        )
+
+    def expire_interrupt(self, interrupt_id: str) -> AgentToolCall | None:
+        """The deadline passed with no answer: reject the call. None if it was already answered."""
+        interrupt = self.find_interrupt(interrupt_id)
+        if interrupt is None:
+            return None
+        self.pending_interrupts.remove(interrupt)
+        return self.move_tool_call(interrupt.tool_call_id, AgentToolCallStatus.REJECTED, error=APPROVAL_EXPIRED)
+
+    def reject_pending_interrupts(self, message: str) -> list[AgentToolCall]:
+        """Answer every open approval with "no" (used when a turn is cancelled)."""
+        rejected: list[AgentToolCall] = []
+        for interrupt in list(self.pending_interrupts):
+            self.pending_interrupts.remove(interrupt)
+            rejected.append(
+                self.move_tool_call(interrupt.tool_call_id, AgentToolCallStatus.REJECTED, rejection_message=message)
+            )
+        return rejected
+
+    def abandon_unstarted_calls(self, message: str) -> list[AgentToolCall]:
+        """Reject every call that never started, so a failed turn leaves only final records."""
+        self.reject_pending_interrupts(message)
+        unstarted = (AgentToolCallStatus.PENDING, AgentToolCallStatus.APPROVED)
+        return [
+            self.move_tool_call(r.tool_call_id, AgentToolCallStatus.REJECTED, rejection_message=message)
+            for r in list(self.tool_calls.values())
+            if r.status in unstarted
+        ]
+
+    # -- reads ---------------------------------------------------------------------------
+
+    def snapshot(self, session_id: str, *, started: bool = True) -> AgentSnapshot:
+        return AgentSnapshot(
+            session_id=session_id,
+            state=self.state if started else None,
+            messages=self.messages[-SNAPSHOT_MESSAGE_LIMIT:],
+            message_count=len(self.messages),
+            pending_interrupts=list(self.pending_interrupts),
+            tool_calls=sorted(self.tool_calls.values(), key=lambda r: r.deferral_order),
+            usage=self.usage,
+            queued_message_count=len(self.queued),
+            stopped=self.stopped,
+        )
+
+    def page(self, *, after: int = 0, limit: int = 50) -> AgentMessagesPage:
+        """Messages with a sequence above `after`, oldest first; the limit is clamped to 1..200."""
+        limit = max(1, min(MAX_PAGE_SIZE, limit))
+        start = self._index_after(after)
+        chunk = self.messages[start : start + limit]
+        more = start + limit < len(self.messages)
+        return AgentMessagesPage(messages=chunk, next_after=chunk[-1].sequence if chunk and more else None)
+
+    def _index_after(self, after: int) -> int:
+        # Sequences are dense from the first stored one, so the index is arithmetic.
+        if not self.messages:
+            return 0
+        first = self.messages[0].sequence
+        return max(0, min(len(self.messages), after - first + 1))

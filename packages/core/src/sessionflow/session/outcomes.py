@@ -1,0 +1,35 @@
+"""What one model step returns to the session."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from sessionflow.session.messages import FrameworkMessage
+from sessionflow.session.tools import DeferredToolCall
+from sessionflow.session.usage import AgentUsage
+
+__all__ = ["AgentTurnOutcome", "ToolCallsRequested", "TurnCompleted"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class TurnCompleted:
+    """The model gave its final answer.
+
+    `new_messages` holds everything the turn produced after its user message, across all
+    of its model calls, in order. `usage` covers this model call only.
+    """
+
+    new_messages: list[FrameworkMessage]
+    usage: AgentUsage = field(default_factory=AgentUsage)
+
+
+@dataclass(frozen=True, kw_only=True)
+class ToolCallsRequested:
+    """The model asked for tools. The session runs them, then resumes from the run state."""
+
+    framework_run_state: str
+    tool_calls: list[DeferredToolCall]
+    usage: AgentUsage = field(default_factory=AgentUsage)
+
+
+AgentTurnOutcome = TurnCompleted | ToolCallsRequested

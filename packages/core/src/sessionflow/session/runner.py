@@ -1,0 +1,98 @@
+"""The contract every framework adapter implements."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
+
+from sessionflow.session.events import AgentEventWriter
+from sessionflow.session.messages import AgentMessage, FrameworkMessage
+from sessionflow.session.outcomes import AgentTurnOutcome
+from sessionflow.session.tools import AgentToolCall, ToolEffect, ToolExecutionResult, ToolPolicy
+
+__all__ = [
+    "AgentFrameworkRunner",
+    "AgentTurnContext",
+    "DeferredToolExecution",
+    "ImageInput",
+    "SupportsImageMessages",
+    "idempotency_key",
+]
+
+
+def idempotency_key(session_id: str, turn_id: str, tool_call_id: str) -> str:
+    """The key a write tool can use to make a repeat harmless; equal on every attempt."""
+    return f"{session_id}/{turn_id}/{tool_call_id}"
+
+
+@dataclass(frozen=True, kw_only=True)
+class AgentTurnContext:
+    """Committed session state handed to `run_model_step`."""
+
+    flow_id: str
+    turn_id: str
+    attempt: int
+    messages: Sequence[AgentMessage]
+    framework_run_state: str | None
+    tool_calls: Mapping[str, AgentToolCall]
+    policy_resolver: Callable[[str, ToolEffect | None], ToolPolicy]
+    events: AgentEventWriter
+    heartbeat: Callable[..., None]
+
+    @property
+    def is_resuming(self) -> bool:
+        return self.framework_run_state is not None
+
+    def recorded_tool_call(self, tool_call_id: str) -> AgentToolCall:
+        try:
+            return self.tool_calls[tool_call_id]
+        except KeyError:
+            raise KeyError(f"no tool call {tool_call_id!r} in {self.turn_id!r}") from None
+
+    def resolve_tool_policy(self, name: str, framework_effect: ToolEffect | None = None) -> ToolPolicy:
+        return self.policy_resolver(name, framework_effect)
+
+
+@dataclass(frozen=True, kw_only=True)
+class DeferredToolExecution:
+    """One approved tool call for `execute_deferred_tool_call`."""
+
+    flow_id: str
+    turn_id: str
+    tool_call: AgentToolCall
+    attempt: int
+    events: AgentEventWriter
+    heartbeat: Callable[..., None]
+
+    @property
+    def idempotency_key(self) -> str:
+        return idempotency_key(self.flow_id, self.turn_id, self.tool_call.tool_call_id)
+
+
+@dataclass(frozen=True, kw_only=True)
+class ImageInput:
+    """An image attached to a user message; `path` is in a store every worker reaches."""
+
+    path: str
+    media_type: str
+
+
+@runtime_checkable
+class AgentFrameworkRunner(Protocol):
+    """Translates one framework to the session. Stateless between calls; every call may repeat."""
+
+    def build_user_message(self, text: str) -> FrameworkMessage: ...
+
+    async def run_model_step(self, turn: AgentTurnContext) -> AgentTurnOutcome: ...
+
+    async def execute_deferred_tool_call(self, call: DeferredToolExecution) -> ToolExecutionResult: ...
+
+
+@runtime_checkable
+class SupportsImageMessages(Protocol):
+    """Optional: a runner that can send images to its model."""
+
+    def build_user_message_with_images(self, text: str, images: Sequence[ImageInput]) -> FrameworkMessage: ...
+
+

@@ -1,0 +1,70 @@
+"""Session-level state shown to clients: status, interrupts, snapshots, pages."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+from sessionflow.session.messages import AgentMessage
+from sessionflow.session.tools import AgentToolCall
+from sessionflow.session.usage import AgentUsage
+
+__all__ = [
+    "AgentInterrupt",
+    "AgentMessagesPage",
+    "AgentSnapshot",
+    "AgentState",
+    "AgentStatus",
+]
+
+
+class AgentStatus(StrEnum):
+    WAITING_FOR_USER_MESSAGE = "waiting_for_user_message"
+    RUNNING_MODEL = "running_model"
+    RUNNING_TOOLS = "running_tools"
+
+
+@dataclass(frozen=True, kw_only=True)
+class AgentState:
+    """Where the session stands. `last_turn_error` is cleared when a later turn completes."""
+
+    status: AgentStatus = AgentStatus.WAITING_FOR_USER_MESSAGE
+    turn_id: str | None = None
+    turn_count: int = 0
+    last_turn_error: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class AgentInterrupt:
+    """A tool call waiting for a person's approval. Times are ISO 8601 in UTC."""
+
+    interrupt_id: str
+    turn_id: str
+    tool_call_id: str
+    tool_name: str
+    arguments: str
+    raised_at: str
+    deadline: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class AgentSnapshot:
+    """Everything a client needs to draw a session. `state` is None before the session starts."""
+
+    session_id: str
+    state: AgentState | None
+    messages: list[AgentMessage]
+    message_count: int
+    pending_interrupts: list[AgentInterrupt]
+    tool_calls: list[AgentToolCall]
+    usage: AgentUsage
+    queued_message_count: int
+    stopped: bool = False
+
+
+@dataclass(frozen=True, kw_only=True)
+class AgentMessagesPage:
+    """One page of stored messages, oldest first. Pass `next_after` to get the next page."""
+
+    messages: list[AgentMessage]
+    next_after: int | None

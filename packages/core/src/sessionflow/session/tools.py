@@ -1,0 +1,201 @@
+"""Tool effects, policies, and the record kept for each tool call of a turn."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
+from enum import StrEnum
+from typing import Any
+
+from sessionflow.session.errors import InvalidToolCallError, SessionStateError
+
+__all__ = [
+    "AgentToolCall",
+    "AgentToolCallStatus",
+    "DeferredToolCall",
+    "ToolEffect",
+    "ToolExecutionError",
+    "ToolExecutionResult",
+    "ToolPolicy",
+    "describe_tool_call_outcome",
+    "validate_tool_call_ids",
+]
+
+
+class ToolEffect(StrEnum):
+    """What running a tool does to the world. It decides retries and approval."""
+
+    READ = "read"
+    IDEMPOTENT_WRITE = "idempotent_write"
+    NON_IDEMPOTENT_WRITE = "non_idempotent_write"
+    UNCLASSIFIED = "unclassified"
+
+    @property
+    def max_attempts_allowed(self) -> int:
+        """3 for effects that are safe to repeat, else exactly 1."""
+        return 3 if self in (ToolEffect.READ, ToolEffect.IDEMPOTENT_WRITE) else 1
+
+    @property
+    def is_retryable(self) -> bool:
+        return self.max_attempts_allowed > 1
+
+    @property
+    def requires_approval_by_default(self) -> bool:
+        return not self.is_retryable
+
+
+@dataclass(frozen=True, kw_only=True)
+class ToolPolicy:
+    """How the session treats one tool. `requires_approval=None` uses the effect's default."""
+
+    effect: ToolEffect
+    requires_approval: bool | None = None
+
+    @property
+    def is_approval_required(self) -> bool:
+        if self.requires_approval is None:
+            return self.effect.requires_approval_by_default
+        return self.requires_approval
+
+
+class AgentToolCallStatus(StrEnum):
+    """Where one tool call record stands. The last four are final."""
+
+    PENDING = "pending"
+    AWAITING_APPROVAL = "awaiting_approval"
+    APPROVED = "approved"
+    RUNNING = "running"
+    SUCCEEDED = "succeeded"
+    FAILED = "failed"
+    REJECTED = "rejected"
+    OUTCOME_UNKNOWN = "outcome_unknown"
+
+    @property
+    def is_final(self) -> bool:
+        return self in _FINAL_STATUSES
+
+
+_FINAL_STATUSES = frozenset(
+    {
+        AgentToolCallStatus.SUCCEEDED,
+        AgentToolCallStatus.FAILED,
+        AgentToolCallStatus.REJECTED,
+        AgentToolCallStatus.OUTCOME_UNKNOWN,
+    }
+)
+
+_S = AgentToolCallStatus
+LEGAL_STATUS_MOVES: dict[AgentToolCallStatus, frozenset[AgentToolCallStatus]] = {
+    # A pending or approved call may be rejected without running when its turn is cancelled.
+    _S.PENDING: frozenset({_S.RUNNING, _S.REJECTED}),
+    _S.AWAITING_APPROVAL: frozenset({_S.APPROVED, _S.REJECTED}),
+    _S.APPROVED: frozenset({_S.RUNNING, _S.REJECTED}),
+    _S.RUNNING: frozenset({_S.SUCCEEDED, _S.FAILED, _S.OUTCOME_UNKNOWN}),
+    _S.SUCCEEDED: frozenset(),
+    _S.FAILED: frozenset(),
+    _S.REJECTED: frozenset(),
+    _S.OUTCOME_UNKNOWN: frozenset(),
+}
+
+
+@dataclass(frozen=True, kw_only=True)
+class DeferredToolCall:
+    """A tool call the model asked for, returned by the runner instead of running it."""
+
+    tool_call_id: str
+    tool_name: str
+    arguments: str
+    policy: ToolPolicy
+
+
+@dataclass(frozen=True, kw_only=True)
+class AgentToolCall:
+    """The session's record of one tool call in the active turn."""
+
+    tool_call_id: str
+    tool_name: str
+    arguments: str
+    policy: ToolPolicy
+    deferral_order: int
+    status: AgentToolCallStatus
+    output: str | None = None
+    error: str | None = None
+    rejection_message: str | None = None
+    interrupt_id: str | None = None
+
+    @property
+    def is_final(self) -> bool:
+        return self.status.is_final
+
+    def moved_to(self, status: AgentToolCallStatus, **changes: Any) -> AgentToolCall:
+        """Return this record in `status`, refusing moves the state machine forbids."""
+        if status not in LEGAL_STATUS_MOVES[self.status]:
+            raise SessionStateError(
+                f"tool call {self.tool_call_id!r} cannot move from {self.status.value!r} to {status.value!r}"
+            )
+        return replace(self, status=status, **changes)
+
+
+@dataclass(frozen=True, kw_only=True)
+class ToolExecutionResult:
+    """What a tool returned, as the text the model will see."""
+
+    output: str
+
+
+class ToolExecutionError(Exception):
+    """Raise from a tool to report a failure the model should see. It is never retried."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+def describe_tool_call_outcome(record: AgentToolCall) -> str:
+    """The model-visible text for a final tool call record."""
+    match record.status:
+        case AgentToolCallStatus.SUCCEEDED:
+            return record.output or ""
+        case AgentToolCallStatus.FAILED:
+            return f"Tool call failed: {record.error or 'unknown error'}"
+        case AgentToolCallStatus.REJECTED:
+            if record.rejection_message:
+                return f"Tool call rejected by the user: {record.rejection_message}"
+            return "Tool call rejected by the user."
+        case AgentToolCallStatus.OUTCOME_UNKNOWN:
+            detail = f" ({record.error})" if record.error else ""
+            return (
+                "The outcome of this tool call is unknown: it may or may not have taken effect"
+                f"{detail}. Check before repeating it."
+            )
+        case _:
+            raise SessionStateError(
+                f"tool call {record.tool_call_id!r} is not final (status {record.status.value!r})"
+            )
+
+
+def validate_tool_call_ids(calls: Iterable[DeferredToolCall], earlier_ids: Iterable[str] = ()) -> None:
+    """Check the IDs of one model response against each other and the turn's earlier calls.
+
+    IDs must be non-empty, contain no `/` (the idempotency key uses it as a separator),
+    and be unique within one turn.
+    """
+    seen = set(earlier_ids)
+    for call in calls:
+        tool_call_id = call.tool_call_id
+        if not tool_call_id.strip():
+            raise InvalidToolCallError(f"tool call ID for tool {call.tool_name!r} is empty")
+        if "/" in tool_call_id:
+            raise InvalidToolCallError(f"tool call ID {tool_call_id!r} contains '/'")
+        if tool_call_id in seen:
+            raise InvalidToolCallError(f"tool call ID {tool_call_id!r} is used twice in one turn")
+        seen.add(tool_call_id)
+
+
+def render_arguments(arguments: str) -> str:
+    """Compact one-line JSON for notes and displays; non-JSON text is returned as is."""
+    try:
+        return json.dumps(json.loads(arguments), separators=(",", ":"), ensure_ascii=False)
+    except ValueError:
+        return arguments

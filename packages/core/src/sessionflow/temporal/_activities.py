@@ -1,0 +1,253 @@
+"""Activities: where the runner is called. One instance serves one flow on one worker."""
+
+from __future__ import annotations
+
+import asyncio
+from collections import OrderedDict
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from temporalio import activity
+from temporalio.client import Client
+from temporalio.exceptions import ApplicationError
+
+from sessionflow.session import (
+    AgentMessage,
+    AgentMessagesPage,
+    AgentTurnContext,
+    DeferredToolExecution,
+    FrameworkMessage,
+    InvalidToolCallError,
+    MessageRole,
+    SessionStateError,
+    ToolCallsRequested,
+    ToolExecutionError,
+    ToolExecutionResult,
+    TurnCompleted,
+    message_digest,
+    validate_tool_call_ids,
+)
+from sessionflow.session.runner import ImageInput, SupportsImageMessages
+from sessionflow.temporal._payloads import (
+    BUILD_USER_MESSAGE,
+    CALL_SINGLE_ATTEMPT_TOOL,
+    CALL_TOOL,
+    LIST_AGENT_MESSAGES,
+    RUN_MODEL,
+    BuildUserMessageInput,
+    ListAgentMessagesRequest,
+    RunModelInput,
+    RunModelResult,
+    ToolCallInput,
+    ToolCallOutput,
+)
+
+if TYPE_CHECKING:
+    from sessionflow.temporal.flow import AgentSessionFlow
+
+T = TypeVar("T")
+
+_CACHE_SESSIONS = 512
+
+
+class _CachedMessages:
+    """Messages 1..n of one session with the rolling digest after each."""
+
+    def __init__(self) -> None:
+        self.messages: list[AgentMessage] = []
+        self.digests: list[str] = []
+
+    def extend(self, messages: list[AgentMessage]) -> None:
+        for stored in messages:
+            if stored.sequence != len(self.messages) + 1:
+                raise SessionStateError(f"message {stored.sequence} does not follow {len(self.messages)}")
+            self.digests.append(message_digest(self.digests[-1] if self.digests else "", stored))
+            self.messages.append(stored)
+
+    def truncate(self, count: int) -> None:
+        del self.messages[count:]
+        del self.digests[count:]
+
+    def digest_at(self, count: int) -> str:
+        return self.digests[count - 1] if count else ""
+
+
+def _non_retryable(error: Exception) -> ApplicationError:
+    return ApplicationError(str(error), type=type(error).__name__, non_retryable=True)
+
+
+class SessionActivities:
+    """The activities of one flow: RunModel, the two tool steps, and BuildUserMessage."""
+
+    def __init__(self, flow: AgentSessionFlow, client: Client) -> None:
+        self._flow = flow
+        self._client = client
+        self._cache: OrderedDict[tuple[str, str], _CachedMessages] = OrderedDict()
+
+    def activities(self) -> list[Callable[..., Any]]:
+        return [self.run_model, self.call_tool, self.call_single_attempt_tool, self.build_user_message]
+
+    # -- user messages -------------------------------------------------------------------
+
+    @activity.defn(name=BUILD_USER_MESSAGE)
+    async def build_user_message(self, request: BuildUserMessageInput) -> FrameworkMessage:
+        runner = self._flow.runner
+        if request.images:
+            if not isinstance(runner, SupportsImageMessages):
+                raise _non_retryable(SessionStateError("this runner does not accept images"))
+            images = [ImageInput(path=path, media_type=_media_type(path)) for path in request.images]
+            message = runner.build_user_message_with_images(request.text, images)
+        else:
+            message = runner.build_user_message(request.text)
+        if message.role is not MessageRole.USER:
+            raise _non_retryable(
+                SessionStateError(f"build_user_message returned role {message.role!r}, expected 'user'")
+            )
+        return message
+
+    # -- model ---------------------------------------------------------------------------
+
+    @activity.defn(name=RUN_MODEL)
+    async def run_model(self, request: RunModelInput) -> RunModelResult:
+        info = activity.info()
+        messages = await self._messages(request)
+        events = self._flow.event_writer(
+            request.session_id, turn_id=request.turn_id, step_execution_id=info.activity_id, attempt=info.attempt
+        )
+        context = AgentTurnContext(
+            flow_id=request.session_id,
+            turn_id=request.turn_id,
+            attempt=info.attempt,
+            messages=messages,
+            framework_run_state=request.framework_run_state,
+            tool_calls={r.tool_call_id: r for r in request.tool_calls},
+            policy_resolver=self._flow.options.resolve_tool_policy,
+            events=events,
+            heartbeat=activity.heartbeat,
+        )
+        try:
+            outcome = await _with_heartbeats(request.heartbeat_interval, self._flow.runner.run_model_step(context))
+        finally:
+            events.close()
+        if isinstance(outcome, TurnCompleted):
+            self._remember(request, messages, outcome)
+            return RunModelResult(completed=outcome)
+        if isinstance(outcome, ToolCallsRequested):  # pyright: ignore[reportUnnecessaryIsInstance]
+            try:
+                validate_tool_call_ids(outcome.tool_calls, context.tool_calls)
+            except InvalidToolCallError as error:
+                raise _non_retryable(error) from None
+            if not outcome.framework_run_state:
+                raise _non_retryable(SessionStateError("ToolCallsRequested has an empty framework_run_state"))
+            return RunModelResult(requested=outcome)
+        raise ApplicationError(
+            f"run_model_step returned {type(outcome).__name__}, expected TurnCompleted or ToolCallsRequested",
+            type="InvalidOutcomeError",
+            non_retryable=True,
+        )
+
+    async def _messages(self, request: RunModelInput) -> list[AgentMessage]:
+        """Rebuild every stored message: cached prefix if its digest matches, else read the workflow."""
+        key = (request.session_id, request.session_nonce)
+        cached = self._cache.pop(key, None) or _CachedMessages()
+        self._cache[key] = cached
+        while len(self._cache) > _CACHE_SESSIONS:
+            self._cache.popitem(last=False)
+        count = request.prefix_count
+        if len(cached.messages) < count or cached.digest_at(count) != request.prefix_digest:
+            cached.truncate(0)
+            await self._fetch_into(cached, request.session_id, count)
+        cached.truncate(count)
+        if cached.digest_at(count) != request.prefix_digest:
+            raise SessionStateError("stored messages do not match the session's digest")
+        cached.extend(request.tail)
+        return list(cached.messages)
+
+    async def _fetch_into(self, cached: _CachedMessages, session_id: str, count: int) -> None:
+        handle = self._client.get_workflow_handle(session_id)
+        while len(cached.messages) < count:
+            page = await handle.query(
+                LIST_AGENT_MESSAGES,
+                ListAgentMessagesRequest(after=len(cached.messages), limit=200),
+                result_type=AgentMessagesPage,
+            )
+            if not page.messages:
+                raise SessionStateError(f"session {session_id!r} has fewer than {count} messages")
+            cached.extend(page.messages[: count - len(cached.messages)])
+
+    def _remember(self, request: RunModelInput, messages: list[AgentMessage], outcome: TurnCompleted) -> None:
+        # The workflow appends the answer right after the messages we saw; cache it so the
+        # next turn's prefix is a hit. The digest check catches any mismatch.
+        cached = self._cache.get((request.session_id, request.session_nonce))
+        if cached is None or len(cached.messages) != len(messages):
+            return
+        start = len(messages) + 1
+        cached.extend(
+            [
+                AgentMessage(sequence=start + i, turn_id=request.turn_id, message=m)
+                for i, m in enumerate(outcome.new_messages)
+            ]
+        )
+
+    # -- tools ---------------------------------------------------------------------------
+
+    @activity.defn(name=CALL_TOOL)
+    async def call_tool(self, request: ToolCallInput) -> ToolCallOutput:
+        return await self._run_tool(request)
+
+    @activity.defn(name=CALL_SINGLE_ATTEMPT_TOOL)
+    async def call_single_attempt_tool(self, request: ToolCallInput) -> ToolCallOutput:
+        return await self._run_tool(request)
+
+    async def _run_tool(self, request: ToolCallInput) -> ToolCallOutput:
+        info = activity.info()
+        record = request.tool_call
+        events = self._flow.event_writer(
+            request.session_id, turn_id=request.turn_id, step_execution_id=info.activity_id, attempt=info.attempt
+        )
+        events.write_tool_call_started(record.tool_call_id, record.tool_name)
+        # Liveness first: the server learns the attempt is alive before the tool can act.
+        activity.heartbeat()
+        execution = DeferredToolExecution(
+            flow_id=request.session_id,
+            turn_id=request.turn_id,
+            tool_call=record,
+            attempt=info.attempt,
+            events=events,
+            heartbeat=activity.heartbeat,
+        )
+        try:
+            result: ToolExecutionResult = await _with_heartbeats(
+                request.heartbeat_interval, self._flow.runner.execute_deferred_tool_call(execution)
+            )
+        except ToolExecutionError as error:
+            return ToolCallOutput(error=error.message)
+        finally:
+            events.close()
+        return ToolCallOutput(output=result.output)
+
+
+async def _with_heartbeats(interval: float, work: Awaitable[T]) -> T:
+    """Await `work` while heartbeating in the background, so a dead worker is noticed."""
+
+    async def beat() -> None:
+        while True:
+            await asyncio.sleep(interval)
+            activity.heartbeat()
+
+    beater = asyncio.create_task(beat())
+    try:
+        return await work
+    finally:
+        beater.cancel()
+
+
+def _media_type(path: str) -> str:
+    suffix = path.rsplit(".", 1)[-1].lower()
+    return {
+        "png": "image/png",
+        "jpg": "image/jpeg",
+        "jpeg": "image/jpeg",
+        "gif": "image/gif",
+        "webp": "image/webp",
+    }.get(suffix, "application/octet-stream")

@@ -1,0 +1,151 @@
+"""Wire formats of the session workflow and its activities.
+
+These shapes are recorded in workflow histories. Change them only together with a replay
+test over recorded histories; add fields with defaults, never rename or remove.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import timedelta
+
+from sessionflow.session import (
+    AgentMessage,
+    AgentToolCall,
+    SessionModel,
+    SessionTimings,
+    ToolCallsRequested,
+    TurnCompleted,
+)
+
+# Activity, update and query names are part of recorded histories: keep them stable.
+RUN_MODEL = "sessionflow.RunModel"
+CALL_TOOL = "sessionflow.CallTool"
+CALL_SINGLE_ATTEMPT_TOOL = "sessionflow.CallSingleAttemptTool"
+BUILD_USER_MESSAGE = "sessionflow.BuildUserMessage"
+SEND_USER_MESSAGE = "send_user_message"
+RESOLVE_INTERRUPT = "resolve_interrupt"
+CANCEL_TURN = "cancel_turn"
+STOP_SESSION = "stop_session"
+GET_AGENT_SNAPSHOT = "get_agent_snapshot"
+LIST_AGENT_MESSAGES = "list_agent_messages"
+
+PAYLOAD_VERSION = 1
+
+
+@dataclass(frozen=True, kw_only=True)
+class WorkflowTimings:
+    """`SessionTimings` in seconds, because the default JSON converter has no timedelta."""
+
+    model_start_to_close: float
+    model_heartbeat_timeout: float
+    model_schedule_to_close: float
+    model_max_attempts: int
+    tool_start_to_close: float
+    tool_heartbeat_timeout: float
+    tool_schedule_to_close: float
+    tool_max_attempts: int
+    retry_initial_interval: float
+    heartbeat_interval: float
+    interrupt_deadline: float | None = None
+    continue_as_new_after_events: int = 10_000
+
+    @staticmethod
+    def from_timings(timings: SessionTimings, *, continue_as_new_after_events: int = 10_000) -> WorkflowTimings:
+        def secs(value: timedelta) -> float:
+            return value.total_seconds()
+
+        return WorkflowTimings(
+            model_start_to_close=secs(timings.model_start_to_close),
+            model_heartbeat_timeout=secs(timings.model_heartbeat_timeout),
+            model_schedule_to_close=secs(timings.model_schedule_to_close),
+            model_max_attempts=timings.model_max_attempts,
+            tool_start_to_close=secs(timings.tool_start_to_close),
+            tool_heartbeat_timeout=secs(timings.tool_heartbeat_timeout),
+            tool_schedule_to_close=secs(timings.tool_schedule_to_close),
+            tool_max_attempts=timings.tool_max_attempts,
+            retry_initial_interval=secs(timings.retry_initial_interval),
+            heartbeat_interval=secs(timings.heartbeat_interval),
+            interrupt_deadline=secs(timings.interrupt_deadline) if timings.interrupt_deadline else None,
+            continue_as_new_after_events=continue_as_new_after_events,
+        )
+
+
+@dataclass(frozen=True, kw_only=True)
+class SessionStartInput:
+    """Input of the session workflow. `carried` is set only by continue-as-new."""
+
+    timings: WorkflowTimings
+    initial_message: str | None = None
+    environment: dict[str, str] = field(default_factory=lambda: {})
+    session_nonce: str | None = None
+    carried: SessionModel | None = None
+    event_offset: int = 0
+    version: int = PAYLOAD_VERSION
+
+
+@dataclass(frozen=True, kw_only=True)
+class BuildUserMessageInput:
+    text: str
+    images: list[str] = field(default_factory=lambda: [])
+
+
+@dataclass(frozen=True, kw_only=True)
+class RunModelInput:
+    """One model call. Only the running turn's messages travel; the rest is referenced.
+
+    The worker rebuilds earlier messages from its cache, checked against `prefix_digest`,
+    or reads them from the workflow, so a turn adds history bytes that do not grow with the
+    session's length.
+    """
+
+    session_id: str
+    session_nonce: str
+    turn_id: str
+    framework_run_state: str | None
+    tool_calls: list[AgentToolCall]
+    tail: list[AgentMessage]
+    prefix_count: int
+    prefix_digest: str
+    heartbeat_interval: float
+
+
+@dataclass(frozen=True, kw_only=True)
+class RunModelResult:
+    completed: TurnCompleted | None = None
+    requested: ToolCallsRequested | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class ToolCallInput:
+    session_id: str
+    turn_id: str
+    tool_call: AgentToolCall
+    heartbeat_interval: float
+
+
+@dataclass(frozen=True, kw_only=True)
+class ToolCallOutput:
+    """`error` is set when the tool raised ToolExecutionError; otherwise `output`."""
+
+    output: str | None = None
+    error: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class SendUserMessageRequest:
+    text: str
+    images: list[str] = field(default_factory=lambda: [])
+
+
+@dataclass(frozen=True, kw_only=True)
+class ResolveInterruptRequest:
+    interrupt_id: str
+    approved: bool
+    rejection_message: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class ListAgentMessagesRequest:
+    after: int = 0
+    limit: int = 50

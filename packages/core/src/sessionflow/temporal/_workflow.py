@@ -1,0 +1,395 @@
+"""The session workflow: one execution per session, driving the pure `SessionModel`."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from datetime import datetime, timedelta
+from typing import Any
+
+from temporalio import workflow
+from temporalio.common import RawValue, RetryPolicy
+from temporalio.exceptions import ActivityError, ApplicationError, TimeoutError, is_cancelled_exception
+
+with workflow.unsafe.imports_passed_through():
+    from sessionflow.session import (
+        AgentMessagesPage,
+        AgentSnapshot,
+        AgentToolCall,
+        AgentToolCallStatus,
+        FrameworkMessage,
+        QueuedUserMessage,
+        SessionModel,
+        SessionStateError,
+        ToolEffect,
+        message_digest,
+        build_turn_failure_note,
+    )
+    from sessionflow.temporal._payloads import (
+        BUILD_USER_MESSAGE,
+        CALL_SINGLE_ATTEMPT_TOOL,
+        CALL_TOOL,
+        CANCEL_TURN,
+        GET_AGENT_SNAPSHOT,
+        LIST_AGENT_MESSAGES,
+        RESOLVE_INTERRUPT,
+        RUN_MODEL,
+        SEND_USER_MESSAGE,
+        STOP_SESSION,
+        BuildUserMessageInput,
+        ListAgentMessagesRequest,
+        ResolveInterruptRequest,
+        RunModelInput,
+        RunModelResult,
+        SendUserMessageRequest,
+        SessionStartInput,
+        ToolCallInput,
+        ToolCallOutput,
+        WorkflowTimings,
+    )
+
+TURN_CANCELLED = "turn cancelled"
+# Errors a retry cannot fix: the activity reports them as non-retryable application errors.
+NON_RETRYABLE_MODEL_ERRORS = ["InvalidToolCallError", "SessionStateError", "InvalidOutcomeError"]
+
+
+class TurnCancelled(Exception):
+    """Raised inside the turn when a client cancels it."""
+
+
+def describe_failure(error: BaseException) -> str:
+    """A one-line reason for a failed step, from the innermost useful cause."""
+    cause: BaseException = error
+    while isinstance(cause, ActivityError) and cause.cause is not None:
+        cause = cause.cause
+    if isinstance(cause, TimeoutError):
+        return f"timed out ({cause.type.name.lower() if cause.type else 'unknown'})"
+    if isinstance(cause, ApplicationError):
+        return f"{cause.type}: {cause.message}" if cause.type else cause.message
+    return str(cause) or repr(cause)
+
+
+@workflow.defn(dynamic=True)
+class AgentSessionWorkflow:
+    """Serves every flow type: the workflow type is the flow type, and so is the task queue."""
+
+    def __init__(self) -> None:
+        self._model = SessionModel()
+        self._started = False
+        self._timings: WorkflowTimings | None = None
+        self._nonce = ""
+        self._cancel_requested = False
+        self._model_calls = 0
+        self._turn_task: asyncio.Task[None] | None = None
+        self._cancellable: set[asyncio.Future[Any]] = set()
+
+    # -- main loop -----------------------------------------------------------------------
+
+    @workflow.run
+    async def run(self, args: Sequence[RawValue]) -> AgentSnapshot:
+        start = workflow.payload_converter().from_payload(args[0].payload, SessionStartInput)
+        self._timings = start.timings
+        self._nonce = start.session_nonce or str(workflow.uuid4())
+        if start.carried is not None:
+            self._model = start.carried
+        elif start.initial_message is not None:
+            self._model.queue_user_message(QueuedUserMessage(text=start.initial_message))
+        self._started = True
+        while True:
+            await workflow.wait_condition(lambda: bool(self._model.queued) or self._model.stopped)
+            if self._model.stopped:
+                break
+            if self._should_continue_as_new():
+                await workflow.wait_condition(workflow.all_handlers_finished)
+                workflow.continue_as_new(
+                    SessionStartInput(
+                        timings=self._timings,
+                        session_nonce=self._nonce,
+                        carried=self._model,
+                    )
+                )
+            self._cancel_requested = False
+            self._turn_task = asyncio.create_task(self._run_turn(self._model.next_queued()))
+            await self._turn_task
+            self._turn_task = None
+        await workflow.wait_condition(workflow.all_handlers_finished)
+        return self._snapshot()
+
+    def _should_continue_as_new(self) -> bool:
+        assert self._timings is not None
+        info = workflow.info()
+        return (
+            info.is_continue_as_new_suggested()
+            or info.get_current_history_length() >= self._timings.continue_as_new_after_events
+        )
+
+    # -- one turn ------------------------------------------------------------------------
+
+    async def _run_turn(self, queued: QueuedUserMessage) -> None:
+        model = self._model
+        model.begin_turn()
+        try:
+            user_message = await self._build_user_message(queued.text, queued.images)
+            model.store_user_message(user_message)
+            while True:
+                self._raise_if_cancelled()
+                result = await self._run_model()
+                if result.completed is not None:
+                    model.complete_turn(result.completed)
+                    return
+                assert result.requested is not None
+                records = model.request_tools(
+                    result.requested, now=workflow.now(), deadline=self._interrupt_deadline()
+                )
+                await asyncio.gather(*(self._run_tool_call(r) for r in records))
+                self._raise_if_cancelled()
+                model.resume_model()
+        except TurnCancelled:
+            await self._fail_turn("cancelled")
+        except asyncio.CancelledError:
+            if not self._cancel_requested:
+                raise
+            await self._fail_turn("cancelled")
+        except ActivityError as error:
+            if self._cancel_requested and is_cancelled_exception(error):
+                await self._fail_turn("cancelled")
+            else:
+                await self._fail_turn(f"model call failed: {describe_failure(error)}")
+        except SessionStateError as error:
+            await self._fail_turn(f"invalid model step: {error.message}")
+
+    def _raise_if_cancelled(self) -> None:
+        if self._cancel_requested:
+            raise TurnCancelled
+
+    def _interrupt_deadline(self) -> timedelta | None:
+        assert self._timings is not None
+        seconds = self._timings.interrupt_deadline
+        return timedelta(seconds=seconds) if seconds is not None else None
+
+    async def _build_user_message(self, text: str, images: list[str]) -> FrameworkMessage:
+        return await workflow.execute_local_activity(
+            BUILD_USER_MESSAGE,
+            BuildUserMessageInput(text=text, images=images),
+            result_type=FrameworkMessage,
+            start_to_close_timeout=timedelta(seconds=30),
+            retry_policy=RetryPolicy(maximum_attempts=3, non_retryable_error_types=["SessionStateError"]),
+        )
+
+    async def _run_model(self) -> RunModelResult:
+        timings = self._timings
+        assert timings is not None
+        model = self._model
+        turn_id = model.state.turn_id
+        assert turn_id is not None
+        tail = model.turn_messages()
+        prefix_count = tail[0].sequence - 1 if tail else len(model.messages)
+        prefix_digest = self._digest_at(prefix_count)
+        self._model_calls += 1
+        task = asyncio.ensure_future(
+            workflow.execute_activity(
+                RUN_MODEL,
+                RunModelInput(
+                    session_id=workflow.info().workflow_id,
+                    session_nonce=self._nonce,
+                    turn_id=turn_id,
+                    framework_run_state=model.run_state,
+                    tool_calls=list(model.tool_calls.values()),
+                    tail=tail,
+                    prefix_count=prefix_count,
+                    prefix_digest=prefix_digest,
+                    heartbeat_interval=timings.heartbeat_interval,
+                ),
+                result_type=RunModelResult,
+                activity_id=f"{turn_id}/model-{self._model_calls}",
+                start_to_close_timeout=timedelta(seconds=timings.model_start_to_close),
+                schedule_to_close_timeout=timedelta(seconds=timings.model_schedule_to_close),
+                heartbeat_timeout=timedelta(seconds=timings.model_heartbeat_timeout),
+                retry_policy=RetryPolicy(
+                    maximum_attempts=timings.model_max_attempts,
+                    initial_interval=timedelta(seconds=timings.retry_initial_interval),
+                    non_retryable_error_types=NON_RETRYABLE_MODEL_ERRORS,
+                ),
+            )
+        )
+        return await self._cancellable_step(task)
+
+    def _digest_at(self, count: int) -> str:
+        # The model keeps the rolling digest of all messages; the prefix is all but the tail.
+        if count == len(self._model.messages):
+            return self._model.digest
+        digest = ""
+        for stored in self._model.messages[:count]:
+            digest = message_digest(digest, stored)
+        return digest
+
+    async def _cancellable_step(self, task: asyncio.Future[Any]) -> Any:
+        self._cancellable.add(task)
+        try:
+            return await task
+        finally:
+            self._cancellable.discard(task)
+
+    # -- tool calls ----------------------------------------------------------------------
+
+    async def _run_tool_call(self, record: AgentToolCall) -> None:
+        model = self._model
+        tool_call_id = record.tool_call_id
+        if record.status is AgentToolCallStatus.AWAITING_APPROVAL:
+            await self._await_approval(record)
+            record = model.record(tool_call_id)
+            if record.status is AgentToolCallStatus.REJECTED:
+                return
+        if self._cancel_requested:
+            model.move_tool_call(tool_call_id, AgentToolCallStatus.REJECTED, rejection_message=TURN_CANCELLED)
+            return
+        record = model.move_tool_call(tool_call_id, AgentToolCallStatus.RUNNING)
+        effect = record.policy.effect
+        timings = self._timings
+        assert timings is not None
+        attempts = timings.tool_max_attempts if effect.is_retryable else 1
+        turn_id = model.state.turn_id
+        assert turn_id is not None
+        step = asyncio.ensure_future(
+            workflow.execute_activity(
+                CALL_TOOL if effect.is_retryable else CALL_SINGLE_ATTEMPT_TOOL,
+                ToolCallInput(
+                    session_id=workflow.info().workflow_id,
+                    turn_id=turn_id,
+                    tool_call=record,
+                    heartbeat_interval=timings.heartbeat_interval,
+                ),
+                result_type=ToolCallOutput,
+                activity_id=f"{turn_id}/tool/{tool_call_id}",
+                start_to_close_timeout=timedelta(seconds=timings.tool_start_to_close),
+                schedule_to_close_timeout=timedelta(seconds=timings.tool_schedule_to_close),
+                heartbeat_timeout=timedelta(seconds=timings.tool_heartbeat_timeout),
+                retry_policy=RetryPolicy(
+                    maximum_attempts=attempts,
+                    initial_interval=timedelta(seconds=timings.retry_initial_interval),
+                ),
+            )
+        )
+        try:
+            # Only reads are cancelled with the turn: a write may already have taken effect.
+            output = await (self._cancellable_step(step) if effect is ToolEffect.READ else step)
+        except asyncio.CancelledError:
+            if not self._cancel_requested:
+                raise
+            model.move_tool_call(tool_call_id, AgentToolCallStatus.FAILED, error=TURN_CANCELLED)
+            return
+        except ActivityError as error:
+            reason = describe_failure(error)
+            if effect is ToolEffect.READ:
+                if self._cancel_requested and is_cancelled_exception(error):
+                    reason = TURN_CANCELLED
+                model.move_tool_call(tool_call_id, AgentToolCallStatus.FAILED, error=reason)
+            else:
+                model.move_tool_call(tool_call_id, AgentToolCallStatus.OUTCOME_UNKNOWN, error=reason)
+            return
+        if output.error is not None:
+            model.move_tool_call(tool_call_id, AgentToolCallStatus.FAILED, error=output.error)
+        else:
+            model.move_tool_call(tool_call_id, AgentToolCallStatus.SUCCEEDED, output=output.output or "")
+
+    async def _await_approval(self, record: AgentToolCall) -> None:
+        model = self._model
+        tool_call_id = record.tool_call_id
+
+        def answered() -> bool:
+            return model.record(tool_call_id).status is not AgentToolCallStatus.AWAITING_APPROVAL
+
+        interrupt = model.find_interrupt(record.interrupt_id or "")
+        if interrupt is None:
+            return
+        if interrupt.deadline is None:
+            await workflow.wait_condition(answered)
+            return
+        deadline = datetime.fromisoformat(interrupt.deadline)
+        while not answered():
+            remaining = (deadline - workflow.now()).total_seconds()
+            if remaining <= 0:
+                model.expire_interrupt(interrupt.interrupt_id)
+                return
+            try:
+                # Whole seconds, so a timer never fires a hair before the deadline it serves.
+                await workflow.wait_condition(answered, timeout=float(int(remaining) + (remaining % 1 > 0)))
+            except asyncio.TimeoutError:
+                continue
+
+    # -- turn failure --------------------------------------------------------------------
+
+    async def _fail_turn(self, error: str) -> None:
+        model = self._model
+        model.abandon_unstarted_calls(TURN_CANCELLED)
+        note_text = build_turn_failure_note(model.tool_calls.values())
+        note: FrameworkMessage | None = None
+        if note_text is not None:
+            try:
+                note = await self._build_user_message(note_text, [])
+            except ActivityError as note_error:
+                error = f"{error}; the turn-failure note could not be built: {describe_failure(note_error)}"
+        model.fail_turn(error, note)
+
+    # -- RPCs ----------------------------------------------------------------------------
+
+    @workflow.update(name=SEND_USER_MESSAGE)
+    def send_user_message(self, request: SendUserMessageRequest) -> bool:
+        return self._model.queue_user_message(QueuedUserMessage(text=request.text, images=request.images))
+
+    @send_user_message.validator
+    def _validate_send_user_message(self, request: SendUserMessageRequest) -> None:
+        if self._model.stopped:
+            raise ValueError("the session is stopped")
+        if not SessionModel.is_acceptable_text(request.text):
+            raise ValueError("the message is blank")
+
+    @workflow.update(name=RESOLVE_INTERRUPT)
+    def resolve_interrupt(self, request: ResolveInterruptRequest) -> bool:
+        self._model.resolve_interrupt(
+            request.interrupt_id,
+            approved=request.approved,
+            rejection_message=None if request.approved else request.rejection_message,
+            now=workflow.now(),
+        )
+        return True
+
+    @resolve_interrupt.validator
+    def _validate_resolve_interrupt(self, request: ResolveInterruptRequest) -> None:
+        if not self._model.can_resolve(request.interrupt_id, workflow.now()):
+            raise ValueError(f"interrupt {request.interrupt_id!r} is not pending or is past its deadline")
+
+    @workflow.update(name=CANCEL_TURN)
+    def cancel_turn(self) -> bool:
+        self._request_cancel()
+        return True
+
+    @cancel_turn.validator
+    def _validate_cancel_turn(self) -> None:
+        if not self._model.turn_active or self._cancel_requested:
+            raise ValueError("no turn is running")
+
+    @workflow.update(name=STOP_SESSION)
+    def stop_session(self) -> bool:
+        self._model.stopped = True
+        if self._model.turn_active:
+            self._request_cancel()
+        return True
+
+    def _request_cancel(self) -> None:
+        self._cancel_requested = True
+        for task in list(self._cancellable):
+            task.cancel()
+        # Open approvals are answered "no" at once, so the turn unwinds without waiting.
+        self._model.reject_pending_interrupts(TURN_CANCELLED)
+
+    @workflow.query(name=GET_AGENT_SNAPSHOT)
+    def get_agent_snapshot(self) -> AgentSnapshot:
+        return self._snapshot()
+
+    @workflow.query(name=LIST_AGENT_MESSAGES)
+    def list_agent_messages(self, request: ListAgentMessagesRequest) -> AgentMessagesPage:
+        return self._model.page(after=request.after, limit=request.limit)
+
+    def _snapshot(self) -> AgentSnapshot:
+        return self._model.snapshot(workflow.info().workflow_id, started=self._started)

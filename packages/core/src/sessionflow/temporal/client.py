@@ -1,0 +1,125 @@
+"""`AgentSessionClient`: start, talk to, and read sessions of one flow type."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from temporalio.client import Client, WorkflowUpdateFailedError
+from temporalio.common import WorkflowIDReusePolicy
+from temporalio.exceptions import WorkflowAlreadyStartedError
+from temporalio.service import RPCError, RPCStatusCode
+
+from sessionflow.session import AgentMessagesPage, AgentSnapshot, SessionError, SessionModel
+from sessionflow.temporal._payloads import (
+    CANCEL_TURN,
+    GET_AGENT_SNAPSHOT,
+    LIST_AGENT_MESSAGES,
+    RESOLVE_INTERRUPT,
+    SEND_USER_MESSAGE,
+    STOP_SESSION,
+    ListAgentMessagesRequest,
+    ResolveInterruptRequest,
+    SendUserMessageRequest,
+    SessionStartInput,
+)
+from sessionflow.temporal.flow import AgentSessionFlow
+
+__all__ = ["AgentSessionClient", "SessionExistsError", "validate_session_id"]
+
+_SESSION_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:@-]{0,254}$")
+
+
+class SessionExistsError(SessionError):
+    """A session with this ID already exists (running or stopped); IDs are never reused."""
+
+
+def validate_session_id(session_id: str) -> str:
+    if not _SESSION_ID.match(session_id):
+        raise ValueError(
+            f"session ID {session_id!r} must be 1-255 characters of letters, digits, '.', '_', ':', '@' or '-'"
+        )
+    return session_id
+
+
+class AgentSessionClient:
+    """The RPCs of a session. Mutations are Temporal Updates; reads are Queries."""
+
+    def __init__(self, client: Client, flow: AgentSessionFlow) -> None:
+        self.client = client
+        self.flow = flow
+
+    async def start_session(
+        self,
+        session_id: str,
+        initial_message: str | None = None,
+        *,
+        environment: dict[str, str] | None = None,
+    ) -> None:
+        """Start a session whose workflow ID is `session_id`. A blank message starts no turn."""
+        validate_session_id(session_id)
+        text = initial_message if initial_message and SessionModel.is_acceptable_text(initial_message) else None
+        try:
+            await self.client.start_workflow(
+                self.flow.flow_type,
+                SessionStartInput(
+                    timings=self.flow.workflow_timings(), initial_message=text, environment=environment or {}
+                ),
+                id=session_id,
+                task_queue=self.flow.task_queue,
+                id_reuse_policy=WorkflowIDReusePolicy.REJECT_DUPLICATE,
+            )
+        except WorkflowAlreadyStartedError:
+            raise SessionExistsError(f"session {session_id!r} already exists") from None
+
+    async def send_user_message(self, session_id: str, text: str, *, images: Sequence[str] = ()) -> bool:
+        """Queue a message. False for blank text or a stopped session."""
+        if not SessionModel.is_acceptable_text(text):
+            return False
+        return await self._update(session_id, SEND_USER_MESSAGE, SendUserMessageRequest(text=text, images=list(images)))
+
+    async def resolve_interrupt(
+        self, session_id: str, interrupt_id: str, *, approved: bool, rejection_message: str | None = None
+    ) -> bool:
+        """Approve or reject a pending call. False when it is not pending or past its deadline."""
+        request = ResolveInterruptRequest(
+            interrupt_id=interrupt_id,
+            approved=approved,
+            rejection_message=None if approved else rejection_message,
+        )
+        return await self._update(session_id, RESOLVE_INTERRUPT, request)
+
+    async def cancel_turn(self, session_id: str) -> bool:
+        """Cancel the running turn. False when no turn runs."""
+        return await self._update(session_id, CANCEL_TURN, None)
+
+    async def stop_session(self, session_id: str) -> bool:
+        """End the session for good; a running turn is cancelled. Reads keep working."""
+        return await self._update(session_id, STOP_SESSION, None)
+
+    async def get_agent_snapshot(self, session_id: str) -> AgentSnapshot:
+        handle = self.client.get_workflow_handle(session_id)
+        return await handle.query(GET_AGENT_SNAPSHOT, result_type=AgentSnapshot)
+
+    async def list_agent_messages(self, session_id: str, *, after: int = 0, limit: int = 50) -> AgentMessagesPage:
+        """Stored messages with a sequence above `after`, oldest first; limit clamped to 1..200."""
+        handle = self.client.get_workflow_handle(session_id)
+        return await handle.query(
+            LIST_AGENT_MESSAGES, ListAgentMessagesRequest(after=after, limit=limit), result_type=AgentMessagesPage
+        )
+
+    async def _update(self, session_id: str, name: str, arg: Any) -> bool:
+        handle = self.client.get_workflow_handle(session_id)
+        try:
+            result = await handle.execute_update(  # pyright: ignore[reportUnknownMemberType]
+                name, args=[] if arg is None else [arg], result_type=bool
+            )
+            return bool(result)
+        except WorkflowUpdateFailedError:
+            # The validator refused: nothing was written to the session's history.
+            return False
+        except RPCError as error:
+            if error.status in (RPCStatusCode.NOT_FOUND, RPCStatusCode.FAILED_PRECONDITION):
+                return False
+            raise

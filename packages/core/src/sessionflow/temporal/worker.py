@@ -1,0 +1,110 @@
+"""Serving flows: one Temporal worker per flow type, in this process."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+from collections.abc import Sequence
+
+from temporalio.client import Client
+from temporalio.worker import Worker
+from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
+
+from sessionflow.temporal._activities import SessionActivities
+from sessionflow.temporal._workflow import AgentSessionWorkflow
+from sessionflow.temporal.flow import AgentSessionFlow
+
+__all__ = ["DEFAULT_SERVER_ADDRESS", "build_workers", "connect", "run_agent_worker", "serve_agent_flows"]
+
+DEFAULT_SERVER_ADDRESS = "127.0.0.1:7233"
+
+
+async def connect(server_address: str | None = None, namespace: str | None = None) -> Client:
+    """Connect to Temporal; the address and namespace default to SESSIONFLOW_SERVER_ADDRESS/NAMESPACE."""
+    return await Client.connect(
+        server_address or os.environ.get("SESSIONFLOW_SERVER_ADDRESS", DEFAULT_SERVER_ADDRESS),
+        namespace=namespace or os.environ.get("SESSIONFLOW_NAMESPACE", "default"),
+    )
+
+
+def _sandbox() -> SandboxedWorkflowRunner:
+    # The session model is pure and deterministic; passing it through skips re-importing it
+    # for every workflow run and keeps one class identity for the data converter.
+    return SandboxedWorkflowRunner(restrictions=SandboxRestrictions.default.with_passthrough_modules("sessionflow"))
+
+
+def build_workers(
+    client: Client,
+    flows: Sequence[AgentSessionFlow],
+    *,
+    max_concurrent_activities: int = 100,
+    max_cached_workflows: int = 1000,
+) -> list[Worker]:
+    """One worker per flow type. Activity slots bound the largest parallel tool batch."""
+    seen: set[str] = set()
+    workers: list[Worker] = []
+    for flow in flows:
+        if flow.task_queue in seen:
+            raise ValueError(f"flow type {flow.flow_type!r} is given twice")
+        seen.add(flow.task_queue)
+        workers.append(
+            Worker(
+                client,
+                task_queue=flow.task_queue,
+                workflows=[AgentSessionWorkflow],
+                activities=SessionActivities(flow, client).activities(),
+                workflow_runner=_sandbox(),
+                max_concurrent_activities=max_concurrent_activities,
+                max_concurrent_local_activities=max_concurrent_activities,
+                max_cached_workflows=max_cached_workflows,
+            )
+        )
+    return workers
+
+
+async def serve_agent_flows(
+    client: Client,
+    flows: Sequence[AgentSessionFlow],
+    *,
+    stop: asyncio.Event | None = None,
+    max_concurrent_activities: int = 100,
+    max_cached_workflows: int = 1000,
+) -> None:
+    """Serve until `stop` is set (or forever), then shut the workers down gracefully."""
+    workers = build_workers(
+        client, flows, max_concurrent_activities=max_concurrent_activities, max_cached_workflows=max_cached_workflows
+    )
+    stop = stop or asyncio.Event()
+    runs = [asyncio.create_task(worker.run()) for worker in workers]
+    try:
+        waiter = asyncio.create_task(stop.wait())
+        done, _ = await asyncio.wait([waiter, *runs], return_when=asyncio.FIRST_COMPLETED)
+        for task in done:
+            if task is not waiter:
+                task.result()
+    finally:
+        await asyncio.gather(*(worker.shutdown() for worker in workers), return_exceptions=True)
+        for run in runs:
+            run.cancel()
+
+
+def run_agent_worker(
+    flows: Sequence[AgentSessionFlow],
+    *,
+    server_address: str | None = None,
+    namespace: str | None = None,
+    max_concurrent_activities: int = 100,
+) -> None:
+    """Blocking entry point for a worker process; SIGTERM and SIGINT shut it down gracefully."""
+
+    async def main() -> None:
+        client = await connect(server_address, namespace)
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(sig, stop.set)
+        print("sessionflow worker ready", flush=True)
+        await serve_agent_flows(client, flows, stop=stop, max_concurrent_activities=max_concurrent_activities)
+
+    asyncio.run(main())

@@ -1,0 +1,85 @@
+"""Build the same scripted flow in the test process and in worker child processes."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+from sessionflow.session import AgentSessionOptions, SessionTimings, ToolEffect, ToolPolicy
+from sessionflow.temporal import AgentSessionFlow, run_agent_worker
+from sessionflow.testing._scripted_runner import ScriptedRunner
+
+__all__ = ["STATE_DIR_ENV", "load_scripted_flow", "save_scripted_flow"]
+
+STATE_DIR_ENV = "SESSIONFLOW_TEST_STATE_DIR"
+
+
+def _timings_to_json(timings: SessionTimings) -> dict[str, Any]:
+    return {
+        field.name: value.total_seconds() if isinstance(value, timedelta) else value
+        for field in dataclasses.fields(timings)
+        for value in [getattr(timings, field.name)]
+    }
+
+
+def _timings_from_json(raw: dict[str, Any]) -> SessionTimings:
+    values = {
+        name: timedelta(seconds=value) if isinstance(value, (int, float)) and not name.endswith("attempts") else value
+        for name, value in raw.items()
+    }
+    return SessionTimings(**values)
+
+
+def save_scripted_flow(
+    state_dir: Path,
+    flow_type: str,
+    *,
+    tool_policies: dict[str, ToolPolicy] | None = None,
+    timings: SessionTimings | None = None,
+    default_tool_effect: ToolEffect = ToolEffect.UNCLASSIFIED,
+    continue_as_new_after_events: int = 10_000,
+) -> AgentSessionFlow:
+    """Write `flow.json` for worker children and return the flow for the test process."""
+    state_dir.mkdir(parents=True, exist_ok=True)
+    spec = {
+        "flow_type": flow_type,
+        "tool_policies": {
+            name: {"effect": p.effect.value, "requires_approval": p.requires_approval}
+            for name, p in (tool_policies or {}).items()
+        },
+        "timings": _timings_to_json(timings or SessionTimings()),
+        "default_tool_effect": default_tool_effect.value,
+        "continue_as_new_after_events": continue_as_new_after_events,
+    }
+    (state_dir / "flow.json").write_text(json.dumps(spec))
+    return load_scripted_flow(state_dir)
+
+
+def load_scripted_flow(state_dir: Path) -> AgentSessionFlow:
+    spec = json.loads((state_dir / "flow.json").read_text())
+    options = AgentSessionOptions(
+        tool_policies={
+            name: ToolPolicy(effect=ToolEffect(p["effect"]), requires_approval=p["requires_approval"])
+            for name, p in spec["tool_policies"].items()
+        },
+        default_tool_effect=ToolEffect(spec["default_tool_effect"]),
+        timings=_timings_from_json(spec["timings"]),
+    )
+    return AgentSessionFlow(
+        ScriptedRunner(state_dir),
+        flow_type=spec["flow_type"],
+        options=options,
+        continue_as_new_after_events=spec["continue_as_new_after_events"],
+    )
+
+
+def main() -> None:
+    run_agent_worker([load_scripted_flow(Path(os.environ[STATE_DIR_ENV]))])
+
+
+if __name__ == "__main__":
+    main()

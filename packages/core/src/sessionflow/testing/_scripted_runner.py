@@ -1,0 +1,198 @@
+"""A framework-free runner driven by a JSON script, for the core's own tests.
+
+The script lives in a state folder every process can read, keyed by session ID, so the
+test process writes it and worker child processes follow it. Each model call and tool call
+is logged to an `InvocationLog`, including the texts the "model" was sent.
+
+Script shape (`ScriptedSession`)::
+
+    {"turns": [[step, ...], ...], "tools": {"name": {...tool spec...}}}
+
+A step is the reply to the n-th model call of a turn: `{"text": ...}` for a final answer or
+`{"tool_calls": [{"id", "name", "arguments"}]}`, optionally with `usage`, `deltas`,
+`fail_attempts` (raise on attempts up to N), `gate` + `gate_attempts` (wait at a FileGate).
+A tool spec has `effect` (the framework's metadata), `output`, `error` (ToolExecutionError),
+`crash_attempts`, `gate` + `gate_attempts`.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, cast
+
+from sessionflow.session import (
+    AgentTurnContext,
+    AgentTurnOutcome,
+    AgentUsage,
+    DeferredToolCall,
+    DeferredToolExecution,
+    FrameworkMessage,
+    MessageRole,
+    ToolCallsRequested,
+    ToolEffect,
+    ToolExecutionError,
+    ToolExecutionResult,
+    TurnCompleted,
+    describe_tool_call_outcome,
+)
+from sessionflow.testing._gates import FileGate, InvocationLog
+
+__all__ = ["ScriptedRunner", "read_script", "scripted_text", "write_script"]
+
+Json = dict[str, Any]
+
+
+def _script_path(state_dir: Path, session_id: str) -> Path:
+    return state_dir / f"script-{session_id}.json"
+
+
+def write_script(
+    state_dir: Path,
+    session_id: str,
+    turns: list[list[Json]],
+    tools: dict[str, Json] | None = None,
+) -> None:
+    """Write the script one session follows. Call again to replace it between turns."""
+    state_dir.mkdir(parents=True, exist_ok=True)
+    path = _script_path(state_dir, session_id)
+    temp = path.with_suffix(".tmp")
+    temp.write_text(json.dumps({"turns": turns, "tools": tools or {}}))
+    temp.replace(path)
+
+
+def read_script(state_dir: Path, session_id: str) -> Json:
+    return json.loads(_script_path(state_dir, session_id).read_text())
+
+
+def scripted_text(item: Any) -> str:
+    """The model-visible text of one scripted framework item."""
+    if not isinstance(item, dict):
+        return str(item)
+    entry = cast(Json, item)
+    if entry.get("tool_calls"):
+        calls = cast(list[Json], entry["tool_calls"])
+        return "calls " + ", ".join(f"{c['name']}({c['arguments']})#{c['id']}" for c in calls)
+    return str(entry.get("content", ""))
+
+
+@dataclass
+class _RunState:
+    calls: int
+    items: list[Json]
+
+
+class ScriptedRunner:
+    """Follows the session's script; model calls take no time and make no network request."""
+
+    def __init__(self, state_dir: Path | str) -> None:
+        self.state_dir = Path(state_dir)
+        self.log = InvocationLog(self.state_dir / "invocations.jsonl")
+
+    def build_user_message(self, text: str) -> FrameworkMessage:
+        return FrameworkMessage(role=MessageRole.USER, framework_item={"role": "user", "content": text}, text=text)
+
+    async def run_model_step(self, turn: AgentTurnContext) -> AgentTurnOutcome:
+        script = read_script(self.state_dir, turn.flow_id)
+        run = _RunState(calls=0, items=[])
+        if turn.framework_run_state is not None:
+            raw = json.loads(turn.framework_run_state)
+            run = _RunState(calls=int(raw["calls"]), items=list(raw["items"]))
+            # Results of the calls just made, from their final records, in model order.
+            requested = cast(list[Json], run.items[-1]["tool_calls"])
+            for call in requested:
+                record = turn.recorded_tool_call(str(call["id"]))
+                run.items.append(
+                    {"role": "tool", "tool_call_id": call["id"], "content": describe_tool_call_outcome(record)}
+                )
+        seen = [scripted_text(m.message.framework_item) for m in turn.messages] + [
+            scripted_text(item) for item in run.items
+        ]
+        number = int(turn.turn_id.removeprefix("turn-"))
+        self.log.record(
+            "model",
+            "model",
+            session=turn.flow_id,
+            turn=turn.turn_id,
+            call=run.calls + 1,
+            attempt=turn.attempt,
+            seen=seen,
+            message_count=len(turn.messages),
+        )
+        turns = cast(list[list[Json]], script["turns"])
+        if number > len(turns) or run.calls >= len(turns[number - 1]):
+            raise RuntimeError(f"script for {turn.flow_id!r} has no model step {run.calls + 1} in {turn.turn_id}")
+        step = turns[number - 1][run.calls]
+        await self._obstacles(step, turn.attempt, f"model call {run.calls + 1} of {turn.turn_id}")
+        usage = _usage(step)
+        for delta in cast(list[str], step.get("deltas", [])):
+            turn.events.write_text_delta(delta)
+        if "tool_calls" in step:
+            calls = cast(list[Json], step["tool_calls"])
+            tools = cast(dict[str, Json], script.get("tools", {}))
+            deferred = [self._defer(turn, call, tools.get(str(call["name"]), {})) for call in calls]
+            item = {
+                "role": "assistant",
+                "tool_calls": [
+                    {"id": d.tool_call_id, "name": d.tool_name, "arguments": d.arguments} for d in deferred
+                ],
+            }
+            state = {"calls": run.calls + 1, "items": [*run.items, item]}
+            return ToolCallsRequested(framework_run_state=json.dumps(state), tool_calls=deferred, usage=usage)
+        final = {"role": "assistant", "content": str(step.get("text", ""))}
+        new_messages = [self._as_message(item) for item in [*run.items, final]]
+        return TurnCompleted(new_messages=new_messages, usage=usage)
+
+    @staticmethod
+    def _defer(turn: AgentTurnContext, call: Json, tool: Json) -> DeferredToolCall:
+        effect = tool.get("effect")
+        arguments = call.get("arguments", {})
+        return DeferredToolCall(
+            tool_call_id=str(call["id"]),
+            tool_name=str(call["name"]),
+            arguments=arguments if isinstance(arguments, str) else json.dumps(arguments, sort_keys=True),
+            policy=turn.resolve_tool_policy(str(call["name"]), ToolEffect(effect) if effect else None),
+        )
+
+    @staticmethod
+    def _as_message(item: Json) -> FrameworkMessage:
+        role = MessageRole.TOOL if item["role"] == "tool" else MessageRole.ASSISTANT
+        return FrameworkMessage(role=role, framework_item=item, text=scripted_text(item))
+
+    async def execute_deferred_tool_call(self, call: DeferredToolExecution) -> ToolExecutionResult:
+        record = call.tool_call
+        script = read_script(self.state_dir, call.flow_id)
+        tool = cast(dict[str, Json], script.get("tools", {})).get(record.tool_name, {})
+        self.log.record(
+            "tool",
+            record.tool_name,
+            session=call.flow_id,
+            turn=call.turn_id,
+            tool_call_id=record.tool_call_id,
+            attempt=call.attempt,
+            idempotency_key=call.idempotency_key,
+            arguments=record.arguments,
+        )
+        await self._obstacles(tool, call.attempt, f"tool {record.tool_name!r}")
+        if "error" in tool:
+            raise ToolExecutionError(str(tool["error"]))
+        if "output_bytes" in tool:
+            return ToolExecutionResult(output="x" * int(tool["output_bytes"]))
+        return ToolExecutionResult(output=str(tool.get("output", f"{record.tool_name} done")))
+
+    async def _obstacles(self, spec: Json, attempt: int, what: str) -> None:
+        gate = spec.get("gate")
+        if gate and attempt <= int(spec.get("gate_attempts", 1)):
+            await FileGate(self.state_dir, str(gate)).wait_for_release()
+        if attempt <= int(spec.get("fail_attempts", spec.get("crash_attempts", 0))):
+            raise RuntimeError(f"scripted failure of {what} on attempt {attempt}")
+
+
+def _usage(step: Json) -> AgentUsage:
+    raw = cast(Json, step.get("usage", {}))
+    return AgentUsage(
+        requests=1,
+        input_tokens=int(raw.get("input_tokens", 10)),
+        output_tokens=int(raw.get("output_tokens", 5)),
+    )
