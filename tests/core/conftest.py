@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import hashlib
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
@@ -36,7 +36,12 @@ class Harness:
     log: InvocationLog
     state_dir: Path
 
-    def script(self, session_id: str, turns: list[list[dict[str, Any]]], tools: dict[str, Any] | None = None) -> None:
+    def script(
+        self,
+        session_id: str,
+        turns: Sequence[Sequence[Mapping[str, object]]],
+        tools: Mapping[str, Mapping[str, object]] | None = None,
+    ) -> None:
         write_script(self.state_dir, session_id, turns, tools)
 
     def seen(self, session_id: str, call: int) -> list[str]:

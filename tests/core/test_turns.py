@@ -284,7 +284,7 @@ async def test_invalid_tool_call_ids_fail_the_turn(harness: Harness) -> None:
             "used twice",
         ),
     }
-    for session_id, (turns, reason) in cases.items():
+    for session_id, (turns, _) in cases.items():
         harness.script(session_id, turns, {"lookup": READ})
         await harness.sessions.start_session(session_id, "go")
     for session_id, (_, reason) in cases.items():
@@ -300,7 +300,9 @@ async def test_invalid_tool_call_ids_fail_the_turn(harness: Harness) -> None:
 
 
 async def test_snapshot_pagination_usage_and_workflow_identity(harness: Harness) -> None:
-    turns = [[{"text": f"answer {n}", "usage": {"input_tokens": 100 + n, "output_tokens": n}}] for n in range(1, 4)]
+    turns: list[list[dict[str, object]]] = [
+        [{"text": f"answer {n}", "usage": {"input_tokens": 100 + n, "output_tokens": n}}] for n in range(1, 4)
+    ]
     turns[1] = [{"tool_calls": [call("c1", "lookup")], "usage": {"input_tokens": 7, "output_tokens": 3}}, *turns[1]]
     harness.script("s-snap", turns, {"lookup": READ})
     await harness.sessions.start_session("s-snap", "q1")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import builtins
 from collections.abc import Sequence
 from datetime import datetime, timedelta
 from typing import Any
@@ -22,8 +23,8 @@ with workflow.unsafe.imports_passed_through():
         SessionModel,
         SessionStateError,
         ToolEffect,
-        message_digest,
         build_turn_failure_note,
+        message_digest,
     )
     from sessionflow.temporal._payloads import (
         BUILD_USER_MESSAGE,
@@ -314,7 +315,7 @@ class AgentSessionWorkflow:
             try:
                 # Whole seconds, so a timer never fires a hair before the deadline it serves.
                 await workflow.wait_condition(answered, timeout=float(int(remaining) + (remaining % 1 > 0)))
-            except asyncio.TimeoutError:
+            except builtins.TimeoutError:
                 continue
 
     # -- turn failure --------------------------------------------------------------------

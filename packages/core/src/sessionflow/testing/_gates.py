@@ -48,7 +48,7 @@ class FileGate:
     async def wait_for_release(self, poll: float = 0.01) -> None:
         """Mark the gate and wait (worker side)."""
         self.mark_reached()
-        while not self.is_released():
+        while not self.is_released():  # noqa: ASYNC110 - another process releases it through a file
             await asyncio.sleep(poll)
 
     async def wait_until_reached(self, timeout: float = 30.0, poll: float = 0.01) -> None:

@@ -27,7 +27,7 @@ def _timings_to_json(timings: SessionTimings) -> dict[str, Any]:
 
 
 def _timings_from_json(raw: dict[str, Any]) -> SessionTimings:
-    values = {
+    values: dict[str, Any] = {
         name: timedelta(seconds=value) if isinstance(value, (int, float)) and not name.endswith("attempts") else value
         for name, value in raw.items()
     }

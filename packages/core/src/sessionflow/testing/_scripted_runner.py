@@ -18,6 +18,7 @@ A tool spec has `effect` (the framework's metadata), `output`, `error` (ToolExec
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
@@ -51,8 +52,8 @@ def _script_path(state_dir: Path, session_id: str) -> Path:
 def write_script(
     state_dir: Path,
     session_id: str,
-    turns: list[list[Json]],
-    tools: dict[str, Json] | None = None,
+    turns: Sequence[Sequence[Mapping[str, object]]],
+    tools: Mapping[str, Mapping[str, object]] | None = None,
 ) -> None:
     """Write the script one session follows. Call again to replace it between turns."""
     state_dir.mkdir(parents=True, exist_ok=True)

@@ -117,7 +117,7 @@ class AgentTestStack:
             worker.kill()
 
     @property
-    def client(self):  # noqa: ANN201 - the temporalio Client; typed through connect()
+    def client(self):
         assert self._client is not None, "use AgentTestStack as an async context manager"
         return self._client
 
@@ -139,7 +139,7 @@ class AgentTestStack:
             **self.worker_env,
         }
         with log_path.open("wb") as log:
-            process = subprocess.Popen(
+            process = subprocess.Popen(  # noqa: ASYNC220 - returns at once; the child runs on its own
                 [sys.executable, "-m", self.worker_module],
                 cwd=self.worker_cwd,
                 env=env,

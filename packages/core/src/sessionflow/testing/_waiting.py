@@ -18,7 +18,7 @@ T = TypeVar("T")
 
 async def wait_until(
     description: str,
-    probe: Callable[[], T | None | Awaitable[T | None]],
+    probe: Callable[[], T | Awaitable[T | None] | None],
     *,
     timeout: float = 30.0,
     interval: float = 0.05,

@@ -1,0 +1,377 @@
+"""What the scripted model server answers (replies, tool calls, usage, faults) and what
+it records (:class:`RecordedRequest`, read back without knowing the wire shape).
+
+These are plain frozen dataclasses with ``to_json``/``from_json`` so scripts and records
+travel over the server's control API to and from any process.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, cast, get_args
+
+__all__ = [
+    "DEFAULT_USAGE",
+    "FaultKind",
+    "ModelApi",
+    "ModelFault",
+    "ModelReply",
+    "RecordedRequest",
+    "ScriptedToolCall",
+    "ScriptedUsage",
+]
+
+FaultKind = Literal["http_500", "http_429", "drop"]
+ModelApi = Literal["chat_completions", "responses", "anthropic_messages"]
+_FAULT_KINDS: frozenset[str] = frozenset(get_args(FaultKind))
+
+
+@dataclass(frozen=True)
+class ScriptedUsage:
+    """Token usage reported with a reply, mapped onto each API's native usage fields."""
+
+    input_tokens: int
+    output_tokens: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {"input_tokens": self.input_tokens, "output_tokens": self.output_tokens}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> ScriptedUsage:
+        return cls(input_tokens=int(data["input_tokens"]), output_tokens=int(data["output_tokens"]))
+
+
+DEFAULT_USAGE = ScriptedUsage(input_tokens=10, output_tokens=5)
+
+
+@dataclass(frozen=True)
+class ScriptedToolCall:
+    """A tool call the model makes.
+
+    ``arguments`` is either a JSON object or a raw string sent verbatim, so a script can
+    also produce malformed arguments on purpose.
+    """
+
+    id: str
+    name: str
+    arguments: dict[str, Any] | str = field(default_factory=lambda: cast(dict[str, Any], {}))
+
+    def arguments_json(self) -> str:
+        if isinstance(self.arguments, str):
+            return self.arguments
+        return json.dumps(self.arguments, separators=(",", ":"))
+
+    def arguments_dict(self) -> dict[str, Any]:
+        """The arguments as an object; raw strings that are not a JSON object give ``{}``."""
+        if not isinstance(self.arguments, str):
+            return self.arguments
+        try:
+            parsed: Any = json.loads(self.arguments)
+        except ValueError:
+            return {}
+        return cast(dict[str, Any], parsed) if isinstance(parsed, dict) else {}
+
+    def to_json(self) -> dict[str, Any]:
+        return {"id": self.id, "name": self.name, "arguments": self.arguments}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> ScriptedToolCall:
+        arguments: Any = data.get("arguments", {})
+        if not isinstance(arguments, str | dict):
+            raise ValueError(f"tool call arguments must be an object or a string, got {arguments!r}")
+        return cls(
+            id=str(data["id"]), name=str(data["name"]), arguments=cast(dict[str, Any] | str, arguments)
+        )
+
+
+@dataclass(frozen=True)
+class ModelFault:
+    """A failure instead of an answer.
+
+    ``http_500`` and ``http_429`` answer with that status in the API's error shape;
+    ``drop`` closes the connection without sending any response.
+    """
+
+    kind: FaultKind
+    message: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.kind not in _FAULT_KINDS:
+            raise ValueError(f"unknown fault kind {self.kind!r}; expected one of {sorted(_FAULT_KINDS)}")
+
+    def to_json(self) -> dict[str, Any]:
+        return {"kind": self.kind, "message": self.message}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> ModelFault:
+        message = data.get("message")
+        return cls(kind=cast(FaultKind, data["kind"]), message=None if message is None else str(message))
+
+
+@dataclass(frozen=True)
+class ModelReply:
+    """One scripted model turn; each request to a key consumes the next one.
+
+    ``text_chunks`` is how the text is split into streaming deltas; when only
+    ``text_chunks`` is given the text is their concatenation, and when both are given
+    they must agree. ``delay_seconds`` sleeps before answering (a slow model).
+    """
+
+    text: str | None = None
+    text_chunks: list[str] | None = None
+    reasoning: str | None = None
+    tool_calls: list[ScriptedToolCall] = field(default_factory=lambda: cast(list[ScriptedToolCall], []))
+    usage: ScriptedUsage | None = None
+    fault: ModelFault | None = None
+    delay_seconds: float = 0.0
+
+    def __post_init__(self) -> None:
+        if self.text is not None and self.text_chunks is not None and "".join(self.text_chunks) != self.text:
+            raise ValueError(f"text_chunks {self.text_chunks!r} do not join to text {self.text!r}")
+        if self.delay_seconds < 0:
+            raise ValueError("delay_seconds must be >= 0")
+
+    @classmethod
+    def say(
+        cls,
+        text: str,
+        chunks: Sequence[str] | None = None,
+        *,
+        reasoning: str | None = None,
+        usage: ScriptedUsage | None = None,
+        delay_seconds: float = 0.0,
+    ) -> ModelReply:
+        """A plain text answer, streamed as ``chunks`` when given."""
+        return cls(
+            text=text,
+            text_chunks=None if chunks is None else list(chunks),
+            reasoning=reasoning,
+            usage=usage,
+            delay_seconds=delay_seconds,
+        )
+
+    @classmethod
+    def call(
+        cls,
+        *tool_calls: ScriptedToolCall,
+        text: str | None = None,
+        reasoning: str | None = None,
+        usage: ScriptedUsage | None = None,
+    ) -> ModelReply:
+        """An answer that calls tools (optionally with some text before the calls)."""
+        if not tool_calls:
+            raise ValueError("ModelReply.call needs at least one tool call")
+        return cls(text=text, reasoning=reasoning, tool_calls=list(tool_calls), usage=usage)
+
+    @classmethod
+    def fail(cls, kind: FaultKind, message: str | None = None, *, delay_seconds: float = 0.0) -> ModelReply:
+        """A fault instead of an answer; it consumes one script entry like any reply."""
+        return cls(fault=ModelFault(kind=kind, message=message), delay_seconds=delay_seconds)
+
+    @property
+    def full_text(self) -> str | None:
+        if self.text is not None:
+            return self.text
+        if self.text_chunks is not None:
+            return "".join(self.text_chunks)
+        return None
+
+    def stream_chunks(self) -> list[str]:
+        """The text deltas to stream, never containing empty strings."""
+        if self.text_chunks is not None:
+            return [c for c in self.text_chunks if c]
+        return [self.text] if self.text else []
+
+    @property
+    def effective_usage(self) -> ScriptedUsage:
+        return self.usage if self.usage is not None else DEFAULT_USAGE
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "text": self.text,
+            "text_chunks": None if self.text_chunks is None else list(self.text_chunks),
+            "reasoning": self.reasoning,
+            "tool_calls": [c.to_json() for c in self.tool_calls],
+            "usage": None if self.usage is None else self.usage.to_json(),
+            "fault": None if self.fault is None else self.fault.to_json(),
+            "delay_seconds": self.delay_seconds,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> ModelReply:
+        chunks: Any = data.get("text_chunks")
+        usage: Any = data.get("usage")
+        fault: Any = data.get("fault")
+        calls: Any = data.get("tool_calls") or []
+        return cls(
+            text=_opt_str(data.get("text")),
+            text_chunks=None if chunks is None else [str(c) for c in cast(list[Any], chunks)],
+            reasoning=_opt_str(data.get("reasoning")),
+            tool_calls=[ScriptedToolCall.from_json(c) for c in cast(list[dict[str, Any]], calls)],
+            usage=None if usage is None else ScriptedUsage.from_json(cast(dict[str, Any], usage)),
+            fault=None if fault is None else ModelFault.from_json(cast(dict[str, Any], fault)),
+            delay_seconds=float(data.get("delay_seconds") or 0.0),
+        )
+
+
+def _opt_str(value: Any) -> str | None:
+    return None if value is None else str(value)
+
+
+@dataclass(frozen=True)
+class RecordedRequest:
+    """A model request as the server received it, recorded before it was answered.
+
+    ``index`` is the request's 0-based position among the requests to its ``key``;
+    ``headers`` have lower-cased names.
+    """
+
+    api: ModelApi
+    path: str
+    headers: dict[str, str]
+    body: dict[str, Any]
+    index: int
+    key: str = "default"
+
+    @property
+    def model(self) -> str | None:
+        model = self.body.get("model")
+        return model if isinstance(model, str) else None
+
+    @property
+    def stream(self) -> bool:
+        return self.body.get("stream") is True
+
+    def sent_texts(self) -> list[str]:
+        """Every plain text the client sent, in order: system prompt or instructions
+        first, then each message's content and each tool result, whatever the wire shape.
+        """
+        texts: list[str] = []
+        if self.api == "anthropic_messages":
+            texts += _content_texts(self.body.get("system"))
+        elif self.api == "responses":
+            texts += _content_texts(self.body.get("instructions"))
+        conversation: Any = self.body.get("input") if self.api == "responses" else self.body.get("messages")
+        if isinstance(conversation, str):
+            return [*texts, conversation]
+        for item in _as_list(conversation):
+            texts += _content_texts(item)
+        return texts
+
+    def saw(self, text: str) -> bool:
+        """Whether ``text`` occurs in any of :meth:`sent_texts`."""
+        return any(text in sent for sent in self.sent_texts())
+
+    def last_user_text(self) -> str | None:
+        """The joined text of the last user message (tool results are not user text)."""
+        conversation: Any = self.body.get("input") if self.api == "responses" else self.body.get("messages")
+        if isinstance(conversation, str):
+            return conversation
+        for item in reversed(_as_list(conversation)):
+            if item.get("role") != "user":
+                continue
+            content = item.get("content")
+            parts = [] if _is_tool_result_only(content) else _content_texts(content)
+            if parts:
+                return "".join(parts)
+        return None
+
+    def tool_results(self) -> dict[str, str]:
+        """Tool outputs sent back to the model, by tool call id."""
+        results: dict[str, str] = {}
+        conversation: Any = self.body.get("input") if self.api == "responses" else self.body.get("messages")
+        for item in _as_list(conversation):
+            if item.get("role") == "tool" and "tool_call_id" in item:
+                results[str(item["tool_call_id"])] = "".join(_content_texts(item.get("content")))
+            elif item.get("type") in ("function_call_output", "custom_tool_call_output"):
+                results[str(item.get("call_id"))] = "".join(_content_texts(item.get("output")))
+            for block in _as_list(item.get("content")):
+                if block.get("type") == "tool_result":
+                    results[str(block.get("tool_use_id"))] = "".join(_content_texts(block.get("content")))
+        return results
+
+    def tool_names(self) -> list[str]:
+        """Names of the tools offered to the model."""
+        names: list[str] = []
+        for tool in _as_list(self.body.get("tools")):
+            function: Any = tool.get("function")
+            name: Any = (
+                cast(dict[str, Any], function).get("name") if isinstance(function, dict) else tool.get("name")
+            )
+            if isinstance(name, str):
+                names.append(name)
+        return names
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "api": self.api,
+            "path": self.path,
+            "headers": dict(self.headers),
+            "body": self.body,
+            "index": self.index,
+            "key": self.key,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> RecordedRequest:
+        return cls(
+            api=cast(ModelApi, data["api"]),
+            path=str(data["path"]),
+            headers={str(k): str(v) for k, v in cast(dict[str, Any], data.get("headers") or {}).items()},
+            body=cast(dict[str, Any], data.get("body") or {}),
+            index=int(data["index"]),
+            key=str(data.get("key", "default")),
+        )
+
+
+_NOT_SENT_TEXT = frozenset(
+    {
+        "tool_use",
+        "server_tool_use",
+        "function_call",
+        "custom_tool_call",
+        "thinking",
+        "redacted_thinking",
+        "reasoning",
+        "image",
+        "image_url",
+        "input_image",
+        "input_audio",
+        "input_file",
+        "document",
+    }
+)
+
+
+def _as_list(value: Any) -> list[dict[str, Any]]:
+    if not isinstance(value, list):
+        return []
+    return [cast(dict[str, Any], v) for v in cast(list[Any], value) if isinstance(v, dict)]
+
+
+def _is_tool_result_only(content: Any) -> bool:
+    blocks = _as_list(content)
+    return bool(blocks) and all(b.get("type") == "tool_result" for b in blocks)
+
+
+def _content_texts(content: Any) -> list[str]:
+    """Flatten any message, content part, tool result or system entry into its texts."""
+    if isinstance(content, str):
+        return [content] if content else []
+    if isinstance(content, list):
+        return [text for part in cast(list[Any], content) for text in _content_texts(part)]
+    if not isinstance(content, dict):
+        return []
+    part = cast(dict[str, Any], content)
+    if part.get("type") in _NOT_SENT_TEXT:
+        return []
+    text = part.get("text")
+    if isinstance(text, str):
+        return [text] if text else []
+    if "content" in part:
+        return _content_texts(part["content"])
+    if "output" in part:
+        return _content_texts(part["output"])
+    return []
