@@ -1,7 +1,15 @@
 """The pure session model: records, statuses, policies and the turn state machine. No I/O."""
 
 from sessionflow.session.errors import InvalidToolCallError, SessionError, SessionStateError
-from sessionflow.session.events import AgentEvent, AgentEventType, AgentEventWriter, EventSink
+from sessionflow.session.events import (
+    AgentEvent,
+    AgentEventsPage,
+    AgentEventType,
+    AgentEventWriter,
+    EventLog,
+    EventSink,
+)
+from sessionflow.session.live_text import LiveText
 from sessionflow.session.messages import (
     AgentMessage,
     FrameworkMessage,
@@ -45,6 +53,7 @@ __all__ = [
     "AgentEvent",
     "AgentEventType",
     "AgentEventWriter",
+    "AgentEventsPage",
     "AgentFrameworkRunner",
     "AgentInterrupt",
     "AgentMessage",
@@ -60,10 +69,12 @@ __all__ = [
     "AgentUsage",
     "DeferredToolCall",
     "DeferredToolExecution",
+    "EventLog",
     "EventSink",
     "FrameworkMessage",
     "ImageInput",
     "InvalidToolCallError",
+    "LiveText",
     "MessageRole",
     "QueuedUserMessage",
     "SessionError",

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-__all__ = ["AgentEvent", "AgentEventType", "AgentEventWriter", "EventSink"]
+__all__ = ["AgentEvent", "AgentEventType", "AgentEventWriter", "AgentEventsPage", "EventLog", "EventSink"]
 
 
 class AgentEventType(StrEnum):
@@ -93,3 +93,58 @@ class AgentEventWriter:
     @property
     def closed(self) -> bool:
         return self._closed
+
+
+@dataclass(frozen=True, kw_only=True)
+class AgentEventsPage:
+    """Durable events after an offset. `truncated` says older events were dropped by retention."""
+
+    events: list[AgentEvent]
+    next_offset: int
+    truncated: bool = False
+    closed: bool = False
+
+
+def _event_size(event: AgentEvent) -> int:
+    return 96 + sum(len(str(k)) + len(str(v)) for k, v in event.data.items())
+
+
+@dataclass(kw_only=True)
+class EventLog:
+    """An offset-addressed log with a retention bound, kept in workflow memory.
+
+    Offsets start at 1 and keep counting across continue-as-new. Only the newest events
+    are retained (by count and approximate bytes), so the log never grows without limit.
+    """
+
+    events: list[AgentEvent] = field(default_factory=lambda: [])
+    last_offset: int = 0
+    retained_bytes: int = 0
+    max_events: int = 2000
+    max_bytes: int = 1024 * 1024
+
+    def append(self, event: AgentEvent) -> AgentEvent:
+        self.last_offset += 1
+        stored = AgentEvent(
+            type=event.type,
+            turn_id=event.turn_id,
+            step_execution_id=event.step_execution_id,
+            attempt=event.attempt,
+            data=event.data,
+            offset=self.last_offset,
+        )
+        self.events.append(stored)
+        self.retained_bytes += _event_size(stored)
+        while len(self.events) > self.max_events or (self.retained_bytes > self.max_bytes and len(self.events) > 1):
+            dropped = self.events.pop(0)
+            self.retained_bytes -= _event_size(dropped)
+        return stored
+
+    def read(self, after: int, limit: int = 500) -> AgentEventsPage:
+        first = self.events[0].offset if self.events else self.last_offset + 1
+        assert first is not None
+        truncated = after + 1 < first
+        start = max(0, after + 1 - first)
+        chunk = self.events[start : start + max(1, limit)]
+        next_offset = chunk[-1].offset if chunk and chunk[-1].offset is not None else max(after, first - 1)
+        return AgentEventsPage(events=chunk, next_offset=next_offset, truncated=truncated)

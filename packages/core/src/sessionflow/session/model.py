@@ -8,10 +8,12 @@ continue-as-new unchanged.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, replace
+from typing import Any
 from datetime import datetime, timedelta
 
 from sessionflow.session.errors import SessionStateError
+from sessionflow.session.events import AgentEvent, AgentEventType, EventLog
 from sessionflow.session.messages import AgentMessage, FrameworkMessage, MessageRole, message_digest
 from sessionflow.session.outcomes import ToolCallsRequested, TurnCompleted
 from sessionflow.session.state import (
@@ -57,6 +59,28 @@ class SessionModel:
     stopped: bool = False
     digest: str = ""
     """Rolling digest over every stored message, so a worker can check a cached prefix."""
+    event_log: EventLog = field(default_factory=EventLog)
+    model_step: str = ""
+    """Step execution ID of the running (or last) model call, for the events it causes."""
+
+    # -- events --------------------------------------------------------------------------
+
+    def emit(self, event_type: AgentEventType, data: dict[str, Any], *, step: str | None = None) -> AgentEvent:
+        turn_id = self.state.turn_id or ""
+        return self.event_log.append(
+            AgentEvent(
+                type=event_type,
+                turn_id=turn_id,
+                step_execution_id=step if step is not None else self.model_step or f"{turn_id}/turn",
+                attempt=1,
+                data=data,
+            )
+        )
+
+    @staticmethod
+    def tool_step(turn_id: str, tool_call_id: str) -> str:
+        """The step execution ID (activity ID) of one tool call."""
+        return f"{turn_id}/tool/{tool_call_id}"
 
     # -- user messages -------------------------------------------------------------------
 
@@ -93,6 +117,8 @@ class SessionModel:
         number = self.state.turn_count + 1
         turn_id = f"turn-{number}"
         self.state = replace(self.state, status=AgentStatus.RUNNING_MODEL, turn_id=turn_id, turn_count=number)
+        self.model_step = ""
+        self.emit(AgentEventType.TURN_STARTED, {"sequence": self.next_sequence}, step=f"{turn_id}/turn")
         return turn_id
 
     def _require_turn(self) -> str:
@@ -129,10 +155,15 @@ class SessionModel:
         self.record_usage(outcome.usage)
         for message in outcome.new_messages:
             self.append_message(message)
+        turn_id = self._require_turn()
+        self.emit(
+            AgentEventType.TURN_COMPLETED, {"message_count": len(self.messages)}, step=f"{turn_id}/turn"
+        )
         self._end_turn(error=None)
 
     def record_usage(self, usage: AgentUsage) -> None:
         self.usage = self.usage + usage
+        self.emit(AgentEventType.USAGE_RECORDED, {"recorded": asdict(usage), "session": asdict(self.usage)})
 
     def request_tools(
         self, outcome: ToolCallsRequested, *, now: datetime, deadline: timedelta | None
@@ -164,6 +195,15 @@ class SessionModel:
             )
             self.tool_calls[call.tool_call_id] = record
             created.append(record)
+            self.emit(
+                AgentEventType.TOOL_CALL_DEFERRED,
+                {
+                    "tool_call_id": call.tool_call_id,
+                    "tool_name": call.tool_name,
+                    "effect": call.policy.effect.value,
+                    "requires_approval": needs_approval,
+                },
+            )
             if interrupt_id is not None:
                 self.pending_interrupts.append(
                     AgentInterrupt(
@@ -175,6 +215,16 @@ class SessionModel:
                         raised_at=_iso(now),
                         deadline=_iso(now + deadline) if deadline is not None else None,
                     )
+                )
+                raised = self.pending_interrupts[-1]
+                self.emit(
+                    AgentEventType.INTERRUPT_RAISED,
+                    {
+                        "interrupt_id": interrupt_id,
+                        "tool_call_id": call.tool_call_id,
+                        "tool_name": call.tool_name,
+                        "deadline": raised.deadline,
+                    },
                 )
         self.run_state = outcome.framework_run_state
         self.state = replace(self.state, status=AgentStatus.RUNNING_TOOLS)
@@ -189,11 +239,13 @@ class SessionModel:
             raise SessionStateError("cannot resume the turn before every tool call is final")
         self.state = replace(self.state, status=AgentStatus.RUNNING_MODEL)
 
-    def fail_turn(self, error: str, note: FrameworkMessage | None) -> None:
+    def fail_turn(self, error: str, note: FrameworkMessage | None, *, reason: str = "error") -> None:
         """End the running turn with an error, leaving the failure note when one is given."""
         self._require_turn()
         if note is not None:
             self.store_user_message(note)
+        turn_id = self._require_turn()
+        self.emit(AgentEventType.TURN_FAILED, {"error": error, "reason": reason}, step=f"{turn_id}/turn")
         self._end_turn(error=error)
 
     def _end_turn(self, *, error: str | None) -> None:
@@ -218,6 +270,12 @@ class SessionModel:
     def move_tool_call(self, tool_call_id: str, status: AgentToolCallStatus, **changes: str | None) -> AgentToolCall:
         updated = self.record(tool_call_id).moved_to(status, **changes)
         self.tool_calls[tool_call_id] = updated
+        step = self.tool_step(self._require_turn(), tool_call_id)
+        names = {"tool_call_id": tool_call_id, "tool_name": updated.tool_name}
+        if status is AgentToolCallStatus.RUNNING:
+            self.emit(AgentEventType.TOOL_CALL_STARTED, names, step=step)
+        elif updated.is_final:
+            self.emit(AgentEventType.TOOL_CALL_FINISHED, {**names, "status": status.value}, step=step)
         return updated
 
     # -- interrupts ----------------------------------------------------------------------
@@ -241,11 +299,28 @@ class SessionModel:
         interrupt = self.find_interrupt(interrupt_id)
         assert interrupt is not None
         self.pending_interrupts.remove(interrupt)
+        message = None
+        if not approved and rejection_message and rejection_message.strip():
+            message = rejection_message.strip()
+        self._emit_resolved(interrupt, approved=approved, rejection_message=message)
         if approved:
             return self.move_tool_call(interrupt.tool_call_id, AgentToolCallStatus.APPROVED)
-        message = rejection_message.strip() if rejection_message and rejection_message.strip() else None
         return self.move_tool_call(
             interrupt.tool_call_id, AgentToolCallStatus.REJECTED, rejection_message=message
+        )
+
+    def _emit_resolved(
+        self, interrupt: AgentInterrupt, *, approved: bool, rejection_message: str | None, expired: bool = False
+    ) -> None:
+        self.emit(
+            AgentEventType.INTERRUPT_RESOLVED,
+            {
+                "interrupt_id": interrupt.interrupt_id,
+                "approved": approved,
+                "rejection_message": rejection_message,
+                "expired": expired,
+            },
+            step=self.tool_step(interrupt.turn_id, interrupt.tool_call_id),
         )
 
     def expire_interrupt(self, interrupt_id: str) -> AgentToolCall | None:
@@ -254,6 +329,7 @@ class SessionModel:
         if interrupt is None:
             return None
         self.pending_interrupts.remove(interrupt)
+        self._emit_resolved(interrupt, approved=False, rejection_message=None, expired=True)
         return self.move_tool_call(interrupt.tool_call_id, AgentToolCallStatus.REJECTED, error=APPROVAL_EXPIRED)
 
     def reject_pending_interrupts(self, message: str) -> list[AgentToolCall]:
@@ -261,6 +337,7 @@ class SessionModel:
         rejected: list[AgentToolCall] = []
         for interrupt in list(self.pending_interrupts):
             self.pending_interrupts.remove(interrupt)
+            self._emit_resolved(interrupt, approved=False, rejection_message=message)
             rejected.append(
                 self.move_tool_call(interrupt.tool_call_id, AgentToolCallStatus.REJECTED, rejection_message=message)
             )

@@ -45,7 +45,8 @@ class AgentSessionOptions:
     tool_policies: dict[str, ToolPolicy] = field(default_factory=lambda: {})
     default_tool_effect: ToolEffect = ToolEffect.UNCLASSIFIED
     timings: SessionTimings = field(default_factory=SessionTimings)
-    event_stream_capacity: int = 10 * 1024 * 1024
+    event_stream_capacity: int = 256 * 1024
+    """Bytes of durable events a session retains (carried across continue-as-new)."""
 
     @property
     def interrupt_deadline(self) -> timedelta | None:

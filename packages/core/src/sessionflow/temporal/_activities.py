@@ -12,6 +12,9 @@ from temporalio.client import Client
 from temporalio.exceptions import ApplicationError
 
 from sessionflow.session import (
+    AgentEvent,
+    AgentEventType,
+    AgentEventWriter,
     AgentMessage,
     AgentMessagesPage,
     AgentTurnContext,
@@ -28,6 +31,7 @@ from sessionflow.session import (
     validate_tool_call_ids,
 )
 from sessionflow.session.runner import ImageInput, SupportsImageMessages
+from sessionflow.temporal._delta_fallback import DeltaFallback
 from sessionflow.temporal._payloads import (
     BUILD_USER_MESSAGE,
     CALL_SINGLE_ATTEMPT_TOOL,
@@ -111,9 +115,7 @@ class SessionActivities:
     async def run_model(self, request: RunModelInput) -> RunModelResult:
         info = activity.info()
         messages = await self._messages(request)
-        events = self._flow.event_writer(
-            request.session_id, turn_id=request.turn_id, step_execution_id=info.activity_id, attempt=info.attempt
-        )
+        events = self._writer(request.session_id, request.turn_id)
         context = AgentTurnContext(
             flow_id=request.session_id,
             turn_id=request.turn_id,
@@ -145,6 +147,24 @@ class SessionActivities:
             type="InvalidOutcomeError",
             non_retryable=True,
         )
+
+    def _writer(self, session_id: str, turn_id: str) -> AgentEventWriter:
+        """An event writer for this attempt: live transport, plus coarse batches if nobody listens."""
+        info = activity.info()
+        transport = self._flow.delta_transport
+        fallback: DeltaFallback | None = None
+        if self._flow.delta_fallback and not transport.has_subscribers(session_id):
+            fallback = DeltaFallback(self._client, session_id)
+
+        def sink(event: AgentEvent) -> None:
+            transport.publish(session_id, event)
+            if fallback is not None:
+                fallback.add(event)
+
+        writer = _StepWriter(sink, fallback, turn_id=turn_id, step_execution_id=info.activity_id, attempt=info.attempt)
+        if info.attempt > 1:
+            writer.write_event(AgentEventType.ATTEMPT_RESTARTED, {"previous_attempt": info.attempt - 1})
+        return writer
 
     async def _messages(self, request: RunModelInput) -> list[AgentMessage]:
         """Rebuild every stored message: cached prefix if its digest matches, else read the workflow."""
@@ -202,9 +222,7 @@ class SessionActivities:
     async def _run_tool(self, request: ToolCallInput) -> ToolCallOutput:
         info = activity.info()
         record = request.tool_call
-        events = self._flow.event_writer(
-            request.session_id, turn_id=request.turn_id, step_execution_id=info.activity_id, attempt=info.attempt
-        )
+        events = self._writer(request.session_id, request.turn_id)
         events.write_tool_call_started(record.tool_call_id, record.tool_name)
         # Liveness first: the server learns the attempt is alive before the tool can act.
         activity.heartbeat()
@@ -225,6 +243,27 @@ class SessionActivities:
         finally:
             events.close()
         return ToolCallOutput(output=result.output)
+
+
+class _StepWriter(AgentEventWriter):
+    """Closes its fallback batcher along with the writer."""
+
+    def __init__(
+        self,
+        sink: Callable[[AgentEvent], None],
+        fallback: DeltaFallback | None,
+        *,
+        turn_id: str,
+        step_execution_id: str,
+        attempt: int,
+    ) -> None:
+        super().__init__(sink, turn_id=turn_id, step_execution_id=step_execution_id, attempt=attempt)
+        self._fallback = fallback
+
+    def close(self) -> None:
+        super().close()
+        if self._fallback is not None:
+            self._fallback.close()
 
 
 async def _with_heartbeats(interval: float, work: Awaitable[T]) -> T:

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 
 from sessionflow.session import (
+    AgentEvent,
     AgentMessage,
     AgentToolCall,
     SessionModel,
@@ -29,6 +30,8 @@ CANCEL_TURN = "cancel_turn"
 STOP_SESSION = "stop_session"
 GET_AGENT_SNAPSHOT = "get_agent_snapshot"
 LIST_AGENT_MESSAGES = "list_agent_messages"
+LIST_AGENT_EVENTS = "list_agent_events"
+PUBLISH_DELTAS = "sessionflow.deltas"
 
 PAYLOAD_VERSION = 1
 
@@ -49,9 +52,12 @@ class WorkflowTimings:
     heartbeat_interval: float
     interrupt_deadline: float | None = None
     continue_as_new_after_events: int = 10_000
+    event_retention_bytes: int = 1024 * 1024
 
     @staticmethod
-    def from_timings(timings: SessionTimings, *, continue_as_new_after_events: int = 10_000) -> WorkflowTimings:
+    def from_timings(
+        timings: SessionTimings, *, continue_as_new_after_events: int = 10_000, event_retention_bytes: int = 1024 * 1024
+    ) -> WorkflowTimings:
         def secs(value: timedelta) -> float:
             return value.total_seconds()
 
@@ -68,6 +74,7 @@ class WorkflowTimings:
             heartbeat_interval=secs(timings.heartbeat_interval),
             interrupt_deadline=secs(timings.interrupt_deadline) if timings.interrupt_deadline else None,
             continue_as_new_after_events=continue_as_new_after_events,
+            event_retention_bytes=event_retention_bytes,
         )
 
 
@@ -149,3 +156,16 @@ class ResolveInterruptRequest:
 class ListAgentMessagesRequest:
     after: int = 0
     limit: int = 50
+
+
+@dataclass(frozen=True, kw_only=True)
+class ListAgentEventsRequest:
+    after: int = 0
+    limit: int = 500
+
+
+@dataclass(frozen=True, kw_only=True)
+class DeltaBatch:
+    """Deltas sent to the workflow when no side transport reaches a subscriber."""
+
+    events: list[AgentEvent]

@@ -14,6 +14,7 @@ from temporalio.exceptions import ActivityError, ApplicationError, TimeoutError,
 
 with workflow.unsafe.imports_passed_through():
     from sessionflow.session import (
+        AgentEventsPage,
         AgentMessagesPage,
         AgentSnapshot,
         AgentToolCall,
@@ -32,12 +33,16 @@ with workflow.unsafe.imports_passed_through():
         CALL_TOOL,
         CANCEL_TURN,
         GET_AGENT_SNAPSHOT,
+        LIST_AGENT_EVENTS,
         LIST_AGENT_MESSAGES,
+        PUBLISH_DELTAS,
         RESOLVE_INTERRUPT,
         RUN_MODEL,
         SEND_USER_MESSAGE,
         STOP_SESSION,
         BuildUserMessageInput,
+        DeltaBatch,
+        ListAgentEventsRequest,
         ListAgentMessagesRequest,
         ResolveInterruptRequest,
         RunModelInput,
@@ -95,6 +100,7 @@ class AgentSessionWorkflow:
             self._model = start.carried
         elif start.initial_message is not None:
             self._model.queue_user_message(QueuedUserMessage(text=start.initial_message))
+        self._model.event_log.max_bytes = start.timings.event_retention_bytes
         self._started = True
         while True:
             await workflow.wait_condition(lambda: bool(self._model.queued) or self._model.stopped)
@@ -110,6 +116,7 @@ class AgentSessionWorkflow:
                     )
                 )
             self._cancel_requested = False
+            self._model_calls = 0
             self._turn_task = asyncio.create_task(self._run_turn(self._model.next_queued()))
             await self._turn_task
             self._turn_task = None
@@ -146,14 +153,14 @@ class AgentSessionWorkflow:
                 self._raise_if_cancelled()
                 model.resume_model()
         except TurnCancelled:
-            await self._fail_turn("cancelled")
+            await self._fail_turn(TURN_CANCELLED, reason="cancelled")
         except asyncio.CancelledError:
             if not self._cancel_requested:
                 raise
-            await self._fail_turn("cancelled")
+            await self._fail_turn(TURN_CANCELLED, reason="cancelled")
         except ActivityError as error:
             if self._cancel_requested and is_cancelled_exception(error):
-                await self._fail_turn("cancelled")
+                await self._fail_turn(TURN_CANCELLED, reason="cancelled")
             else:
                 await self._fail_turn(f"model call failed: {describe_failure(error)}")
         except SessionStateError as error:
@@ -187,6 +194,8 @@ class AgentSessionWorkflow:
         prefix_count = tail[0].sequence - 1 if tail else len(model.messages)
         prefix_digest = self._digest_at(prefix_count)
         self._model_calls += 1
+        activity_id = f"{turn_id}/model-{self._model_calls}"
+        model.model_step = activity_id
         task = asyncio.ensure_future(
             workflow.execute_activity(
                 RUN_MODEL,
@@ -202,7 +211,7 @@ class AgentSessionWorkflow:
                     heartbeat_interval=timings.heartbeat_interval,
                 ),
                 result_type=RunModelResult,
-                activity_id=f"{turn_id}/model-{self._model_calls}",
+                activity_id=activity_id,
                 start_to_close_timeout=timedelta(seconds=timings.model_start_to_close),
                 schedule_to_close_timeout=timedelta(seconds=timings.model_schedule_to_close),
                 heartbeat_timeout=timedelta(seconds=timings.model_heartbeat_timeout),
@@ -261,7 +270,7 @@ class AgentSessionWorkflow:
                     heartbeat_interval=timings.heartbeat_interval,
                 ),
                 result_type=ToolCallOutput,
-                activity_id=f"{turn_id}/tool/{tool_call_id}",
+                activity_id=SessionModel.tool_step(turn_id, tool_call_id),
                 start_to_close_timeout=timedelta(seconds=timings.tool_start_to_close),
                 schedule_to_close_timeout=timedelta(seconds=timings.tool_schedule_to_close),
                 heartbeat_timeout=timedelta(seconds=timings.tool_heartbeat_timeout),
@@ -320,7 +329,7 @@ class AgentSessionWorkflow:
 
     # -- turn failure --------------------------------------------------------------------
 
-    async def _fail_turn(self, error: str) -> None:
+    async def _fail_turn(self, error: str, *, reason: str = "error") -> None:
         model = self._model
         model.abandon_unstarted_calls(TURN_CANCELLED)
         note_text = build_turn_failure_note(model.tool_calls.values())
@@ -330,7 +339,7 @@ class AgentSessionWorkflow:
                 note = await self._build_user_message(note_text, [])
             except ActivityError as note_error:
                 error = f"{error}; the turn-failure note could not be built: {describe_failure(note_error)}"
-        model.fail_turn(error, note)
+        model.fail_turn(error, note, reason=reason)
 
     # -- RPCs ----------------------------------------------------------------------------
 
@@ -383,6 +392,20 @@ class AgentSessionWorkflow:
             task.cancel()
         # Open approvals are answered "no" at once, so the turn unwinds without waiting.
         self._model.reject_pending_interrupts(TURN_CANCELLED)
+
+    @workflow.signal(name=PUBLISH_DELTAS)
+    def publish_deltas(self, batch: DeltaBatch) -> None:
+        for event in batch.events:
+            self._model.event_log.append(event)
+
+    @workflow.query(name=LIST_AGENT_EVENTS)
+    def list_agent_events(self, request: ListAgentEventsRequest) -> AgentEventsPage:
+        page = self._model.event_log.read(request.after, request.limit)
+        if self._model.stopped and not self._model.turn_active:
+            return AgentEventsPage(
+                events=page.events, next_offset=page.next_offset, truncated=page.truncated, closed=True
+            )
+        return page
 
     @workflow.query(name=GET_AGENT_SNAPSHOT)
     def get_agent_snapshot(self) -> AgentSnapshot:

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import re
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
 from temporalio.client import Client, WorkflowUpdateFailedError
@@ -11,14 +12,24 @@ from temporalio.common import WorkflowIDReusePolicy
 from temporalio.exceptions import WorkflowAlreadyStartedError
 from temporalio.service import RPCError, RPCStatusCode
 
-from sessionflow.session import AgentMessagesPage, AgentSnapshot, SessionError, SessionModel
+from sessionflow.session import (
+    AgentEvent,
+    AgentEventsPage,
+    AgentEventType,
+    AgentMessagesPage,
+    AgentSnapshot,
+    SessionError,
+    SessionModel,
+)
 from sessionflow.temporal._payloads import (
     CANCEL_TURN,
     GET_AGENT_SNAPSHOT,
+    LIST_AGENT_EVENTS,
     LIST_AGENT_MESSAGES,
     RESOLVE_INTERRUPT,
     SEND_USER_MESSAGE,
     STOP_SESSION,
+    ListAgentEventsRequest,
     ListAgentMessagesRequest,
     ResolveInterruptRequest,
     SendUserMessageRequest,
@@ -108,6 +119,49 @@ class AgentSessionClient:
         return await handle.query(
             LIST_AGENT_MESSAGES, ListAgentMessagesRequest(after=after, limit=limit), result_type=AgentMessagesPage
         )
+
+    async def list_agent_events(self, session_id: str, *, after: int = 0, limit: int = 500) -> AgentEventsPage:
+        """Durable events with an offset above `after` (a Query: it adds nothing to the history)."""
+        handle = self.client.get_workflow_handle(session_id)
+        return await handle.query(
+            LIST_AGENT_EVENTS, ListAgentEventsRequest(after=after, limit=limit), result_type=AgentEventsPage
+        )
+
+    async def events(
+        self, session_id: str, *, after: int = 0, poll_interval: float = 0.1
+    ) -> AsyncIterator[AgentEvent]:
+        """Follow a session: durable events from offset `after`, and live deltas as they come.
+
+        Durable events carry an `offset`; pass the last one seen as `after` to resume after a
+        disconnect. Live deltas (offset None) are best effort: after `turn_completed` the
+        stored messages are the truth. The iterator ends when a stopped session has no more
+        events.
+        """
+        transport = self.flow.delta_transport
+        offset = after
+        live_seen: set[tuple[str, int]] = set()
+        async with transport.subscribe(session_id) as live:
+            while True:
+                page = await self.list_agent_events(session_id, after=offset)
+                for event in page.events:
+                    if event.type.is_delta or event.type is AgentEventType.ATTEMPT_RESTARTED:
+                        # Fallback batches repeat what the live transport may already have shown.
+                        if (event.step_execution_id, event.attempt) in live_seen:
+                            offset = event.offset or offset
+                            continue
+                    offset = event.offset or offset
+                    yield event
+                if page.closed and not page.events:
+                    return
+                if page.events:
+                    continue
+                for event in await live.next(poll_interval):
+                    if event.type.is_delta or event.type is AgentEventType.ATTEMPT_RESTARTED:
+                        live_seen.add((event.step_execution_id, event.attempt))
+                        yield event
+                    elif event.type is AgentEventType.TOOL_CALL_STARTED and event.attempt > 1:
+                        yield event
+                await asyncio.sleep(0)
 
     async def _update(self, session_id: str, name: str, arg: Any) -> bool:
         handle = self.client.get_workflow_handle(session_id)

@@ -3,16 +3,13 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
-
-from sessionflow.session import AgentEventWriter, AgentFrameworkRunner, AgentSessionOptions, EventSink
+from sessionflow.deltas import DeltaTransport, InProcessDeltaBus
+from sessionflow.session import AgentFrameworkRunner, AgentSessionOptions
 from sessionflow.temporal._payloads import WorkflowTimings
 
 __all__ = ["AgentSessionFlow"]
 
 _FLOW_TYPE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,199}$")
-
-EventSinkFactory = Callable[[str], EventSink | None]
 
 
 class AgentSessionFlow:
@@ -25,7 +22,21 @@ class AgentSessionFlow:
         flow_type: str,
         options: AgentSessionOptions | None = None,
         continue_as_new_after_events: int = 10_000,
+        delta_transport: DeltaTransport | None = None,
+        delta_fallback: bool = True,
     ) -> None:
+        """Create a flow type.
+
+        Args:
+            runner: the adapter that drives the framework.
+            flow_type: workflow type and task queue name.
+            options: tool policies, timeouts and retry counts.
+            continue_as_new_after_events: history length after which a session continues
+                as new at the next turn boundary (Temporal's own suggestion also triggers it).
+            delta_transport: where live deltas go; the process-wide in-process bus by default.
+            delta_fallback: when no subscriber is reachable through the transport, send
+                deltas to the workflow in a few coarse batches per model call instead.
+        """
         if not _FLOW_TYPE.match(flow_type):
             raise ValueError(
                 f"flow_type {flow_type!r} must be 1-200 characters of letters, digits, '.', '_', ':' or '-'"
@@ -34,7 +45,8 @@ class AgentSessionFlow:
         self.flow_type = flow_type
         self.options = options or AgentSessionOptions()
         self.continue_as_new_after_events = continue_as_new_after_events
-        self.event_sink_factory: EventSinkFactory | None = None
+        self.delta_transport: DeltaTransport = delta_transport or InProcessDeltaBus.shared()
+        self.delta_fallback = delta_fallback
 
     @property
     def task_queue(self) -> str:
@@ -42,12 +54,10 @@ class AgentSessionFlow:
 
     def workflow_timings(self) -> WorkflowTimings:
         return WorkflowTimings.from_timings(
-            self.options.timings, continue_as_new_after_events=self.continue_as_new_after_events
+            self.options.timings,
+            continue_as_new_after_events=self.continue_as_new_after_events,
+            event_retention_bytes=self.options.event_stream_capacity,
         )
-
-    def event_writer(self, session_id: str, *, turn_id: str, step_execution_id: str, attempt: int) -> AgentEventWriter:
-        sink = self.event_sink_factory(session_id) if self.event_sink_factory else None
-        return AgentEventWriter(sink, turn_id=turn_id, step_execution_id=step_execution_id, attempt=attempt)
 
     def __repr__(self) -> str:
         return f"AgentSessionFlow(flow_type={self.flow_type!r}, runner={type(self.runner).__name__})"

@@ -1,0 +1,63 @@
+"""Hook specifications of the sessionflow plugin system (pluggy project ``sessionflow``).
+
+A plugin is a module or an object with functions marked ``@hookimpl`` whose names match
+the specs below. Installed distributions announce plugins through the ``sessionflow``
+entry-point group::
+
+    [project.entry-points.sessionflow]
+    myframework = "my_package.sessionflow_plugin"
+
+Every hook takes a ``register`` callback instead of returning values. The plugin manager
+calls each implementation with its own callback, so it always knows which plugin
+contributed what and can name that plugin in errors.
+
+Hooks today:
+
+* ``sessionflow_register_frameworks``: agent frameworks the CLI and the conformance suite
+  can run.
+
+New hooks (for example ``sessionflow_register_tool_sources``) follow the same shape: a
+``sessionflow_`` prefix, one ``register`` callback parameter, no return value. Adding a hook
+never breaks an existing plugin, because implementations only see the hooks they define.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+import pluggy
+
+if TYPE_CHECKING:
+    # Only for annotations: `sessionflow.plugins` imports this module at runtime.
+    from sessionflow.plugins import FrameworkSpec
+
+__all__ = ["PROJECT_NAME", "hookimpl", "hookspec", "sessionflow_register_frameworks"]
+
+PROJECT_NAME = "sessionflow"
+"""The pluggy project name; also the entry-point group plugins are discovered in."""
+
+hookspec = pluggy.HookspecMarker(PROJECT_NAME)
+hookimpl = pluggy.HookimplMarker(PROJECT_NAME)
+
+
+@hookspec
+def sessionflow_register_frameworks(register: Callable[[FrameworkSpec], None]) -> None:
+    """Register the agent frameworks this plugin provides.
+
+    Call ``register`` once per framework. Framework names are unique across all loaded
+    plugins; registering a name another plugin already took is an error naming both.
+
+    Example::
+
+        from sessionflow import hookimpl
+        from sessionflow.plugins import FrameworkCapabilities, FrameworkSpec
+
+        @hookimpl
+        def sessionflow_register_frameworks(register):
+            register(FrameworkSpec(name="myframework", ...))
+
+    Args:
+        register: Records one `FrameworkSpec`. Raises `PluginError` for anything that is
+            not a `FrameworkSpec` or for a duplicate name.
+    """
