@@ -10,13 +10,15 @@ Script shape (`ScriptedSession`)::
 
 A step is the reply to the n-th model call of a turn: `{"text": ...}` for a final answer or
 `{"tool_calls": [{"id", "name", "arguments"}]}`, optionally with `usage`, `deltas`,
-`fail_attempts` (raise on attempts up to N), `gate` + `gate_attempts` (wait at a FileGate).
+`fail_attempts` (raise on attempts up to N), `gate` + `gate_attempts` (wait at a FileGate),
+`deltas_by_attempt` (text deltas per attempt number), `reasoning`, `delay_after_deltas`.
 A tool spec has `effect` (the framework's metadata), `output`, `error` (ToolExecutionError),
 `crash_attempts`, `gate` + `gate_attempts`.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -125,10 +127,21 @@ class ScriptedRunner:
         if number > len(turns) or run.calls >= len(turns[number - 1]):
             raise RuntimeError(f"script for {turn.flow_id!r} has no model step {run.calls + 1} in {turn.turn_id}")
         step = turns[number - 1][run.calls]
-        await self._obstacles(step, turn.attempt, f"model call {run.calls + 1} of {turn.turn_id}")
+        what = f"model call {run.calls + 1} of {turn.turn_id}"
+        try:
+            await self._gate(step, turn.attempt)
+            by_attempt = cast(dict[str, list[str]], step.get("deltas_by_attempt", {}))
+            for delta in by_attempt.get(str(turn.attempt), cast(list[str], step.get("deltas", []))):
+                turn.events.write_text_delta(delta)
+            if "reasoning" in step:
+                turn.events.write_reasoning_delta(str(step["reasoning"]))
+            if "delay_after_deltas" in step:
+                await asyncio.sleep(float(step["delay_after_deltas"]))
+        except asyncio.CancelledError:
+            self.log.record("cancelled", "model", session=turn.flow_id, turn=turn.turn_id, attempt=turn.attempt)
+            raise
+        self._fail(step, turn.attempt, what)
         usage = _usage(step)
-        for delta in cast(list[str], step.get("deltas", [])):
-            turn.events.write_text_delta(delta)
         if "tool_calls" in step:
             calls = cast(list[Json], step["tool_calls"])
             tools = cast(dict[str, Json], script.get("tools", {}))
@@ -175,17 +188,25 @@ class ScriptedRunner:
             idempotency_key=call.idempotency_key,
             arguments=record.arguments,
         )
-        await self._obstacles(tool, call.attempt, f"tool {record.tool_name!r}")
+        try:
+            await self._gate(tool, call.attempt)
+        except asyncio.CancelledError:
+            self.log.record("cancelled", record.tool_name, session=call.flow_id, tool_call_id=record.tool_call_id)
+            raise
+        self._fail(tool, call.attempt, f"tool {record.tool_name!r}")
         if "error" in tool:
             raise ToolExecutionError(str(tool["error"]))
         if "output_bytes" in tool:
             return ToolExecutionResult(output="x" * int(tool["output_bytes"]))
         return ToolExecutionResult(output=str(tool.get("output", f"{record.tool_name} done")))
 
-    async def _obstacles(self, spec: Json, attempt: int, what: str) -> None:
+    async def _gate(self, spec: Json, attempt: int) -> None:
         gate = spec.get("gate")
         if gate and attempt <= int(spec.get("gate_attempts", 1)):
             await FileGate(self.state_dir, str(gate)).wait_for_release()
+
+    @staticmethod
+    def _fail(spec: Json, attempt: int, what: str) -> None:
         if attempt <= int(spec.get("fail_attempts", spec.get("crash_attempts", 0))):
             raise RuntimeError(f"scripted failure of {what} on attempt {attempt}")
 
