@@ -9,8 +9,8 @@ continue-as-new unchanged.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field, replace
-from typing import Any
 from datetime import datetime, timedelta
+from typing import Any
 
 from sessionflow.session.errors import SessionStateError
 from sessionflow.session.events import AgentEvent, AgentEventType, EventLog

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+
 from sessionflow.deltas import DeltaTransport, InProcessDeltaBus
 from sessionflow.session import AgentFrameworkRunner, AgentSessionOptions
 from sessionflow.temporal._payloads import WorkflowTimings
