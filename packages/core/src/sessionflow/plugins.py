@@ -78,7 +78,7 @@ LOAD_PLUGINS_ENV = "SESSIONFLOW_LOAD_PLUGINS"
 DISABLED_PLUGINS_ENV = "SESSIONFLOW_DISABLED_PLUGINS"
 DISABLE_AUTOLOAD_ENV = "SESSIONFLOW_DISABLE_PLUGIN_AUTOLOAD"
 
-DEFAULT_PLUGINS: tuple[str, ...] = ()
+DEFAULT_PLUGINS: tuple[str, ...] = ("sessionflow.builtin._plugin",)
 """Module paths of the built-in plugins, imported and registered by every `load`."""
 
 ModelApi = Literal["chat_completions", "responses", "anthropic_messages"]

@@ -1,11 +1,33 @@
 """Test kit shipped in the wheel: dev server stack, worker children, gates, logs, waits."""
 
+from typing import TYPE_CHECKING
+
 from sessionflow.temporal import StepHistoryEntry, read_step_history
 from sessionflow.testing._gates import FileGate, InvocationLog
+from sessionflow.testing._model_script import (
+    ModelFault,
+    ModelReply,
+    RecordedRequest,
+    ScriptedToolCall,
+    ScriptedUsage,
+)
 from sessionflow.testing._scripted_flow import STATE_DIR_ENV, load_scripted_flow, save_scripted_flow
 from sessionflow.testing._scripted_runner import ScriptedRunner, read_script, scripted_text, write_script
 from sessionflow.testing._stack import SERVER_ADDRESS_ENV, AgentTestStack, WorkerProcess, ensure_test_server
 from sessionflow.testing._waiting import wait_for_agent_snapshot, wait_until
+
+if TYPE_CHECKING:
+    from sessionflow.testing._model_server import ModelServerControl, ScriptedModelServer
+
+
+def __getattr__(name: str) -> object:
+    # Loaded lazily so `python -m sessionflow.testing._model_server` does not import itself twice.
+    if name in ("ScriptedModelServer", "ModelServerControl"):
+        from sessionflow.testing import _model_server
+
+        return getattr(_model_server, name)
+    raise AttributeError(f"module 'sessionflow.testing' has no attribute {name!r}")
+
 
 __all__ = [
     "SERVER_ADDRESS_ENV",
@@ -13,7 +35,14 @@ __all__ = [
     "AgentTestStack",
     "FileGate",
     "InvocationLog",
+    "ModelFault",
+    "ModelReply",
+    "ModelServerControl",
+    "RecordedRequest",
+    "ScriptedModelServer",
     "ScriptedRunner",
+    "ScriptedToolCall",
+    "ScriptedUsage",
     "StepHistoryEntry",
     "WorkerProcess",
     "ensure_test_server",

@@ -1,0 +1,6 @@
+"""The built-in, framework-free runner for OpenAI-compatible Chat Completions endpoints."""
+
+from sessionflow.builtin._runner import ChatCompletionsRunner, ModelHTTPError
+from sessionflow.builtin._tools import tool
+
+__all__ = ["ChatCompletionsRunner", "ModelHTTPError", "tool"]

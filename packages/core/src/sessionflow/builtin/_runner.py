@@ -1,0 +1,254 @@
+"""A framework-free runner for any OpenAI-compatible Chat Completions endpoint."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import json
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, cast
+
+import httpx
+
+from sessionflow.plugins import ToolInvocation, ToolSpec
+from sessionflow.session import (
+    AgentTurnContext,
+    AgentTurnOutcome,
+    AgentUsage,
+    DeferredToolCall,
+    DeferredToolExecution,
+    FrameworkMessage,
+    ImageInput,
+    MessageRole,
+    ToolCallsRequested,
+    ToolEffect,
+    ToolExecutionError,
+    ToolExecutionResult,
+    TurnCompleted,
+    describe_tool_call_outcome,
+)
+
+__all__ = ["ChatCompletionsRunner", "ModelHTTPError"]
+
+Json = dict[str, Any]
+RUN_STATE_VERSION = 1
+
+
+class ModelHTTPError(RuntimeError):
+    """The endpoint answered with an error status; the session retries the model call."""
+
+    def __init__(self, status: int, body: str) -> None:
+        super().__init__(f"model endpoint answered HTTP {status}: {body[:500]}")
+        self.status = status
+
+
+@dataclass
+class _Reply:
+    text: str = ""
+    reasoning: str = ""
+    tool_calls: dict[int, Json] = field(default_factory=lambda: {})
+    usage: AgentUsage = field(default_factory=AgentUsage)
+
+
+class ChatCompletionsRunner:
+    """One model call per `run_model_step`, streamed with httpx; every tool is deferred.
+
+    Works with OpenAI, vLLM, Ollama, a LiteLLM proxy, or anything else that speaks
+    Chat Completions. The base URL and key default to `OPENAI_BASE_URL` and `OPENAI_API_KEY`.
+    """
+
+    def __init__(
+        self,
+        *,
+        model: str,
+        tools: Sequence[ToolSpec] = (),
+        system_prompt: str | None = None,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        stream: bool = True,
+        timeout: float = 600.0,
+        extra_body: Json | None = None,
+    ) -> None:
+        self.model = model
+        self.tools = {spec.name: spec for spec in tools}
+        self.system_prompt = system_prompt
+        self.base_url = (base_url or os.environ.get("OPENAI_BASE_URL") or "https://api.openai.com/v1").rstrip("/")
+        self._api_key = api_key if api_key is not None else os.environ.get("OPENAI_API_KEY", "")
+        self.stream = stream
+        self.timeout = timeout
+        self.extra_body = extra_body or {}
+        self._clients: dict[int, httpx.AsyncClient] = {}
+
+    # -- messages ------------------------------------------------------------------------
+
+    def build_user_message(self, text: str) -> FrameworkMessage:
+        return FrameworkMessage(role=MessageRole.USER, framework_item={"role": "user", "content": text}, text=text)
+
+    def build_user_message_with_images(self, text: str, images: Sequence[ImageInput]) -> FrameworkMessage:
+        # Only the store path is kept in the session; the bytes are read at model-call time.
+        parts: list[Json] = [{"type": "text", "text": text}]
+        parts += [{"type": "image_ref", "path": image.path, "media_type": image.media_type} for image in images]
+        return FrameworkMessage(role=MessageRole.USER, framework_item={"role": "user", "content": parts}, text=text)
+
+    # -- model ---------------------------------------------------------------------------
+
+    async def run_model_step(self, turn: AgentTurnContext) -> AgentTurnOutcome:
+        items: list[Json] = []
+        if turn.framework_run_state is not None:
+            state = cast(Json, json.loads(turn.framework_run_state))
+            if state.get("v") != RUN_STATE_VERSION:
+                raise ValueError(f"unsupported run state version {state.get('v')!r}")
+            items = list(cast(list[Json], state["items"]))
+            for tool_call_id in cast(list[str], state["pending"]):
+                record = turn.recorded_tool_call(tool_call_id)
+                items.append({"role": "tool", "tool_call_id": tool_call_id, "content": describe_tool_call_outcome(record)})
+        history = [cast(Json, m.message.framework_item) for m in turn.messages]
+        messages = ([{"role": "system", "content": self.system_prompt}] if self.system_prompt else []) + history + items
+        reply = await self._complete(turn, [_wire_message(m) for m in messages])
+        assistant: Json = {"role": "assistant", "content": reply.text or None}
+        if reply.tool_calls:
+            calls = [reply.tool_calls[i] for i in sorted(reply.tool_calls)]
+            assistant["tool_calls"] = calls
+            deferred = [
+                DeferredToolCall(
+                    tool_call_id=str(c["id"]),
+                    tool_name=str(c["function"]["name"]),
+                    arguments=str(c["function"]["arguments"] or "{}"),
+                    policy=turn.resolve_tool_policy(
+                        str(c["function"]["name"]), self._framework_effect(str(c["function"]["name"]))
+                    ),
+                )
+                for c in calls
+            ]
+            state = {"v": RUN_STATE_VERSION, "items": [*items, assistant], "pending": [d.tool_call_id for d in deferred]}
+            return ToolCallsRequested(framework_run_state=json.dumps(state), tool_calls=deferred, usage=reply.usage)
+        produced = [*items, assistant]
+        return TurnCompleted(new_messages=[_framework_message(item) for item in produced], usage=reply.usage)
+
+    def _framework_effect(self, name: str) -> ToolEffect | None:
+        spec = self.tools.get(name)
+        return spec.framework_effect if spec is not None else None
+
+    def _client(self) -> httpx.AsyncClient:
+        key = id(asyncio.get_running_loop())
+        client = self._clients.get(key)
+        if client is None or client.is_closed:
+            client = self._clients[key] = httpx.AsyncClient(timeout=self.timeout)
+        return client
+
+    async def _complete(self, turn: AgentTurnContext, messages: list[Json]) -> _Reply:
+        body: Json = {"model": self.model, "messages": messages, **self.extra_body}
+        if self.tools:
+            body["tools"] = [
+                {
+                    "type": "function",
+                    "function": {"name": s.name, "description": s.description, "parameters": dict(s.parameters)},
+                }
+                for s in self.tools.values()
+            ]
+        headers = {"Authorization": f"Bearer {self._api_key}"} if self._api_key else {}
+        url = f"{self.base_url}/chat/completions"
+        if not self.stream:
+            response = await self._client().post(url, json=body, headers=headers)
+            if response.status_code >= 400:
+                raise ModelHTTPError(response.status_code, response.text)
+            return _parse_completion(cast(Json, response.json()))
+        body["stream"] = True
+        body["stream_options"] = {"include_usage": True}
+        reply = _Reply()
+        async with self._client().stream("POST", url, json=body, headers=headers) as response:
+            if response.status_code >= 400:
+                raise ModelHTTPError(response.status_code, (await response.aread()).decode(errors="replace"))
+            async for line in response.aiter_lines():
+                if not line.startswith("data:"):
+                    continue
+                data = line[5:].strip()
+                if data == "[DONE]":
+                    break
+                _apply_chunk(reply, cast(Json, json.loads(data)), turn)
+        return reply
+
+    # -- tools ---------------------------------------------------------------------------
+
+    async def execute_deferred_tool_call(self, call: DeferredToolExecution) -> ToolExecutionResult:
+        record = call.tool_call
+        spec = self.tools.get(record.tool_name)
+        if spec is None:
+            raise ToolExecutionError(f"unknown tool {record.tool_name!r}")
+        try:
+            arguments = json.loads(record.arguments or "{}")
+        except ValueError as error:
+            raise ToolExecutionError(f"arguments are not valid JSON: {error}") from None
+        if not isinstance(arguments, dict):
+            raise ToolExecutionError("arguments must be a JSON object")
+        output = await spec.call(cast(Json, arguments), ToolInvocation.from_deferred(call))
+        return ToolExecutionResult(output=output)
+
+
+def _apply_chunk(reply: _Reply, chunk: Json, turn: AgentTurnContext) -> None:
+    usage = chunk.get("usage")
+    if usage:
+        reply.usage = _usage(cast(Json, usage))
+    for choice in cast(list[Json], chunk.get("choices") or []):
+        delta = cast(Json, choice.get("delta") or {})
+        if delta.get("content"):
+            reply.text += str(delta["content"])
+            turn.events.write_text_delta(str(delta["content"]))
+        reasoning = delta.get("reasoning_content") or delta.get("reasoning")
+        if reasoning:
+            reply.reasoning += str(reasoning)
+            turn.events.write_reasoning_delta(str(reasoning))
+        for fragment in cast(list[Json], delta.get("tool_calls") or []):
+            index = int(fragment.get("index", 0))
+            call = reply.tool_calls.setdefault(
+                index, {"id": "", "type": "function", "function": {"name": "", "arguments": ""}}
+            )
+            if fragment.get("id"):
+                call["id"] = fragment["id"]
+            function = cast(Json, fragment.get("function") or {})
+            if function.get("name"):
+                call["function"]["name"] += function["name"]
+            if function.get("arguments"):
+                call["function"]["arguments"] += function["arguments"]
+
+
+def _parse_completion(data: Json) -> _Reply:
+    reply = _Reply(usage=_usage(cast(Json, data.get("usage") or {})))
+    message = cast(Json, cast(list[Json], data["choices"])[0]["message"])
+    reply.text = str(message.get("content") or "")
+    reply.reasoning = str(message.get("reasoning_content") or "")
+    for index, call in enumerate(cast(list[Json], message.get("tool_calls") or [])):
+        reply.tool_calls[index] = {"id": call["id"], "type": "function", "function": dict(call["function"])}
+    return reply
+
+
+def _usage(raw: Json) -> AgentUsage:
+    return AgentUsage(
+        requests=1,
+        input_tokens=int(raw.get("prompt_tokens", 0) or 0),
+        output_tokens=int(raw.get("completion_tokens", 0) or 0),
+    )
+
+
+def _framework_message(item: Json) -> FrameworkMessage:
+    role = MessageRole.TOOL if item["role"] == "tool" else MessageRole.ASSISTANT
+    text = item.get("content") if isinstance(item.get("content"), str) else None
+    return FrameworkMessage(role=role, framework_item=item, text=text)
+
+
+def _wire_message(item: Json) -> Json:
+    """Turn stored image references into data URLs for the endpoint."""
+    content = item.get("content")
+    if not isinstance(content, list):
+        return item
+    parts: list[Json] = []
+    for part in cast(list[Json], content):
+        if part.get("type") == "image_ref":
+            data = base64.b64encode(Path(str(part["path"])).read_bytes()).decode()
+            parts.append({"type": "image_url", "image_url": {"url": f"data:{part['media_type']};base64,{data}"}})
+        else:
+            parts.append(part)
+    return {**item, "content": parts}

@@ -1,0 +1,46 @@
+"""Plain Python callables as tools: schema from type hints, plus an effect and a policy."""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from typing import Any
+
+from sessionflow.builtin._schema import parameters_schema
+from sessionflow.plugins import ToolInvocation, ToolSpec
+from sessionflow.session import ToolEffect, ToolPolicy
+
+__all__ = ["tool"]
+
+
+def tool(
+    function: Callable[..., Any],
+    *,
+    effect: ToolEffect | None = None,
+    policy: ToolPolicy | None = None,
+    name: str | None = None,
+    description: str | None = None,
+) -> ToolSpec:
+    """Describe `function` as a tool. A parameter named `invocation` receives the ToolInvocation.
+
+    The function may be sync or async and must return text (or something `str()` renders).
+    """
+    wants_invocation = "invocation" in inspect.signature(function).parameters
+
+    async def handler(arguments: dict[str, Any], invocation: ToolInvocation) -> str:
+        kwargs = dict(arguments)
+        if wants_invocation:
+            kwargs["invocation"] = invocation
+        result = function(**kwargs)
+        if inspect.isawaitable(result):
+            result = await result
+        return result if isinstance(result, str) else str(result)
+
+    return ToolSpec(
+        name=name or function.__name__,
+        description=description or inspect.getdoc(function) or "",
+        parameters=parameters_schema(function, skip=frozenset({"invocation"})),
+        effect=effect,
+        policy=policy,
+        handler=handler,
+    )
