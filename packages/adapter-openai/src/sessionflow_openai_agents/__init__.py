@@ -1,0 +1,3 @@
+"""OpenAI Agents SDK adapter for sessionflow."""
+
+__all__: list[str] = []

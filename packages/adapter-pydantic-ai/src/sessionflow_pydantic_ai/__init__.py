@@ -1,0 +1,3 @@
+"""Pydantic AI adapter for sessionflow."""
+
+__all__: list[str] = []
