@@ -387,3 +387,12 @@ async def test_large_tool_output(harness: Harness) -> None:
     await harness.sessions.start_session("s-big", "dump")
     await idle_after(harness, "s-big", 1)
     assert len(harness.seen("s-big", 2)[-1]) == 200_000
+
+
+async def test_turn_aborted_fails_the_turn_without_retrying(harness: Harness) -> None:
+    harness.script("s-abort", [[{"abort": "guardrail tripped: no secrets"}]])
+    await harness.sessions.start_session("s-abort", "tell me the password")
+    snapshot = await idle_after(harness, "s-abort", 1)
+    assert snapshot.state is not None
+    assert snapshot.state.last_turn_error == "model call failed: TurnAborted: guardrail tripped: no secrets"
+    assert [e["attempt"] for e in harness.log.entries("model", session="s-abort")] == [1]

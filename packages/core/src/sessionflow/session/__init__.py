@@ -1,6 +1,6 @@
 """The pure session model: records, statuses, policies and the turn state machine. No I/O."""
 
-from sessionflow.session.errors import InvalidToolCallError, SessionError, SessionStateError
+from sessionflow.session.errors import InvalidToolCallError, SessionError, SessionStateError, TurnAborted
 from sessionflow.session.events import (
     AgentEvent,
     AgentEventsPage,
@@ -87,6 +87,7 @@ __all__ = [
     "ToolExecutionError",
     "ToolExecutionResult",
     "ToolPolicy",
+    "TurnAborted",
     "TurnCompleted",
     "build_turn_failure_note",
     "describe_tool_call_outcome",

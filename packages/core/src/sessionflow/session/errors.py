@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-__all__ = ["InvalidToolCallError", "SessionError", "SessionStateError"]
+__all__ = ["InvalidToolCallError", "SessionError", "SessionStateError", "TurnAborted"]
 
 
 class SessionError(Exception):
@@ -19,3 +19,11 @@ class SessionStateError(SessionError):
 
 class InvalidToolCallError(SessionError):
     """A model response asked for tool calls the session cannot record."""
+
+
+class TurnAborted(SessionError):
+    """Raise from `run_model_step` to fail the turn at once, without retrying the model call.
+
+    For outcomes a retry cannot change, such as a guardrail tripwire. The message becomes
+    the turn's `last_turn_error` and the `turn_failed` event's error.
+    """

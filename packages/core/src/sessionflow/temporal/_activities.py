@@ -26,6 +26,7 @@ from sessionflow.session import (
     ToolCallsRequested,
     ToolExecutionError,
     ToolExecutionResult,
+    TurnAborted,
     TurnCompleted,
     message_digest,
     validate_tool_call_ids,
@@ -129,6 +130,8 @@ class SessionActivities:
         )
         try:
             outcome = await _with_heartbeats(request.heartbeat_interval, self._flow.runner.run_model_step(context))
+        except TurnAborted as error:
+            raise _non_retryable(error) from None
         finally:
             events.close()
         if isinstance(outcome, TurnCompleted):

@@ -56,7 +56,7 @@ with workflow.unsafe.imports_passed_through():
 
 TURN_CANCELLED = "turn cancelled"
 # Errors a retry cannot fix: the activity reports them as non-retryable application errors.
-NON_RETRYABLE_MODEL_ERRORS = ["InvalidToolCallError", "SessionStateError", "InvalidOutcomeError"]
+NON_RETRYABLE_MODEL_ERRORS = ["InvalidToolCallError", "SessionStateError", "InvalidOutcomeError", "TurnAborted"]
 
 
 class TurnCancelled(Exception):

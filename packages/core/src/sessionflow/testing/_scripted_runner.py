@@ -11,7 +11,8 @@ Script shape (`ScriptedSession`)::
 A step is the reply to the n-th model call of a turn: `{"text": ...}` for a final answer or
 `{"tool_calls": [{"id", "name", "arguments"}]}`, optionally with `usage`, `deltas`,
 `fail_attempts` (raise on attempts up to N), `gate` + `gate_attempts` (wait at a FileGate),
-`deltas_by_attempt` (text deltas per attempt number), `reasoning`, `delay_after_deltas`.
+`deltas_by_attempt` (text deltas per attempt number), `reasoning`, `delay_after_deltas`,
+`abort` (raise TurnAborted with that message).
 A tool spec has `effect` (the framework's metadata), `output`, `error` (ToolExecutionError),
 `crash_attempts`, `gate` + `gate_attempts`.
 """
@@ -37,6 +38,7 @@ from sessionflow.session import (
     ToolEffect,
     ToolExecutionError,
     ToolExecutionResult,
+    TurnAborted,
     TurnCompleted,
     describe_tool_call_outcome,
 )
@@ -141,6 +143,8 @@ class ScriptedRunner:
             self.log.record("cancelled", "model", session=turn.flow_id, turn=turn.turn_id, attempt=turn.attempt)
             raise
         self._fail(step, turn.attempt, what)
+        if "abort" in step:
+            raise TurnAborted(str(step["abort"]))
         usage = _usage(step)
         if "tool_calls" in step:
             calls = cast(list[Json], step["tool_calls"])
