@@ -28,7 +28,7 @@ async def connect(server_address: str | None = None, namespace: str | None = Non
     )
 
 
-def _sandbox() -> SandboxedWorkflowRunner:
+def sandbox_runner() -> SandboxedWorkflowRunner:
     # The session model is pure and deterministic; passing it through skips re-importing it
     # for every workflow run and keeps one class identity for the data converter.
     return SandboxedWorkflowRunner(restrictions=SandboxRestrictions.default.with_passthrough_modules("sessionflow"))
@@ -54,7 +54,7 @@ def build_workers(
                 task_queue=flow.task_queue,
                 workflows=[AgentSessionWorkflow],
                 activities=SessionActivities(flow, client).activities(),
-                workflow_runner=_sandbox(),
+                workflow_runner=sandbox_runner(),
                 max_concurrent_activities=max_concurrent_activities,
                 max_concurrent_local_activities=max_concurrent_activities,
                 max_cached_workflows=max_cached_workflows,

@@ -1,0 +1,87 @@
+"""Record golden session histories: `uv run python -m tests.replay.record_histories`.
+
+Run this only when adding a new recorded shape; never to "fix" a replay failure, which
+means the workflow code broke compatibility with running sessions.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import tempfile
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+from sessionflow import AgentStatus, SessionTimings
+from sessionflow.temporal import AgentSessionClient, DevServer, DevServerConfig, serve_agent_flows
+from sessionflow.temporal.replay import export_history
+from sessionflow.testing import save_scripted_flow, wait_for_agent_snapshot, write_script
+
+HERE = Path(__file__).parent / "histories"
+
+SCENARIOS: dict[str, tuple[list[list[dict[str, Any]]], dict[str, Any]]] = {
+    "text-turn": ([[{"text": "hello", "deltas": ["hel", "lo"]}], [{"text": "again"}]], {}),
+    "tools-and-approval": (
+        [
+            [
+                {
+                    "tool_calls": [
+                        {"id": "r", "name": "lookup", "arguments": {"q": 1}},
+                        {"id": "w", "name": "publish", "arguments": {}},
+                    ]
+                },
+                {"text": "done"},
+            ]
+        ],
+        {"lookup": {"effect": "read", "crash_attempts": 1}, "publish": {"effect": "non_idempotent_write"}},
+    ),
+    "model-failure-note": (
+        [[{"tool_calls": [{"id": "s", "name": "save", "arguments": {}}]}, {"fail_attempts": 3}]],
+        {"save": {"effect": "idempotent_write"}},
+    ),
+}
+
+
+async def record() -> None:
+    with tempfile.TemporaryDirectory() as folder:
+        root = Path(folder)
+        async with DevServer(DevServerConfig(data_dir=root / "server")) as server:
+            client = await server.connect()
+            timings = SessionTimings(
+                retry_initial_interval=timedelta(milliseconds=100), heartbeat_interval=timedelta(seconds=1)
+            )
+            flow = save_scripted_flow(root / "state", "replay-recorder", timings=timings)
+            sessions = AgentSessionClient(client, flow)
+            stop = asyncio.Event()
+            worker = asyncio.create_task(serve_agent_flows(client, [flow], stop=stop))
+            try:
+                for name, (turns, tools) in SCENARIOS.items():
+                    write_script(root / "state", name, turns, tools)
+                    await sessions.start_session(name, "start")
+                    for turn in range(1, len(turns) + 1):
+                        if turn > 1:
+                            await sessions.send_user_message(name, f"turn {turn}")
+                        while True:
+                            snapshot = await sessions.get_agent_snapshot(name)
+                            for interrupt in snapshot.pending_interrupts:
+                                await sessions.resolve_interrupt(name, interrupt.interrupt_id, approved=True)
+                            state = snapshot.state
+                            if (
+                                state
+                                and state.turn_count == turn
+                                and state.status is AgentStatus.WAITING_FOR_USER_MESSAGE
+                            ):
+                                break
+                            await asyncio.sleep(0.05)
+                    await sessions.stop_session(name)
+                    await wait_for_agent_snapshot(sessions, name, lambda s: s.stopped, description="stopped")
+                    await client.get_workflow_handle(name).result()
+                    await export_history(client, name, HERE / f"{name}.json")
+                    print(f"recorded {name}")
+            finally:
+                stop.set()
+                await worker
+
+
+if __name__ == "__main__":
+    asyncio.run(record())

@@ -1,0 +1,17 @@
+"""Recorded session histories must replay against the current workflow code."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from sessionflow.temporal.replay import replay_histories
+
+HISTORIES = sorted((Path(__file__).parent / "histories").glob("*.json"))
+
+
+def test_recorded_histories_exist() -> None:
+    assert {p.stem for p in HISTORIES} >= {"text-turn", "tools-and-approval", "model-failure-note"}
+
+
+async def test_recorded_histories_replay() -> None:
+    assert await replay_histories(HISTORIES) == [p.stem for p in HISTORIES]
