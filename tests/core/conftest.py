@@ -66,6 +66,7 @@ async def harness_factory(
         default_tool_effect: ToolEffect = ToolEffect.UNCLASSIFIED,
         continue_as_new_after_events: int = 10_000,
         workers: int = 1,
+        redis_url: str | None = None,
     ) -> Harness:
         digest = hashlib.sha256(f"{request.node.nodeid}/{len(stacks)}".encode()).hexdigest()[:12]
         state_dir = tmp_path / f"state-{len(stacks)}"
@@ -76,6 +77,7 @@ async def harness_factory(
             timings=timings,
             default_tool_effect=default_tool_effect,
             continue_as_new_after_events=continue_as_new_after_events,
+            redis_url=redis_url,
         )
         stack = AgentTestStack(state_dir, [flow], server_address=temporal_address)
         await stack.__aenter__()

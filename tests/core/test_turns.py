@@ -194,7 +194,9 @@ async def test_approval_expires_at_its_deadline_and_late_resolution_is_refused(
     await idle_after(harness, "s-expire", 1)
     assert not await harness.sessions.resolve_interrupt("s-expire", interrupt.interrupt_id, approved=True)
     assert harness.log.count("tool", "deploy") == 0
-    assert harness.seen("s-expire", 2)[-1] == "Tool call rejected by the user."
+    assert harness.seen("s-expire", 2)[-1] == (
+        "Tool call not run: The approval deadline passed before anyone answered."
+    )
 
 
 async def test_explicit_policy_overrides_framework_metadata(harness_factory: HarnessFactory) -> None:

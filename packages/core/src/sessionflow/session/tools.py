@@ -162,6 +162,9 @@ def describe_tool_call_outcome(record: AgentToolCall) -> str:
         case AgentToolCallStatus.REJECTED:
             if record.rejection_message:
                 return f"Tool call rejected by the user: {record.rejection_message}"
+            if record.error:
+                # Nobody said no (e.g. the approval expired): say why it did not run.
+                return f"Tool call not run: {record.error}"
             return "Tool call rejected by the user."
         case AgentToolCallStatus.OUTCOME_UNKNOWN:
             detail = f" ({record.error})" if record.error else ""
@@ -198,4 +201,4 @@ def render_arguments(arguments: str) -> str:
     try:
         return json.dumps(json.loads(arguments), separators=(",", ":"), ensure_ascii=False)
     except ValueError:
-        return arguments
+        return " ".join(arguments.split())

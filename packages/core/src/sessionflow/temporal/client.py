@@ -142,7 +142,13 @@ class AgentSessionClient:
         live_seen: set[tuple[str, int]] = set()
         async with transport.subscribe(session_id) as live:
             while True:
-                page = await self.list_agent_events(session_id, after=offset)
+                try:
+                    page = await self.list_agent_events(session_id, after=offset)
+                except RPCError as error:
+                    # Following a session that is about to start is allowed: wait for it.
+                    if error.status is not RPCStatusCode.NOT_FOUND:
+                        raise
+                    page = AgentEventsPage(events=[], next_offset=offset)
                 for event in page.events:
                     if event.type.is_delta or event.type is AgentEventType.ATTEMPT_RESTARTED:
                         # Fallback batches repeat what the live transport may already have shown.

@@ -9,6 +9,7 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
+from sessionflow.deltas import DeltaTransport
 from sessionflow.session import AgentSessionOptions, SessionTimings, ToolEffect, ToolPolicy
 from sessionflow.temporal import AgentSessionFlow, run_agent_worker
 from sessionflow.testing._scripted_runner import ScriptedRunner
@@ -42,6 +43,7 @@ def save_scripted_flow(
     timings: SessionTimings | None = None,
     default_tool_effect: ToolEffect = ToolEffect.UNCLASSIFIED,
     continue_as_new_after_events: int = 10_000,
+    redis_url: str | None = None,
 ) -> AgentSessionFlow:
     """Write `flow.json` for worker children and return the flow for the test process."""
     state_dir.mkdir(parents=True, exist_ok=True)
@@ -54,6 +56,7 @@ def save_scripted_flow(
         "timings": _timings_to_json(timings or SessionTimings()),
         "default_tool_effect": default_tool_effect.value,
         "continue_as_new_after_events": continue_as_new_after_events,
+        "redis_url": redis_url,
     }
     (state_dir / "flow.json").write_text(json.dumps(spec))
     return load_scripted_flow(state_dir)
@@ -69,11 +72,17 @@ def load_scripted_flow(state_dir: Path) -> AgentSessionFlow:
         default_tool_effect=ToolEffect(spec["default_tool_effect"]),
         timings=_timings_from_json(spec["timings"]),
     )
+    transport: DeltaTransport | None = None
+    if spec.get("redis_url"):
+        from sessionflow.redis_deltas import RedisDeltaTransport
+
+        transport = RedisDeltaTransport(spec["redis_url"])
     return AgentSessionFlow(
         ScriptedRunner(state_dir),
         flow_type=spec["flow_type"],
         options=options,
         continue_as_new_after_events=spec["continue_as_new_after_events"],
+        delta_transport=transport,
     )
 
 

@@ -1,0 +1,74 @@
+"""Live deltas across processes through Redis pub/sub (the `redis` extra)."""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+import subprocess
+from collections.abc import Iterator
+
+import pytest
+import redis
+
+from sessionflow import AgentEvent, AgentEventType
+from sessionflow.temporal import free_port
+from sessionflow.testing import wait_until
+from tests.core.conftest import Harness, HarnessFactory
+from tests.core.helpers import idle_after
+
+
+@pytest.fixture
+def redis_url() -> Iterator[str]:
+    binary = shutil.which("redis-server")
+    assert binary, "redis-server is required (.ci/run installs it with apt-get)"
+    port = free_port()
+    process = subprocess.Popen(
+        [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    url = f"redis://127.0.0.1:{port}/0"
+    try:
+        client = redis.Redis.from_url(url)
+        for _ in range(200):
+            try:
+                if client.ping():
+                    break
+            except redis.ConnectionError:
+                subprocess.run(["sleep", "0.02"], check=True)
+        yield url
+    finally:
+        process.terminate()
+        process.wait(10)
+
+
+async def test_deltas_reach_a_client_in_another_process_live(
+    harness_factory: HarnessFactory, redis_url: str
+) -> None:
+    harness: Harness = await harness_factory(redis_url=redis_url)
+    harness.script(
+        "r-live",
+        [[{"deltas_by_attempt": {"1": ["par", "tial"], "2": ["fin", "al"]}, "fail_attempts": 1, "text": "final"}]],
+    )
+    seen: list[AgentEvent] = []
+
+    async def follow() -> None:
+        async for event in harness.sessions.events("r-live"):
+            seen.append(event)
+            if event.type is AgentEventType.TURN_COMPLETED:
+                return
+
+    follower = asyncio.create_task(follow())
+    transport = harness.flow.delta_transport
+    await wait_until("the client to subscribe", lambda: transport.has_subscribers("r-live"))
+    await harness.sessions.start_session("r-live", "go")
+    await asyncio.wait_for(follower, 60)
+    await idle_after(harness, "r-live", 1)
+    live = [(e.attempt, e.data["text"]) for e in seen if e.type is AgentEventType.TEXT_DELTA]
+    assert live == [(1, "par"), (1, "tial"), (2, "fin"), (2, "al")]
+    assert all(e.offset is None for e in seen if e.type is AgentEventType.TEXT_DELTA)
+    restarted = [e for e in seen if e.type is AgentEventType.ATTEMPT_RESTARTED]
+    assert [(e.step_execution_id, e.attempt) for e in restarted] == [("turn-1/model-1", 2)]
+    # A subscriber was reachable, so nothing fell back into the workflow history.
+    durable = (await harness.sessions.list_agent_events("r-live")).events
+    assert not [e for e in durable if e.type is AgentEventType.TEXT_DELTA]
