@@ -1,3 +1,5 @@
+# redis-py ships partial annotations.
+# pyright: reportUnknownMemberType=false
 """Live deltas across processes through Redis pub/sub (the `redis` extra)."""
 
 from __future__ import annotations
