@@ -398,3 +398,34 @@ async def test_turn_aborted_fails_the_turn_without_retrying(harness: Harness) ->
     assert snapshot.state is not None
     assert snapshot.state.last_turn_error == "model call failed: TurnAborted: guardrail tripped: no secrets"
     assert [e["attempt"] for e in harness.log.entries("model", session="s-abort")] == [1]
+
+
+async def test_session_settings_reach_the_model_step_and_the_tool_step(harness: Harness) -> None:
+    harness.script(
+        "s-settings",
+        [[{"tool_calls": [call("c1", "lookup")]}, {"text": "one"}], [{"text": "two"}]],
+        {"lookup": READ},
+    )
+    await harness.sessions.start_session("s-settings", "a", settings={"model": "small"})
+    await idle_after(harness, "s-settings", 1)
+    assert await harness.sessions.send_user_message("s-settings", "b", settings={"local_tools": {"shell": False}})
+    await idle_after(harness, "s-settings", 2)
+    models = harness.log.entries("model", session="s-settings")
+    assert [m["settings"] for m in models] == [{"model": "small"}, {"model": "small"}, {"local_tools": {"shell": False}}]
+    assert harness.log.entries("tool", "lookup")[0]["settings"] == {"model": "small"}
+
+
+async def test_question_tool_with_approval_gets_the_answer(harness_factory: HarnessFactory) -> None:
+    harness: Harness = await harness_factory(
+        tool_policies={"ask_user": ToolPolicy(effect=ToolEffect.READ, requires_approval=True)}
+    )
+    harness.script(
+        "s-ask2",
+        [[{"tool_calls": [call("q1", "ask_user", question="Which colour?")]}, {"text": "noted"}]],
+        {"ask_user": {"returns_answer": True}},
+    )
+    await harness.sessions.start_session("s-ask2", "pick for me")
+    interrupt = await pending_interrupt(harness, "s-ask2")
+    assert await harness.sessions.resolve_interrupt("s-ask2", interrupt.interrupt_id, approved=True, answer="blue")
+    await idle_after(harness, "s-ask2", 1)
+    assert harness.seen("s-ask2", 2)[-1] == "the user answered: blue"

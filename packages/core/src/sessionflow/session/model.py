@@ -35,10 +35,15 @@ APPROVAL_EXPIRED = "The approval deadline passed before anyone answered."
 
 @dataclass(frozen=True, kw_only=True)
 class QueuedUserMessage:
-    """A user message waiting for the current turn to end. Images are store paths."""
+    """A user message waiting for the current turn to end. Images are store paths.
+
+    `settings` are the session settings the client sent with the message; they apply to
+    the turn the message starts (the CLI uses them to narrow its configuration per turn).
+    """
 
     text: str
     images: list[str] = field(default_factory=lambda: [])
+    settings: dict[str, Any] = field(default_factory=lambda: {})
 
 
 def _iso(moment: datetime) -> str:
@@ -62,6 +67,8 @@ class SessionModel:
     event_log: EventLog = field(default_factory=EventLog)
     model_step: str = ""
     """Step execution ID of the running (or last) model call, for the events it causes."""
+    turn_settings: dict[str, Any] = field(default_factory=lambda: {})
+    """Session settings of the running turn, from the message that started it."""
 
     # -- events --------------------------------------------------------------------------
 
@@ -252,6 +259,7 @@ class SessionModel:
         self.tool_calls = {}
         self.run_state = None
         self.pending_interrupts = []
+        self.turn_settings = {}
         self.state = replace(
             self.state,
             status=AgentStatus.WAITING_FOR_USER_MESSAGE,
@@ -267,7 +275,9 @@ class SessionModel:
         except KeyError:
             raise SessionStateError(f"no tool call {tool_call_id!r} in the running turn") from None
 
-    def move_tool_call(self, tool_call_id: str, status: AgentToolCallStatus, **changes: str | None) -> AgentToolCall:
+    def move_tool_call(
+        self, tool_call_id: str, status: AgentToolCallStatus, **changes: str | None
+    ) -> AgentToolCall:
         updated = self.record(tool_call_id).moved_to(status, **changes)
         self.tool_calls[tool_call_id] = updated
         step = self.tool_step(self._require_turn(), tool_call_id)
@@ -291,7 +301,13 @@ class SessionModel:
         return interrupt.deadline is None or now < datetime.fromisoformat(interrupt.deadline)
 
     def resolve_interrupt(
-        self, interrupt_id: str, *, approved: bool, rejection_message: str | None, now: datetime
+        self,
+        interrupt_id: str,
+        *,
+        approved: bool,
+        rejection_message: str | None,
+        now: datetime,
+        answer: str | None = None,
     ) -> AgentToolCall:
         """Apply a person's answer. The message is dropped on approval."""
         if not self.can_resolve(interrupt_id, now):
@@ -304,7 +320,7 @@ class SessionModel:
             message = rejection_message.strip()
         self._emit_resolved(interrupt, approved=approved, rejection_message=message)
         if approved:
-            return self.move_tool_call(interrupt.tool_call_id, AgentToolCallStatus.APPROVED)
+            return self.move_tool_call(interrupt.tool_call_id, AgentToolCallStatus.APPROVED, answer=answer)
         return self.move_tool_call(
             interrupt.tool_call_id, AgentToolCallStatus.REJECTED, rejection_message=message
         )

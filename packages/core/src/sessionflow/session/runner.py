@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
-from typing import Protocol, runtime_checkable
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
 
 from sessionflow.session.events import AgentEventWriter
 from sessionflow.session.messages import AgentMessage, FrameworkMessage
@@ -39,6 +39,8 @@ class AgentTurnContext:
     policy_resolver: Callable[[str, ToolEffect | None], ToolPolicy]
     events: AgentEventWriter
     heartbeat: Callable[..., None]
+    session_settings: Mapping[str, Any] = field(default_factory=lambda: {})
+    """Settings sent with the message that started this turn."""
 
     @property
     def is_resuming(self) -> bool:
@@ -64,6 +66,8 @@ class DeferredToolExecution:
     attempt: int
     events: AgentEventWriter
     heartbeat: Callable[..., None]
+    session_settings: Mapping[str, Any] = field(default_factory=lambda: {})
+    """Settings of the turn that made this call, as the session recorded them."""
 
     @property
     def idempotency_key(self) -> str:

@@ -123,6 +123,8 @@ class AgentToolCall:
     error: str | None = None
     rejection_message: str | None = None
     interrupt_id: str | None = None
+    answer: str | None = None
+    """A person's answer given with the approval (for question tools such as `ask_user`)."""
 
     @property
     def is_final(self) -> bool:

@@ -127,6 +127,7 @@ class SessionActivities:
             policy_resolver=self._flow.options.resolve_tool_policy,
             events=events,
             heartbeat=activity.heartbeat,
+            session_settings=request.session_settings,
         )
         try:
             outcome = await _with_heartbeats(request.heartbeat_interval, self._flow.runner.run_model_step(context))
@@ -236,6 +237,7 @@ class SessionActivities:
             attempt=info.attempt,
             events=events,
             heartbeat=activity.heartbeat,
+            session_settings=request.session_settings,
         )
         try:
             result: ToolExecutionResult = await _with_heartbeats(

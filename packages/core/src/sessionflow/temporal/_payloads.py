@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import timedelta
+from typing import Any
 
 from sessionflow.session import (
     AgentEvent,
@@ -84,6 +85,7 @@ class SessionStartInput:
 
     timings: WorkflowTimings
     initial_message: str | None = None
+    initial_settings: dict[str, Any] = field(default_factory=lambda: {})
     environment: dict[str, str] = field(default_factory=lambda: {})
     session_nonce: str | None = None
     carried: SessionModel | None = None
@@ -115,6 +117,7 @@ class RunModelInput:
     prefix_count: int
     prefix_digest: str
     heartbeat_interval: float
+    session_settings: dict[str, Any] = field(default_factory=lambda: {})
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -129,6 +132,7 @@ class ToolCallInput:
     turn_id: str
     tool_call: AgentToolCall
     heartbeat_interval: float
+    session_settings: dict[str, Any] = field(default_factory=lambda: {})
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -143,6 +147,7 @@ class ToolCallOutput:
 class SendUserMessageRequest:
     text: str
     images: list[str] = field(default_factory=lambda: [])
+    settings: dict[str, Any] = field(default_factory=lambda: {})
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -150,6 +155,7 @@ class ResolveInterruptRequest:
     interrupt_id: str
     approved: bool
     rejection_message: str | None = None
+    answer: str | None = None
 
 
 @dataclass(frozen=True, kw_only=True)

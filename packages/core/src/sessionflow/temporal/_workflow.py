@@ -99,7 +99,9 @@ class AgentSessionWorkflow:
         if start.carried is not None:
             self._model = start.carried
         elif start.initial_message is not None:
-            self._model.queue_user_message(QueuedUserMessage(text=start.initial_message))
+            self._model.queue_user_message(
+                QueuedUserMessage(text=start.initial_message, settings=start.initial_settings)
+            )
         self._model.event_log.max_bytes = start.timings.event_retention_bytes
         self._started = True
         while True:
@@ -136,6 +138,7 @@ class AgentSessionWorkflow:
     async def _run_turn(self, queued: QueuedUserMessage) -> None:
         model = self._model
         model.begin_turn()
+        model.turn_settings = dict(queued.settings)
         try:
             user_message = await self._build_user_message(queued.text, queued.images)
             model.store_user_message(user_message)
@@ -209,6 +212,7 @@ class AgentSessionWorkflow:
                     prefix_count=prefix_count,
                     prefix_digest=prefix_digest,
                     heartbeat_interval=timings.heartbeat_interval,
+                    session_settings=model.turn_settings,
                 ),
                 result_type=RunModelResult,
                 activity_id=activity_id,
@@ -268,6 +272,7 @@ class AgentSessionWorkflow:
                     turn_id=turn_id,
                     tool_call=record,
                     heartbeat_interval=timings.heartbeat_interval,
+                    session_settings=model.turn_settings,
                 ),
                 result_type=ToolCallOutput,
                 activity_id=SessionModel.tool_step(turn_id, tool_call_id),
@@ -345,7 +350,9 @@ class AgentSessionWorkflow:
 
     @workflow.update(name=SEND_USER_MESSAGE)
     def send_user_message(self, request: SendUserMessageRequest) -> bool:
-        return self._model.queue_user_message(QueuedUserMessage(text=request.text, images=request.images))
+        return self._model.queue_user_message(
+            QueuedUserMessage(text=request.text, images=request.images, settings=request.settings)
+        )
 
     @send_user_message.validator
     def _validate_send_user_message(self, request: SendUserMessageRequest) -> None:
@@ -361,6 +368,7 @@ class AgentSessionWorkflow:
             approved=request.approved,
             rejection_message=None if request.approved else request.rejection_message,
             now=workflow.now(),
+            answer=request.answer if request.approved else None,
         )
         return True
 

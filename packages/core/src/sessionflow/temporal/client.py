@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import re
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any
 
 from temporalio.client import Client, WorkflowUpdateFailedError
@@ -67,6 +67,7 @@ class AgentSessionClient:
         initial_message: str | None = None,
         *,
         environment: dict[str, str] | None = None,
+        settings: Mapping[str, Any] | None = None,
     ) -> None:
         """Start a session whose workflow ID is `session_id`. A blank message starts no turn."""
         validate_session_id(session_id)
@@ -75,7 +76,10 @@ class AgentSessionClient:
             await self.client.start_workflow(
                 self.flow.flow_type,
                 SessionStartInput(
-                    timings=self.flow.workflow_timings(), initial_message=text, environment=environment or {}
+                    timings=self.flow.workflow_timings(),
+                    initial_message=text,
+                    initial_settings=dict(settings or {}),
+                    environment=environment or {},
                 ),
                 id=session_id,
                 task_queue=self.flow.task_queue,
@@ -84,20 +88,41 @@ class AgentSessionClient:
         except WorkflowAlreadyStartedError:
             raise SessionExistsError(f"session {session_id!r} already exists") from None
 
-    async def send_user_message(self, session_id: str, text: str, *, images: Sequence[str] = ()) -> bool:
-        """Queue a message. False for blank text or a stopped session."""
+    async def send_user_message(
+        self,
+        session_id: str,
+        text: str,
+        *,
+        images: Sequence[str] = (),
+        settings: Mapping[str, Any] | None = None,
+    ) -> bool:
+        """Queue a message. False for blank text or a stopped session.
+
+        `settings` travel with the message and apply to the turn it starts.
+        """
         if not SessionModel.is_acceptable_text(text):
             return False
-        return await self._update(session_id, SEND_USER_MESSAGE, SendUserMessageRequest(text=text, images=list(images)))
+        request = SendUserMessageRequest(text=text, images=list(images), settings=dict(settings or {}))
+        return await self._update(session_id, SEND_USER_MESSAGE, request)
 
     async def resolve_interrupt(
-        self, session_id: str, interrupt_id: str, *, approved: bool, rejection_message: str | None = None
+        self,
+        session_id: str,
+        interrupt_id: str,
+        *,
+        approved: bool,
+        rejection_message: str | None = None,
+        answer: str | None = None,
     ) -> bool:
-        """Approve or reject a pending call. False when it is not pending or past its deadline."""
+        """Approve or reject a pending call. False when it is not pending or past its deadline.
+
+        `answer` goes with an approval to question tools (`AgentToolCall.answer`).
+        """
         request = ResolveInterruptRequest(
             interrupt_id=interrupt_id,
             approved=approved,
             rejection_message=None if approved else rejection_message,
+            answer=answer if approved else None,
         )
         return await self._update(session_id, RESOLVE_INTERRUPT, request)
 

@@ -14,7 +14,7 @@ A step is the reply to the n-th model call of a turn: `{"text": ...}` for a fina
 `deltas_by_attempt` (text deltas per attempt number), `reasoning`, `delay_after_deltas`,
 `abort` (raise TurnAborted with that message).
 A tool spec has `effect` (the framework's metadata), `output`, `error` (ToolExecutionError),
-`crash_attempts`, `gate` + `gate_attempts`.
+`crash_attempts`, `gate` + `gate_attempts`, `returns_answer` (the answer given with the approval).
 """
 
 from __future__ import annotations
@@ -124,6 +124,7 @@ class ScriptedRunner:
             attempt=turn.attempt,
             seen=seen,
             message_count=len(turn.messages),
+            settings=dict(turn.session_settings),
         )
         turns = cast(list[list[Json]], script["turns"])
         if number > len(turns) or run.calls >= len(turns[number - 1]):
@@ -191,6 +192,7 @@ class ScriptedRunner:
             attempt=call.attempt,
             idempotency_key=call.idempotency_key,
             arguments=record.arguments,
+            settings=dict(call.session_settings),
         )
         try:
             await self._gate(tool, call.attempt)
@@ -200,6 +202,8 @@ class ScriptedRunner:
         self._fail(tool, call.attempt, f"tool {record.tool_name!r}")
         if "error" in tool:
             raise ToolExecutionError(str(tool["error"]))
+        if tool.get("returns_answer"):
+            return ToolExecutionResult(output=f"the user answered: {record.answer}")
         if "output_bytes" in tool:
             return ToolExecutionResult(output="x" * int(tool["output_bytes"]))
         return ToolExecutionResult(output=str(tool.get("output", f"{record.tool_name} done")))
