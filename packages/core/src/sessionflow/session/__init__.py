@@ -19,7 +19,7 @@ from sessionflow.session.messages import (
 )
 from sessionflow.session.model import QueuedUserMessage, SessionModel
 from sessionflow.session.notes import build_turn_failure_note
-from sessionflow.session.options import AgentSessionOptions, SessionTimings
+from sessionflow.session.options import AgentSessionOptions, CallPolicy, SessionTimings
 from sessionflow.session.outcomes import AgentTurnOutcome, ToolCallsRequested, TurnCompleted
 from sessionflow.session.runner import (
     AgentFrameworkRunner,
@@ -67,6 +67,7 @@ __all__ = [
     "AgentTurnContext",
     "AgentTurnOutcome",
     "AgentUsage",
+    "CallPolicy",
     "DeferredToolCall",
     "DeferredToolExecution",
     "EventLog",

@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import timedelta
+from typing import Any
 
-from sessionflow.session.tools import ToolEffect, ToolPolicy
+from sessionflow.session.tools import DeferredToolCall, ToolEffect, ToolPolicy
 
-__all__ = ["AgentSessionOptions", "SessionTimings"]
+__all__ = ["AgentSessionOptions", "CallPolicy", "SessionTimings"]
+
+CallPolicy = Callable[[DeferredToolCall, Mapping[str, Any]], ToolPolicy]
+"""Decides the final policy of one call from the call and its turn's session settings."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -47,6 +52,12 @@ class AgentSessionOptions:
     timings: SessionTimings = field(default_factory=SessionTimings)
     event_stream_capacity: int = 256 * 1024
     """Bytes of durable events a session retains (carried across continue-as-new)."""
+    call_policy: CallPolicy | None = None
+    """Optional per-call policy, applied to every deferred call after the runner returns.
+
+    Use it when approval depends on the arguments (a shell command on an allow list) or on
+    the turn's settings. It receives the policy the runner resolved on the call.
+    """
 
     @property
     def interrupt_deadline(self) -> timedelta | None:

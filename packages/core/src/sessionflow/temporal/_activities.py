@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from temporalio import activity
@@ -145,6 +146,12 @@ class SessionActivities:
                 raise _non_retryable(error) from None
             if not outcome.framework_run_state:
                 raise _non_retryable(SessionStateError("ToolCallsRequested has an empty framework_run_state"))
+            call_policy = self._flow.options.call_policy
+            if call_policy is not None:
+                settings = request.session_settings
+                outcome = replace(
+                    outcome, tool_calls=[replace(c, policy=call_policy(c, settings)) for c in outcome.tool_calls]
+                )
             return RunModelResult(requested=outcome)
         raise ApplicationError(
             f"run_model_step returned {type(outcome).__name__}, expected TurnCompleted or ToolCallsRequested",
