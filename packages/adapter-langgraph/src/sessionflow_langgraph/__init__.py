@@ -1,0 +1,3 @@
+"""LangGraph adapter for sessionflow."""
+
+__all__: list[str] = []
