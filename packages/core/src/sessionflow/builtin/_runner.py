@@ -6,7 +6,7 @@ import asyncio
 import base64
 import json
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
@@ -172,6 +172,10 @@ class ChatCompletionsRunner:
         return reply
 
     # -- tools ---------------------------------------------------------------------------
+
+    def tool_catalog(self, session_settings: Mapping[str, Any]) -> Mapping[str, Mapping[str, Any]]:
+        """Every tool this runner offers, with its JSON schema (for the session's proposal check)."""
+        return {name: spec.parameters for name, spec in self.tools.items()}
 
     async def execute_deferred_tool_call(self, call: DeferredToolExecution) -> ToolExecutionResult:
         record = call.tool_call

@@ -9,7 +9,9 @@ from sessionflow.session.events import (
     EventLog,
     EventSink,
 )
+from sessionflow.session.guardrails import Budget, ProposalCode, StopReason, call_fingerprint
 from sessionflow.session.live_text import LiveText
+from sessionflow.session.memory import MEMORY_TOOL_NAMES, MemoryCode, MemoryNote, MemoryStore
 from sessionflow.session.messages import (
     AgentMessage,
     FrameworkMessage,
@@ -19,7 +21,13 @@ from sessionflow.session.messages import (
 )
 from sessionflow.session.model import QueuedUserMessage, SessionModel
 from sessionflow.session.notes import build_turn_failure_note
-from sessionflow.session.options import AgentSessionOptions, CallPolicy, SessionTimings
+from sessionflow.session.options import (
+    AgentSessionOptions,
+    CallPolicy,
+    MemoryOptions,
+    SessionBudget,
+    SessionTimings,
+)
 from sessionflow.session.outcomes import AgentTurnOutcome, ToolCallsRequested, TurnCompleted
 from sessionflow.session.runner import (
     AgentFrameworkRunner,
@@ -27,6 +35,7 @@ from sessionflow.session.runner import (
     DeferredToolExecution,
     ImageInput,
     SupportsImageMessages,
+    SupportsToolCatalog,
     idempotency_key,
 )
 from sessionflow.session.state import (
@@ -50,6 +59,7 @@ from sessionflow.session.tools import (
 from sessionflow.session.usage import AgentUsage
 
 __all__ = [
+    "MEMORY_TOOL_NAMES",
     "AgentEvent",
     "AgentEventType",
     "AgentEventWriter",
@@ -67,6 +77,7 @@ __all__ = [
     "AgentTurnContext",
     "AgentTurnOutcome",
     "AgentUsage",
+    "Budget",
     "CallPolicy",
     "DeferredToolCall",
     "DeferredToolExecution",
@@ -76,13 +87,21 @@ __all__ = [
     "ImageInput",
     "InvalidToolCallError",
     "LiveText",
+    "MemoryCode",
+    "MemoryNote",
+    "MemoryOptions",
+    "MemoryStore",
     "MessageRole",
+    "ProposalCode",
     "QueuedUserMessage",
+    "SessionBudget",
     "SessionError",
     "SessionModel",
     "SessionStateError",
     "SessionTimings",
+    "StopReason",
     "SupportsImageMessages",
+    "SupportsToolCatalog",
     "ToolCallsRequested",
     "ToolEffect",
     "ToolExecutionError",
@@ -91,6 +110,7 @@ __all__ = [
     "TurnAborted",
     "TurnCompleted",
     "build_turn_failure_note",
+    "call_fingerprint",
     "describe_tool_call_outcome",
     "idempotency_key",
     "message_digest",

@@ -8,12 +8,15 @@ continue-as-new unchanged.
 
 from __future__ import annotations
 
+import json
 from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, cast
 
 from sessionflow.session.errors import SessionStateError
 from sessionflow.session.events import AgentEvent, AgentEventType, EventLog
+from sessionflow.session.guardrails import Budget, ProposalCode, StopReason, call_fingerprint, estimate_tokens
+from sessionflow.session.memory import MemoryCode, MemoryStore
 from sessionflow.session.messages import AgentMessage, FrameworkMessage, MessageRole, message_digest
 from sessionflow.session.outcomes import ToolCallsRequested, TurnCompleted
 from sessionflow.session.state import (
@@ -23,7 +26,12 @@ from sessionflow.session.state import (
     AgentState,
     AgentStatus,
 )
-from sessionflow.session.tools import AgentToolCall, AgentToolCallStatus, validate_tool_call_ids
+from sessionflow.session.tools import (
+    AgentToolCall,
+    AgentToolCallStatus,
+    DeferredToolCall,
+    validate_tool_call_ids,
+)
 from sessionflow.session.usage import AgentUsage
 
 __all__ = ["MAX_PAGE_SIZE", "SNAPSHOT_MESSAGE_LIMIT", "QueuedUserMessage", "SessionModel"]
@@ -69,6 +77,17 @@ class SessionModel:
     """Step execution ID of the running (or last) model call, for the events it causes."""
     turn_settings: dict[str, Any] = field(default_factory=lambda: {})
     """Session settings of the running turn, from the message that started it."""
+    cost: float = 0.0
+    """Session cost so far, from usage and the budget's prices."""
+    last_input_tokens: int = 0
+    turn_started_at: str = ""
+    turn_model_calls: int = 0
+    turn_tool_calls: int = 0
+    turn_fingerprints: list[str] = field(default_factory=lambda: [])
+    consecutive_rejections: int = 0
+    stop_reason: str | None = None
+    stop_detail: str = ""
+    memory: MemoryStore | None = None
 
     # -- events --------------------------------------------------------------------------
 
@@ -117,7 +136,7 @@ class SessionModel:
     def next_sequence(self) -> int:
         return self.messages[-1].sequence + 1 if self.messages else 1
 
-    def begin_turn(self) -> str:
+    def begin_turn(self, now: datetime | None = None) -> str:
         """Open the next turn and return its ID (`turn-<n>`)."""
         if self.turn_active:
             raise SessionStateError(f"turn {self.state.turn_id!r} is still running")
@@ -125,6 +144,13 @@ class SessionModel:
         turn_id = f"turn-{number}"
         self.state = replace(self.state, status=AgentStatus.RUNNING_MODEL, turn_id=turn_id, turn_count=number)
         self.model_step = ""
+        self.turn_started_at = _iso(now) if now is not None else ""
+        self.turn_model_calls = 0
+        self.turn_tool_calls = 0
+        self.turn_fingerprints = []
+        self.consecutive_rejections = 0
+        self.stop_reason = None
+        self.stop_detail = ""
         self.emit(AgentEventType.TURN_STARTED, {"sequence": self.next_sequence}, step=f"{turn_id}/turn")
         return turn_id
 
@@ -156,10 +182,10 @@ class SessionModel:
         tail.reverse()
         return tail
 
-    def complete_turn(self, outcome: TurnCompleted) -> None:
+    def complete_turn(self, outcome: TurnCompleted, budget: Budget | None = None) -> None:
         """Append the turn's messages in one commit and wait for the next user message."""
         self._require_turn()
-        self.record_usage(outcome.usage)
+        self.record_usage(outcome.usage, budget)
         for message in outcome.new_messages:
             self.append_message(message)
         turn_id = self._require_turn()
@@ -168,14 +194,67 @@ class SessionModel:
         )
         self._end_turn(error=None)
 
-    def record_usage(self, usage: AgentUsage) -> None:
+    def record_usage(self, usage: AgentUsage, budget: Budget | None = None) -> None:
         self.usage = self.usage + usage
-        self.emit(AgentEventType.USAGE_RECORDED, {"recorded": asdict(usage), "session": asdict(self.usage)})
+        if usage.input_tokens:
+            self.last_input_tokens = usage.input_tokens
+        if budget is not None:
+            self.cost += budget.cost_of(usage.input_tokens, usage.output_tokens)
+        self.emit(
+            AgentEventType.USAGE_RECORDED,
+            {"recorded": asdict(usage), "session": asdict(self.usage), "session_cost": self.cost},
+        )
+
+    # -- budgets -------------------------------------------------------------------------
+
+    def budget_stop_before_model_call(self, budget: Budget | None, now: datetime) -> tuple[StopReason, str] | None:
+        """The budget the next model call would break, checked before the call is made."""
+        if budget is None:
+            return None
+        if budget.max_model_calls_per_turn is not None and self.turn_model_calls >= budget.max_model_calls_per_turn:
+            return StopReason.STEP_BUDGET, f"the turn made {self.turn_model_calls} model calls, the limit"
+        if budget.max_turn_seconds is not None and self.turn_started_at:
+            elapsed = (now - datetime.fromisoformat(self.turn_started_at)).total_seconds()
+            if elapsed >= budget.max_turn_seconds:
+                return StopReason.TIME_BUDGET, f"the turn ran {elapsed:.0f} s of {budget.max_turn_seconds:.0f} s"
+        if budget.max_session_cost is not None:
+            worst = budget.worst_case_next_call(self.estimated_next_input_tokens())
+            if self.cost + worst > budget.max_session_cost:
+                return StopReason.COST_BUDGET, (
+                    f"the next call could cost {worst:.6f}, and the session has spent {self.cost:.6f} "
+                    f"of {budget.max_session_cost:.6f}"
+                )
+        return None
+
+    def estimated_next_input_tokens(self) -> int:
+        """The last call's input plus everything added since, estimated generously."""
+        added = 0
+        turn_id = self.state.turn_id
+        for stored in reversed(self.messages):
+            if stored.turn_id != turn_id:
+                break
+            added += estimate_tokens(stored.message.text or str(stored.message.framework_item))
+        added += sum(estimate_tokens((r.output or "") + (r.error or "") + r.arguments) for r in self.tool_calls.values())
+        return self.last_input_tokens + added
+
+    def count_model_call(self) -> None:
+        self.turn_model_calls += 1
 
     def request_tools(
-        self, outcome: ToolCallsRequested, *, now: datetime, deadline: timedelta | None
+        self,
+        outcome: ToolCallsRequested,
+        *,
+        now: datetime,
+        deadline: timedelta | None,
+        budget: Budget | None = None,
     ) -> list[AgentToolCall]:
-        """Record the deferred calls (raises InvalidToolCallError for bad IDs) and their interrupts."""
+        """Record the deferred calls (raises InvalidToolCallError for bad IDs) and their interrupts.
+
+        Proposals are screened before anything is scheduled: a call the worker's check
+        refused, a repeat of an earlier call, or a call past the tool budget is recorded as
+        rejected with its code, and the model sees why. When the turn must stop (a repeat, a
+        budget, or too many refusals in a row) `stop_reason` is set. Returns the records.
+        """
         turn_id = self._require_turn()
         if not outcome.framework_run_state:
             raise SessionStateError("ToolCallsRequested needs a non-empty framework_run_state")
@@ -184,12 +263,13 @@ class SessionModel:
         validate_tool_call_ids(outcome.tool_calls, self.tool_calls)
         if any(not r.is_final for r in self.tool_calls.values()):
             raise SessionStateError("the previous tool calls of this turn are not final")
-        self.record_usage(outcome.usage)
+        self.record_usage(outcome.usage, budget)
         order = len(self.tool_calls)
         created: list[AgentToolCall] = []
         for call in outcome.tool_calls:
             order += 1
-            needs_approval = call.policy.is_approval_required
+            refusal = self._screen(call, budget)
+            needs_approval = refusal is None and call.policy.is_approval_required
             interrupt_id = f"{turn_id}:{call.tool_call_id}" if needs_approval else None
             record = AgentToolCall(
                 tool_call_id=call.tool_call_id,
@@ -201,7 +281,6 @@ class SessionModel:
                 interrupt_id=interrupt_id,
             )
             self.tool_calls[call.tool_call_id] = record
-            created.append(record)
             self.emit(
                 AgentEventType.TOOL_CALL_DEFERRED,
                 {
@@ -211,7 +290,9 @@ class SessionModel:
                     "requires_approval": needs_approval,
                 },
             )
-            if interrupt_id is not None:
+            if refusal is not None:
+                record = self.move_tool_call(call.tool_call_id, AgentToolCallStatus.REJECTED, error=refusal)
+            elif interrupt_id is not None:
                 self.pending_interrupts.append(
                     AgentInterrupt(
                         interrupt_id=interrupt_id,
@@ -233,9 +314,42 @@ class SessionModel:
                         "deadline": raised.deadline,
                     },
                 )
+            created.append(record)
+        max_stuck = budget.max_stuck if budget is not None else None
+        if self.stop_reason is None and max_stuck is not None and self.consecutive_rejections >= max_stuck:
+            self._request_stop(StopReason.STUCK, f"{self.consecutive_rejections} proposals in a row were refused")
         self.run_state = outcome.framework_run_state
         self.state = replace(self.state, status=AgentStatus.RUNNING_TOOLS)
         return created
+
+    def _screen(self, call: DeferredToolCall, budget: Budget | None) -> str | None:
+        """The refusal (`<code>: <message>`) for one proposal, or None to accept it.
+
+        Loop and budget checks apply when the session has a budget (guardrails on).
+        """
+        if call.proposal_error:
+            self.consecutive_rejections += 1
+            return call.proposal_error
+        if budget is None:
+            return None
+        max_tools = budget.max_tool_calls_per_turn
+        fingerprint = call_fingerprint(call.tool_name, call.arguments)
+        if fingerprint in self.turn_fingerprints and not call.policy.allow_repeats:
+            self.consecutive_rejections += 1
+            self._request_stop(StopReason.REPEATED_CALL, f"{call.tool_name} was called again with the same arguments")
+            return f"{ProposalCode.REPEATED_CALL.value}: this exact call already ran in this turn"
+        if max_tools is not None and self.turn_tool_calls >= max_tools:
+            self._request_stop(StopReason.TOOL_BUDGET, f"the turn reached its limit of {max_tools} tool calls")
+            return f"{ProposalCode.TOOL_BUDGET.value}: the turn reached its limit of {max_tools} tool calls"
+        self.consecutive_rejections = 0
+        self.turn_fingerprints.append(fingerprint)
+        self.turn_tool_calls += 1
+        return None
+
+    def _request_stop(self, reason: StopReason, detail: str) -> None:
+        if self.stop_reason is None:
+            self.stop_reason = reason.value
+            self.stop_detail = detail
 
     def tools_final(self) -> bool:
         return all(r.is_final for r in self.tool_calls.values())
@@ -285,8 +399,38 @@ class SessionModel:
         if status is AgentToolCallStatus.RUNNING:
             self.emit(AgentEventType.TOOL_CALL_STARTED, names, step=step)
         elif updated.is_final:
-            self.emit(AgentEventType.TOOL_CALL_FINISHED, {**names, "status": status.value}, step=step)
+            finished = {**names, "status": status.value, "error": updated.error}
+            self.emit(AgentEventType.TOOL_CALL_FINISHED, finished, step=step)
         return updated
+
+    # -- guarded memory ------------------------------------------------------------------
+
+    def run_memory_tool(self, record: AgentToolCall, now: datetime) -> AgentToolCall:
+        """Run `remember`, `recall` or `forget` inside the session and record the outcome."""
+        memory = self.memory
+        if memory is None:
+            raise SessionStateError("guarded memory is not enabled for this session")
+        self.move_tool_call(record.tool_call_id, AgentToolCallStatus.RUNNING)
+        try:
+            raw = json.loads(record.arguments or "{}")
+        except ValueError:
+            raw = None
+        arguments = cast(dict[str, Any], raw) if isinstance(raw, dict) else {}
+        key, text = str(arguments.get("key", "")), str(arguments.get("text", ""))
+        owner = memory.owner
+        if record.tool_name == "recall":
+            output = MemoryStore.render(memory.recall(user=owner, now=now))
+            return self.move_tool_call(record.tool_call_id, AgentToolCallStatus.SUCCEEDED, output=output)
+        if record.tool_name == "remember":
+            code = memory.write(key, text, source=f"model:{self._require_turn()}", user=owner, now=now)
+        else:
+            code = memory.forget(key, user=owner)
+        if code is MemoryCode.OK:
+            done = "remembered" if record.tool_name == "remember" else "forgot"
+            return self.move_tool_call(record.tool_call_id, AgentToolCallStatus.SUCCEEDED, output=f"{done} {key!r}")
+        return self.move_tool_call(
+            record.tool_call_id, AgentToolCallStatus.FAILED, error=f"memory {record.tool_name} refused: {code.value}"
+        )
 
     # -- interrupts ----------------------------------------------------------------------
 

@@ -12,16 +12,33 @@ TURN_FAILURE_NOTE_HEADER = "[sessionflow] The previous turn failed after these t
 TURN_FAILURE_NOTE_FOOTER = "Do not repeat these tool calls unless the user asks again."
 
 
-def build_turn_failure_note(records: Iterable[AgentToolCall]) -> str | None:
-    """One line per final record, in the order the model asked for them; None if there are none."""
+def build_turn_failure_note(
+    records: Iterable[AgentToolCall], *, stop_reason: str | None = None, stop_detail: str = ""
+) -> str | None:
+    """One line per final record, in the order the model asked for them; None if there are none.
+
+    A turn the session stopped on its own (a budget, a loop) always leaves a note that
+    names the reason, so the next turn's model knows why it was cut off.
+    """
     final = sorted((r for r in records if r.is_final), key=lambda r: r.deferral_order)
+    if stop_reason is not None:
+        head = f"[sessionflow] The previous turn was stopped ({stop_reason})" + (
+            f": {stop_detail}" if stop_detail else "."
+        )
+        if not final:
+            return head
+        lines = [head, "These tool calls ran before it stopped:"]
+        lines += [_line(record) for record in final]
+        lines.append(TURN_FAILURE_NOTE_FOOTER)
+        return "\n".join(lines)
     if not final:
         return None
     lines = [TURN_FAILURE_NOTE_HEADER]
-    for record in final:
-        outcome = describe_tool_call_outcome(record).replace("\n", " ")
-        lines.append(
-            f"- {record.tool_name} {render_arguments(record.arguments)} -> {record.status.value}: {outcome}"
-        )
+    lines += [_line(record) for record in final]
     lines.append(TURN_FAILURE_NOTE_FOOTER)
     return "\n".join(lines)
+
+
+def _line(record: AgentToolCall) -> str:
+    outcome = describe_tool_call_outcome(record).replace("\n", " ")
+    return f"- {record.tool_name} {render_arguments(record.arguments)} -> {record.status.value}: {outcome}"

@@ -7,9 +7,13 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
 
+from sessionflow.session.guardrails import DEFAULT_MAX_STUCK, Budget
 from sessionflow.session.tools import DeferredToolCall, ToolEffect, ToolPolicy
 
-__all__ = ["AgentSessionOptions", "CallPolicy", "SessionTimings"]
+__all__ = ["AgentSessionOptions", "CallPolicy", "MemoryOptions", "SessionBudget", "SessionTimings"]
+
+PriceResolver = Callable[[str, str | None], tuple[float, float] | None]
+"""(model, provider) -> (input price, output price) per million tokens, or None if unknown."""
 
 CallPolicy = Callable[[DeferredToolCall, Mapping[str, Any]], ToolPolicy]
 """Decides the final policy of one call from the call and its turn's session settings."""
@@ -44,6 +48,59 @@ class SessionTimings:
 
 
 @dataclass(frozen=True, kw_only=True)
+class SessionBudget:
+    """Limits checked before every step. None means no limit.
+
+    The session cost uses prices per million tokens: give them, or name `price_model`
+    (and optionally `price_provider`) to look them up in the `genai-prices` table.
+    """
+
+    max_model_calls_per_turn: int | None = None
+    max_tool_calls_per_turn: int | None = None
+    max_turn_duration: timedelta | None = None
+    max_session_cost: float | None = None
+    price_model: str | None = None
+    price_provider: str | None = None
+    input_price_per_mtok: float | None = None
+    output_price_per_mtok: float | None = None
+    max_output_tokens: int = 4096
+    max_stuck: int = DEFAULT_MAX_STUCK
+
+    def resolve(self, prices: PriceResolver | None = None) -> Budget:
+        """Plain numbers for the workflow; fails when a cost limit has no prices."""
+        input_price, output_price = self.input_price_per_mtok, self.output_price_per_mtok
+        if (input_price is None or output_price is None) and self.price_model and prices is not None:
+            found = prices(self.price_model, self.price_provider)
+            if found is not None:
+                input_price = found[0] if input_price is None else input_price
+                output_price = found[1] if output_price is None else output_price
+        if self.max_session_cost is not None and (input_price is None or output_price is None):
+            raise ValueError(
+                "max_session_cost needs prices: set input_price_per_mtok and output_price_per_mtok, "
+                f"or a price_model the price table knows (got {self.price_model!r})"
+            )
+        return Budget(
+            max_model_calls_per_turn=self.max_model_calls_per_turn,
+            max_tool_calls_per_turn=self.max_tool_calls_per_turn,
+            max_turn_seconds=self.max_turn_duration.total_seconds() if self.max_turn_duration else None,
+            max_session_cost=self.max_session_cost,
+            input_price=(input_price or 0.0) / 1e6,
+            output_price=(output_price or 0.0) / 1e6,
+            max_output_tokens=self.max_output_tokens,
+            max_stuck=self.max_stuck,
+        )
+
+
+@dataclass(frozen=True, kw_only=True)
+class MemoryOptions:
+    """Guarded memory (`remember`, `recall`, `forget`), kept in the session's own state."""
+
+    max_notes: int = 50
+    max_chars: int = 500
+    ttl: timedelta | None = timedelta(days=30)
+
+
+@dataclass(frozen=True, kw_only=True)
 class AgentSessionOptions:
     """How one flow type treats its tools and how long it waits."""
 
@@ -52,6 +109,10 @@ class AgentSessionOptions:
     timings: SessionTimings = field(default_factory=SessionTimings)
     event_stream_capacity: int = 256 * 1024
     """Bytes of durable events a session retains (carried across continue-as-new)."""
+    budget: SessionBudget | None = None
+    """Per-turn step, tool and time limits, and a per-session cost limit."""
+    memory: MemoryOptions | None = None
+    """Enables the guarded memory tools, run by the session itself."""
     call_policy: CallPolicy | None = None
     """Optional per-call policy, applied to every deferred call after the runner returns.
 

@@ -17,6 +17,7 @@ __all__ = [
     "DeferredToolExecution",
     "ImageInput",
     "SupportsImageMessages",
+    "SupportsToolCatalog",
     "idempotency_key",
 ]
 
@@ -91,6 +92,18 @@ class AgentFrameworkRunner(Protocol):
     async def run_model_step(self, turn: AgentTurnContext) -> AgentTurnOutcome: ...
 
     async def execute_deferred_tool_call(self, call: DeferredToolExecution) -> ToolExecutionResult: ...
+
+
+@runtime_checkable
+class SupportsToolCatalog(Protocol):
+    """Optional: a runner that can say which tools a turn offers, with their JSON schemas.
+
+    The session then checks every proposal before any tool step is scheduled: a tool not
+    in the catalog is refused as `not_allowed`, and arguments that fail the schema as
+    `invalid_arguments`; the model sees the reason as the call's result.
+    """
+
+    def tool_catalog(self, session_settings: Mapping[str, Any]) -> Mapping[str, Mapping[str, Any]]: ...
 
 
 @runtime_checkable

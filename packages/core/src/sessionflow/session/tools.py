@@ -51,6 +51,8 @@ class ToolPolicy:
 
     effect: ToolEffect
     requires_approval: bool | None = None
+    allow_repeats: bool = False
+    """Allow the same call (same tool, same arguments) more than once in a turn."""
 
     @property
     def is_approval_required(self) -> bool:
@@ -107,6 +109,8 @@ class DeferredToolCall:
     tool_name: str
     arguments: str
     policy: ToolPolicy
+    proposal_error: str | None = None
+    """Set by the session's proposal check (`<code>: <message>`); such a call never runs."""
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -32,7 +32,8 @@ from sessionflow.session import (
     message_digest,
     validate_tool_call_ids,
 )
-from sessionflow.session.runner import ImageInput, SupportsImageMessages
+from sessionflow.session.proposals import check_proposal
+from sessionflow.session.runner import ImageInput, SupportsImageMessages, SupportsToolCatalog
 from sessionflow.temporal._delta_fallback import DeltaFallback
 from sessionflow.temporal._payloads import (
     BUILD_USER_MESSAGE,
@@ -146,6 +147,13 @@ class SessionActivities:
                 raise _non_retryable(error) from None
             if not outcome.framework_run_state:
                 raise _non_retryable(SessionStateError("ToolCallsRequested has an empty framework_run_state"))
+            runner = self._flow.runner
+            if isinstance(runner, SupportsToolCatalog):
+                catalog = runner.tool_catalog(request.session_settings)
+                outcome = replace(
+                    outcome,
+                    tool_calls=[replace(c, proposal_error=check_proposal(c, catalog)) for c in outcome.tool_calls],
+                )
             call_policy = self._flow.options.call_policy
             if call_policy is not None:
                 settings = request.session_settings

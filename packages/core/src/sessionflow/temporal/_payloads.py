@@ -14,6 +14,7 @@ from sessionflow.session import (
     AgentEvent,
     AgentMessage,
     AgentToolCall,
+    Budget,
     SessionModel,
     SessionTimings,
     ToolCallsRequested,
@@ -38,6 +39,13 @@ PAYLOAD_VERSION = 1
 
 
 @dataclass(frozen=True, kw_only=True)
+class MemorySettings:
+    max_notes: int
+    max_chars: int
+    ttl_seconds: float | None
+
+
+@dataclass(frozen=True, kw_only=True)
 class WorkflowTimings:
     """`SessionTimings` in seconds, because the default JSON converter has no timedelta."""
 
@@ -54,10 +62,17 @@ class WorkflowTimings:
     interrupt_deadline: float | None = None
     continue_as_new_after_events: int = 10_000
     event_retention_bytes: int = 1024 * 1024
+    budget: Budget | None = None
+    memory: MemorySettings | None = None
 
     @staticmethod
     def from_timings(
-        timings: SessionTimings, *, continue_as_new_after_events: int = 10_000, event_retention_bytes: int = 1024 * 1024
+        timings: SessionTimings,
+        *,
+        continue_as_new_after_events: int = 10_000,
+        event_retention_bytes: int = 1024 * 1024,
+        budget: Budget | None = None,
+        memory: MemorySettings | None = None,
     ) -> WorkflowTimings:
         def secs(value: timedelta) -> float:
             return value.total_seconds()
@@ -76,6 +91,8 @@ class WorkflowTimings:
             interrupt_deadline=secs(timings.interrupt_deadline) if timings.interrupt_deadline else None,
             continue_as_new_after_events=continue_as_new_after_events,
             event_retention_bytes=event_retention_bytes,
+            budget=budget,
+            memory=memory,
         )
 
 

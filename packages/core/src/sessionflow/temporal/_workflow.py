@@ -14,12 +14,14 @@ from temporalio.exceptions import ActivityError, ApplicationError, TimeoutError,
 
 with workflow.unsafe.imports_passed_through():
     from sessionflow.session import (
+        MEMORY_TOOL_NAMES,
         AgentEventsPage,
         AgentMessagesPage,
         AgentSnapshot,
         AgentToolCall,
         AgentToolCallStatus,
         FrameworkMessage,
+        MemoryStore,
         QueuedUserMessage,
         SessionModel,
         SessionStateError,
@@ -103,6 +105,14 @@ class AgentSessionWorkflow:
                 QueuedUserMessage(text=start.initial_message, settings=start.initial_settings)
             )
         self._model.event_log.max_bytes = start.timings.event_retention_bytes
+        memory = start.timings.memory
+        if memory is not None and self._model.memory is None:
+            self._model.memory = MemoryStore(
+                owner=start.environment.get("user", "user"),
+                max_notes=memory.max_notes,
+                max_chars=memory.max_chars,
+                ttl_seconds=memory.ttl_seconds,
+            )
         self._started = True
         while True:
             await workflow.wait_condition(lambda: bool(self._model.queued) or self._model.stopped)
@@ -137,22 +147,33 @@ class AgentSessionWorkflow:
 
     async def _run_turn(self, queued: QueuedUserMessage) -> None:
         model = self._model
-        model.begin_turn()
+        model.begin_turn(workflow.now())
         model.turn_settings = dict(queued.settings)
+        budget = self._timings.budget if self._timings is not None else None
         try:
             user_message = await self._build_user_message(queued.text, queued.images)
             model.store_user_message(user_message)
             while True:
                 self._raise_if_cancelled()
+                over = model.budget_stop_before_model_call(budget, workflow.now())
+                if over is not None:
+                    await self._stop_turn(over[0].value, over[1])
+                    return
                 result = await self._run_model()
                 if result.completed is not None:
-                    model.complete_turn(result.completed)
+                    model.complete_turn(result.completed, budget)
                     return
                 assert result.requested is not None
                 records = model.request_tools(
-                    result.requested, now=workflow.now(), deadline=self._interrupt_deadline()
+                    result.requested, now=workflow.now(), deadline=self._interrupt_deadline(), budget=budget
                 )
-                await asyncio.gather(*(self._run_tool_call(r) for r in records))
+                # Calls that passed every check run even when the batch also asked for one
+                # that must not; the turn stops after them, before the next model call.
+                await asyncio.gather(*(self._run_tool_call(r) for r in records if not r.is_final))
+                if model.stop_reason is not None:
+                    self._raise_if_cancelled()
+                    await self._stop_turn(model.stop_reason, model.stop_detail)
+                    return
                 self._raise_if_cancelled()
                 model.resume_model()
         except TurnCancelled:
@@ -197,6 +218,7 @@ class AgentSessionWorkflow:
         prefix_count = tail[0].sequence - 1 if tail else len(model.messages)
         prefix_digest = self._digest_at(prefix_count)
         self._model_calls += 1
+        model.count_model_call()
         activity_id = f"{turn_id}/model-{self._model_calls}"
         model.model_step = activity_id
         task = asyncio.ensure_future(
@@ -256,6 +278,10 @@ class AgentSessionWorkflow:
                 return
         if self._cancel_requested:
             model.move_tool_call(tool_call_id, AgentToolCallStatus.REJECTED, rejection_message=TURN_CANCELLED)
+            return
+        if model.memory is not None and record.tool_name in MEMORY_TOOL_NAMES:
+            # Memory lives in the session's own state, so the session runs these itself.
+            model.run_memory_tool(record, workflow.now())
             return
         record = model.move_tool_call(tool_call_id, AgentToolCallStatus.RUNNING)
         effect = record.policy.effect
@@ -333,6 +359,20 @@ class AgentSessionWorkflow:
                 continue
 
     # -- turn failure --------------------------------------------------------------------
+
+    async def _stop_turn(self, reason: str, detail: str) -> None:
+        """End a turn the session stopped on its own, leaving a note the next turn's model sees."""
+        model = self._model
+        model.abandon_unstarted_calls(f"turn stopped: {reason}")
+        note_text = build_turn_failure_note(model.tool_calls.values(), stop_reason=reason, stop_detail=detail)
+        error = f"turn stopped ({reason}): {detail}"
+        note: FrameworkMessage | None = None
+        if note_text is not None:
+            try:
+                note = await self._build_user_message(note_text, [])
+            except ActivityError as note_error:
+                error = f"{error}; the note could not be built: {describe_failure(note_error)}"
+        model.fail_turn(error, note, reason=reason)
 
     async def _fail_turn(self, error: str, *, reason: str = "error") -> None:
         model = self._model

@@ -5,8 +5,9 @@ from __future__ import annotations
 import re
 
 from sessionflow.deltas import DeltaTransport, InProcessDeltaBus
+from sessionflow.prices import lookup_prices
 from sessionflow.session import AgentFrameworkRunner, AgentSessionOptions
-from sessionflow.temporal._payloads import WorkflowTimings
+from sessionflow.temporal._payloads import MemorySettings, WorkflowTimings
 
 __all__ = ["AgentSessionFlow"]
 
@@ -54,10 +55,20 @@ class AgentSessionFlow:
         return self.flow_type
 
     def workflow_timings(self) -> WorkflowTimings:
+        options = self.options
+        memory = options.memory
         return WorkflowTimings.from_timings(
-            self.options.timings,
+            options.timings,
             continue_as_new_after_events=self.continue_as_new_after_events,
-            event_retention_bytes=self.options.event_stream_capacity,
+            event_retention_bytes=options.event_stream_capacity,
+            budget=options.budget.resolve(lookup_prices) if options.budget is not None else None,
+            memory=MemorySettings(
+                max_notes=memory.max_notes,
+                max_chars=memory.max_chars,
+                ttl_seconds=memory.ttl.total_seconds() if memory.ttl else None,
+            )
+            if memory is not None
+            else None,
         )
 
     def __repr__(self) -> str:

@@ -1,0 +1,340 @@
+"""Play one case against one framework: start workers, run the steps, check what happened."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from sessionflow.plugins import LOAD_PLUGINS_ENV, FrameworkSpec
+from sessionflow.session import AgentEvent, AgentInterrupt, AgentSnapshot, AgentStatus
+from sessionflow.temporal import AgentSessionClient, AgentSessionFlow, read_step_history, serve_agent_flows
+from sessionflow.testing._gates import FileGate
+from sessionflow.testing._stack import AgentTestStack
+from sessionflow.testing._waiting import wait_for_agent_snapshot
+from sessionflow.testing.conformance._cases import (
+    CheckStep,
+    ConformanceCase,
+    KillPoint,
+    KillWorkerStep,
+    ReleaseGatesStep,
+    ResolveStep,
+    SendStep,
+    StartStep,
+    Step,
+    WaitGatesStep,
+    WaitIdleStep,
+    WaitInterruptStep,
+    WaitModelRequestsStep,
+)
+from sessionflow.testing.conformance._checks import check_expectations, check_invariants
+from sessionflow.testing.conformance._flow import build_case_flow
+from sessionflow.testing.conformance._observe import Observation, read_durable_events
+from sessionflow.testing.conformance._png import write_png
+from sessionflow.testing.conformance._runtime import ConformanceRuntime
+from sessionflow.testing.conformance._tools import invocation_log
+from sessionflow.testing.conformance._worker_env import (
+    CASE_FILE_ENV,
+    FLOW_TYPE_ENV,
+    FRAMEWORK_ENV,
+    MODEL_BASE_URL_ENV,
+    WORKER_MODULE,
+)
+
+__all__ = ["CaseRun", "ConformanceFailure", "play_case"]
+
+WAIT_SECONDS = 60.0
+"""Longest wait for one condition (a turn to end, a gate, an approval request)."""
+
+_LOG_TAIL_LINES = 25
+
+
+class ConformanceFailure(AssertionError):
+    """The framework did not behave as the case expects; the message lists every difference."""
+
+
+@dataclass(frozen=True)
+class CaseRun:
+    """One cell of the matrix: a case and the framework it is played against."""
+
+    case: ConformanceCase
+    framework: FrameworkSpec
+
+    @property
+    def id(self) -> str:
+        return f"{self.framework.name}-{self.case.id}"
+
+
+def play_case(runtime: ConformanceRuntime, run: CaseRun) -> None:
+    """Play ``run`` on the runtime's loop; raises `ConformanceFailure` when it does not conform."""
+    driver = _CaseDriver(runtime, run.case, run.framework)
+    try:
+        runtime.loop.run(driver.play(), timeout=run.case.timeout_seconds)
+    except TimeoutError:
+        raise ConformanceFailure(
+            f"{run.case.id} on {run.framework.name!r} did not finish within {run.case.timeout_seconds:g} s "
+            f"(the case's timeout_seconds); state folder: {driver.state_dir}"
+        ) from None
+
+
+def _action(step: Step) -> str:
+    names: dict[type, str] = {
+        StartStep: "start",
+        SendStep: "send",
+        WaitIdleStep: "wait_idle",
+        WaitInterruptStep: "wait_interrupt",
+        ResolveStep: "resolve",
+        WaitGatesStep: "wait_gates",
+        ReleaseGatesStep: "release_gates",
+        WaitModelRequestsStep: "wait_model_requests",
+        KillWorkerStep: "kill_worker",
+        CheckStep: "check",
+    }
+    return names[type(step)]
+
+
+class _CaseDriver:
+    def __init__(self, runtime: ConformanceRuntime, case: ConformanceCase, framework: FrameworkSpec) -> None:
+        self.runtime = runtime
+        self.case = case
+        self.framework = framework
+        self.name = f"conf-{runtime.token}-{framework.name}-{case.id}"
+        self.session_id = self.name
+        self.model_key = self.name
+        self.state_dir = runtime.work_dir / f"{framework.name}-{case.id}"
+        self.model_url = runtime.model_server.base_url(self.model_key, api=framework.model_api)
+        self.images: dict[str, bytes] = {}
+        self.image_paths: dict[str, Path] = {}
+        self.interrupts: dict[str, str] = {}
+        self.live_events: list[AgentEvent] = []
+        self._first_event = asyncio.Event()
+        self._stack: AgentTestStack | None = None
+        self._sessions: AgentSessionClient | None = None
+
+    @property
+    def stack(self) -> AgentTestStack:
+        assert self._stack is not None
+        return self._stack
+
+    @property
+    def sessions(self) -> AgentSessionClient:
+        assert self._sessions is not None
+        return self._sessions
+
+    # -- the whole case --------------------------------------------------------------------
+
+    async def play(self) -> None:
+        self.state_dir.mkdir(parents=True, exist_ok=True)
+        for name, image in self.case.images.items():
+            path = self.state_dir / "images" / f"{name}.png"
+            self.images[name] = write_png(path, image.width, image.height, image.rgb)
+            self.image_paths[name] = path
+        self.runtime.model_server.script(self.model_key, self.case.model)
+        flow = build_case_flow(
+            self.case, self.framework, flow_type=self.name, model_base_url=self.model_url, state_dir=self.state_dir
+        )
+        env = {
+            CASE_FILE_ENV: str(self.case.path.resolve()),
+            FRAMEWORK_ENV: self.framework.name,
+            FLOW_TYPE_ENV: self.name,
+            MODEL_BASE_URL_ENV: self.model_url,
+        }
+        if not os.environ.get(LOAD_PLUGINS_ENV, "").strip() and self.framework.plugin_name:
+            # Import only the plugin that provides this framework: the child finds the same
+            # framework without paying for every installed adapter's imports.
+            env[LOAD_PLUGINS_ENV] = self.framework.plugin_name
+        stack = AgentTestStack(
+            self.state_dir,
+            [flow],
+            worker_module=WORKER_MODULE,
+            worker_env=env,
+            server_address=self.runtime.server_address,
+        )
+        async with stack:
+            self._stack = stack
+            self._sessions = stack.sessions(flow)
+            try:
+                await self._run(flow)
+            except ConformanceFailure as failure:
+                raise ConformanceFailure(f"{failure}\n{self._diagnostics()}") from None
+            except Exception as error:
+                raise ConformanceFailure(f"{type(error).__name__}: {error}\n{self._diagnostics()}") from error
+
+    async def _run(self, flow: AgentSessionFlow) -> None:
+        stop = asyncio.Event()
+        in_process: asyncio.Task[None] | None = None
+        follower: asyncio.Task[None] | None = None
+        try:
+            if self.case.worker == "process":
+                await self.stack.start_worker()
+            else:
+                in_process = asyncio.create_task(serve_agent_flows(self.stack.client, [flow], stop=stop))
+            for index, step in enumerate(self.case.steps):
+                try:
+                    await self._step(step)
+                except (ConformanceFailure, TimeoutError) as error:
+                    raise ConformanceFailure(f"step /steps/{index} ({_action(step)}): {error}") from None
+                if isinstance(step, StartStep) and self.case.worker == "in_process":
+                    follower = asyncio.create_task(self._follow())
+                    await asyncio.wait_for(self._first_event.wait(), WAIT_SECONDS)
+            observation = await self._observe()
+            failures = check_expectations(self.case.expect, observation) + check_invariants(observation)
+            if failures:
+                raise ConformanceFailure(
+                    f"{self.case.id} ({self.case.title}) on {self.framework.name!r}:\n"
+                    + "\n".join(f"  - {line}" for line in failures)
+                )
+        finally:
+            if follower is not None:
+                follower.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await follower
+            stop.set()
+            if in_process is not None:
+                # A worker error surfaces here only if the case did not already fail for it.
+                await asyncio.wait_for(in_process, WAIT_SECONDS)
+
+    async def _follow(self) -> None:
+        """Follow `AgentSessionClient.events`; keep the live deltas (offset None) an in-process worker sends."""
+        async for event in self.sessions.events(self.session_id):
+            self._first_event.set()
+            if event.offset is None:
+                self.live_events.append(event)
+
+    # -- steps -----------------------------------------------------------------------------
+
+    async def _step(self, step: Step) -> None:
+        match step:
+            case StartStep():
+                await self.sessions.start_session(self.session_id, step.text)
+            case SendStep():
+                images = [str(self.image_paths[name]) for name in step.images]
+                accepted = await self.sessions.send_user_message(self.session_id, step.text, images=images)
+                if accepted is not step.expect_accepted:
+                    raise ConformanceFailure(f"send_user_message returned {accepted}, expected {step.expect_accepted}")
+            case WaitIdleStep():
+                await self._wait_idle(step.turns)
+            case WaitInterruptStep():
+                await self._wait_interrupt_step(step)
+            case ResolveStep():
+                await self._resolve(step)
+            case WaitGatesStep():
+                await self._wait_gates(step.gates)
+            case ReleaseGatesStep():
+                for gate in step.gates:
+                    FileGate(self.state_dir, gate).release()
+            case WaitModelRequestsStep():
+                await self._wait_model_requests(step.count)
+            case KillWorkerStep():
+                await self._kill(step.at)
+            case CheckStep():
+                failures = check_expectations(step.expect, await self._observe())
+                if failures:
+                    raise ConformanceFailure("mid-run check failed:\n" + "\n".join(f"  - {f}" for f in failures))
+
+    async def _wait_idle(self, turns: int) -> AgentSnapshot:
+        def done(snapshot: AgentSnapshot) -> AgentSnapshot | None:
+            state = snapshot.state
+            idle = state is not None and state.status is AgentStatus.WAITING_FOR_USER_MESSAGE
+            return snapshot if idle and state is not None and state.turn_count >= turns else None
+
+        return await wait_for_agent_snapshot(
+            self.sessions, self.session_id, done, description=f"turn {turns} to end", timeout=WAIT_SECONDS
+        )
+
+    async def _wait_interrupt(self, tool_call_id: str) -> AgentInterrupt:
+        def find(snapshot: AgentSnapshot) -> AgentInterrupt | None:
+            return next((i for i in snapshot.pending_interrupts if i.tool_call_id == tool_call_id), None)
+
+        interrupt = await wait_for_agent_snapshot(
+            self.sessions,
+            self.session_id,
+            find,
+            description=f"an approval request for tool call {tool_call_id!r}",
+            timeout=WAIT_SECONDS,
+        )
+        self.interrupts[tool_call_id] = interrupt.interrupt_id
+        return interrupt
+
+    async def _wait_interrupt_step(self, step: WaitInterruptStep) -> None:
+        interrupt = await self._wait_interrupt(step.tool_call_id)
+        problems: list[str] = []
+        if step.tool_name is not None and interrupt.tool_name != step.tool_name:
+            problems.append(f"tool_name {interrupt.tool_name!r}, expected {step.tool_name!r}")
+        if step.arguments is not None:
+            try:
+                arguments: object = json.loads(interrupt.arguments)
+            except ValueError:
+                arguments = interrupt.arguments
+            if arguments != step.arguments:
+                problems.append(f"arguments {interrupt.arguments!r}, expected {step.arguments!r}")
+        if step.has_deadline is not None and (interrupt.deadline is not None) is not step.has_deadline:
+            problems.append(f"deadline {interrupt.deadline!r}, expected {'one' if step.has_deadline else 'none'}")
+        if problems:
+            raise ConformanceFailure(f"approval request for {step.tool_call_id!r}: " + "; ".join(problems))
+
+    async def _resolve(self, step: ResolveStep) -> None:
+        interrupt_id = self.interrupts.get(step.tool_call_id)
+        if interrupt_id is None:
+            interrupt_id = (await self._wait_interrupt(step.tool_call_id)).interrupt_id
+        accepted = await self.sessions.resolve_interrupt(
+            self.session_id, interrupt_id, approved=step.approved, rejection_message=step.rejection_message
+        )
+        if accepted is not step.expect_accepted:
+            raise ConformanceFailure(
+                f"resolve_interrupt({interrupt_id!r}) returned {accepted}, expected {step.expect_accepted}"
+            )
+
+    async def _wait_gates(self, names: tuple[str, ...]) -> None:
+        gates = [FileGate(self.state_dir, name) for name in names]
+        for gate in gates:
+            await gate.wait_until_reached(timeout=WAIT_SECONDS)
+        # Every gate is reached and none released yet: the tools that wait there run at the same time.
+        released = [gate.name for gate in gates if gate.is_released()]
+        if released:
+            raise ConformanceFailure(f"gates {released} were released before all of {list(names)} were reached")
+
+    async def _wait_model_requests(self, count: int) -> None:
+        await asyncio.to_thread(self.runtime.model_server.wait_for_requests, self.model_key, count, WAIT_SECONDS)
+
+    async def _kill(self, at: KillPoint | None) -> None:
+        if at is not None and at.gate is not None:
+            await FileGate(self.state_dir, at.gate).wait_until_reached(timeout=WAIT_SECONDS)
+        elif at is not None and at.model_request is not None:
+            await self._wait_model_requests(at.model_request)
+        elif at is not None and at.interrupt is not None:
+            await self._wait_interrupt(at.interrupt)
+        self.stack.workers[-1].kill()
+        await self.stack.start_worker()
+
+    # -- observing -------------------------------------------------------------------------
+
+    async def _observe(self) -> Observation:
+        snapshot = await self.sessions.get_agent_snapshot(self.session_id)
+        return Observation(
+            session_id=self.session_id,
+            snapshot=snapshot,
+            events=await read_durable_events(self.sessions, self.session_id),
+            live_events=list(self.live_events),
+            requests=self.runtime.model_server.requests(self.model_key),
+            invocations=invocation_log(self.state_dir).entries("tool"),
+            steps=await read_step_history(self.stack.client, self.session_id),
+            images=dict(self.images),
+        )
+
+    def _diagnostics(self) -> str:
+        lines = [
+            f"case file: {self.case.path}",
+            f"state folder: {self.state_dir}",
+            f"session: {self.session_id}; model requests recorded: "
+            f"{len(self.runtime.model_server.requests(self.model_key))}; scripted replies left unused: "
+            f"{self.runtime.model_server.remaining(self.model_key)}",
+        ]
+        for index, worker in enumerate(self._stack.workers if self._stack else [], start=1):
+            tail = worker.log().splitlines()[-_LOG_TAIL_LINES:]
+            lines.append(f"worker {index} (pid {worker.pid}) log tail, {worker.log_path}:")
+            lines += [f"    {line}" for line in tail] or ["    (empty)"]
+        return "\n".join(lines)

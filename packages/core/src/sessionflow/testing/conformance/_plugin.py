@@ -1,0 +1,167 @@
+"""pytest hooks of the conformance plugin: options, parametrization, the matrix."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Generator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from sessionflow.testing.conformance._cases import ConformanceCase, bundled_cases_dir, load_cases
+from sessionflow.testing.conformance._driver import CaseRun
+from sessionflow.testing.conformance._frameworks import discover_frameworks, missing_capability, skip_reason
+from sessionflow.testing.conformance._matrix import Matrix
+from sessionflow.testing.conformance._suite import RUN_ARGUMENT
+
+__all__ = [
+    "CASES_ENV",
+    "CASE_DIR_ENV",
+    "FRAMEWORKS_ENV",
+    "MARKER",
+    "pytest_addoption",
+    "pytest_configure",
+    "pytest_generate_tests",
+    "pytest_runtest_makereport",
+    "pytest_terminal_summary",
+    "selected_runs",
+]
+
+FRAMEWORKS_ENV = "SESSIONFLOW_CONFORMANCE_FRAMEWORKS"
+CASES_ENV = "SESSIONFLOW_CONFORMANCE_CASES"
+CASE_DIR_ENV = "SESSIONFLOW_CONFORMANCE_CASE_DIR"
+MARKER = "sessionflow_conformance"
+
+_MATRIX = pytest.StashKey[Matrix]()
+_RUNS = pytest.StashKey[list[CaseRun]]()
+_PARAMETRIZED = pytest.StashKey[set[str]]()
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("sessionflow-conformance", "sessionflow conformance suite")
+    try:
+        group.addoption(
+            "--sessionflow-frameworks",
+            dest="sessionflow_frameworks",
+            default=None,
+            metavar="A,B",
+            help=f"play the conformance cases only against these frameworks (env: {FRAMEWORKS_ENV})",
+        )
+        group.addoption(
+            "--sessionflow-cases",
+            dest="sessionflow_cases",
+            default=None,
+            metavar="ID,ID",
+            help=f"play only these conformance cases (env: {CASES_ENV})",
+        )
+        group.addoption(
+            "--sessionflow-case-dir",
+            dest="sessionflow_case_dir",
+            default=None,
+            metavar="DIR",
+            help=f"read the cases from DIR instead of the ones sessionflow ships (env: {CASE_DIR_ENV})",
+        )
+    except ValueError:
+        pass  # registered twice: as a plugin and through a conftest that imports its hooks
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", f"{MARKER}: a sessionflow conformance case played against one framework")
+    if _MATRIX not in config.stash:
+        config.stash[_MATRIX] = Matrix()
+
+
+def _listed(config: pytest.Config, option: str, env: str) -> list[str]:
+    raw: Any = config.getoption(option, default=None) or os.environ.get(env, "")
+    return [item.strip() for item in str(raw).split(",") if item.strip()]
+
+
+def _cases(config: pytest.Config) -> list[ConformanceCase]:
+    directory: Any = config.getoption("sessionflow_case_dir", default=None) or os.environ.get(CASE_DIR_ENV)
+    cases = load_cases(Path(str(directory)) if directory else bundled_cases_dir())
+    wanted = _listed(config, "sessionflow_cases", CASES_ENV)
+    if not wanted:
+        return cases
+    by_id = {case.id: case for case in cases}
+    unknown = [name for name in wanted if name not in by_id]
+    if unknown:
+        raise pytest.UsageError(f"unknown conformance case {unknown[0]!r}; cases: {', '.join(sorted(by_id))}")
+    return [by_id[name] for name in dict.fromkeys(wanted)]
+
+
+def selected_runs(config: pytest.Config) -> list[CaseRun]:
+    """Every (case, framework) this run plays, cases outer, frameworks inner; computed once."""
+    if _RUNS not in config.stash:
+        frameworks = discover_frameworks(_listed(config, "sessionflow_frameworks", FRAMEWORKS_ENV))
+        config.stash[_RUNS] = [CaseRun(case, fw) for case in _cases(config) for fw in frameworks]
+    return config.stash[_RUNS]
+
+
+def _matrix(config: pytest.Config) -> Matrix:
+    if _MATRIX not in config.stash:
+        config.stash[_MATRIX] = Matrix()
+    return config.stash[_MATRIX]
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if RUN_ARGUMENT not in metafunc.fixturenames:
+        return
+    done = metafunc.config.stash.setdefault(_PARAMETRIZED, set())
+    if metafunc.definition.nodeid in done:
+        return  # the plugin is registered twice; parametrize once
+    done.add(metafunc.definition.nodeid)
+    matrix = _matrix(metafunc.config)
+    params: list[Any] = []
+    for run in selected_runs(metafunc.config):
+        matrix.announce(run.case.id, run.framework.name)
+        marks: list[pytest.MarkDecorator] = [getattr(pytest.mark, MARKER)]
+        missing = missing_capability(run.case, run.framework)
+        if missing is not None:
+            marks.append(pytest.mark.skip(reason=skip_reason(run.framework, missing)))
+        params.append(pytest.param(run, id=run.id, marks=marks))
+    metafunc.parametrize(RUN_ARGUMENT, params)
+
+
+def _run_of(item: pytest.Item) -> CaseRun | None:
+    callspec: Any = getattr(item, "callspec", None)
+    params: Any = getattr(callspec, "params", {})
+    value: object = params.get(RUN_ARGUMENT) if isinstance(params, dict) else None
+    return value if isinstance(value, CaseRun) else None
+
+
+def _skip_text(report: pytest.TestReport) -> str:
+    longrepr: Any = report.longrepr
+    if isinstance(longrepr, tuple) and len(longrepr) == 3:  # pyright: ignore[reportUnknownArgumentType]
+        return str(longrepr[2]).removeprefix("Skipped: ")  # pyright: ignore[reportUnknownArgumentType]
+    return str(longrepr)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Generator[None, Any, Any]:
+    report: pytest.TestReport = yield
+    run = _run_of(item)
+    if run is None:
+        return report
+    matrix = _matrix(item.config)
+    case, framework = run.case.id, run.framework.name
+    if report.failed:
+        matrix.record(case, framework, "fail")
+    elif report.skipped:
+        missing = missing_capability(run.case, run.framework)
+        matrix.record(case, framework, "skip", f"no {missing}" if missing else _skip_text(report))
+    elif report.when == "call":
+        matrix.record(case, framework, "pass")
+    return report
+
+
+def pytest_terminal_summary(
+    terminalreporter: pytest.TerminalReporter, exitstatus: int, config: pytest.Config
+) -> None:
+    matrix = config.stash.get(_MATRIX, None)
+    if matrix is None or not matrix.cells or matrix.printed:
+        return
+    matrix.printed = True
+    terminalreporter.section("sessionflow conformance matrix (cases x frameworks)")
+    for line in matrix.lines():
+        terminalreporter.write_line(line)
