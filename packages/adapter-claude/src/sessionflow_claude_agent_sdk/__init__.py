@@ -1,0 +1,3 @@
+"""Claude Agent SDK adapter for sessionflow."""
+
+__all__: list[str] = []

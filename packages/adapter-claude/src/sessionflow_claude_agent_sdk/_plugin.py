@@ -1,0 +1,1 @@
+"""Registers the framework."""
