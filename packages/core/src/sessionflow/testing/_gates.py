@@ -68,7 +68,8 @@ class InvocationLog:
 
     def record(self, kind: str, name: str, **fields: Any) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        line = json.dumps({"kind": kind, "name": name, "pid": os.getpid(), **fields}, sort_keys=True) + "\n"
+        entry = {"kind": kind, "name": name, "pid": os.getpid(), "at": time.time(), **fields}
+        line = json.dumps(entry, sort_keys=True) + "\n"
         # One O_APPEND write per line keeps concurrent writers from interleaving.
         fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
         try:

@@ -14,7 +14,7 @@ A step is the reply to the n-th model call of a turn: `{"text": ...}` for a fina
 `deltas_by_attempt` (text deltas per attempt number), `reasoning`, `delay_after_deltas`,
 `abort` (raise TurnAborted with that message).
 A tool spec has `effect` (the framework's metadata), `output`, `error` (ToolExecutionError),
-`crash_attempts`, `gate` + `gate_attempts`, `returns_answer` (the answer given with the approval).
+`crash_attempts`, `gate` + `gate_attempts`, `returns_answer` (the answer given with the approval), `sleep` (seconds).
 """
 
 from __future__ import annotations
@@ -199,6 +199,8 @@ class ScriptedRunner:
         except asyncio.CancelledError:
             self.log.record("cancelled", record.tool_name, session=call.flow_id, tool_call_id=record.tool_call_id)
             raise
+        if "sleep" in tool:
+            await asyncio.sleep(float(tool["sleep"]))
         self._fail(tool, call.attempt, f"tool {record.tool_name!r}")
         if "error" in tool:
             raise ToolExecutionError(str(tool["error"]))

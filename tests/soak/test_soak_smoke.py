@@ -1,0 +1,18 @@
+"""The chaos soak at smoke size: 20 sessions, 2 worker SIGKILLs, one dev server restart."""
+
+from __future__ import annotations
+
+from bench.soak import run_soak
+
+
+async def test_soak_smoke() -> None:
+    report = await run_soak(20, kills=2, kill_every=(1.5, 3.0), timeout=170)
+    print("\n".join(report.lines()))
+    assert report.worker_kills == 2 and report.server_restarts == 1
+    assert report.unfinished == []
+    assert report.turns_final == 60
+    assert report.duplicate_single_attempt == []
+    assert report.idempotent_key_mismatch == []
+    assert report.message_problems == []
+    assert report.unexplained_outcome_unknown == []
+    assert sum(report.tool_runs.values()) >= 20 * 5  # every call ran at least once
