@@ -528,7 +528,9 @@ def test_tool_framework_effect() -> None:
     assert tool().framework_effect is None
     assert tool(effect=ToolEffect.IDEMPOTENT_WRITE).framework_effect is ToolEffect.IDEMPOTENT_WRITE
     assert tool(mcp_annotations={"readOnlyHint": True}).framework_effect is ToolEffect.READ
-    assert tool(mcp_annotations={}).framework_effect is ToolEffect.UNCLASSIFIED
+    # Neither hint: the session's default effect decides.
+    assert tool(mcp_annotations={}).framework_effect is None
+    assert tool(mcp_annotations={"destructiveHint": False}).framework_effect is None
     explicit = tool(effect=ToolEffect.NON_IDEMPOTENT_WRITE, mcp_annotations={"readOnlyHint": True})
     assert explicit.framework_effect is ToolEffect.NON_IDEMPOTENT_WRITE
     assert tool(policy=ToolPolicy(effect=ToolEffect.READ)).policy == ToolPolicy(effect=ToolEffect.READ)

@@ -236,11 +236,16 @@ class ToolSpec:
 
     @property
     def framework_effect(self) -> ToolEffect | None:
-        """`effect` if set, else the effect the MCP annotations imply, else None."""
+        """`effect` if set, else the effect a true MCP hint implies, else None.
+
+        None lets the session's `default_tool_effect` decide: an MCP tool with neither
+        `readOnlyHint` nor `idempotentHint` says nothing about its effect.
+        """
         if self.effect is not None:
             return self.effect
         if self.mcp_annotations is not None:
-            return effect_from_mcp_annotations(self.mcp_annotations)
+            effect = effect_from_mcp_annotations(self.mcp_annotations)
+            return None if effect is ToolEffect.UNCLASSIFIED else effect
         return None
 
     async def call(self, arguments: dict[str, Any], invocation: ToolInvocation) -> str:

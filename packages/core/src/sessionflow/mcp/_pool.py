@@ -6,14 +6,17 @@ import asyncio
 import importlib.metadata
 import logging
 import os
+import sys
 import threading
 import weakref
 from collections.abc import AsyncGenerator
 from contextlib import AsyncExitStack, asynccontextmanager
+from typing import TextIO
 
 import anyio
 import httpx2
 from mcp import Client, StdioServerParameters
+from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 from mcp.types import CONNECTION_CLOSED, REQUEST_TIMEOUT, Implementation
@@ -150,7 +153,8 @@ class _Connection:
                 env=dict(config.env) if config.env is not None else None,
                 cwd=config.cwd,
             )
-            return Client(params, cache=None, client_info=_client_info())
+            errlog = self._pool.server_stderr or sys.stderr
+            return Client(stdio_client(params, errlog=errlog), cache=None, client_info=_client_info())
         assert config.url is not None
         http = httpx2.AsyncClient(
             headers=dict(config.headers or {}),
@@ -203,15 +207,22 @@ class McpConnectionPool:
     Args:
         idle_timeout: Seconds a connection may stay unused before it is closed.
         connect_timeout: Seconds to start a server and complete the MCP handshake.
+        server_stderr: Where stdio servers write their stderr (a file with a descriptor,
+            such as a log file); defaults to this process's stderr.
     """
 
     def __init__(
-        self, *, idle_timeout: float = DEFAULT_IDLE_TIMEOUT, connect_timeout: float = DEFAULT_CONNECT_TIMEOUT
+        self,
+        *,
+        idle_timeout: float = DEFAULT_IDLE_TIMEOUT,
+        connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
+        server_stderr: TextIO | None = None,
     ) -> None:
         if idle_timeout <= 0 or connect_timeout <= 0:
             raise ValueError("idle_timeout and connect_timeout must be positive")
         self.idle_timeout = idle_timeout
         self.connect_timeout = connect_timeout
+        self.server_stderr = server_stderr
         self._slots: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _LoopSlot] = (
             weakref.WeakKeyDictionary()
         )
@@ -266,6 +277,7 @@ class McpConnectionPool:
                     await connection.start(self.connect_timeout)
                 except BaseException:
                     connection.in_use -= 1
+                    connection.retire("it did not start")  # a start still running ends unused
                     slot.forget(connection)
                     raise
             else:
