@@ -1,0 +1,217 @@
+"""`build_local_tools`: the ToolSpecs of every local tool, each authorizing its call again.
+
+Every handler first resolves the call's session settings with the resolver the CLI
+passes (the worker's configuration narrowed by the turn's settings) and refuses to run
+when its group is switched off. Approval is not checked here: a handler cannot see
+whether the session asked a person, so approval rests on the session's policies (the
+floors in `LOCAL_TOOL_FLOORS`, and `local_tool_call_policy` for the shell allow list).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from sessionflow.plugins import ToolInvocation, ToolSpec
+from sessionflow.session import ToolExecutionError
+from sessionflow_cli.local_tools import _files, _search, _shell, _web, _writes
+from sessionflow_cli.local_tools._args import Arguments
+from sessionflow_cli.local_tools._floors import LOCAL_TOOL_FLOORS, LOCAL_TOOL_GROUPS, SHELL_TOOL
+from sessionflow_cli.local_tools._schemas import DESCRIPTIONS, PARAMETERS
+from sessionflow_cli.local_tools._settings import LocalToolSettings
+from sessionflow_cli.local_tools._text import clean_text
+
+if TYPE_CHECKING:
+    from sessionflow_cli.local_tools._browser import BrowserTarget
+
+__all__ = ["build_local_tools"]
+
+SettingsResolver = Callable[[Mapping[str, Any]], LocalToolSettings]
+
+
+@dataclass(frozen=True)
+class _Call:
+    """One authorized call: its arguments, settings and invocation, and the workspace."""
+
+    args: Arguments
+    settings: LocalToolSettings
+    invocation: ToolInvocation
+    workspace: Path
+
+
+Runner = Callable[[_Call], Awaitable[str]]
+
+
+def build_local_tools(workspace: Path, resolve_settings: SettingsResolver) -> list[ToolSpec]:
+    """A ToolSpec for every tool of every group, with its floor as effect and policy.
+
+    The caller decides which to offer. Each handler resolves ``invocation.session_settings``
+    with ``resolve_settings`` when it runs, and a tool whose group is switched off raises
+    `ToolExecutionError` ("tool <name> is switched off for this session") without doing
+    anything.
+    """
+    root = Path(workspace).absolute()
+    return [_spec(name, runner, root, resolve_settings) for name, runner in _RUNNERS.items()]
+
+
+def _spec(name: str, runner: Runner, workspace: Path, resolve_settings: SettingsResolver) -> ToolSpec:
+    group = LOCAL_TOOL_GROUPS[name]
+    parameters = PARAMETERS[name]
+    known = frozenset(parameters["properties"])
+
+    async def handler(arguments: dict[str, Any], invocation: ToolInvocation) -> str:
+        settings = resolve_settings(invocation.session_settings)
+        if group not in settings.groups:
+            raise ToolExecutionError(f"tool {name} is switched off for this session")
+        call = _Call(Arguments(arguments, known), settings, invocation, workspace)
+        try:
+            return clean_text(await runner(call))
+        except ToolExecutionError as error:
+            raise ToolExecutionError(clean_text(error.message)) from None
+        except OSError as error:  # e.g. a directory we may not read; only the reason, no path
+            reason = error.strerror or type(error).__name__
+            raise ToolExecutionError(f"{name} failed: {reason}") from None
+
+    floor = LOCAL_TOOL_FLOORS[name]
+    return ToolSpec(
+        name=name,
+        description=DESCRIPTIONS[name],
+        parameters=parameters,
+        effect=floor.effect,
+        policy=floor,
+        handler=handler,
+    )
+
+
+# --------------------------------------------------------------------------- files
+
+
+async def _read_file(call: _Call) -> str:
+    a = call.args
+    path = a.text("path")
+    offset = a.integer("offset", 1, minimum=1, maximum=2**31)
+    limit = a.integer("limit", _files.DEFAULT_READ_LINES, minimum=1, maximum=_files.MAX_READ_LINES)
+    return await asyncio.to_thread(_files.read_file, call.workspace, path, offset, limit)
+
+
+async def _list_directory(call: _Call) -> str:
+    path = call.args.text("path", ".")
+    return await asyncio.to_thread(_files.list_directory, call.workspace, path)
+
+
+async def _search_files(call: _Call) -> str:
+    a = call.args
+    pattern = a.text("pattern")
+    path = a.text("path", ".")
+    regex = a.flag("regex")
+    ignore_case = a.flag("ignore_case")
+    include = a.optional_text("include")
+    most = a.integer("max_results", _search.DEFAULT_MAX_RESULTS, minimum=1, maximum=_search.MAX_RESULTS)
+
+    def run() -> str:
+        return _search.search_files(
+            call.workspace,
+            pattern,
+            path,
+            regex=regex,
+            ignore_case=ignore_case,
+            include=include,
+            max_results=most,
+        )
+
+    return await asyncio.to_thread(run)
+
+
+async def _write_file(call: _Call) -> str:
+    path, content = call.args.text("path"), call.args.text("content")
+    return await asyncio.to_thread(_writes.write_file, call.workspace, path, content)
+
+
+async def _edit_file(call: _Call) -> str:
+    a = call.args
+    path, old, new = a.text("path"), a.text("old_string"), a.text("new_string")
+    replace_all = a.flag("replace_all")
+
+    def run() -> str:
+        return _writes.edit_file(call.workspace, path, old, new, replace_all=replace_all)
+
+    return await asyncio.to_thread(run)
+
+
+# --------------------------------------------------------------------------- shell and web
+
+
+async def _run_shell_command(call: _Call) -> str:
+    command = call.args.text("command")
+    if not command.strip():
+        raise ToolExecutionError("the command is empty")
+    timeout = _shell.effective_timeout(call.args.number("timeout_seconds"), call.settings.shell_timeout)
+    return await _shell.run_shell_command(command, call.workspace, timeout)
+
+
+async def _fetch_web_page(call: _Call) -> str:
+    return await _web.fetch_web_page(call.args.text("url"))
+
+
+# --------------------------------------------------------------------------- browser
+# Playwright is imported when a browser tool first runs: it is slow to import.
+
+
+def _target(args: Arguments) -> BrowserTarget:
+    from sessionflow_cli.local_tools._browser import BrowserTarget
+
+    return BrowserTarget(
+        role=args.optional_text("role"),
+        name=args.optional_text("name"),
+        selector=args.optional_text("selector"),
+    )
+
+
+async def _browser_navigate(call: _Call) -> str:
+    from sessionflow_cli.local_tools import _browser
+
+    return await _browser.navigate(call.invocation.session_id, call.args.text("url"))
+
+
+async def _browser_snapshot(call: _Call) -> str:
+    from sessionflow_cli.local_tools import _browser
+
+    return await _browser.snapshot(call.invocation.session_id)
+
+
+async def _browser_click(call: _Call) -> str:
+    from sessionflow_cli.local_tools import _browser
+
+    return await _browser.act(call.invocation.session_id, "click", _target(call.args))
+
+
+async def _browser_fill(call: _Call) -> str:
+    from sessionflow_cli.local_tools import _browser
+
+    value = call.args.text("value")
+    return await _browser.act(call.invocation.session_id, "fill", _target(call.args), value)
+
+
+async def _browser_submit_form(call: _Call) -> str:
+    from sessionflow_cli.local_tools import _browser
+
+    return await _browser.act(call.invocation.session_id, "submit", _target(call.args))
+
+
+_RUNNERS: dict[str, Runner] = {
+    "read_file": _read_file,
+    "list_directory": _list_directory,
+    "search_files": _search_files,
+    "write_file": _write_file,
+    "edit_file": _edit_file,
+    SHELL_TOOL: _run_shell_command,
+    "fetch_web_page": _fetch_web_page,
+    "browser_navigate": _browser_navigate,
+    "browser_snapshot": _browser_snapshot,
+    "browser_click": _browser_click,
+    "browser_fill": _browser_fill,
+    "browser_submit_form": _browser_submit_form,
+}

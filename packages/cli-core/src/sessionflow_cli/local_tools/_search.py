@@ -1,0 +1,192 @@
+"""`search_files`: lines matching a substring or a regex, under a directory of the workspace.
+
+The walk opens every directory and file relative to its parent's descriptor with
+``O_NOFOLLOW`` and checks each by the kernel's path, like the other file tools. It never
+follows symbolic links, skips files with more than one hard link and special files, and
+stops at fixed caps on matches, files and bytes.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import re
+import stat
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from sessionflow_cli.local_tools._paths import Workspace, checkpoint, refuse
+from sessionflow_cli.local_tools._text import decode, show_name
+
+__all__ = ["DEFAULT_MAX_RESULTS", "MAX_RESULTS", "search_files"]
+
+DEFAULT_MAX_RESULTS = 100
+MAX_RESULTS = 500
+MAX_FILES = 20_000
+MAX_FILE_BYTES = 4 * 1024 * 1024
+MAX_DEPTH = 64
+MAX_LINE_CHARS = 300
+SKIPPED_DIRECTORIES = frozenset({".git", ".hg", ".svn"})
+
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+_FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+
+
+@dataclass
+class _Search:
+    ws: Workspace
+    pattern: re.Pattern[str]
+    include: str | None
+    max_results: int
+    matches: list[str] = field(default_factory=lambda: [])
+    files: int = 0
+    skipped: dict[str, int] = field(default_factory=lambda: {})
+    stopped: str = ""
+
+    def skip(self, reason: str) -> None:
+        self.skipped[reason] = self.skipped.get(reason, 0) + 1
+
+    @property
+    def done(self) -> bool:
+        return bool(self.stopped)
+
+
+def search_files(
+    workspace: Path,
+    pattern: str,
+    path: str = ".",
+    *,
+    regex: bool = False,
+    ignore_case: bool = False,
+    include: str | None = None,
+    max_results: int = DEFAULT_MAX_RESULTS,
+) -> str:
+    """Matching lines as ``path:line: text``, then a summary of what was skipped."""
+    if not pattern:
+        raise refuse("the pattern is empty")
+    flags = re.IGNORECASE if ignore_case else 0
+    try:
+        compiled = re.compile(pattern if regex else re.escape(pattern), flags)
+    except re.error as error:
+        raise refuse(f"the pattern is not a valid regular expression: {error}") from None
+    with Workspace(workspace) as ws:
+        target = ws.resolve(path, follow_last=True)
+        if target.kind == "missing":
+            raise refuse(f"{target.shown}: no such file or directory")
+        if target.kind == "special":
+            raise refuse(f"{target.shown} is not a regular file or directory; refused")
+        search = _Search(ws, compiled, include, max_results)
+        checkpoint("resolved")
+        if target.kind == "directory":
+            dir_fd = ws.open_dir(target.parts, target.shown)
+            try:
+                _walk(search, dir_fd, target.relative if target.parts else "", 0)
+            finally:
+                os.close(dir_fd)
+        else:
+            dir_fd = ws.open_dir(target.parts[:-1], target.shown)
+            try:
+                _search_file(search, dir_fd, target.name, target.relative)
+            finally:
+                os.close(dir_fd)
+    return _report(search, target.relative)
+
+
+def _walk(search: _Search, dir_fd: int, prefix: str, depth: int) -> None:
+    try:
+        names = sorted(os.listdir(dir_fd))
+    except OSError:
+        search.skip("unreadable directories")
+        return
+    for name in names:
+        if search.done:
+            return
+        relative = f"{prefix}/{show_name(name)}" if prefix else show_name(name)
+        try:
+            info = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+        except OSError:
+            continue
+        if stat.S_ISLNK(info.st_mode):
+            search.skip("symbolic links (not followed)")
+        elif stat.S_ISDIR(info.st_mode):
+            if name in SKIPPED_DIRECTORIES:
+                continue
+            if depth + 1 > MAX_DEPTH:
+                search.skip(f"directories deeper than {MAX_DEPTH} levels")
+                continue
+            child = _open_checked(search, name, dir_fd, _DIR_FLAGS)
+            if child is None:
+                continue
+            try:
+                _walk(search, child, relative, depth + 1)
+            finally:
+                os.close(child)
+        elif stat.S_ISREG(info.st_mode):
+            if info.st_nlink > 1:
+                search.skip("files with more than one hard link")
+                continue
+            if search.include is not None and not fnmatch.fnmatchcase(name, search.include):
+                continue
+            _search_file(search, dir_fd, name, relative)
+        else:
+            search.skip("special files")
+
+
+def _open_checked(search: _Search, name: str, dir_fd: int, flags: int) -> int | None:
+    try:
+        fd = os.open(name, flags, dir_fd=dir_fd)
+    except OSError:
+        search.skip("files that changed or could not be opened")
+        return None
+    try:
+        search.ws.check(fd, name)
+    except Exception:
+        os.close(fd)
+        search.skip("files outside the workspace")
+        return None
+    return fd
+
+
+def _search_file(search: _Search, dir_fd: int, name: str, relative: str) -> None:
+    if search.files >= MAX_FILES:
+        search.stopped = f"stopped after {MAX_FILES} files"
+        return
+    fd = _open_checked(search, name, dir_fd, _FILE_FLAGS)
+    if fd is None:
+        return
+    with os.fdopen(fd, "rb") as file:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            search.skip("special files")
+            return
+        if info.st_nlink > 1:
+            search.skip("files with more than one hard link")
+            return
+        if info.st_size > MAX_FILE_BYTES:
+            search.skip(f"files over {MAX_FILE_BYTES} bytes")
+            return
+        data = file.read(MAX_FILE_BYTES + 1)
+    search.files += 1
+    if b"\x00" in data[:8192]:
+        search.skip("binary files")
+        return
+    for number, raw in enumerate(data.split(b"\n"), start=1):
+        line = decode(raw).rstrip("\r")
+        if search.pattern.search(line):
+            if len(search.matches) >= search.max_results:
+                search.stopped = f"stopped at {search.max_results} matches"
+                return
+            text = line if len(line) <= MAX_LINE_CHARS else f"{line[:MAX_LINE_CHARS]} [... line truncated]"
+            search.matches.append(f"{relative}:{number}: {text}")
+
+
+def _report(search: _Search, where: str) -> str:
+    lines = search.matches or [f"no matches under {where}"]
+    notes: list[str] = []
+    if search.stopped:
+        notes.append(f"[... truncated: {search.stopped}; narrow the search to see more ...]")
+    notes.append(f"[searched {search.files} files]")
+    if search.skipped:
+        listed = ", ".join(f"{count} {reason}" for reason, count in sorted(search.skipped.items()))
+        notes.append(f"[skipped: {listed}]")
+    return "\n".join([*lines, *notes])

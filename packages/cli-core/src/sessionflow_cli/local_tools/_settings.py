@@ -1,0 +1,41 @@
+"""The tool groups and the settings one call of a local tool runs under."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+__all__ = ["BROWSER_IDLE_SECONDS", "MAX_SHELL_TIMEOUT", "LocalToolGroup", "LocalToolSettings"]
+
+MAX_SHELL_TIMEOUT = 600.0
+"""Seconds; a longer shell timeout, from the settings or the model, is cut down to this."""
+
+BROWSER_IDLE_SECONDS = 15 * 60.0
+"""Seconds a session's browser page stays open on a worker without being used."""
+
+
+class LocalToolGroup(StrEnum):
+    """A group of local tools that configuration switches on or off as a whole."""
+
+    FILES = "files"
+    SHELL = "shell"
+    WEB_FETCH = "web_fetch"
+    BROWSER = "browser"
+
+
+@dataclass(frozen=True)
+class LocalToolSettings:
+    """What the worker's configuration, narrowed by one turn's session settings, allows.
+
+    Attributes:
+        groups: The groups that are switched on; a tool of any other group refuses to run.
+        shell_allow: Whole command texts that `run_shell_command` may run without approval.
+        shell_timeout: Default seconds before a shell command's process group is killed
+            (at most `MAX_SHELL_TIMEOUT`).
+        approval_always: Tool names that need approval on every call, on top of the floors.
+    """
+
+    groups: frozenset[LocalToolGroup]
+    shell_allow: frozenset[str]
+    shell_timeout: float = 120.0
+    approval_always: frozenset[str] = frozenset()

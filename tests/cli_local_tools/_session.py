@@ -1,0 +1,38 @@
+"""One flow with the builtin runner and the local tools, built alike in tests and worker children."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from pathlib import Path
+
+from sessionflow import AgentSessionFlow, AgentSessionOptions, SessionTimings
+from sessionflow.builtin import ChatCompletionsRunner
+from sessionflow_cli.local_tools import build_local_tools, local_tool_call_policy
+from tests.cli_local_tools.conftest import resolve_settings
+
+FLOW_TYPE_ENV = "LOCAL_TOOLS_TEST_FLOW_TYPE"
+WORKSPACE_ENV = "LOCAL_TOOLS_TEST_WORKSPACE"
+MODEL_URL_ENV = "LOCAL_TOOLS_TEST_MODEL_URL"
+
+TIMINGS = SessionTimings(
+    model_start_to_close=timedelta(seconds=30),
+    model_heartbeat_timeout=timedelta(seconds=2),
+    model_schedule_to_close=timedelta(seconds=90),
+    tool_start_to_close=timedelta(seconds=60),
+    tool_heartbeat_timeout=timedelta(seconds=2),
+    tool_schedule_to_close=timedelta(seconds=120),
+    retry_initial_interval=timedelta(milliseconds=100),
+    heartbeat_interval=timedelta(milliseconds=300),
+)
+
+
+def local_tools_flow(flow_type: str, workspace: Path, model_url: str) -> AgentSessionFlow:
+    """The flow a CLI would build: floors as tool policies, the floors' call policy on top."""
+    tools = build_local_tools(workspace, resolve_settings)
+    runner = ChatCompletionsRunner(model="m", tools=tools, base_url=model_url, api_key="k")
+    options = AgentSessionOptions(
+        timings=TIMINGS,
+        tool_policies={spec.name: spec.policy for spec in tools if spec.policy is not None},
+        call_policy=local_tool_call_policy(resolve_settings),
+    )
+    return AgentSessionFlow(runner, flow_type=flow_type, options=options)
