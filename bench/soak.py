@@ -82,6 +82,7 @@ class SoakReport:
     idempotent_key_mismatch: list[str] = field(default_factory=lambda: [])
     message_problems: list[str] = field(default_factory=lambda: [])
     unfinished: list[str] = field(default_factory=lambda: [])
+    failure_reasons: Counter[str] = field(default_factory=lambda: Counter[str]())
     seconds: float = 0.0
 
     @property
@@ -104,6 +105,8 @@ class SoakReport:
             f"single-attempt tools run twice {len(self.duplicate_single_attempt)}; "
             f"idempotent writes with differing keys {len(self.idempotent_key_mismatch)}",
             f"message problems {len(self.message_problems)}; unfinished sessions {len(self.unfinished)}",
+            *(f"  failed turns: {n} x {reason}" for reason, n in self.failure_reasons.most_common(5)),
+            *(f"  problem: {p}" for p in [*self.unfinished, *self.message_problems][:5]),
             "OK" if self.ok else "FAILED",
         ]
 
@@ -237,7 +240,10 @@ async def _check(
     for session_id, snapshot in snapshots.items():
         state = snapshot.state
         if state is None or state.turn_count != 3 or snapshot.tool_calls or snapshot.pending_interrupts:
-            report.unfinished.append(session_id)
+            report.unfinished.append(
+                f"{session_id}: turns {state.turn_count if state else None}, "
+                f"status {state.status.value if state else None}, open calls {len(snapshot.tool_calls)}"
+            )
             continue
         report.turns_final += 3
         sequences = [m.sequence for m in snapshot.messages]
@@ -248,7 +254,10 @@ async def _check(
         if [t for t in user_texts if t in expected] != expected:
             report.message_problems.append(f"{session_id}: user messages {user_texts}")
         events = (await sessions.list_agent_events(session_id, limit=1000)).events
-        report.turns_failed += sum(1 for e in events if e.type is AgentEventType.TURN_FAILED)
+        for event in events:
+            if event.type is AgentEventType.TURN_FAILED:
+                report.turns_failed += 1
+                report.failure_reasons[str(event.data.get("error"))[:120]] += 1
         for event in events:
             if event.type is AgentEventType.TOOL_CALL_FINISHED and event.data["status"] == "outcome_unknown":
                 report.outcome_unknown += 1

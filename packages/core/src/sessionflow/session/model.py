@@ -88,6 +88,9 @@ class SessionModel:
     stop_reason: str | None = None
     stop_detail: str = ""
     memory: MemoryStore | None = None
+    turn_prefix_count: int = 0
+    turn_prefix_digest: str = ""
+    """Message count and rolling digest when the running turn began (its reference prefix)."""
 
     # -- events --------------------------------------------------------------------------
 
@@ -145,6 +148,8 @@ class SessionModel:
         self.state = replace(self.state, status=AgentStatus.RUNNING_MODEL, turn_id=turn_id, turn_count=number)
         self.model_step = ""
         self.turn_started_at = _iso(now) if now is not None else ""
+        self.turn_prefix_count = len(self.messages)
+        self.turn_prefix_digest = self.digest
         self.turn_model_calls = 0
         self.turn_tool_calls = 0
         self.turn_fingerprints = []

@@ -251,11 +251,14 @@ class AgentSessionWorkflow:
         return await self._cancellable_step(task)
 
     def _digest_at(self, count: int) -> str:
-        # The model keeps the rolling digest of all messages; the prefix is all but the tail.
-        if count == len(self._model.messages):
-            return self._model.digest
+        # Kept by the model at each turn's start, so a model call never re-hashes the history.
+        model = self._model
+        if count == len(model.messages):
+            return model.digest
+        if count == model.turn_prefix_count:
+            return model.turn_prefix_digest
         digest = ""
-        for stored in self._model.messages[:count]:
+        for stored in model.messages[:count]:
             digest = message_digest(digest, stored)
         return digest
 
