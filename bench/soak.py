@@ -26,15 +26,16 @@ from pathlib import Path
 from typing import Any
 
 from sessionflow import AgentEventType, AgentSnapshot, AgentStatus, SessionTimings, ToolEffect, ToolPolicy
-from sessionflow.temporal import AgentSessionClient, DevServer, DevServerConfig, free_port
+from sessionflow.temporal import AgentSessionClient, DevServer, DevServerConfig, SessionExistsError, free_port
 from sessionflow.testing import AgentTestStack, InvocationLog, save_scripted_flow, write_script
 
 TIMINGS = SessionTimings(
     model_start_to_close=timedelta(seconds=60),
-    model_heartbeat_timeout=timedelta(seconds=2),
+    # Generous enough that a loaded machine's late heartbeats are not mistaken for a crash.
+    model_heartbeat_timeout=timedelta(seconds=5),
     model_schedule_to_close=timedelta(minutes=5),
     tool_start_to_close=timedelta(seconds=60),
-    tool_heartbeat_timeout=timedelta(seconds=2),
+    tool_heartbeat_timeout=timedelta(seconds=5),
     tool_schedule_to_close=timedelta(minutes=5),
     retry_initial_interval=timedelta(milliseconds=200),
     heartbeat_interval=timedelta(milliseconds=500),
@@ -64,7 +65,10 @@ def script(n: int) -> list[list[dict[str, Any]]]:
     return [
         [{"tool_calls": [_call("r1", "lookup", n), _call("w1", "upsert", n)]}, {"text": f"turn 1 done {n}"}],
         [{"tool_calls": [_call("c1", "charge", n)]}, {"text": f"turn 2 done {n}"}],
-        [{"tool_calls": [_call("u1", "notify", n), _call("r2", "lookup", n + 1)]}, {"text": f"turn 3 done {n}"}],
+        [
+            {"tool_calls": [_call("u1", "notify", n), _call("r2", "lookup", n + 1)]},
+            {"text": f"turn 3 done {n}"},
+        ],
     ]
 
 
@@ -87,13 +91,16 @@ class SoakReport:
 
     @property
     def ok(self) -> bool:
-        return not (
-            self.unexplained_outcome_unknown
-            or self.duplicate_single_attempt
-            or self.idempotent_key_mismatch
-            or self.message_problems
-            or self.unfinished
-        ) and self.turns_final == 3 * self.sessions
+        return (
+            not (
+                self.unexplained_outcome_unknown
+                or self.duplicate_single_attempt
+                or self.idempotent_key_mismatch
+                or self.message_problems
+                or self.unfinished
+            )
+            and self.turns_final == 3 * self.sessions
+        )
 
     def lines(self) -> list[str]:
         return [
@@ -125,11 +132,21 @@ async def _retrying(what: str, action: Any, deadline: float) -> Any:
 
 
 async def _drive(sessions: AgentSessionClient, session_id: str, deadline: float) -> AgentSnapshot:
-    await _retrying("start", lambda: sessions.start_session(session_id, f"{session_id} turn 1"), deadline)
+    async def start() -> None:
+        try:
+            await sessions.start_session(session_id, f"{session_id} turn 1")
+        except SessionExistsError:
+            pass  # an earlier try started it, and only its answer was lost
+
+    await _retrying("start", start, deadline)
     for turn in (1, 2, 3):
         if turn > 1:
             await _retrying(
-                "send", lambda t=turn: sessions.send_user_message(session_id, f"{session_id} turn {t}"), deadline
+                "send",
+                lambda t=turn: sessions.send_user_message(
+                    session_id, f"{session_id} turn {t}", message_id=f"{session_id}-turn-{t}"
+                ),
+                deadline,
             )
         while True:
             snapshot: AgentSnapshot = await _retrying(
@@ -150,8 +167,15 @@ async def _drive(sessions: AgentSessionClient, session_id: str, deadline: float)
     return snapshot
 
 
-async def run_soak(sessions: int = 200, *, kills: int | None = None, kill_every: tuple[float, float] = (2.0, 5.0),
-                   restart_server: bool = True, timeout: float = 900.0, seed: int = 7) -> SoakReport:
+async def run_soak(
+    sessions: int = 200,
+    *,
+    kills: int | None = None,
+    kill_every: tuple[float, float] = (2.0, 5.0),
+    restart_server: bool = True,
+    timeout: float = 900.0,
+    seed: int = 7,
+) -> SoakReport:
     """Run the soak; `kills` caps the worker SIGKILLs (None: keep killing until the end)."""
     rng = random.Random(seed)
     report = SoakReport(sessions=sessions)
@@ -267,15 +291,21 @@ async def _check(
                 # worker, because the one that took it died first), or it ran while the dev
                 # server was down. Either way the recorded error is a timeout.
                 on_killed = all(e["pid"] in killed_pids for e in ran)
-                in_outage = outage is not None and any(outage[0] - 30 <= e["at"] <= outage[1] + 30 for e in ran)
+                in_outage = outage is not None and any(
+                    outage[0] - 30 <= e["at"] <= outage[1] + 30 for e in ran
+                )
                 if "timed out" not in str(event.data.get("error")) or not (on_killed or in_outage):
                     report.unexplained_outcome_unknown.append(f"{session_id}/{event.turn_id}/{call_id}")
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--sessions", type=int, default=200)
-    parser.add_argument("--kills", type=int, default=None, help="stop killing after this many (default: never)")
+    parser.add_argument(
+        "--kills", type=int, default=None, help="stop killing after this many (default: never)"
+    )
     parser.add_argument("--no-server-restart", action="store_true")
     args = parser.parse_args()
     report = asyncio.run(run_soak(args.sessions, kills=args.kills, restart_server=not args.no_server_restart))

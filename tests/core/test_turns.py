@@ -429,3 +429,17 @@ async def test_question_tool_with_approval_gets_the_answer(harness_factory: Harn
     assert await harness.sessions.resolve_interrupt("s-ask2", interrupt.interrupt_id, approved=True, answer="blue")
     await idle_after(harness, "s-ask2", 1)
     assert harness.seen("s-ask2", 2)[-1] == "the user answered: blue"
+
+
+async def test_a_retried_send_with_the_same_message_id_queues_one_message(harness: Harness) -> None:
+    harness.script("s-dedup", [[{"text": "one"}], [{"text": "two"}], [{"text": "three"}]])
+    await harness.sessions.start_session("s-dedup", "first")
+    await idle_after(harness, "s-dedup", 1)
+    assert await harness.sessions.send_user_message("s-dedup", "second", message_id="m-2")
+    assert await harness.sessions.send_user_message("s-dedup", "second", message_id="m-2")
+    await idle_after(harness, "s-dedup", 2)
+    assert await harness.sessions.send_user_message("s-dedup", "second", message_id="m-2")
+    assert await harness.sessions.send_user_message("s-dedup", "third", message_id="m-3")
+    snapshot = await idle_after(harness, "s-dedup", 3)
+    assert texts(snapshot) == ["first", "one", "second", "two", "third", "three"]
+    assert snapshot.state is not None and snapshot.state.turn_count == 3

@@ -37,6 +37,7 @@ from sessionflow.session.usage import AgentUsage
 __all__ = ["MAX_PAGE_SIZE", "SNAPSHOT_MESSAGE_LIMIT", "QueuedUserMessage", "SessionModel"]
 
 SNAPSHOT_MESSAGE_LIMIT = 200
+RECENT_MESSAGE_IDS = 256
 MAX_PAGE_SIZE = 200
 APPROVAL_EXPIRED = "The approval deadline passed before anyone answered."
 
@@ -52,6 +53,8 @@ class QueuedUserMessage:
     text: str
     images: list[str] = field(default_factory=lambda: [])
     settings: dict[str, Any] = field(default_factory=lambda: {})
+    message_id: str | None = None
+    """A client-chosen ID: sending the same ID again queues nothing (a safe retry)."""
 
 
 def _iso(moment: datetime) -> str:
@@ -88,6 +91,8 @@ class SessionModel:
     stop_reason: str | None = None
     stop_detail: str = ""
     memory: MemoryStore | None = None
+    recent_message_ids: list[str] = field(default_factory=lambda: [])
+    """IDs of the last messages accepted, so a retried send is not queued twice."""
     turn_prefix_count: int = 0
     turn_prefix_digest: str = ""
     """Message count and rolling digest when the running turn began (its reference prefix)."""
@@ -118,9 +123,17 @@ class SessionModel:
         return bool(text.strip())
 
     def queue_user_message(self, message: QueuedUserMessage) -> bool:
-        """Queue a message; False for blank text or a stopped session."""
+        """Queue a message; False for blank text or a stopped session.
+
+        A message whose `message_id` was accepted before is not queued again, and the
+        answer is True: the earlier send already did what the retry asks.
+        """
         if self.stopped or not self.is_acceptable_text(message.text):
             return False
+        if message.message_id is not None:
+            if message.message_id in self.recent_message_ids:
+                return True
+            self.recent_message_ids = [*self.recent_message_ids[-(RECENT_MESSAGE_IDS - 1) :], message.message_id]
         self.queued.append(message)
         return True
 

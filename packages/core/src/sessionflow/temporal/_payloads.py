@@ -165,6 +165,7 @@ class SendUserMessageRequest:
     text: str
     images: list[str] = field(default_factory=lambda: [])
     settings: dict[str, Any] = field(default_factory=lambda: {})
+    message_id: str | None = None
 
 
 @dataclass(frozen=True, kw_only=True)

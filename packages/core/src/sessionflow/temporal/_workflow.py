@@ -394,7 +394,9 @@ class AgentSessionWorkflow:
     @workflow.update(name=SEND_USER_MESSAGE)
     def send_user_message(self, request: SendUserMessageRequest) -> bool:
         return self._model.queue_user_message(
-            QueuedUserMessage(text=request.text, images=request.images, settings=request.settings)
+            QueuedUserMessage(
+                text=request.text, images=request.images, settings=request.settings, message_id=request.message_id
+            )
         )
 
     @send_user_message.validator

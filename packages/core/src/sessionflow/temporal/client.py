@@ -95,15 +95,19 @@ class AgentSessionClient:
         *,
         images: Sequence[str] = (),
         settings: Mapping[str, Any] | None = None,
+        message_id: str | None = None,
     ) -> bool:
         """Queue a message. False for blank text or a stopped session.
 
-        `settings` travel with the message and apply to the turn it starts.
+        `settings` travel with the message and apply to the turn it starts. Give a
+        `message_id` to make the send safe to retry: the session queues one message per ID.
         """
         if not SessionModel.is_acceptable_text(text):
             return False
-        request = SendUserMessageRequest(text=text, images=list(images), settings=dict(settings or {}))
-        return await self._update(session_id, SEND_USER_MESSAGE, request)
+        request = SendUserMessageRequest(
+            text=text, images=list(images), settings=dict(settings or {}), message_id=message_id
+        )
+        return await self._update(session_id, SEND_USER_MESSAGE, request, update_id=message_id)
 
     async def resolve_interrupt(
         self,
@@ -194,11 +198,11 @@ class AgentSessionClient:
                         yield event
                 await asyncio.sleep(0)
 
-    async def _update(self, session_id: str, name: str, arg: Any) -> bool:
+    async def _update(self, session_id: str, name: str, arg: Any, *, update_id: str | None = None) -> bool:
         handle = self.client.get_workflow_handle(session_id)
         try:
             result = await handle.execute_update(  # pyright: ignore[reportUnknownMemberType]
-                name, args=[] if arg is None else [arg], result_type=bool
+                name, args=[] if arg is None else [arg], result_type=bool, id=update_id
             )
             return bool(result)
         except WorkflowUpdateFailedError:
