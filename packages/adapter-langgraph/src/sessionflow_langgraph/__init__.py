@@ -1,3 +1,83 @@
-"""LangGraph adapter for sessionflow."""
+"""LangGraph adapter for sessionflow: durable agent sessions on Temporal.
 
-__all__: list[str] = []
+A LangChain chat model plus tools, or your own `StateGraph`, runs as a session: each model
+call is one durable step and each tool call another, with retries and approval chosen by
+the tool's effect::
+
+    flow = langgraph_session_flow(model=ChatOpenAI(model="gpt-4.1"), tools=[search], flow_type="Triage")
+    flow = langgraph_session_flow(graph=builder, tool_node="tools", flow_type="MyGraph")
+
+See the package README for the rules a graph must follow and how tools declare effects.
+
+Names load on first use: every process that loads sessionflow's plugins imports this
+package (for its plugin module), and LangGraph and the provider SDKs take seconds to import.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from sessionflow_langgraph._effects import EFFECT_METADATA_KEY, MCP_ANNOTATIONS_METADATA_KEY, tool_effect
+    from sessionflow_langgraph._execution import INVOCATION_METADATA_KEYS
+    from sessionflow_langgraph._flow import ToolLike, langgraph_runner, langgraph_session_flow
+    from sessionflow_langgraph._graph import AgentGraph, GraphFactory, build_agent_graph
+    from sessionflow_langgraph._invocation import current_tool_invocation
+    from sessionflow_langgraph._models import chat_model
+    from sessionflow_langgraph._openai_compat import ChatOpenAICompatible
+    from sessionflow_langgraph._run_state import RUN_STATE_VERSION
+    from sessionflow_langgraph._runner import LangGraphRunner
+    from sessionflow_langgraph._tool_specs import tool_from_spec
+
+_EXPORTS = {
+    "EFFECT_METADATA_KEY": "_effects",
+    "MCP_ANNOTATIONS_METADATA_KEY": "_effects",
+    "tool_effect": "_effects",
+    "INVOCATION_METADATA_KEYS": "_execution",
+    "ToolLike": "_flow",
+    "langgraph_runner": "_flow",
+    "langgraph_session_flow": "_flow",
+    "AgentGraph": "_graph",
+    "GraphFactory": "_graph",
+    "build_agent_graph": "_graph",
+    "current_tool_invocation": "_invocation",
+    "chat_model": "_models",
+    "ChatOpenAICompatible": "_openai_compat",
+    "RUN_STATE_VERSION": "_run_state",
+    "LangGraphRunner": "_runner",
+    "tool_from_spec": "_tool_specs",
+}
+
+
+def __getattr__(name: str) -> object:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'sessionflow_langgraph' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_EXPORTS})
+
+
+__all__ = [
+    "EFFECT_METADATA_KEY",
+    "INVOCATION_METADATA_KEYS",
+    "MCP_ANNOTATIONS_METADATA_KEY",
+    "RUN_STATE_VERSION",
+    "AgentGraph",
+    "ChatOpenAICompatible",
+    "GraphFactory",
+    "LangGraphRunner",
+    "ToolLike",
+    "build_agent_graph",
+    "chat_model",
+    "current_tool_invocation",
+    "langgraph_runner",
+    "langgraph_session_flow",
+    "tool_effect",
+    "tool_from_spec",
+]

@@ -1,0 +1,79 @@
+"""Running one deferred tool call: the real LangChain tool, once, with its invocation."""
+
+from __future__ import annotations
+
+import json
+from typing import Any, cast
+
+from langchain_core.messages import ToolCall, ToolMessage
+from langchain_core.runnables import RunnableConfig
+from langchain_core.tools import BaseTool, ToolException
+from pydantic import ValidationError
+
+from sessionflow.plugins import ToolInvocation
+from sessionflow.session import DeferredToolExecution, ToolExecutionError
+from sessionflow_langgraph._invocation import invocation_scope
+from sessionflow_langgraph._messages import message_text
+
+__all__ = ["INVOCATION_METADATA_KEYS", "run_tool"]
+
+INVOCATION_METADATA_KEYS = (
+    "sessionflow_idempotency_key",
+    "sessionflow_session_id",
+    "sessionflow_turn_id",
+    "sessionflow_tool_call_id",
+    "sessionflow_attempt",
+)
+"""Keys the tool's `RunnableConfig` metadata carries (a tool can take a ``config`` argument)."""
+
+
+async def run_tool(tool: BaseTool | None, call: DeferredToolExecution) -> str:
+    """Run ``tool`` for ``call`` and return the text the model sees.
+
+    Raises:
+        ToolExecutionError: The tool is unknown, the arguments are not a JSON object or
+            do not validate, the tool raised `ToolException` (or sessionflow's own
+            `ToolExecutionError`), or it answered with an error `ToolMessage`.
+        Exception: Anything else the tool raised; the session treats it as a crash.
+    """
+    record = call.tool_call
+    if tool is None:
+        raise ToolExecutionError(f"unknown tool {record.tool_name!r}")
+    arguments = _arguments(record.arguments)
+    invocation = ToolInvocation.from_deferred(call)
+    tool_call = ToolCall(name=record.tool_name, args=arguments, id=record.tool_call_id, type="tool_call")
+    config: RunnableConfig = {"metadata": _metadata(invocation), "run_name": record.tool_name}
+    with invocation_scope(invocation):
+        try:
+            result: object = await tool.ainvoke(tool_call, config)
+        except ToolException as error:
+            raise ToolExecutionError(str(error) or type(error).__name__) from None
+        except ValidationError as error:
+            raise ToolExecutionError(f"invalid arguments for tool {record.tool_name!r}: {error}") from None
+    if isinstance(result, ToolMessage):
+        text = message_text(result)
+        if result.status == "error":
+            raise ToolExecutionError(text)
+        return text
+    return result if isinstance(result, str) else json.dumps(result, default=str, ensure_ascii=False)
+
+
+def _arguments(raw: str) -> dict[str, Any]:
+    try:
+        parsed: object = json.loads(raw or "{}")
+    except ValueError as error:
+        raise ToolExecutionError(f"arguments are not valid JSON: {error}") from None
+    if not isinstance(parsed, dict):
+        raise ToolExecutionError("arguments must be a JSON object")
+    return cast(dict[str, Any], parsed)
+
+
+def _metadata(invocation: ToolInvocation) -> dict[str, Any]:
+    values = (
+        invocation.idempotency_key,
+        invocation.session_id,
+        invocation.turn_id,
+        invocation.tool_call_id,
+        invocation.attempt,
+    )
+    return dict(zip(INVOCATION_METADATA_KEYS, values, strict=True))

@@ -1,0 +1,123 @@
+"""Watches one RunModel step through LangChain callbacks: one model call, no tools, usage.
+
+The handler stops a second model call (or any tool run) before it starts by raising
+from its callback, so the step never sends a request it must not send. It also keeps
+the reason, so the step fails with it even if a node catches the exception.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+from langchain_core.callbacks import BaseCallbackHandler
+from langchain_core.outputs import ChatGeneration, LLMResult
+
+from sessionflow.session import AgentUsage
+
+__all__ = ["StepMonitor", "StepViolation"]
+
+
+class StepViolation(RuntimeError):
+    """The graph did something one RunModel step must not do."""
+
+
+class StepMonitor(BaseCallbackHandler):
+    """Counts model calls per step, records their usage, and forbids tool runs."""
+
+    raise_error = True
+    # Not inline: the async callback manager then gathers this handler with the others,
+    # so raising from it leaves no other handler's coroutine un-awaited.
+    run_inline = False
+
+    def __init__(self, tool_node: str) -> None:
+        self._tool_node = tool_node
+        self._lock = threading.Lock()
+        self.model_nodes: list[str] = []
+        self.usage = AgentUsage()
+        self.violation: str | None = None
+
+    # -- model calls ---------------------------------------------------------------------
+
+    def on_chat_model_start(
+        self,
+        serialized: dict[str, Any],
+        messages: list[list[Any]],
+        *,
+        metadata: dict[str, Any] | None = None,
+        **kwargs: Any,
+    ) -> None:
+        self._model_call(metadata)
+
+    def on_llm_start(
+        self,
+        serialized: dict[str, Any],
+        prompts: list[str],
+        *,
+        metadata: dict[str, Any] | None = None,
+        **kwargs: Any,
+    ) -> None:
+        self._model_call(metadata)
+
+    def on_llm_end(self, response: LLMResult, **kwargs: Any) -> None:
+        usage = _usage(response)
+        with self._lock:
+            self.usage = self.usage + usage
+
+    def _model_call(self, metadata: dict[str, Any] | None) -> None:
+        node = _node(metadata)
+        with self._lock:
+            self.model_nodes.append(node)
+            if len(self.model_nodes) < 2:
+                return
+            first, second = self.model_nodes[0], self.model_nodes[-1]
+            where = f"node {second!r} called it again" if second != first else "it called the model again"
+            self.violation = (
+                f"the graph made a second model call in one RunModel step: node {first!r} called the model, "
+                f"then {where} before the graph reached its tool node {self._tool_node!r} or the end. "
+                "sessionflow runs exactly one model call per step: route every model response to the tool "
+                "node or to END."
+            )
+            raise StepViolation(self.violation)
+
+    # -- tools ---------------------------------------------------------------------------
+
+    def on_tool_start(
+        self,
+        serialized: dict[str, Any],
+        input_str: str,
+        *,
+        metadata: dict[str, Any] | None = None,
+        **kwargs: Any,
+    ) -> None:
+        name = str((serialized or {}).get("name") or kwargs.get("name") or "?")
+        with self._lock:
+            self.violation = (
+                f"node {_node(metadata)!r} ran tool {name!r} inside a RunModel step. sessionflow runs every tool "
+                f"as its own durable step: let the tool node {self._tool_node!r} handle tool calls."
+            )
+        raise StepViolation(self.violation)
+
+
+def _node(metadata: dict[str, Any] | None) -> str:
+    return str((metadata or {}).get("langgraph_node") or "<outside any node>")
+
+
+def _usage(response: LLMResult) -> AgentUsage:
+    """Usage of one model call, from the message's `usage_metadata` (or the LLM output)."""
+    for generations in response.generations:
+        for generation in generations:
+            if isinstance(generation, ChatGeneration):
+                metadata = getattr(generation.message, "usage_metadata", None)
+                if metadata:
+                    return AgentUsage(
+                        requests=1,
+                        input_tokens=int(metadata.get("input_tokens", 0) or 0),
+                        output_tokens=int(metadata.get("output_tokens", 0) or 0),
+                    )
+    token_usage: Any = (response.llm_output or {}).get("token_usage") or {}
+    return AgentUsage(
+        requests=1,
+        input_tokens=int(token_usage.get("prompt_tokens", 0) or 0),
+        output_tokens=int(token_usage.get("completion_tokens", 0) or 0),
+    )

@@ -1,0 +1,169 @@
+"""The run state: the graph's checkpoint at the tool node, as a versioned JSON string.
+
+It holds the latest checkpoint with its pending writes, serialized by LangGraph's own
+`JsonPlusSerializer` (msgpack, base64 in JSON), and the IDs of the tool calls the
+session runs. The turn's history (every message stored before the step) is cut out of
+the messages channel and put back from the session's messages on restore, so the run
+state holds only what this turn produced and stays small in long sessions. Any
+process with the same graph can restore it into a fresh `InMemorySaver`.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, cast
+
+from langchain_core.messages import BaseMessage
+from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.base import BaseCheckpointSaver, Checkpoint, CheckpointMetadata, CheckpointTuple
+from langgraph.checkpoint.serde.base import SerializerProtocol
+
+from sessionflow.session import AgentMessage, message_digest
+
+__all__ = ["RUN_STATE_VERSION", "THREAD_CONFIG", "RunState", "history_digest"]
+
+RUN_STATE_VERSION = 1
+THREAD_ID = "sessionflow"
+THREAD_CONFIG: RunnableConfig = {"configurable": {"thread_id": THREAD_ID, "checkpoint_ns": ""}}
+
+Json = dict[str, Any]
+
+
+def history_digest(messages: Sequence[AgentMessage]) -> str:
+    digest = ""
+    for stored in messages:
+        digest = message_digest(digest, stored)
+    return digest
+
+
+@dataclass(frozen=True, kw_only=True)
+class RunState:
+    """One paused run: the checkpoint at the tool node and the calls it waits for."""
+
+    checkpoint: Checkpoint
+    metadata: CheckpointMetadata
+    writes: list[tuple[str, str, Any]]
+    """Pending writes as (task ID, channel, value)."""
+    pending: list[str]
+    """IDs of the tool calls whose results resume the run, in the model's order."""
+    history_count: int
+    """How many leading messages of the messages channel are the stored history (cut out)."""
+    history_digest: str
+    messages_key: str
+    tool_node: str
+
+    # -- export --------------------------------------------------------------------------
+
+    @classmethod
+    def capture(
+        cls,
+        saved: CheckpointTuple,
+        *,
+        pending: list[str],
+        history: Sequence[BaseMessage],
+        digest: str,
+        messages_key: str,
+        tool_node: str,
+    ) -> RunState:
+        checkpoint = saved.checkpoint
+        values = checkpoint["channel_values"]
+        channel: Any = values.get(messages_key)
+        count = 0
+        if isinstance(channel, list) and _starts_with(cast(list[Any], channel), history):
+            count = len(history)
+            trimmed = {**values, messages_key: cast(list[Any], channel)[count:]}
+            checkpoint = cast(Checkpoint, {**checkpoint, "channel_values": trimmed})
+        return cls(
+            checkpoint=checkpoint,
+            metadata=saved.metadata,
+            writes=[
+                (task_id, channel_name, value) for task_id, channel_name, value in saved.pending_writes or []
+            ],
+            pending=pending,
+            history_count=count,
+            history_digest=digest,
+            messages_key=messages_key,
+            tool_node=tool_node,
+        )
+
+    def dumps(self, serde: SerializerProtocol) -> str:
+        return json.dumps(
+            {
+                "v": RUN_STATE_VERSION,
+                "tool_node": self.tool_node,
+                "messages_key": self.messages_key,
+                "pending": self.pending,
+                "history": {"count": self.history_count, "digest": self.history_digest},
+                "checkpoint": _dump(serde, self.checkpoint),
+                "metadata": _dump(serde, self.metadata),
+                "writes": [
+                    {"task": task_id, "channel": channel, "value": _dump(serde, value)}
+                    for task_id, channel, value in self.writes
+                ],
+            },
+            separators=(",", ":"),
+        )
+
+    # -- import --------------------------------------------------------------------------
+
+    @classmethod
+    def loads(cls, text: str, serde: SerializerProtocol) -> RunState:
+        raw = cast(Json, json.loads(text))
+        if raw.get("v") != RUN_STATE_VERSION:
+            raise ValueError(
+                f"unsupported sessionflow-langgraph run state version {raw.get('v')!r} "
+                f"(this adapter reads version {RUN_STATE_VERSION})"
+            )
+        history = cast(Json, raw["history"])
+        return cls(
+            checkpoint=cast(Checkpoint, _load(serde, raw["checkpoint"])),
+            metadata=cast(CheckpointMetadata, _load(serde, raw["metadata"])),
+            writes=[
+                (str(w["task"]), str(w["channel"]), _load(serde, w["value"]))
+                for w in cast(list[Json], raw["writes"])
+            ],
+            pending=[str(p) for p in cast(list[Any], raw["pending"])],
+            history_count=int(history["count"]),
+            history_digest=str(history["digest"]),
+            messages_key=str(raw["messages_key"]),
+            tool_node=str(raw["tool_node"]),
+        )
+
+    async def restore(
+        self, saver: BaseCheckpointSaver[Any], history: Sequence[BaseMessage]
+    ) -> RunnableConfig:
+        """Put the checkpoint (history back in front) and its pending writes into ``saver``."""
+        checkpoint = self.checkpoint
+        if self.history_count:
+            if len(history) != self.history_count:
+                raise ValueError(
+                    f"the run state was made with {self.history_count} stored messages, the step has {len(history)}"
+                )
+            values = checkpoint["channel_values"]
+            own = cast(list[Any], values.get(self.messages_key) or [])
+            restored = {**values, self.messages_key: [*history, *own]}
+            checkpoint = cast(Checkpoint, {**checkpoint, "channel_values": restored})
+        config = await saver.aput(THREAD_CONFIG, checkpoint, self.metadata, checkpoint["channel_versions"])
+        by_task: dict[str, list[tuple[str, Any]]] = {}
+        for task_id, channel, value in self.writes:
+            by_task.setdefault(task_id, []).append((channel, value))
+        for task_id, writes in by_task.items():
+            await saver.aput_writes(config, writes, task_id)
+        return config
+
+
+def _starts_with(channel: list[Any], history: Sequence[BaseMessage]) -> bool:
+    return len(channel) >= len(history) and all(a == b for a, b in zip(channel, history, strict=False))
+
+
+def _dump(serde: SerializerProtocol, value: Any) -> Json:
+    kind, data = serde.dumps_typed(value)
+    return {"type": kind, "data": base64.b64encode(data).decode("ascii")}
+
+
+def _load(serde: SerializerProtocol, raw: Any) -> Any:
+    encoded = cast(Json, raw)
+    return serde.loads_typed((str(encoded["type"]), base64.b64decode(str(encoded["data"]))))

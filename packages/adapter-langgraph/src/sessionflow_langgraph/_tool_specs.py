@@ -1,0 +1,58 @@
+"""Neutral `ToolSpec`s (sessionflow tool sources, MCP tools) as LangChain tools."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from langchain_core.tools import StructuredTool
+
+from sessionflow.plugins import ToolSpec
+from sessionflow.session import ToolPolicy
+from sessionflow_langgraph._effects import EFFECT_METADATA_KEY, MCP_ANNOTATIONS_METADATA_KEY
+from sessionflow_langgraph._invocation import current_tool_invocation
+
+__all__ = ["spec_policies", "tool_from_spec"]
+
+
+def tool_from_spec(spec: ToolSpec) -> StructuredTool:
+    """A LangChain tool for a neutral `ToolSpec`.
+
+    The JSON schema goes to the model as is. The spec's effect (its own, or the one its
+    MCP annotations imply) goes into ``metadata["sessionflow_effect"]`` and the
+    annotations into ``metadata["mcp_annotations"]``. The tool runs only inside a
+    sessionflow tool step, which supplies the handler's `ToolInvocation`. `ToolSpec.policy`
+    is not carried here: put it into `AgentSessionOptions.tool_policies` (see `spec_policies`).
+    """
+
+    async def run(**arguments: Any) -> str:
+        invocation = current_tool_invocation()
+        if invocation is None:
+            raise RuntimeError(
+                f"tool {spec.name!r} comes from a sessionflow tool source and runs only inside a "
+                "sessionflow tool step, which gives it the call's idempotency key"
+            )
+        return await spec.call(arguments, invocation)
+
+    metadata: dict[str, Any] = {}
+    effect = spec.framework_effect
+    if effect is not None:
+        metadata[EFFECT_METADATA_KEY] = effect.value
+    if spec.mcp_annotations is not None:
+        metadata[MCP_ANNOTATIONS_METADATA_KEY] = dict(spec.mcp_annotations)
+    return StructuredTool(
+        name=spec.name,
+        description=spec.description,
+        args_schema=dict(spec.parameters),
+        coroutine=run,
+        metadata=metadata,
+    )
+
+
+def spec_policies(specs: Iterable[ToolSpec], explicit: dict[str, ToolPolicy]) -> dict[str, ToolPolicy]:
+    """``explicit`` plus the policy of every spec that has one and is not named in ``explicit``."""
+    merged = dict(explicit)
+    for spec in specs:
+        if spec.policy is not None and spec.name not in merged:
+            merged[spec.name] = spec.policy
+    return merged
