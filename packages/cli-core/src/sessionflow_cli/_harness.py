@@ -1,0 +1,106 @@
+"""Build the flow of the chosen framework: tools, call policy, and the turn-resolving runner."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from sessionflow import (
+    AgentFrameworkRunner,
+    AgentSessionFlow,
+    AgentSessionOptions,
+    AgentTurnContext,
+    FrameworkSpec,
+    HarnessContext,
+    ToolPolicy,
+    ToolSpec,
+)
+from sessionflow_cli._ask_user import ask_user_tool
+from sessionflow_cli._demo import DEMO_MODEL, DemoModel
+from sessionflow_cli._errors import RuntimeFailure
+from sessionflow_cli._local_tools import build_local_tools
+from sessionflow_cli._policy import build_call_policy
+from sessionflow_cli._runner import TurnRunner, wrap_runner
+from sessionflow_cli.config import CliConfig, TurnConfig, resolve_turn
+
+__all__ = ["Harness", "build_harness", "gather_tools"]
+
+
+
+@dataclass
+class Harness:
+    """The flow of one command run, and the demo model when ``--model demo`` serves it."""
+
+    flow: AgentSessionFlow
+    runner: TurnRunner
+    tools: Sequence[ToolSpec]
+    demo: DemoModel | None = None
+
+    def close(self) -> None:
+        if self.demo is not None:
+            self.demo.stop()
+
+
+def gather_tools(config: CliConfig) -> list[ToolSpec]:
+    """`ask_user`, then the local tools of the groups the file switches on."""
+    tools = [ask_user_tool()]
+    if config.local_tools.any_enabled:
+
+        def resolve_settings(settings: Mapping[str, Any]) -> TurnConfig:
+            return resolve_turn(config, settings)
+
+        tools += build_local_tools(config.workspace, resolve_settings, config.local_tools)
+    return tools
+
+
+def build_harness(spec: FrameworkSpec, config: CliConfig, flow_type: str) -> Harness:
+    """Build the flow of `spec` for `config`; the framework's SDK is imported only here.
+
+    Raises:
+        RuntimeFailure: The framework could not build its runner, or a tool source failed.
+    """
+    tools = gather_tools(config)
+
+    def resolve_settings(settings: Mapping[str, Any]) -> TurnConfig:
+        return resolve_turn(config, settings)
+
+    own_policies: dict[str, ToolPolicy] = {t.name: t.policy for t in tools if t.policy is not None}
+    options = AgentSessionOptions(
+        tool_policies=own_policies, call_policy=build_call_policy(tools, resolve_settings)
+    )
+    demo: DemoModel | None = None
+    if DEMO_MODEL in config.allowed_models:
+        demo = DemoModel(tools)
+        demo.start()
+
+    def build(model: str) -> AgentFrameworkRunner:
+        is_demo = model == DEMO_MODEL and demo is not None
+        context = HarnessContext(
+            flow_type=flow_type,
+            model=model,
+            system_prompt=config.instructions,
+            workspace=config.workspace,
+            options=options,
+            tools=tools,
+            settings=config.framework_settings,
+            model_base_url=demo.base_url(spec.model_api) if is_demo and demo is not None else None,
+            api_key="demo" if is_demo else None,
+        )
+        try:
+            return spec.build_flow(context).runner
+        except Exception as error:
+            raise RuntimeFailure(f"framework {spec.name!r} could not build its agent: {error}") from error
+
+    def before_model_step(turn: AgentTurnContext, resolved: TurnConfig) -> None:
+        if demo is not None and resolved.model == DEMO_MODEL:
+            demo.prepare(turn, resolved)
+
+    try:
+        runner = wrap_runner(build, resolve_settings, config.model, before_model_step=before_model_step)
+    except BaseException:
+        if demo is not None:
+            demo.stop()
+        raise
+    flow = AgentSessionFlow(runner, flow_type=flow_type, options=options)
+    return Harness(flow=flow, runner=runner, tools=tools, demo=demo)

@@ -1,0 +1,73 @@
+"""The adapter to the local tools (files, shell, web fetch, browser) of `sessionflow_cli.local_tools`.
+
+That package is built separately; this module is the one place that imports it, so a
+missing package fails with one clear error, and only when a local tool group is on.
+Its tools resolve each call's session settings into `LocalToolSettings`; this adapter
+derives those from the command's `TurnConfig`.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from sessionflow import ToolSpec
+from sessionflow_cli._errors import RuntimeFailure
+from sessionflow_cli.config import LocalToolsConfig, TurnConfig
+
+__all__ = ["LOCAL_TOOLS_MODULE", "SHELL_TOOL", "ResolveSettings", "build_local_tools", "close_local_tools"]
+
+LOCAL_TOOLS_MODULE = "sessionflow_cli.local_tools"
+SHELL_TOOL = "run_shell_command"
+
+ResolveSettings = Callable[[Mapping[str, Any]], TurnConfig]
+"""Turns a call's session settings into its turn's configuration; raises `ConfigError`."""
+
+
+def build_local_tools(
+    workspace: Path, resolve_settings: ResolveSettings, offered: LocalToolsConfig
+) -> list[ToolSpec]:
+    """The local tools of the groups `offered` switches on. Each tool checks its group's
+    switch and the shell settings of its own turn, through `resolve_settings`, when it runs.
+
+    Raises:
+        RuntimeFailure: The local tools package is not installed.
+    """
+    try:
+        from sessionflow_cli import local_tools
+    except ModuleNotFoundError as error:
+        if error.name is not None and LOCAL_TOOLS_MODULE.startswith(error.name):
+            raise RuntimeFailure(
+                f"the local tools ({LOCAL_TOOLS_MODULE}) are not installed in this environment; "
+                "switch them off in the configuration file (local_tools: files, shell, web_fetch "
+                "and browser false) or install a sessionflow-cli that has them"
+            ) from None
+        raise
+
+    def settings_of(session_settings: Mapping[str, Any]) -> local_tools.LocalToolSettings:
+        turn = resolve_settings(session_settings)
+        switches = turn.local_tools
+        return local_tools.LocalToolSettings(
+            groups=frozenset(g for g in local_tools.LocalToolGroup if switches.is_enabled(g.value)),
+            shell_allow=frozenset(switches.shell.allow),
+            shell_timeout=switches.shell.timeout,
+            approval_always=turn.approval_always,
+        )
+
+    groups = local_tools.LOCAL_TOOL_GROUPS
+    return [
+        spec
+        for spec in local_tools.build_local_tools(workspace, settings_of)
+        if spec.name not in groups or offered.is_enabled(groups[spec.name].value)
+    ]
+
+
+async def close_local_tools() -> None:
+    """Close what the local tools keep open in this process (the browser), if they were loaded."""
+    if LOCAL_TOOLS_MODULE not in sys.modules:
+        return
+    from sessionflow_cli import local_tools
+
+    await local_tools.close_browser_sessions()

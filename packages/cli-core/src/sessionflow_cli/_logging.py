@@ -1,0 +1,28 @@
+"""Library logs (Temporal worker warnings, retried activities) go to a file, not the chat."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+from sessionflow_cli.config import data_home
+
+__all__ = ["log_file", "log_to_file"]
+
+
+def log_file() -> Path:
+    return data_home() / "sessionflow.log"
+
+
+def log_to_file() -> Path:
+    """Send every log record of this process to ``~/.sessionflow/sessionflow.log``."""
+    path = log_file()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handler = logging.FileHandler(path, encoding="utf-8")
+    handler.setFormatter(logging.Formatter("%(asctime)s %(process)d %(levelname)s %(name)s: %(message)s"))
+    root = logging.getLogger()
+    for existing in list(root.handlers):
+        root.removeHandler(existing)
+    root.addHandler(handler)
+    root.setLevel(logging.INFO)
+    return path

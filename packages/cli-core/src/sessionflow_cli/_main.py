@@ -1,0 +1,120 @@
+"""Arguments, dispatch, and exit codes of the `sessionflow` command."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from rich.console import Console
+
+from sessionflow_cli._errors import EXIT_FAILURE, EXIT_USAGE, CliError
+
+__all__ = ["COMMANDS", "build_parser", "main", "run"]
+
+COMMANDS = ("chat", "init", "sessions", "frameworks", "server")
+
+_DESCRIPTION = """\
+Durable agent sessions on Temporal, in your terminal.
+
+commands:
+  chat        chat with an agent in this terminal (the default), or send one message with -p
+  init        create or replace the configuration file (~/.sessionflow/<framework>.yaml)
+  sessions    list this command's sessions
+  frameworks  list the frameworks the installed plugins offer
+  server      status, start or stop the embedded Temporal dev server
+
+exit codes: 0 success, 1 failure at run time, 2 usage or configuration error
+"""
+
+
+def _add_framework(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("-f", "--framework", default="builtin", help="the framework (default: builtin)")
+    parser.add_argument(
+        "-c", "--config", metavar="FILE", help="the configuration file (default: ~/.sessionflow/<framework>.yaml)"
+    )
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="sessionflow", description=_DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--version", action="store_true", help="print the version and exit")
+    commands = parser.add_subparsers(dest="command", metavar="command")
+
+    chat = commands.add_parser("chat", help="chat in this terminal (the default command)")
+    _add_framework(chat)
+    chat.add_argument("-y", "--yes", action="store_true", help="write and use the defaults when there is no file")
+    chat.add_argument("-r", "--resume", metavar="ID", help="continue a session of this flow type")
+    chat.add_argument("-m", "--model", metavar="MODEL", help="override the configured model ('demo' runs offline)")
+    chat.add_argument("-p", "--prompt", metavar="TEXT", help="send one message, print the answer, and exit")
+    chat.add_argument(
+        "--approve",
+        metavar="TOOL",
+        action="append",
+        default=[],
+        help="with -p: approve calls of this tool (repeat it, or separate names with commas)",
+    )
+
+    init = commands.add_parser("init", help="create or replace the configuration file")
+    _add_framework(init)
+    init.add_argument("-y", "--yes", action="store_true", help="write the defaults without asking")
+    init.add_argument("--print-schema", action="store_true", help="print the configuration's JSON Schema")
+
+    sessions = commands.add_parser("sessions", help="list this command's sessions")
+    _add_framework(sessions)
+    sessions.add_argument("-m", "--model", metavar="MODEL", help="override the configured model")
+
+    commands.add_parser("frameworks", help="list the frameworks and their capabilities")
+
+    server = commands.add_parser("server", help="the embedded Temporal dev server")
+    server.add_argument("action", choices=("status", "start", "stop"))
+    _add_framework(server)
+    return parser
+
+
+def _with_default_command(argv: Sequence[str]) -> list[str]:
+    args = list(argv)
+    if not args or (args[0] not in COMMANDS and args[0] not in ("-h", "--help", "--version")):
+        return ["chat", *args]
+    return args
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command; returns the exit code."""
+    out = Console(highlight=False, soft_wrap=True)
+    info = Console(stderr=True, highlight=False, soft_wrap=True)
+    parser = build_parser()
+    args = parser.parse_args(_with_default_command(sys.argv[1:] if argv is None else argv))
+    try:
+        return run(args, out=out, info=info)
+    except CliError as error:
+        info.print(f"error: {error.message}", style="red", markup=False, highlight=False, soft_wrap=True)
+        return error.exit_code
+    except KeyboardInterrupt:
+        info.print("Interrupted.", style="yellow")
+        return EXIT_FAILURE
+
+
+def run(args: argparse.Namespace, *, out: Console, info: Console) -> int:
+    # Heavy imports (sessionflow loads temporalio) wait until a command needs them.
+    if args.version:
+        from importlib.metadata import version
+
+        out.print(f"sessionflow {version('sessionflow-cli')}")
+        return 0
+    if args.command == "init" and args.print_schema:
+        from sessionflow_cli.config import config_schema_text
+
+        out.file.write(config_schema_text())
+        return 0
+    from sessionflow_cli._dispatch import dispatch
+    from sessionflow_cli.config import ConfigError
+
+    try:
+        return dispatch(args, out=out, info=info, cwd=Path.cwd())
+    except ConfigError as error:
+        where = f"{error.source}: " if error.source else ""
+        info.print(f"error: {where}{error}", style="red", markup=False, highlight=False, soft_wrap=True)
+        return EXIT_USAGE

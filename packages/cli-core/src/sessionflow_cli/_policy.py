@@ -1,0 +1,94 @@
+"""The call policy of the command's flows: each tool's own effect and approval are a floor.
+
+For every call the model makes, after the runner resolved its policy:
+
+- the effect is the more cautious of the runner's and the tool's own (`ToolSpec`);
+- approval is required when the tool's own policy or effect requires it, when an explicit
+  policy of the session options does, or when the turn's ``approval.always`` names it;
+- `run_shell_command` is the exception to the tool's own approval: it runs without
+  approval only when the whole command text is on the turn's shell allow list, and even
+  then ``approval.always`` or an explicit policy still ask.
+
+Nothing here can make a call less cautious than the runner's effect or an explicit policy.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, cast
+
+from sessionflow import DeferredToolCall, ToolEffect, ToolPolicy, ToolSpec
+from sessionflow.session import CallPolicy
+from sessionflow_cli._local_tools import SHELL_TOOL
+from sessionflow_cli.config import TurnConfig
+
+__all__ = ["build_call_policy", "more_cautious", "shell_command"]
+
+_CAUTION = {
+    ToolEffect.READ: 0,
+    ToolEffect.IDEMPOTENT_WRITE: 1,
+    ToolEffect.NON_IDEMPOTENT_WRITE: 2,
+    ToolEffect.UNCLASSIFIED: 3,
+}
+
+
+def more_cautious(first: ToolEffect, second: ToolEffect) -> ToolEffect:
+    return first if _CAUTION[first] >= _CAUTION[second] else second
+
+
+def shell_command(arguments: str) -> str | None:
+    """The ``command`` argument of a shell call, or None when there is none."""
+    try:
+        parsed: Any = json.loads(arguments or "{}")
+    except ValueError:
+        return None
+    if not isinstance(parsed, dict):
+        return None
+    command: Any = cast(dict[str, Any], parsed).get("command")
+    return command if isinstance(command, str) else None
+
+
+def _own_policy(spec: ToolSpec) -> ToolPolicy:
+    if spec.policy is not None:
+        return spec.policy
+    return ToolPolicy(effect=spec.framework_effect or ToolEffect.UNCLASSIFIED)
+
+
+def build_call_policy(
+    tools: Sequence[ToolSpec],
+    resolve_settings: Callable[[Mapping[str, Any]], TurnConfig],
+    explicit: Mapping[str, ToolPolicy] | None = None,
+) -> CallPolicy:
+    """The `AgentSessionOptions.call_policy` for `tools`.
+
+    Args:
+        tools: The tools the command gives the framework; their policies are the floor.
+        resolve_settings: The turn's configuration from its session settings.
+        explicit: Explicit policies of the session options; they can only add caution.
+    """
+    own = {spec.name: _own_policy(spec) for spec in tools}
+    extra = dict(explicit or {})
+
+    def policy(call: DeferredToolCall, settings: Mapping[str, Any]) -> ToolPolicy:
+        turn = resolve_settings(settings)
+        name = call.tool_name
+        floor = own.get(name)
+        stated = extra.get(name)
+        effect = call.policy.effect
+        for other in (floor, stated):
+            if other is not None:
+                effect = more_cautious(effect, other.effect)
+        if name == SHELL_TOOL and floor is not None:
+            command = shell_command(call.arguments)
+            needs = command is None or not turn.local_tools.shell.is_allowed(command)
+            needs = needs or call.policy.requires_approval is True
+        elif floor is not None:
+            needs = floor.is_approval_required or call.policy.is_approval_required
+        else:
+            needs = call.policy.is_approval_required
+        needs = needs or (stated is not None and stated.requires_approval is True)
+        needs = needs or turn.requires_approval(name)
+        return ToolPolicy(effect=effect, requires_approval=needs)
+
+    return policy

@@ -1,0 +1,114 @@
+"""The runner the command serves: it resolves each turn's settings before the framework runs.
+
+Every model call first narrows the configuration file by the turn's session settings;
+rejected settings fail the call with `ConfigError` (the session retries it, then fails the
+turn with that error). The framework's runner is built per model, so a turn's ``model``
+setting really picks the model. Tool calls run on the runner of their turn's model.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from sessionflow import (
+    AgentFrameworkRunner,
+    AgentTurnContext,
+    AgentTurnOutcome,
+    DeferredToolExecution,
+    FrameworkMessage,
+    ImageInput,
+    SupportsImageMessages,
+    ToolExecutionError,
+    ToolExecutionResult,
+)
+from sessionflow_cli.config import ConfigError, TurnConfig, ignored_setting_keys
+
+__all__ = ["BeforeModelStep", "TurnRunner", "wrap_runner"]
+
+BeforeModelStep = Callable[[AgentTurnContext, TurnConfig], None]
+"""Called before each model call with the turn's configuration (the demo scripts its model here)."""
+
+
+class TurnRunner:
+    """Resolves a turn, then delegates to the framework's runner for the turn's model."""
+
+    def __init__(
+        self,
+        build: Callable[[str], AgentFrameworkRunner],
+        resolve_settings: Callable[[Mapping[str, Any]], TurnConfig],
+        default_model: str,
+        *,
+        before_model_step: BeforeModelStep | None = None,
+    ) -> None:
+        self._build = build
+        self._resolve = resolve_settings
+        self._default_model = default_model
+        self._before = before_model_step
+        self._runners: dict[str, AgentFrameworkRunner] = {}
+        self._lock = threading.Lock()
+        self._warned: set[tuple[str, ...]] = set()
+
+    def runner_for(self, model: str) -> AgentFrameworkRunner:
+        with self._lock:
+            runner = self._runners.get(model)
+            if runner is None:
+                runner = self._runners[model] = self._build(model)
+            return runner
+
+    @property
+    def default_runner(self) -> AgentFrameworkRunner:
+        return self.runner_for(self._default_model)
+
+    def resolve(self, settings: Mapping[str, Any]) -> TurnConfig:
+        ignored = tuple(ignored_setting_keys(settings))
+        if ignored and ignored not in self._warned:
+            self._warned.add(ignored)
+            print(f"Session settings keys ignored: {', '.join(ignored)}", file=sys.stderr, flush=True)
+        return self._resolve(settings)
+
+    def build_user_message(self, text: str) -> FrameworkMessage:
+        return self.default_runner.build_user_message(text)
+
+    async def run_model_step(self, turn: AgentTurnContext) -> AgentTurnOutcome:
+        resolved = self.resolve(turn.session_settings)
+        if self._before is not None:
+            self._before(turn, resolved)
+        return await self.runner_for(resolved.model).run_model_step(turn)
+
+    async def execute_deferred_tool_call(self, call: DeferredToolExecution) -> ToolExecutionResult:
+        try:
+            resolved = self.resolve(call.session_settings)
+        except ConfigError as error:
+            raise ToolExecutionError(f"the turn's session settings are rejected: {error}") from None
+        return await self.runner_for(resolved.model).execute_deferred_tool_call(call)
+
+
+class _ImageTurnRunner(TurnRunner):
+    """A `TurnRunner` whose framework takes images."""
+
+    def build_user_message_with_images(self, text: str, images: Sequence[ImageInput]) -> FrameworkMessage:
+        runner = self.default_runner
+        assert isinstance(runner, SupportsImageMessages)
+        return runner.build_user_message_with_images(text, images)
+
+
+def wrap_runner(
+    build: Callable[[str], AgentFrameworkRunner],
+    resolve_settings: Callable[[Mapping[str, Any]], TurnConfig],
+    default_model: str,
+    *,
+    before_model_step: BeforeModelStep | None = None,
+) -> TurnRunner:
+    """The wrapper, taking images exactly when the framework's runner does.
+
+    Builds the runner of `default_model` at once, so a framework that cannot build fails
+    before the command serves anything.
+    """
+    first = build(default_model)
+    cls = _ImageTurnRunner if isinstance(first, SupportsImageMessages) else TurnRunner
+    wrapper = cls(build, resolve_settings, default_model, before_model_step=before_model_step)
+    wrapper._runners[default_model] = first  # pyright: ignore[reportPrivateUsage]
+    return wrapper

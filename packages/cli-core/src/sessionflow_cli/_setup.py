@@ -1,0 +1,55 @@
+"""Which configuration a command runs with: the file, the `init` answers, or the defaults."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from prompt_toolkit import prompt
+from rich.console import Console
+
+from sessionflow_cli.config import CliConfig, default_config, default_config_path, load_config
+from sessionflow_cli.config._init import ask_and_write, write_defaults
+
+__all__ = ["ask_line", "config_path", "has_terminal", "resolve_config"]
+
+
+def has_terminal() -> bool:
+    return sys.stdin.isatty() and sys.stdout.isatty()
+
+
+def ask_line(message: str) -> str:
+    return prompt(message)
+
+
+def config_path(framework: str, given: str | None) -> Path:
+    return Path(given).expanduser() if given else default_config_path(framework)
+
+
+def resolve_config(
+    framework: str, given: str | None, *, yes: bool, ask: bool, cwd: Path, info: Console
+) -> CliConfig:
+    """Load the file; without one, write the defaults (`--yes`), ask `init`'s questions at a
+    terminal, or run on the defaults and write nothing.
+
+    Raises:
+        ConfigError: The file (or the answers) fail the rules.
+    """
+    path = config_path(framework, given)
+    if path.exists():
+        return load_config(framework, path, cwd=cwd)
+    if yes:
+        config = write_defaults(framework, path, cwd=cwd)
+        info.print(f"Wrote the default configuration to {path}.", highlight=False)
+        return config
+    if ask and has_terminal():
+        info.print(f"No configuration file at {path} yet; a few questions create it.", highlight=False)
+        config = ask_and_write(framework, path, ask_line, cwd=cwd)
+        info.print(f"Wrote {path}.", highlight=False)
+        return config
+    info.print(
+        f"No configuration file at {path}: running on the defaults and writing nothing. "
+        f"Run `sessionflow init{'' if framework == 'builtin' else ' -f ' + framework}` to create one.",
+        highlight=False,
+    )
+    return default_config(framework, cwd=cwd)

@@ -1,0 +1,1 @@
+"""The chat: the terminal chat, one-shot runs (`-p`), and following a turn's events."""

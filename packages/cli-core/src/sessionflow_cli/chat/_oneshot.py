@@ -1,0 +1,71 @@
+"""`-p/--prompt`: send one message without a terminal, print the answer, and exit.
+
+Approvals are refused unless `--approve` names the tool; questions are declined.
+Everything but the answer goes to standard error.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection, Sequence
+from typing import Literal
+
+from sessionflow import AgentInterrupt
+from sessionflow_cli._ask_user import DECLINED_MESSAGE, Question
+from sessionflow_cli._errors import EXIT_FAILURE, EXIT_OK
+from sessionflow_cli._runtime import Runtime
+from sessionflow_cli.chat._follow import Decision, TurnFollower
+from sessionflow_cli.chat._session import ChatSession
+from sessionflow_cli.chat._view import ChatView
+
+__all__ = ["run_one_shot"]
+
+
+class _Rules:
+    def __init__(self, approve: Collection[str], view: ChatView) -> None:
+        self.approve = approve
+        self.view = view
+
+    async def decide(self, interrupt: AgentInterrupt) -> Decision:
+        if interrupt.tool_name in self.approve:
+            self.view.note(f"approved by --approve {interrupt.tool_name}")
+            return Decision(approved=True)
+        self.view.note(f"refused: pass --approve {interrupt.tool_name} to approve it")
+        return Decision(approved=False, reason=f"Not approved: {interrupt.tool_name} was not named with --approve.")
+
+    async def ask(self, interrupt: AgentInterrupt, question: Question) -> str | Literal[False] | None:
+        self.view.note(f"declined: {DECLINED_MESSAGE}")
+        return None
+
+
+async def run_one_shot(
+    runtime: Runtime,
+    view: ChatView,
+    text: str,
+    *,
+    approve: Sequence[str],
+    resume: str | None,
+    resume_hint: Callable[[str], str],
+) -> int:
+    """Send `text`, follow the turn, print its answer; 1 when the turn fails."""
+    session = await ChatSession.resume(runtime, resume) if resume is not None else ChatSession.new(runtime)
+    try:
+        view.note(f"session {session.session_id}")
+        sent = await session.send(text)
+        link = session.link()
+        if link is not None:
+            view.note(f"Temporal Web UI: {link}")
+        if not sent:
+            view.line("not sent", "the session did not take the message", "red")
+            return EXIT_FAILURE
+        assert session.pump is not None
+        follower = TurnFollower(runtime.sessions, session.session_id, session.pump, view, _Rules(set(approve), view))
+        result = await runtime.watch(follower.follow(None))
+        if result.outcome == "completed":
+            view.out.print(result.answer, markup=False, highlight=False, soft_wrap=True)
+            code = EXIT_OK
+        else:
+            code = EXIT_FAILURE
+        view.note(f"Continue this session with: {resume_hint(session.session_id)}")
+        return code
+    finally:
+        await session.close()

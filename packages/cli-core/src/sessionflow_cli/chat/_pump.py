@@ -1,0 +1,50 @@
+"""Follow a session's events in the background, into a queue the chat reads at its own pace."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+
+from sessionflow import AgentEvent, AgentSessionClient
+
+__all__ = ["EventPump", "latest_offset"]
+
+
+async def latest_offset(sessions: AgentSessionClient, session_id: str) -> int:
+    """The offset of the session's newest durable event (0 when it has none)."""
+    offset = 0
+    while True:
+        page = await sessions.list_agent_events(session_id, after=offset, limit=500)
+        if not page.events:
+            return max(offset, page.next_offset)
+        offset = page.next_offset
+
+
+class EventPump:
+    """`AgentSessionClient.events` in a task; `get` returns the next event or raises its error."""
+
+    def __init__(self, sessions: AgentSessionClient, session_id: str, *, after: int = 0) -> None:
+        self._queue: asyncio.Queue[AgentEvent | BaseException] = asyncio.Queue()
+        self._task = asyncio.create_task(self._run(sessions, session_id, after))
+
+    async def _run(self, sessions: AgentSessionClient, session_id: str, after: int) -> None:
+        try:
+            async for event in sessions.events(session_id, after=after):
+                self._queue.put_nowait(event)
+        except asyncio.CancelledError:
+            raise
+        except BaseException as error:
+            self._queue.put_nowait(error)
+            return
+        self._queue.put_nowait(EOFError("the session's event stream ended"))
+
+    async def get(self) -> AgentEvent:
+        item = await self._queue.get()
+        if isinstance(item, BaseException):
+            raise item
+        return item
+
+    async def close(self) -> None:
+        self._task.cancel()
+        with contextlib.suppress(asyncio.CancelledError, Exception):
+            await self._task

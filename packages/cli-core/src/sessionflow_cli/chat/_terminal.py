@@ -1,0 +1,255 @@
+"""The terminal chat: each line is a message; the agent's turn streams until it ends.
+
+Ctrl-C during a turn cancels it, a second Ctrl-C exits; Ctrl-C while idle, Ctrl-D and
+``/exit`` exit too. Exiting never ends the session: the `--resume` line continues it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import signal
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, Literal
+
+from prompt_toolkit import PromptSession
+
+from sessionflow import AgentInterrupt
+from sessionflow_cli._ask_user import Question
+from sessionflow_cli._errors import EXIT_FAILURE, EXIT_OK
+from sessionflow_cli._images import ImageRejected, attach_image
+from sessionflow_cli._runtime import Runtime
+from sessionflow_cli.chat._follow import Decision, TurnFollower
+from sessionflow_cli.chat._session import ChatSession, show_history
+from sessionflow_cli.chat._view import ChatView
+from sessionflow_cli.config import ConfigError, resolve_turn
+
+__all__ = ["TerminalChat"]
+
+_HELP = (
+    "Type a message and press Enter. /image <path> attaches an image to the next message, "
+    "/model <name> switches the model for the next messages, /exit leaves. "
+    "Ctrl-C cancels a running turn."
+)
+
+
+class _Exit(Exception):
+    """The person asked to leave."""
+
+
+class TerminalChat:
+    """Chats with one session at this terminal."""
+
+    def __init__(self, runtime: Runtime, view: ChatView, *, resume_hint: Callable[[str], str]) -> None:
+        self.runtime = runtime
+        self.view = view
+        self.resume_hint = resume_hint
+        self.prompts: PromptSession[str] = PromptSession()
+        self.images: list[str] = []
+        self.settings: dict[str, Any] = {}
+        self.session: ChatSession | None = None
+        self.presses = 0
+        self._sigint = asyncio.Event()
+
+    async def run(self, resume: str | None) -> int:
+        loop = asyncio.get_running_loop()
+        loop.add_signal_handler(signal.SIGINT, self._sigint.set)
+        try:
+            return await self._run(resume)
+        finally:
+            loop.remove_signal_handler(signal.SIGINT)
+            if self.session is not None:
+                await self.session.close()
+                if self.session.exists:
+                    self.view.note(
+                        f"The session stays open. Continue it with: {self.resume_hint(self.session.session_id)}",
+                        style="bold",
+                    )
+
+    async def _run(self, resume: str | None) -> int:
+        if resume is not None:
+            self.session = await ChatSession.resume(self.runtime, resume)
+            snapshot = await self.session.snapshot()
+            turns = snapshot.state.turn_count if snapshot.state is not None else 0
+            self.view.note(f"Resuming session {resume} ({turns} turn{'' if turns == 1 else 's'}).", style="bold")
+            self._print_link()
+            show_history(snapshot, self.view)
+            if snapshot.state is not None and snapshot.state.turn_id is not None:
+                if not await self._follow(snapshot.state.turn_id):
+                    return EXIT_OK
+        else:
+            self.session = ChatSession.new(self.runtime)
+            self.view.note(f"New session {self.session.session_id}; it starts with your first message.", style="bold")
+        self.view.note(_HELP)
+        while True:
+            try:
+                line = await self.read_line("you> ")
+            except (EOFError, KeyboardInterrupt, _Exit):
+                return EXIT_OK
+            text = line.strip()
+            if not text:
+                continue
+            if text.startswith("/"):
+                command = await self._command(text)
+                if command == "exit":
+                    return EXIT_OK
+                continue
+            if not await self._send(text):
+                continue
+            if not await self._follow(None):
+                return EXIT_OK
+        return EXIT_FAILURE  # pragma: no cover (the loop only returns)
+
+    # -- input -----------------------------------------------------------------------
+
+    async def read_line(self, message: str) -> str:
+        self.view.quiet()
+        self.view.end_line()
+        try:
+            return await self.prompts.prompt_async(message, handle_sigint=False)
+        finally:
+            # prompt_toolkit may touch the SIGINT handling of the loop; keep ours.
+            asyncio.get_running_loop().add_signal_handler(signal.SIGINT, self._sigint.set)
+            self._sigint.clear()
+
+    async def _command(self, text: str) -> Literal["exit", "done"]:
+        name, _, rest = text.partition(" ")
+        if name in ("/exit", "/quit"):
+            return "exit"
+        if name == "/image":
+            self._attach(rest)
+        elif name == "/model":
+            self._switch_model(rest.strip())
+        elif name == "/help":
+            self.view.note(_HELP)
+        else:
+            self.view.line("unknown command", f"{name}; try /help", "yellow")
+        return "done"
+
+    def _attach(self, path: str) -> None:
+        try:
+            image = attach_image(
+                path, cwd=Path.cwd(), media_folder=self.runtime.config.media_folder, already=len(self.images)
+            )
+        except ImageRejected as error:
+            self.view.line("image not attached", str(error), "red")
+            return
+        self.images.append(str(image.stored))
+        self.view.line("image attached", image.describe(), "green")
+
+    def _switch_model(self, model: str) -> None:
+        if not model:
+            self.view.note(f"The model is {self.settings.get('model', self.runtime.config.model)}.")
+            return
+        try:
+            resolve_turn(self.runtime.config, {**self.settings, "model": model})
+        except ConfigError as error:
+            self.view.line("model not changed", str(error), "red")
+            return
+        self.settings["model"] = model
+        self.view.note(f"The next messages use the model {model}.")
+
+    # -- turns -----------------------------------------------------------------------
+
+    async def _send(self, text: str) -> bool:
+        assert self.session is not None
+        images = list(self.images)
+        if images and not self.runtime.spec.capabilities.images:
+            self.images.clear()
+            self.view.line("not sent", "this agent does not take images; the attached images are removed", "red")
+            return False
+        first = not self.session.exists
+        sent = await self.session.send(text, images=images, settings=self.settings or None)
+        self.images.clear()
+        if first:
+            self._print_link()
+        if not sent:
+            self.view.line("not sent", "the session did not take the message", "red")
+        return sent
+
+    def _print_link(self) -> None:
+        assert self.session is not None
+        link = self.session.link()
+        if link is not None:
+            self.view.note(f"Session {self.session.session_id}: {link}")
+
+    async def _follow(self, turn_id: str | None) -> bool:
+        """Follow a turn to its end; False when the person asked to exit."""
+        assert self.session is not None and self.session.pump is not None
+        follower = TurnFollower(
+            self.runtime.sessions, self.session.session_id, self.session.pump, self.view, _Responder(self)
+        )
+        self.presses = 0
+        self._sigint.clear()
+        task = asyncio.create_task(follower.follow(turn_id))
+        try:
+            while True:
+                pressed = asyncio.create_task(self._sigint.wait())
+                done, _ = await asyncio.wait(
+                    {task, pressed, self.runtime.worker}, return_when=asyncio.FIRST_COMPLETED
+                )
+                if task in done:
+                    pressed.cancel()
+                    task.result()
+                    return True
+                if pressed not in done:
+                    pressed.cancel()
+                    self.runtime.check_worker()
+                self._sigint.clear()
+                await self.ctrl_c()
+        except _Exit:
+            return False
+        finally:
+            self.view.quiet()
+            if not task.done():
+                task.cancel()
+                with contextlib.suppress(BaseException):
+                    await task
+
+    async def ctrl_c(self) -> None:
+        """First press during a turn cancels it; the second asks to exit."""
+        assert self.session is not None
+        self.presses += 1
+        if self.presses > 1:
+            self.view.note("Leaving.", style="yellow")
+            raise _Exit
+        self.view.line("cancel", "cancelling the turn; press Ctrl-C again to exit", "yellow")
+        self.runtime.check_worker()
+        await self.runtime.sessions.cancel_turn(self.session.session_id)
+
+
+class _Responder:
+    """Approvals and questions at the terminal."""
+
+    def __init__(self, chat: TerminalChat) -> None:
+        self.chat = chat
+
+    async def _read(self, message: str) -> str | None:
+        """A line, or None when Ctrl-C cancelled the turn instead."""
+        try:
+            return await self.chat.read_line(message)
+        except KeyboardInterrupt:
+            await self.chat.ctrl_c()
+            return None
+        except EOFError:
+            raise _Exit from None
+
+    async def decide(self, interrupt: AgentInterrupt) -> Decision:
+        while True:
+            reply = await self._read("approve? [y / n <reason>] ")
+            if reply is None:
+                return Decision(approved=None)
+            word, _, reason = reply.strip().partition(" ")
+            if word.lower() in ("y", "yes"):
+                return Decision(approved=True)
+            if word.lower() in ("n", "no"):
+                return Decision(approved=False, reason=reason.strip() or None)
+            self.chat.view.note("Answer y, or n with an optional reason.")
+
+    async def ask(self, interrupt: AgentInterrupt, question: Question) -> str | Literal[False] | None:
+        hint = "answer (or a number; empty declines)> " if question.choices else "answer (empty declines)> "
+        reply = await self._read(hint)
+        if reply is None:
+            return False
+        return reply.strip() or None

@@ -1,0 +1,57 @@
+"""A test plugin: the built-in runner plus two tools of its own, as frameworks `scripted` and `scripted-text`.
+
+The command finds it through ``SESSIONFLOW_LOAD_PLUGINS=tests.cli.scripted_plugin``. The
+model is the scripted model server at ``OPENAI_BASE_URL``. `publish_note` is a write that
+waits for approval by default and appends to ``published.txt`` in the workspace.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from sessionflow import hookimpl
+from sessionflow.builtin import ChatCompletionsRunner, tool
+from sessionflow.plugins import ConformanceAgentSpec, FrameworkCapabilities, FrameworkSpec, HarnessContext
+from sessionflow.session import ToolEffect
+
+
+def _runner(ctx: HarnessContext) -> ChatCompletionsRunner:
+    def publish_note(text: str) -> str:
+        """Publish a note for everyone to read."""
+        with (ctx.workspace / "published.txt").open("a", encoding="utf-8") as handle:
+            handle.write(text + "\n")
+        return f"published {text!r}"
+
+    def lookup(query: str) -> str:
+        """Look something up."""
+        return f"looked up {query}"
+
+    tools = [
+        *ctx.tools,
+        tool(publish_note, effect=ToolEffect.NON_IDEMPOTENT_WRITE),
+        tool(lookup, effect=ToolEffect.READ),
+    ]
+    return ChatCompletionsRunner(
+        model=ctx.model, tools=tools, system_prompt=ctx.system_prompt, base_url=ctx.model_base_url, api_key="test"
+    )
+
+
+def _conformance(spec: ConformanceAgentSpec) -> ChatCompletionsRunner:
+    return ChatCompletionsRunner(model=spec.model, tools=spec.tools, base_url=spec.model_base_url, api_key="test")
+
+
+@hookimpl
+def sessionflow_register_frameworks(register: Callable[[FrameworkSpec], None]) -> None:
+    for name, images in (("scripted", True), ("scripted-text", False)):
+        register(
+            FrameworkSpec(
+                name=name,
+                description=f"The built-in runner with test tools (images: {images})",
+                capabilities=FrameworkCapabilities(
+                    parallel_tool_calls=True, reasoning_deltas=False, images=images, mcp_annotations=False
+                ),
+                build_runner=_runner,
+                build_conformance_runner=_conformance,
+                model_api="chat_completions",
+            )
+        )

@@ -1,0 +1,147 @@
+"""The terminal chat in a pseudo-terminal: approvals, questions, images, Ctrl-C."""
+
+from __future__ import annotations
+
+import signal
+
+import pexpect
+
+from sessionflow.testing import ModelReply, ScriptedToolCall
+from tests.cli.conftest import Cli, expect_group, finish, ready_for_keys
+
+PNG = b"\x89PNG\r\n\x1a\n" + bytes(range(64))
+
+
+def _session_id(child: pexpect.spawn[str]) -> str:
+    return expect_group(child, r"New session (\S+); it starts with your first message")
+
+
+def test_a_whole_chat_with_approvals_a_question_and_images(cli: Cli) -> None:
+    cli.write_config()
+    (cli.workspace / "chart.png").write_bytes(PNG)
+    (cli.workspace / "notes.txt").write_text("not an image")
+    with (cli.workspace / "huge.png").open("wb") as handle:
+        handle.write(PNG)
+        handle.truncate(3_750_001)
+    cli.script(
+        [
+            ModelReply.call(ScriptedToolCall("c1", "publish_note", {"text": "first"}), text="Publishing it. "),
+            ModelReply.say("Published the first note.", chunks=["Published ", "the first ", "note."]),
+            ModelReply.call(ScriptedToolCall("c2", "publish_note", {"text": "second"})),
+            ModelReply.say("Fine, I did not publish it."),
+            ModelReply.call(
+                ScriptedToolCall("q1", "ask_user", {"question": "Which colour?", "choices": ["red", "blue"]})
+            ),
+            ModelReply.say("Blue it is."),
+            ModelReply.say("I see 20 pictures."),
+        ]
+    )
+    child = cli.spawn("chat", "-f", "scripted")
+    session_id = _session_id(child)
+    child.expect("you> ")
+    child.sendline("publish the first note")
+    child.expect_exact('[approval] publish_note {"text": "first"}')
+    child.expect_exact("approve? [y / n <reason>]")
+    child.sendline("y")
+    child.expect_exact('[tool] publish_note {"text": "first"}')
+    child.expect_exact("[tool] publish_note succeeded")
+    child.expect_exact("Published the first note.")
+    child.expect("you> ")
+
+    child.sendline("publish another")
+    child.expect_exact('[approval] publish_note {"text": "second"}')
+    child.expect_exact("approve?")
+    child.sendline("n not today")
+    child.expect_exact("[tool] publish_note rejected: not today")
+    child.expect_exact("Fine, I did not publish it.")
+    child.expect("you> ")
+
+    child.sendline("ask me something")
+    child.expect_exact("[question] Which colour?")
+    child.expect_exact("2. blue")
+    child.expect_exact("answer (or a number; empty declines)>")
+    child.sendline("2")
+    child.expect_exact("Blue it is.")
+    child.expect("you> ")
+
+    child.sendline("/model huge")
+    child.expect_exact('[model not changed] model_not_allowed at "/model" (allowed: scripted)')
+    child.sendline("/image missing.png")
+    child.expect_exact("[image not attached]")
+    child.expect_exact("does not exist")
+    child.sendline("/image notes.txt")
+    child.expect_exact("notes.txt is not a PNG, JPEG, GIF or WebP image")
+    child.sendline("/image huge.png")
+    child.expect_exact("the limit is 3,750,000")
+    for _ in range(20):
+        child.sendline("/image chart.png")
+        child.expect_exact("[image attached] chart.png (image/png, 72 B)")
+    child.sendline("/image chart.png")
+    child.expect_exact("a message carries at most 20 images")
+    child.sendline("what do you see?")
+    child.expect_exact("I see 20 pictures.")
+    child.expect("you> ")
+    child.sendline("/exit")
+    child.expect_exact(f"Continue it with: sessionflow chat -f scripted -r {session_id}")
+    assert finish(child) == 0
+
+    assert (cli.workspace / "published.txt").read_text() == "first\n"
+    requests = cli.requests()
+    assert len(requests) == 7
+    assert "not today" in requests[3].tool_results()["c2"]
+    assert requests[5].tool_results()["q1"] == "blue"
+    images = [
+        part
+        for message in requests[6].body["messages"]
+        if isinstance(message.get("content"), list)
+        for part in message["content"]
+        if part.get("type") == "image_url"
+    ]
+    assert len(images) == 20
+    assert images[0]["image_url"]["url"].startswith("data:image/png;base64,")
+
+
+def test_ctrl_c_cancels_a_turn_then_exits(cli: Cli) -> None:
+    cli.write_config(framework="scripted-text")
+    (cli.workspace / "chart.png").write_bytes(PNG)
+    cli.script([ModelReply.say("too late", delay_seconds=60), ModelReply.say("Quick answer.")])
+    child = cli.spawn("chat", "-f", "scripted-text")
+    session_id = _session_id(child)
+    child.expect("you> ")
+    child.sendline("/image chart.png")
+    child.expect_exact("[image attached]")
+    child.sendline("look at this")
+    child.expect_exact("[not sent] this agent does not take images")
+    child.expect("you> ")
+    child.sendline("think slowly")
+    cli.model_server.wait_for_requests(cli.key, 1, timeout=60)
+    child.sendintr()
+    child.expect_exact("cancelling the turn; press Ctrl-C again to exit")
+    child.expect_exact("[cancelled] the turn was cancelled")
+    child.expect("you> ")
+    child.sendline("and now quickly")
+    child.expect_exact("Quick answer.")
+    child.expect("you> ")
+    ready_for_keys(child)
+    child.sendintr()  # Ctrl-C while idle leaves
+    child.expect_exact(f"Continue it with: sessionflow chat -f scripted-text -r {session_id}")
+    assert finish(child) == 0
+    requests = cli.requests()
+    assert len(requests) == 2  # the image message was never sent
+    assert requests[1].last_user_text() == "and now quickly"
+
+
+def test_a_second_ctrl_c_during_a_turn_exits(cli: Cli) -> None:
+    cli.write_config()
+    cli.script([ModelReply.say("never", delay_seconds=60)])
+    child = cli.spawn("chat", "-f", "scripted")
+    session_id = _session_id(child)
+    child.expect("you> ")
+    child.sendline("think slowly")
+    cli.model_server.wait_for_requests(cli.key, 1, timeout=60)
+    child.sendintr()
+    child.expect_exact("press Ctrl-C again to exit")
+    child.sendintr()
+    child.expect_exact(f"-r {session_id}")
+    assert finish(child) == 0
+    assert child.signalstatus is None or child.signalstatus != signal.SIGINT

@@ -1,0 +1,139 @@
+"""The runner the command serves: each turn's settings are resolved before the framework runs."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from sessionflow import (
+    AgentEventWriter,
+    AgentFrameworkRunner,
+    AgentToolCall,
+    AgentToolCallStatus,
+    AgentTurnContext,
+    AgentTurnOutcome,
+    DeferredToolExecution,
+    FrameworkMessage,
+    ImageInput,
+    MessageRole,
+    SupportsImageMessages,
+    ToolEffect,
+    ToolExecutionError,
+    ToolExecutionResult,
+    ToolPolicy,
+    TurnCompleted,
+)
+from sessionflow_cli._runner import wrap_runner
+from sessionflow_cli.config import ConfigError, TurnConfig, parse_config, resolve_turn
+
+
+class _Fake:
+    def __init__(self, model: str) -> None:
+        self.model = model
+
+    def build_user_message(self, text: str) -> FrameworkMessage:
+        return FrameworkMessage(role=MessageRole.USER, framework_item=text, text=text)
+
+    async def run_model_step(self, turn: AgentTurnContext) -> AgentTurnOutcome:
+        message = FrameworkMessage(role=MessageRole.ASSISTANT, framework_item=self.model, text=self.model)
+        return TurnCompleted(new_messages=[message])
+
+    async def execute_deferred_tool_call(self, call: DeferredToolExecution) -> ToolExecutionResult:
+        return ToolExecutionResult(output=f"ran on {self.model}")
+
+
+class _FakeWithImages(_Fake):
+    def build_user_message_with_images(self, text: str, images: Sequence[ImageInput]) -> FrameworkMessage:
+        return FrameworkMessage(role=MessageRole.USER, framework_item=[text, len(images)], text=text)
+
+
+def _turn(settings: Mapping[str, Any]) -> AgentTurnContext:
+    return AgentTurnContext(
+        flow_id="s",
+        turn_id="turn-1",
+        attempt=1,
+        messages=[],
+        framework_run_state=None,
+        tool_calls={},
+        policy_resolver=lambda name, effect: ToolPolicy(effect=effect or ToolEffect.UNCLASSIFIED),
+        events=AgentEventWriter(None, turn_id="turn-1", step_execution_id="m", attempt=1),
+        heartbeat=lambda *args: None,
+        session_settings=settings,
+    )
+
+
+def _call(settings: Mapping[str, Any]) -> DeferredToolExecution:
+    record = AgentToolCall(
+        tool_call_id="c",
+        tool_name="t",
+        arguments="{}",
+        policy=ToolPolicy(effect=ToolEffect.READ),
+        deferral_order=1,
+        status=AgentToolCallStatus.RUNNING,
+    )
+    return DeferredToolExecution(
+        flow_id="s",
+        turn_id="turn-1",
+        tool_call=record,
+        attempt=1,
+        events=AgentEventWriter(None, turn_id="turn-1", step_execution_id="t", attempt=1),
+        heartbeat=lambda *args: None,
+        session_settings=settings,
+    )
+
+
+def _resolver(tmp_path: Path) -> Any:
+    config = parse_config(
+        "builtin",
+        "model: small\nmodels: [big]\nlocal_tools: {browser: false}\n",
+        path=tmp_path / "b.yaml",
+        cwd=tmp_path,
+    )
+
+    def resolve(settings: Mapping[str, Any]) -> TurnConfig:
+        return resolve_turn(config, settings)
+
+    return resolve
+
+
+async def test_the_turn_model_picks_the_runner(tmp_path: Path) -> None:
+    built: list[str] = []
+
+    def build(model: str) -> AgentFrameworkRunner:
+        built.append(model)
+        return _Fake(model)
+
+    runner = wrap_runner(build, _resolver(tmp_path), "small")
+    assert built == ["small"]  # the default model's runner is built at once
+    first = await runner.run_model_step(_turn({}))
+    second = await runner.run_model_step(_turn({"model": "big"}))
+    assert isinstance(first, TurnCompleted) and first.new_messages[0].text == "small"
+    assert isinstance(second, TurnCompleted) and second.new_messages[0].text == "big"
+    assert (await runner.execute_deferred_tool_call(_call({"model": "big"}))).output == "ran on big"
+    assert built == ["small", "big"]
+    assert not isinstance(runner, SupportsImageMessages)
+
+
+async def test_rejected_settings_fail_the_model_call_and_the_tool(tmp_path: Path) -> None:
+    runner = wrap_runner(_Fake, _resolver(tmp_path), "small")
+    with pytest.raises(ConfigError, match='widens at "/local_tools/browser"'):
+        await runner.run_model_step(_turn({"local_tools": {"browser": True}}))
+    with pytest.raises(ConfigError, match='model_not_allowed at "/model"'):
+        await runner.run_model_step(_turn({"model": "huge"}))
+    with pytest.raises(ToolExecutionError, match="session settings are rejected"):
+        await runner.execute_deferred_tool_call(_call({"model": "huge"}))
+
+
+async def test_images_only_when_the_framework_takes_them(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    runner = wrap_runner(_FakeWithImages, _resolver(tmp_path), "small")
+    assert isinstance(runner, SupportsImageMessages)
+    message = runner.build_user_message_with_images("hi", [ImageInput(path="/x.png", media_type="image/png")])
+    assert message.framework_item == ["hi", 1]
+    await runner.run_model_step(_turn({"theme": "dark"}))
+    await runner.run_model_step(_turn({"theme": "light"}))
+    assert capsys.readouterr().err == "Session settings keys ignored: /theme\n"
