@@ -175,6 +175,7 @@ async def run_soak(
     restart_server: bool = True,
     timeout: float = 900.0,
     seed: int = 7,
+    keep_folder: Path | None = None,
 ) -> SoakReport:
     """Run the soak; `kills` caps the worker SIGKILLs (None: keep killing until the end)."""
     rng = random.Random(seed)
@@ -183,6 +184,8 @@ async def run_soak(
     deadline = started + timeout
     with tempfile.TemporaryDirectory(prefix="sessionflow-soak-") as folder:
         root = Path(folder)
+        if keep_folder is not None:
+            root = keep_folder
         config = DevServerConfig(data_dir=root / "server", port=free_port())
         server = DevServer(config)
         handle = await server.start()
@@ -307,8 +310,11 @@ def main() -> None:
         "--kills", type=int, default=None, help="stop killing after this many (default: never)"
     )
     parser.add_argument("--no-server-restart", action="store_true")
+    parser.add_argument("--keep", type=Path, default=None, help="keep the server, state and worker logs here")
     args = parser.parse_args()
-    report = asyncio.run(run_soak(args.sessions, kills=args.kills, restart_server=not args.no_server_restart))
+    report = asyncio.run(
+        run_soak(args.sessions, kills=args.kills, restart_server=not args.no_server_restart, keep_folder=args.keep)
+    )
     print("\n".join(report.lines()))
     print(json.dumps({"ok": report.ok}))
     raise SystemExit(0 if report.ok else 1)

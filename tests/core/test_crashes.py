@@ -128,3 +128,31 @@ async def test_sigkill_after_tools_before_resume_keeps_the_run_state(harness: Ha
     assert harness.seen("k-resume", 3)[-1] == "kept"
     assert harness.log.count("tool", "lookup") == 1
     await wait_until("worker logs to exist", lambda: harness.stack.workers[-1].log())
+
+
+async def test_two_answers_delivered_together_apply_once(harness: Harness) -> None:
+    # Two answers race while no worker runs: exactly one applies and the other reports False.
+    # (The handler re-checks, because answers delivered in one activation all pass the
+    # validator before any handler runs; the chaos soak found that case.)
+    import asyncio
+
+    harness.script(
+        "k-twice",
+        [[{"tool_calls": [call("c1", "refund")]}, {"text": "done"}]],
+        {"refund": {"effect": "non_idempotent_write", "output": "ok"}},
+    )
+    await harness.sessions.start_session("k-twice", "refund")
+    interrupt = await pending_interrupt(harness, "k-twice")
+    harness.stack.workers[-1].kill()
+    answers = [
+        asyncio.create_task(harness.sessions.resolve_interrupt("k-twice", interrupt.interrupt_id, approved=True)),
+        asyncio.create_task(
+            harness.sessions.resolve_interrupt("k-twice", interrupt.interrupt_id, approved=False, rejection_message="no")
+        ),
+    ]
+    await asyncio.sleep(0.5)  # let both updates reach the server before a worker can take them
+    await harness.stack.start_worker()
+    results = await asyncio.gather(*answers)
+    assert sorted(results) == [False, True]
+    await idle_after(harness, "k-twice", 1)
+    assert harness.log.count("tool", "refund") == (1 if results[0] else 0)

@@ -408,6 +408,10 @@ class AgentSessionWorkflow:
 
     @workflow.update(name=RESOLVE_INTERRUPT)
     def resolve_interrupt(self, request: ResolveInterruptRequest) -> bool:
+        # Checked again: two answers delivered in one activation both pass the validator
+        # before either handler runs. The second one changes nothing and reports False.
+        if not self._model.can_resolve(request.interrupt_id, workflow.now()):
+            return False
         self._model.resolve_interrupt(
             request.interrupt_id,
             approved=request.approved,
@@ -424,6 +428,8 @@ class AgentSessionWorkflow:
 
     @workflow.update(name=CANCEL_TURN)
     def cancel_turn(self) -> bool:
+        if not self._model.turn_active or self._cancel_requested:
+            return False  # a second cancel delivered with the first one
         self._request_cancel()
         return True
 
