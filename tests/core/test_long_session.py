@@ -29,7 +29,9 @@ async def test_three_hundred_turns_survive_continue_as_new(harness_factory: Harn
         for n in range(1, TURNS + 1)
     ]
     harness.script(session_id, turns, {"lookup": {"effect": "read", "output": "looked up"}})
-    await harness.sessions.start_session(session_id, "question 1 " + "q" * 40)
+    await harness.sessions.start_session(
+        session_id, "question 1 " + "q" * 40, environment={"host": "h1", "user": "1000", "workspace": "/w"}
+    )
     runs: list[str] = []
     sizes: dict[int, int] = {}
     for n in range(1, TURNS + 1):
@@ -51,6 +53,7 @@ async def test_three_hundred_turns_survive_continue_as_new(harness_factory: Harn
 
     snapshot = await harness.sessions.get_agent_snapshot(session_id)
     assert snapshot.state is not None and snapshot.state.turn_count == TURNS
+    assert snapshot.environment == {"host": "h1", "user": "1000", "workspace": "/w"}
     tool_turns = TURNS // 10
     assert snapshot.message_count == 2 * TURNS + 2 * tool_turns
     assert snapshot.usage.requests == TURNS + tool_turns

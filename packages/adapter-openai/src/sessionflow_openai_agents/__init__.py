@@ -1,3 +1,28 @@
-"""OpenAI Agents SDK adapter for sessionflow."""
+"""OpenAI Agents SDK adapter for sessionflow: an ordinary `agents.Agent` as a durable session.
 
-__all__: list[str] = []
+Build a flow with `openai_agents_session_flow` (or wrap an `OpenAIAgentsRunner` in an
+`AgentSessionFlow` yourself) and serve it with `sessionflow.serve_agent_flows`.
+"""
+
+from importlib.metadata import PackageNotFoundError, version
+
+from sessionflow_openai_agents._flow import openai_agents_session_flow
+from sessionflow_openai_agents._graph import AgentGraphError
+from sessionflow_openai_agents._runner import HANDOFF_POLICY, ContextFactory, OpenAIAgentsRunner
+from sessionflow_openai_agents._tools import current_tool_invocation, function_tool_from_spec
+
+try:
+    __version__ = version("sessionflow-openai-agents")
+except PackageNotFoundError:  # running from a source tree without metadata
+    __version__ = "0.0.0"
+
+__all__ = [
+    "HANDOFF_POLICY",
+    "AgentGraphError",
+    "ContextFactory",
+    "OpenAIAgentsRunner",
+    "__version__",
+    "current_tool_invocation",
+    "function_tool_from_spec",
+    "openai_agents_session_flow",
+]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
 
 from sessionflow.session.messages import AgentMessage
@@ -60,6 +60,8 @@ class AgentSnapshot:
     usage: AgentUsage
     queued_message_count: int
     stopped: bool = False
+    environment: dict[str, str] = field(default_factory=lambda: {})
+    """Where the session was started (host, user, workspace...), as its start input recorded."""
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import builtins
+from dataclasses import replace
 from collections.abc import Sequence
 from datetime import datetime, timedelta
 from typing import Any
@@ -85,6 +86,7 @@ class AgentSessionWorkflow:
         self._model = SessionModel()
         self._started = False
         self._timings: WorkflowTimings | None = None
+        self._environment: dict[str, str] = {}
         self._nonce = ""
         self._cancel_requested = False
         self._model_calls = 0
@@ -97,6 +99,7 @@ class AgentSessionWorkflow:
     async def run(self, args: Sequence[RawValue]) -> AgentSnapshot:
         start = workflow.payload_converter().from_payload(args[0].payload, SessionStartInput)
         self._timings = start.timings
+        self._environment = dict(start.environment)
         self._nonce = start.session_nonce or str(workflow.uuid4())
         if start.carried is not None:
             self._model = start.carried
@@ -123,6 +126,7 @@ class AgentSessionWorkflow:
                 workflow.continue_as_new(
                     SessionStartInput(
                         timings=self._timings,
+                        environment=self._environment,
                         session_nonce=self._nonce,
                         carried=self._model,
                     )
@@ -475,4 +479,5 @@ class AgentSessionWorkflow:
         return self._model.page(after=request.after, limit=request.limit)
 
     def _snapshot(self) -> AgentSnapshot:
-        return self._model.snapshot(workflow.info().workflow_id, started=self._started)
+        snapshot = self._model.snapshot(workflow.info().workflow_id, started=self._started)
+        return replace(snapshot, environment=dict(self._environment))

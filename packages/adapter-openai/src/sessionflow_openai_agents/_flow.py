@@ -1,0 +1,55 @@
+"""`openai_agents_session_flow`: an ordinary `agents.Agent` as a durable session flow."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from agents import Agent, RunConfig, RunHooks
+from agents.run import DEFAULT_MAX_TURNS
+
+from sessionflow.plugins import ToolSpec
+from sessionflow.session import AgentSessionOptions
+from sessionflow.temporal import AgentSessionFlow
+from sessionflow_openai_agents._runner import ContextFactory, OpenAIAgentsRunner
+
+__all__ = ["openai_agents_session_flow"]
+
+
+def openai_agents_session_flow(
+    agent_or_factory: Agent[Any] | Callable[[], Agent[Any]],
+    *,
+    flow_type: str,
+    options: AgentSessionOptions | None = None,
+    tool_sources: Sequence[ToolSpec] = (),
+    context_factory: ContextFactory | None = None,
+    run_config: RunConfig | None = None,
+    hooks: RunHooks[Any] | None = None,
+    max_turns: int = DEFAULT_MAX_TURNS,
+    tracing: bool = False,
+) -> AgentSessionFlow:
+    """Serve ``agent_or_factory`` as the flow type ``flow_type``.
+
+    The agent's function tools, agents used as tools, local MCP servers' tools and hosted
+    MCP servers' calls become durable tool steps; ``tool_sources`` add neutral tools. A
+    tool source's ``policy`` goes into ``options.tool_policies`` unless ``options`` already
+    has one for that name. The other arguments are `OpenAIAgentsRunner`'s.
+
+    Raises:
+        AgentGraphError: Two agents share a name, two different tools share a name, a
+            handoff has no target agent, or a tool runs in-process (computer, local shell).
+    """
+    runner = OpenAIAgentsRunner(
+        agent_or_factory,
+        tool_sources=tool_sources,
+        context_factory=context_factory,
+        run_config=run_config,
+        hooks=hooks,
+        max_turns=max_turns,
+        tracing=tracing,
+    )
+    options = options or AgentSessionOptions()
+    from_sources = {spec.name: spec.policy for spec in tool_sources if spec.policy is not None}
+    options = dataclasses.replace(options, tool_policies={**from_sources, **options.tool_policies})
+    return AgentSessionFlow(runner, flow_type=flow_type, options=options)

@@ -1,0 +1,105 @@
+"""Stored messages as Responses-style input items, and run items as stored messages."""
+
+from __future__ import annotations
+
+import base64
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, cast
+
+from agents import (
+    HandoffOutputItem,
+    ItemHelpers,
+    MessageOutputItem,
+    RunItem,
+    ToolApprovalItem,
+    ToolCallOutputItem,
+    TResponseInputItem,
+)
+
+from sessionflow.session import AgentMessage, FrameworkMessage, ImageInput, MessageRole
+
+__all__ = ["answer_message", "model_input", "run_item_messages", "user_message"]
+
+Json = dict[str, Any]
+
+
+def user_message(text: str, images: Sequence[ImageInput] = ()) -> FrameworkMessage:
+    """A user message; images are kept as store paths and read when the model is called."""
+    if not images:
+        return FrameworkMessage(role=MessageRole.USER, framework_item={"role": "user", "content": text}, text=text)
+    parts: list[Json] = [{"type": "input_text", "text": text}]
+    parts += [{"type": "image_ref", "path": image.path, "media_type": image.media_type} for image in images]
+    return FrameworkMessage(role=MessageRole.USER, framework_item={"role": "user", "content": parts}, text=text)
+
+
+def model_input(messages: Sequence[AgentMessage]) -> list[TResponseInputItem]:
+    """The run's input: every stored message's item, with image references read into data URLs."""
+    return [cast(TResponseInputItem, _wire_item(cast(Json, m.message.framework_item))) for m in messages]
+
+
+def _wire_item(item: Json) -> Json:
+    content = item.get("content")
+    if not isinstance(content, list):
+        return item
+    parts: list[Json] = []
+    for part in cast(list[Json], content):
+        if part.get("type") == "image_ref":
+            data = base64.b64encode(Path(str(part["path"])).read_bytes()).decode()
+            parts.append({"type": "input_image", "detail": "auto", "image_url": f"data:{part['media_type']};base64,{data}"})
+        else:
+            parts.append(part)
+    return {**item, "content": parts}
+
+
+def run_item_messages(items: Sequence[RunItem]) -> list[FrameworkMessage]:
+    """The run's items as stored messages, in order; pending approvals are not history."""
+    messages: list[FrameworkMessage] = []
+    for item in items:
+        if isinstance(item, ToolApprovalItem):
+            continue
+        framework_item = _jsonable(item.to_input_item())
+        if isinstance(item, MessageOutputItem):
+            messages.append(
+                FrameworkMessage(
+                    role=MessageRole.ASSISTANT,
+                    framework_item=framework_item,
+                    text=ItemHelpers.text_message_output(item),
+                )
+            )
+        elif isinstance(item, ToolCallOutputItem | HandoffOutputItem):
+            output = framework_item.get("output")
+            text = output if isinstance(output, str) else None
+            messages.append(FrameworkMessage(role=MessageRole.TOOL, framework_item=framework_item, text=text))
+        else:
+            messages.append(FrameworkMessage(role=MessageRole.ASSISTANT, framework_item=framework_item))
+    return messages
+
+
+def answer_message(final_output: Any) -> FrameworkMessage:
+    """An assistant message for a final output that no model message carries.
+
+    With ``tool_use_behavior="stop_on_first_tool"`` (or ``StopAtTools``) the SDK ends the
+    run with a tool's result as the final output and no message item.
+    """
+    text = final_output if isinstance(final_output, str) else json.dumps(_jsonable_value(final_output))
+    return FrameworkMessage(
+        role=MessageRole.ASSISTANT, framework_item={"role": "assistant", "content": text}, text=text
+    )
+
+
+def _jsonable(item: Any) -> Json:
+    return cast(Json, _jsonable_value(item))
+
+
+def _jsonable_value(value: Any) -> Any:
+    # Input items are TypedDicts that may still hold SDK models; a round trip makes them plain.
+    return json.loads(json.dumps(value, default=_encode))
+
+
+def _encode(value: Any) -> Any:
+    dump = getattr(value, "model_dump", None)
+    if callable(dump):
+        return dump(mode="json", exclude_unset=True)
+    return str(value)

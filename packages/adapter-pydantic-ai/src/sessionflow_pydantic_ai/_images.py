@@ -1,0 +1,63 @@
+"""Images in user messages: stored as references to the image store, sent as bytes."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+from pathlib import Path
+
+from pydantic_ai.messages import (
+    BinaryContent,
+    ImageUrl,
+    ModelMessage,
+    ModelRequest,
+    UserContent,
+    UserPromptPart,
+)
+
+from sessionflow.session import FrameworkMessage, ImageInput, MessageRole
+from sessionflow_pydantic_ai._messages import dump_messages
+
+__all__ = ["inline_images", "user_message_with_images"]
+
+_PATH_KEY = "sessionflow_image_path"
+_MEDIA_TYPE_KEY = "sessionflow_media_type"
+
+
+def user_message_with_images(text: str, images: Sequence[ImageInput]) -> FrameworkMessage:
+    """A user turn whose images are `ImageUrl` references; the session never stores the bytes."""
+    content: list[UserContent] = [text]
+    for image in images:
+        location = Path(image.path).absolute()
+        content.append(
+            ImageUrl(
+                url=location.as_uri(),
+                vendor_metadata={_PATH_KEY: str(location), _MEDIA_TYPE_KEY: image.media_type},
+            )
+        )
+    request = ModelRequest(parts=[UserPromptPart(content=content)])
+    return FrameworkMessage(role=MessageRole.USER, framework_item=dump_messages([request])[0], text=text)
+
+
+def inline_images(messages: list[ModelMessage]) -> list[ModelMessage]:
+    """`messages` with every stored image reference replaced by the image's bytes, read now."""
+    return [_inline(m) if isinstance(m, ModelRequest) else m for m in messages]
+
+
+def _inline(request: ModelRequest) -> ModelRequest:
+    if not any(isinstance(p, UserPromptPart) and not isinstance(p.content, str) for p in request.parts):
+        return request
+    parts = [
+        replace(p, content=[_image_bytes(c) for c in p.content])
+        if isinstance(p, UserPromptPart) and not isinstance(p.content, str)
+        else p
+        for p in request.parts
+    ]
+    return replace(request, parts=parts)
+
+
+def _image_bytes(content: UserContent) -> UserContent:
+    metadata = content.vendor_metadata if isinstance(content, ImageUrl) else None
+    if not metadata or _PATH_KEY not in metadata:
+        return content
+    return BinaryContent(data=Path(str(metadata[_PATH_KEY])).read_bytes(), media_type=str(metadata[_MEDIA_TYPE_KEY]))

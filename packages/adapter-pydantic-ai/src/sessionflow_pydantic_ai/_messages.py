@@ -1,0 +1,119 @@
+"""Pydantic AI messages as stored session messages, and the run state of an open turn."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any, cast
+
+import pydantic_core
+from pydantic_ai.messages import (
+    ModelMessage,
+    ModelMessagesTypeAdapter,
+    ModelRequest,
+    ModelResponse,
+    ToolReturnPart,
+    UserPromptPart,
+)
+
+from sessionflow.session import FrameworkMessage, MessageRole
+
+__all__ = [
+    "RUN_STATE_VERSION",
+    "RunState",
+    "dump_messages",
+    "framework_messages",
+    "load_messages",
+    "render_output",
+    "user_message",
+]
+
+RUN_STATE_VERSION = 1
+"""Bumped whenever the run state's JSON shape changes; older states are refused, not guessed at."""
+
+
+def dump_messages(messages: Sequence[ModelMessage]) -> list[dict[str, Any]]:
+    """Each message as a JSON-able dict, Pydantic AI's own serialization."""
+    return cast(list[dict[str, Any]], ModelMessagesTypeAdapter.dump_python(list(messages), mode="json"))
+
+
+def load_messages(items: Iterable[Any]) -> list[ModelMessage]:
+    """The inverse of `dump_messages`."""
+    return ModelMessagesTypeAdapter.validate_python(list(items))
+
+
+def user_message(text: str) -> FrameworkMessage:
+    """A user turn: one `ModelRequest` holding the prompt."""
+    request = ModelRequest(parts=[UserPromptPart(content=text)])
+    return FrameworkMessage(role=MessageRole.USER, framework_item=dump_messages([request])[0], text=text)
+
+
+def framework_messages(messages: Sequence[ModelMessage], *, final_text: str | None) -> list[FrameworkMessage]:
+    """One stored message per Pydantic AI message; the last response shows `final_text`."""
+    last_response = max((i for i, m in enumerate(messages) if isinstance(m, ModelResponse)), default=-1)
+    items = dump_messages(messages)
+    stored: list[FrameworkMessage] = []
+    for index, (message, item) in enumerate(zip(messages, items, strict=True)):
+        if isinstance(message, ModelResponse):
+            text = final_text if index == last_response and final_text is not None else message.text
+            stored.append(FrameworkMessage(role=MessageRole.ASSISTANT, framework_item=item, text=text))
+        else:
+            stored.append(_request_message(message, item))
+    return stored
+
+
+def _request_message(request: ModelRequest, item: dict[str, Any]) -> FrameworkMessage:
+    returns = [part.model_response_str() for part in request.parts if isinstance(part, ToolReturnPart)]
+    if returns:
+        return FrameworkMessage(role=MessageRole.TOOL, framework_item=item, text="\n".join(returns))
+    prompts = [part.content for part in request.parts if isinstance(part, UserPromptPart)]
+    text = "\n".join(p for p in prompts if isinstance(p, str)) or None
+    return FrameworkMessage(role=MessageRole.USER, framework_item=item, text=text)
+
+
+def render_output(output: object) -> str:
+    """The agent's final output as text: a string as is, anything else as JSON."""
+    if isinstance(output, str):
+        return output
+    return pydantic_core.to_json(output).decode()
+
+
+@dataclass(frozen=True, kw_only=True)
+class RunState:
+    """What continues a turn after its tools: the turn's messages so far, ending with the
+    response that asked for tools, and the IDs of the calls the session runs.
+
+    Calls of that response that are not deferred are output tool calls; Pydantic AI
+    processes them itself when the turn resumes.
+    """
+
+    messages: list[ModelMessage]
+    deferred: list[str]
+
+    @property
+    def response(self) -> ModelResponse:
+        last = self.messages[-1]
+        if not isinstance(last, ModelResponse):
+            raise ValueError("a run state must end with the model response that asked for tools")
+        return last
+
+    def to_json(self) -> str:
+        return json.dumps(
+            {"version": RUN_STATE_VERSION, "messages": dump_messages(self.messages), "deferred": self.deferred},
+            separators=(",", ":"),
+        )
+
+    @classmethod
+    def from_json(cls, text: str) -> RunState:
+        raw = cast(dict[str, Any], json.loads(text))
+        if raw.get("version") != RUN_STATE_VERSION:
+            raise ValueError(
+                f"unsupported Pydantic AI run state version {raw.get('version')!r}; expected {RUN_STATE_VERSION}"
+            )
+        state = cls(
+            messages=load_messages(cast(list[Any], raw["messages"])),
+            deferred=[str(i) for i in cast(list[Any], raw["deferred"])],
+        )
+        _ = state.response  # validates the shape
+        return state

@@ -1,0 +1,175 @@
+"""`PydanticAIRunner`: a Pydantic AI agent behind sessionflow's runner contract."""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import threading
+from collections.abc import Awaitable, Callable, Sequence
+from contextlib import AbstractContextManager, nullcontext
+from typing import Any, TypeAlias
+
+from pydantic_ai.agent import AbstractAgent
+from pydantic_ai.models import Model
+from pydantic_ai.toolsets import AbstractToolset
+
+from sessionflow.plugins import ToolInvocation, ToolSpec
+from sessionflow.session import (
+    AgentTurnContext,
+    AgentTurnOutcome,
+    AgentUsage,
+    DeferredToolExecution,
+    FrameworkMessage,
+    ImageInput,
+    ToolCallsRequested,
+    ToolExecutionResult,
+    TurnCompleted,
+)
+from sessionflow_pydantic_ai._effects import deferred_tool_call
+from sessionflow_pydantic_ai._execution import execute_tool_call
+from sessionflow_pydantic_ai._images import inline_images, user_message_with_images
+from sessionflow_pydantic_ai._messages import (
+    RunState,
+    framework_messages,
+    load_messages,
+    render_output,
+    user_message,
+)
+from sessionflow_pydantic_ai._model_step import run_model_call
+from sessionflow_pydantic_ai._results import deferred_tool_results
+from sessionflow_pydantic_ai._tool_sources import tool_spec_toolset
+
+__all__ = ["AgentSource", "DepsFactory", "InstructionsOverride", "ModelOverride", "PydanticAIRunner"]
+
+AgentSource: TypeAlias = "AbstractAgent[Any, Any] | Callable[[], AbstractAgent[Any, Any]]"
+"""An agent, or a zero-argument factory that builds it (called once per process, on first use)."""
+
+DepsFactory: TypeAlias = "Callable[[], Any | Awaitable[Any]]"
+"""Builds the agent's deps; called for every model step and every tool call, on any worker."""
+
+ModelOverride: TypeAlias = "Model | str | Callable[[AgentTurnContext], Model | str | None]"
+"""A model used instead of the agent's, or a function choosing one per model step (None keeps the agent's)."""
+
+InstructionsOverride: TypeAlias = "str | Callable[[AgentTurnContext], str | None]"
+"""Instructions used instead of the agent's, or a function choosing them per model step (None keeps them)."""
+
+
+class PydanticAIRunner:
+    """Drives one Pydantic AI agent, one model request per step, with every tool deferred.
+
+    The runner keeps no state between calls: each call rebuilds what it needs from its
+    arguments, so calls may repeat after a crash and run concurrently.
+
+    Args:
+        agent: The agent, or a zero-argument factory returning it.
+        deps_factory: Builds the agent's ``deps`` for every run (deps are never serialized).
+        tool_sources: Neutral tool specs added to the agent's own tools.
+        model_override: Replaces the agent's model, statically or per model step.
+        instructions_override: Replaces the agent's instructions, statically or per model step.
+    """
+
+    def __init__(
+        self,
+        agent: AgentSource,
+        *,
+        deps_factory: DepsFactory | None = None,
+        tool_sources: Sequence[ToolSpec] = (),
+        model_override: ModelOverride | None = None,
+        instructions_override: InstructionsOverride | None = None,
+    ) -> None:
+        self._agent_source = agent
+        self._agent: AbstractAgent[Any, Any] | None = agent if isinstance(agent, AbstractAgent) else None
+        self._agent_lock = threading.Lock()
+        self._deps_factory = deps_factory
+        self.tool_sources: tuple[ToolSpec, ...] = tuple(tool_sources)
+        self._toolsets: list[AbstractToolset[Any]] = [tool_spec_toolset(self.tool_sources)] if tool_sources else []
+        self._model_override = model_override
+        self._instructions_override = instructions_override
+
+    @property
+    def agent(self) -> AbstractAgent[Any, Any]:
+        """The agent, built by the factory on first use (once per process)."""
+        with self._agent_lock:
+            if self._agent is None:
+                source = self._agent_source
+                built = source() if callable(source) else source
+                if not isinstance(built, AbstractAgent):  # pyright: ignore[reportUnnecessaryIsInstance]
+                    raise TypeError(f"the agent factory returned {type(built).__name__}, expected a pydantic_ai Agent")
+                self._agent = built
+            return self._agent
+
+    async def _resolved_agent(self) -> AbstractAgent[Any, Any]:
+        if self._agent is not None:
+            return self._agent
+        # A factory may import model SDKs for seconds; off the event loop, heartbeats keep going.
+        return await asyncio.to_thread(lambda: self.agent)
+
+    def build_user_message(self, text: str) -> FrameworkMessage:
+        return user_message(text)
+
+    def build_user_message_with_images(self, text: str, images: Sequence[ImageInput]) -> FrameworkMessage:
+        return user_message_with_images(text, images)
+
+    async def run_model_step(self, turn: AgentTurnContext) -> AgentTurnOutcome:
+        history = inline_images(load_messages(m.message.framework_item for m in turn.messages))
+        state = RunState.from_json(turn.framework_run_state) if turn.framework_run_state is not None else None
+        results = None
+        if state is not None:
+            history += state.messages
+            call_ids = [c.tool_call_id for c in state.response.tool_calls]
+            results = deferred_tool_results(state.deferred, call_ids, turn.recorded_tool_call)
+        agent = await self._resolved_agent()
+        with self._instructions(agent, turn):
+            step = await run_model_call(
+                agent,
+                history,
+                results=results,
+                events=turn.events,
+                deps=await self._deps(),
+                model=self._model(turn),
+                toolsets=self._toolsets,
+                conversation_id=turn.flow_id,
+            )
+        usage = AgentUsage(
+            requests=step.usage.requests,
+            input_tokens=step.usage.input_tokens,
+            output_tokens=step.usage.output_tokens,
+        )
+        messages = [*(state.messages if state is not None else []), *step.new_messages]
+        if step.deferred:
+            calls = [deferred_tool_call(c, step.tool_defs.get(c.tool_name), turn) for c in step.deferred]
+            next_state = RunState(messages=messages, deferred=[c.tool_call_id for c in calls])
+            return ToolCallsRequested(framework_run_state=next_state.to_json(), tool_calls=calls, usage=usage)
+        final_text = render_output(step.output)
+        return TurnCompleted(new_messages=framework_messages(messages, final_text=final_text), usage=usage)
+
+    async def execute_deferred_tool_call(self, call: DeferredToolExecution) -> ToolExecutionResult:
+        output = await execute_tool_call(
+            await self._resolved_agent(),
+            call.tool_call,
+            ToolInvocation.from_deferred(call),
+            deps=await self._deps(),
+            toolsets=self._toolsets,
+            conversation_id=call.flow_id,
+        )
+        return ToolExecutionResult(output=output)
+
+    async def _deps(self) -> Any:
+        if self._deps_factory is None:
+            return None
+        deps = self._deps_factory()
+        return await deps if inspect.isawaitable(deps) else deps
+
+    def _model(self, turn: AgentTurnContext) -> Model | str | None:
+        override = self._model_override
+        if callable(override):
+            return override(turn)
+        return override
+
+    def _instructions(self, agent: AbstractAgent[Any, Any], turn: AgentTurnContext) -> AbstractContextManager[None]:
+        override = self._instructions_override
+        instructions = override(turn) if callable(override) else override
+        if instructions is None:
+            return nullcontext()
+        # Agent.override is context-local, so concurrent steps of other sessions are unaffected.
+        return agent.override(instructions=instructions)

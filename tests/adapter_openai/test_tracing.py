@@ -1,0 +1,86 @@
+"""Tracing is off unless the flow opts in: no trace or span is ever created, so nothing can
+be exported to the network, in model steps or in tool steps (runs nested in tools too)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from agents import Agent, OpenAIResponsesModel, set_trace_processors
+from agents.tracing import Span, Trace, TracingProcessor
+from openai import AsyncOpenAI
+
+from sessionflow import AgentEventWriter, AgentMessage, AgentSessionOptions, TurnCompleted
+from sessionflow.session import AgentTurnContext
+from sessionflow.testing import ModelReply, ScriptedModelServer, ScriptedToolCall
+from sessionflow_openai_agents import OpenAIAgentsRunner
+from tests.adapter_openai.conftest import HarnessFactory
+
+
+class TraceRecorder(TracingProcessor):
+    def __init__(self) -> None:
+        self.traces: list[Trace] = []
+        self.spans: list[Span[Any]] = []
+
+    def on_trace_start(self, trace: Trace) -> None:
+        self.traces.append(trace)
+
+    def on_trace_end(self, trace: Trace) -> None:
+        pass
+
+    def on_span_start(self, span: Span[Any]) -> None:
+        self.spans.append(span)
+
+    def on_span_end(self, span: Span[Any]) -> None:
+        pass
+
+    def shutdown(self) -> None:
+        pass
+
+    def force_flush(self) -> None:
+        pass
+
+
+@pytest.fixture
+def recorder(monkeypatch: pytest.MonkeyPatch) -> TraceRecorder:
+    monkeypatch.delenv("OPENAI_AGENTS_DISABLE_TRACING", raising=False)
+    recorder = TraceRecorder()
+    # Replacing the processors also drops the SDK's default exporter for this process.
+    set_trace_processors([recorder])
+    return recorder
+
+
+async def test_a_session_creates_no_traces_by_default(harness_factory: HarnessFactory, recorder: TraceRecorder) -> None:
+    harness = await harness_factory("agent_tool")
+    harness.script(
+        [ModelReply.call(ScriptedToolCall("call_x", "ask_expert", {"input": "hi"})), ModelReply.say("done")]
+    )
+    harness.script([ModelReply.say("expert answer")], suffix="-expert")
+    await harness.start("hi")
+    await harness.idle_after(1)
+
+    assert len(harness.requests()) == 2 and len(harness.requests("-expert")) == 1
+    assert recorder.traces == [] and recorder.spans == []
+
+
+async def test_tracing_is_opt_in(model_server: ScriptedModelServer, recorder: TraceRecorder) -> None:
+    model_server.script("traced", [ModelReply.say("hello")])
+    client = AsyncOpenAI(base_url=model_server.base_url("traced"), api_key="k", max_retries=0)
+    agent = Agent[Any](name="assistant", model=OpenAIResponsesModel(model="m", openai_client=client))
+    runner = OpenAIAgentsRunner(agent, tracing=True)
+    turn = AgentTurnContext(
+        flow_id="traced",
+        turn_id="turn-1",
+        attempt=1,
+        messages=[AgentMessage(sequence=1, turn_id="turn-1", message=runner.build_user_message("hi"))],
+        framework_run_state=None,
+        tool_calls={},
+        policy_resolver=AgentSessionOptions().resolve_tool_policy,
+        events=AgentEventWriter(None, turn_id="turn-1", step_execution_id="s", attempt=1),
+        heartbeat=lambda *args: None,
+    )
+    outcome = await runner.run_model_step(turn)
+
+    assert isinstance(outcome, TurnCompleted) and outcome.new_messages[-1].text == "hello"
+    assert [t.name for t in recorder.traces] == ["Agent workflow"]
+    assert recorder.spans

@@ -1,0 +1,235 @@
+"""Tool steps: one call through Pydantic AI's own tool machinery, with no model request."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+from pydantic_ai import Agent, ApprovalRequired, CallDeferred, ModelRetry, RunContext, ToolFailed
+from pydantic_ai.tools import ToolDefinition
+from pydantic_ai.toolsets import AbstractToolset, ToolsetTool
+from pydantic_core import SchemaValidator, core_schema
+
+from sessionflow import (
+    AgentEventWriter,
+    AgentToolCall,
+    AgentToolCallStatus,
+    DeferredToolExecution,
+    ToolCallsRequested,
+    ToolEffect,
+    ToolExecutionError,
+    ToolPolicy,
+)
+from sessionflow.plugins import ToolInvocation, ToolSpec
+from sessionflow.testing import ModelReply, ScriptedModelServer, ScriptedToolCall
+from sessionflow_pydantic_ai import PydanticAIRunner, current_tool_invocation
+from sessionflow_pydantic_ai._models import model_for_api
+from tests.adapter_pydantic_ai.turns import PlayedTurn, context, play_turn, stored
+
+KEY = "tool-step"
+
+
+@dataclass
+class Inventory:
+    items: dict[str, int]
+
+
+def shop_agent(server: ScriptedModelServer) -> Agent[Inventory, str]:
+    """An agent whose tools cover every way a tool can end; its model must never be asked."""
+    agent = Agent(
+        model_for_api("chat_completions", "m", base_url=server.base_url(KEY), api_key="k"), deps_type=Inventory
+    )
+
+    @agent.tool
+    def count(ctx: RunContext[Inventory], item: str) -> int:
+        invocation = current_tool_invocation()
+        assert invocation is not None and invocation.idempotency_key == f"s1/turn-3/{ctx.tool_call_id}"
+        return ctx.deps.items[item]
+
+    @agent.tool_plain
+    async def stock(items: list[str]) -> dict[str, Any]:
+        invocation = current_tool_invocation()
+        return {"items": items, "attempt": invocation.attempt if invocation else None}
+
+    @agent.tool_plain
+    def pick(n: int) -> str:
+        raise ModelRetry(f"only 3 left, not {n}")
+
+    @agent.tool_plain
+    def refund() -> str:
+        raise ToolFailed("refunds are closed today")
+
+    @agent.tool_plain
+    def crash() -> str:
+        raise ConnectionError("warehouse unreachable")
+
+    @agent.tool_plain
+    def later() -> str:
+        raise CallDeferred()
+
+    @agent.tool
+    def audit(ctx: RunContext[Inventory]) -> str:
+        if not ctx.tool_call_approved:
+            raise ApprovalRequired()
+        return "audited"
+
+    @agent.output_validator
+    def no_shouting(ctx: RunContext[Inventory], output: str) -> str:
+        # Output validators rule out run-time output types; the tool step must not need one.
+        return output.lower()
+
+    return agent
+
+
+async def run_tool(runner: PydanticAIRunner, name: str, arguments: str, tool_call_id: str = "call-9") -> str:
+    record = AgentToolCall(
+        tool_call_id=tool_call_id,
+        tool_name=name,
+        arguments=arguments,
+        policy=ToolPolicy(effect=ToolEffect.READ),
+        deferral_order=1,
+        status=AgentToolCallStatus.RUNNING,
+    )
+    call = DeferredToolExecution(
+        flow_id="s1",
+        turn_id="turn-3",
+        tool_call=record,
+        attempt=2,
+        events=AgentEventWriter(None, turn_id="turn-3", step_execution_id="t", attempt=2),
+        heartbeat=lambda *args: None,
+    )
+    return (await runner.execute_deferred_tool_call(call)).output
+
+
+@pytest.fixture
+def runner(model_server: ScriptedModelServer) -> PydanticAIRunner:
+    return PydanticAIRunner(shop_agent(model_server), deps_factory=lambda: Inventory(items={"apple": 4}))
+
+
+async def test_results_are_the_tool_output_as_text(runner: PydanticAIRunner, model_server: ScriptedModelServer) -> None:
+    assert await run_tool(runner, "count", '{"item": "apple"}') == "4"
+    assert json.loads(await run_tool(runner, "stock", '{"items": ["a", "b"]}')) == {"items": ["a", "b"], "attempt": 2}
+    assert await run_tool(runner, "audit", "{}") == "audited"  # the session already approved it
+    assert model_server.requests(KEY) == []
+    assert current_tool_invocation() is None
+
+
+@pytest.mark.parametrize(
+    ("name", "arguments", "message"),
+    [
+        ("count", '{"item": 5}', "Input should be a valid string"),
+        ("count", "{not json", "Invalid JSON"),
+        ("count", "{}", "Field required"),
+        ("pick", '{"n": 7}', "only 3 left, not 7"),
+        ("refund", "{}", "refunds are closed today"),
+        ("nope", "{}", "Unknown tool name: 'nope'"),
+        ("later", "{}", "deferred itself"),
+    ],
+)
+async def test_failures_the_model_should_see_are_tool_execution_errors(
+    runner: PydanticAIRunner, model_server: ScriptedModelServer, name: str, arguments: str, message: str
+) -> None:
+    with pytest.raises(ToolExecutionError, match=message):
+        await run_tool(runner, name, arguments)
+    assert model_server.requests(KEY) == []
+
+
+async def test_other_exceptions_propagate_so_the_session_retries_by_effect(runner: PydanticAIRunner) -> None:
+    with pytest.raises(ConnectionError, match="warehouse unreachable"):
+        await run_tool(runner, "crash", "{}")
+
+
+class AnnotatedToolset(AbstractToolset[Any]):
+    """Reports tools the way `MCPToolset` does: MCP annotations in `ToolDefinition.metadata`."""
+
+    def __init__(self, annotations: dict[str, dict[str, Any]]) -> None:
+        self.annotations = annotations
+        self.calls: list[tuple[str, dict[str, Any]]] = []
+
+    @property
+    def id(self) -> str | None:
+        return "annotated"
+
+    async def get_tools(self, ctx: RunContext[Any]) -> dict[str, ToolsetTool[Any]]:
+        return {
+            name: ToolsetTool(
+                toolset=self,
+                tool_def=ToolDefinition(
+                    name=name,
+                    parameters_json_schema={"type": "object", "properties": {"q": {"type": "string"}}},
+                    metadata={"meta": None, "annotations": annotations},
+                ),
+                max_retries=1,
+                args_validator=SchemaValidator(schema=core_schema.dict_schema()),
+            )
+            for name, annotations in self.annotations.items()
+        }
+
+    async def call_tool(self, name: str, tool_args: dict[str, Any], ctx: RunContext[Any], tool: ToolsetTool[Any]) -> Any:
+        self.calls.append((name, tool_args))
+        return f"{name} did {tool_args.get('q')}"
+
+
+async def test_mcp_annotations_of_a_toolset_become_effects_and_its_tools_run_in_the_tool_step(
+    model_server: ScriptedModelServer,
+) -> None:
+    key = "annotated"
+    annotations = {
+        "search": {"readOnlyHint": True, "destructiveHint": None, "idempotentHint": None, "openWorldHint": False},
+        "upsert": {"readOnlyHint": False, "destructiveHint": False, "idempotentHint": True},
+        "send": {"readOnlyHint": False, "destructiveHint": True, "idempotentHint": False},
+        "vague": {"readOnlyHint": "yes"},
+    }
+    model_server.script(
+        key,
+        [
+            ModelReply.call(*(ScriptedToolCall(f"c-{n}", n, {"q": n}) for n in annotations)),
+            ModelReply.say("all done"),
+        ],
+    )
+    toolset = AnnotatedToolset(annotations)
+    agent = Agent(model_for_api("chat_completions", "m", base_url=model_server.base_url(key), api_key="k"), toolsets=[toolset])
+    played = await play_turn(PydanticAIRunner(agent), "go")
+    first = played.outcomes[0]
+    assert isinstance(first, ToolCallsRequested)
+    assert {c.tool_name: c.policy.effect for c in first.tool_calls} == {
+        "search": ToolEffect.READ,
+        "upsert": ToolEffect.IDEMPOTENT_WRITE,
+        "send": ToolEffect.UNCLASSIFIED,
+        "vague": ToolEffect.UNCLASSIFIED,
+    }
+    assert sorted(toolset.calls) == sorted((n, {"q": n}) for n in annotations)
+    assert model_server.requests(key)[1].tool_results()["c-send"] == "send did send"
+
+
+async def test_tool_specs_run_their_handler_with_the_invocation(model_server: ScriptedModelServer) -> None:
+    seen: list[tuple[dict[str, Any], ToolInvocation]] = []
+
+    async def handler(arguments: dict[str, Any], invocation: ToolInvocation) -> str:
+        seen.append((arguments, invocation))
+        return "noted"
+
+    spec = ToolSpec(
+        name="note",
+        description="Write a note.",
+        parameters={"type": "object", "properties": {"text": {"type": "string"}}},
+        effect=None,
+        policy=None,
+        handler=handler,
+        mcp_annotations={"idempotentHint": True},
+    )
+    runner = PydanticAIRunner(Agent(model_for_api("chat_completions", "m", base_url=model_server.base_url(KEY), api_key="k")), tool_sources=[spec])
+    assert await run_tool(runner, "note", '{"text": "hi"}', tool_call_id="n1") == "noted"
+    arguments, invocation = seen[0]
+    assert arguments == {"text": "hi"}
+    assert (invocation.tool_call_id, invocation.idempotency_key, invocation.attempt) == ("n1", "s1/turn-3/n1", 2)
+    with pytest.raises(ToolExecutionError, match="Input should be an object"):
+        await run_tool(runner, "note", "[1, 2]")
+
+    model_server.script(KEY, [ModelReply.call(ScriptedToolCall("n2", "note", {"text": "x"}))])
+    outcome = await runner.run_model_step(context(stored([runner.build_user_message("go")]), PlayedTurn(), run_state=None))
+    assert isinstance(outcome, ToolCallsRequested)
+    assert outcome.tool_calls[0].policy.effect is ToolEffect.IDEMPOTENT_WRITE
+    assert model_server.requests(KEY)[0].tool_names() == ["note"]
