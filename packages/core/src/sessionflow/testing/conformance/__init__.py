@@ -29,7 +29,8 @@ if TYPE_CHECKING:
         load_case,
         load_cases,
     )
-    from sessionflow.testing.conformance._driver import CaseRun, ConformanceFailure, play_case
+    from sessionflow.testing.conformance._driver import CaseRun, play_case
+    from sessionflow.testing.conformance._failure import ConformanceFailure
     from sessionflow.testing.conformance._fixtures import (
         sessionflow_conformance_loop,
         sessionflow_conformance_runtime,
@@ -58,7 +59,7 @@ _EXPORTS: dict[str, str] = {
     "load_case": "_cases",
     "load_cases": "_cases",
     "CaseRun": "_driver",
-    "ConformanceFailure": "_driver",
+    "ConformanceFailure": "_failure",
     "play_case": "_driver",
     "sessionflow_conformance_loop": "_fixtures",
     "sessionflow_conformance_runtime": "_fixtures",

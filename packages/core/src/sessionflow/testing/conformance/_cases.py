@@ -12,6 +12,16 @@ from sessionflow.session import ToolEffect, ToolPolicy
 from sessionflow.testing._model_script import ModelReply
 from sessionflow.testing.conformance._expect import Expectations, parse_expectations
 from sessionflow.testing.conformance._reader import CaseFileError, Node
+from sessionflow.testing.conformance._steps import (
+    CheckStep,
+    KillWorkerStep,
+    ReleaseGatesStep,
+    SendStep,
+    StartStep,
+    Step,
+    WaitGatesStep,
+    parse_step,
+)
 
 __all__ = [
     "CAPABILITIES",
@@ -19,20 +29,8 @@ __all__ = [
     "Capability",
     "CaseImage",
     "CaseTool",
-    "CheckStep",
     "ConformanceCase",
-    "KillPoint",
-    "KillWorkerStep",
-    "ReleaseGatesStep",
-    "ResolveStep",
-    "SendStep",
-    "StartStep",
-    "Step",
     "ToolBehaviour",
-    "WaitGatesStep",
-    "WaitIdleStep",
-    "WaitInterruptStep",
-    "WaitModelRequestsStep",
     "bundled_cases_dir",
     "load_case",
     "load_cases",
@@ -98,87 +96,6 @@ class CaseImage:
 
 
 @dataclass(frozen=True, kw_only=True)
-class StartStep:
-    text: str | None
-
-
-@dataclass(frozen=True, kw_only=True)
-class SendStep:
-    text: str
-    images: tuple[str, ...] = ()
-    expect_accepted: bool = True
-
-
-@dataclass(frozen=True, kw_only=True)
-class WaitIdleStep:
-    turns: int
-
-
-@dataclass(frozen=True, kw_only=True)
-class WaitInterruptStep:
-    tool_call_id: str
-    tool_name: str | None = None
-    arguments: dict[str, Any] | None = None
-    has_deadline: bool | None = None
-
-
-@dataclass(frozen=True, kw_only=True)
-class ResolveStep:
-    tool_call_id: str
-    approved: bool
-    rejection_message: str | None = None
-    expect_accepted: bool = True
-
-
-@dataclass(frozen=True, kw_only=True)
-class WaitGatesStep:
-    gates: tuple[str, ...]
-
-
-@dataclass(frozen=True, kw_only=True)
-class ReleaseGatesStep:
-    gates: tuple[str, ...]
-
-
-@dataclass(frozen=True, kw_only=True)
-class WaitModelRequestsStep:
-    count: int
-
-
-@dataclass(frozen=True, kw_only=True)
-class KillPoint:
-    """Exactly one of: a FileGate reached, the N-th model request recorded, an approval pending."""
-
-    gate: str | None = None
-    model_request: int | None = None
-    interrupt: str | None = None
-
-
-@dataclass(frozen=True, kw_only=True)
-class KillWorkerStep:
-    at: KillPoint | None = None
-
-
-@dataclass(frozen=True, kw_only=True)
-class CheckStep:
-    expect: Expectations
-
-
-Step = (
-    StartStep
-    | SendStep
-    | WaitIdleStep
-    | WaitInterruptStep
-    | ResolveStep
-    | WaitGatesStep
-    | ReleaseGatesStep
-    | WaitModelRequestsStep
-    | KillWorkerStep
-    | CheckStep
-)
-
-
-@dataclass(frozen=True, kw_only=True)
 class ConformanceCase:
     """One conformance case, loaded from ``<id>.json``."""
 
@@ -206,9 +123,9 @@ class ConformanceCase:
 
 
 def _behaviour(node: Node) -> ToolBehaviour:
-    kind_node = node.object(required=("kind",), optional=("text", "size", "message", "times", "gate", "attempts"))[
-        "kind"
-    ]
+    kind_node = node.object(
+        required=("kind",), optional=("text", "size", "message", "times", "gate", "attempts")
+    )["kind"]
     kind = kind_node.string(choices=get_args(BehaviourKind))
     if kind == "return":
         fields = node.object(required=("kind", "text"), optional=("size",))
@@ -259,7 +176,7 @@ def _tool(node: Node) -> CaseTool:
     )
     parameters = fields["parameters"].raw_object()
     if parameters.get("type") != "object":
-        raise fields["parameters"].error("parameters must be a JSON schema with \"type\": \"object\"")
+        raise fields["parameters"].error('parameters must be a JSON schema with "type": "object"')
     effect = fields.get("effect")
     annotations = fields.get("mcp_annotations")
     return CaseTool(
@@ -297,80 +214,13 @@ def _reply(node: Node) -> ModelReply:
 # --------------------------------------------------------------------------- steps
 
 
-def _kill_point(node: Node) -> KillPoint:
-    fields = node.object(optional=("gate", "model_request", "interrupt"))
-    if len(fields) != 1:
-        raise node.error("a kill point names exactly one of 'gate', 'model_request', 'interrupt'")
-    return KillPoint(
-        gate=fields["gate"].string() if "gate" in fields else None,
-        model_request=fields["model_request"].integer(minimum=1) if "model_request" in fields else None,
-        interrupt=fields["interrupt"].string() if "interrupt" in fields else None,
-    )
-
-
-_STEP_FIELDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
-    "start": ((), ("text",)),
-    "send": (("text",), ("images", "expect_accepted")),
-    "wait_idle": (("turns",), ()),
-    "wait_interrupt": (("tool_call_id",), ("tool_name", "arguments", "has_deadline")),
-    "resolve": (("tool_call_id", "approved"), ("rejection_message", "expect_accepted")),
-    "wait_gates": (("gates",), ()),
-    "release_gates": (("gates",), ()),
-    "wait_model_requests": (("count",), ()),
-    "kill_worker": ((), ("at",)),
-    "check": (("expect",), ()),
-}
-
-
-def _step(node: Node) -> Step:
-    action = node.object(required=("action",), optional=[k for r, o in _STEP_FIELDS.values() for k in (*r, *o)])[
-        "action"
-    ].string(choices=tuple(_STEP_FIELDS))
-    required, optional = _STEP_FIELDS[action]
-    f = node.object(required=("action", *required), optional=optional)
-    accepted = f["expect_accepted"].boolean() if "expect_accepted" in f else True
-    match action:
-        case "start":
-            return StartStep(text=f["text"].string() if "text" in f and not f["text"].is_null else None)
-        case "send":
-            images = f["images"].strings(min_items=1) if "images" in f else ()
-            return SendStep(text=f["text"].string(), images=images, expect_accepted=accepted)
-        case "wait_idle":
-            return WaitIdleStep(turns=f["turns"].integer(minimum=1))
-        case "wait_interrupt":
-            return WaitInterruptStep(
-                tool_call_id=f["tool_call_id"].string(),
-                tool_name=f["tool_name"].string() if "tool_name" in f else None,
-                arguments=f["arguments"].raw_object() if "arguments" in f else None,
-                has_deadline=f["has_deadline"].boolean() if "has_deadline" in f else None,
-            )
-        case "resolve":
-            message = f.get("rejection_message")
-            return ResolveStep(
-                tool_call_id=f["tool_call_id"].string(),
-                approved=f["approved"].boolean(),
-                rejection_message=None if message is None or message.is_null else message.string(),
-                expect_accepted=accepted,
-            )
-        case "wait_gates":
-            return WaitGatesStep(gates=f["gates"].strings(min_items=1))
-        case "release_gates":
-            return ReleaseGatesStep(gates=f["gates"].strings(min_items=1))
-        case "wait_model_requests":
-            return WaitModelRequestsStep(count=f["count"].integer(minimum=1))
-        case "kill_worker":
-            return KillWorkerStep(at=_kill_point(f["at"]) if "at" in f else None)
-        case _:
-            return CheckStep(expect=parse_expectations(f["expect"]))
-
-
 # --------------------------------------------------------------------------- case
 
 
 def _check_references(case: ConformanceCase, steps: list[Node], expect: Node) -> None:
     """Cross-field rules: names a step or expectation uses must be declared by the case."""
     if not steps or not isinstance(case.steps[0], StartStep):
-        raise (steps[0] if steps else expect).error("the first step must be {\"action\": \"start\"}")
+        raise (steps[0] if steps else expect).error('the first step must be {"action": "start"}')
     for node, step in zip(steps, case.steps, strict=True):
         if isinstance(step, StartStep) and step is not case.steps[0]:
             raise node.error("a case starts its session once")
@@ -383,7 +233,9 @@ def _check_references(case: ConformanceCase, steps: list[Node], expect: Node) ->
             gates = step.gates
         elif isinstance(step, KillWorkerStep):
             if case.worker == "in_process":
-                raise node.error("kill_worker needs \"worker\": \"process\": an in-process worker cannot be killed")
+                raise node.error(
+                    'kill_worker needs "worker": "process": an in-process worker cannot be killed'
+                )
             if step.at is not None and step.at.gate is not None:
                 gates = (step.at.gate,)
         unknown_gates = [gate for gate in gates if gate not in case.gates]
@@ -401,25 +253,27 @@ def _check_references(case: ConformanceCase, steps: list[Node], expect: Node) ->
 def _check_capabilities(case: ConformanceCase, root: Node) -> None:
     uses_images = bool(case.images)
     if uses_images and "images" not in case.requires:
-        raise root.error("a case that sends images must list \"images\" in /requires")
+        raise root.error('a case that sends images must list "images" in /requires')
     uses_mcp = any(tool.mcp_annotations is not None and tool.effect is None for tool in case.tools)
     if uses_mcp and "mcp_annotations" not in case.requires:
-        raise root.error("a case whose tools rely on mcp_annotations must list \"mcp_annotations\" in /requires")
+        raise root.error(
+            'a case whose tools rely on mcp_annotations must list "mcp_annotations" in /requires'
+        )
 
 
 def _parse(path: Path, root: Node) -> ConformanceCase:
     case_id = path.stem
     if not _CASE_ID.match(case_id):
-        raise root.error(f"the file name {path.name!r} must be <id>.json with an id matching {_CASE_ID.pattern}")
+        raise root.error(
+            f"the file name {path.name!r} must be <id>.json with an id matching {_CASE_ID.pattern}"
+        )
     f = root.object(
         required=("title", "model", "steps", "expect"),
         optional=("requires", "worker", "system_prompt", "timings", "timeout_seconds", "images", "tools"),
     )
     requires = f["requires"].array() if "requires" in f else []
-    capabilities: list[Capability] = []
-    for node in requires:
-        name = node.string(choices=CAPABILITIES)
-        capabilities += [c for c in CAPABILITIES if c == name]
+    by_name: dict[str, Capability] = {c: c for c in CAPABILITIES}
+    capabilities: list[Capability] = [by_name[node.string(choices=CAPABILITIES)] for node in requires]
     timings = f["timings"].object(optional=("interrupt_deadline_seconds",)) if "timings" in f else {}
     deadline = timings.get("interrupt_deadline_seconds")
     tools = tuple(_tool(node) for node in f["tools"].array()) if "tools" in f else ()
@@ -438,11 +292,15 @@ def _parse(path: Path, root: Node) -> ConformanceCase:
         worker="in_process" if worker == "in_process" else "process",
         system_prompt=None if prompt is None or prompt.is_null else prompt.string(),
         interrupt_deadline_seconds=deadline.number(positive=True) if deadline is not None else None,
-        timeout_seconds=f["timeout_seconds"].number(positive=True) if "timeout_seconds" in f else DEFAULT_TIMEOUT_SECONDS,
-        images={name: _image(name, node) for name, node in f["images"].mapping().items()} if "images" in f else {},
+        timeout_seconds=f["timeout_seconds"].number(positive=True)
+        if "timeout_seconds" in f
+        else DEFAULT_TIMEOUT_SECONDS,
+        images={name: _image(name, node) for name, node in f["images"].mapping().items()}
+        if "images" in f
+        else {},
         tools=tools,
         model=tuple(_reply(node) for node in f["model"].array(min_items=1)),
-        steps=tuple(_step(node) for node in step_nodes),
+        steps=tuple(parse_step(node) for node in step_nodes),
         expect=parse_expectations(f["expect"]),
         gates=frozenset(tool.behaviour.gate for tool in tools if tool.behaviour.kind == "block"),
     )
@@ -462,7 +320,9 @@ def load_case(path: Path | str) -> ConformanceCase:
     try:
         data: object = json.loads(path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as exc:
-        raise CaseFileError(path, "", f"not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})") from None
+        raise CaseFileError(
+            path, "", f"not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})"
+        ) from None
     except OSError as exc:
         raise CaseFileError(path, "", f"cannot read the file: {exc}") from None
     return _parse(path, Node(path, "", data))
@@ -482,13 +342,15 @@ def load_cases(directory: Path | str) -> list[ConformanceCase]:
 def bundled_cases_dir() -> Path:
     """The cases shipped with sessionflow.
 
-    A wheel carries them in ``sessionflow/testing/conformance/cases``; in a source
-    checkout (an editable install) they are the repository's ``conformance/cases``.
+    A wheel carries them in ``sessionflow/testing/conformance/cases``. In the repository
+    that path is a symlink to ``conformance/cases`` at the root (so hatch copies the files
+    into both the sdist and the wheel); the resolved folder is returned, so messages name
+    the file to edit.
     """
     here = Path(__file__).resolve().parent
     packaged = here / "cases"
     if packaged.is_dir():
-        return packaged
+        return packaged.resolve()
     for parent in here.parents:
         candidate = parent / "conformance" / "cases"
         if candidate.is_dir() and any(candidate.glob("*.json")):

@@ -4,12 +4,10 @@ from __future__ import annotations
 
 import base64
 import json
-import re
-from collections import Counter
 from collections.abc import Iterable
 from typing import Any
 
-from sessionflow.session import AgentEvent, AgentEventType, ToolEffect
+from sessionflow.session import AgentEvent, AgentEventType
 from sessionflow.testing._model_script import RecordedRequest
 from sessionflow.testing.conformance._expect import (
     SESSION_PLACEHOLDER,
@@ -26,10 +24,9 @@ from sessionflow.testing.conformance._expect import (
 from sessionflow.testing.conformance._matching import preview
 from sessionflow.testing.conformance._observe import Observation
 
-__all__ = ["check_expectations", "check_invariants"]
+__all__ = ["check_expectations"]
 
 T = AgentEventType
-_TURN_KEY = re.compile(r"^(?P<session>.+)/(?P<turn>turn-\d+)/(?P<call>[^/]+)$")
 
 
 def check_expectations(expect: Expectations, obs: Observation) -> list[str]:
@@ -66,7 +63,9 @@ def _snapshot(expect: SnapshotExpect, obs: Observation) -> list[str]:
     compare("status", expect.status, state.status if state else None)
     compare("message_count", expect.message_count, snap.message_count)
     if expect.min_message_count is not None and snap.message_count < expect.min_message_count:
-        found.append(f"snapshot message_count: expected at least {expect.min_message_count}, got {snap.message_count}")
+        found.append(
+            f"snapshot message_count: expected at least {expect.min_message_count}, got {snap.message_count}"
+        )
     if expect.last_message_text is not None:
         last = snap.messages[-1].message.text if snap.messages else None
         found += expect.last_message_text.failures(last, "snapshot last message text")
@@ -115,13 +114,18 @@ def _of_type(events: Iterable[AgentEvent], kind: AgentEventType) -> list[AgentEv
 
 def _tool_statuses(expect: Expectations, obs: Observation) -> list[str]:
     finished = _of_type(obs.events, T.TOOL_CALL_FINISHED)
-    seen = ", ".join(f"{e.turn_id}/{e.data.get('tool_call_id')}={e.data.get('status')}" for e in finished) or "none"
+    seen = (
+        ", ".join(f"{e.turn_id}/{e.data.get('tool_call_id')}={e.data.get('status')}" for e in finished)
+        or "none"
+    )
     found: list[str] = []
     for key, status in expect.tool_statuses.items():
         matching = [e for e in finished if _key_matches(key, e)]
         if not matching:
-            found.append(f"tool call {key!r}: expected a tool_call_finished event with status {status.value!r}, "
-                         f"found none (finished: {seen})")
+            found.append(
+                f"tool call {key!r}: expected a tool_call_finished event with status {status.value!r}, "
+                f"found none (finished: {seen})"
+            )
         found += [
             f"tool call {key!r} ({e.turn_id}): expected final status {status.value!r}, got {e.data.get('status')!r}"
             for e in matching
@@ -155,7 +159,9 @@ def _invocations(name: str, expect: InvocationExpect, obs: Observation) -> list[
         found.append(f"tool {name!r}: expected {expect.count} real run(s), got {len(runs)}")
     attempts = tuple(int(entry.get("attempt", 0)) for entry in runs)
     if expect.attempts is not None and attempts != expect.attempts:
-        found.append(f"tool {name!r}: expected runs with attempts {list(expect.attempts)}, got {list(attempts)}")
+        found.append(
+            f"tool {name!r}: expected runs with attempts {list(expect.attempts)}, got {list(attempts)}"
+        )
     keys = tuple(str(entry.get("idempotency_key")) for entry in runs)
     if expect.idempotency_keys is not None:
         wanted = tuple(k.replace(SESSION_PLACEHOLDER, obs.session_id) for k in expect.idempotency_keys)
@@ -178,7 +184,9 @@ def _model_requests(expect: ModelRequestsExpect, obs: Observation) -> list[str]:
         found.append(f"model requests: expected {expect.count}, the server recorded {len(obs.requests)}")
     for call in expect.calls:
         if call.call > len(obs.requests):
-            found.append(f"model call {call.call}: never made (the server recorded {len(obs.requests)} request(s))")
+            found.append(
+                f"model call {call.call}: never made (the server recorded {len(obs.requests)} request(s))"
+            )
             continue
         found += _call(call, obs.requests[call.call - 1], obs)
     return found
@@ -188,25 +196,37 @@ def _call(expect: CallExpect, request: RecordedRequest, obs: Observation) -> lis
     what = f"model call {expect.call}"
     found: list[str] = []
     sent = request.sent_texts()
-    found += [f"{what}: the model did not see {s!r} (it saw {_texts(sent)})" for s in expect.saw if not request.saw(s)]
+    found += [
+        f"{what}: the model did not see {s!r} (it saw {_texts(sent)})"
+        for s in expect.saw
+        if not request.saw(s)
+    ]
     found += [f"{what}: the model saw {s!r}, which it must not" for s in expect.not_saw if request.saw(s)]
     results = request.tool_results()
     for call_id, match in expect.tool_results.items():
         if call_id not in results:
-            found.append(f"{what}: no tool result for call {call_id!r} (results for: {sorted(results) or 'none'})")
+            found.append(
+                f"{what}: no tool result for call {call_id!r} (results for: {sorted(results) or 'none'})"
+            )
         else:
             found += match.failures(results[call_id], f"{what}: tool result for {call_id!r}")
     if expect.tool_result_ids is not None and sorted(results) != sorted(expect.tool_result_ids):
-        found.append(f"{what}: expected tool results for {sorted(expect.tool_result_ids)}, got {sorted(results)}")
+        found.append(
+            f"{what}: expected tool results for {sorted(expect.tool_result_ids)}, got {sorted(results)}"
+        )
     if expect.tools_offered is not None and sorted(request.tool_names()) != sorted(expect.tools_offered):
-        found.append(f"{what}: expected tools {sorted(expect.tools_offered)} offered, got {sorted(request.tool_names())}")
+        found.append(
+            f"{what}: expected tools {sorted(expect.tools_offered)} offered, got {sorted(request.tool_names())}"
+        )
     if expect.last_user_text is not None:
         found += expect.last_user_text.failures(request.last_user_text(), f"{what}: last user text")
     body = json.dumps(request.body)
     for name in expect.images:
         encoded = base64.b64encode(obs.images.get(name, b"")).decode()
         if not obs.images.get(name) or encoded not in body:
-            found.append(f"{what}: image {name!r} (base64 of the PNG the test sent) is not in the request body")
+            found.append(
+                f"{what}: image {name!r} (base64 of the PNG the test sent) is not in the request body"
+            )
     return found
 
 
@@ -270,7 +290,9 @@ def _deltas(expect: DeltaExpect, obs: Observation) -> list[str]:
     for event in deltas:
         identity = (event.turn_id, event.step_execution_id, event.attempt)
         if not event.turn_id or not event.step_execution_id or event.attempt < 1:
-            found.append(f"{what}: a delta lacks its identity (turn_id, step_execution_id, attempt) = {identity}")
+            found.append(
+                f"{what}: a delta lacks its identity (turn_id, step_execution_id, attempt) = {identity}"
+            )
         wanted = (expect.turn_id, expect.step_execution_id, expect.attempt)
         if any(w is not None and w != a for w, a in zip(wanted, identity, strict=True)):
             found.append(f"{what}: expected identity {wanted} (None = any), got {identity}")
@@ -297,63 +319,3 @@ def _steps(expect: tuple[StepExpect, ...], obs: Observation) -> list[str]:
     if matches:
         return []
     return [f"step history: expected {wanted} (None = any), got {actual}"]
-
-
-# --------------------------------------------------------------------------- invariants
-
-
-def check_invariants(obs: Observation) -> list[str]:
-    """Rules every case must keep, whatever it expects (checked once the session is idle)."""
-    found: list[str] = []
-    offsets = [e.offset for e in obs.events]
-    if any(o is None for o in offsets) or offsets != sorted(set(o for o in offsets if o is not None)):
-        found.append(f"invariant: durable event offsets must be unique and increasing, got {offsets}")
-    for event in obs.events:
-        if not event.turn_id or not event.step_execution_id or event.attempt < 1:
-            found.append(f"invariant: durable event {event.type.value} at offset {event.offset} lacks its identity")
-    deferred = {(e.turn_id, str(e.data.get("tool_call_id"))): e for e in _of_type(obs.events, T.TOOL_CALL_DEFERRED)}
-    finished = Counter((e.turn_id, str(e.data.get("tool_call_id"))) for e in _of_type(obs.events, T.TOOL_CALL_FINISHED))
-    if obs.idle:
-        for key in deferred:
-            if finished[key] != 1:
-                found.append(f"invariant: tool call {key[0]}/{key[1]} finished {finished[key]} times, expected once")
-    found += [f"invariant: tool call {k[0]}/{k[1]} finished but was never deferred" for k in finished if k not in deferred]
-    found += _run_invariants(obs, deferred)
-    return found
-
-
-def _approved(obs: Observation, turn: str, call_id: str) -> bool:
-    step = f"{turn}/tool/{call_id}"
-    return any(
-        e.type is T.INTERRUPT_RESOLVED and e.step_execution_id == step and e.data.get("approved") is True
-        for e in obs.events
-    )
-
-
-def _run_invariants(obs: Observation, deferred: dict[tuple[str, str], AgentEvent]) -> list[str]:
-    found: list[str] = []
-    runs: Counter[tuple[str, str]] = Counter()
-    for entry in obs.invocations:
-        key = str(entry.get("idempotency_key"))
-        call_id = str(entry.get("tool_call_id"))
-        parsed = _TURN_KEY.match(key)
-        if parsed is None or parsed["session"] != obs.session_id or parsed["call"] != call_id:
-            found.append(
-                f"invariant: tool {entry.get('name')!r} call {call_id!r} ran with idempotency key {key!r}, "
-                f"expected '{obs.session_id}/<turn>/{call_id}'"
-            )
-            continue
-        runs[(parsed["turn"], call_id)] += 1
-    for (turn, call_id), count in runs.items():
-        event = deferred.get((turn, call_id))
-        if event is None:
-            continue  # retention may have dropped it; nothing to compare against
-        effect = ToolEffect(str(event.data.get("effect")))
-        if count > effect.max_attempts_allowed:
-            found.append(
-                f"invariant: {effect.value} tool call {turn}/{call_id} ran {count} times, "
-                f"at most {effect.max_attempts_allowed} allowed"
-            )
-        if event.data.get("requires_approval") is True and not _approved(obs, turn, call_id):
-            found.append(f"invariant: tool call {turn}/{call_id} ran without an approval")
-    return found

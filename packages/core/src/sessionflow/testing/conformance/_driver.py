@@ -6,18 +6,27 @@ import asyncio
 import contextlib
 import json
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 from sessionflow.plugins import LOAD_PLUGINS_ENV, FrameworkSpec
 from sessionflow.session import AgentEvent, AgentInterrupt, AgentSnapshot, AgentStatus
 from sessionflow.temporal import AgentSessionClient, AgentSessionFlow, read_step_history, serve_agent_flows
 from sessionflow.testing._gates import FileGate
 from sessionflow.testing._stack import AgentTestStack
-from sessionflow.testing._waiting import wait_for_agent_snapshot
-from sessionflow.testing.conformance._cases import (
+from sessionflow.testing._waiting import wait_until
+from sessionflow.testing.conformance._cases import ConformanceCase
+from sessionflow.testing.conformance._checks import check_expectations
+from sessionflow.testing.conformance._failure import ConformanceFailure
+from sessionflow.testing.conformance._flow import build_case_flow
+from sessionflow.testing.conformance._invariants import check_invariants
+from sessionflow.testing.conformance._observe import Observation, read_durable_events
+from sessionflow.testing.conformance._png import write_png
+from sessionflow.testing.conformance._runtime import ConformanceRuntime
+from sessionflow.testing.conformance._steps import (
     CheckStep,
-    ConformanceCase,
     KillPoint,
     KillWorkerStep,
     ReleaseGatesStep,
@@ -29,13 +38,10 @@ from sessionflow.testing.conformance._cases import (
     WaitIdleStep,
     WaitInterruptStep,
     WaitModelRequestsStep,
+    action_name,
 )
-from sessionflow.testing.conformance._checks import check_expectations, check_invariants
-from sessionflow.testing.conformance._flow import build_case_flow
-from sessionflow.testing.conformance._observe import Observation, read_durable_events
-from sessionflow.testing.conformance._png import write_png
-from sessionflow.testing.conformance._runtime import ConformanceRuntime
 from sessionflow.testing.conformance._tools import invocation_log
+from sessionflow.testing.conformance._waits import wait_for_session
 from sessionflow.testing.conformance._worker_env import (
     CASE_FILE_ENV,
     FLOW_TYPE_ENV,
@@ -46,14 +52,12 @@ from sessionflow.testing.conformance._worker_env import (
 
 __all__ = ["CaseRun", "ConformanceFailure", "play_case"]
 
+T = TypeVar("T")
+
 WAIT_SECONDS = 60.0
 """Longest wait for one condition (a turn to end, a gate, an approval request)."""
 
 _LOG_TAIL_LINES = 25
-
-
-class ConformanceFailure(AssertionError):
-    """The framework did not behave as the case expects; the message lists every difference."""
 
 
 @dataclass(frozen=True)
@@ -80,22 +84,6 @@ def play_case(runtime: ConformanceRuntime, run: CaseRun) -> None:
         ) from None
 
 
-def _action(step: Step) -> str:
-    names: dict[type, str] = {
-        StartStep: "start",
-        SendStep: "send",
-        WaitIdleStep: "wait_idle",
-        WaitInterruptStep: "wait_interrupt",
-        ResolveStep: "resolve",
-        WaitGatesStep: "wait_gates",
-        ReleaseGatesStep: "release_gates",
-        WaitModelRequestsStep: "wait_model_requests",
-        KillWorkerStep: "kill_worker",
-        CheckStep: "check",
-    }
-    return names[type(step)]
-
-
 class _CaseDriver:
     def __init__(self, runtime: ConformanceRuntime, case: ConformanceCase, framework: FrameworkSpec) -> None:
         self.runtime = runtime
@@ -111,6 +99,7 @@ class _CaseDriver:
         self.interrupts: dict[str, str] = {}
         self.live_events: list[AgentEvent] = []
         self._first_event = asyncio.Event()
+        self._followed = 0
         self._stack: AgentTestStack | None = None
         self._sessions: AgentSessionClient | None = None
 
@@ -134,7 +123,11 @@ class _CaseDriver:
             self.image_paths[name] = path
         self.runtime.model_server.script(self.model_key, self.case.model)
         flow = build_case_flow(
-            self.case, self.framework, flow_type=self.name, model_base_url=self.model_url, state_dir=self.state_dir
+            self.case,
+            self.framework,
+            flow_type=self.name,
+            model_base_url=self.model_url,
+            state_dir=self.state_dir,
         )
         env = {
             CASE_FILE_ENV: str(self.case.path.resolve()),
@@ -176,10 +169,12 @@ class _CaseDriver:
                 try:
                     await self._step(step)
                 except (ConformanceFailure, TimeoutError) as error:
-                    raise ConformanceFailure(f"step /steps/{index} ({_action(step)}): {error}") from None
+                    raise ConformanceFailure(f"step /steps/{index} ({action_name(step)}): {error}") from None
                 if isinstance(step, StartStep) and self.case.worker == "in_process":
                     follower = asyncio.create_task(self._follow())
                     await asyncio.wait_for(self._first_event.wait(), WAIT_SECONDS)
+            if follower is not None:
+                await self._catch_up(follower)
             observation = await self._observe()
             failures = check_expectations(self.case.expect, observation) + check_invariants(observation)
             if failures:
@@ -203,6 +198,20 @@ class _CaseDriver:
             self._first_event.set()
             if event.offset is None:
                 self.live_events.append(event)
+            else:
+                self._followed = event.offset
+
+    async def _catch_up(self, follower: asyncio.Task[None]) -> None:
+        """Let the follower reach the last durable event, so every live delta before it is in."""
+        events = await read_durable_events(self.sessions, self.session_id)
+        last = events[-1].offset or 0 if events else 0
+
+        def caught_up() -> bool:
+            if follower.done():
+                follower.result()  # surface the follower's error
+            return self._followed >= last
+
+        await wait_until("the events() follower to catch up", caught_up, timeout=WAIT_SECONDS)
 
     # -- steps -----------------------------------------------------------------------------
 
@@ -214,7 +223,9 @@ class _CaseDriver:
                 images = [str(self.image_paths[name]) for name in step.images]
                 accepted = await self.sessions.send_user_message(self.session_id, step.text, images=images)
                 if accepted is not step.expect_accepted:
-                    raise ConformanceFailure(f"send_user_message returned {accepted}, expected {step.expect_accepted}")
+                    raise ConformanceFailure(
+                        f"send_user_message returned {accepted}, expected {step.expect_accepted}"
+                    )
             case WaitIdleStep():
                 await self._wait_idle(step.turns)
             case WaitInterruptStep():
@@ -233,7 +244,14 @@ class _CaseDriver:
             case CheckStep():
                 failures = check_expectations(step.expect, await self._observe())
                 if failures:
-                    raise ConformanceFailure("mid-run check failed:\n" + "\n".join(f"  - {f}" for f in failures))
+                    raise ConformanceFailure(
+                        "mid-run check failed:\n" + "\n".join(f"  - {f}" for f in failures)
+                    )
+
+    async def _wait(self, description: str, probe: Callable[[AgentSnapshot], T | None]) -> T:
+        return await wait_for_session(
+            self.sessions, self.session_id, description, probe, timeout=WAIT_SECONDS
+        )
 
     async def _wait_idle(self, turns: int) -> AgentSnapshot:
         def done(snapshot: AgentSnapshot) -> AgentSnapshot | None:
@@ -241,21 +259,13 @@ class _CaseDriver:
             idle = state is not None and state.status is AgentStatus.WAITING_FOR_USER_MESSAGE
             return snapshot if idle and state is not None and state.turn_count >= turns else None
 
-        return await wait_for_agent_snapshot(
-            self.sessions, self.session_id, done, description=f"turn {turns} to end", timeout=WAIT_SECONDS
-        )
+        return await self._wait(f"turn {turns} to end", done)
 
     async def _wait_interrupt(self, tool_call_id: str) -> AgentInterrupt:
         def find(snapshot: AgentSnapshot) -> AgentInterrupt | None:
             return next((i for i in snapshot.pending_interrupts if i.tool_call_id == tool_call_id), None)
 
-        interrupt = await wait_for_agent_snapshot(
-            self.sessions,
-            self.session_id,
-            find,
-            description=f"an approval request for tool call {tool_call_id!r}",
-            timeout=WAIT_SECONDS,
-        )
+        interrupt = await self._wait(f"an approval request for tool call {tool_call_id!r}", find)
         self.interrupts[tool_call_id] = interrupt.interrupt_id
         return interrupt
 
@@ -272,7 +282,9 @@ class _CaseDriver:
             if arguments != step.arguments:
                 problems.append(f"arguments {interrupt.arguments!r}, expected {step.arguments!r}")
         if step.has_deadline is not None and (interrupt.deadline is not None) is not step.has_deadline:
-            problems.append(f"deadline {interrupt.deadline!r}, expected {'one' if step.has_deadline else 'none'}")
+            problems.append(
+                f"deadline {interrupt.deadline!r}, expected {'one' if step.has_deadline else 'none'}"
+            )
         if problems:
             raise ConformanceFailure(f"approval request for {step.tool_call_id!r}: " + "; ".join(problems))
 
@@ -290,19 +302,21 @@ class _CaseDriver:
 
     async def _wait_gates(self, names: tuple[str, ...]) -> None:
         gates = [FileGate(self.state_dir, name) for name in names]
-        for gate in gates:
-            await gate.wait_until_reached(timeout=WAIT_SECONDS)
+        await self._wait(f"gates {list(names)} to be reached", lambda _: all(g.is_reached() for g in gates))
         # Every gate is reached and none released yet: the tools that wait there run at the same time.
         released = [gate.name for gate in gates if gate.is_released()]
         if released:
-            raise ConformanceFailure(f"gates {released} were released before all of {list(names)} were reached")
+            raise ConformanceFailure(
+                f"gates {released} were released before all of {list(names)} were reached"
+            )
 
     async def _wait_model_requests(self, count: int) -> None:
-        await asyncio.to_thread(self.runtime.model_server.wait_for_requests, self.model_key, count, WAIT_SECONDS)
+        server, key = self.runtime.model_server, self.model_key
+        await self._wait(f"model request {count}", lambda _: len(server.requests(key)) >= count)
 
     async def _kill(self, at: KillPoint | None) -> None:
         if at is not None and at.gate is not None:
-            await FileGate(self.state_dir, at.gate).wait_until_reached(timeout=WAIT_SECONDS)
+            await self._wait_gates((at.gate,))
         elif at is not None and at.model_request is not None:
             await self._wait_model_requests(at.model_request)
         elif at is not None and at.interrupt is not None:

@@ -200,7 +200,9 @@ def _snapshot(node: Node) -> SnapshotExpect:
         status=AgentStatus(status.string(choices=[s.value for s in AgentStatus])) if status else None,
         message_count=_opt_int(fields, "message_count"),
         min_message_count=_opt_int(fields, "min_message_count"),
-        last_message_text=parse_text_match(fields["last_message_text"]) if "last_message_text" in fields else None,
+        last_message_text=parse_text_match(fields["last_message_text"])
+        if "last_message_text" in fields
+        else None,
         last_turn_error=_nullable_text(fields["last_turn_error"]) if "last_turn_error" in fields else None,
         pending_interrupts=_opt_int(fields, "pending_interrupts"),
         queued_message_count=_opt_int(fields, "queued_message_count"),
@@ -246,9 +248,7 @@ def _call(node: Node) -> CallExpect:
         call=fields["call"].integer(minimum=1),
         saw=fields["saw"].strings() if "saw" in fields else (),
         not_saw=fields["not_saw"].strings() if "not_saw" in fields else (),
-        tool_results={
-            key: parse_text_match(value) for key, value in fields["tool_results"].mapping().items()
-        }
+        tool_results={key: parse_text_match(value) for key, value in fields["tool_results"].mapping().items()}
         if "tool_results" in fields
         else {},
         tool_result_ids=fields["tool_result_ids"].strings() if "tool_result_ids" in fields else None,
@@ -305,7 +305,9 @@ def _events(node: Node) -> EventsExpect:
         subsequence=tuple(_event_type(item) for item in fields["subsequence"].array())
         if "subsequence" in fields
         else (),
-        contains=tuple(_event_match(item) for item in fields["contains"].array()) if "contains" in fields else (),
+        contains=tuple(_event_match(item) for item in fields["contains"].array())
+        if "contains" in fields
+        else (),
         absent=tuple(_event_match(item) for item in fields["absent"].array()) if "absent" in fields else (),
         deltas=tuple(_delta(item) for item in fields["deltas"].array()) if "deltas" in fields else (),
     )

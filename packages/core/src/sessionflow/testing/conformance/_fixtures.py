@@ -11,7 +11,11 @@ from sessionflow.temporal import DevServer, DevServerConfig
 from sessionflow.testing._stack import SERVER_ADDRESS_ENV
 from sessionflow.testing.conformance._runtime import ConformanceRuntime, LoopThread
 
-__all__ = ["sessionflow_conformance_loop", "sessionflow_conformance_runtime", "sessionflow_conformance_server"]
+__all__ = [
+    "sessionflow_conformance_loop",
+    "sessionflow_conformance_runtime",
+    "sessionflow_conformance_server",
+]
 
 
 @pytest.fixture(scope="session")

@@ -38,8 +38,16 @@ class TextMatch:
         found: list[str] = []
         if self.equals is not None and actual != self.equals:
             found.append(f"{what}: expected {preview(self.equals)}, got {preview(actual)}")
-        found += [f"{what}: expected to contain {s!r}, got {preview(actual)}" for s in self.contains if s not in actual]
-        found += [f"{what}: expected not to contain {s!r}, got {preview(actual)}" for s in self.not_contains if s in actual]
+        found += [
+            f"{what}: expected to contain {s!r}, got {preview(actual)}"
+            for s in self.contains
+            if s not in actual
+        ]
+        found += [
+            f"{what}: expected not to contain {s!r}, got {preview(actual)}"
+            for s in self.not_contains
+            if s in actual
+        ]
         if self.startswith is not None and not actual.startswith(self.startswith):
             found.append(f"{what}: expected to start with {self.startswith!r}, got {preview(actual)}")
         if self.endswith is not None and not actual.endswith(self.endswith):

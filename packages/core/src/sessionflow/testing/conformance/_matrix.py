@@ -46,7 +46,13 @@ class Matrix:
         """The table: one row per case, one column per framework; ``-`` marks a cell that did not run."""
         header = ["case", *self.frameworks]
         rows = [
-            [case, *(self.cells[(case, fw)].render() if (case, fw) in self.cells else "-" for fw in self.frameworks)]
+            [
+                case,
+                *(
+                    self.cells[(case, fw)].render() if (case, fw) in self.cells else "-"
+                    for fw in self.frameworks
+                ),
+            ]
             for case in self.cases
         ]
         widths = [max(len(row[i]) for row in [header, *rows]) for i in range(len(header))]

@@ -39,7 +39,11 @@ class Observation:
     @property
     def idle(self) -> bool:
         state = self.snapshot.state
-        return state is not None and state.turn_count > 0 and state.status is AgentStatus.WAITING_FOR_USER_MESSAGE
+        return (
+            state is not None
+            and state.turn_count > 0
+            and state.status is AgentStatus.WAITING_FOR_USER_MESSAGE
+        )
 
 
 async def read_durable_events(sessions: AgentSessionClient, session_id: str) -> list[AgentEvent]:

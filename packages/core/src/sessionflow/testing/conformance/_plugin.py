@@ -67,7 +67,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line("markers", f"{MARKER}: a sessionflow conformance case played against one framework")
+    config.addinivalue_line(
+        "markers", f"{MARKER}: a sessionflow conformance case played against one framework"
+    )
     if _MATRIX not in config.stash:
         config.stash[_MATRIX] = Matrix()
 
@@ -124,16 +126,16 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 
 
 def _run_of(item: pytest.Item) -> CaseRun | None:
-    callspec: Any = getattr(item, "callspec", None)
-    params: Any = getattr(callspec, "params", {})
-    value: object = params.get(RUN_ARGUMENT) if isinstance(params, dict) else None
+    if not isinstance(item, pytest.Function) or not hasattr(item, "callspec"):
+        return None
+    value: object = item.callspec.params.get(RUN_ARGUMENT)
     return value if isinstance(value, CaseRun) else None
 
 
 def _skip_text(report: pytest.TestReport) -> str:
-    longrepr: Any = report.longrepr
-    if isinstance(longrepr, tuple) and len(longrepr) == 3:  # pyright: ignore[reportUnknownArgumentType]
-        return str(longrepr[2]).removeprefix("Skipped: ")  # pyright: ignore[reportUnknownArgumentType]
+    longrepr = report.longrepr
+    if isinstance(longrepr, tuple):
+        return str(longrepr[2]).removeprefix("Skipped: ")
     return str(longrepr)
 
 

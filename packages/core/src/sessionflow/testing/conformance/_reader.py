@@ -67,9 +67,10 @@ class Node:
 
     def object(self, *, required: Collection[str] = (), optional: Collection[str] = ()) -> dict[str, Node]:
         """The members of an object; unknown keys and missing required keys are errors."""
-        if not isinstance(self.value, dict):
-            raise self.error(f"expected an object, got {_kind(self.value)}")
-        raw = cast(dict[str, object], self.value)
+        value: Any = self.value
+        if not isinstance(value, dict):
+            raise self.error(f"expected an object, got {_kind(value)}")
+        raw = cast(dict[str, object], value)
         allowed = set(required) | set(optional)
         unknown = sorted(set(raw) - allowed)
         if unknown:
@@ -83,23 +84,26 @@ class Node:
 
     def mapping(self) -> dict[str, Node]:
         """An object with free-form keys (tool call IDs, tool names)."""
-        if not isinstance(self.value, dict):
-            raise self.error(f"expected an object, got {_kind(self.value)}")
-        raw = cast(dict[str, object], self.value)
+        value: Any = self.value
+        if not isinstance(value, dict):
+            raise self.error(f"expected an object, got {_kind(value)}")
+        raw = cast(dict[str, object], value)
         return {key: self._child(key, value) for key, value in raw.items()}
 
     def raw_object(self) -> dict[str, Any]:
         """The object as plain JSON (for schemas and annotations passed through unchanged)."""
-        if not isinstance(self.value, dict):
-            raise self.error(f"expected an object, got {_kind(self.value)}")
-        return cast(dict[str, Any], self.value)
+        value: Any = self.value
+        if not isinstance(value, dict):
+            raise self.error(f"expected an object, got {_kind(value)}")
+        return cast(dict[str, Any], value)
 
     # -- arrays --------------------------------------------------------------------------
 
     def array(self, *, min_items: int = 0) -> list[Node]:
-        if not isinstance(self.value, list):
-            raise self.error(f"expected an array, got {_kind(self.value)}")
-        items = cast(list[object], self.value)
+        value: Any = self.value
+        if not isinstance(value, list):
+            raise self.error(f"expected an array, got {_kind(value)}")
+        items = cast(list[object], value)
         if len(items) < min_items:
             raise self.error(f"expected at least {min_items} item(s), got {len(items)}")
         return [self._child(index, value) for index, value in enumerate(items)]

@@ -1,8 +1,10 @@
 """Worker child of the conformance suite: ``python -m sessionflow.testing.conformance.worker``.
 
 It reads the case file, framework name, flow type and model base URL from the environment
-(the state folder comes from ``SESSIONFLOW_TEST_STATE_DIR``), loads plugins exactly as
-the test process does (``SESSIONFLOW_LOAD_PLUGINS`` and the other controls apply), builds
+(the state folder comes from ``SESSIONFLOW_TEST_STATE_DIR``), loads plugins through
+`SessionflowPlugins` like the test process (the ``SESSIONFLOW_*PLUGIN*`` controls apply;
+unless the user set ``SESSIONFLOW_LOAD_PLUGINS``, the driver sets it to the one plugin
+that provides the framework, so a child does not import every installed adapter), builds
 the same flow and serves it until SIGTERM, or until the test SIGKILLs its process group.
 """
 
@@ -17,8 +19,9 @@ from pathlib import Path
 from sessionflow.plugins import SessionflowPlugins
 from sessionflow.temporal import AgentSessionFlow, connect, run_agent_worker, serve_agent_flows
 from sessionflow.testing._scripted_flow import STATE_DIR_ENV
-from sessionflow.testing.conformance._cases import KillWorkerStep, load_case
+from sessionflow.testing.conformance._cases import load_case
 from sessionflow.testing.conformance._flow import build_case_flow
+from sessionflow.testing.conformance._steps import KillWorkerStep
 from sessionflow.testing.conformance._worker_env import (
     CASE_FILE_ENV,
     FLOW_TYPE_ENV,

@@ -1,0 +1,152 @@
+"""The shipped cases load, cover the required scenarios, and bad files fail with file and JSON pointer."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from sessionflow.testing.conformance import CaseFileError, bundled_cases_dir, load_case, load_cases
+
+REQUIRED = {
+    "text_answer",
+    "read_tool",
+    "parallel_reads",
+    "tool_error_not_retried",
+    "read_crashes_twice",
+    "read_always_crashes",
+    "idempotent_write_always_crashes",
+    "approved_write_runs_once",
+    "rejection_with_message",
+    "approval_expires",
+    "explicit_policy_override",
+    "mcp_annotations",
+    "sigkill_during_non_idempotent_write",
+    "sigkill_during_approval_wait",
+    "sigkill_during_model_call",
+    "sigkill_before_resume",
+    "model_fails_every_attempt",
+    "multi_turn_tool_results",
+    "queued_message",
+    "usage_summed",
+    "text_deltas_identity",
+    "repeated_tool_call_ids",
+    "large_tool_output",
+    "image_message",
+}
+
+
+def test_bundled_cases_load_and_cover_the_required_scenarios() -> None:
+    cases = load_cases(bundled_cases_dir())
+    ids = [case.id for case in cases]
+    assert REQUIRED <= set(ids), sorted(REQUIRED - set(ids))
+    assert len(ids) == len(set(ids))
+    requires = {case.id: set(case.requires) for case in cases}
+    assert requires["parallel_reads"] == {"parallel_tool_calls"}
+    assert requires["mcp_annotations"] == {"mcp_annotations"}
+    assert requires["image_message"] == {"images"}
+    assert requires["text_answer"] == set()
+
+
+def test_the_repository_cases_are_the_bundled_ones() -> None:
+    # In a source checkout the plugin reads conformance/cases at the repository root.
+    assert bundled_cases_dir().resolve() == (Path(__file__).parents[2] / "conformance" / "cases").resolve()
+
+
+MINIMAL: dict[str, Any] = {
+    "title": "minimal",
+    "tools": [
+        {
+            "name": "lookup",
+            "description": "d",
+            "parameters": {"type": "object", "properties": {}},
+            "effect": "read",
+            "behaviour": {"kind": "block", "gate": "g", "text": "x"},
+        }
+    ],
+    "model": [{"text": "hi"}],
+    "steps": [{"action": "start", "text": "hello"}, {"action": "wait_idle", "turns": 1}],
+    "expect": {"snapshot": {"turn_count": 1}},
+}
+
+
+def write_case(tmp_path: Path, data: dict[str, Any], name: str = "some_case") -> Path:
+    path = tmp_path / f"{name}.json"
+    path.write_text(json.dumps(data))
+    return path
+
+
+def test_a_minimal_case_loads(tmp_path: Path) -> None:
+    case = load_case(write_case(tmp_path, MINIMAL))
+    assert case.id == "some_case"
+    assert case.gates == frozenset({"g"})
+    assert case.model[0].text == "hi"
+
+
+def variant(path: str, value: object) -> dict[str, Any]:
+    """MINIMAL with the value at a JSON pointer replaced (or the key removed when value is ...)."""
+    data: Any = json.loads(json.dumps(MINIMAL))
+    *parents, last = path.strip("/").split("/")
+    node: Any = data
+    for token in parents:
+        node = node[int(token) if token.isdigit() else token]
+    key: Any = int(last) if last.isdigit() else last
+    if value is ...:
+        del node[key]
+    else:
+        node[key] = value
+    return data
+
+
+@pytest.mark.parametrize(
+    ("data", "pointer", "reason"),
+    [
+        (variant("/title", ...), "/", "missing required field 'title'"),
+        (variant("/tools/0/behaviour/kind", "explode"), "/tools/0/behaviour/kind", "'explode' is not one of"),
+        (variant("/tools/0/effect", "readonly"), "/tools/0/effect", "'readonly' is not one of"),
+        (variant("/tools/0/parameters", {"type": "array"}), "/tools/0/parameters", 'type": "object"'),
+        (variant("/model/0/delay_seconds", -1), "/model/0", "delay_seconds must be >= 0"),
+        (variant("/model/0/txt", "typo"), "/model/0/txt", "unknown field 'txt'"),
+        (variant("/steps/1/turns", 0), "/steps/1/turns", "must be >= 1"),
+        (variant("/steps/0", {"action": "send", "text": "x"}), "/steps/0", "first step must be"),
+        (variant("/steps/1", {"action": "wait_gates", "gates": ["nope"]}), "/steps/1", "gate 'nope'"),
+        (variant("/expect/snapshot/turn_count", "1"), "/expect/snapshot/turn_count", "expected an integer"),
+        (
+            variant("/expect/tool_statuses", {"c1": "done"}),
+            "/expect/tool_statuses/c1",
+            "'done' is not one of",
+        ),
+        (variant("/requires", ["telepathy"]), "/requires/0", "'telepathy' is not one of"),
+        (variant("/images", {"red": {"width": 1, "height": 1, "rgb": [1, 2, 3]}}), "/", 'list "images"'),
+        (
+            variant("/steps/1", {"action": "kill_worker"}) | {"worker": "in_process"},
+            "/steps/1",
+            "in-process worker cannot be killed",
+        ),
+    ],
+)
+def test_bad_fields_are_named_by_file_and_json_pointer(
+    tmp_path: Path, data: dict[str, Any], pointer: str, reason: str
+) -> None:
+    path = write_case(tmp_path, data)
+    with pytest.raises(CaseFileError) as caught:
+        load_case(path)
+    assert (caught.value.path, caught.value.pointer or "/") == (path, pointer)
+    assert reason in caught.value.reason
+    assert str(path) in str(caught.value) and pointer in str(caught.value)
+
+
+def test_invalid_json_and_bad_file_names(tmp_path: Path) -> None:
+    broken = tmp_path / "broken.json"
+    broken.write_text('{"title": ')
+    with pytest.raises(CaseFileError, match=r"broken\.json: at / \(JSON pointer\): not valid JSON"):
+        load_case(broken)
+    with pytest.raises(CaseFileError, match=r"file name 'Bad-Name\.json'"):
+        load_case(write_case(tmp_path, MINIMAL, name="Bad-Name"))
+
+
+def test_an_empty_case_directory_is_an_error(tmp_path: Path) -> None:
+    with pytest.raises(FileNotFoundError, match=r"no \*\.json cases"):
+        load_cases(tmp_path)
