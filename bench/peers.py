@@ -1,0 +1,349 @@
+"""The same scripted tool turn through sessionflow, the frameworks' own Temporal durability,
+and the plain frameworks (issue 13, item 1).
+
+    uv run python -m bench.peers [--turns N]
+
+One embedded dev server and one in-process `ScriptedModelServer` (zero latency). Every
+variant is a long-lived child process with its own worker, driven turn by turn over a line
+protocol, the variants interleaved in a rotating order. A turn: model call -> two parallel
+read tools (`read_a`, `read_b`) -> model call -> final answer. Durable variants start one
+workflow (session) per turn; latency is start -> answer seen: `execute_workflow` for the
+peers, and for sessionflow `start_session(id, prompt)` -> the workflow task that processes the
+second RunModel result (history long-poll, no query). History: `describe()` of that workflow.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import importlib.metadata
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from bench._common import percentile
+from sessionflow.testing import ModelReply, ScriptedModelServer, ScriptedToolCall
+
+ROOT = Path(__file__).resolve().parent.parent
+PEER_OPENAI = ("temporalio-openai-agents==1.1.0", "temporalio==1.35.0")
+
+
+# -- children that run in the workspace env ----------------------------------------------------
+
+
+async def _tail_turn_done(client: Any, workflow_id: str, model_steps: int = 2) -> None:
+    """Long-poll the history until the WFT after the `model_steps`-th RunModel result completed."""
+    from temporalio.api.common.v1 import WorkflowExecution
+    from temporalio.api.enums.v1 import EventType
+    from temporalio.api.workflowservice.v1 import GetWorkflowExecutionHistoryRequest
+
+    token = b""
+    names: dict[int, str] = {}
+    done_models = 0
+    while True:
+        response = await client.workflow_service.get_workflow_execution_history(
+            GetWorkflowExecutionHistoryRequest(
+                namespace=client.namespace,
+                execution=WorkflowExecution(workflow_id=workflow_id),
+                next_page_token=token,
+                wait_new_event=True,
+            )
+        )
+        token = response.next_page_token
+        for event in response.history.events:
+            kind = event.event_type
+            if kind == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
+                names[event.event_id] = event.activity_task_scheduled_event_attributes.activity_type.name
+            elif kind == EventType.EVENT_TYPE_ACTIVITY_TASK_COMPLETED:
+                if names.get(event.activity_task_completed_event_attributes.scheduled_event_id, "").endswith("RunModel"):
+                    done_models += 1
+            elif kind == EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED and done_models >= model_steps:
+                return
+
+
+async def _child(kind: str, address: str) -> None:
+    model_url = os.environ["BENCH_MODEL_URL"]
+    versions: dict[str, str] = {}
+    run_turn: Any
+    if kind in ("plain-openai", "sf-openai"):
+        from agents import Agent, OpenAIResponsesModel, Runner, function_tool
+        from openai import AsyncOpenAI
+
+        def openai_agent() -> Agent[Any]:
+            @function_tool
+            async def read_a(key: str) -> str:
+                """Read record A."""
+                return f"a:{key}"
+
+            @function_tool
+            async def read_b(key: str) -> str:
+                """Read record B."""
+                return f"b:{key}"
+
+            model = OpenAIResponsesModel(model="bench-model", openai_client=AsyncOpenAI(base_url=model_url, api_key="x"))
+            return Agent(name="bench", instructions="You read records.", model=model, tools=[read_a, read_b])
+
+        versions = {n: importlib.metadata.version(n) for n in ("openai-agents", "openai", "temporalio")}
+        if kind == "plain-openai":
+            agent = openai_agent()
+
+            async def plain_openai() -> dict[str, Any]:
+                start = time.perf_counter_ns()
+                result = await Runner.run(agent, "read a and b")
+                return {"ms": (time.perf_counter_ns() - start) / 1e6, "answer": str(result.final_output)}
+
+            run_turn = plain_openai
+        else:
+            from sessionflow import AgentSessionOptions, ToolEffect, ToolPolicy
+            from sessionflow_openai_agents import openai_agents_session_flow
+
+            read = ToolPolicy(effect=ToolEffect.READ)
+            flow = openai_agents_session_flow(
+                openai_agent,
+                flow_type="bench-peer-sf-openai",
+                options=AgentSessionOptions(tool_policies={"read_a": read, "read_b": read}),
+            )
+            run_turn = await _sessionflow_turns(flow, address)
+    elif kind in ("plain-pydantic", "sf-pydantic"):
+        from pydantic_ai import Agent as PAgent
+        from pydantic_ai.models.openai import OpenAIChatModel
+        from pydantic_ai.providers.openai import OpenAIProvider
+
+        def pydantic_agent() -> PAgent[None, str]:
+            model = OpenAIChatModel("bench-model", provider=OpenAIProvider(base_url=model_url, api_key="x"))
+            agent = PAgent(model, name="bench", instructions="You read records.")
+
+            @agent.tool_plain(metadata={"sessionflow_effect": "read"})
+            async def read_a(key: str) -> str:
+                """Read record A."""
+                return f"a:{key}"
+
+            @agent.tool_plain(metadata={"sessionflow_effect": "read"})
+            async def read_b(key: str) -> str:
+                """Read record B."""
+                return f"b:{key}"
+
+            return agent
+
+        versions = {n: importlib.metadata.version(n) for n in ("pydantic-ai-slim", "openai", "temporalio")}
+        if kind == "plain-pydantic":
+            pagent = pydantic_agent()
+
+            async def plain_pydantic() -> dict[str, Any]:
+                start = time.perf_counter_ns()
+                result = await pagent.run("read a and b")
+                return {"ms": (time.perf_counter_ns() - start) / 1e6, "answer": result.output}
+
+            run_turn = plain_pydantic
+        else:
+            from sessionflow_pydantic_ai import pydantic_ai_session_flow
+
+            flow = pydantic_ai_session_flow(pydantic_agent, flow_type="bench-peer-sf-pydantic")
+            run_turn = await _sessionflow_turns(flow, address)
+    else:
+        raise SystemExit(f"unknown child {kind}")
+    print(json.dumps({"ready": True, "versions": versions}), flush=True)
+    loop = asyncio.get_running_loop()
+    while True:
+        line = await loop.run_in_executor(None, sys.stdin.readline)
+        if not line or line.strip() == "quit":
+            return
+        print(json.dumps(await run_turn()), flush=True)
+
+
+_background: list[asyncio.Task[None]] = []
+
+
+async def _sessionflow_turns(flow: Any, address: str) -> Any:
+    from sessionflow import AgentSessionClient, connect, serve_agent_flows
+
+    client = await connect(address)
+    _background.append(asyncio.create_task(serve_agent_flows(client, [flow])))
+    sessions = AgentSessionClient(client, flow)
+
+    async def turn() -> dict[str, Any]:
+        session_id = f"peer-sf-{uuid.uuid4().hex[:12]}"
+        start = time.perf_counter_ns()
+        await sessions.start_session(session_id, "read a and b")
+        await _tail_turn_done(client, session_id)
+        ms = (time.perf_counter_ns() - start) / 1e6
+        info = (await client.get_workflow_handle(session_id).describe()).raw_description.workflow_execution_info
+        snapshot = await sessions.get_agent_snapshot(session_id)
+        answer = snapshot.messages[-1].message.text if snapshot.messages else None
+        await sessions.stop_session(session_id)
+        return {"ms": ms, "events": info.history_length, "bytes": info.history_size_bytes, "answer": answer}
+
+    return turn
+
+
+def child_main() -> None:
+    asyncio.run(_child(sys.argv[1], sys.argv[2]))
+
+
+# -- the parent --------------------------------------------------------------------------------
+
+
+@dataclass
+class Variant:
+    name: str
+    argv: list[str]
+    env_note: str
+    proc: subprocess.Popen[str] | None = None
+    versions: dict[str, str] = field(default_factory=lambda: {})
+    ms: list[float] = field(default_factory=lambda: [])
+    events: list[int] = field(default_factory=lambda: [])
+    size: list[int] = field(default_factory=lambda: [])
+
+    def start(self, env: dict[str, str]) -> None:
+        self.proc = subprocess.Popen(
+            self.argv, cwd=ROOT, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+        )
+        ready = self.read()
+        self.versions = ready["versions"]
+
+    def read(self) -> dict[str, Any]:
+        assert self.proc is not None and self.proc.stdout is not None
+        while True:
+            line = self.proc.stdout.readline()
+            if not line:
+                raise RuntimeError(f"{self.name} exited (rc={self.proc.poll()})")
+            if line.startswith("{"):
+                data: dict[str, Any] = json.loads(line)
+                return data
+
+    def turn(self) -> dict[str, Any]:
+        assert self.proc is not None and self.proc.stdin is not None
+        self.proc.stdin.write("turn\n")
+        self.proc.stdin.flush()
+        return self.read()
+
+    def stop(self) -> None:
+        if self.proc is not None and self.proc.stdin is not None:
+            try:
+                self.proc.stdin.write("quit\n")
+                self.proc.stdin.close()
+            except BrokenPipeError:
+                pass
+            try:
+                self.proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+
+
+def _script(model: ScriptedModelServer, key: str) -> None:
+    model.script(
+        key,
+        [
+            ModelReply.call(ScriptedToolCall("call_a", "read_a", {"key": "1"}), ScriptedToolCall("call_b", "read_b", {"key": "2"})),
+            ModelReply.say("a:1 and b:2"),
+        ],
+    )
+
+
+def _ws(kind: str) -> list[str]:
+    return [sys.executable, "-c", "from bench.peers import child_main; child_main()", kind]
+
+
+async def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--turns", type=int, default=40)
+    parser.add_argument("--warmup", type=int, default=3)
+    parser.add_argument("--only", default="")
+    args = parser.parse_args()
+    from sessionflow.temporal import DevServer, DevServerConfig
+
+    variants = [
+        Variant("sessionflow+openai-agents", _ws("sf-openai"), "workspace env"),
+        Variant(
+            "temporalio-openai-agents plugin",
+            ["uv", "run", "--isolated", "--no-project", *[a for p in PEER_OPENAI for a in ("--with", p)], "python", "bench/_peer_openai.py"],
+            "isolated uv env",
+        ),
+        Variant("plain openai-agents", _ws("plain-openai"), "workspace env"),
+        Variant("sessionflow+pydantic-ai", _ws("sf-pydantic"), "workspace env"),
+        Variant(
+            "pydantic-ai TemporalAgent",
+            [sys.executable, "-c", "import bench._peer_pydantic as p; p.run()"],
+            "workspace env",
+        ),
+        Variant("plain pydantic-ai", _ws("plain-pydantic"), "workspace env"),
+    ]
+    if args.only:
+        variants = [v for v in variants if any(o in v.name for o in args.only.split(","))]
+    print(f"load average at start: {os.getloadavg()}, cpus {os.cpu_count()}")
+    with tempfile.TemporaryDirectory(prefix="sessionflow-peers-") as tmp, ScriptedModelServer() as model:
+        server = DevServer(DevServerConfig(data_dir=Path(tmp)))
+        handle = await server.start()
+        try:
+            for index, variant in enumerate(variants):
+                key = f"v{index}"
+                env = dict(os.environ)
+                env["BENCH_MODEL_URL"] = model.base_url(key)
+                env["OPENAI_BASE_URL"] = model.base_url(key)
+                env["OPENAI_API_KEY"] = "x"
+                env["OPENAI_AGENTS_DISABLE_TRACING"] = "1"
+                env["PYTHONPATH"] = str(ROOT)
+                variant.argv = [*variant.argv, handle.address]
+                started = time.monotonic()
+                variant.start(env)
+                print(f"{variant.name}: ready in {time.monotonic() - started:.1f} s ({variant.env_note}) {variant.versions}", flush=True)
+            for rnd in range(args.warmup + args.turns):
+                shift = rnd % len(variants)
+                order = variants[shift:] + variants[:shift]
+                for variant in order:
+                    key = f"v{variants.index(variant)}"
+                    _script(model, key)
+                    result = variant.turn()
+                    if "a:1" not in str(result.get("answer")):
+                        raise RuntimeError(f"{variant.name}: unexpected answer {result}")
+                    if model.remaining(key):
+                        raise RuntimeError(f"{variant.name}: {model.remaining(key)} replies left")
+                    if rnd >= args.warmup:
+                        variant.ms.append(float(result["ms"]))
+                        if "events" in result:
+                            variant.events.append(int(result["events"]))
+                            variant.size.append(int(result["bytes"]))
+        finally:
+            for variant in variants:
+                variant.stop()
+            await server.stop()
+    print(f"load average at end: {os.getloadavg()}")
+    by_name = {v.name: v for v in variants}
+    pairs = {
+        "sessionflow+openai-agents": ("temporalio-openai-agents plugin", "plain openai-agents"),
+        "sessionflow+pydantic-ai": ("pydantic-ai TemporalAgent", "plain pydantic-ai"),
+    }
+    print(f"\nturn = model -> 2 parallel read tools -> model -> answer; {args.turns} turns per variant, interleaved\n")
+    print("| variant | env | p50 ms | p95 ms | events/turn | history bytes/turn | p50 vs durable peer | p50 vs plain |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- |")
+    for variant in variants:
+        p50 = percentile(variant.ms, 50)
+        ev = f"{percentile(variant.events, 50):.0f}" if variant.events else "-"
+        sz = f"{percentile(variant.size, 50):.0f}" if variant.size else "-"
+        vs_peer = vs_plain = "-"
+        if variant.name in pairs:
+            peer, plain = pairs[variant.name]
+            if peer in by_name:
+                vs_peer = f"{p50 / percentile(by_name[peer].ms, 50):.2f}x"
+            if plain in by_name:
+                vs_plain = f"{p50 / percentile(by_name[plain].ms, 50):.2f}x"
+        for peer, plain in pairs.values():
+            if variant.name == peer and plain in by_name:
+                vs_plain = f"{p50 / percentile(by_name[plain].ms, 50):.2f}x"
+        print(
+            f"| {variant.name} | {variant.env_note} | {p50:.1f} | {percentile(variant.ms, 95):.1f} | {ev} | {sz} | {vs_peer} | {vs_plain} |"
+        )
+    print("\nversions:")
+    for variant in variants:
+        print(f"  {variant.name}: {variant.versions}")
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
