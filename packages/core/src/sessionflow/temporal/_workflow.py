@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import builtins
-from dataclasses import replace
 from collections.abc import Sequence
+from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import Any
 
