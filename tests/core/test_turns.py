@@ -443,3 +443,16 @@ async def test_a_retried_send_with_the_same_message_id_queues_one_message(harnes
     snapshot = await idle_after(harness, "s-dedup", 3)
     assert texts(snapshot) == ["first", "one", "second", "two", "third", "three"]
     assert snapshot.state is not None and snapshot.state.turn_count == 3
+
+
+async def test_stop_session_ends_it_and_reads_keep_working(harness: Harness) -> None:
+    harness.script("s-stop", [[{"text": "hello"}]])
+    await harness.sessions.start_session("s-stop", "hi")
+    await idle_after(harness, "s-stop", 1)
+    assert await harness.sessions.stop_session("s-stop")
+    await harness.stack.client.get_workflow_handle("s-stop").result()
+    snapshot = await harness.sessions.get_agent_snapshot("s-stop")
+    assert snapshot.stopped and texts(snapshot) == ["hi", "hello"]
+    assert [m.sequence for m in (await harness.sessions.list_agent_messages("s-stop")).messages] == [1, 2]
+    assert not await harness.sessions.send_user_message("s-stop", "anyone there?")
+    assert not await harness.sessions.stop_session("s-stop")
