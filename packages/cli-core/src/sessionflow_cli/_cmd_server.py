@@ -6,10 +6,9 @@ import asyncio
 
 from rich.console import Console
 
-from sessionflow.temporal import DevServer, DevServerHandle, stop_dev_server
-from sessionflow_cli._engine import AUTO_HOST, auto_port, start_embedded
+from sessionflow.temporal import DevServer, DevServerHandle, FrontendState, stop_dev_server
+from sessionflow_cli._engine import probe_auto, start_embedded
 from sessionflow_cli._errors import EXIT_OK, UsageError
-from sessionflow_cli._probe import Answer, probe
 from sessionflow_cli.config import CliConfig, server_data_dir
 
 __all__ = ["run_server"]
@@ -32,11 +31,10 @@ def run_server(action: str, config: CliConfig, out: Console) -> int:
             out.print("The embedded Temporal dev server is running:", highlight=False)
             _describe(handle, out)
             return EXIT_OK
-        port = auto_port(config.server)
-        answer = asyncio.run(probe(AUTO_HOST, port, config.server.namespace))
+        answer = asyncio.run(probe_auto(config.server))
         out.print(f"The embedded Temporal dev server is not running ({data_dir}).", highlight=False)
-        if answer is not Answer.NOTHING:
-            out.print(f"On {AUTO_HOST}:{port}, {answer.value}.", highlight=False)
+        if answer.state is not FrontendState.UNREACHABLE:
+            out.print(f"On {answer.address}, {answer.state.description}.", highlight=False)
         return EXIT_OK
     if action == "start":
         if not config.server.is_auto:

@@ -6,10 +6,10 @@ from rich.console import Console
 from rich.table import Table
 
 from sessionflow import FrameworkSpec
-from sessionflow_cli._engine import AUTO_HOST, auto_port
+from sessionflow.temporal import FrontendState
+from sessionflow_cli._engine import probe_auto
 from sessionflow_cli._errors import EXIT_OK
 from sessionflow_cli._flow_types import StartEnvironment
-from sessionflow_cli._probe import Answer, probe
 from sessionflow_cli._runtime import open_runtime
 from sessionflow_cli._sessions import list_sessions
 from sessionflow_cli.config import CliConfig
@@ -21,9 +21,9 @@ async def run_sessions(
     spec: FrameworkSpec, config: CliConfig, environment: StartEnvironment, *, out: Console, info: Console
 ) -> int:
     if config.server.is_auto:
-        port = auto_port(config.server)
-        if await probe(AUTO_HOST, port, config.server.namespace) is Answer.NOTHING:
-            out.print(f"No Temporal server answers on {AUTO_HOST}:{port}, so there are no sessions to list.")
+        answer = await probe_auto(config.server)
+        if answer.state is FrontendState.UNREACHABLE:
+            out.print(f"No Temporal server answers on {answer.address}, so there are no sessions to list.")
             return EXIT_OK
     async with open_runtime(spec, config, environment, info=info) as runtime:
         rows = await list_sessions(runtime.sessions)

@@ -10,6 +10,7 @@ from rich.console import Console
 
 from sessionflow.temporal import DevServerError
 from sessionflow_cli._cmd_chat import ChatRequest, run_chat
+from sessionflow_cli._cmd_connectors import run_connectors
 from sessionflow_cli._cmd_frameworks import run_frameworks
 from sessionflow_cli._cmd_init import run_init
 from sessionflow_cli._cmd_server import run_server
@@ -32,7 +33,9 @@ def dispatch(args: argparse.Namespace, *, out: Console, info: Console, cwd: Path
     try:
         return _dispatch(command, args, out=out, info=info, cwd=cwd)
     except DevServerError as error:
-        raise RuntimeFailure(f"the Temporal dev server: {error}") from None
+        raise RuntimeFailure(
+            f"the Temporal dev server: {error} (run `sessionflow server stop` to stop the embedded one)"
+        ) from None
 
 
 def _dispatch(command: str, args: argparse.Namespace, *, out: Console, info: Console, cwd: Path) -> int:
@@ -45,6 +48,9 @@ def _dispatch(command: str, args: argparse.Namespace, *, out: Console, info: Con
     if command == "server":
         config = resolve_config(spec.name, args.config, yes=False, ask=False, cwd=cwd, info=_quiet(info))
         return run_server(args.action, config, out)
+    if command == "connectors":
+        config = resolve_config(spec.name, args.config, yes=False, ask=False, cwd=cwd, info=_quiet(info))
+        return asyncio.run(run_connectors(config, out=out))
     if command == "sessions":
         config = resolve_config(spec.name, args.config, yes=False, ask=False, cwd=cwd, info=_quiet(info))
         config = with_model(config, args.model)

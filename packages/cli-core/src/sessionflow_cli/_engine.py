@@ -15,17 +15,23 @@ import asyncio
 import os
 import time
 from dataclasses import dataclass
-from pathlib import Path
 
-from temporalio.client import Client
-from temporalio.service import TLSConfig
-
-from sessionflow.temporal import DevServer, DevServerConfig, DevServerError, DevServerHandle
+from sessionflow.temporal import (
+    DevServer,
+    DevServerConfig,
+    DevServerError,
+    DevServerHandle,
+    FrontendProbe,
+    FrontendState,
+    TemporalClient,
+    TlsSettings,
+    connect,
+    probe_frontend,
+)
 from sessionflow_cli._errors import RuntimeFailure, UsageError
-from sessionflow_cli._probe import Answer, probe
 from sessionflow_cli.config import ServerConfig, server_data_dir
 
-__all__ = ["AUTO_HOST", "PORT_ENV", "Engine", "auto_port", "connect_engine", "start_embedded"]
+__all__ = ["AUTO_HOST", "PORT_ENV", "Engine", "auto_port", "connect_engine", "probe_auto", "start_embedded"]
 
 PORT_ENV = "SESSIONFLOW_SERVER_PORT"
 AUTO_HOST = "127.0.0.1"
@@ -45,7 +51,7 @@ class Engine:
         embedded: The server is the embedded dev server of ``~/.sessionflow/server``.
     """
 
-    client: Client
+    client: TemporalClient
     address: str
     namespace: str
     ui_address: str | None = None
@@ -108,10 +114,9 @@ async def connect_engine(server: ServerConfig) -> Engine:
         api_key = os.environ.get(server.api_key_env)
         if not api_key:
             raise UsageError(f"the environment variable {server.api_key_env} (server.api_key_env) is not set")
+    tls = _tls(server)
     try:
-        client = await Client.connect(
-            server.address, namespace=server.namespace, tls=_tls(server), api_key=api_key
-        )
+        client = await connect(server.address, server.namespace, tls=tls, api_key=api_key)
     except Exception as error:
         raise RuntimeFailure(f"cannot reach the Temporal server at {server.address}: {error}") from None
     return Engine(client=client, address=server.address, namespace=server.namespace)
@@ -125,26 +130,34 @@ async def _auto(server: ServerConfig) -> Engine:
         # Ours by its state file and process: ensure_running checks it answers (or replaces it).
         handle = await start_embedded(server)
         return await _connect_handle(handle, server, started=not handle.reused)
-    answer = await probe(AUTO_HOST, port, server.namespace)
+    answer = await probe_auto(server)
     deadline = time.monotonic() + _NOT_READY_WAIT
-    while answer is Answer.NOT_READY and time.monotonic() < deadline:
+    while answer.state is FrontendState.NOT_READY and time.monotonic() < deadline:
         await asyncio.sleep(0.2)  # a frontend that is still starting gets a moment
-        answer = await probe(AUTO_HOST, port, server.namespace)
-    if answer is Answer.NOTHING:
+        answer = await probe_auto(server)
+    state = answer.state
+    if state is FrontendState.UNREACHABLE:
         handle = await start_embedded(server)
         return await _connect_handle(handle, server, started=not handle.reused)
-    if answer is Answer.TEMPORAL:
+    if state is FrontendState.READY:
         client = await _connect_plain(address, server.namespace)
         return Engine(client=client, address=address, namespace=server.namespace)
-    if answer is Answer.STRANGER:
+    if state is FrontendState.NOT_TEMPORAL:
         raise RuntimeFailure(
             f"a service that is not a Temporal server answers on {address}, so the command does not "
             f"trust it; stop that service, or choose another port with {PORT_ENV} or server.port"
         )
     problem = (
-        f"has no namespace {server.namespace!r}" if answer is Answer.NO_NAMESPACE else "does not answer in time"
+        f"has no namespace {server.namespace!r}"
+        if state is FrontendState.NAMESPACE_MISSING
+        else f"does not answer in time ({answer.error})"
     )
     raise RuntimeFailure(f"the Temporal server on {address} {problem}; stop it or choose another port")
+
+
+async def probe_auto(server: ServerConfig) -> FrontendProbe:
+    """What answers on the embedded server's address (`probe_frontend`)."""
+    return await probe_frontend(f"{AUTO_HOST}:{auto_port(server)}", server.namespace)
 
 
 async def _connect_handle(handle: DevServerHandle, server: ServerConfig, *, started: bool) -> Engine:
@@ -159,24 +172,23 @@ async def _connect_handle(handle: DevServerHandle, server: ServerConfig, *, star
     )
 
 
-async def _connect_plain(address: str, namespace: str) -> Client:
+async def _connect_plain(address: str, namespace: str) -> TemporalClient:
     try:
-        return await Client.connect(address, namespace=namespace)
+        return await connect(address, namespace)
     except Exception as error:
         raise RuntimeFailure(f"cannot connect to the Temporal server at {address}: {error}") from None
 
 
-def _tls(server: ServerConfig) -> TLSConfig | bool:
+def _tls(server: ServerConfig) -> TlsSettings | bool:
     tls = server.tls
     if tls is None:
         return False
-
-    def read(path: Path | None) -> bytes | None:
-        return path.read_bytes() if path is not None else None
-
-    return TLSConfig(
-        server_root_ca_cert=read(tls.server_root_ca_cert),
-        client_cert=read(tls.client_cert),
-        client_private_key=read(tls.client_private_key),
-        domain=tls.domain,
-    )
+    try:
+        return TlsSettings(
+            client_cert=tls.client_cert,
+            client_key=tls.client_private_key,
+            server_root_ca_cert=tls.server_root_ca_cert,
+            server_name=tls.domain,
+        )
+    except ValueError as error:
+        raise UsageError(f"server.tls: {error}") from None

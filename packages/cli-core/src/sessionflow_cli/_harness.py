@@ -17,6 +17,7 @@ from sessionflow import (
     ToolSpec,
 )
 from sessionflow_cli._ask_user import ask_user_tool
+from sessionflow_cli._connectors import Connectors
 from sessionflow_cli._demo import DEMO_MODEL, DemoModel
 from sessionflow_cli._errors import RuntimeFailure
 from sessionflow_cli._local_tools import build_local_tools
@@ -25,7 +26,6 @@ from sessionflow_cli._runner import TurnRunner, wrap_runner
 from sessionflow_cli.config import CliConfig, TurnConfig, resolve_turn
 
 __all__ = ["Harness", "build_harness", "gather_tools"]
-
 
 
 @dataclass
@@ -42,8 +42,11 @@ class Harness:
             self.demo.stop()
 
 
-def gather_tools(config: CliConfig) -> list[ToolSpec]:
-    """`ask_user`, then the local tools of the groups the file switches on."""
+def gather_tools(config: CliConfig, connectors: Connectors | None = None) -> list[ToolSpec]:
+    """`ask_user`, the local tools of the groups the file switches on, then the connectors' tools.
+
+    A connector tool whose name an earlier tool has is left out (with a warning).
+    """
     tools = [ask_user_tool()]
     if config.local_tools.any_enabled:
 
@@ -51,16 +54,23 @@ def gather_tools(config: CliConfig) -> list[ToolSpec]:
             return resolve_turn(config, settings)
 
         tools += build_local_tools(config.workspace, resolve_settings, config.local_tools)
+    if connectors is not None:
+        tools += connectors.tool_specs(taken={tool.name for tool in tools})
     return tools
 
 
-def build_harness(spec: FrameworkSpec, config: CliConfig, flow_type: str) -> Harness:
+def build_harness(
+    spec: FrameworkSpec, config: CliConfig, flow_type: str, connectors: Connectors | None = None
+) -> Harness:
     """Build the flow of `spec` for `config`; the framework's SDK is imported only here.
+
+    `connectors` are the MCP servers listed at startup (`open_connectors`); their tools join
+    the local ones.
 
     Raises:
         RuntimeFailure: The framework could not build its runner, or a tool source failed.
     """
-    tools = gather_tools(config)
+    tools = gather_tools(config, connectors)
 
     def resolve_settings(settings: Mapping[str, Any]) -> TurnConfig:
         return resolve_turn(config, settings)

@@ -13,7 +13,7 @@ from sessionflow_cli._errors import EXIT_FAILURE, EXIT_USAGE, CliError
 
 __all__ = ["COMMANDS", "build_parser", "main", "run"]
 
-COMMANDS = ("chat", "init", "sessions", "frameworks", "server")
+COMMANDS = ("chat", "init", "sessions", "connectors", "frameworks", "server")
 
 _DESCRIPTION = """\
 Durable agent sessions on Temporal, in your terminal.
@@ -22,6 +22,7 @@ commands:
   chat        chat with an agent in this terminal (the default), or send one message with -p
   init        create or replace the configuration file (~/.sessionflow/<framework>.yaml)
   sessions    list this command's sessions
+  connectors  list the MCP servers' tools, with effects and approval rules
   frameworks  list the frameworks the installed plugins offer
   server      status, start or stop the embedded Temporal dev server
 
@@ -65,6 +66,9 @@ def build_parser() -> argparse.ArgumentParser:
     sessions = commands.add_parser("sessions", help="list this command's sessions")
     _add_framework(sessions)
     sessions.add_argument("-m", "--model", metavar="MODEL", help="override the configured model")
+
+    connectors = commands.add_parser("connectors", help="list the connectors' tools, effects and approval rules")
+    _add_framework(connectors)
 
     commands.add_parser("frameworks", help="list the frameworks and their capabilities")
 

@@ -23,7 +23,7 @@ from sessionflow.session import CallPolicy
 from sessionflow_cli._local_tools import SHELL_TOOL
 from sessionflow_cli.config import TurnConfig
 
-__all__ = ["build_call_policy", "more_cautious", "shell_command"]
+__all__ = ["build_call_policy", "more_cautious", "own_policy", "shell_command"]
 
 _CAUTION = {
     ToolEffect.READ: 0,
@@ -49,7 +49,8 @@ def shell_command(arguments: str) -> str | None:
     return command if isinstance(command, str) else None
 
 
-def _own_policy(spec: ToolSpec) -> ToolPolicy:
+def own_policy(spec: ToolSpec) -> ToolPolicy:
+    """A tool's floor: its own policy, else its effect (MCP hints included), else unclassified."""
     if spec.policy is not None:
         return spec.policy
     return ToolPolicy(effect=spec.framework_effect or ToolEffect.UNCLASSIFIED)
@@ -67,7 +68,7 @@ def build_call_policy(
         resolve_settings: The turn's configuration from its session settings.
         explicit: Explicit policies of the session options; they can only add caution.
     """
-    own = {spec.name: _own_policy(spec) for spec in tools}
+    own = {spec.name: own_policy(spec) for spec in tools}
     extra = dict(explicit or {})
 
     def policy(call: DeferredToolCall, settings: Mapping[str, Any]) -> ToolPolicy:

@@ -4,20 +4,21 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncGenerator, Awaitable
+from collections.abc import AsyncGenerator, Awaitable, Mapping
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from rich.console import Console
 
 from sessionflow import AgentSessionClient, FrameworkSpec, serve_agent_flows
+from sessionflow_cli._connectors import Connectors, open_connectors
 from sessionflow_cli._engine import Engine, connect_engine
 from sessionflow_cli._errors import RuntimeFailure
 from sessionflow_cli._flow_types import StartEnvironment, session_flow_type
 from sessionflow_cli._harness import Harness, build_harness
 from sessionflow_cli._local_tools import close_local_tools
 from sessionflow_cli._logging import log_to_file
-from sessionflow_cli.config import CliConfig, server_data_dir
+from sessionflow_cli.config import CliConfig, TurnConfig, resolve_turn, server_data_dir
 
 __all__ = ["Runtime", "open_runtime"]
 
@@ -37,6 +38,7 @@ class Runtime:
     harness: Harness
     sessions: AgentSessionClient
     worker: asyncio.Task[None]
+    connectors: Connectors
 
     def check_worker(self) -> None:
         """Raise when the worker stopped serving (it never stops on its own)."""
@@ -63,12 +65,28 @@ class Runtime:
 async def open_runtime(
     spec: FrameworkSpec, config: CliConfig, environment: StartEnvironment, *, info: Console
 ) -> AsyncGenerator[Runtime]:
-    """Connect (starting the embedded server if needed), build the flow, and serve it."""
+    """Connect (starting the embedded server if needed), list the connectors, build the flow, and serve it.
+
+    Raises:
+        RuntimeFailure: The server cannot be used, or a ``required`` connector does not answer.
+    """
     log_to_file()
     flow_type = session_flow_type(spec.name, environment)
     engine = await connect_engine(config.server)
     _announce(engine, info)
-    harness = build_harness(spec, config, flow_type)
+
+    def notice(line: str) -> None:
+        info.print(line, style="yellow", markup=False, highlight=False, soft_wrap=True)
+
+    def resolve_settings(settings: Mapping[str, Any]) -> TurnConfig:
+        return resolve_turn(config, settings)
+
+    connectors = await open_connectors(config, notice=notice, resolve_settings=resolve_settings)
+    try:
+        harness = build_harness(spec, config, flow_type, connectors)
+    except BaseException:
+        await connectors.aclose()
+        raise
     stop = asyncio.Event()
     worker = asyncio.create_task(serve_agent_flows(engine.client, [harness.flow], stop=stop))
     try:
@@ -81,6 +99,7 @@ async def open_runtime(
             harness=harness,
             sessions=AgentSessionClient(engine.client, harness.flow),
             worker=worker,
+            connectors=connectors,
         )
     finally:
         stop.set()
@@ -88,6 +107,8 @@ async def open_runtime(
             await asyncio.wait_for(worker, _WORKER_STOP_TIMEOUT)
         with contextlib.suppress(Exception):
             await asyncio.wait_for(close_local_tools(), _WORKER_STOP_TIMEOUT)
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(connectors.aclose(), _WORKER_STOP_TIMEOUT)
         harness.close()
 
 

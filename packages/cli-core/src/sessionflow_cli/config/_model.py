@@ -110,7 +110,8 @@ class ConnectorConfig:
         env: Extra environment for it.
         url: The address of a streamable-HTTP server.
         headers: HTTP headers sent to it.
-        enabled: Only these tools (by MCP name), or None for all of them.
+        enabled: Only these tools (by MCP name, or by the connector, connection or operation
+            in their ``_meta``), or None for all of them.
         required: Stop the command when the server cannot be reached.
     """
 
@@ -138,7 +139,7 @@ class CliConfig:
         workspace: The absolute workspace folder.
         server: The Temporal server.
         local_tools: The local tool switches.
-        connectors: The MCP connectors, for the connector engineer's sources.
+        connectors: The MCP connectors (`sessionflow_cli._connectors`).
         approval_always: Tools that always wait for approval.
         media_folder: Where attached images are kept.
         framework_settings: The framework's own section.

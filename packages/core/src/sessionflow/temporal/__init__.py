@@ -1,6 +1,7 @@
 """The Temporal binding: the session workflow, its activities, client, worker and dev server.
 
-This is the only part of sessionflow that imports `temporalio`.
+This is the only part of sessionflow that imports `temporalio`; code outside it (such as
+the `sessionflow` command) connects, probes and lists sessions through these functions.
 """
 
 from sessionflow.temporal._dev_server import (
@@ -13,15 +14,19 @@ from sessionflow.temporal._dev_server import (
     stop_dev_server,
 )
 from sessionflow.temporal.client import AgentSessionClient, SessionExistsError, validate_session_id
+from sessionflow.temporal.connection import DEFAULT_SERVER_ADDRESS, TemporalClient, TlsSettings, connect
 from sessionflow.temporal.flow import AgentSessionFlow
 from sessionflow.temporal.history import StepHistoryEntry, history_size, read_step_history
-from sessionflow.temporal.worker import (
-    DEFAULT_SERVER_ADDRESS,
-    build_workers,
-    connect,
-    run_agent_worker,
-    serve_agent_flows,
+from sessionflow.temporal.probe import FrontendProbe, FrontendState, probe_frontend
+from sessionflow.temporal.sessions import (
+    SessionStatus,
+    SessionSummary,
+    describe_session,
+    list_sessions,
+    read_start_environment,
+    reset_sticky_task_queue,
 )
+from sessionflow.temporal.worker import build_workers, run_agent_worker, serve_agent_flows
 
 __all__ = [
     "DEFAULT_SERVER_ADDRESS",
@@ -31,14 +36,25 @@ __all__ = [
     "DevServerConfig",
     "DevServerError",
     "DevServerHandle",
+    "FrontendProbe",
+    "FrontendState",
     "SessionExistsError",
+    "SessionStatus",
+    "SessionSummary",
     "StepHistoryEntry",
+    "TemporalClient",
+    "TlsSettings",
     "build_workers",
     "connect",
+    "describe_session",
     "find_temporal_binary",
     "free_port",
     "history_size",
+    "list_sessions",
+    "probe_frontend",
+    "read_start_environment",
     "read_step_history",
+    "reset_sticky_task_queue",
     "run_agent_worker",
     "serve_agent_flows",
     "stop_dev_server",

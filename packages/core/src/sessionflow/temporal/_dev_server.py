@@ -18,8 +18,6 @@ POSIX only (process groups, ``/proc`` or ``ps`` for process inspection).
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import enum
 import importlib.metadata
 import importlib.util
 import json
@@ -33,14 +31,14 @@ import sys
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from pathlib import Path
 from types import MappingProxyType, TracebackType
 from typing import Self
 
-from temporalio.api.workflowservice.v1 import DescribeNamespaceRequest, GetSystemInfoRequest
 from temporalio.client import Client
-from temporalio.service import ConnectConfig, RPCError, RPCStatusCode, ServiceClient
+
+from sessionflow.temporal.probe import FrontendState, probe_frontend
 
 if sys.platform != "win32":
     import fcntl
@@ -593,53 +591,9 @@ def _log_tail(log_file: Path, offset: int, max_lines: int = 40) -> str:
 # --------------------------------------------------------------------------------------------
 
 
-class _Probe(enum.Enum):
-    UNREACHABLE = "nothing accepts TCP connections"
-    NOT_TEMPORAL = "TCP connects but no Temporal frontend answers"
-    NOT_READY = "a Temporal frontend answers but the namespace is not usable yet"
-    NAMESPACE_MISSING = "a Temporal frontend answers but the namespace does not exist"
-    READY = "a Temporal frontend answers and the namespace exists"
-
-
-async def _probe(address: str, namespace: str, limit: float = _PROBE_TIMEOUT) -> _Probe:
-    """Classify what answers on ``address``; every step is bounded by ``limit`` seconds."""
-    host, port = _split_hostport(address)
-    try:
-        async with asyncio.timeout(limit):
-            _reader, writer = await asyncio.open_connection(host, port)
-    except (OSError, TimeoutError):
-        return _Probe.UNREACHABLE
-    writer.close()
-    with contextlib.suppress(OSError):
-        await writer.wait_closed()
-
-    rpc_timeout = timedelta(seconds=limit)
-    try:
-        # asyncio.timeout as well as the RPC deadline: a non-gRPC peer may never complete the
-        # HTTP/2 handshake, and the connection attempt is not covered by the RPC deadline.
-        async with asyncio.timeout(limit):
-            service = await ServiceClient.connect(
-                ConnectConfig(
-                    target_host=address, lazy=True, keep_alive_config=None, connect_timeout=rpc_timeout
-                )
-            )
-            await service.workflow_service.get_system_info(
-                GetSystemInfoRequest(), retry=False, timeout=rpc_timeout
-            )
-    except Exception:
-        return _Probe.NOT_TEMPORAL
-    try:
-        async with asyncio.timeout(limit):
-            await service.workflow_service.describe_namespace(
-                DescribeNamespaceRequest(namespace=namespace), retry=False, timeout=rpc_timeout
-            )
-    except RPCError as err:
-        if err.status == RPCStatusCode.NOT_FOUND:
-            return _Probe.NAMESPACE_MISSING
-        return _Probe.NOT_READY
-    except Exception:
-        return _Probe.NOT_READY
-    return _Probe.READY
+async def _probe(address: str, namespace: str, limit: float = _PROBE_TIMEOUT) -> FrontendState:
+    """What answers on ``address`` (`probe_frontend`); every step is bounded by ``limit`` seconds."""
+    return (await probe_frontend(address, namespace, timeout=limit)).state
 
 
 # --------------------------------------------------------------------------------------------
@@ -742,7 +696,7 @@ class DevServer:
             if state is not None and _is_live_server(state):
                 raise DevServerError(
                     f"a dev server for {cfg.data_dir} is already running (pid {state.pid}, "
-                    f"{state.address}); use DevServer.ensure_running() or stop_dev_server() first"
+                    f"{state.address}); reuse it or stop it first"
                 )
             _remove_state(cfg.data_dir)
             return await self._start_locked()
@@ -766,16 +720,16 @@ class DevServer:
                 if mismatch:
                     raise DevServerError(
                         f"the dev server for {config.data_dir} is running (pid {state.pid}, {state.address}) "
-                        f"but {mismatch}; stop it first with stop_dev_server({str(config.data_dir)!r})"
+                        f"but {mismatch}; stop it first"
                     )
                 result = await _probe_until_ready(state.address, config.namespace, _REUSE_PROBE_WINDOW)
-                if result is _Probe.READY:
+                if result is FrontendState.READY:
                     server._handle = replace(state, reused=True)
                     return server._handle
-                if result is _Probe.NAMESPACE_MISSING:
+                if result is FrontendState.NAMESPACE_MISSING:
                     raise DevServerError(
                         f"the dev server for {config.data_dir} at {state.address} has no namespace "
-                        f"{config.namespace!r}; stop it first with stop_dev_server({str(config.data_dir)!r})"
+                        f"{config.namespace!r}; stop it first"
                     )
                 # Ours (verified above) but not answering: wedged. Replace it rather than run a second
                 # server on the same SQLite file.
@@ -826,9 +780,9 @@ class DevServer:
         cfg = self._config
         address = _hostport(cfg.host, port)
         result = await _probe(address, cfg.namespace)
-        if result is _Probe.UNREACHABLE:
+        if result is FrontendState.UNREACHABLE:
             return
-        if result is _Probe.NOT_TEMPORAL:
+        if result is FrontendState.NOT_TEMPORAL:
             raise DevServerError(
                 f"cannot start the Temporal dev server on {address}: an unknown service answers on that "
                 "port (it accepts TCP connections but is not a Temporal frontend); free the port or "
@@ -904,16 +858,16 @@ class DevServer:
                     f"{cfg.startup_timeout:.0f}s; log tail of {cfg.log_file}:\n"
                     + _log_tail(cfg.log_file, log_offset)
                 )
-            if await _probe(handle.address, cfg.namespace, min(_PROBE_TIMEOUT, remaining)) is _Probe.READY:
+            if await _probe(handle.address, cfg.namespace, min(_PROBE_TIMEOUT, remaining)) is FrontendState.READY:
                 return
             await asyncio.sleep(0.05)
 
 
-async def _probe_until_ready(address: str, namespace: str, window: float) -> _Probe:
+async def _probe_until_ready(address: str, namespace: str, window: float) -> FrontendState:
     """Probe repeatedly for up to ``window`` seconds; returns READY or the last other result."""
     deadline = time.monotonic() + window
     while True:
         result = await _probe(address, namespace)
-        if result in (_Probe.READY, _Probe.NAMESPACE_MISSING) or time.monotonic() > deadline:
+        if result in (FrontendState.READY, FrontendState.NAMESPACE_MISSING) or time.monotonic() > deadline:
             return result
         await asyncio.sleep(0.2)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import os
 import signal
 from collections.abc import Sequence
 
@@ -13,19 +12,10 @@ from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxR
 
 from sessionflow.temporal._activities import SessionActivities
 from sessionflow.temporal._workflow import AgentSessionWorkflow
+from sessionflow.temporal.connection import DEFAULT_SERVER_ADDRESS, connect
 from sessionflow.temporal.flow import AgentSessionFlow
 
 __all__ = ["DEFAULT_SERVER_ADDRESS", "build_workers", "connect", "run_agent_worker", "serve_agent_flows"]
-
-DEFAULT_SERVER_ADDRESS = "127.0.0.1:7233"
-
-
-async def connect(server_address: str | None = None, namespace: str | None = None) -> Client:
-    """Connect to Temporal; the address and namespace default to SESSIONFLOW_SERVER_ADDRESS/NAMESPACE."""
-    return await Client.connect(
-        server_address or os.environ.get("SESSIONFLOW_SERVER_ADDRESS", DEFAULT_SERVER_ADDRESS),
-        namespace=namespace or os.environ.get("SESSIONFLOW_NAMESPACE", "default"),
-    )
 
 
 def sandbox_runner() -> SandboxedWorkflowRunner:

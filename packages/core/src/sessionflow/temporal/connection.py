@@ -1,0 +1,98 @@
+"""Connecting to a Temporal server: plain, over TLS (certificate files), or with an API key."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TypeAlias
+
+from temporalio.client import Client
+from temporalio.service import TLSConfig
+
+__all__ = [
+    "ADDRESS_ENV",
+    "DEFAULT_SERVER_ADDRESS",
+    "NAMESPACE_ENV",
+    "TemporalClient",
+    "TlsSettings",
+    "connect",
+]
+
+DEFAULT_SERVER_ADDRESS = "127.0.0.1:7233"
+ADDRESS_ENV = "SESSIONFLOW_SERVER_ADDRESS"
+"""Environment variable with the default server address of `connect`."""
+NAMESPACE_ENV = "SESSIONFLOW_NAMESPACE"
+"""Environment variable with the default namespace of `connect`."""
+
+TemporalClient: TypeAlias = Client
+"""The client `connect` returns; what `AgentSessionClient` and `serve_agent_flows` take."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class TlsSettings:
+    """TLS towards a Temporal server, from files.
+
+    Attributes:
+        client_cert: PEM client certificate, for mutual TLS (with `client_key`).
+        client_key: PEM private key of `client_cert`.
+        server_root_ca_cert: PEM root CA that signs the server's certificate; None trusts
+            the system's roots.
+        server_name: The name to expect in the server's certificate (and to send as SNI),
+            when it differs from the host of the address.
+    """
+
+    client_cert: Path | None = None
+    client_key: Path | None = None
+    server_root_ca_cert: Path | None = None
+    server_name: str | None = None
+
+    def __post_init__(self) -> None:
+        if (self.client_cert is None) != (self.client_key is None):
+            raise ValueError("TLS client_cert and client_key go together: give both or neither")
+
+
+def _tls_config(tls: bool | TlsSettings) -> bool | TLSConfig:
+    """Temporal's TLS option; reads the files now (raises `OSError` for a missing one)."""
+    if isinstance(tls, bool):
+        return tls
+
+    def read(path: Path | None) -> bytes | None:
+        return Path(path).expanduser().read_bytes() if path is not None else None
+
+    return TLSConfig(
+        server_root_ca_cert=read(tls.server_root_ca_cert),
+        client_cert=read(tls.client_cert),
+        client_private_key=read(tls.client_key),
+        domain=tls.server_name,
+    )
+
+
+async def connect(
+    server_address: str | None = None,
+    namespace: str | None = None,
+    *,
+    tls: bool | TlsSettings = False,
+    api_key: str | None = None,
+) -> TemporalClient:
+    """Connect to Temporal.
+
+    Args:
+        server_address: ``host:port``; defaults to ``$SESSIONFLOW_SERVER_ADDRESS``, else
+            `DEFAULT_SERVER_ADDRESS`.
+        namespace: Defaults to ``$SESSIONFLOW_NAMESPACE``, else ``default``.
+        tls: False for a plain connection, True for TLS with the system's roots, or
+            `TlsSettings` for certificate files (mutual TLS, a private CA, a server name).
+        api_key: An API key sent with every call (Temporal Cloud); it implies nothing
+            about TLS, so pass ``tls=True`` with it for a cloud endpoint.
+
+    Raises:
+        OSError: A TLS file cannot be read.
+        RuntimeError: The server cannot be reached (temporalio's connection error).
+    """
+    return await Client.connect(
+        server_address or os.environ.get(ADDRESS_ENV, DEFAULT_SERVER_ADDRESS),
+        namespace=namespace or os.environ.get(NAMESPACE_ENV, "default"),
+        tls=_tls_config(tls),
+        api_key=api_key,
+    )
