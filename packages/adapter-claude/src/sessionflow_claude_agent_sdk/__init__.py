@@ -1,3 +1,73 @@
-"""Claude Agent SDK adapter for sessionflow."""
+"""Claude Agent SDK adapter for sessionflow: Claude Code as a durable session on Temporal.
 
-__all__: list[str] = []
+    flow = claude_agent_session_flow(ClaudeAgentOptions(cwd="/srv/repo"), flow_type="Coder")
+
+Every model request is one durable step (one run of the Claude Code CLI) and every tool
+call its own step; see the package README for tools, effects and what is stored.
+
+Names load on first use, so discovering the plugin does not import the Claude Agent SDK.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from sessionflow_claude_agent_sdk._builtin_tools import BUILTIN_TOOL_EFFECTS, run_builtin_tool
+    from sessionflow_claude_agent_sdk._flow import claude_agent_session_flow
+    from sessionflow_claude_agent_sdk._plugin import CAPABILITIES, REPLACED_LOCAL_TOOL_GROUPS
+    from sessionflow_claude_agent_sdk._runner import (
+        CONFIG_ROOT_ENV,
+        ClaudeAgentRunner,
+        ClaudeStepInfo,
+        OptionsFactory,
+        OptionsSource,
+    )
+    from sessionflow_claude_agent_sdk._step import PARALLEL_CALL_DENIAL, ClaudeStepError
+    from sessionflow_claude_agent_sdk._tools import current_tool_invocation
+    from sessionflow_claude_agent_sdk._transcript import RUN_STATE_VERSION
+
+_MODULES = {
+    "BUILTIN_TOOL_EFFECTS": "_builtin_tools",
+    "run_builtin_tool": "_builtin_tools",
+    "claude_agent_session_flow": "_flow",
+    "CAPABILITIES": "_plugin",
+    "REPLACED_LOCAL_TOOL_GROUPS": "_plugin",
+    "CONFIG_ROOT_ENV": "_runner",
+    "ClaudeAgentRunner": "_runner",
+    "ClaudeStepInfo": "_runner",
+    "OptionsFactory": "_runner",
+    "OptionsSource": "_runner",
+    "PARALLEL_CALL_DENIAL": "_step",
+    "ClaudeStepError": "_step",
+    "current_tool_invocation": "_tools",
+    "RUN_STATE_VERSION": "_transcript",
+}
+
+
+def __getattr__(name: str) -> object:
+    module = _MODULES.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+__all__ = [
+    "BUILTIN_TOOL_EFFECTS",
+    "CAPABILITIES",
+    "CONFIG_ROOT_ENV",
+    "PARALLEL_CALL_DENIAL",
+    "REPLACED_LOCAL_TOOL_GROUPS",
+    "RUN_STATE_VERSION",
+    "ClaudeAgentRunner",
+    "ClaudeStepError",
+    "ClaudeStepInfo",
+    "OptionsFactory",
+    "OptionsSource",
+    "claude_agent_session_flow",
+    "current_tool_invocation",
+    "run_builtin_tool",
+]

@@ -1,1 +1,113 @@
-"""Registers the framework."""
+"""Registers the framework ``claude-agent-sdk``.
+
+Every process that loads sessionflow's plugins imports this module, so it imports only
+sessionflow here; the Claude Agent SDK loads when a runner is built.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any, cast
+
+from sessionflow.hookspecs import hookimpl
+from sessionflow.plugins import ConformanceAgentSpec, FrameworkCapabilities, FrameworkSpec, HarnessContext
+from sessionflow.session import AgentFrameworkRunner
+
+__all__ = ["CAPABILITIES", "REPLACED_LOCAL_TOOL_GROUPS", "sessionflow_register_frameworks"]
+
+CAPABILITIES = FrameworkCapabilities(
+    # The CLI keeps only one deferred call per model response: the adapter defers the
+    # first call and denies the others with a message asking the model to issue them again.
+    parallel_tool_calls=False,
+    # Thinking deltas from the CLI's partial messages (include_partial_messages).
+    reasoning_deltas=True,
+    # User messages are sent to the CLI as text.
+    images=False,
+    # ToolSpec.mcp_annotations, and the annotations of custom SDK MCP tools, map to effects.
+    mcp_annotations=True,
+)
+
+REPLACED_LOCAL_TOOL_GROUPS: frozenset[str] = frozenset({"files", "shell", "web_fetch"})
+"""Local tool groups of the sessionflow CLI that Claude Code's own tools replace.
+
+The CLI harness runs Claude Code's `Read`, `Grep`, `Glob`, `Write`, `Edit` (files),
+`Bash` (shell) and `WebFetch` (web_fetch) as durable tool steps, so a harness for this
+framework need not offer sessionflow's local tools of these groups as well.
+"""
+
+
+def _build_runner(ctx: HarnessContext) -> AgentFrameworkRunner:
+    """The CLI's agent: Claude Code's own tools in the workspace, plus the harness's tool specs.
+
+    Settings: ``tools`` (Claude Code tools to offer; default all it can run), ``env``
+    (extra environment of the CLI), ``cli_path``, ``config_root`` and ``base_url``.
+    """
+    from claude_agent_sdk import ClaudeAgentOptions
+
+    from sessionflow_claude_agent_sdk._runner import ClaudeAgentRunner
+
+    settings = ctx.settings
+    env = {str(k): str(v) for k, v in _mapping(settings.get("env")).items()}
+    base_url = ctx.model_base_url or _optional_str(settings.get("base_url"))
+    if base_url:
+        env["ANTHROPIC_BASE_URL"] = base_url
+    if ctx.api_key:
+        env["ANTHROPIC_API_KEY"] = ctx.api_key
+    tools = settings.get("tools")
+    options = ClaudeAgentOptions(
+        model=ctx.model,
+        system_prompt=ctx.system_prompt,
+        cwd=str(ctx.workspace),
+        env=env,
+        tools=[str(t) for t in cast(list[object], tools)] if isinstance(tools, list) else None,
+        cli_path=_optional_str(settings.get("cli_path")),
+    )
+    config_root = _optional_str(settings.get("config_root"))
+    return ClaudeAgentRunner(options, tool_sources=ctx.tools, config_root=config_root)
+
+
+def _build_conformance_runner(spec: ConformanceAgentSpec) -> AgentFrameworkRunner:
+    from claude_agent_sdk import ClaudeAgentOptions
+
+    from sessionflow_claude_agent_sdk._runner import ClaudeAgentRunner
+
+    if spec.api not in (None, "anthropic_messages"):
+        raise ValueError(f"the Claude Code CLI speaks anthropic_messages, not {spec.api!r}")
+    workspace = Path(tempfile.gettempdir()) / f"sessionflow-claude-conformance-{os.getuid()}"
+    workspace.mkdir(parents=True, exist_ok=True)
+    options = ClaudeAgentOptions(
+        model=spec.model,
+        system_prompt=spec.system_prompt,
+        cwd=str(workspace),
+        # The neutral agent has only the spec's tools, none of Claude Code's own.
+        tools=[],
+        env={"ANTHROPIC_BASE_URL": spec.model_base_url, "ANTHROPIC_API_KEY": "test"},
+    )
+    return ClaudeAgentRunner(options, tool_sources=spec.tools)
+
+
+@hookimpl
+def sessionflow_register_frameworks(register: Callable[[FrameworkSpec], None]) -> None:
+    register(
+        FrameworkSpec(
+            name="claude-agent-sdk",
+            description="Claude Agent SDK (the Claude Code CLI), one model call per step, Claude Code tools durable",
+            capabilities=CAPABILITIES,
+            build_runner=_build_runner,
+            build_conformance_runner=_build_conformance_runner,
+            model_api="anthropic_messages",
+        )
+    )
+
+
+def _optional_str(value: object) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
+def _mapping(value: object) -> Mapping[str, Any]:
+    if isinstance(value, Mapping):
+        return {str(k): v for k, v in cast(Mapping[object, Any], value).items()}
+    return {}

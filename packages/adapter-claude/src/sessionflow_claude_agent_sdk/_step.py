@@ -1,0 +1,273 @@
+"""One run of the Claude Code CLI: at most one model call, every tool call deferred.
+
+Who decides about a tool call, and when:
+
+* A command hook from the CLI's settings (`_hook_command`) sees every PreToolUse and
+  PostToolUse. It answers the call that replays when a deferred turn resumes (the CLI
+  settles that call while it boots, before the SDK's hook callbacks are registered), and
+  defers every other call, so nothing ever runs inside the CLI.
+* An in-process PreToolUse callback (`ToolGate`) sees the calls of the model response in
+  the order the CLI starts them: the first one is deferred, every later one is denied
+  with a message asking the model to issue it again (the CLI keeps only one deferred call
+  per turn; a denial keeps the transcript whole). A denial wins over a deferral.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import shlex
+import shutil
+import sys
+import tempfile
+import time
+from collections import deque
+from collections.abc import Generator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, cast
+
+from claude_agent_sdk import (
+    AssistantMessage,
+    ClaudeAgentOptions,
+    ClaudeSDKClient,
+    HookContext,
+    HookInput,
+    HookJSONOutput,
+    ResultMessage,
+    StreamEvent,
+    ToolUseBlock,
+)
+
+from sessionflow.session import AgentEventWriter, AgentUsage
+
+__all__ = [
+    "PARALLEL_CALL_DENIAL",
+    "ClaudeStepError",
+    "StepFolders",
+    "StepResult",
+    "ToolGate",
+    "hook_settings",
+    "run_cli",
+    "step_folders",
+]
+
+PARALLEL_CALL_DENIAL = (
+    "Not run: sessionflow runs one tool call per model response, and this response already "
+    "asked for an earlier one. Issue this call again after that call's result."
+)
+
+_HOOK_SCRIPT = Path(__file__).with_name("_hook_command.py")
+_STDERR_LINES = 40
+
+Json = dict[str, Any]
+
+
+class ClaudeStepError(RuntimeError):
+    """The CLI did not end the model step cleanly; the session retries the step."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class StepFolders:
+    """Private folders of one CLI run; removed when the step ends."""
+
+    root: Path
+
+    @property
+    def config(self) -> Path:
+        return self.root / "config"
+
+    @property
+    def home(self) -> Path:
+        return self.root / "home"
+
+    @property
+    def tmp(self) -> Path:
+        return self.root / "tmp"
+
+    @property
+    def hooks(self) -> Path:
+        return self.root / "hooks"
+
+    def environment(self) -> dict[str, str]:
+        """Variables that keep everything the CLI writes inside these folders."""
+        return {
+            "CLAUDE_CONFIG_DIR": str(self.config),
+            "HOME": str(self.home),
+            "TMPDIR": str(self.tmp),
+            "XDG_CONFIG_HOME": str(self.home / ".config"),
+            "XDG_CACHE_HOME": str(self.home / ".cache"),
+            "XDG_DATA_HOME": str(self.home / ".local" / "share"),
+            "XDG_STATE_HOME": str(self.home / ".local" / "state"),
+        }
+
+
+STALE_AFTER_SECONDS = 24 * 3600
+"""Step folders older than this are left over from a killed worker and are removed."""
+
+
+@contextmanager
+def step_folders(config_root: Path) -> Generator[StepFolders]:
+    config_root.mkdir(parents=True, exist_ok=True, mode=0o700)
+    _remove_stale(config_root)
+    folders = StepFolders(root=Path(tempfile.mkdtemp(prefix="step-", dir=config_root)))
+    for path in (folders.config, folders.home, folders.tmp, folders.hooks):
+        path.mkdir(mode=0o700)
+    try:
+        yield folders
+    finally:
+        shutil.rmtree(folders.root, ignore_errors=True)
+
+
+def _remove_stale(config_root: Path) -> None:
+    # A step normally removes its own folder; a SIGKILLed worker cannot. No model step
+    # lasts a day, so such a folder belongs to no running step, on any worker.
+    deadline = time.time() - STALE_AFTER_SECONDS
+    for folder in config_root.glob("step-*"):
+        with contextlib.suppress(OSError):
+            if folder.is_dir() and folder.stat().st_mtime < deadline:
+                shutil.rmtree(folder, ignore_errors=True)
+
+
+def hook_settings(folders: StepFolders, plan: Json) -> Json:
+    """CLI settings: the command hook (with its plan) for PreToolUse and PostToolUse."""
+    plan_path = folders.hooks / "plan.json"
+    plan_path.write_text(json.dumps(plan), encoding="utf-8")
+    command = " ".join(
+        shlex.quote(part) for part in (sys.executable, "-I", "-S", str(_HOOK_SCRIPT), str(plan_path))
+    )
+    hook = {"type": "command", "command": command, "timeout": 60}
+    return {event: [{"matcher": "*", "hooks": [hook]}] for event in ("PreToolUse", "PostToolUse")}
+
+
+def pre_tool_use(decision: str, reason: str | None = None, **extra: Any) -> Json:
+    output: Json = {"hookEventName": "PreToolUse", "permissionDecision": decision}
+    if reason is not None:
+        output["permissionDecisionReason"] = reason
+    output.update(extra)
+    return {"hookSpecificOutput": output}
+
+
+class ToolGate:
+    """The in-process PreToolUse callback: defer the first new call, deny the others."""
+
+    def __init__(self, replay_id: str | None) -> None:
+        self.replay_id = replay_id
+        self.deferred: str | None = None
+        self.denied: list[str] = []
+
+    async def __call__(
+        self, hook_input: HookInput, tool_use_id: str | None, context: HookContext
+    ) -> HookJSONOutput:
+        # Decide before the first await: the CLI asks in the order it starts the calls.
+        if tool_use_id is None or tool_use_id == self.replay_id:
+            return {}
+        if self.deferred is None or self.deferred == tool_use_id:
+            self.deferred = tool_use_id
+            return cast(HookJSONOutput, pre_tool_use("defer"))
+        self.denied.append(tool_use_id)
+        return cast(HookJSONOutput, pre_tool_use("deny", PARALLEL_CALL_DENIAL))
+
+
+@dataclass(kw_only=True)
+class StepResult:
+    """What one CLI run produced."""
+
+    result: ResultMessage
+    usage: AgentUsage
+    model_calls: int
+    tool_uses: list[ToolUseBlock] = field(default_factory=lambda: [])
+
+
+@dataclass(kw_only=True)
+class _Stream:
+    events: AgentEventWriter
+    message_ids: list[str] = field(default_factory=lambda: [])
+    input_tokens: dict[str, int] = field(default_factory=lambda: {})
+    output_tokens: dict[str, int] = field(default_factory=lambda: {})
+    current: str | None = None
+
+    def on_event(self, event: Json) -> None:
+        kind = event.get("type")
+        if kind == "message_start":
+            message = cast(Json, event.get("message") or {})
+            self.current = str(message.get("id") or f"call-{len(self.message_ids) + 1}")
+            self.message_ids.append(self.current)
+            self._usage(cast(Json, message.get("usage") or {}))
+        elif kind == "content_block_delta":
+            delta = cast(Json, event.get("delta") or {})
+            if delta.get("type") == "text_delta":
+                self.events.write_text_delta(str(delta.get("text") or ""))
+            elif delta.get("type") == "thinking_delta":
+                self.events.write_reasoning_delta(str(delta.get("thinking") or ""))
+        elif kind == "message_delta":
+            self._usage(cast(Json, event.get("usage") or {}))
+
+    def _usage(self, usage: Json) -> None:
+        if self.current is None:
+            return
+        fresh = sum(
+            int(usage.get(key) or 0)
+            for key in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
+        )
+        if fresh:
+            self.input_tokens[self.current] = fresh
+        if usage.get("output_tokens") is not None:
+            self.output_tokens[self.current] = int(usage.get("output_tokens") or 0)
+
+    def usage(self) -> AgentUsage:
+        return AgentUsage(
+            requests=len(self.message_ids),
+            input_tokens=sum(self.input_tokens.values()),
+            output_tokens=sum(self.output_tokens.values()),
+        )
+
+
+async def run_cli(options: ClaudeAgentOptions, prompt: str | None, events: AgentEventWriter) -> StepResult:
+    """Run the CLI until its result: send `prompt`, or (None) let a deferred call replay.
+
+    Raises:
+        ClaudeStepError: The CLI failed, ended without a result, or reported an error
+            (an API error included); the message carries the end of its stderr.
+    """
+    stderr: deque[str] = deque(maxlen=_STDERR_LINES)
+    options.stderr = stderr.append
+    stream = _Stream(events=events)
+    tool_uses: list[ToolUseBlock] = []
+    result: ResultMessage | None = None
+    client = ClaudeSDKClient(options=options)
+    try:
+        await client.connect()
+        if prompt is not None:
+            await client.query(prompt)
+        async for message in client.receive_response():
+            if isinstance(message, StreamEvent):
+                if message.parent_tool_use_id is None:
+                    stream.on_event(message.event)
+            elif isinstance(message, AssistantMessage):
+                tool_uses += [b for b in message.content if isinstance(b, ToolUseBlock)]
+            elif isinstance(message, ResultMessage):
+                result = message
+    except ClaudeStepError:
+        raise
+    except Exception as error:
+        raise ClaudeStepError(_with_stderr(f"the Claude Code CLI failed: {error}", stderr)) from error
+    finally:
+        await client.disconnect()
+    if result is None:
+        raise ClaudeStepError(_with_stderr("the Claude Code CLI ended without a result", stderr))
+    if result.is_error and result.stop_reason != "tool_deferred":
+        detail = result.result or ", ".join(result.errors or []) or result.subtype
+        reason = result.terminal_reason or result.subtype
+        raise ClaudeStepError(
+            _with_stderr(f"the Claude Code CLI reported an error ({reason}): {detail}", stderr)
+        )
+    return StepResult(
+        result=result, usage=stream.usage(), model_calls=len(stream.message_ids), tool_uses=tool_uses
+    )
+
+
+def _with_stderr(message: str, stderr: deque[str]) -> str:
+    lines = [line.rstrip() for line in stderr if line.strip()]
+    return message if not lines else message + "\nCLI stderr (last lines):\n" + "\n".join(lines[-10:])

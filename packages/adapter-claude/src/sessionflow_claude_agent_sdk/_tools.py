@@ -1,0 +1,274 @@
+"""The tools of one session: Claude Code's own, custom SDK MCP tools, and sessionflow tool specs.
+
+In a model step the CLI sees every tool with its real name, schema and annotations, but
+the in-process MCP servers behind the custom tools and the tool specs are replaced by
+stubs: a stub never runs a handler. It only answers the one call that replays when a
+deferred turn resumes, with the result the session recorded. The real handlers run in
+the tool step (`ToolSet.execute`).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, cast
+
+from claude_agent_sdk import ClaudeAgentOptions, McpSdkServerConfig
+from mcp import Client
+from mcp.server import Server, ServerRequestContext
+from mcp.types import (
+    CallToolRequestParams,
+    CallToolResult,
+    ListToolsResult,
+    PaginatedRequestParams,
+    TextContent,
+    Tool,
+)
+
+from sessionflow.plugins import ToolInvocation, ToolSpec, effect_from_mcp_annotations
+from sessionflow.session import ToolEffect, ToolExecutionError
+from sessionflow_claude_agent_sdk._builtin_tools import (
+    BUILTIN_TOOL_EFFECTS,
+    BUILTIN_TOOL_NAMES,
+    run_builtin_tool,
+)
+
+__all__ = [
+    "TOOL_SPEC_SERVER",
+    "ReplayedCall",
+    "ToolSet",
+    "current_tool_invocation",
+    "discover_tools",
+]
+
+TOOL_SPEC_SERVER = "sessionflow"
+"""Name of the in-process MCP server that carries the sessionflow tool specs."""
+
+MAX_RESULT_SIZE_CHARS = 50_000_000
+"""Claude Code keeps a tool result this large inline instead of saving it to a file."""
+
+_INVOCATION: ContextVar[ToolInvocation | None] = ContextVar("sessionflow_claude_invocation", default=None)
+
+_NOT_RUN = (
+    "sessionflow did not run this call here: every tool call runs in its own durable step, "
+    "and only a call the session already ran is answered during a model step."
+)
+
+
+def current_tool_invocation() -> ToolInvocation | None:
+    """The call sessionflow is running in this context, or None outside a tool step.
+
+    A custom SDK MCP tool reads ``current_tool_invocation().idempotency_key`` and passes it
+    to the system it writes to, so a retried call is applied once.
+    """
+    return _INVOCATION.get()
+
+
+@dataclass(frozen=True, kw_only=True)
+class ReplayedCall:
+    """The call a resumed model step replays, answered with the session's record."""
+
+    tool_call_id: str
+    tool_name: str
+    output: str
+    is_error: bool = False
+
+
+@dataclass(frozen=True, kw_only=True)
+class _CustomTool:
+    server: str
+    tool: Tool
+    instance: Server[Any]
+
+
+@dataclass(frozen=True, kw_only=True)
+class ToolSet:
+    """Every tool a session offers, by the name the model calls it."""
+
+    builtins: tuple[str, ...]
+    specs: Mapping[str, ToolSpec] = field(default_factory=lambda: {})
+    custom: Mapping[str, _CustomTool] = field(default_factory=lambda: {})
+
+    def is_builtin(self, name: str) -> bool:
+        return name in self.builtins
+
+    def is_mcp(self, name: str) -> bool:
+        """A tool behind an in-process MCP server (a custom tool or a tool spec)."""
+        return name in self.specs or name in self.custom
+
+    def framework_effect(self, name: str) -> ToolEffect | None:
+        """The effect the tool itself declares; None leaves it to the session's default."""
+        if name in self.builtins:
+            return BUILTIN_TOOL_EFFECTS[name]
+        spec = self.specs.get(name)
+        if spec is not None:
+            return spec.framework_effect
+        custom = self.custom.get(name)
+        if custom is not None and custom.tool.annotations is not None:
+            hints = custom.tool.annotations.model_dump(by_alias=True, exclude_none=True)
+            effect = effect_from_mcp_annotations(hints)
+            return None if effect is ToolEffect.UNCLASSIFIED else effect
+        return None
+
+    def stub_servers(self, replay: ReplayedCall | None) -> dict[str, McpSdkServerConfig]:
+        """In-process MCP servers with the real tool definitions and handlers that run nothing."""
+        by_server: dict[str, list[Tool]] = {}
+        for custom in self.custom.values():
+            by_server.setdefault(custom.server, []).append(_inline_results(custom.tool))
+        if self.specs:
+            by_server[TOOL_SPEC_SERVER] = [_inline_results(_spec_tool(spec)) for spec in self.specs.values()]
+        return {name: _stub_server(name, tools, replay) for name, tools in by_server.items()}
+
+    async def execute(
+        self, name: str, arguments: dict[str, Any], invocation: ToolInvocation, cwd: Path
+    ) -> str:
+        """Run one call for real and return the text the model sees.
+
+        Raises:
+            ToolExecutionError: A failure the model should see (including an unknown tool).
+        """
+        if name in self.builtins:
+            return await run_builtin_tool(name, arguments, cwd)
+        spec = self.specs.get(name)
+        if spec is not None:
+            token = _INVOCATION.set(invocation)
+            try:
+                return await spec.call(arguments, invocation)
+            finally:
+                _INVOCATION.reset(token)
+        custom = self.custom.get(name)
+        if custom is not None:
+            return await _call_custom(custom, arguments, invocation)
+        raise ToolExecutionError(f"unknown tool {name!r}")
+
+
+async def discover_tools(options: ClaudeAgentOptions, tool_sources: Sequence[ToolSpec]) -> ToolSet:
+    """The tools `options` and `tool_sources` give a session.
+
+    Raises:
+        ValueError: A built-in the adapter cannot run, an MCP server that is not an
+            in-process SDK server, or two tools with one name.
+    """
+    builtins = _builtins(options.tools)
+    seen: dict[str, str] = {name: "Claude Code" for name in builtins}
+    specs: dict[str, ToolSpec] = {}
+    for spec in tool_sources:
+        _claim(seen, spec.name, "the tool sources")
+        specs[spec.name] = spec
+    custom: dict[str, _CustomTool] = {}
+    servers = options.mcp_servers
+    if not isinstance(servers, dict):
+        raise ValueError(
+            "mcp_servers must be a dict of in-process SDK servers (create_sdk_mcp_server); "
+            "give other MCP servers to the session as tool sources (sessionflow.mcp.McpToolSource)"
+        )
+    if specs and TOOL_SPEC_SERVER in servers:
+        raise ValueError(f"the MCP server name {TOOL_SPEC_SERVER!r} is reserved for sessionflow's tool specs")
+    for server_name, config in servers.items():
+        if config.get("type") != "sdk":
+            raise ValueError(
+                f"MCP server {server_name!r} is a {config.get('type', 'stdio')!r} server; the adapter takes only "
+                "in-process SDK servers (create_sdk_mcp_server). Give other MCP servers to the session as "
+                "tool sources (sessionflow.mcp.McpToolSource), so that each call runs as its own durable step"
+            )
+        instance = cast(McpSdkServerConfig, config)["instance"]
+        for tool in await _list_tools(instance):
+            _claim(seen, tool.name, f"MCP server {server_name!r}")
+            custom[tool.name] = _CustomTool(server=server_name, tool=tool, instance=instance)
+    return ToolSet(builtins=builtins, specs=specs, custom=custom)
+
+
+def _builtins(tools: object) -> tuple[str, ...]:
+    if tools is None or isinstance(tools, dict):
+        # The default set, or the claude_code preset: every Claude Code tool sessionflow can run.
+        return BUILTIN_TOOL_NAMES
+    names = [str(name) for name in cast(list[object], tools)]
+    unsupported = sorted(set(names) - set(BUILTIN_TOOL_NAMES))
+    if unsupported:
+        raise ValueError(
+            f"sessionflow cannot run Claude Code's tools {', '.join(unsupported)} in a tool step; "
+            f"it runs {', '.join(BUILTIN_TOOL_NAMES)}"
+        )
+    return tuple(dict.fromkeys(names))
+
+
+def _claim(seen: dict[str, str], name: str, owner: str) -> None:
+    other = seen.get(name)
+    if other is not None:
+        raise ValueError(f"two tools are named {name!r} ({other} and {owner}); tool names must be unique")
+    seen[name] = owner
+
+
+async def _list_tools(instance: Server[Any]) -> list[Tool]:
+    tools: list[Tool] = []
+    async with Client(instance) as client:
+        cursor: str | None = None
+        while True:
+            page = await client.list_tools(cursor=cursor)
+            tools.extend(page.tools)
+            cursor = page.next_cursor
+            if not cursor:
+                return tools
+
+
+def _spec_tool(spec: ToolSpec) -> Tool:
+    data: dict[str, Any] = {
+        "name": spec.name,
+        "description": spec.description,
+        "inputSchema": dict(spec.parameters),
+    }
+    if spec.mcp_annotations is not None:
+        data["annotations"] = dict(spec.mcp_annotations)
+    return Tool.model_validate(data)
+
+
+def _inline_results(tool: Tool) -> Tool:
+    # The CLI would save a large result to a file and show the model a preview; the
+    # session decides about sizes, so results stay inline.
+    meta = {**(tool.meta or {}), "anthropic/maxResultSizeChars": MAX_RESULT_SIZE_CHARS}
+    return tool.model_copy(update={"meta": meta})
+
+
+def _stub_server(name: str, tools: list[Tool], replay: ReplayedCall | None) -> McpSdkServerConfig:
+    async def on_list_tools(
+        ctx: ServerRequestContext[Any], params: PaginatedRequestParams | None
+    ) -> ListToolsResult:
+        return ListToolsResult(tools=tools)
+
+    async def on_call_tool(ctx: ServerRequestContext[Any], params: CallToolRequestParams) -> CallToolResult:
+        if replay is not None and params.name == replay.tool_name:
+            return CallToolResult(
+                content=[TextContent(type="text", text=replay.output)], is_error=replay.is_error
+            )
+        return CallToolResult(content=[TextContent(type="text", text=_NOT_RUN)], is_error=True)
+
+    server: Server[Any] = Server(name, version="1", on_list_tools=on_list_tools, on_call_tool=on_call_tool)
+    return McpSdkServerConfig(type="sdk", name=name, instance=server)
+
+
+async def _call_custom(custom: _CustomTool, arguments: dict[str, Any], invocation: ToolInvocation) -> str:
+    token = _INVOCATION.set(invocation)
+    try:
+        async with Client(custom.instance) as client:
+            result = await client.call_tool(custom.tool.name, arguments)
+    finally:
+        _INVOCATION.reset(token)
+    text = _result_text(result)
+    if result.is_error:
+        raise ToolExecutionError(text)
+    return text
+
+
+def _result_text(result: CallToolResult) -> str:
+    parts: list[str] = []
+    for block in result.content:
+        if isinstance(block, TextContent):
+            parts.append(block.text)
+        else:
+            parts.append(f"[{block.type} content omitted]")
+    if not parts and result.structured_content is not None:
+        parts.append(json.dumps(result.structured_content, ensure_ascii=False))
+    return "\n".join(parts)

@@ -1,0 +1,15 @@
+"""Fixtures: a scripted model server per test (the Claude Code CLI speaks Anthropic Messages to it)."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import pytest
+
+from sessionflow.testing import ScriptedModelServer
+
+
+@pytest.fixture
+async def model_server() -> AsyncIterator[ScriptedModelServer]:
+    async with ScriptedModelServer() as server:
+        yield server

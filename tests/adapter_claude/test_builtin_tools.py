@@ -1,0 +1,149 @@
+"""Claude Code's tools as the tool step runs them: in the working directory, and no further."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping
+from pathlib import Path
+
+import pytest
+
+from sessionflow import ToolEffect, ToolExecutionError
+from sessionflow_claude_agent_sdk import BUILTIN_TOOL_EFFECTS, run_builtin_tool
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    root = tmp_path / "ws"
+    root.mkdir()
+    (root / "notes.txt").write_text("alpha\nbeta\ngamma\n")
+    (root / "src").mkdir()
+    (root / "src" / "app.py").write_text("def beta():\n    return 'Beta'\n")
+    (root / ".git").mkdir()
+    (root / ".git" / "config").write_text("beta = hidden\n")
+    (tmp_path / "secret.txt").write_text("outside\n")
+    return root
+
+
+def run(name: str, arguments: Mapping[str, object], cwd: Path) -> str:
+    return asyncio.run(run_builtin_tool(name, dict(arguments), cwd))
+
+
+def test_effects_follow_the_issue() -> None:
+    assert dict(BUILTIN_TOOL_EFFECTS) == {
+        "Read": ToolEffect.READ,
+        "Grep": ToolEffect.READ,
+        "Glob": ToolEffect.READ,
+        "WebFetch": ToolEffect.READ,
+        "Write": ToolEffect.IDEMPOTENT_WRITE,
+        "Edit": ToolEffect.NON_IDEMPOTENT_WRITE,
+        "Bash": ToolEffect.NON_IDEMPOTENT_WRITE,
+    }
+
+
+def test_read_numbers_lines_and_honours_offset_and_limit(workspace: Path) -> None:
+    assert run("Read", {"file_path": str(workspace / "notes.txt")}, workspace) == (
+        "     1\talpha\n     2\tbeta\n     3\tgamma"
+    )
+    assert run("Read", {"file_path": "notes.txt", "offset": 2, "limit": 1}, workspace) == "     2\tbeta"
+    with pytest.raises(ToolExecutionError, match="does not exist"):
+        run("Read", {"file_path": "missing.txt"}, workspace)
+
+
+@pytest.mark.parametrize(
+    "path",
+    ["../secret.txt", "{outside}", "src/../../secret.txt", "link/secret.txt", "escape"],
+)
+def test_file_tools_refuse_paths_outside_the_working_directory(workspace: Path, path: str) -> None:
+    outside = workspace.parent
+    (workspace / "link").symlink_to(outside, target_is_directory=True)
+    (workspace / "escape").symlink_to(outside / "secret.txt")
+    raw = path.format(outside=outside / "secret.txt")
+    for name, arguments in (
+        ("Read", {"file_path": raw}),
+        ("Write", {"file_path": raw, "content": "x"}),
+        ("Edit", {"file_path": raw, "old_string": "outside", "new_string": "in"}),
+        ("Grep", {"pattern": "outside", "path": raw}),
+    ):
+        with pytest.raises(ToolExecutionError, match="outside the working directory"):
+            run(name, arguments, workspace)
+    assert (outside / "secret.txt").read_text() == "outside\n"
+
+
+def test_write_is_idempotent_and_atomic(workspace: Path) -> None:
+    target = workspace / "out" / "new.md"
+    first = run("Write", {"file_path": str(target), "content": "# Title\n"}, workspace)
+    assert first == f"File created successfully at: {target}"
+    again = run("Write", {"file_path": str(target), "content": "# Title\n"}, workspace)
+    assert again == f"The file {target} has been updated successfully."
+    assert target.read_text() == "# Title\n"
+    assert sorted(p.name for p in target.parent.iterdir()) == ["new.md"]
+
+
+def test_edit_replaces_exactly_one_match_unless_told(workspace: Path) -> None:
+    path = str(workspace / "notes.txt")
+    assert run("Edit", {"file_path": path, "old_string": "beta", "new_string": "BETA"}, workspace).endswith(
+        "has been updated successfully."
+    )
+    assert (workspace / "notes.txt").read_text() == "alpha\nBETA\ngamma\n"
+    with pytest.raises(ToolExecutionError, match="String to replace not found"):
+        run("Edit", {"file_path": path, "old_string": "beta", "new_string": "x"}, workspace)
+    (workspace / "twice.txt").write_text("a a\n")
+    with pytest.raises(ToolExecutionError, match="Found 2 matches"):
+        run("Edit", {"file_path": "twice.txt", "old_string": "a", "new_string": "b"}, workspace)
+    run(
+        "Edit",
+        {"file_path": "twice.txt", "old_string": "a", "new_string": "b", "replace_all": True},
+        workspace,
+    )
+    assert (workspace / "twice.txt").read_text() == "b b\n"
+
+
+def test_glob_and_grep_skip_hidden_folders(workspace: Path) -> None:
+    assert run("Glob", {"pattern": "**/*.py"}, workspace) == str(workspace / "src" / "app.py")
+    assert run("Glob", {"pattern": "*.rs"}, workspace) == "No files found"
+    found = run("Grep", {"pattern": "beta"}, workspace)
+    assert found.splitlines()[0] == "Found 2 files"
+    assert set(found.splitlines()[1:]) == {str(workspace / "notes.txt"), str(workspace / "src" / "app.py")}
+    content = run(
+        "Grep", {"pattern": "beta", "output_mode": "content", "-i": True, "glob": "*.py"}, workspace
+    )
+    assert (
+        content
+        == f"{workspace / 'src' / 'app.py'}:1:def beta():\n{workspace / 'src' / 'app.py'}:2:    return 'Beta'"
+    )
+    assert run("Grep", {"pattern": "beta", "output_mode": "count", "type": "py"}, workspace) == (
+        f"{workspace / 'src' / 'app.py'}:1"
+    )
+
+
+def test_bash_runs_in_the_working_directory_and_reports_failures(workspace: Path) -> None:
+    assert run("Bash", {"command": "pwd && echo err >&2"}, workspace) == f"{workspace}\nerr"
+    with pytest.raises(ToolExecutionError) as failure:
+        run("Bash", {"command": "echo partial; exit 3"}, workspace)
+    assert failure.value.message == "Exit code 3\npartial"
+    with pytest.raises(ToolExecutionError, match="timed out"):
+        run("Bash", {"command": "sleep 5", "timeout": 200}, workspace)
+    with pytest.raises(ToolExecutionError, match="run_in_background"):
+        run("Bash", {"command": "sleep 1", "run_in_background": True}, workspace)
+
+
+def test_bash_leaves_no_background_process_behind(workspace: Path) -> None:
+    run("Bash", {"command": "(sleep 30 > /dev/null 2>&1 & echo $! > pid.txt)"}, workspace)
+    stat = Path(f"/proc/{int((workspace / 'pid.txt').read_text())}/stat")
+    # Killed with its process group: gone, or a zombie waiting for its new parent to reap it.
+    assert not stat.exists() or stat.read_text().split(") ", 1)[1].startswith("Z")
+
+
+def test_web_fetch_refuses_other_schemes(workspace: Path) -> None:
+    with pytest.raises(ToolExecutionError, match="http"):
+        run("WebFetch", {"url": "file:///etc/passwd", "prompt": "read"}, workspace)
+
+
+def test_unknown_tools_and_bad_arguments_are_errors_the_model_sees(workspace: Path) -> None:
+    with pytest.raises(ToolExecutionError, match="cannot run Claude Code's tool 'NotebookEdit'"):
+        run("NotebookEdit", {}, workspace)
+    with pytest.raises(ToolExecutionError, match="`file_path` is missing"):
+        run("Read", {}, workspace)
+    with pytest.raises(ToolExecutionError, match="must be an integer"):
+        run("Read", {"file_path": "notes.txt", "limit": "ten"}, workspace)
