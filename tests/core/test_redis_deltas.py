@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import shutil
 import subprocess
+import time
 from collections.abc import Iterator
 
 import pytest
@@ -32,12 +33,15 @@ def redis_url() -> Iterator[str]:
     url = f"redis://127.0.0.1:{port}/0"
     try:
         client = redis.Redis.from_url(url)
-        for _ in range(200):
+        deadline = time.monotonic() + 10
+        while True:
             try:
                 if client.ping():
                     break
             except redis.ConnectionError:
-                subprocess.run(["sleep", "0.02"], check=True)
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.02)
         yield url
     finally:
         process.terminate()
