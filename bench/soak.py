@@ -81,6 +81,8 @@ class SoakReport:
     server_restarts: int = 0
     tool_runs: Counter[str] = field(default_factory=lambda: Counter[str]())
     outcome_unknown: int = 0
+    calls_finished: int = 0
+    succeeded_without_run: list[str] = field(default_factory=lambda: [])
     unexplained_outcome_unknown: list[str] = field(default_factory=lambda: [])
     duplicate_single_attempt: list[str] = field(default_factory=lambda: [])
     idempotent_key_mismatch: list[str] = field(default_factory=lambda: [])
@@ -94,6 +96,7 @@ class SoakReport:
         return (
             not (
                 self.unexplained_outcome_unknown
+                or self.succeeded_without_run
                 or self.duplicate_single_attempt
                 or self.idempotent_key_mismatch
                 or self.message_problems
@@ -108,6 +111,8 @@ class SoakReport:
             f"({self.turns_failed} ended failed), in {self.seconds:.0f} s",
             f"worker SIGKILLs {self.worker_kills}, dev server restarts {self.server_restarts}",
             "tool runs " + ", ".join(f"{k} {v}" for k, v in sorted(self.tool_runs.items())),
+            f"tool calls finished {self.calls_finished}; succeeded without a recorded run "
+            f"{len(self.succeeded_without_run)}",
             f"outcome_unknown {self.outcome_unknown}, unexplained {len(self.unexplained_outcome_unknown)}",
             f"single-attempt tools run twice {len(self.duplicate_single_attempt)}; "
             f"idempotent writes with differing keys {len(self.idempotent_key_mismatch)}",
@@ -286,7 +291,14 @@ async def _check(
                 report.turns_failed += 1
                 report.failure_reasons[str(event.data.get("error"))[:120]] += 1
         for event in events:
-            if event.type is AgentEventType.TOOL_CALL_FINISHED and event.data["status"] == "outcome_unknown":
+            if event.type is not AgentEventType.TOOL_CALL_FINISHED:
+                continue
+            report.calls_finished += 1
+            if event.data["status"] == "succeeded" and not by_call.get(
+                (session_id, event.turn_id, str(event.data["tool_call_id"]))
+            ):
+                report.succeeded_without_run.append(f"{session_id}/{event.turn_id}/{event.data['tool_call_id']}")
+            if event.data["status"] == "outcome_unknown":
                 report.outcome_unknown += 1
                 call_id = str(event.data["tool_call_id"])
                 ran = by_call.get((session_id, event.turn_id, call_id), [])

@@ -1,4 +1,5 @@
-"""A test plugin: the built-in runner plus two tools of its own, as frameworks `scripted` and `scripted-text`.
+"""A test plugin: the built-in runner plus two tools of its own, as frameworks `scripted`,
+`scripted-text` (no images) and `scripted-own-files` (its tools replace the CLI's `files` group).
 
 The command finds it through ``SESSIONFLOW_LOAD_PLUGINS=tests.cli.scripted_plugin``. The
 model is the scripted model server at ``OPENAI_BASE_URL``. `publish_note` is a write that
@@ -42,16 +43,21 @@ def _conformance(spec: ConformanceAgentSpec) -> ChatCompletionsRunner:
 
 @hookimpl
 def sessionflow_register_frameworks(register: Callable[[FrameworkSpec], None]) -> None:
-    for name, images in (("scripted", True), ("scripted-text", False)):
+    for name, images, replaced in (
+        ("scripted", True, frozenset[str]()),
+        ("scripted-text", False, frozenset[str]()),
+        ("scripted-own-files", True, frozenset({"files"})),
+    ):
         register(
             FrameworkSpec(
                 name=name,
-                description=f"The built-in runner with test tools (images: {images})",
+                description=f"The built-in runner with test tools (images: {images}, replaces: {sorted(replaced)})",
                 capabilities=FrameworkCapabilities(
                     parallel_tool_calls=True, reasoning_deltas=False, images=images, mcp_annotations=False
                 ),
                 build_runner=_runner,
                 build_conformance_runner=_conformance,
                 model_api="chat_completions",
+                replaced_local_tool_groups=replaced,
             )
         )

@@ -11,8 +11,6 @@ the whole run shares one dev server.
 
 from __future__ import annotations
 
-import os
-
 import pytest
 
 from sessionflow.testing.conformance import (
@@ -24,12 +22,6 @@ from sessionflow.testing.conformance import (
     sessionflow_conformance_loop,
     sessionflow_conformance_runtime,
 )
-
-# claude-agent-sdk fails two required cases (repeated_tool_call_ids, sigkill_during_model_call:
-# the Claude Code CLI adds "Continue from where you left off." to every resumed request) and
-# its issue stays open; the repository's default run plays the frameworks that pass. See it
-# with: SESSIONFLOW_CONFORMANCE_FRAMEWORKS=claude-agent-sdk uv run pytest tests/conformance
-os.environ.setdefault("SESSIONFLOW_CONFORMANCE_FRAMEWORKS", "builtin,pydantic-ai,openai-agents,langgraph")
 
 __all__ = [
     "pytest_addoption",

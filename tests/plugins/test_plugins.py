@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import pickle
 import sys
 from collections.abc import Callable, Iterator
@@ -567,6 +568,13 @@ def test_framework_names_are_validated(name: str) -> None:
 @pytest.mark.parametrize("name", ["a", "openai-agents", "pydantic_ai", "x2"])
 def test_valid_framework_names(name: str) -> None:
     assert make_spec(name).name == name
+
+
+def test_framework_resume_texts_must_not_be_blank() -> None:
+    spec = make_spec("alpha")
+    with pytest.raises(ValueError, match="resume_texts must not contain blank text"):
+        dataclasses.replace(spec, resume_texts=("Go on.", " "))
+    assert dataclasses.replace(spec, resume_texts=("Go on.",)).resume_texts == ("Go on.",)
 
 
 @pytest.mark.parametrize("description", ["", "  ", "two\nlines", "carriage\rreturn"])

@@ -15,4 +15,7 @@ async def test_soak_smoke() -> None:
     assert report.idempotent_key_mismatch == []
     assert report.message_problems == []
     assert report.unexplained_outcome_unknown == []
-    assert sum(report.tool_runs.values()) >= 20 * 5  # every call ran at least once
+    assert report.calls_finished == 20 * 5
+    assert report.succeeded_without_run == []
+    # A call that ended outcome_unknown may have died before its tool body started.
+    assert sum(report.tool_runs.values()) >= 20 * 5 - report.outcome_unknown

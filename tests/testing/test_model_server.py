@@ -784,6 +784,29 @@ def test_sent_texts_anthropic() -> None:
     assert record.sent_texts() == ["You are Claude.", "list files", "a.py"]
     assert record.last_user_text() == "list files"
     assert record.tool_results() == {"t1": "a.py"}
+    # A harness's own resume prompt after the tool result is not the person's text.
+    resumed = RecordedRequest(
+        api="anthropic_messages",
+        path="/v1/messages",
+        headers={},
+        index=1,
+        body={
+            "messages": [
+                {"role": "user", "content": "list files"},
+                {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "Bash", "input": {}}]},
+                {
+                    "role": "user",
+                    "content": [
+                        {"type": "tool_result", "tool_use_id": "t1", "content": "a.py"},
+                        {"type": "text", "text": "Continue from where you left off."},
+                    ],
+                },
+            ]
+        },
+    )
+    assert resumed.last_user_text() == "a.pyContinue from where you left off."
+    assert resumed.last_user_text(ignore=["Continue from where you left off. "]) == "list files"
+    assert resumed.last_user_text(ignore=["Something else."]) == "a.pyContinue from where you left off."
     string_system = RecordedRequest(
         api="anthropic_messages",
         path="/v1/messages",

@@ -99,8 +99,16 @@ def sessionflow_register_frameworks(register: Callable[[FrameworkSpec], None]) -
             build_runner=_build_runner,
             build_conformance_runner=_build_conformance_runner,
             model_api="anthropic_messages",
+            resume_texts=(_resume_prompt(),),
+            replaced_local_tool_groups=REPLACED_LOCAL_TOOL_GROUPS,
         )
     )
+
+
+def _resume_prompt() -> str:
+    """The text the Claude Code CLI adds after the tool result of every resumed request."""
+    configured = os.environ.get("CLAUDE_CODE_RESUME_PROMPT", "")
+    return configured if configured.strip() else "Continue from where you left off."
 
 
 def _optional_str(value: object) -> str | None:

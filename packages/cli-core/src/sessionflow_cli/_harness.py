@@ -42,10 +42,14 @@ class Harness:
             self.demo.stop()
 
 
-def gather_tools(config: CliConfig, connectors: Connectors | None = None) -> list[ToolSpec]:
+def gather_tools(
+    config: CliConfig, connectors: Connectors | None = None, *, replaced: frozenset[str] = frozenset()
+) -> list[ToolSpec]:
     """`ask_user`, the local tools of the groups the file switches on, then the connectors' tools.
 
-    A connector tool whose name an earlier tool has is left out (with a warning).
+    Local tool groups in `replaced` are left out: the framework's own tools do their work
+    (`FrameworkSpec.replaced_local_tool_groups`). A connector tool whose name an earlier
+    tool has is left out (with a warning).
     """
     tools = [ask_user_tool()]
     if config.local_tools.any_enabled:
@@ -53,7 +57,7 @@ def gather_tools(config: CliConfig, connectors: Connectors | None = None) -> lis
         def resolve_settings(settings: Mapping[str, Any]) -> TurnConfig:
             return resolve_turn(config, settings)
 
-        tools += build_local_tools(config.workspace, resolve_settings, config.local_tools)
+        tools += build_local_tools(config.workspace, resolve_settings, config.local_tools, replaced)
     if connectors is not None:
         tools += connectors.tool_specs(taken={tool.name for tool in tools})
     return tools
@@ -70,7 +74,7 @@ def build_harness(
     Raises:
         RuntimeFailure: The framework could not build its runner, or a tool source failed.
     """
-    tools = gather_tools(config, connectors)
+    tools = gather_tools(config, connectors, replaced=spec.replaced_local_tool_groups)
 
     def resolve_settings(settings: Mapping[str, Any]) -> TurnConfig:
         return resolve_turn(config, settings)

@@ -27,10 +27,14 @@ ResolveSettings = Callable[[Mapping[str, Any]], TurnConfig]
 
 
 def build_local_tools(
-    workspace: Path, resolve_settings: ResolveSettings, offered: LocalToolsConfig
+    workspace: Path,
+    resolve_settings: ResolveSettings,
+    offered: LocalToolsConfig,
+    replaced: frozenset[str] = frozenset(),
 ) -> list[ToolSpec]:
-    """The local tools of the groups `offered` switches on. Each tool checks its group's
-    switch and the shell settings of its own turn, through `resolve_settings`, when it runs.
+    """The local tools of the groups `offered` switches on, except the `replaced` groups
+    (the framework's own tools do their work). Each tool checks its group's switch and the
+    shell settings of its own turn, through `resolve_settings`, when it runs.
 
     Raises:
         RuntimeFailure: The local tools package is not installed.
@@ -60,7 +64,8 @@ def build_local_tools(
     return [
         spec
         for spec in local_tools.build_local_tools(workspace, settings_of)
-        if spec.name not in groups or offered.is_enabled(groups[spec.name].value)
+        if spec.name not in groups
+        or (offered.is_enabled(groups[spec.name].value) and groups[spec.name].value not in replaced)
     ]
 
 

@@ -334,6 +334,12 @@ class FrameworkSpec:
         build_runner: Builds the runner of a session flow from the CLI's context.
         build_conformance_runner: Builds the runner the conformance suite drives.
         model_api: The wire API the framework speaks by default.
+        resume_texts: User text the framework itself adds to a model request that resumes
+            after tool results (a harness's "continue" prompt). It is not the person's text,
+            so the conformance suite leaves it out when it reads a request's last user text.
+        replaced_local_tool_groups: Groups of the sessionflow CLI's local tools (``files``,
+            ``shell``, ``web_fetch``, ``browser``) that the framework's own tools replace;
+            the CLI does not offer its tools of these groups to this framework.
         plugin_name: The plugin that registered this spec; filled in by the plugin manager.
     """
 
@@ -343,6 +349,8 @@ class FrameworkSpec:
     build_runner: Callable[[HarnessContext], AgentFrameworkRunner]
     build_conformance_runner: Callable[[ConformanceAgentSpec], AgentFrameworkRunner]
     model_api: ModelApi
+    resume_texts: tuple[str, ...] = ()
+    replaced_local_tool_groups: frozenset[str] = frozenset()
     plugin_name: str = ""
 
     def __post_init__(self) -> None:
@@ -355,6 +363,8 @@ class FrameworkSpec:
             raise ValueError(f"framework {self.name!r}: description must not be empty")
         if "\n" in self.description or "\r" in self.description:
             raise ValueError(f"framework {self.name!r}: description must be one line")
+        if any(not text.strip() for text in self.resume_texts):
+            raise ValueError(f"framework {self.name!r}: resume_texts must not contain blank text")
         if self.model_api not in MODEL_APIS:
             raise ValueError(
                 f"framework {self.name!r}: model_api {self.model_api!r} is not one of {', '.join(MODEL_APIS)}"

@@ -8,7 +8,7 @@ travel over the server's control API to and from any process.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, cast, get_args
 
@@ -264,15 +264,20 @@ class RecordedRequest:
         """Whether ``text`` occurs in any of :meth:`sent_texts`."""
         return any(text in sent for sent in self.sent_texts())
 
-    def last_user_text(self) -> str | None:
-        """The joined text of the last user message (tool results are not user text)."""
+    def last_user_text(self, *, ignore: Collection[str] = ()) -> str | None:
+        """The joined text of the last user message (tool results are not user text).
+
+        Text parts equal to one of ``ignore`` (after stripping) are left out, as if the
+        framework had not sent them; a message left with only tool results is skipped.
+        """
         conversation: Any = self.body.get("input") if self.api == "responses" else self.body.get("messages")
         if isinstance(conversation, str):
             return conversation
+        dropped = {text.strip() for text in ignore}
         for item in reversed(_as_list(conversation)):
             if item.get("role") != "user":
                 continue
-            content = item.get("content")
+            content = _without_texts(item.get("content"), dropped)
             parts = [] if _is_tool_result_only(content) else _content_texts(content)
             if parts:
                 return "".join(parts)
@@ -349,6 +354,19 @@ def _as_list(value: Any) -> list[dict[str, Any]]:
     if not isinstance(value, list):
         return []
     return [cast(dict[str, Any], v) for v in cast(list[Any], value) if isinstance(v, dict)]
+
+
+def _without_texts(content: Any, dropped: set[str]) -> Any:
+    """``content`` without the text parts whose stripped text is in ``dropped``."""
+    if not dropped:
+        return content
+    if isinstance(content, str):
+        return "" if content.strip() in dropped else content
+    return [
+        block
+        for block in _as_list(content)
+        if not (block.get("type") in ("text", "input_text") and str(block.get("text", "")).strip() in dropped)
+    ]
 
 
 def _is_tool_result_only(content: Any) -> bool:

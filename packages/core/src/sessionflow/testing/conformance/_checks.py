@@ -219,7 +219,9 @@ def _call(expect: CallExpect, request: RecordedRequest, obs: Observation) -> lis
             f"{what}: expected tools {sorted(expect.tools_offered)} offered, got {sorted(request.tool_names())}"
         )
     if expect.last_user_text is not None:
-        found += expect.last_user_text.failures(request.last_user_text(), f"{what}: last user text")
+        found += expect.last_user_text.failures(
+            request.last_user_text(ignore=obs.resume_texts), f"{what}: last user text"
+        )
     body = json.dumps(request.body)
     for name in expect.images:
         encoded = base64.b64encode(obs.images.get(name, b"")).decode()

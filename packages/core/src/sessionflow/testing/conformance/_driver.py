@@ -337,6 +337,7 @@ class _CaseDriver:
             invocations=invocation_log(self.state_dir).entries("tool"),
             steps=await read_step_history(self.stack.client, self.session_id),
             images=dict(self.images),
+            resume_texts=self.framework.resume_texts,
         )
 
     def _diagnostics(self) -> str:

@@ -25,6 +25,8 @@ class Observation:
         invocations: The InvocationLog entries of kind ``tool`` (every real tool run).
         steps: The session's activities from its workflow history.
         images: Bytes of the case's images by name.
+        resume_texts: The framework's own resume prompts (`FrameworkSpec.resume_texts`),
+            which do not count as user text.
     """
 
     session_id: str
@@ -35,6 +37,7 @@ class Observation:
     invocations: list[dict[str, Any]] = field(default_factory=lambda: [])
     steps: list[StepHistoryEntry] = field(default_factory=lambda: [])
     images: dict[str, bytes] = field(default_factory=lambda: {})
+    resume_texts: tuple[str, ...] = ()
 
     @property
     def idle(self) -> bool:
