@@ -1,4 +1,7 @@
-"""Record golden session histories: `uv run python -m tests.replay.record_histories`.
+"""Record golden session histories: `uv run python -m tests.replay.record_histories [name ...]`.
+
+Without names it records every scenario; with names, only those (the others stay as they
+were recorded).
 
 Run this only when adding a new recorded shape; never to "fix" a replay failure, which
 means the workflow code broke compatibility with running sessions.
@@ -7,6 +10,7 @@ means the workflow code broke compatibility with running sessions.
 from __future__ import annotations
 
 import asyncio
+import sys
 import tempfile
 from datetime import timedelta
 from pathlib import Path
@@ -15,7 +19,7 @@ from typing import Any
 from sessionflow import AgentStatus, SessionTimings
 from sessionflow.temporal import AgentSessionClient, DevServer, DevServerConfig, serve_agent_flows
 from sessionflow.temporal.replay import export_history
-from sessionflow.testing import save_scripted_flow, wait_for_agent_snapshot, write_script
+from sessionflow.testing import FileGate, save_scripted_flow, wait_for_agent_snapshot, write_script
 
 HERE = Path(__file__).parent / "histories"
 
@@ -39,10 +43,19 @@ SCENARIOS: dict[str, tuple[list[list[dict[str, Any]]], dict[str, Any]]] = {
         [[{"tool_calls": [{"id": "s", "name": "save", "arguments": {}}]}, {"fail_attempts": 3}]],
         {"save": {"effect": "idempotent_write"}},
     ),
+    # The answer arrives while the model step that raises the approval still runs; the
+    # update is accepted and waits for the step's result.
+    "early-answer": (
+        [[{"gate": "early", "tool_calls": [{"id": "w", "name": "publish", "arguments": {}}]}, {"text": "done"}]],
+        {"publish": {"effect": "non_idempotent_write"}},
+    ),
 }
 
+EARLY_ANSWERS = {"early-answer": ("early", "turn-1:w")}
+"""Scenarios whose first model step waits at a gate until an answer naming its call was sent."""
 
-async def record() -> None:
+
+async def record(names: list[str]) -> None:
     with tempfile.TemporaryDirectory() as folder:
         root = Path(folder)
         async with DevServer(DevServerConfig(data_dir=root / "server")) as server:
@@ -56,8 +69,20 @@ async def record() -> None:
             worker = asyncio.create_task(serve_agent_flows(client, [flow], stop=stop))
             try:
                 for name, (turns, tools) in SCENARIOS.items():
+                    if names and name not in names:
+                        continue
                     write_script(root / "state", name, turns, tools)
                     await sessions.start_session(name, "start")
+                    early: asyncio.Task[bool] | None = None
+                    if name in EARLY_ANSWERS:
+                        gate_name, interrupt_id = EARLY_ANSWERS[name]
+                        gate = FileGate(root / "state", gate_name)
+                        await gate.wait_until_reached()
+                        early = asyncio.create_task(sessions.resolve_interrupt(name, interrupt_id, approved=True))
+                        await asyncio.sleep(1)
+                        gate.release()
+                        if not await early:
+                            raise RuntimeError(f"{name}: the early answer was refused")
                     for turn in range(1, len(turns) + 1):
                         if turn > 1:
                             await sessions.send_user_message(name, f"turn {turn}")
@@ -84,4 +109,7 @@ async def record() -> None:
 
 
 if __name__ == "__main__":
-    asyncio.run(record())
+    unknown = sorted(set(sys.argv[1:]) - set(SCENARIOS))
+    if unknown:
+        raise SystemExit(f"unknown scenarios {unknown}; known: {sorted(SCENARIOS)}")
+    asyncio.run(record(sys.argv[1:]))

@@ -10,7 +10,7 @@ HISTORIES = sorted((Path(__file__).parent / "histories").glob("*.json"))
 
 
 def test_recorded_histories_exist() -> None:
-    assert {p.stem for p in HISTORIES} >= {"text-turn", "tools-and-approval", "model-failure-note"}
+    assert {p.stem for p in HISTORIES} >= {"text-turn", "tools-and-approval", "model-failure-note", "early-answer"}
 
 
 async def test_recorded_histories_replay() -> None:

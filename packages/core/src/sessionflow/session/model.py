@@ -455,6 +455,11 @@ class SessionModel:
     def find_interrupt(self, interrupt_id: str) -> AgentInterrupt | None:
         return next((i for i in self.pending_interrupts if i.interrupt_id == interrupt_id), None)
 
+    def is_current_turn_interrupt(self, interrupt_id: str) -> bool:
+        """Whether ``interrupt_id`` names a call of the running turn (pending or not yet raised)."""
+        turn_id = self.state.turn_id
+        return self.turn_active and turn_id is not None and interrupt_id.startswith(f"{turn_id}:")
+
     def can_resolve(self, interrupt_id: str, now: datetime) -> bool:
         """Pending and not past its deadline."""
         interrupt = self.find_interrupt(interrupt_id)

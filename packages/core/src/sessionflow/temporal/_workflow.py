@@ -90,6 +90,7 @@ class AgentSessionWorkflow:
         self._nonce = ""
         self._cancel_requested = False
         self._model_calls = 0
+        self._model_step_running = False
         self._turn_task: asyncio.Task[None] | None = None
         self._cancellable: set[asyncio.Future[Any]] = set()
 
@@ -252,7 +253,11 @@ class AgentSessionWorkflow:
                 ),
             )
         )
-        return await self._cancellable_step(task)
+        self._model_step_running = True
+        try:
+            return await self._cancellable_step(task)
+        finally:
+            self._model_step_running = False
 
     def _digest_at(self, count: int) -> str:
         # Kept by the model at each turn's start, so a model call never re-hashes the history.
@@ -411,13 +416,20 @@ class AgentSessionWorkflow:
             raise ValueError("the message is blank")
 
     @workflow.update(name=RESOLVE_INTERRUPT)
-    def resolve_interrupt(self, request: ResolveInterruptRequest) -> bool:
+    async def resolve_interrupt(self, request: ResolveInterruptRequest) -> bool:
+        interrupt_id = request.interrupt_id
+        if self._may_be_raised(interrupt_id):
+            # The answer came with the model step's result that raises this approval: a
+            # worker answered a query from a workflow task it died before completing, and
+            # the retried task carries both. Updates are applied before activity results,
+            # so wait until the result has been handled.
+            await workflow.wait_condition(lambda: not self._may_be_raised(interrupt_id))
         # Checked again: two answers delivered in one activation both pass the validator
         # before either handler runs. The second one changes nothing and reports False.
-        if not self._model.can_resolve(request.interrupt_id, workflow.now()):
+        if not self._model.can_resolve(interrupt_id, workflow.now()):
             return False
         self._model.resolve_interrupt(
-            request.interrupt_id,
+            interrupt_id,
             approved=request.approved,
             rejection_message=None if request.approved else request.rejection_message,
             now=workflow.now(),
@@ -427,8 +439,18 @@ class AgentSessionWorkflow:
 
     @resolve_interrupt.validator
     def _validate_resolve_interrupt(self, request: ResolveInterruptRequest) -> None:
-        if not self._model.can_resolve(request.interrupt_id, workflow.now()):
-            raise ValueError(f"interrupt {request.interrupt_id!r} is not pending or is past its deadline")
+        interrupt_id = request.interrupt_id
+        if not (self._model.can_resolve(interrupt_id, workflow.now()) or self._may_be_raised(interrupt_id)):
+            raise ValueError(f"interrupt {interrupt_id!r} is not pending or is past its deadline")
+
+    def _may_be_raised(self, interrupt_id: str) -> bool:
+        """Not pending yet, but the running model step's result may raise it."""
+        model = self._model
+        return (
+            self._model_step_running
+            and model.find_interrupt(interrupt_id) is None
+            and model.is_current_turn_interrupt(interrupt_id)
+        )
 
     @workflow.update(name=CANCEL_TURN)
     def cancel_turn(self) -> bool:

@@ -120,6 +120,10 @@ class AgentSessionClient:
     ) -> bool:
         """Approve or reject a pending call. False when it is not pending or past its deadline.
 
+        An answer naming a call of the running turn while a model step runs waits for that
+        step: the step's result may raise it (a worker can show an approval, then die before
+        its workflow task is recorded, and the retried task brings the result and the answer
+        together). It is then applied, or refused if the step raised no such approval.
         `answer` goes with an approval to question tools (`AgentToolCall.answer`).
         """
         request = ResolveInterruptRequest(

@@ -13,7 +13,13 @@ from typing import TypeVar
 
 from sessionflow.plugins import LOAD_PLUGINS_ENV, FrameworkSpec
 from sessionflow.session import AgentEvent, AgentInterrupt, AgentSnapshot, AgentStatus
-from sessionflow.temporal import AgentSessionClient, AgentSessionFlow, read_step_history, serve_agent_flows
+from sessionflow.temporal import (
+    AgentSessionClient,
+    AgentSessionFlow,
+    read_step_history,
+    serve_agent_flows,
+)
+from sessionflow.temporal.replay import export_history
 from sessionflow.testing._gates import FileGate
 from sessionflow.testing._stack import AgentTestStack
 from sessionflow.testing._waiting import wait_until
@@ -296,8 +302,12 @@ class _CaseDriver:
             self.session_id, interrupt_id, approved=step.approved, rejection_message=step.rejection_message
         )
         if accepted is not step.expect_accepted:
+            # The session's history shows what the workflow had seen when the answer came.
+            history = self.state_dir / "history.json"
+            await export_history(self.stack.client, self.session_id, history)
             raise ConformanceFailure(
                 f"resolve_interrupt({interrupt_id!r}) returned {accepted}, expected {step.expect_accepted}"
+                f" (the session's workflow history: {history})"
             )
 
     async def _wait_gates(self, names: tuple[str, ...]) -> None:

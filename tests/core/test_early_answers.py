@@ -1,0 +1,116 @@
+"""An approval answered before the workflow has handled the model step that raises it.
+
+A worker can answer a query from a workflow task it then dies before completing: the
+person sees the approval and answers, and the retried task carries the model step's
+result and the answer together. Temporal applies updates before activity results, so
+the answer must wait for the result instead of being refused.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from temporalio.api.enums.v1 import EventType
+from temporalio.client import WorkflowHandle, WorkflowHistoryEventFilterType
+from temporalio.worker import Worker
+
+from sessionflow.temporal._activities import SessionActivities
+from sessionflow.temporal._workflow import AgentSessionWorkflow
+from sessionflow.temporal.worker import sandbox_runner
+from sessionflow.testing import FileGate
+from tests.core.conftest import Harness, HarnessFactory
+from tests.core.helpers import idle_after
+
+REFUND = {"refund": {"effect": "non_idempotent_write", "output": "refund ok"}}
+
+
+def refund_call() -> dict[str, object]:
+    return {"id": "c1", "name": "refund", "arguments": {"order": 7}}
+
+
+async def test_answer_sent_while_the_model_step_runs_waits_for_the_approval(harness: Harness) -> None:
+    harness.script("early", [[{"gate": "model", "tool_calls": [refund_call()]}, {"text": "refunded"}]], REFUND)
+    await harness.sessions.start_session("early", "refund order 7")
+    gate = FileGate(harness.state_dir, "model")
+    await gate.wait_until_reached()
+    answer = asyncio.create_task(harness.sessions.resolve_interrupt("early", "turn-1:c1", approved=True))
+    await asyncio.sleep(0.5)  # the answer is in the workflow, waiting; it must not be decided yet
+    assert not answer.done()
+    gate.release()
+    assert await asyncio.wait_for(answer, 30)
+    snapshot = await idle_after(harness, "early", 1)
+    assert harness.log.count("tool", "refund") == 1
+    assert snapshot.messages[-1].message.text == "refunded"
+
+
+async def test_answer_for_a_call_the_model_step_does_not_make_is_refused_after_it(harness: Harness) -> None:
+    harness.script("early-none", [[{"gate": "model", "text": "nothing to refund"}]], REFUND)
+    await harness.sessions.start_session("early-none", "refund order 7")
+    gate = FileGate(harness.state_dir, "model")
+    await gate.wait_until_reached()
+    answer = asyncio.create_task(harness.sessions.resolve_interrupt("early-none", "turn-1:c1", approved=True))
+    await asyncio.sleep(0.5)
+    gate.release()
+    assert not await asyncio.wait_for(answer, 30)
+    snapshot = await idle_after(harness, "early-none", 1)
+    assert snapshot.messages[-1].message.text == "nothing to refund"
+    assert snapshot.state is not None and snapshot.state.last_turn_error is None
+    # Answers naming another turn, or sent while no model step runs, are refused at once.
+    assert not await harness.sessions.resolve_interrupt("early-none", "turn-2:c1", approved=True)
+    assert not await harness.sessions.resolve_interrupt("early-none", "turn-1:c1", approved=True)
+
+
+async def test_answer_delivered_with_the_model_result_in_one_workflow_task(harness_factory: HarnessFactory) -> None:
+    """No workflow worker polls while the model step ends and the answer arrives, so the
+    next workflow task carries both: the case of a worker killed before completing its task."""
+    harness: Harness = await harness_factory(workers=0)
+    harness.script("same-task", [[{"gate": "model", "tool_calls": [refund_call()]}, {"text": "refunded"}]], REFUND)
+    flow = harness.flow
+    client = harness.stack.client
+
+    def workflow_worker() -> Worker:
+        return Worker(
+            client,
+            task_queue=flow.task_queue,
+            workflows=[AgentSessionWorkflow],
+            # Local activities (the user message) run here; the model step runs elsewhere.
+            activities=SessionActivities(flow, client).activities(),
+            no_remote_activities=True,
+            workflow_runner=sandbox_runner(),
+            max_cached_workflows=0,
+        )
+
+    activities = Worker(client, task_queue=flow.task_queue, activities=SessionActivities(flow, client).activities())
+    first = workflow_worker()
+    async with activities:
+        async with first:
+            await harness.sessions.start_session("same-task", "refund order 7")
+            gate = FileGate(harness.state_dir, "model")
+            await gate.wait_until_reached()
+        answer = asyncio.create_task(harness.sessions.resolve_interrupt("same-task", "turn-1:c1", approved=True))
+        handle = client.get_workflow_handle("same-task")
+        await asyncio.sleep(0.5)  # the update is admitted; no workflow worker can take it yet
+        gate.release()
+        await _wait_for_event(handle, "EVENT_TYPE_ACTIVITY_TASK_COMPLETED")
+        async with workflow_worker():
+            assert await asyncio.wait_for(answer, 30)
+            snapshot = await idle_after(harness, "same-task", 1)
+    assert harness.log.count("tool", "refund") == 1
+    assert snapshot.messages[-1].message.text == "refunded"
+    names = [EventType.Name(e.event_type) for e in (await handle.fetch_history()).events]
+    result = names.index("EVENT_TYPE_ACTIVITY_TASK_COMPLETED")
+    accepted = names.index("EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED")
+    # The model step's result and the answer came in one workflow task: only that task's
+    # events lie between the result and the accepted update.
+    task = ["EVENT_TYPE_WORKFLOW_TASK_STARTED", "EVENT_TYPE_WORKFLOW_TASK_COMPLETED"]
+    assert names[result + 1 : accepted] in (task, ["EVENT_TYPE_WORKFLOW_TASK_SCHEDULED", *task])
+
+
+async def _wait_for_event(handle: WorkflowHandle[Any, Any], name: str) -> None:
+    for _ in range(300):
+        history = await handle.fetch_history(event_filter_type=WorkflowHistoryEventFilterType.ALL_EVENT)
+        if any(EventType.Name(e.event_type) == name for e in history.events):
+            return
+        await asyncio.sleep(0.1)
+    raise TimeoutError(f"no {name} in the history")
