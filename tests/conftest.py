@@ -1,4 +1,11 @@
-"""Shared fixtures: one real Temporal dev server for the whole test run."""
+"""Shared fixtures: one real Temporal dev server per test process, and the conformance plugin.
+
+The conformance plugin's hooks and fixtures are imported here, at the top level, so that
+the process that prints the summary has them too: under pytest-xdist the controller runs
+no tests and loads no lower conftest. Run with ``-p sessionflow.testing.conformance`` as
+well and the plugin notices it is registered twice and acts once. Its dev server fixture
+is replaced by ``temporal_address`` so a test process shares one dev server.
+"""
 
 from __future__ import annotations
 
@@ -10,6 +17,31 @@ import pytest
 
 from sessionflow.temporal import DevServer, DevServerConfig
 from sessionflow.testing import SERVER_ADDRESS_ENV
+from sessionflow.testing.conformance import (
+    pytest_addoption,
+    pytest_configure,
+    pytest_generate_tests,
+    pytest_runtest_logreport,
+    pytest_runtest_makereport,
+    pytest_terminal_summary,
+    pytest_unconfigure,
+    sessionflow_conformance_loop,
+    sessionflow_conformance_runtime,
+)
+
+__all__ = [
+    "pytest_addoption",
+    "pytest_configure",
+    "pytest_generate_tests",
+    "pytest_runtest_logreport",
+    "pytest_runtest_makereport",
+    "pytest_terminal_summary",
+    "pytest_unconfigure",
+    "sessionflow_conformance_loop",
+    "sessionflow_conformance_runtime",
+    "sessionflow_conformance_server",
+    "temporal_address",
+]
 
 
 @pytest.fixture(scope="session")
@@ -27,3 +59,9 @@ async def temporal_address(tmp_path_factory: pytest.TempPathFactory) -> AsyncIte
     finally:
         os.environ.pop(SERVER_ADDRESS_ENV, None)
         await server.stop()
+
+
+@pytest.fixture(scope="session")
+def sessionflow_conformance_server(temporal_address: str) -> str:
+    """The conformance suite plays on this process's dev server."""
+    return temporal_address

@@ -102,6 +102,10 @@ def test_the_plugin_registers_truthful_capabilities() -> None:
     assert not CAPABILITIES.parallel_tool_calls and not CAPABILITIES.images
     assert CAPABILITIES.reasoning_deltas and CAPABILITIES.mcp_annotations
     assert REPLACED_LOCAL_TOOL_GROUPS == frozenset({"files", "shell", "web_fetch"})
+    # The CLI reads these through the spec: it then offers none of its own file, shell or
+    # web fetch tools to this framework.
+    assert framework.replaced_local_tool_groups == REPLACED_LOCAL_TOOL_GROUPS
+    assert framework.resume_texts == ("Continue from where you left off.",)
 
 
 def test_the_harness_runner_works_in_the_workspace_with_claude_code_tools(tmp_path: Path) -> None:

@@ -1,5 +1,5 @@
 """A test plugin: the built-in runner plus two tools of its own, as frameworks `scripted`,
-`scripted-text` (no images) and `scripted-own-files` (its tools replace the CLI's `files` group).
+`scripted-text` (no images) and `scripted-fs` (its tools replace the CLI's `files` group).
 
 The command finds it through ``SESSIONFLOW_LOAD_PLUGINS=tests.cli.scripted_plugin``. The
 model is the scripted model server at ``OPENAI_BASE_URL``. `publish_note` is a write that
@@ -46,12 +46,13 @@ def sessionflow_register_frameworks(register: Callable[[FrameworkSpec], None]) -
     for name, images, replaced in (
         ("scripted", True, frozenset[str]()),
         ("scripted-text", False, frozenset[str]()),
-        ("scripted-own-files", True, frozenset({"files"})),
+        ("scripted-fs", True, frozenset({"files"})),
     ):
         register(
             FrameworkSpec(
                 name=name,
-                description=f"The built-in runner with test tools (images: {images}, replaces: {sorted(replaced)})",
+                description=f"The built-in runner with test tools (images: {images})"
+                + (f", replacing the local tool groups {', '.join(sorted(replaced))}" if replaced else ""),
                 capabilities=FrameworkCapabilities(
                     parallel_tool_calls=True, reasoning_deltas=False, images=images, mcp_annotations=False
                 ),

@@ -50,10 +50,10 @@ def test_builtin_framework_against_a_scripted_model_server(cli: Cli) -> None:
 
 def test_a_framework_that_replaces_a_local_tool_group_does_not_get_it(cli: Cli) -> None:
     groups = "local_tools: {files: true, shell: {enabled: false}, web_fetch: true, browser: false}\n"
-    for framework in ("scripted-own-files", "scripted"):
+    for framework in ("scripted-fs", "scripted"):
         cli.write_config(f"model: scripted\nserver: {cli.server_address}\n{groups}", framework=framework)
     cli.script([ModelReply.say("fine"), ModelReply.say("fine")])
-    own = cli.run("-f", "scripted-own-files", "-p", "hi")
+    own = cli.run("-f", "scripted-fs", "-p", "hi")
     assert own.returncode == 0, own.stderr
     # Its own tools do the file work: none of the CLI's file tools, the other groups stay.
     assert set(cli.requests()[0].tool_names()) == {"ask_user", "fetch_web_page", "publish_note", "lookup"}

@@ -11,17 +11,23 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from temporalio.api.enums.v1 import EventType
+from temporalio.api.common.v1 import WorkflowExecution
+from temporalio.api.enums.v1 import EventType, UpdateWorkflowExecutionLifecycleStage
+from temporalio.api.update.v1 import UpdateRef, WaitPolicy
+from temporalio.api.workflowservice.v1 import PollWorkflowExecutionUpdateRequest
 from temporalio.client import WorkflowHandle, WorkflowHistoryEventFilterType
+from temporalio.service import RPCError, RPCStatusCode
 from temporalio.worker import Worker
 
 from sessionflow.temporal._activities import SessionActivities
+from sessionflow.temporal._payloads import RESOLVE_INTERRUPT, ResolveInterruptRequest
 from sessionflow.temporal._workflow import AgentSessionWorkflow
 from sessionflow.temporal.worker import sandbox_runner
 from sessionflow.testing import FileGate
 from tests.core.conftest import Harness, HarnessFactory
 from tests.core.helpers import idle_after
 
+ADMITTED = UpdateWorkflowExecutionLifecycleStage.UPDATE_WORKFLOW_EXECUTION_LIFECYCLE_STAGE_ADMITTED
 REFUND = {"refund": {"effect": "non_idempotent_write", "output": "refund ok"}}
 
 
@@ -30,7 +36,9 @@ def refund_call() -> dict[str, object]:
 
 
 async def test_answer_sent_while_the_model_step_runs_waits_for_the_approval(harness: Harness) -> None:
-    harness.script("early", [[{"gate": "model", "tool_calls": [refund_call()]}, {"text": "refunded"}]], REFUND)
+    harness.script(
+        "early", [[{"gate": "model", "tool_calls": [refund_call()]}, {"text": "refunded"}]], REFUND
+    )
     await harness.sessions.start_session("early", "refund order 7")
     gate = FileGate(harness.state_dir, "model")
     await gate.wait_until_reached()
@@ -61,11 +69,15 @@ async def test_answer_for_a_call_the_model_step_does_not_make_is_refused_after_i
     assert not await harness.sessions.resolve_interrupt("early-none", "turn-1:c1", approved=True)
 
 
-async def test_answer_delivered_with_the_model_result_in_one_workflow_task(harness_factory: HarnessFactory) -> None:
+async def test_answer_delivered_with_the_model_result_in_one_workflow_task(
+    harness_factory: HarnessFactory,
+) -> None:
     """No workflow worker polls while the model step ends and the answer arrives, so the
     next workflow task carries both: the case of a worker killed before completing its task."""
     harness: Harness = await harness_factory(workers=0)
-    harness.script("same-task", [[{"gate": "model", "tool_calls": [refund_call()]}, {"text": "refunded"}]], REFUND)
+    harness.script(
+        "same-task", [[{"gate": "model", "tool_calls": [refund_call()]}, {"text": "refunded"}]], REFUND
+    )
     flow = harness.flow
     client = harness.stack.client
 
@@ -81,16 +93,23 @@ async def test_answer_delivered_with_the_model_result_in_one_workflow_task(harne
             max_cached_workflows=0,
         )
 
-    activities = Worker(client, task_queue=flow.task_queue, activities=SessionActivities(flow, client).activities())
+    activities = Worker(
+        client, task_queue=flow.task_queue, activities=SessionActivities(flow, client).activities()
+    )
     first = workflow_worker()
+    handle = client.get_workflow_handle("same-task")
     async with activities:
         async with first:
             await harness.sessions.start_session("same-task", "refund order 7")
             gate = FileGate(harness.state_dir, "model")
             await gate.wait_until_reached()
-        answer = asyncio.create_task(harness.sessions.resolve_interrupt("same-task", "turn-1:c1", approved=True))
-        handle = client.get_workflow_handle("same-task")
-        await asyncio.sleep(0.5)  # the update is admitted; no workflow worker can take it yet
+        # The answer is admitted (the server holds it) before the model step ends, and no
+        # workflow worker polls until the step's result is in the history too.
+        request = ResolveInterruptRequest(interrupt_id="turn-1:c1", approved=True)
+        answer = asyncio.create_task(
+            handle.execute_update(RESOLVE_INTERRUPT, request, id="answer-1", result_type=bool)  # pyright: ignore[reportUnknownMemberType]
+        )
+        await _admitted(handle, "answer-1")
         gate.release()
         await _wait_for_event(handle, "EVENT_TYPE_ACTIVITY_TASK_COMPLETED")
         async with workflow_worker():
@@ -105,6 +124,30 @@ async def test_answer_delivered_with_the_model_result_in_one_workflow_task(harne
     # events lie between the result and the accepted update.
     task = ["EVENT_TYPE_WORKFLOW_TASK_STARTED", "EVENT_TYPE_WORKFLOW_TASK_COMPLETED"]
     assert names[result + 1 : accepted] in (task, ["EVENT_TYPE_WORKFLOW_TASK_SCHEDULED", *task])
+
+
+async def _admitted(handle: WorkflowHandle[Any, Any], update_id: str) -> None:
+    """Return once the server holds the update (the public client waits until the workflow
+    accepts it, which needs a workflow worker; the server refuses to wait for admission)."""
+    client = handle._client  # pyright: ignore[reportPrivateUsage]
+    request = PollWorkflowExecutionUpdateRequest(
+        namespace=client.namespace,
+        update_ref=UpdateRef(
+            workflow_execution=WorkflowExecution(workflow_id=handle.id), update_id=update_id
+        ),
+        wait_policy=WaitPolicy(lifecycle_stage=ADMITTED),
+    )
+    for _ in range(300):
+        try:
+            response = await client.workflow_service.poll_workflow_execution_update(request)
+        except RPCError as error:
+            if error.status is not RPCStatusCode.NOT_FOUND:
+                raise
+        else:
+            if response.stage >= ADMITTED:
+                return
+        await asyncio.sleep(0.05)
+    raise TimeoutError(f"update {update_id!r} was not admitted")
 
 
 async def _wait_for_event(handle: WorkflowHandle[Any, Any], name: str) -> None:

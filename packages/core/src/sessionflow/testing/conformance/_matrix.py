@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
-__all__ = ["Cell", "Matrix"]
+__all__ = ["Cell", "Matrix", "Outcome"]
 
 Outcome = Literal["pass", "fail", "skip"]
 

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Generator
+from collections.abc import Generator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
+from sessionflow.plugins import PluginError
 from sessionflow.testing.conformance._cases import ConformanceCase, bundled_cases_dir, load_cases
 from sessionflow.testing.conformance._driver import CaseRun
 from sessionflow.testing.conformance._frameworks import discover_frameworks, missing_capability, skip_reason
@@ -23,8 +24,10 @@ __all__ = [
     "pytest_addoption",
     "pytest_configure",
     "pytest_generate_tests",
+    "pytest_runtest_logreport",
     "pytest_runtest_makereport",
     "pytest_terminal_summary",
+    "pytest_unconfigure",
     "selected_runs",
 ]
 
@@ -66,12 +69,24 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         pass  # registered twice: as a plugin and through a conftest that imports its hooks
 
 
+_ACTIVE: list[Matrix] = []
+"""The matrix of each configured pytest run in this process, innermost last (pytester
+runs nest); `pytest_runtest_logreport` has no config to find it by."""
+
+
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers", f"{MARKER}: a sessionflow conformance case played against one framework"
     )
     if _MATRIX not in config.stash:
         config.stash[_MATRIX] = Matrix()
+        _ACTIVE.append(config.stash[_MATRIX])
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    matrix = config.stash.get(_MATRIX, None)
+    if matrix is not None and matrix in _ACTIVE:
+        _ACTIVE.remove(matrix)
 
 
 def _listed(config: pytest.Config, option: str, env: str) -> list[str]:
@@ -139,22 +154,42 @@ def _skip_text(report: pytest.TestReport) -> str:
     return str(longrepr)
 
 
+_REPORT_PROPERTY = "sessionflow_conformance"
+"""The user property that carries a conformance outcome from the test's process (an
+xdist worker, or this one) to the process that prints the matrix."""
+
+
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Generator[None, Any, Any]:
     report: pytest.TestReport = yield
     run = _run_of(item)
     if run is None:
         return report
-    matrix = _matrix(item.config)
     case, framework = run.case.id, run.framework.name
     if report.failed:
-        matrix.record(case, framework, "fail")
+        outcome = ("fail", "")
     elif report.skipped:
         missing = missing_capability(run.case, run.framework)
-        matrix.record(case, framework, "skip", f"no {missing}" if missing else _skip_text(report))
+        outcome = ("skip", f"no {missing}" if missing else _skip_text(report))
     elif report.when == "call":
-        matrix.record(case, framework, "pass")
+        outcome = ("pass", "")
+    else:
+        return report
+    report.user_properties.append((_REPORT_PROPERTY, (case, framework, *outcome)))
     return report
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    """Record outcomes where reports arrive: this process, or the xdist controller."""
+    if not _ACTIVE:
+        return
+    matrix = _ACTIVE[-1]
+    for name, value in report.user_properties:
+        if name != _REPORT_PROPERTY:
+            continue
+        case, framework, outcome, reason = (str(part) for part in cast(Sequence[object], value))
+        if outcome in ("pass", "fail", "skip"):
+            matrix.record(case, framework, outcome, reason)
 
 
 def pytest_terminal_summary(
@@ -164,6 +199,17 @@ def pytest_terminal_summary(
     if matrix is None or not matrix.cells or matrix.printed:
         return
     matrix.printed = True
+    ordered = Matrix()
+    try:
+        # Under xdist this process collected nothing and saw outcomes in the order they
+        # finished: order rows and columns as the runs were selected.
+        for run in selected_runs(config):
+            ordered.announce(run.case.id, run.framework.name)
+    except (pytest.UsageError, PluginError):
+        pass
+    for case, framework in matrix.cells:
+        ordered.announce(case, framework)
+    ordered.cells = matrix.cells
     terminalreporter.section("sessionflow conformance matrix (cases x frameworks)")
-    for line in matrix.lines():
+    for line in ordered.lines():
         terminalreporter.write_line(line)
