@@ -3,7 +3,7 @@
 
 Runs in an isolated env made by `bench.peers` (never the workspace lock). Line protocol on
 stdin/stdout: prints one JSON `ready` line (versions), then answers each `turn` line with one
-JSON line {"ms", "events", "bytes"}. The model is `OPENAI_BASE_URL` (the scripted server).
+JSON line {"ms", "events", "bytes"}, and each `burst N` line with {"seconds", "turns", "ok", "rss_kib"}. The model is `OPENAI_BASE_URL` (the scripted server).
 """
 
 from __future__ import annotations
@@ -73,6 +73,9 @@ async def main(address: str) -> None:
             line = await loop.run_in_executor(None, sys.stdin.readline)
             if not line or line.strip() == "quit":
                 return
+            if line.startswith("burst "):
+                print(json.dumps(await burst(client, int(line.split()[1]))), flush=True)
+                continue
             workflow_id = f"peer-oa-{uuid.uuid4().hex[:12]}"
             start = time.perf_counter_ns()
             answer = await client.execute_workflow(
@@ -80,7 +83,27 @@ async def main(address: str) -> None:
             )
             ms = (time.perf_counter_ns() - start) / 1e6
             info = (await client.get_workflow_handle(workflow_id).describe()).raw_description.workflow_execution_info
-            print(json.dumps({"ms": ms, "events": info.history_length, "bytes": info.history_size_bytes, "answer": answer}), flush=True)
+            out = {"ms": ms, "events": info.history_length, "bytes": info.history_size_bytes, "answer": answer}
+            print(json.dumps(out), flush=True)
+
+
+async def burst(client, count: int) -> dict:
+    """`count` turns at once on this process's worker (throughput); answers checked after."""
+    start = time.perf_counter()
+    answers = await asyncio.gather(
+        *(
+            client.execute_workflow(PeerOpenAIWorkflow.run, "read a and b", id=f"peer-oa-burst-{uuid.uuid4().hex[:12]}", task_queue=TASK_QUEUE)
+            for _ in range(count)
+        )
+    )
+    seconds = time.perf_counter() - start
+    ok = sum("a:1" in str(answer) for answer in answers)
+    return {"seconds": seconds, "turns": count, "ok": ok, "rss_kib": _rss_kib()}
+
+
+def _rss_kib() -> int:
+    with open("/proc/self/status") as status:
+        return next(int(line.split()[1]) for line in status if line.startswith("VmRSS:"))
 
 
 if __name__ == "__main__":

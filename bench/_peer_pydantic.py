@@ -15,6 +15,7 @@ import sys
 import time
 import uuid
 import warnings
+from typing import TYPE_CHECKING
 
 from temporalio import workflow
 
@@ -52,6 +53,10 @@ def _agent() -> Agent[None, str]:
 temporal_agent = TemporalAgent(_agent())  # pyright: ignore[reportDeprecated]
 
 
+if TYPE_CHECKING:
+    from temporalio.client import Client
+
+
 @workflow.defn
 class PeerPydanticWorkflow:
     @workflow.run
@@ -76,16 +81,37 @@ async def main(address: str) -> None:
             line = await loop.run_in_executor(None, sys.stdin.readline)
             if not line or line.strip() == "quit":
                 return
+            if line.startswith("burst "):
+                print(json.dumps(await burst(client, int(line.split()[1]))), flush=True)
+                continue
             workflow_id = f"peer-pa-{uuid.uuid4().hex[:12]}"
             start = time.perf_counter_ns()
             answer = await client.execute_workflow(
                 PeerPydanticWorkflow.run, "read a and b", id=workflow_id, task_queue=TASK_QUEUE
             )
             ms = (time.perf_counter_ns() - start) / 1e6
-            described = await client.get_workflow_handle(workflow_id).describe()
-            info = described.raw_description.workflow_execution_info
+            info = (await client.get_workflow_handle(workflow_id).describe()).raw_description.workflow_execution_info
             out = {"ms": ms, "events": info.history_length, "bytes": info.history_size_bytes, "answer": answer}
             print(json.dumps(out), flush=True)
+
+
+async def burst(client: Client, count: int) -> dict[str, float | int]:
+    """`count` turns at once on this process's worker (throughput); answers checked after."""
+    start = time.perf_counter()
+    answers: list[str] = await asyncio.gather(
+        *(
+            client.execute_workflow(PeerPydanticWorkflow.run, "read a and b", id=f"peer-pa-burst-{uuid.uuid4().hex[:12]}", task_queue=TASK_QUEUE)
+            for _ in range(count)
+        )
+    )
+    seconds = time.perf_counter() - start
+    ok = sum("a:1" in str(answer) for answer in answers)
+    return {"seconds": seconds, "turns": count, "ok": ok, "rss_kib": _rss_kib()}
+
+
+def _rss_kib() -> int:
+    with open("/proc/self/status") as status:
+        return next(int(line.split()[1]) for line in status if line.startswith("VmRSS:"))
 
 
 def run() -> None:

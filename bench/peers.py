@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from bench._common import percentile
-from sessionflow.testing import ModelReply, ScriptedModelServer, ScriptedToolCall
+from sessionflow.testing import ModelReply, RecordedRequest, ScriptedModelServer, ScriptedToolCall
 
 ROOT = Path(__file__).resolve().parent.parent
 PEER_OPENAI = ("temporalio-openai-agents==1.1.0", "temporalio==1.35.0")
@@ -72,6 +72,7 @@ async def _child(kind: str, address: str) -> None:
     model_url = os.environ["BENCH_MODEL_URL"]
     versions: dict[str, str] = {}
     run_turn: Any
+    burst: Any
     if kind in ("plain-openai", "sf-openai"):
         from agents import Agent, OpenAIResponsesModel, Runner, function_tool
         from openai import AsyncOpenAI
@@ -100,17 +101,20 @@ async def _child(kind: str, address: str) -> None:
                 return {"ms": (time.perf_counter_ns() - start) / 1e6, "answer": str(result.final_output)}
 
             run_turn = plain_openai
+            burst = _gather_burst(plain_openai)
         else:
             from sessionflow import AgentSessionOptions, ToolEffect, ToolPolicy
             from sessionflow_openai_agents import openai_agents_session_flow
 
             read = ToolPolicy(effect=ToolEffect.READ)
+            # One agent for the process, as the peers share one model client: a factory is
+            # called on every step, and a new AsyncOpenAI client costs ~20 ms (its TLS context).
             flow = openai_agents_session_flow(
-                openai_agent,
+                openai_agent(),
                 flow_type="bench-peer-sf-openai",
                 options=AgentSessionOptions(tool_policies={"read_a": read, "read_b": read}),
             )
-            run_turn = await _sessionflow_turns(flow, address)
+            run_turn, burst = await _sessionflow_turns(flow, address)
     elif kind in ("plain-pydantic", "sf-pydantic"):
         from pydantic_ai import Agent as PAgent
         from pydantic_ai.models.openai import OpenAIChatModel
@@ -142,11 +146,12 @@ async def _child(kind: str, address: str) -> None:
                 return {"ms": (time.perf_counter_ns() - start) / 1e6, "answer": result.output}
 
             run_turn = plain_pydantic
+            burst = _gather_burst(plain_pydantic)
         else:
             from sessionflow_pydantic_ai import pydantic_ai_session_flow
 
-            flow = pydantic_ai_session_flow(pydantic_agent, flow_type="bench-peer-sf-pydantic")
-            run_turn = await _sessionflow_turns(flow, address)
+            flow = pydantic_ai_session_flow(pydantic_agent(), flow_type="bench-peer-sf-pydantic")
+            run_turn, burst = await _sessionflow_turns(flow, address)
     else:
         raise SystemExit(f"unknown child {kind}")
     print(json.dumps({"ready": True, "versions": versions}), flush=True)
@@ -155,7 +160,31 @@ async def _child(kind: str, address: str) -> None:
         line = await loop.run_in_executor(None, sys.stdin.readline)
         if not line or line.strip() == "quit":
             return
-        print(json.dumps(await run_turn()), flush=True)
+        if line.startswith("burst "):
+            print(json.dumps(await burst(int(line.split()[1]))), flush=True)
+        else:
+            print(json.dumps(await run_turn()), flush=True)
+
+
+def rss_kib() -> int:
+    """Resident set size of this process (`VmRSS`), in KiB."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    return 0
+
+
+def _gather_burst(run_turn: Any) -> Any:
+    """`count` turns at once in this process; answers checked after the clock stops."""
+
+    async def burst(count: int) -> dict[str, Any]:
+        start = time.perf_counter()
+        results = await asyncio.gather(*(run_turn() for _ in range(count)))
+        seconds = time.perf_counter() - start
+        ok = sum("a:1" in str(r.get("answer")) for r in results)
+        return {"seconds": seconds, "turns": count, "ok": ok, "rss_kib": rss_kib()}
+
+    return burst
 
 
 _background: list[asyncio.Task[None]] = []
@@ -180,7 +209,25 @@ async def _sessionflow_turns(flow: Any, address: str) -> Any:
         await sessions.stop_session(session_id)
         return {"ms": ms, "events": info.history_length, "bytes": info.history_size_bytes, "answer": answer}
 
-    return turn
+    async def burst(count: int) -> dict[str, Any]:
+        ids = [f"peer-sf-burst-{uuid.uuid4().hex[:12]}" for _ in range(count)]
+
+        async def one(session_id: str) -> None:
+            await sessions.start_session(session_id, "read a and b")
+            await _tail_turn_done(client, session_id)
+
+        start = time.perf_counter()
+        await asyncio.gather(*(one(i) for i in ids))
+        seconds = time.perf_counter() - start
+        rss = rss_kib()
+        ok = 0
+        for session_id in ids:
+            snapshot = await sessions.get_agent_snapshot(session_id)
+            ok += bool(snapshot.messages) and "a:1" in str(snapshot.messages[-1].message.text)
+            await sessions.stop_session(session_id)
+        return {"seconds": seconds, "turns": count, "ok": ok, "rss_kib": rss}
+
+    return turn, burst
 
 
 def child_main() -> None:
@@ -200,6 +247,8 @@ class Variant:
     ms: list[float] = field(default_factory=lambda: [])
     events: list[int] = field(default_factory=lambda: [])
     size: list[int] = field(default_factory=lambda: [])
+    bursts: list[float] = field(default_factory=lambda: [])
+    rss_kib: int = 0
 
     def start(self, env: dict[str, str]) -> None:
         self.proc = subprocess.Popen(
@@ -219,8 +268,11 @@ class Variant:
                 return data
 
     def turn(self) -> dict[str, Any]:
+        return self.ask("turn")
+
+    def ask(self, line: str) -> dict[str, Any]:
         assert self.proc is not None and self.proc.stdin is not None
-        self.proc.stdin.write("turn\n")
+        self.proc.stdin.write(line + "\n")
         self.proc.stdin.flush()
         return self.read()
 
@@ -247,6 +299,17 @@ def _script(model: ScriptedModelServer, key: str) -> None:
     )
 
 
+def _respond_by_conversation(request: RecordedRequest) -> ModelReply:
+    """The turn's two replies, chosen by what each request already holds, so that many
+    concurrent turns can share one key: no tool results yet -> call both tools; else answer."""
+    if request.tool_results():
+        return ModelReply.say("a:1 and b:2")
+    return ModelReply.call(
+        ScriptedToolCall(f"call_a_{request.index}", "read_a", {"key": "1"}),
+        ScriptedToolCall(f"call_b_{request.index}", "read_b", {"key": "2"}),
+    )
+
+
 def _ws(kind: str) -> list[str]:
     return [sys.executable, "-c", "from bench.peers import child_main; child_main()", kind]
 
@@ -256,6 +319,10 @@ async def main() -> None:
     parser.add_argument("--turns", type=int, default=40)
     parser.add_argument("--warmup", type=int, default=3)
     parser.add_argument("--only", default="")
+    parser.add_argument(
+        "--burst", type=int, default=50, help="concurrent turns per throughput round, on one worker process (0: skip)"
+    )
+    parser.add_argument("--burst-rounds", type=int, default=2)
     args = parser.parse_args()
     from sessionflow.temporal import DevServer, DevServerConfig
 
@@ -310,6 +377,22 @@ async def main() -> None:
                         if "events" in result:
                             variant.events.append(int(result["events"]))
                             variant.size.append(int(result["bytes"]))
+            for rnd in range(args.burst_rounds if args.burst > 0 else 0):
+                shift = rnd % len(variants)
+                for variant in variants[shift:] + variants[:shift]:
+                    key = f"v{variants.index(variant)}"
+                    model.reset(key)
+                    model.respond(key, _respond_by_conversation)
+                    result = variant.ask(f"burst {args.burst}")
+                    model.respond(key, None)
+                    if result["ok"] != args.burst or len(model.requests(key)) != 2 * args.burst:
+                        raise RuntimeError(
+                            f"{variant.name}: {result['ok']}/{args.burst} answers right, "
+                            f"{len(model.requests(key))} model requests (expected {2 * args.burst})"
+                        )
+                    variant.bursts.append(float(result["turns"]) / float(result["seconds"]))
+                    variant.rss_kib = max(variant.rss_kib, int(result["rss_kib"]))
+                    print(f"  burst round {rnd + 1}: {variant.name}: {variant.bursts[-1]:.1f} turns/s", flush=True)
         finally:
             for variant in variants:
                 variant.stop()
@@ -340,6 +423,23 @@ async def main() -> None:
         print(
             f"| {variant.name} | {variant.env_note} | {p50:.1f} | {percentile(variant.ms, 95):.1f} | {ev} | {sz} | {vs_peer} | {vs_plain} |"
         )
+    if any(v.bursts for v in variants):
+        print(
+            f"\nthroughput: {args.burst} turns at once on the variant's one worker process, "
+            f"{args.burst_rounds} rounds (turns/s, best round); RSS of that process after the rounds\n"
+        )
+        print("| variant | turns/s | rounds | RSS MiB | vs durable peer |")
+        print("| --- | --- | --- | --- | --- |")
+        for variant in variants:
+            if not variant.bursts:
+                continue
+            best = max(variant.bursts)
+            vs_peer = "-"
+            if variant.name in pairs and by_name.get(pairs[variant.name][0], variant).bursts:
+                peer = by_name[pairs[variant.name][0]]
+                vs_peer = f"{best / max(peer.bursts):.2f}x"
+            rounds = ", ".join(f"{b:.1f}" for b in variant.bursts)
+            print(f"| {variant.name} | {best:.1f} | {rounds} | {variant.rss_kib / 1024:.0f} | {vs_peer} |")
     print("\nversions:")
     for variant in variants:
         print(f"  {variant.name}: {variant.versions}")

@@ -534,6 +534,31 @@ def test_keys_are_isolated(server: ScriptedModelServer, client: httpx.Client) ->
     assert server.requests("bob") == [] and server.requests("default") == []
 
 
+def test_a_responder_answers_from_each_request_when_the_script_is_empty(
+    server: ScriptedModelServer, client: httpx.Client
+) -> None:
+    def echo(request: RecordedRequest) -> ModelReply:
+        return ModelReply.say(f"you said {request.last_user_text()}")
+
+    server.respond("shared", echo)
+    server.script("shared", [ModelReply.say("scripted first")])
+
+    def ask(text: str) -> str:
+        response = client.post(
+            server.base_url("shared") + "/chat/completions",
+            json={"messages": [{"role": "user", "content": text}]},
+        )
+        return response.json()["choices"][0]["message"]["content"]
+
+    # The script goes first; then each request gets the reply its own content asks for.
+    assert [ask(t) for t in ("one", "two", "three")] == ["scripted first", "you said two", "you said three"]
+    assert len(server.requests("shared")) == 3
+    server.reset("shared")
+    assert client.post(
+        server.base_url("shared") + "/chat/completions", json={"messages": [{"role": "user", "content": "x"}]}
+    ).status_code == 500
+
+
 def test_base_url_shapes_and_odd_keys(server: ScriptedModelServer, client: httpx.Client) -> None:
     assert server.base_url() == f"{server.url}/k/default/v1"
     assert server.base_url("s1", api="anthropic") == f"{server.url}/k/s1"

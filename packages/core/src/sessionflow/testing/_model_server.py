@@ -32,7 +32,7 @@ import threading
 import time
 import traceback
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import FrameType, TracebackType
@@ -65,6 +65,7 @@ __all__ = [
     "ModelReply",
     "ModelServerControl",
     "RecordedRequest",
+    "Responder",
     "ScriptedModelServer",
     "ScriptedToolCall",
     "ScriptedUsage",
@@ -86,6 +87,10 @@ _MODEL_APIS: dict[str, ModelApi] = {
 _RETRY_NOW = (("retry-after", "0"), ("retry-after-ms", "1"))
 
 
+Responder = Callable[[RecordedRequest], ModelReply]
+"""Computes the reply to one request of a key whose script is empty."""
+
+
 class _ScriptBook:
     """Per-key reply queues and request records, shared by all handler threads."""
 
@@ -93,7 +98,15 @@ class _ScriptBook:
         self._changed = threading.Condition()
         self._queues: dict[str, deque[ModelReply]] = {}
         self._records: dict[str, list[RecordedRequest]] = {}
+        self._responders: dict[str, Responder] = {}
         self._seq = 0
+
+    def set_responder(self, key: str, responder: Responder | None) -> None:
+        with self._changed:
+            if responder is None:
+                self._responders.pop(key, None)
+            else:
+                self._responders[key] = responder
 
     def append(self, key: str, replies: Sequence[ModelReply]) -> int:
         with self._changed:
@@ -112,7 +125,8 @@ class _ScriptBook:
             )
             records.append(record)
             queue = self._queues.get(key)
-            reply = queue.popleft() if queue else None
+            responder = self._responders.get(key)
+            reply = queue.popleft() if queue else responder(record) if responder is not None else None
             self._seq += 1
             self._changed.notify_all()
             return record, reply, self._seq
@@ -135,9 +149,11 @@ class _ScriptBook:
             if key is None:
                 self._queues.clear()
                 self._records.clear()
+                self._responders.clear()
             else:
                 self._queues.pop(key, None)
                 self._records.pop(key, None)
+                self._responders.pop(key, None)
             self._changed.notify_all()
 
 
@@ -436,6 +452,15 @@ class ScriptedModelServer:
     def script(self, key: str, replies: Sequence[ModelReply]) -> None:
         """Append ``replies`` to ``key``'s queue; each request consumes the next one."""
         self._book.append(key, list(replies))
+
+    def respond(self, key: str, responder: Responder | None) -> None:
+        """Answer ``key``'s requests with ``responder(request)`` whenever its script is empty.
+
+        For load that a fixed queue cannot serve: many sessions on one key, each needing
+        replies that depend on its own conversation. The responder runs under the server's
+        lock, so keep it quick. ``None`` removes it. In-process only.
+        """
+        self._book.set_responder(key, responder)
 
     def requests(self, key: str = DEFAULT_KEY) -> list[RecordedRequest]:
         """Model requests received for ``key`` so far, oldest first."""
