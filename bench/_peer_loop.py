@@ -48,9 +48,10 @@ async def _burst(run: RunTurn, prefix: str, count: int) -> dict[str, Any]:
     answers = await asyncio.gather(*(run(f"{prefix}-burst-{uuid.uuid4().hex[:12]}") for _ in range(count)))
     seconds = time.perf_counter() - start
     ok = sum("a:1" in answer for answer in answers)
-    return {"seconds": seconds, "turns": count, "ok": ok, "rss_kib": _rss_kib()}
+    return {"seconds": seconds, "turns": count, "ok": ok, "rss_kib": rss_kib()}
 
 
-def _rss_kib() -> int:
-    with open("/proc/self/status") as status:
+def rss_kib(pid: int | str = "self") -> int:
+    """Resident set size (`VmRSS`) of a process, this one by default, in KiB."""
+    with open(f"/proc/{pid}/status") as status:
         return next(int(line.split()[1]) for line in status if line.startswith("VmRSS:"))

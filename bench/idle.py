@@ -23,6 +23,7 @@ import uuid
 from pathlib import Path
 
 from bench._common import HistoryTail, ZeroLatencyRunner
+from bench._peer_loop import rss_kib
 from sessionflow.temporal import (
     AgentSessionClient,
     AgentSessionFlow,
@@ -58,10 +59,7 @@ def worker_main() -> None:
 
 
 def rss_mib(pid: int) -> float:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
-    raise RuntimeError("no VmRSS")
+    return rss_kib(pid) / 1024
 
 
 async def main() -> None:

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from bench._common import percentile
+from bench._peer_loop import rss_kib
 from sessionflow.testing import ModelReply, RecordedRequest, ScriptedModelServer, ScriptedToolCall
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -164,14 +165,6 @@ async def _child(kind: str, address: str) -> None:
             print(json.dumps(await burst(int(line.split()[1]))), flush=True)
         else:
             print(json.dumps(await run_turn()), flush=True)
-
-
-def rss_kib() -> int:
-    """Resident set size of this process (`VmRSS`), in KiB."""
-    for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1])
-    return 0
 
 
 def _gather_burst(run_turn: Any) -> Any:

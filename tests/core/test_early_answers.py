@@ -15,7 +15,7 @@ from temporalio.api.common.v1 import WorkflowExecution
 from temporalio.api.enums.v1 import EventType, UpdateWorkflowExecutionLifecycleStage
 from temporalio.api.update.v1 import UpdateRef, WaitPolicy
 from temporalio.api.workflowservice.v1 import PollWorkflowExecutionUpdateRequest
-from temporalio.client import WorkflowHandle, WorkflowHistoryEventFilterType
+from temporalio.client import Client, WorkflowHandle, WorkflowHistoryEventFilterType
 from temporalio.service import RPCError, RPCStatusCode
 from temporalio.worker import Worker
 
@@ -43,7 +43,10 @@ async def test_answer_sent_while_the_model_step_runs_waits_for_the_approval(harn
     gate = FileGate(harness.state_dir, "model")
     await gate.wait_until_reached()
     answer = asyncio.create_task(harness.sessions.resolve_interrupt("early", "turn-1:c1", approved=True))
-    await asyncio.sleep(0.5)  # the answer is in the workflow, waiting; it must not be decided yet
+    # Accepted into the session's history, and waiting: not decided before the step ends.
+    await _wait_for_event(
+        harness.stack.client.get_workflow_handle("early"), "EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED"
+    )
     assert not answer.done()
     gate.release()
     assert await asyncio.wait_for(answer, 30)
@@ -58,7 +61,9 @@ async def test_answer_for_a_call_the_model_step_does_not_make_is_refused_after_i
     gate = FileGate(harness.state_dir, "model")
     await gate.wait_until_reached()
     answer = asyncio.create_task(harness.sessions.resolve_interrupt("early-none", "turn-1:c1", approved=True))
-    await asyncio.sleep(0.5)
+    handle = harness.stack.client.get_workflow_handle("early-none")
+    await _wait_for_event(handle, "EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED")
+    assert not answer.done()
     gate.release()
     assert not await asyncio.wait_for(answer, 30)
     snapshot = await idle_after(harness, "early-none", 1)
@@ -109,7 +114,7 @@ async def test_answer_delivered_with_the_model_result_in_one_workflow_task(
         answer = asyncio.create_task(
             handle.execute_update(RESOLVE_INTERRUPT, request, id="answer-1", result_type=bool)  # pyright: ignore[reportUnknownMemberType]
         )
-        await _admitted(handle, "answer-1")
+        await _admitted(client, "same-task", "answer-1")
         gate.release()
         await _wait_for_event(handle, "EVENT_TYPE_ACTIVITY_TASK_COMPLETED")
         async with workflow_worker():
@@ -126,14 +131,13 @@ async def test_answer_delivered_with_the_model_result_in_one_workflow_task(
     assert names[result + 1 : accepted] in (task, ["EVENT_TYPE_WORKFLOW_TASK_SCHEDULED", *task])
 
 
-async def _admitted(handle: WorkflowHandle[Any, Any], update_id: str) -> None:
+async def _admitted(client: Client, workflow_id: str, update_id: str) -> None:
     """Return once the server holds the update (the public client waits until the workflow
     accepts it, which needs a workflow worker; the server refuses to wait for admission)."""
-    client = handle._client  # pyright: ignore[reportPrivateUsage]
     request = PollWorkflowExecutionUpdateRequest(
         namespace=client.namespace,
         update_ref=UpdateRef(
-            workflow_execution=WorkflowExecution(workflow_id=handle.id), update_id=update_id
+            workflow_execution=WorkflowExecution(workflow_id=workflow_id), update_id=update_id
         ),
         wait_policy=WaitPolicy(lifecycle_stage=ADMITTED),
     )

@@ -115,12 +115,6 @@ def selected_runs(config: pytest.Config) -> list[CaseRun]:
     return config.stash[_RUNS]
 
 
-def _matrix(config: pytest.Config) -> Matrix:
-    if _MATRIX not in config.stash:
-        config.stash[_MATRIX] = Matrix()
-    return config.stash[_MATRIX]
-
-
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if RUN_ARGUMENT not in metafunc.fixturenames:
         return
@@ -128,10 +122,8 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if metafunc.definition.nodeid in done:
         return  # the plugin is registered twice; parametrize once
     done.add(metafunc.definition.nodeid)
-    matrix = _matrix(metafunc.config)
     params: list[Any] = []
     for run in selected_runs(metafunc.config):
-        matrix.announce(run.case.id, run.framework.name)
         marks: list[pytest.MarkDecorator] = [getattr(pytest.mark, MARKER)]
         missing = missing_capability(run.case, run.framework)
         if missing is not None:
