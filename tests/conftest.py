@@ -10,6 +10,7 @@ is replaced by ``temporal_address`` so a test process shares one dev server.
 from __future__ import annotations
 
 import os
+import tempfile
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -42,6 +43,13 @@ __all__ = [
     "sessionflow_conformance_server",
     "temporal_address",
 ]
+
+
+# Every client and worker of the run (worker children inherit the environment) keeps its
+# payloads in one folder of the run's own, never in the user's ~/.sessionflow.
+os.environ.setdefault(
+    "SESSIONFLOW_PAYLOADS", tempfile.mkdtemp(prefix=f"sessionflow-test-payloads-{os.getpid()}-")
+)
 
 
 @pytest.fixture(scope="session")

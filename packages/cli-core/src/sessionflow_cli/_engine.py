@@ -17,6 +17,7 @@ import time
 from dataclasses import dataclass
 
 from sessionflow.temporal import (
+    RAISED_HISTORY_LIMITS,
     DevServer,
     DevServerConfig,
     DevServerError,
@@ -86,6 +87,7 @@ def _dev_config(server: ServerConfig, port: int) -> DevServerConfig:
         ui=server.ui,
         ui_port=server.ui_port,
         namespace=server.namespace,
+        dynamic_config=RAISED_HISTORY_LIMITS,
     )
 
 

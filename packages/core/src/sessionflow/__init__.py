@@ -64,6 +64,8 @@ from sessionflow.session import (
 from sessionflow.temporal import (
     AgentSessionClient,
     AgentSessionFlow,
+    PayloadStore,
+    PayloadStoreError,
     SessionExistsError,
     connect,
     run_agent_worker,
@@ -106,6 +108,8 @@ __all__ = [
     "InvalidToolCallError",
     "MemoryOptions",
     "MessageRole",
+    "PayloadStore",
+    "PayloadStoreError",
     "PluginError",
     "SessionBudget",
     "SessionError",

@@ -8,6 +8,8 @@ from dataclasses import asdict, dataclass
 from enum import StrEnum
 from typing import Any
 
+from sessionflow.session.bodies import BodyRef
+
 __all__ = ["AgentMessage", "FrameworkMessage", "MessageRole", "message_digest", "message_sequence_key"]
 
 
@@ -26,11 +28,21 @@ class FrameworkMessage:
 
     `framework_item` must be JSON-serializable: the session stores it as is and hands
     it back to the runner on later turns.
+
+    A large message is kept by reference: `body` names the stored item and text, the
+    session keeps `framework_item` as None and `text` as a preview, and a runner always
+    receives the whole message again.
     """
 
     role: MessageRole
     framework_item: Any
     text: str | None = None
+    body: BodyRef | None = None
+
+    @property
+    def is_stored(self) -> bool:
+        """True when the session holds a reference and a preview instead of the message."""
+        return self.body is not None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -55,5 +67,9 @@ def message_digest(previous: str, message: AgentMessage) -> str:
     Workers cache a session's messages between model calls; the workflow passes the digest
     of the prefix it expects, so a stale or foreign cache is detected instead of trusted.
     """
-    encoded = json.dumps(asdict(message), sort_keys=True, separators=(",", ":"), default=str)
+    fields = asdict(message)
+    if message.message.body is None:
+        # Digests recorded before bodies could be stored left this field out: keep them equal.
+        del fields["message"]["body"]
+    encoded = json.dumps(fields, sort_keys=True, separators=(",", ":"), default=str)
     return hashlib.sha256(f"{previous}\n{encoded}".encode()).hexdigest()

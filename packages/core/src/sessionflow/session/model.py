@@ -13,6 +13,8 @@ from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import Any, cast
 
+from sessionflow.session.bodies import BodyRef
+from sessionflow.session.bounds import bounded_interrupt, bounded_messages, bounded_tool_call
 from sessionflow.session.errors import SessionStateError
 from sessionflow.session.events import AgentEvent, AgentEventType, EventLog
 from sessionflow.session.guardrails import Budget, ProposalCode, StopReason, call_fingerprint, estimate_tokens
@@ -37,6 +39,10 @@ from sessionflow.session.usage import AgentUsage
 __all__ = ["MAX_PAGE_SIZE", "SNAPSHOT_MESSAGE_LIMIT", "QueuedUserMessage", "SessionModel"]
 
 SNAPSHOT_MESSAGE_LIMIT = 200
+SNAPSHOT_MESSAGE_BYTES = 512 * 1024
+"""Bytes of messages a snapshot carries at most: the newest that fit."""
+PAGE_BYTES = 512 * 1024
+"""Bytes of messages one `list_agent_messages` page carries at most."""
 RECENT_MESSAGE_IDS = 256
 MAX_PAGE_SIZE = 200
 APPROVAL_EXPIRED = "The approval deadline passed before anyone answered."
@@ -59,6 +65,11 @@ class QueuedUserMessage:
 
 def _iso(moment: datetime) -> str:
     return moment.isoformat()
+
+
+def _tokens_of_size(size: int) -> int:
+    # The same generous rate as `estimate_tokens` (about three bytes a token).
+    return (size + 2) // 3
 
 
 @dataclass(kw_only=True)
@@ -96,6 +107,13 @@ class SessionModel:
     turn_prefix_count: int = 0
     turn_prefix_digest: str = ""
     """Message count and rolling digest when the running turn began (its reference prefix)."""
+    run_state_ref: BodyRef | None = None
+    """The running turn's framework run state, when it was too large to keep inline."""
+    index_ref: BodyRef | None = None
+    index_count: int = 0
+    index_digest: str = ""
+    """The stored message index: messages 1..`index_count` (rolling digest `index_digest`),
+    so a model step reads earlier messages from the store instead of from the workflow."""
 
     # -- events --------------------------------------------------------------------------
 
@@ -251,9 +269,42 @@ class SessionModel:
         for stored in reversed(self.messages):
             if stored.turn_id != turn_id:
                 break
-            added += estimate_tokens(stored.message.text or str(stored.message.framework_item))
-        added += sum(estimate_tokens((r.output or "") + (r.error or "") + r.arguments) for r in self.tool_calls.values())
+            body = stored.message.body
+            if body is not None:
+                added += _tokens_of_size(body.size)
+            else:
+                added += estimate_tokens(stored.message.text or str(stored.message.framework_item))
+        for record in self.tool_calls.values():
+            output = _tokens_of_size(record.output_ref.size) if record.output_ref else estimate_tokens(record.output or "")
+            added += output + estimate_tokens((record.error or "") + record.arguments)
         return self.last_input_tokens + added
+
+    # -- the stored message index -----------------------------------------------------------
+
+    def record_index(self, ref: BodyRef, count: int, digest: str) -> None:
+        """The store now holds the index of messages 1..`count`; ignore one that is not newer."""
+        if count <= self.index_count or count > len(self.messages):
+            return
+        if digest != self.messages_digest_at(count):
+            raise SessionStateError(f"the stored index of {count} messages does not match the session")
+        self.index_ref, self.index_count, self.index_digest = ref, count, digest
+
+    def messages_digest_at(self, count: int) -> str:
+        """Rolling digest of messages 1..`count`, from what the model keeps (no re-hash when it can)."""
+        if count == len(self.messages):
+            return self.digest
+        if count == self.turn_prefix_count:
+            return self.turn_prefix_digest
+        if count == self.index_count:
+            return self.index_digest
+        digest = ""
+        for stored in self.messages[:count]:
+            digest = message_digest(digest, stored)
+        return digest
+
+    def messages_after_index(self) -> list[AgentMessage]:
+        """Messages the stored index does not cover yet (a model step receives them inline)."""
+        return self.messages[self.index_count :]
 
     def count_model_call(self) -> None:
         self.turn_model_calls += 1
@@ -274,7 +325,7 @@ class SessionModel:
         budget, or too many refusals in a row) `stop_reason` is set. Returns the records.
         """
         turn_id = self._require_turn()
-        if not outcome.framework_run_state:
+        if not outcome.framework_run_state and outcome.run_state_ref is None:
             raise SessionStateError("ToolCallsRequested needs a non-empty framework_run_state")
         if not outcome.tool_calls:
             raise SessionStateError("ToolCallsRequested needs at least one tool call")
@@ -336,7 +387,8 @@ class SessionModel:
         max_stuck = budget.max_stuck if budget is not None else None
         if self.stop_reason is None and max_stuck is not None and self.consecutive_rejections >= max_stuck:
             self._request_stop(StopReason.STUCK, f"{self.consecutive_rejections} proposals in a row were refused")
-        self.run_state = outcome.framework_run_state
+        self.run_state = outcome.framework_run_state or None
+        self.run_state_ref = outcome.run_state_ref
         self.state = replace(self.state, status=AgentStatus.RUNNING_TOOLS)
         return created
 
@@ -390,6 +442,7 @@ class SessionModel:
     def _end_turn(self, *, error: str | None) -> None:
         self.tool_calls = {}
         self.run_state = None
+        self.run_state_ref = None
         self.pending_interrupts = []
         self.turn_settings = {}
         self.state = replace(
@@ -407,9 +460,7 @@ class SessionModel:
         except KeyError:
             raise SessionStateError(f"no tool call {tool_call_id!r} in the running turn") from None
 
-    def move_tool_call(
-        self, tool_call_id: str, status: AgentToolCallStatus, **changes: str | None
-    ) -> AgentToolCall:
+    def move_tool_call(self, tool_call_id: str, status: AgentToolCallStatus, **changes: Any) -> AgentToolCall:
         updated = self.record(tool_call_id).moved_to(status, **changes)
         self.tool_calls[tool_call_id] = updated
         step = self.tool_step(self._require_turn(), tool_call_id)
@@ -542,21 +593,25 @@ class SessionModel:
         return AgentSnapshot(
             session_id=session_id,
             state=self.state if started else None,
-            messages=self.messages[-SNAPSHOT_MESSAGE_LIMIT:],
+            messages=bounded_messages(self.messages[-SNAPSHOT_MESSAGE_LIMIT:], SNAPSHOT_MESSAGE_BYTES, newest=True),
             message_count=len(self.messages),
-            pending_interrupts=list(self.pending_interrupts),
-            tool_calls=sorted(self.tool_calls.values(), key=lambda r: r.deferral_order),
+            pending_interrupts=[bounded_interrupt(i) for i in self.pending_interrupts],
+            tool_calls=[bounded_tool_call(r) for r in sorted(self.tool_calls.values(), key=lambda r: r.deferral_order)],
             usage=self.usage,
             queued_message_count=len(self.queued),
             stopped=self.stopped,
         )
 
     def page(self, *, after: int = 0, limit: int = 50) -> AgentMessagesPage:
-        """Messages with a sequence above `after`, oldest first; the limit is clamped to 1..200."""
+        """Messages with a sequence above `after`, oldest first.
+
+        The limit is clamped to 1..200, and a page holds at most `PAGE_BYTES` (always at
+        least one message); a stored body appears as its preview.
+        """
         limit = max(1, min(MAX_PAGE_SIZE, limit))
         start = self._index_after(after)
-        chunk = self.messages[start : start + limit]
-        more = start + limit < len(self.messages)
+        chunk = bounded_messages(self.messages[start : start + limit], PAGE_BYTES, newest=False)
+        more = start + len(chunk) < len(self.messages)
         return AgentMessagesPage(messages=chunk, next_after=chunk[-1].sequence if chunk and more else None)
 
     def _index_after(self, after: int) -> int:

@@ -113,12 +113,24 @@ class AgentSessionOptions:
     """Per-turn step, tool and time limits, and a per-session cost limit."""
     memory: MemoryOptions | None = None
     """Enables the guarded memory tools, run by the session itself."""
+    max_tool_output_bytes: int = 1024 * 1024
+    """Bytes of a tool's output the model sees (a policy's `max_output_bytes` overrides it).
+
+    A longer output is stored whole; the model gets its head and a note of what was cut."""
     call_policy: CallPolicy | None = None
     """Optional per-call policy, applied to every deferred call after the runner returns.
 
     Use it when approval depends on the arguments (a shell command on an allow list) or on
     the turn's settings. It receives the policy the runner resolved on the call.
     """
+
+    def __post_init__(self) -> None:
+        if self.max_tool_output_bytes < 1:
+            raise ValueError(f"max_tool_output_bytes must be at least 1, got {self.max_tool_output_bytes!r}")
+
+    def tool_output_cap(self, policy: ToolPolicy) -> int:
+        """Bytes of output the model sees for a call made under `policy`."""
+        return policy.max_output_bytes if policy.max_output_bytes is not None else self.max_tool_output_bytes
 
     @property
     def interrupt_deadline(self) -> timedelta | None:

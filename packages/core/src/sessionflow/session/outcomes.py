@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from sessionflow.session.bodies import BodyRef
 from sessionflow.session.messages import FrameworkMessage
 from sessionflow.session.tools import DeferredToolCall
 from sessionflow.session.usage import AgentUsage
@@ -30,6 +31,8 @@ class ToolCallsRequested:
     framework_run_state: str
     tool_calls: list[DeferredToolCall]
     usage: AgentUsage = field(default_factory=AgentUsage)
+    run_state_ref: BodyRef | None = None
+    """Set by the engine when it stored a large run state; `framework_run_state` is then ""."""
 
 
 AgentTurnOutcome = TurnCompleted | ToolCallsRequested

@@ -8,6 +8,7 @@ from dataclasses import dataclass, replace
 from enum import StrEnum
 from typing import Any
 
+from sessionflow.session.bodies import BodyRef
 from sessionflow.session.errors import InvalidToolCallError, SessionStateError
 
 __all__ = [
@@ -53,6 +54,13 @@ class ToolPolicy:
     requires_approval: bool | None = None
     allow_repeats: bool = False
     """Allow the same call (same tool, same arguments) more than once in a turn."""
+    max_output_bytes: int | None = None
+    """Bytes of this tool's output the model sees; None uses the session default
+    (`AgentSessionOptions.max_tool_output_bytes`). The whole output is always stored."""
+
+    def __post_init__(self) -> None:
+        if self.max_output_bytes is not None and self.max_output_bytes < 1:
+            raise ValueError(f"max_output_bytes must be at least 1, got {self.max_output_bytes!r}")
 
     @property
     def is_approval_required(self) -> bool:
@@ -129,6 +137,9 @@ class AgentToolCall:
     interrupt_id: str | None = None
     answer: str | None = None
     """A person's answer given with the approval (for question tools such as `ask_user`)."""
+    output_ref: BodyRef | None = None
+    """The whole output, when it was too large to keep in the session; `output` is then a
+    preview, and the model step reads the output (capped) from the store."""
 
     @property
     def is_final(self) -> bool:

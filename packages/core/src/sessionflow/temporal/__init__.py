@@ -5,6 +5,7 @@ the `sessionflow` command) connects, probes and lists sessions through these fun
 """
 
 from sessionflow.temporal._dev_server import (
+    RAISED_HISTORY_LIMITS,
     DevServer,
     DevServerConfig,
     DevServerError,
@@ -14,9 +15,22 @@ from sessionflow.temporal._dev_server import (
     stop_dev_server,
 )
 from sessionflow.temporal.client import AgentSessionClient, SessionExistsError, validate_session_id
-from sessionflow.temporal.connection import DEFAULT_SERVER_ADDRESS, TemporalClient, TlsSettings, connect
+from sessionflow.temporal.connection import (
+    DEFAULT_SERVER_ADDRESS,
+    TemporalClient,
+    TlsSettings,
+    connect,
+    with_payload_store,
+)
 from sessionflow.temporal.flow import AgentSessionFlow
 from sessionflow.temporal.history import StepHistoryEntry, history_size, read_step_history
+from sessionflow.temporal.payload_store import (
+    DEFAULT_PAYLOAD_THRESHOLD,
+    PayloadStore,
+    PayloadStoreError,
+    build_data_converter,
+    default_payload_folder,
+)
 from sessionflow.temporal.probe import FrontendProbe, FrontendState, probe_frontend
 from sessionflow.temporal.sessions import (
     SessionStatus,
@@ -29,7 +43,9 @@ from sessionflow.temporal.sessions import (
 from sessionflow.temporal.worker import build_workers, run_agent_worker, serve_agent_flows
 
 __all__ = [
+    "DEFAULT_PAYLOAD_THRESHOLD",
     "DEFAULT_SERVER_ADDRESS",
+    "RAISED_HISTORY_LIMITS",
     "AgentSessionClient",
     "AgentSessionFlow",
     "DevServer",
@@ -38,14 +54,18 @@ __all__ = [
     "DevServerHandle",
     "FrontendProbe",
     "FrontendState",
+    "PayloadStore",
+    "PayloadStoreError",
     "SessionExistsError",
     "SessionStatus",
     "SessionSummary",
     "StepHistoryEntry",
     "TemporalClient",
     "TlsSettings",
+    "build_data_converter",
     "build_workers",
     "connect",
+    "default_payload_folder",
     "describe_session",
     "find_temporal_binary",
     "free_port",
@@ -59,4 +79,5 @@ __all__ = [
     "serve_agent_flows",
     "stop_dev_server",
     "validate_session_id",
+    "with_payload_store",
 ]

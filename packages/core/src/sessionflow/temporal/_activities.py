@@ -18,6 +18,7 @@ from sessionflow.session import (
     AgentEventWriter,
     AgentMessage,
     AgentMessagesPage,
+    AgentToolCall,
     AgentTurnContext,
     DeferredToolExecution,
     FrameworkMessage,
@@ -32,8 +33,10 @@ from sessionflow.session import (
     message_digest,
     validate_tool_call_ids,
 )
+from sessionflow.session.bodies import BodyRef, cap_text, preview_text
 from sessionflow.session.proposals import check_proposal
 from sessionflow.session.runner import ImageInput, SupportsImageMessages, SupportsToolCatalog
+from sessionflow.temporal._bodies import BodyStore, StoreScope
 from sessionflow.temporal._delta_fallback import DeltaFallback
 from sessionflow.temporal._payloads import (
     BUILD_USER_MESSAGE,
@@ -43,6 +46,7 @@ from sessionflow.temporal._payloads import (
     RUN_MODEL,
     BuildUserMessageInput,
     ListAgentMessagesRequest,
+    MessageIndexChunk,
     RunModelInput,
     RunModelResult,
     ToolCallInput,
@@ -71,9 +75,22 @@ class _CachedMessages:
             self.digests.append(message_digest(self.digests[-1] if self.digests else "", stored))
             self.messages.append(stored)
 
+    def digest_after(self, messages: list[AgentMessage]) -> str:
+        digest = self.digests[-1] if self.digests else ""
+        for stored in messages:
+            digest = message_digest(digest, stored)
+        return digest
+
     def truncate(self, count: int) -> None:
         del self.messages[count:]
         del self.digests[count:]
+
+    @staticmethod
+    def rolling(messages: list[AgentMessage]) -> str:
+        digest = ""
+        for stored in messages:
+            digest = message_digest(digest, stored)
+        return digest
 
     def digest_at(self, count: int) -> str:
         return self.digests[count - 1] if count else ""
@@ -90,6 +107,7 @@ class SessionActivities:
         self._flow = flow
         self._client = client
         self._cache: OrderedDict[tuple[str, str], _CachedMessages] = OrderedDict()
+        self._bodies = BodyStore.of(client)
 
     def activities(self) -> list[Callable[..., Any]]:
         return [self.run_model, self.call_tool, self.call_single_attempt_tool, self.build_user_message]
@@ -110,6 +128,8 @@ class SessionActivities:
             raise _non_retryable(
                 SessionStateError(f"build_user_message returned role {message.role!r}, expected 'user'")
             )
+        if self._bodies is not None:
+            message = await self._bodies.store_message(message, _scope())
         return message
 
     # -- model ---------------------------------------------------------------------------
@@ -117,15 +137,19 @@ class SessionActivities:
     @activity.defn(name=RUN_MODEL)
     async def run_model(self, request: RunModelInput) -> RunModelResult:
         info = activity.info()
-        messages = await self._messages(request)
+        entries = await self._messages(request)
+        messages = await self._resolved(entries)
+        run_state = request.framework_run_state
+        if request.framework_run_state_ref is not None:
+            run_state = await self._require_bodies().load_text(request.framework_run_state_ref)
         events = self._writer(request.session_id, request.turn_id)
         context = AgentTurnContext(
             flow_id=request.session_id,
             turn_id=request.turn_id,
             attempt=info.attempt,
             messages=messages,
-            framework_run_state=request.framework_run_state,
-            tool_calls={r.tool_call_id: r for r in request.tool_calls},
+            framework_run_state=run_state,
+            tool_calls={r.tool_call_id: await self._model_view(r) for r in request.tool_calls},
             policy_resolver=self._flow.options.resolve_tool_policy,
             events=events,
             heartbeat=activity.heartbeat,
@@ -138,8 +162,7 @@ class SessionActivities:
         finally:
             events.close()
         if isinstance(outcome, TurnCompleted):
-            self._remember(request, messages, outcome)
-            return RunModelResult(completed=outcome)
+            return await self._completed(request, entries, outcome)
         if isinstance(outcome, ToolCallsRequested):  # pyright: ignore[reportUnnecessaryIsInstance]
             try:
                 validate_tool_call_ids(outcome.tool_calls, context.tool_calls)
@@ -147,6 +170,10 @@ class SessionActivities:
                 raise _non_retryable(error) from None
             if not outcome.framework_run_state:
                 raise _non_retryable(SessionStateError("ToolCallsRequested has an empty framework_run_state"))
+            if self._bodies is not None:
+                state_ref = await self._bodies.store_text(outcome.framework_run_state, _scope())
+                if state_ref is not None:
+                    outcome = replace(outcome, framework_run_state="", run_state_ref=state_ref)
             runner = self._flow.runner
             if isinstance(runner, SupportsToolCatalog):
                 catalog = runner.tool_catalog(request.session_settings)
@@ -185,8 +212,62 @@ class SessionActivities:
             writer.write_event(AgentEventType.ATTEMPT_RESTARTED, {"previous_attempt": info.attempt - 1})
         return writer
 
+    def _require_bodies(self) -> BodyStore:
+        if self._bodies is None:
+            raise SessionStateError("this session keeps bodies in a payload store, and this worker has none")
+        return self._bodies
+
+    async def _resolved(self, entries: list[AgentMessage]) -> list[AgentMessage]:
+        """The messages as the runner first returned them, bodies read back from the store."""
+        if not any(stored.message.body is not None for stored in entries):
+            return entries
+        bodies = self._require_bodies()
+        return [
+            replace(stored, message=await bodies.load_message(stored.message)) if stored.message.body else stored
+            for stored in entries
+        ]
+
+    async def _model_view(self, record: AgentToolCall) -> AgentToolCall:
+        """A tool call record as the model sees it: its whole output, capped for the model."""
+        cap = self._flow.options.tool_output_cap(record.policy)
+        if record.output_ref is not None:
+            return await self._require_bodies().model_view(record, cap)
+        if record.output is None:
+            return record
+        return replace(record, output=cap_text(record.output, cap))
+
+    async def _completed(
+        self, request: RunModelInput, entries: list[AgentMessage], outcome: TurnCompleted
+    ) -> RunModelResult:
+        """Store the turn's large messages and the index chunk that covers the whole turn."""
+        bodies = self._bodies
+        if bodies is None:
+            self._remember(request, entries, outcome.new_messages)
+            return RunModelResult(completed=outcome)
+        scope = _scope()
+        kept = [await bodies.store_message(m, scope) for m in outcome.new_messages]
+        start = len(entries) + 1
+        added = [AgentMessage(sequence=start + i, turn_id=request.turn_id, message=m) for i, m in enumerate(kept)]
+        covered = request.prefix_count if request.prefix_ref is not None else 0
+        chunk = MessageIndexChunk(
+            first=covered + 1, entries=[*entries[covered:], *added], parent=request.prefix_ref if covered else None
+        )
+        cached = self._cache.get((request.session_id, request.session_nonce))
+        digest = cached.digest_after(added) if cached is not None and len(cached.messages) == len(entries) else ""
+        if not digest:
+            digest = _CachedMessages.rolling([*entries, *added])
+        index_ref = await bodies.put(chunk, scope)
+        self._remember(request, entries, kept)
+        return RunModelResult(
+            completed=replace(outcome, new_messages=kept),
+            index_ref=index_ref,
+            index_count=len(entries) + len(added),
+            index_digest=digest,
+        )
+
     async def _messages(self, request: RunModelInput) -> list[AgentMessage]:
-        """Rebuild every stored message: cached prefix if its digest matches, else read the workflow."""
+        """Every stored message as the session keeps it: cached prefix if its digest matches,
+        else read through the stored index (or, for inputs recorded before it, the workflow)."""
         key = (request.session_id, request.session_nonce)
         cached = self._cache.pop(key, None) or _CachedMessages()
         self._cache[key] = cached
@@ -195,12 +276,28 @@ class SessionActivities:
         count = request.prefix_count
         if len(cached.messages) < count or cached.digest_at(count) != request.prefix_digest:
             cached.truncate(0)
-            await self._fetch_into(cached, request.session_id, count)
+            if request.prefix_ref is not None:
+                await self._read_index(cached, request.prefix_ref)
+            else:
+                await self._fetch_into(cached, request.session_id, count)
         cached.truncate(count)
         if cached.digest_at(count) != request.prefix_digest:
             raise SessionStateError("stored messages do not match the session's digest")
         cached.extend(request.tail)
         return list(cached.messages)
+
+    async def _read_index(self, cached: _CachedMessages, ref: BodyRef) -> None:
+        bodies = self._require_bodies()
+        chunks: list[MessageIndexChunk] = []
+        link: BodyRef | None = ref
+        while link is not None:
+            chunk = await bodies.get(link, MessageIndexChunk)
+            if not isinstance(chunk, MessageIndexChunk):
+                raise SessionStateError("the payload store holds a message index chunk of the wrong shape")
+            chunks.append(chunk)
+            link = chunk.parent
+        for chunk in reversed(chunks):
+            cached.extend(chunk.entries)
 
     async def _fetch_into(self, cached: _CachedMessages, session_id: str, count: int) -> None:
         handle = self._client.get_workflow_handle(session_id)
@@ -214,7 +311,7 @@ class SessionActivities:
                 raise SessionStateError(f"session {session_id!r} has fewer than {count} messages")
             cached.extend(page.messages[: count - len(cached.messages)])
 
-    def _remember(self, request: RunModelInput, messages: list[AgentMessage], outcome: TurnCompleted) -> None:
+    def _remember(self, request: RunModelInput, messages: list[AgentMessage], new: list[FrameworkMessage]) -> None:
         # The workflow appends the answer right after the messages we saw; cache it so the
         # next turn's prefix is a hit. The digest check catches any mismatch.
         cached = self._cache.get((request.session_id, request.session_nonce))
@@ -224,7 +321,7 @@ class SessionActivities:
         cached.extend(
             [
                 AgentMessage(sequence=start + i, turn_id=request.turn_id, message=m)
-                for i, m in enumerate(outcome.new_messages)
+                for i, m in enumerate(new)
             ]
         )
 
@@ -262,6 +359,10 @@ class SessionActivities:
             return ToolCallOutput(error=error.message)
         finally:
             events.close()
+        if self._bodies is not None:
+            ref = await self._bodies.store_text(result.output, _scope())
+            if ref is not None:
+                return ToolCallOutput(output=preview_text(result.output), output_ref=ref)
         return ToolCallOutput(output=result.output)
 
 
@@ -299,6 +400,17 @@ async def _with_heartbeats(interval: float, work: Awaitable[T]) -> T:
         return await work
     finally:
         beater.cancel()
+
+
+def _scope() -> StoreScope:
+    """The running activity's session, which the store groups its objects by."""
+    info = activity.info()
+    return StoreScope(
+        namespace=info.workflow_namespace or info.namespace,
+        session_id=info.workflow_id or "",
+        flow_type=info.workflow_type,
+        run_id=info.workflow_run_id,
+    )
 
 
 def _media_type(path: str) -> str:

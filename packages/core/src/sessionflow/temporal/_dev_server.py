@@ -44,6 +44,7 @@ if sys.platform != "win32":
     import fcntl
 
 __all__ = [
+    "RAISED_HISTORY_LIMITS",
     "DevServer",
     "DevServerConfig",
     "DevServerError",
@@ -75,17 +76,25 @@ DEFAULT_DYNAMIC_CONFIG: Mapping[str, object] = MappingProxyType(
         # no task waits for cross-partition forwarding. Noticeably faster tests on a dev server.
         "matching.numTaskqueueReadPartitions": 1,
         "matching.numTaskqueueWritePartitions": 1,
-        # Long agent sessions produce long histories; raise the hard limits (defaults: 51 200 events /
-        # 50 MB) so local runs fail on our own continue-as-new policy, not on the server's.
-        "limit.historyCount.warn": 200_000,
-        "limit.historyCount.error": 400_000,
-        "limit.historySize.warn": 200 * 1024 * 1024,
-        "limit.historySize.error": 400 * 1024 * 1024,
         # The dev server may run offline; do not phone home for a version check.
         "frontend.enableServerVersionCheck": False,
     }
 )
-"""Dynamic config always passed to the dev server (``DevServerConfig.dynamic_config`` overrides)."""
+"""Dynamic config always passed to the dev server (``DevServerConfig.dynamic_config`` overrides).
+
+It keeps the server's default limits (2 MiB a payload, 51,200 events or 50 MB of history),
+which Temporal Cloud and a default cluster enforce, so what passes here passes there."""
+
+RAISED_HISTORY_LIMITS: Mapping[str, object] = MappingProxyType(
+    {
+        "limit.historyCount.warn": 200_000,
+        "limit.historyCount.error": 400_000,
+        "limit.historySize.warn": 200 * 1024 * 1024,
+        "limit.historySize.error": 400 * 1024 * 1024,
+    }
+)
+"""Raised history limits for the CLI's own embedded server: a margin for one person's machine.
+Sessions never depend on them (they continue as new long before the defaults)."""
 
 _STOP_TIMEOUT = 10.0
 """Seconds between SIGTERM and SIGKILL."""

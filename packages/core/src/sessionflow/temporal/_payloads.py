@@ -20,6 +20,7 @@ from sessionflow.session import (
     ToolCallsRequested,
     TurnCompleted,
 )
+from sessionflow.session.bodies import BodyRef
 
 # Activity, update and query names are part of recorded histories: keep them stable.
 RUN_MODEL = "sessionflow.RunModel"
@@ -35,7 +36,10 @@ LIST_AGENT_MESSAGES = "list_agent_messages"
 LIST_AGENT_EVENTS = "list_agent_events"
 PUBLISH_DELTAS = "sessionflow.deltas"
 
-PAYLOAD_VERSION = 1
+PAYLOAD_VERSION = 2
+"""2: bodies by reference (message bodies, tool outputs, run states) and a stored message
+index. Version 1 sessions continue: their inline bodies stay inline, and their first
+completed turn writes an index covering every earlier message."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -118,11 +122,12 @@ class BuildUserMessageInput:
 
 @dataclass(frozen=True, kw_only=True)
 class RunModelInput:
-    """One model call. Only the running turn's messages travel; the rest is referenced.
+    """One model call. Only messages the stored index does not cover travel; the rest is referenced.
 
-    The worker rebuilds earlier messages from its cache, checked against `prefix_digest`,
-    or reads them from the workflow, so a turn adds history bytes that do not grow with the
-    session's length.
+    The worker rebuilds messages 1..`prefix_count` from its cache, checked against
+    `prefix_digest`, or reads them from the store through the index chunk `prefix_ref`, so
+    a turn adds history bytes that do not grow with the session's length. Inputs recorded
+    before version 2 have no `prefix_ref`; their prefix is read from the workflow.
     """
 
     session_id: str
@@ -135,12 +140,32 @@ class RunModelInput:
     prefix_digest: str
     heartbeat_interval: float
     session_settings: dict[str, Any] = field(default_factory=lambda: {})
+    prefix_ref: BodyRef | None = None
+    framework_run_state_ref: BodyRef | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
 class RunModelResult:
+    """The step's outcome; a completed turn also names the index chunk that now covers it."""
+
     completed: TurnCompleted | None = None
     requested: ToolCallsRequested | None = None
+    index_ref: BodyRef | None = None
+    index_count: int = 0
+    index_digest: str = ""
+
+
+@dataclass(frozen=True, kw_only=True)
+class MessageIndexChunk:
+    """One link of a session's stored message index: messages `first`.. and the link before.
+
+    Chunks are immutable and content-addressed; a reader walks `parent` links back to the
+    first message. One chunk is written per completed turn.
+    """
+
+    first: int
+    entries: list[AgentMessage]
+    parent: BodyRef | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -158,6 +183,8 @@ class ToolCallOutput:
 
     output: str | None = None
     error: str | None = None
+    output_ref: BodyRef | None = None
+    """The whole output when it was stored; `output` is then its preview."""
 
 
 @dataclass(frozen=True, kw_only=True)

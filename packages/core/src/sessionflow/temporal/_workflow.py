@@ -28,7 +28,6 @@ with workflow.unsafe.imports_passed_through():
         SessionStateError,
         ToolEffect,
         build_turn_failure_note,
-        message_digest,
     )
     from sessionflow.temporal._payloads import (
         BUILD_USER_MESSAGE,
@@ -167,6 +166,8 @@ class AgentSessionWorkflow:
                 result = await self._run_model()
                 if result.completed is not None:
                     model.complete_turn(result.completed, budget)
+                    if result.index_ref is not None:
+                        model.record_index(result.index_ref, result.index_count, result.index_digest)
                     return
                 assert result.requested is not None
                 records = model.request_tools(
@@ -219,9 +220,11 @@ class AgentSessionWorkflow:
         model = self._model
         turn_id = model.state.turn_id
         assert turn_id is not None
-        tail = model.turn_messages()
-        prefix_count = tail[0].sequence - 1 if tail else len(model.messages)
-        prefix_digest = self._digest_at(prefix_count)
+        # Messages the stored index covers travel by reference; the rest (this turn's user
+        # message, notes of failed turns) inline.
+        tail = model.messages_after_index()
+        prefix_count = model.index_count
+        prefix_digest = model.messages_digest_at(prefix_count)
         self._model_calls += 1
         model.count_model_call()
         activity_id = f"{turn_id}/model-{self._model_calls}"
@@ -240,6 +243,8 @@ class AgentSessionWorkflow:
                     prefix_digest=prefix_digest,
                     heartbeat_interval=timings.heartbeat_interval,
                     session_settings=model.turn_settings,
+                    prefix_ref=model.index_ref,
+                    framework_run_state_ref=model.run_state_ref,
                 ),
                 result_type=RunModelResult,
                 activity_id=activity_id,
@@ -258,18 +263,6 @@ class AgentSessionWorkflow:
             return await self._cancellable_step(task)
         finally:
             self._model_step_running = False
-
-    def _digest_at(self, count: int) -> str:
-        # Kept by the model at each turn's start, so a model call never re-hashes the history.
-        model = self._model
-        if count == len(model.messages):
-            return model.digest
-        if count == model.turn_prefix_count:
-            return model.turn_prefix_digest
-        digest = ""
-        for stored in model.messages[:count]:
-            digest = message_digest(digest, stored)
-        return digest
 
     async def _cancellable_step(self, task: asyncio.Future[Any]) -> Any:
         self._cancellable.add(task)
@@ -343,7 +336,9 @@ class AgentSessionWorkflow:
         if output.error is not None:
             model.move_tool_call(tool_call_id, AgentToolCallStatus.FAILED, error=output.error)
         else:
-            model.move_tool_call(tool_call_id, AgentToolCallStatus.SUCCEEDED, output=output.output or "")
+            model.move_tool_call(
+                tool_call_id, AgentToolCallStatus.SUCCEEDED, output=output.output or "", output_ref=output.output_ref
+            )
 
     async def _await_approval(self, record: AgentToolCall) -> None:
         model = self._model

@@ -10,6 +10,8 @@ from typing import TypeAlias
 from temporalio.client import Client
 from temporalio.service import TLSConfig
 
+from sessionflow.temporal.payload_store import PayloadStore, build_data_converter
+
 __all__ = [
     "ADDRESS_ENV",
     "DEFAULT_SERVER_ADDRESS",
@@ -17,6 +19,7 @@ __all__ = [
     "TemporalClient",
     "TlsSettings",
     "connect",
+    "with_payload_store",
 ]
 
 DEFAULT_SERVER_ADDRESS = "127.0.0.1:7233"
@@ -74,6 +77,7 @@ async def connect(
     *,
     tls: bool | TlsSettings = False,
     api_key: str | None = None,
+    payloads: PayloadStore | None = None,
 ) -> TemporalClient:
     """Connect to Temporal.
 
@@ -85,6 +89,9 @@ async def connect(
             `TlsSettings` for certificate files (mutual TLS, a private CA, a server name).
         api_key: An API key sent with every call (Temporal Cloud); it implies nothing
             about TLS, so pass ``tls=True`` with it for a cloud endpoint.
+        payloads: Where payloads go by reference (`PayloadStore`); defaults to
+            ``$SESSIONFLOW_PAYLOADS``, else the folder ``~/.sessionflow/payloads``. Client
+            and workers of one session must name the same store.
 
     Raises:
         OSError: A TLS file cannot be read.
@@ -95,4 +102,18 @@ async def connect(
         namespace=namespace or os.environ.get(NAMESPACE_ENV, "default"),
         tls=_tls_config(tls),
         api_key=api_key,
+        data_converter=build_data_converter(payloads or PayloadStore.from_environment()),
     )
+
+
+def with_payload_store(client: Client, payloads: PayloadStore | None = None) -> Client:
+    """`client` with a payload store: `payloads` if given, else its own, else the default.
+
+    A worker without a store could not keep bodies by reference, and a session would fail
+    at the first payload over the server's 2 MiB limit; so a bare client gets the default.
+    """
+    if payloads is None and client.data_converter.external_storage is not None:
+        return client
+    config = client.config()
+    config["data_converter"] = build_data_converter(payloads or PayloadStore.from_environment())
+    return Client(**config)

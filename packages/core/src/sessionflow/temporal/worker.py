@@ -12,8 +12,9 @@ from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxR
 
 from sessionflow.temporal._activities import SessionActivities
 from sessionflow.temporal._workflow import AgentSessionWorkflow
-from sessionflow.temporal.connection import DEFAULT_SERVER_ADDRESS, connect
+from sessionflow.temporal.connection import DEFAULT_SERVER_ADDRESS, connect, with_payload_store
 from sessionflow.temporal.flow import AgentSessionFlow
+from sessionflow.temporal.payload_store import PayloadStore
 
 __all__ = ["DEFAULT_SERVER_ADDRESS", "build_workers", "connect", "run_agent_worker", "serve_agent_flows"]
 
@@ -30,8 +31,14 @@ def build_workers(
     *,
     max_concurrent_activities: int = 100,
     max_cached_workflows: int = 1000,
+    payloads: PayloadStore | None = None,
 ) -> list[Worker]:
-    """One worker per flow type. Activity slots bound the largest parallel tool batch."""
+    """One worker per flow type. Activity slots bound the largest parallel tool batch.
+
+    `payloads` names the payload store (see `with_payload_store`: the client's own, else
+    ``$SESSIONFLOW_PAYLOADS`` or the default folder).
+    """
+    client = with_payload_store(client, payloads)
     seen: set[str] = set()
     workers: list[Worker] = []
     for flow in flows:
@@ -60,10 +67,15 @@ async def serve_agent_flows(
     stop: asyncio.Event | None = None,
     max_concurrent_activities: int = 100,
     max_cached_workflows: int = 1000,
+    payloads: PayloadStore | None = None,
 ) -> None:
     """Serve until `stop` is set (or forever), then shut the workers down gracefully."""
     workers = build_workers(
-        client, flows, max_concurrent_activities=max_concurrent_activities, max_cached_workflows=max_cached_workflows
+        client,
+        flows,
+        max_concurrent_activities=max_concurrent_activities,
+        max_cached_workflows=max_cached_workflows,
+        payloads=payloads,
     )
     stop = stop or asyncio.Event()
     runs = [asyncio.create_task(worker.run()) for worker in workers]

@@ -18,6 +18,7 @@ from sessionflow.temporal import (
     AgentSessionFlow,
     DevServer,
     DevServerConfig,
+    PayloadStore,
     StepHistoryEntry,
     connect,
     read_step_history,
@@ -95,8 +96,10 @@ class AgentTestStack:
         worker_cwd: Path | None = None,
         worker_env: Mapping[str, str] | None = None,
         server_address: str | None = None,
+        payloads: PayloadStore | None = None,
     ) -> None:
         self.state_dir = state_dir
+        self.payloads = payloads
         self.flows = list(flows)
         self.worker_module = worker_module
         self.worker_cwd = worker_cwd
@@ -107,7 +110,7 @@ class AgentTestStack:
 
     async def __aenter__(self) -> AgentTestStack:
         self.server_address = self.server_address or await ensure_test_server()
-        self._client = await connect(self.server_address, "default")
+        self._client = await connect(self.server_address, "default", payloads=self.payloads)
         return self
 
     async def __aexit__(
@@ -136,6 +139,7 @@ class AgentTestStack:
             "SESSIONFLOW_NAMESPACE": "default",
             STATE_DIR_ENV: str(self.state_dir),
             "PYTHONUNBUFFERED": "1",
+            **(self.payloads.environment() if self.payloads is not None else {}),
             **self.worker_env,
         }
         with log_path.open("wb") as log:

@@ -1,0 +1,144 @@
+"""The payload store: where large payloads, message bodies, tool outputs and images live.
+
+One setting builds one data converter for client, worker, CLI and test kit. It uses
+Temporal's own External Storage: any payload at or above `threshold` bytes leaves the
+history and is kept in the store, with a small reference in its place. The same store
+holds the bodies the session keeps by reference (see `sessionflow.session.bodies`).
+
+- A folder (the embedded default, ``~/.sessionflow/payloads``): our `LocalFolderDriver`.
+- ``s3://bucket/prefix``: the SDK's S3 driver (``pip install "sessionflow[s3]"``), with
+  path-style addressing when an `endpoint` is given (MinIO, moto, Ceph...).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import urlparse
+
+from temporalio.converter import DataConverter, ExternalStorage, StorageDriver
+
+from sessionflow.temporal._local_driver import LocalFolderDriver
+from sessionflow.temporal._store_errors import PayloadStoreError
+
+__all__ = [
+    "DEFAULT_PAYLOAD_THRESHOLD",
+    "PAYLOADS_ENV",
+    "PAYLOAD_THRESHOLD_ENV",
+    "PayloadStore",
+    "PayloadStoreError",
+    "build_data_converter",
+    "default_payload_folder",
+]
+
+DEFAULT_PAYLOAD_THRESHOLD = 128 * 1024
+"""Payloads this size or larger are stored by reference (Temporal's own default is 256 KiB;
+a lower one keeps each history event small)."""
+PAYLOADS_ENV = "SESSIONFLOW_PAYLOADS"
+"""Environment variable with the default store location (a folder or ``s3://bucket/prefix``)."""
+PAYLOAD_THRESHOLD_ENV = "SESSIONFLOW_PAYLOAD_THRESHOLD"
+"""Environment variable with the default threshold in bytes (0 stores every payload by reference)."""
+PAYLOADS_ENDPOINT_ENV = "SESSIONFLOW_PAYLOADS_ENDPOINT"
+PAYLOADS_REGION_ENV = "SESSIONFLOW_PAYLOADS_REGION"
+HOME_ENV = "SESSIONFLOW_HOME"
+
+
+def default_payload_folder() -> Path:
+    """``$SESSIONFLOW_HOME/payloads``, else ``~/.sessionflow/payloads``."""
+    home = os.environ.get(HOME_ENV)
+    return (Path(home).expanduser() if home else Path.home() / ".sessionflow") / "payloads"
+
+
+@dataclass(frozen=True, kw_only=True)
+class PayloadStore:
+    """Where payloads go by reference.
+
+    Attributes:
+        location: A folder path (or ``file://`` URL), or ``s3://bucket/prefix``.
+        endpoint: For S3: an S3-compatible endpoint URL, addressed path-style.
+        region: For S3: the region (else the AWS configuration's).
+        threshold: Payloads of this many bytes or more are stored by reference; 0 stores
+            every payload so (a test setting that proves nothing depends on inline data).
+    """
+
+    location: str
+    endpoint: str | None = None
+    region: str | None = None
+    threshold: int = DEFAULT_PAYLOAD_THRESHOLD
+
+    def __post_init__(self) -> None:
+        if self.threshold < 0:
+            raise ValueError(f"payload threshold must be 0 or more bytes, got {self.threshold!r}")
+        if not self.location.strip():
+            raise ValueError("payload store location is empty")
+        scheme = urlparse(self.location).scheme
+        if scheme not in ("", "file", "s3") and not _is_windows_drive(self.location):
+            raise ValueError(f"payload store {self.location!r}: use a folder or s3://bucket/prefix")
+        if scheme == "s3" and not urlparse(self.location).netloc:
+            raise ValueError(f"payload store {self.location!r} names no bucket")
+
+    @staticmethod
+    def from_environment(environ: Mapping[str, str] | None = None) -> PayloadStore:
+        """The store named by ``$SESSIONFLOW_PAYLOADS`` (else the default folder)."""
+        env = os.environ if environ is None else environ
+        threshold_text = env.get(PAYLOAD_THRESHOLD_ENV)
+        try:
+            threshold = int(threshold_text) if threshold_text else DEFAULT_PAYLOAD_THRESHOLD
+        except ValueError:
+            raise ValueError(f"{PAYLOAD_THRESHOLD_ENV}={threshold_text!r} is not a number of bytes") from None
+        return PayloadStore(
+            location=env.get(PAYLOADS_ENV) or str(default_payload_folder()),
+            endpoint=env.get(PAYLOADS_ENDPOINT_ENV) or None,
+            region=env.get(PAYLOADS_REGION_ENV) or None,
+            threshold=threshold,
+        )
+
+    def environment(self) -> dict[str, str]:
+        """The environment variables that make `from_environment` build this store (for child processes)."""
+        env = {PAYLOADS_ENV: self.location, PAYLOAD_THRESHOLD_ENV: str(self.threshold)}
+        if self.endpoint:
+            env[PAYLOADS_ENDPOINT_ENV] = self.endpoint
+        if self.region:
+            env[PAYLOADS_REGION_ENV] = self.region
+        return env
+
+    @property
+    def is_s3(self) -> bool:
+        return urlparse(self.location).scheme == "s3"
+
+    @property
+    def folder(self) -> Path:
+        """The folder of a local store."""
+        parsed = urlparse(self.location)
+        return Path(parsed.path if parsed.scheme == "file" else self.location).expanduser()
+
+    def describe(self) -> str:
+        if self.is_s3:
+            return f"{self.location}" + (f" at {self.endpoint}" if self.endpoint else "")
+        return f"local folder {self.folder}"
+
+    def driver(self) -> StorageDriver:
+        """The External Storage driver for this store (builds an S3 client for S3)."""
+        if not self.is_s3:
+            return LocalFolderDriver(self.folder)
+        from sessionflow.temporal._s3_store import s3_driver
+
+        return s3_driver(self)
+
+
+def _is_windows_drive(location: str) -> bool:
+    return len(location) > 2 and location[1] == ":" and location[0].isalpha()
+
+
+def build_data_converter(store: PayloadStore | None, base: DataConverter | None = None) -> DataConverter:
+    """`base` (Temporal's default converter) with External Storage on `store`; None for no store."""
+    converter = base or DataConverter.default
+    if store is None:
+        return converter
+    return dataclasses.replace(
+        converter,
+        external_storage=ExternalStorage(drivers=[store.driver()], payload_size_threshold=store.threshold),
+    )
