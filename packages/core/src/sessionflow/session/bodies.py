@@ -20,7 +20,7 @@ __all__ = [
 
 INLINE_BODY_BYTES = 8 * 1024
 """A body larger than this (as UTF-8 JSON) is stored by reference instead of in the session."""
-PREVIEW_CHARS = 2 * 1024
+PREVIEW_CHARS = 1024
 """Characters of a stored body's text that the session keeps for people to read."""
 
 

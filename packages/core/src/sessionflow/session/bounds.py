@@ -34,7 +34,7 @@ def _readable(stored: AgentMessage) -> AgentMessage:
     # A legacy inline message too large to read whole keeps its text preview; its framework
     # item stays with the session (a runner still gets it).
     message = stored.message
-    if message.body is not None or message_size(stored) <= INLINE_BODY_BYTES * 2:
+    if message.body is not None:
         return stored
     return replace(stored, message=replace(message, framework_item=None, text=preview_text(message.text or "")))
 
@@ -45,11 +45,14 @@ def bounded_messages(messages: Sequence[AgentMessage], max_bytes: int, *, newest
     kept: list[AgentMessage] = []
     used = 0
     for stored in ordered:
-        readable = _readable(stored)
-        size = message_size(readable)
+        size = message_size(stored)
+        if used + size > max_bytes:
+            # Too large to carry whole: a legacy inline message; its preview takes its place.
+            stored = _readable(stored)
+            size = message_size(stored)
         if kept and used + size > max_bytes:
             break
-        kept.append(readable)
+        kept.append(stored)
         used += size
     return list(reversed(kept)) if newest else kept
 

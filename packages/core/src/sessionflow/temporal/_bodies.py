@@ -29,7 +29,9 @@ from sessionflow.temporal._store_errors import PayloadStoreError
 
 __all__ = ["BodyStore", "StoreScope"]
 
-_CACHE_BYTES = 64 * 1024 * 1024
+_CACHE_BYTES = 256 * 1024 * 1024
+"""Bytes of bodies a worker keeps decoded, shared by all its sessions: a model step of a
+long session then reads its conversation from memory, and the worker's size stays bounded."""
 
 
 @dataclass(frozen=True, kw_only=True)

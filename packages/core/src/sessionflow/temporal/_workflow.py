@@ -237,7 +237,8 @@ class AgentSessionWorkflow:
                     session_nonce=self._nonce,
                     turn_id=turn_id,
                     framework_run_state=model.run_state,
-                    tool_calls=list(model.tool_calls.values()),
+                    # A stored output travels as its reference only: the step reads it whole.
+                    tool_calls=[replace(r, output=None) if r.output_ref else r for r in model.tool_calls.values()],
                     tail=tail,
                     prefix_count=prefix_count,
                     prefix_digest=prefix_digest,

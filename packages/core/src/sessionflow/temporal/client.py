@@ -16,6 +16,7 @@ from sessionflow.session import (
     AgentEvent,
     AgentEventsPage,
     AgentEventType,
+    AgentMessage,
     AgentMessagesPage,
     AgentSnapshot,
     SessionError,
@@ -35,6 +36,7 @@ from sessionflow.temporal._payloads import (
     SendUserMessageRequest,
     SessionStartInput,
 )
+from sessionflow.temporal._bodies import BodyStore
 from sessionflow.temporal.flow import AgentSessionFlow
 
 __all__ = ["AgentSessionClient", "SessionExistsError", "validate_session_id"]
@@ -151,6 +153,25 @@ class AgentSessionClient:
         handle = self.client.get_workflow_handle(session_id)
         return await handle.query(
             LIST_AGENT_MESSAGES, ListAgentMessagesRequest(after=after, limit=limit), result_type=AgentMessagesPage
+        )
+
+    async def get_message(self, session_id: str, sequence: int) -> AgentMessage:
+        """One stored message whole: a body the session keeps by reference is read from the store.
+
+        Snapshots and pages carry previews of long messages (`message.is_stored`); this is
+        how a reader gets the rest. Raises `LookupError` for a sequence the session lacks.
+        """
+        page = await self.list_agent_messages(session_id, after=sequence - 1, limit=1)
+        if not page.messages or page.messages[0].sequence != sequence:
+            raise LookupError(f"session {session_id!r} has no message {sequence}")
+        stored = page.messages[0]
+        if stored.message.body is None:
+            return stored
+        bodies = BodyStore.of(self.client)
+        if bodies is None:
+            raise SessionError(f"message {sequence} is kept in a payload store, and this client has none")
+        return AgentMessage(
+            sequence=stored.sequence, turn_id=stored.turn_id, message=await bodies.load_message(stored.message)
         )
 
     async def list_agent_events(self, session_id: str, *, after: int = 0, limit: int = 500) -> AgentEventsPage:

@@ -20,6 +20,7 @@ A tool spec has `effect` (the framework's metadata), `output`, `error` (ToolExec
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -114,6 +115,9 @@ class ScriptedRunner:
         seen = [scripted_text(m.message.framework_item) for m in turn.messages] + [
             scripted_text(item) for item in run.items
         ]
+        if script.get("log_seen") == "sizes":
+            # Long sessions: what the model saw, as sizes and digests, keeps the log small.
+            seen = [f"{len(text)}:{hashlib.sha256(text.encode()).hexdigest()[:16]}" for text in seen]
         number = int(turn.turn_id.removeprefix("turn-"))
         self.log.record(
             "model",
@@ -207,7 +211,12 @@ class ScriptedRunner:
         if tool.get("returns_answer"):
             return ToolExecutionResult(output=f"the user answered: {record.answer}")
         if "output_bytes" in tool:
-            return ToolExecutionResult(output="x" * int(tool["output_bytes"]))
+            size = int(tool["output_bytes"])
+            if tool.get("unique_output"):
+                # Different bytes for every call, so the content-addressed store cannot share them.
+                seed = f"{call.idempotency_key}|"
+                return ToolExecutionResult(output=(seed * (size // len(seed) + 1))[:size])
+            return ToolExecutionResult(output="x" * size)
         return ToolExecutionResult(output=str(tool.get("output", f"{record.tool_name} done")))
 
     async def _gate(self, spec: Json, attempt: int) -> None:
