@@ -22,6 +22,7 @@ from sessionflow.session import (
     SessionError,
     SessionModel,
 )
+from sessionflow.temporal._bodies import BodyStore
 from sessionflow.temporal._payloads import (
     CANCEL_TURN,
     GET_AGENT_SNAPSHOT,
@@ -36,7 +37,6 @@ from sessionflow.temporal._payloads import (
     SendUserMessageRequest,
     SessionStartInput,
 )
-from sessionflow.temporal._bodies import BodyStore
 from sessionflow.temporal.flow import AgentSessionFlow
 
 __all__ = ["AgentSessionClient", "SessionExistsError", "validate_session_id"]
