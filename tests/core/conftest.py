@@ -41,8 +41,10 @@ class Harness:
         session_id: str,
         turns: Sequence[Sequence[Mapping[str, object]]],
         tools: Mapping[str, Mapping[str, object]] | None = None,
+        *,
+        log_seen: str = "text",
     ) -> None:
-        write_script(self.state_dir, session_id, turns, tools)
+        write_script(self.state_dir, session_id, turns, tools, log_seen=log_seen)
 
     def seen(self, session_id: str, call: int) -> list[str]:
         """What the model was sent on its `call`-th request in this session (1-based, any attempt)."""

@@ -20,8 +20,9 @@ __all__ = [
 
 INLINE_BODY_BYTES = 8 * 1024
 """A body larger than this (as UTF-8 JSON) is stored by reference instead of in the session."""
-PREVIEW_CHARS = 1024
-"""Characters of a stored body's text that the session keeps for people to read."""
+PREVIEW_CHARS = 256
+"""Characters of a stored body's text that the session keeps for people to read (every
+model step's input and result carries it, so it stays short; `get_message` reads the rest)."""
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -52,6 +52,7 @@ from sessionflow.temporal._payloads import (
     ToolCallInput,
     ToolCallOutput,
 )
+from sessionflow.temporal._store_errors import PayloadStoreError
 
 if TYPE_CHECKING:
     from sessionflow.temporal.flow import AgentSessionFlow
@@ -59,6 +60,8 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 
 _CACHE_SESSIONS = 512
+_FALLBACK_OUTPUT_BYTES = 64 * 1024
+"""Bytes of a single-attempt tool's output kept inline when the payload store fails."""
 
 
 class _CachedMessages:
@@ -156,7 +159,9 @@ class SessionActivities:
             session_settings=request.session_settings,
         )
         try:
-            outcome = await _with_heartbeats(request.heartbeat_interval, self._flow.runner.run_model_step(context))
+            outcome = await _with_heartbeats(
+                request.heartbeat_interval, self._flow.runner.run_model_step(context)
+            )
         except TurnAborted as error:
             raise _non_retryable(error) from None
         finally:
@@ -179,13 +184,16 @@ class SessionActivities:
                 catalog = runner.tool_catalog(request.session_settings)
                 outcome = replace(
                     outcome,
-                    tool_calls=[replace(c, proposal_error=check_proposal(c, catalog)) for c in outcome.tool_calls],
+                    tool_calls=[
+                        replace(c, proposal_error=check_proposal(c, catalog)) for c in outcome.tool_calls
+                    ],
                 )
             call_policy = self._flow.options.call_policy
             if call_policy is not None:
                 settings = request.session_settings
                 outcome = replace(
-                    outcome, tool_calls=[replace(c, policy=call_policy(c, settings)) for c in outcome.tool_calls]
+                    outcome,
+                    tool_calls=[replace(c, policy=call_policy(c, settings)) for c in outcome.tool_calls],
                 )
             return RunModelResult(requested=outcome)
         raise ApplicationError(
@@ -207,7 +215,9 @@ class SessionActivities:
             if fallback is not None:
                 fallback.add(event)
 
-        writer = _StepWriter(sink, fallback, turn_id=turn_id, step_execution_id=info.activity_id, attempt=info.attempt)
+        writer = _StepWriter(
+            sink, fallback, turn_id=turn_id, step_execution_id=info.activity_id, attempt=info.attempt
+        )
         if info.attempt > 1:
             writer.write_event(AgentEventType.ATTEMPT_RESTARTED, {"previous_attempt": info.attempt - 1})
         return writer
@@ -223,7 +233,9 @@ class SessionActivities:
             return entries
         bodies = self._require_bodies()
         return [
-            replace(stored, message=await bodies.load_message(stored.message)) if stored.message.body else stored
+            replace(stored, message=await bodies.load_message(stored.message))
+            if stored.message.body
+            else stored
             for stored in entries
         ]
 
@@ -247,13 +259,19 @@ class SessionActivities:
         scope = _scope()
         kept = [await bodies.store_message(m, scope) for m in outcome.new_messages]
         start = len(entries) + 1
-        added = [AgentMessage(sequence=start + i, turn_id=request.turn_id, message=m) for i, m in enumerate(kept)]
+        added = [
+            AgentMessage(sequence=start + i, turn_id=request.turn_id, message=m) for i, m in enumerate(kept)
+        ]
         covered = request.prefix_count if request.prefix_ref is not None else 0
         chunk = MessageIndexChunk(
-            first=covered + 1, entries=[*entries[covered:], *added], parent=request.prefix_ref if covered else None
+            first=covered + 1,
+            entries=[*entries[covered:], *added],
+            parent=request.prefix_ref if covered else None,
         )
         cached = self._cache.get((request.session_id, request.session_nonce))
-        digest = cached.digest_after(added) if cached is not None and len(cached.messages) == len(entries) else ""
+        digest = (
+            cached.digest_after(added) if cached is not None and len(cached.messages) == len(entries) else ""
+        )
         if not digest:
             digest = _CachedMessages.rolling([*entries, *added])
         index_ref = await bodies.put(chunk, scope)
@@ -311,7 +329,9 @@ class SessionActivities:
                 raise SessionStateError(f"session {session_id!r} has fewer than {count} messages")
             cached.extend(page.messages[: count - len(cached.messages)])
 
-    def _remember(self, request: RunModelInput, messages: list[AgentMessage], new: list[FrameworkMessage]) -> None:
+    def _remember(
+        self, request: RunModelInput, messages: list[AgentMessage], new: list[FrameworkMessage]
+    ) -> None:
         # The workflow appends the answer right after the messages we saw; cache it so the
         # next turn's prefix is a hit. The digest check catches any mismatch.
         cached = self._cache.get((request.session_id, request.session_nonce))
@@ -319,10 +339,7 @@ class SessionActivities:
             return
         start = len(messages) + 1
         cached.extend(
-            [
-                AgentMessage(sequence=start + i, turn_id=request.turn_id, message=m)
-                for i, m in enumerate(new)
-            ]
+            [AgentMessage(sequence=start + i, turn_id=request.turn_id, message=m) for i, m in enumerate(new)]
         )
 
     # -- tools ---------------------------------------------------------------------------
@@ -360,7 +377,16 @@ class SessionActivities:
         finally:
             events.close()
         if self._bodies is not None:
-            ref = await self._bodies.store_text(result.output, _scope())
+            try:
+                ref = await self._bodies.store_text(result.output, _scope())
+            except PayloadStoreError as error:
+                if record.policy.effect.is_retryable:
+                    raise  # the step runs again once the store is back
+                # A single-attempt tool has run: failing now would record outcome_unknown and
+                # lose a known success. Keep a head small enough for the history instead.
+                return ToolCallOutput(
+                    output=cap_text(result.output, _FALLBACK_OUTPUT_BYTES, what=f"output ({error})")
+                )
             if ref is not None:
                 return ToolCallOutput(output=preview_text(result.output), output_ref=ref)
         return ToolCallOutput(output=result.output)

@@ -45,6 +45,12 @@ def scope_name(value: str) -> str:
     return quoted if len(quoted) <= 200 else "sha256-" + hashlib.sha256(value.encode()).hexdigest()
 
 
+def _relative_path(key: str) -> str:
+    """`<namespace>/<session>/<sha256>` on disk: a two-letter fan-out keeps folders small."""
+    folder, digest = key.rsplit("/", 1)
+    return f"{folder}/{digest[:2]}/{digest}"
+
+
 class LocalFolderDriver(StorageDriver):
     """Payloads in a folder on this machine: the embedded default, for one machine."""
 
@@ -74,9 +80,11 @@ class LocalFolderDriver(StorageDriver):
 
     def _write(self, folder: str, blob: bytes) -> StorageDriverClaim:
         digest = hashlib.sha256(blob).hexdigest()
-        relative = f"{folder}/{digest[:2]}/{digest}"
+        relative = _relative_path(f"{folder}/{digest}")
         path = self.root / relative
-        claim = StorageDriverClaim(claim_data={"path": relative, "sha256": digest})
+        # The claim is the key alone (its last part is the digest): it travels in every
+        # history event that refers to the body, so it is kept short.
+        claim = StorageDriverClaim(claim_data={"key": f"{folder}/{digest}"})
         if path.is_file() and path.stat().st_size == len(blob):
             return claim  # content-addressed: the same bytes are already there
         try:
@@ -108,11 +116,12 @@ class LocalFolderDriver(StorageDriver):
         return [self._read(claim) for claim in claims]
 
     def _read(self, claim: StorageDriverClaim) -> Payload:
-        relative = claim.claim_data.get("path", "")
-        expected = claim.claim_data.get("sha256", "")
-        path = (self.root / relative).resolve()
-        if not relative or not path.is_relative_to(self.root.resolve()):
-            raise PayloadStoreError(self.describe(), f"refuses the claim path {relative!r}")
+        key = claim.claim_data.get("key", "")
+        expected = key.rsplit("/", 1)[-1]
+        relative = _relative_path(key) if key.count("/") == 2 else ""
+        path = (self.root / relative).resolve() if relative else self.root
+        if not relative or not path.is_relative_to(self.root.resolve()) or len(expected) != 64:
+            raise PayloadStoreError(self.describe(), f"refuses the claim {key!r}")
         try:
             blob = path.read_bytes()
         except OSError as error:

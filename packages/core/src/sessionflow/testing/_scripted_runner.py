@@ -59,12 +59,17 @@ def write_script(
     session_id: str,
     turns: Sequence[Sequence[Mapping[str, object]]],
     tools: Mapping[str, Mapping[str, object]] | None = None,
+    *,
+    log_seen: str = "text",
 ) -> None:
-    """Write the script one session follows. Call again to replace it between turns."""
+    """Write the script one session follows. Call again to replace it between turns.
+
+    `log_seen="sizes"` logs what the model saw as sizes and digests (long sessions).
+    """
     state_dir.mkdir(parents=True, exist_ok=True)
     path = _script_path(state_dir, session_id)
     temp = path.with_suffix(".tmp")
-    temp.write_text(json.dumps({"turns": turns, "tools": tools or {}}))
+    temp.write_text(json.dumps({"turns": turns, "tools": tools or {}, "log_seen": log_seen}))
     temp.replace(path)
 
 
