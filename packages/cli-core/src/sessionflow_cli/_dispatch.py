@@ -13,6 +13,7 @@ from sessionflow_cli._cmd_chat import ChatRequest, run_chat
 from sessionflow_cli._cmd_connectors import run_connectors
 from sessionflow_cli._cmd_frameworks import run_frameworks
 from sessionflow_cli._cmd_init import run_init
+from sessionflow_cli._cmd_payloads import run_payloads
 from sessionflow_cli._cmd_server import run_server
 from sessionflow_cli._cmd_sessions import run_sessions
 from sessionflow_cli._errors import RuntimeFailure
@@ -48,6 +49,9 @@ def _dispatch(command: str, args: argparse.Namespace, *, out: Console, info: Con
     if command == "server":
         config = resolve_config(spec.name, args.config, yes=False, ask=False, cwd=cwd, info=_quiet(info))
         return run_server(args.action, config, out)
+    if command == "payloads":
+        config = resolve_config(spec.name, args.config, yes=False, ask=False, cwd=cwd, info=_quiet(info))
+        return asyncio.run(run_payloads(args.action, args.older_than, config, out))
     if command == "connectors":
         config = resolve_config(spec.name, args.config, yes=False, ask=False, cwd=cwd, info=_quiet(info))
         return asyncio.run(run_connectors(config, out=out))

@@ -13,7 +13,7 @@ from sessionflow_cli._errors import EXIT_FAILURE, EXIT_USAGE, CliError
 
 __all__ = ["COMMANDS", "build_parser", "main", "run"]
 
-COMMANDS = ("chat", "init", "sessions", "connectors", "frameworks", "server")
+COMMANDS = ("chat", "init", "sessions", "connectors", "frameworks", "server", "payloads")
 
 _DESCRIPTION = """\
 Durable agent sessions on Temporal, in your terminal.
@@ -25,6 +25,7 @@ commands:
   connectors  list the MCP servers' tools, with effects and approval rules
   frameworks  list the frameworks the installed plugins offer
   server      status, start or stop the embedded Temporal dev server
+  payloads    gc: delete the stored payloads of sessions that ended long ago
 
 exit codes: 0 success, 1 failure at run time, 2 usage or configuration error
 """
@@ -75,6 +76,13 @@ def build_parser() -> argparse.ArgumentParser:
     server = commands.add_parser("server", help="the embedded Temporal dev server")
     server.add_argument("action", choices=("status", "start", "stop"))
     _add_framework(server)
+
+    payloads = commands.add_parser("payloads", help="the payload store: gc deletes ended sessions' payloads")
+    payloads.add_argument("action", choices=("gc",))
+    payloads.add_argument(
+        "--older-than", default="30d", metavar="AGE", help="sessions that ended this long ago (default: 30d)"
+    )
+    _add_framework(payloads)
     return parser
 
 

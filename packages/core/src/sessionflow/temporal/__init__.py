@@ -24,6 +24,7 @@ from sessionflow.temporal.connection import (
 )
 from sessionflow.temporal.flow import AgentSessionFlow
 from sessionflow.temporal.history import StepHistoryEntry, history_size, read_step_history
+from sessionflow.temporal.payload_gc import PayloadGcReport, collect_payloads, parse_age
 from sessionflow.temporal.payload_store import (
     DEFAULT_PAYLOAD_THRESHOLD,
     PayloadStore,
@@ -54,6 +55,7 @@ __all__ = [
     "DevServerHandle",
     "FrontendProbe",
     "FrontendState",
+    "PayloadGcReport",
     "PayloadStore",
     "PayloadStoreError",
     "SessionExistsError",
@@ -64,6 +66,7 @@ __all__ = [
     "TlsSettings",
     "build_data_converter",
     "build_workers",
+    "collect_payloads",
     "connect",
     "default_payload_folder",
     "describe_session",
@@ -71,6 +74,7 @@ __all__ = [
     "free_port",
     "history_size",
     "list_sessions",
+    "parse_age",
     "probe_frontend",
     "read_start_environment",
     "read_step_history",

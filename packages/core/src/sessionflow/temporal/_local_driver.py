@@ -72,11 +72,19 @@ class LocalFolderDriver(StorageDriver):
         session = scope_name(target.id) if target is not None and target.id else SHARED_SCOPE
         folder = f"{namespace}/{session}"
         blobs = [payload.SerializeToString() for payload in payloads]
+        session_id = target.id if target is not None and session.startswith("sha256-") else None
         # File I/O runs in a thread: a slow disk must not stall the worker's event loop.
-        return await asyncio.to_thread(self._write_all, folder, blobs)
+        return await asyncio.to_thread(self._write_all, folder, blobs, session_id)
 
-    def _write_all(self, folder: str, blobs: list[bytes]) -> list[StorageDriverClaim]:
-        return [self._write(folder, blob) for blob in blobs]
+    def _write_all(self, folder: str, blobs: list[bytes], session_id: str | None) -> list[StorageDriverClaim]:
+        claims = [self._write(folder, blob) for blob in blobs]
+        marker = self.root / folder / ".session-id"
+        if session_id is not None and not marker.exists():
+            # A hashed folder name cannot be read back: clean-up finds the session here.
+            temporary = marker.with_name(f"{_TEMP_PREFIX}{uuid.uuid4().hex}")
+            temporary.write_text(session_id)
+            os.replace(temporary, marker)
+        return claims
 
     def _write(self, folder: str, blob: bytes) -> StorageDriverClaim:
         digest = hashlib.sha256(blob).hexdigest()
