@@ -11,7 +11,14 @@ from typing import Any
 
 import pytest
 
-from sessionflow import AgentSessionClient, AgentSessionFlow, SessionTimings, ToolEffect, ToolPolicy
+from sessionflow import (
+    AgentSessionClient,
+    AgentSessionFlow,
+    PayloadStore,
+    SessionTimings,
+    ToolEffect,
+    ToolPolicy,
+)
 from sessionflow.testing import AgentTestStack, InvocationLog, save_scripted_flow, write_script
 
 FAST = SessionTimings(
@@ -69,6 +76,7 @@ async def harness_factory(
         continue_as_new_after_events: int = 10_000,
         workers: int = 1,
         redis_url: str | None = None,
+        payloads: PayloadStore | None = None,
     ) -> Harness:
         digest = hashlib.sha256(f"{request.node.nodeid}/{len(stacks)}".encode()).hexdigest()[:12]
         state_dir = tmp_path / f"state-{len(stacks)}"
@@ -81,7 +89,7 @@ async def harness_factory(
             continue_as_new_after_events=continue_as_new_after_events,
             redis_url=redis_url,
         )
-        stack = AgentTestStack(state_dir, [flow], server_address=temporal_address)
+        stack = AgentTestStack(state_dir, [flow], server_address=temporal_address, payloads=payloads)
         await stack.__aenter__()
         stacks.append(stack)
         for _ in range(workers):

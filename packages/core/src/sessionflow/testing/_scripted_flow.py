@@ -50,7 +50,7 @@ def save_scripted_flow(
     spec = {
         "flow_type": flow_type,
         "tool_policies": {
-            name: {"effect": p.effect.value, "requires_approval": p.requires_approval}
+            name: {"effect": p.effect.value, "requires_approval": p.requires_approval, "max_output_bytes": p.max_output_bytes}
             for name, p in (tool_policies or {}).items()
         },
         "timings": _timings_to_json(timings or SessionTimings()),
@@ -66,7 +66,11 @@ def load_scripted_flow(state_dir: Path) -> AgentSessionFlow:
     spec = json.loads((state_dir / "flow.json").read_text())
     options = AgentSessionOptions(
         tool_policies={
-            name: ToolPolicy(effect=ToolEffect(p["effect"]), requires_approval=p["requires_approval"])
+            name: ToolPolicy(
+                effect=ToolEffect(p["effect"]),
+                requires_approval=p["requires_approval"],
+                max_output_bytes=p.get("max_output_bytes"),
+            )
             for name, p in spec["tool_policies"].items()
         },
         default_tool_effect=ToolEffect(spec["default_tool_effect"]),
