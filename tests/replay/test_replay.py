@@ -10,7 +10,13 @@ HISTORIES = sorted((Path(__file__).parent / "histories").glob("*.json"))
 
 
 def test_recorded_histories_exist() -> None:
-    assert {p.stem for p in HISTORIES} >= {"text-turn", "tools-and-approval", "model-failure-note", "early-answer"}
+    assert {p.stem for p in HISTORIES} >= {
+        "text-turn",
+        "tools-and-approval",
+        "model-failure-note",
+        "early-answer",
+        "upgrade-from-v1",
+    }
 
 
 async def test_recorded_histories_replay() -> None:

@@ -20,9 +20,9 @@ from sessionflow.temporal.worker import sandbox_runner
 __all__ = ["export_history", "replay_histories"]
 
 
-async def export_history(client: Client, session_id: str, path: Path) -> None:
-    """Write the current run's history of a session as JSON (the `temporal` CLI format)."""
-    history = await client.get_workflow_handle(session_id).fetch_history()
+async def export_history(client: Client, session_id: str, path: Path, *, run_id: str | None = None) -> None:
+    """Write the history of a session's current run (or of `run_id`) as JSON (the `temporal` CLI format)."""
+    history = await client.get_workflow_handle(session_id, run_id=run_id).fetch_history()
     text = json.dumps(json.loads(history.to_json()), indent=1)
     await asyncio.to_thread(path.write_text, text)
 
