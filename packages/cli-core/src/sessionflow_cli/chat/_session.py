@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from sessionflow import AgentSnapshot, MessageRole
+from sessionflow_cli._images import sniff_media_type
 from sessionflow_cli._runtime import Runtime
 from sessionflow_cli._sessions import check_resumable, new_session_id
 from sessionflow_cli.chat._pump import EventPump, latest_offset
@@ -43,7 +46,14 @@ class ChatSession:
             await sessions.start_session(self.session_id, None, environment=self.runtime.environment.as_record())
             self.exists = True
             self.pump = EventPump(sessions, self.session_id)
-        return await sessions.send_user_message(self.session_id, text, images=images, settings=settings)
+        # Images travel through the payload store, so a worker on another machine reads them too.
+        stored = [await self._upload(Path(path)) for path in images]
+        return await sessions.send_user_message(self.session_id, text, images=stored, settings=settings)
+
+    async def _upload(self, path: Path) -> str:
+        data = await asyncio.to_thread(path.read_bytes)
+        media_type = sniff_media_type(data[:16]) or "application/octet-stream"
+        return await self.runtime.sessions.upload_image(self.session_id, data, media_type)
 
     async def snapshot(self) -> AgentSnapshot:
         return await self.runtime.sessions.get_agent_snapshot(self.session_id)

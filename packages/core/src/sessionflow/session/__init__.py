@@ -1,5 +1,6 @@
 """The pure session model: records, statuses, policies and the turn state machine. No I/O."""
 
+from sessionflow.session.bodies import BodyRef, is_media_ref
 from sessionflow.session.errors import InvalidToolCallError, SessionError, SessionStateError, TurnAborted
 from sessionflow.session.events import (
     AgentEvent,
@@ -77,6 +78,7 @@ __all__ = [
     "AgentTurnContext",
     "AgentTurnOutcome",
     "AgentUsage",
+    "BodyRef",
     "Budget",
     "CallPolicy",
     "DeferredToolCall",
@@ -113,6 +115,7 @@ __all__ = [
     "call_fingerprint",
     "describe_tool_call_outcome",
     "idempotency_key",
+    "is_media_ref",
     "message_digest",
     "message_sequence_key",
     "validate_tool_call_ids",

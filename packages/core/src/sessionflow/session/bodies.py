@@ -11,9 +11,11 @@ from dataclasses import dataclass
 
 __all__ = [
     "INLINE_BODY_BYTES",
+    "MEDIA_PREFIX",
     "PREVIEW_CHARS",
     "BodyRef",
     "cap_text",
+    "is_media_ref",
     "preview_text",
     "utf8_size",
 ]
@@ -23,6 +25,15 @@ INLINE_BODY_BYTES = 8 * 1024
 PREVIEW_CHARS = 256
 """Characters of a stored body's text that the session keeps for people to read (every
 model step's input and result carries it, so it stays short; `get_message` reads the rest)."""
+
+
+MEDIA_PREFIX = "sessionflow-media:"
+"""An image a client put in the payload store is sent as this prefix and its reference."""
+
+
+def is_media_ref(image: str) -> bool:
+    """True for an image reference into the payload store (else it is a path on disk)."""
+    return image.startswith(MEDIA_PREFIX)
 
 
 @dataclass(frozen=True, kw_only=True)

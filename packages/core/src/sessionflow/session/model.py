@@ -112,6 +112,8 @@ class SessionModel:
     index_ref: BodyRef | None = None
     index_count: int = 0
     index_digest: str = ""
+    media: list[str] = field(default_factory=lambda: [])
+    """Images of the session kept in the payload store, so any worker can copy them back."""
     """The stored message index: messages 1..`index_count` (rolling digest `index_digest`),
     so a model step reads earlier messages from the store instead of from the workflow."""
 

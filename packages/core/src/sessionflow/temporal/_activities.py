@@ -33,11 +33,12 @@ from sessionflow.session import (
     message_digest,
     validate_tool_call_ids,
 )
-from sessionflow.session.bodies import BodyRef, cap_text, preview_text
+from sessionflow.session.bodies import BodyRef, cap_text, is_media_ref, preview_text
 from sessionflow.session.proposals import check_proposal
 from sessionflow.session.runner import ImageInput, SupportsImageMessages, SupportsToolCatalog
 from sessionflow.temporal._bodies import BodyStore, StoreScope
 from sessionflow.temporal._delta_fallback import DeltaFallback
+from sessionflow.temporal._media import local_copy
 from sessionflow.temporal._payloads import (
     BUILD_USER_MESSAGE,
     CALL_SINGLE_ATTEMPT_TOOL,
@@ -123,7 +124,7 @@ class SessionActivities:
         if request.images:
             if not isinstance(runner, SupportsImageMessages):
                 raise _non_retryable(SessionStateError("this runner does not accept images"))
-            images = [ImageInput(path=path, media_type=_media_type(path)) for path in request.images]
+            images = [await self._image(image) for image in request.images]
             message = runner.build_user_message_with_images(request.text, images)
         else:
             message = runner.build_user_message(request.text)
@@ -142,6 +143,8 @@ class SessionActivities:
         info = activity.info()
         entries = await self._messages(request)
         messages = await self._resolved(entries)
+        for image in request.media:
+            await local_copy(self._require_bodies(), image)  # the runner reads it by path
         run_state = request.framework_run_state
         if request.framework_run_state_ref is not None:
             run_state = await self._require_bodies().load_text(request.framework_run_state_ref)
@@ -221,6 +224,12 @@ class SessionActivities:
         if info.attempt > 1:
             writer.write_event(AgentEventType.ATTEMPT_RESTARTED, {"previous_attempt": info.attempt - 1})
         return writer
+
+    async def _image(self, image: str) -> ImageInput:
+        if not is_media_ref(image):
+            return ImageInput(path=image, media_type=_media_type(image))  # a path every worker reaches
+        path, media_type = await local_copy(self._require_bodies(), image)
+        return ImageInput(path=str(path), media_type=media_type)
 
     def _require_bodies(self) -> BodyStore:
         if self._bodies is None:

@@ -142,6 +142,8 @@ class RunModelInput:
     session_settings: dict[str, Any] = field(default_factory=lambda: {})
     prefix_ref: BodyRef | None = None
     framework_run_state_ref: BodyRef | None = None
+    media: list[str] = field(default_factory=lambda: [])
+    """The session's images in the payload store: the step makes sure this worker has them."""
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -28,6 +28,7 @@ with workflow.unsafe.imports_passed_through():
         SessionStateError,
         ToolEffect,
         build_turn_failure_note,
+        is_media_ref,
     )
     from sessionflow.temporal._payloads import (
         BUILD_USER_MESSAGE,
@@ -153,6 +154,7 @@ class AgentSessionWorkflow:
         model = self._model
         model.begin_turn(workflow.now())
         model.turn_settings = dict(queued.settings)
+        model.media += [image for image in queued.images if is_media_ref(image) and image not in model.media]
         budget = self._timings.budget if self._timings is not None else None
         try:
             user_message = await self._build_user_message(queued.text, queued.images)
@@ -246,6 +248,7 @@ class AgentSessionWorkflow:
                     session_settings=model.turn_settings,
                     prefix_ref=model.index_ref,
                     framework_run_state_ref=model.run_state_ref,
+                    media=list(model.media),
                 ),
                 result_type=RunModelResult,
                 activity_id=activity_id,

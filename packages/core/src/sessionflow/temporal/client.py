@@ -22,7 +22,8 @@ from sessionflow.session import (
     SessionError,
     SessionModel,
 )
-from sessionflow.temporal._bodies import BodyStore
+from sessionflow.temporal._bodies import BodyStore, StoreScope
+from sessionflow.temporal._media import media_ref
 from sessionflow.temporal._payloads import (
     CANCEL_TURN,
     GET_AGENT_SNAPSHOT,
@@ -173,6 +174,17 @@ class AgentSessionClient:
         return AgentMessage(
             sequence=stored.sequence, turn_id=stored.turn_id, message=await bodies.load_message(stored.message)
         )
+
+    async def upload_image(self, session_id: str, data: bytes, media_type: str) -> str:
+        """Put an image in the payload store; pass the returned text in `images=` of a message.
+
+        Every worker of the flow can then read the image, on this machine or another.
+        """
+        bodies = BodyStore.of(self.client)
+        if bodies is None:
+            raise SessionError("images need a payload store, and this client has none")
+        scope = StoreScope(namespace=self.client.namespace, session_id=session_id, flow_type=self.flow.flow_type)
+        return media_ref(await bodies.put(data, scope), media_type)
 
     async def list_agent_events(self, session_id: str, *, after: int = 0, limit: int = 500) -> AgentEventsPage:
         """Durable events with an offset above `after` (a Query: it adds nothing to the history)."""

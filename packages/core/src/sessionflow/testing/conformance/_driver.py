@@ -226,7 +226,12 @@ class _CaseDriver:
             case StartStep():
                 await self.sessions.start_session(self.session_id, step.text)
             case SendStep():
-                images = [str(self.image_paths[name]) for name in step.images]
+                # Images go through the payload store, as the CLI sends them: the worker
+                # copies each back from the store before its runner reads it.
+                images = [
+                    await self.sessions.upload_image(self.session_id, self.images[name], "image/png")
+                    for name in step.images
+                ]
                 accepted = await self.sessions.send_user_message(self.session_id, step.text, images=images)
                 if accepted is not step.expect_accepted:
                     raise ConformanceFailure(
