@@ -1,0 +1,25 @@
+"""The whole conformance suite once more, with every payload stored by reference.
+
+Threshold 0 puts every payload of the session (start input, step inputs and results,
+updates, continue-as-new state) and every body in the payload store, so a case that
+passes here proves that no adapter depends on anything kept inline in the history.
+"""
+
+from pathlib import Path
+
+import pytest
+
+from sessionflow.temporal.payload_store import PAYLOAD_THRESHOLD_ENV, PAYLOADS_ENV
+from sessionflow.testing.conformance import test_conformance
+
+
+@pytest.fixture(autouse=True)
+def _every_payload_by_reference(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    # The test client reads these when it connects, and the worker children inherit them.
+    monkeypatch.setenv(PAYLOAD_THRESHOLD_ENV, "0")
+    monkeypatch.setenv(PAYLOADS_ENV, str(tmp_path / "payloads"))
+
+
+test_conformance_by_reference = test_conformance
+
+__all__ = ["test_conformance_by_reference"]
