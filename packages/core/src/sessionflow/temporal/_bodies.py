@@ -79,7 +79,7 @@ class BodyStore:
         except PayloadStoreError:
             raise
         except Exception as error:
-            raise PayloadStoreError(self.driver_name, "cannot store a body", error) from error
+            raise PayloadStoreError(self.driver_name, "cannot store a body", error) from None
         digest = hashlib.sha256(payload.SerializeToString()).hexdigest()
         ref = BodyRef(
             driver=self.driver_name, claim=dict(claims[0].claim_data), size=payload.ByteSize(), sha256=digest
@@ -104,7 +104,7 @@ class BodyStore:
         except PayloadStoreError:
             raise
         except Exception as error:
-            raise PayloadStoreError(self.driver_name, "cannot read a body", error) from error
+            raise PayloadStoreError(self.driver_name, "cannot read a body", error) from None
         payload = payloads[0]
         if hashlib.sha256(payload.SerializeToString()).hexdigest() != ref.sha256:
             raise PayloadStoreError(self.driver_name, "returned a body that does not match its digest")

@@ -112,7 +112,7 @@ class LocalFolderDriver(StorageDriver):
             finally:
                 os.close(directory)
         except OSError as error:
-            raise PayloadStoreError(self.describe(), f"cannot write {relative}", error) from error
+            raise PayloadStoreError(self.describe(), f"cannot write {relative}", error) from None
         return claim
 
     async def retrieve(
@@ -133,7 +133,7 @@ class LocalFolderDriver(StorageDriver):
         try:
             blob = path.read_bytes()
         except OSError as error:
-            raise PayloadStoreError(self.describe(), f"cannot read {relative}", error) from error
+            raise PayloadStoreError(self.describe(), f"cannot read {relative}", error) from None
         if hashlib.sha256(blob).hexdigest() != expected:
             raise PayloadStoreError(self.describe(), f"object {relative} does not match its digest")
         payload = Payload()

@@ -11,6 +11,25 @@ class PayloadStoreError(SessionError):
     """The payload store could not be used. A step that meets it fails and is retried."""
 
     def __init__(self, store: str, problem: str, cause: BaseException | None = None) -> None:
-        reason = f": {type(cause).__name__}: {cause}" if cause is not None else ""
-        super().__init__(f"payload store ({store}) {problem}{reason}")
+        super().__init__(f"payload store ({store}) {problem}{_reason(cause)}")
         self.store = store
+
+
+def _reason(cause: BaseException | None) -> str:
+    """The cause and its innermost cause, on one short line.
+
+    Raised `from None`: a chained traceback would travel with the step's failure, and the
+    server refuses a failure of over 4 KB.
+    """
+    if cause is None:
+        return ""
+    text = f": {type(cause).__name__}: {cause}"
+    root = cause
+    while root.__cause__ is not None:
+        root = root.__cause__
+    if root is not cause:
+        text += f" (caused by {type(root).__name__}: {root})"
+    return text if len(text) <= _MAX_REASON else text[: _MAX_REASON - 3] + "..."
+
+
+_MAX_REASON = 1024
