@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from sessionflow import AgentSessionClient, AgentSessionFlow, SessionTimings, ToolEffect, ToolPolicy
+from sessionflow.temporal import PayloadStore
 from sessionflow.testing import AgentTestStack, InvocationLog, save_scripted_flow, write_script
 
 FAST = SessionTimings(
@@ -67,6 +68,7 @@ async def harness_factory(
         continue_as_new_after_events: int = 10_000,
         workers: int = 1,
         redis_url: str | None = None,
+        payloads: PayloadStore | None = None,
     ) -> Harness:
         digest = hashlib.sha256(f"{request.node.nodeid}/{len(stacks)}".encode()).hexdigest()[:12]
         state_dir = tmp_path / f"state-{len(stacks)}"
@@ -79,7 +81,7 @@ async def harness_factory(
             continue_as_new_after_events=continue_as_new_after_events,
             redis_url=redis_url,
         )
-        stack = AgentTestStack(state_dir, [flow], server_address=temporal_address)
+        stack = AgentTestStack(state_dir, [flow], server_address=temporal_address, payloads=payloads)
         await stack.__aenter__()
         stacks.append(stack)
         for _ in range(workers):
