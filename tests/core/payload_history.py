@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import dataclass
 
 from google.protobuf.message import Message
 from temporalio.api.common.v1 import Payload
+from temporalio.api.enums.v1 import EventType
 from temporalio.api.history.v1 import HistoryEvent
 from temporalio.client import Client, WorkflowHistory
 
-__all__ = ["payload_sizes", "run_histories"]
+__all__ = ["StartedStep", "payload_sizes", "run_histories", "started_steps"]
 
 
 async def run_histories(client: Client, session_id: str) -> list[WorkflowHistory]:
@@ -50,3 +52,26 @@ def _walk(message: Message) -> Iterator[int]:
                 yield from _walk(item)
         else:
             yield from _walk(value)
+
+
+@dataclass(frozen=True)
+class StartedStep:
+    """An activity's start as its history records it: the final attempt and the failure before it."""
+
+    step_type: str
+    attempt: int
+    last_failure: str | None
+
+
+def started_steps(history: WorkflowHistory) -> list[StartedStep]:
+    """Every started activity of one run, with the last failure the server kept for it."""
+    types: dict[int, str] = {}
+    found: list[StartedStep] = []
+    for event in history.events:
+        if event.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
+            types[event.event_id] = event.activity_task_scheduled_event_attributes.activity_type.name
+        elif event.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_STARTED:
+            started = event.activity_task_started_event_attributes
+            failure = started.last_failure.message if started.HasField("last_failure") else None
+            found.append(StartedStep(types[started.scheduled_event_id], started.attempt, failure or None))
+    return found

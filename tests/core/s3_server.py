@@ -18,7 +18,7 @@ import sys
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Iterator, Mapping
+from collections.abc import Generator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -36,7 +36,7 @@ AWS_TEST_ENV: Mapping[str, str] = {
 
 
 @contextlib.contextmanager
-def aws_test_environment() -> Iterator[None]:
+def aws_test_environment() -> Generator[None]:
     """Dummy credentials in os.environ, which worker children inherit; restored after."""
     saved = {name: os.environ.get(name) for name in AWS_TEST_ENV}
     os.environ.update(AWS_TEST_ENV)
@@ -85,7 +85,7 @@ class MotoServer:
 
     def _answers(self) -> bool:
         try:
-            with urllib.request.urlopen(self.url, timeout=1):  # noqa: S310 - our own loopback URL
+            with urllib.request.urlopen(self.url, timeout=1):
                 return True
         except urllib.error.HTTPError:
             return True  # any HTTP answer means the server is up

@@ -23,7 +23,7 @@ from sessionflow.temporal import PayloadStore
 from sessionflow.testing import FileGate, read_script, wait_until
 from tests.core.conftest import FAST, Harness, HarnessFactory
 from tests.core.helpers import idle_after
-from tests.core.payload_history import payload_sizes, run_histories
+from tests.core.payload_history import payload_sizes, run_histories, started_steps
 from tests.core.s3_server import MotoServer, S3Proxy, aws_test_environment, create_bucket, list_objects
 
 MIB = 1024 * 1024
@@ -33,6 +33,16 @@ MODEL_CAP = MIB
 """What the model sees of a tool output (the session default `max_tool_output_bytes`)."""
 HISTORY_PAYLOAD_LIMIT = 128 * 1024
 PREFIX = "some/prefix"
+
+
+S3_TIMINGS = dataclasses.replace(
+    FAST,
+    # A store runs after the tool or model call, outside its heartbeat loop, and a store that
+    # meets a down endpoint takes botocore's retries (about 3 s) to fail: with FAST's 2 s the
+    # attempt would end as a heartbeat timeout instead of with the store's own error.
+    model_heartbeat_timeout=timedelta(seconds=10),
+    tool_heartbeat_timeout=timedelta(seconds=10),
+)
 
 
 @dataclass
@@ -140,7 +150,7 @@ def session_objects(objects: dict[str, int], session_id: str) -> dict[str, int]:
 
 async def test_large_session_lives_on_s3(harness_factory: HarnessFactory, s3: S3) -> None:
     turns = 4
-    harness: Harness = await harness_factory(payloads=s3.store(), continue_as_new_after_events=20)
+    harness: Harness = await harness_factory(payloads=s3.store(), timings=S3_TIMINGS, continue_as_new_after_events=20)
     session_id = "s3-large"
     script_big_reads(harness, session_id, turns)
     await harness.sessions.start_session(session_id, "read 1")
@@ -174,7 +184,7 @@ async def test_large_session_lives_on_s3(harness_factory: HarnessFactory, s3: S3
 
 
 async def test_worker_sigkill_mid_turn_on_s3(harness_factory: HarnessFactory, s3: S3) -> None:
-    harness: Harness = await harness_factory(payloads=s3.store())
+    harness: Harness = await harness_factory(payloads=s3.store(), timings=S3_TIMINGS)
     session_id = "s3-kill"
     script_big_reads(harness, session_id, 2, gate="read-2")
     await harness.sessions.start_session(session_id, "read 1")
@@ -186,6 +196,8 @@ async def test_worker_sigkill_mid_turn_on_s3(harness_factory: HarnessFactory, s3
     await harness.stack.start_worker()
     await idle_after(harness, session_id, 2, timeout=120)
 
+    for history in await run_histories(harness.stack.client, session_id):
+        print(started_steps(history))
     # A read runs again after a crash (the effects table): once in turn 1, twice in turn 2.
     reads = harness.log.entries("tool", "read_file", session=session_id)
     assert [(r["turn"], r["attempt"]) for r in reads] == [("turn-1", 1), ("turn-2", 1), ("turn-2", 2)]
@@ -200,7 +212,7 @@ async def test_worker_sigkill_mid_turn_on_s3(harness_factory: HarnessFactory, s3
 
 
 OUTAGE_TIMINGS = dataclasses.replace(
-    FAST,
+    S3_TIMINGS,
     # Enough attempts and time that the step outlives the outage: it retries until S3 is back.
     tool_max_attempts=10,
     tool_schedule_to_close=timedelta(seconds=180),

@@ -100,6 +100,14 @@ class PrefixedS3Client(S3StorageDriverClient):
 
 
 def s3_driver(store: PayloadStore) -> S3StorageDriver:
+    # Import aioboto3 when the converter is built (worker or client start), not on the first
+    # store: the import takes seconds on a busy machine and would block the event loop, and
+    # so the heartbeats, of whichever step stores first. A missing extra then fails at start.
+    try:
+        import aioboto3  # noqa: F401  # pyright: ignore[reportUnusedImport]
+        import botocore.config  # noqa: F401  # pyright: ignore[reportUnusedImport]
+    except ImportError:
+        raise _missing_extra() from None
     parsed = urlparse(store.location)
     client = PrefixedS3Client(bucket=parsed.netloc, prefix=parsed.path, endpoint=store.endpoint, region=store.region)
     return S3StorageDriver(client=client, bucket=parsed.netloc, driver_name=S3_DRIVER_NAME, max_payload_size=1 << 30)
