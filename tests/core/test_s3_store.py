@@ -88,15 +88,20 @@ def call(tool_call_id: str, name: str, **arguments: object) -> dict[str, object]
     return {"id": tool_call_id, "name": name, "arguments": arguments}
 
 
-def read_turn(n: int) -> list[dict[str, object]]:
-    return [{"tool_calls": [call(f"c{n}", "read_file", n=n)]}, {"text": f"answer {n}"}]
+def read_turn(n: int, tool: str = "read_file") -> list[dict[str, object]]:
+    return [{"tool_calls": [call(f"c{n}", tool, n=n)]}, {"text": f"answer {n}"}]
 
 
-def script_big_reads(harness: Harness, session_id: str, turns: int, **tool: object) -> None:
+def script_big_reads(harness: Harness, session_id: str, turns: int, *, gated_turn: int | None = None) -> None:
+    """`turns` turns of one 3 MB read each; the read of `gated_turn` waits at gate "read" on attempt 1.
+
+    A gate belongs to a tool name, so the gated read has a name of its own.
+    """
+    read = {"effect": "read", "output_bytes": BIG, "unique_output": True}
     harness.script(
         session_id,
-        [read_turn(n) for n in range(1, turns + 1)],
-        {"read_file": {"effect": "read", "output_bytes": BIG, "unique_output": True, **tool}},
+        [read_turn(n, "read_gated" if n == gated_turn else "read_file") for n in range(1, turns + 1)],
+        {"read_file": read, "read_gated": {**read, "gate": "read"}},
     )
     # The model log keeps sizes and digests, not the megabytes the model was sent.
     script = read_script(harness.state_dir, session_id)
@@ -186,28 +191,28 @@ async def test_large_session_lives_on_s3(harness_factory: HarnessFactory, s3: S3
 async def test_worker_sigkill_mid_turn_on_s3(harness_factory: HarnessFactory, s3: S3) -> None:
     harness: Harness = await harness_factory(payloads=s3.store(), timings=S3_TIMINGS)
     session_id = "s3-kill"
-    script_big_reads(harness, session_id, 2, gate="read-2")
+    script_big_reads(harness, session_id, 2, gated_turn=2)
     await harness.sessions.start_session(session_id, "read 1")
     await idle_after(harness, session_id, 1, timeout=120)
     # Turn 2's read is running when its worker dies; turn 1 lives only in S3 and the history.
     assert await harness.sessions.send_user_message(session_id, "read 2")
-    await FileGate(harness.state_dir, "read-2").wait_until_reached(timeout=60)
+    await FileGate(harness.state_dir, "read").wait_until_reached(timeout=60)
     harness.stack.workers[-1].kill()
     await harness.stack.start_worker()
     await idle_after(harness, session_id, 2, timeout=120)
 
-    for history in await run_histories(harness.stack.client, session_id):
-        print(started_steps(history))
     # A read runs again after a crash (the effects table): once in turn 1, twice in turn 2.
-    reads = harness.log.entries("tool", "read_file", session=session_id)
+    reads = harness.log.entries("tool", session=session_id)
     assert [(r["turn"], r["attempt"]) for r in reads] == [("turn-1", 1), ("turn-2", 1), ("turn-2", 2)]
     await check_nothing_lost(harness, session_id, 2)
     assert harness.log.entries("model", session=session_id)[-1]["seen"][-1] == as_seen(
         cap_text(read_output(session_id, 2), MODEL_CAP)
     )
     steps = await harness.stack.read_step_history(session_id)
-    assert [(s.step_type, s.final_attempt) for s in steps if s.step_type == "sessionflow.CallTool"] == [
-        ("sessionflow.CallTool", 2)
+    # Turn 1's read in one attempt, turn 2's in the one after the kill.
+    assert [(s.step_execution_id, s.final_attempt) for s in steps if s.step_type == "sessionflow.CallTool"] == [
+        ("turn-1/tool/c1", 1),
+        ("turn-2/tool/c2", 2),
     ]
 
 
@@ -223,9 +228,9 @@ OUTAGE_TIMINGS = dataclasses.replace(
 async def test_s3_outage_mid_turn_fails_the_step_and_retries(harness_factory: HarnessFactory, s3: S3) -> None:
     harness: Harness = await harness_factory(payloads=s3.store(), timings=OUTAGE_TIMINGS)
     session_id = "s3-outage"
-    script_big_reads(harness, session_id, 1, gate="read-1")
+    script_big_reads(harness, session_id, 1, gated_turn=1)
     await harness.sessions.start_session(session_id, "read 1")
-    gate = FileGate(harness.state_dir, "read-1")
+    gate = FileGate(harness.state_dir, "read")
     await gate.wait_until_reached(timeout=60)
     # The read has run; the endpoint goes down just before its output is stored.
     await s3.proxy.stop()
@@ -250,8 +255,13 @@ async def test_s3_outage_mid_turn_fails_the_step_and_retries(harness_factory: Ha
     tool_steps = [s for s in steps if s.step_type == "sessionflow.CallTool"]
     assert len(tool_steps) == 1 and tool_steps[0].outcome == "completed"
     assert tool_steps[0].final_attempt >= 2
+    # The history itself keeps the store's failure, on the start of the attempt that succeeded.
+    (history,) = await run_histories(harness.stack.client, session_id)
+    (started,) = [s for s in started_steps(history) if s.step_type == "sessionflow.CallTool"]
+    assert started.attempt == tool_steps[0].final_attempt
+    assert started.last_failure is not None and "S3StorageDriver store failed" in started.last_failure
     # Each attempt is a real run of the read (a read may run again); the last one's output is kept.
-    reads = harness.log.entries("tool", "read_file", session=session_id)
+    reads = harness.log.entries("tool", session=session_id)
     assert [r["attempt"] for r in reads] == list(range(1, tool_steps[0].final_attempt + 1))
     await check_nothing_lost(harness, session_id, 1)
     print(f"tool step attempts: {tool_steps[0].final_attempt}")

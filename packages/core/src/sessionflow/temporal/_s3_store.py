@@ -17,13 +17,23 @@ from temporalio.contrib.aws.s3driver import S3StorageDriver, S3StorageDriverClie
 if TYPE_CHECKING:
     from sessionflow.temporal.payload_store import PayloadStore
 
-__all__ = ["S3_DRIVER_NAME", "PrefixedS3Client", "s3_driver"]
+__all__ = ["S3_DRIVER_NAME", "PrefixedS3Client", "S3RequestError", "s3_driver"]
 
 S3_DRIVER_NAME = "sessionflow.s3"
 
 
 def _missing_extra() -> ImportError:
     return ImportError('the S3 payload store needs aioboto3: pip install "sessionflow[s3]"')
+
+
+class S3RequestError(Exception):
+    """One S3 request that failed, told in one line: operation, object, endpoint and cause.
+
+    botocore's errors chain through aiohttp's, and their tracebacks run to several KB. The
+    Temporal server replaces a retryable activity failure over 4 KB (its default
+    ``limit.mutableState.activityFailureSize.error``) with "Failure exceeds size limit.", so
+    the step's failure would lose the store's name and the cause; one short error keeps both.
+    """
 
 
 class PrefixedS3Client(S3StorageDriverClient):
@@ -66,9 +76,16 @@ class PrefixedS3Client(S3StorageDriverClient):
     def _key(self, key: str) -> str:
         return f"{self.prefix}{key}"
 
+    def _failed(self, operation: str, bucket: str, key: str, error: Exception) -> S3RequestError:
+        where = f"s3://{bucket}/{self._key(key)}" + (f" at {self.endpoint}" if self.endpoint else "")
+        return S3RequestError(f"{operation} {where}: {type(error).__name__}: {error}")
+
     async def put_object(self, *, bucket: str, key: str, data: bytes) -> None:
         client = await self.client()
-        await client.put_object(Bucket=bucket, Key=self._key(key), Body=data)
+        try:
+            await client.put_object(Bucket=bucket, Key=self._key(key), Body=data)
+        except Exception as error:
+            raise self._failed("PutObject", bucket, key, error) from None
 
     async def object_exists(self, *, bucket: str, key: str) -> bool:
         client = await self.client()
@@ -78,14 +95,17 @@ class PrefixedS3Client(S3StorageDriverClient):
             status = getattr(error, "response", {}).get("ResponseMetadata", {}).get("HTTPStatusCode")
             if status == 404:
                 return False
-            raise
+            raise self._failed("HeadObject", bucket, key, error) from None
         return True
 
     async def get_object(self, *, bucket: str, key: str) -> bytes:
         client = await self.client()
-        response = await client.get_object(Bucket=bucket, Key=self._key(key))
-        async with response["Body"] as body:
-            return await body.read()
+        try:
+            response = await client.get_object(Bucket=bucket, Key=self._key(key))
+            async with response["Body"] as body:
+                return await body.read()
+        except Exception as error:
+            raise self._failed("GetObject", bucket, key, error) from None
 
     def describe(self) -> Mapping[str, str]:
         described = {"store": f"s3://{self.bucket}/{self.prefix}"}
