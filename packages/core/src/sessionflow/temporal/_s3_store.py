@@ -17,7 +17,7 @@ from temporalio.contrib.aws.s3driver import S3StorageDriver, S3StorageDriverClie
 if TYPE_CHECKING:
     from sessionflow.temporal.payload_store import PayloadStore
 
-__all__ = ["S3_DRIVER_NAME", "PrefixedS3Client", "S3RequestError", "s3_driver"]
+__all__ = ["S3_DRIVER_NAME", "PrefixedS3Client", "S3RequestError", "probe_s3_store", "s3_client", "s3_driver"]
 
 S3_DRIVER_NAME = "sessionflow.s3"
 
@@ -107,6 +107,14 @@ class PrefixedS3Client(S3StorageDriverClient):
         except Exception as error:
             raise self._failed("GetObject", bucket, key, error) from None
 
+    async def probe(self) -> None:
+        """Check the bucket answers (HeadBucket); raises `S3RequestError` with the cause."""
+        client = await self.client()
+        try:
+            await client.head_bucket(Bucket=self.bucket)
+        except Exception as error:
+            raise self._failed("HeadBucket", self.bucket, "", error) from None
+
     def describe(self) -> Mapping[str, str]:
         described = {"store": f"s3://{self.bucket}/{self.prefix}"}
         if self.endpoint:
@@ -119,6 +127,20 @@ class PrefixedS3Client(S3StorageDriverClient):
         self._clients.clear()
 
 
+def s3_client(store: PayloadStore) -> PrefixedS3Client:
+    parsed = urlparse(store.location)
+    return PrefixedS3Client(bucket=parsed.netloc, prefix=parsed.path, endpoint=store.endpoint, region=store.region)
+
+
+async def probe_s3_store(store: PayloadStore) -> None:
+    """Raise `S3RequestError` unless the store's bucket answers (for a command's start)."""
+    client = s3_client(store)
+    try:
+        await client.probe()
+    finally:
+        await client.aclose()
+
+
 def s3_driver(store: PayloadStore) -> S3StorageDriver:
     # Import aioboto3 when the converter is built (worker or client start), not on the first
     # store: the import takes seconds on a busy machine and would block the event loop, and
@@ -129,5 +151,4 @@ def s3_driver(store: PayloadStore) -> S3StorageDriver:
     except ImportError:
         raise _missing_extra() from None
     parsed = urlparse(store.location)
-    client = PrefixedS3Client(bucket=parsed.netloc, prefix=parsed.path, endpoint=store.endpoint, region=store.region)
-    return S3StorageDriver(client=client, bucket=parsed.netloc, driver_name=S3_DRIVER_NAME, max_payload_size=1 << 30)
+    return S3StorageDriver(client=s3_client(store), bucket=parsed.netloc, driver_name=S3_DRIVER_NAME, max_payload_size=1 << 30)
