@@ -144,15 +144,16 @@ def _payloads(doc: Json, base: Path, source: str) -> PayloadStore:
         if key in doc and not is_s3:
             raise ConfigError("conflict", f"/payloads/{key}", f"{key} is for an s3:// store", source=source)
     try:
-        return PayloadStore(
-            # A folder is relative to this file, like every path in it.
-            location=location if is_s3 else str(_path(location.removeprefix("file://"), base)),
+        store = PayloadStore(
+            location=location,
             endpoint=_opt_str(doc.get("endpoint")),
             region=_opt_str(doc.get("region")),
             threshold=int(doc.get("threshold", DEFAULT_PAYLOAD_THRESHOLD)),
         )
     except ValueError as error:
         raise ConfigError("invalid", "/payloads/store", str(error), source=source) from None
+    # A folder is relative to this file, like every path in it.
+    return store if is_s3 else replace(store, location=str(_path(str(store.folder), base)))
 
 
 def _local_tools(doc: Json) -> LocalToolsConfig:
