@@ -61,6 +61,7 @@ class StartedStep:
     step_type: str
     attempt: int
     last_failure: str | None
+    last_failure_bytes: int = 0
 
 
 def started_steps(history: WorkflowHistory) -> list[StartedStep]:
@@ -73,5 +74,6 @@ def started_steps(history: WorkflowHistory) -> list[StartedStep]:
         elif event.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_STARTED:
             started = event.activity_task_started_event_attributes
             failure = started.last_failure.message if started.HasField("last_failure") else None
-            found.append(StartedStep(types[started.scheduled_event_id], started.attempt, failure or None))
+            size = started.last_failure.ByteSize() if started.HasField("last_failure") else 0
+            found.append(StartedStep(types[started.scheduled_event_id], started.attempt, failure or None, size))
     return found

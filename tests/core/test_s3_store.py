@@ -254,6 +254,8 @@ async def last_failure_in_history(harness: Harness, session_id: str, step_type: 
     (history,) = await run_histories(harness.stack.client, session_id)
     (started,) = [s for s in started_steps(history) if s.step_type == step_type and s.attempt > 1]
     assert started.attempt == attempt
+    # The server keeps a retryable failure whole only up to 4 KB (its default limit).
+    print(f"{step_type} failure kept in the history: {started.last_failure_bytes:,} bytes")
     return started.last_failure
 
 

@@ -27,7 +27,7 @@ def _missing_extra() -> ImportError:
 
 
 class S3RequestError(Exception):
-    """One S3 request that failed, told in one line: operation, object, endpoint and cause.
+    """One S3 request that failed, told in one line: operation, store and cause.
 
     botocore's errors chain through aiohttp's, and their tracebacks run to several KB. The
     Temporal server replaces a retryable activity failure over 4 KB (its default
@@ -76,16 +76,16 @@ class PrefixedS3Client(S3StorageDriverClient):
     def _key(self, key: str) -> str:
         return f"{self.prefix}{key}"
 
-    def _failed(self, operation: str, bucket: str, key: str, error: Exception) -> S3RequestError:
-        where = f"s3://{bucket}/{self._key(key)}" + (f" at {self.endpoint}" if self.endpoint else "")
-        return S3RequestError(f"{operation} {where}: {type(error).__name__}: {error}")
+    def _failed(self, operation: str, bucket: str, error: Exception) -> S3RequestError:
+        # Not the key or the endpoint: the driver's own error and botocore's name them already.
+        return S3RequestError(f"{operation} s3://{bucket}/{self.prefix}: {type(error).__name__}: {error}")
 
     async def put_object(self, *, bucket: str, key: str, data: bytes) -> None:
         client = await self.client()
         try:
             await client.put_object(Bucket=bucket, Key=self._key(key), Body=data)
         except Exception as error:
-            raise self._failed("PutObject", bucket, key, error) from None
+            raise self._failed("PutObject", bucket, error) from None
 
     async def object_exists(self, *, bucket: str, key: str) -> bool:
         client = await self.client()
@@ -95,7 +95,7 @@ class PrefixedS3Client(S3StorageDriverClient):
             status = getattr(error, "response", {}).get("ResponseMetadata", {}).get("HTTPStatusCode")
             if status == 404:
                 return False
-            raise self._failed("HeadObject", bucket, key, error) from None
+            raise self._failed("HeadObject", bucket, error) from None
         return True
 
     async def get_object(self, *, bucket: str, key: str) -> bytes:
@@ -105,7 +105,7 @@ class PrefixedS3Client(S3StorageDriverClient):
             async with response["Body"] as body:
                 return await body.read()
         except Exception as error:
-            raise self._failed("GetObject", bucket, key, error) from None
+            raise self._failed("GetObject", bucket, error) from None
 
     async def probe(self) -> None:
         """Check the bucket answers (HeadBucket); raises `S3RequestError` with the cause."""
@@ -113,7 +113,7 @@ class PrefixedS3Client(S3StorageDriverClient):
         try:
             await client.head_bucket(Bucket=self.bucket)
         except Exception as error:
-            raise self._failed("HeadBucket", self.bucket, "", error) from None
+            raise self._failed("HeadBucket", self.bucket, error) from None
 
     def describe(self) -> Mapping[str, str]:
         described = {"store": f"s3://{self.bucket}/{self.prefix}"}
