@@ -116,12 +116,9 @@ class S3Proxy:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.connections = 0
+        """Connections accepted: proof that clients really went through the proxy."""
         self._server: asyncio.Server | None = None
         self._open: set[asyncio.StreamWriter] = set()
-
-    @property
-    def is_up(self) -> bool:
-        return self._server is not None
 
     async def start(self) -> None:
         # The same port each time (asyncio sets SO_REUSEADDR), so clients keep their URL.
@@ -190,11 +187,3 @@ async def list_objects(endpoint: str, bucket: str, prefix: str = "") -> dict[str
             for item in page.get("Contents", []):
                 found[str(item["Key"])] = int(item["Size"])
     return found
-
-
-async def get_object(endpoint: str, bucket: str, key: str) -> bytes:
-    async with _s3_client(endpoint) as s3:
-        response = await s3.get_object(Bucket=bucket, Key=key)
-        async with response["Body"] as body:
-            data: bytes = await body.read()
-            return data

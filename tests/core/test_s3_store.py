@@ -174,6 +174,7 @@ async def test_large_session_lives_on_s3(harness_factory: HarnessFactory, s3: S3
         as_seen(cap_text(read_output(session_id, n), MODEL_CAP)) for n in range(1, turns + 1)
     ]
 
+    assert s3.proxy.connections > 0, "the workers and the client should reach S3 through the proxy"
     objects = await s3.objects()
     assert objects and all(key.startswith(f"{PREFIX}/v0/") for key in objects), sorted(objects)[:5]
     mine = session_objects(objects, session_id)
