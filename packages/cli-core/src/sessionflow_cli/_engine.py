@@ -24,6 +24,7 @@ from sessionflow.temporal import (
     DevServerHandle,
     FrontendProbe,
     FrontendState,
+    PayloadStore,
     TemporalClient,
     TlsSettings,
     connect,
@@ -102,15 +103,17 @@ async def start_embedded(server: ServerConfig) -> DevServerHandle:
         ) from None
 
 
-async def connect_engine(server: ServerConfig) -> Engine:
+async def connect_engine(server: ServerConfig, payloads: PayloadStore | None = None) -> Engine:
     """Connect to the configured server, starting the embedded one when ``auto`` needs it.
+
+    `payloads` is the store of the client's data converter (see `connect`).
 
     Raises:
         RuntimeFailure: The server does not start or cannot be reached, or a service that
             is not our Temporal answers on the embedded server's port.
     """
     if server.is_auto:
-        return await _auto(server)
+        return await _auto(server, payloads)
     api_key = None
     if server.api_key_env is not None:
         api_key = os.environ.get(server.api_key_env)
@@ -118,20 +121,20 @@ async def connect_engine(server: ServerConfig) -> Engine:
             raise UsageError(f"the environment variable {server.api_key_env} (server.api_key_env) is not set")
     tls = _tls(server)
     try:
-        client = await connect(server.address, server.namespace, tls=tls, api_key=api_key)
+        client = await connect(server.address, server.namespace, tls=tls, api_key=api_key, payloads=payloads)
     except Exception as error:
         raise RuntimeFailure(f"cannot reach the Temporal server at {server.address}: {error}") from None
     return Engine(client=client, address=server.address, namespace=server.namespace)
 
 
-async def _auto(server: ServerConfig) -> Engine:
+async def _auto(server: ServerConfig, payloads: PayloadStore | None) -> Engine:
     port = auto_port(server)
     address = f"{AUTO_HOST}:{port}"
     recorded = DevServer.status(server_data_dir())
     if recorded is not None and recorded.address == address:
         # Ours by its state file and process: ensure_running checks it answers (or replaces it).
         handle = await start_embedded(server)
-        return await _connect_handle(handle, server, started=not handle.reused)
+        return await _connect_handle(handle, server, payloads, started=not handle.reused)
     answer = await probe_auto(server)
     deadline = time.monotonic() + _NOT_READY_WAIT
     while answer.state is FrontendState.NOT_READY and time.monotonic() < deadline:
@@ -140,9 +143,9 @@ async def _auto(server: ServerConfig) -> Engine:
     state = answer.state
     if state is FrontendState.UNREACHABLE:
         handle = await start_embedded(server)
-        return await _connect_handle(handle, server, started=not handle.reused)
+        return await _connect_handle(handle, server, payloads, started=not handle.reused)
     if state is FrontendState.READY:
-        client = await _connect_plain(address, server.namespace)
+        client = await _connect_plain(address, server.namespace, payloads)
         return Engine(client=client, address=address, namespace=server.namespace)
     if state is FrontendState.NOT_TEMPORAL:
         raise RuntimeFailure(
@@ -162,8 +165,10 @@ async def probe_auto(server: ServerConfig) -> FrontendProbe:
     return await probe_frontend(f"{AUTO_HOST}:{auto_port(server)}", server.namespace)
 
 
-async def _connect_handle(handle: DevServerHandle, server: ServerConfig, *, started: bool) -> Engine:
-    client = await _connect_plain(handle.address, server.namespace)
+async def _connect_handle(
+    handle: DevServerHandle, server: ServerConfig, payloads: PayloadStore | None, *, started: bool
+) -> Engine:
+    client = await _connect_plain(handle.address, server.namespace, payloads)
     return Engine(
         client=client,
         address=handle.address,
@@ -174,9 +179,9 @@ async def _connect_handle(handle: DevServerHandle, server: ServerConfig, *, star
     )
 
 
-async def _connect_plain(address: str, namespace: str) -> TemporalClient:
+async def _connect_plain(address: str, namespace: str, payloads: PayloadStore | None) -> TemporalClient:
     try:
-        return await connect(address, namespace)
+        return await connect(address, namespace, payloads=payloads)
     except Exception as error:
         raise RuntimeFailure(f"cannot connect to the Temporal server at {address}: {error}") from None
 

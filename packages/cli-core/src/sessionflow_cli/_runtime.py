@@ -18,6 +18,7 @@ from sessionflow_cli._flow_types import StartEnvironment, session_flow_type
 from sessionflow_cli._harness import Harness, build_harness
 from sessionflow_cli._local_tools import close_local_tools
 from sessionflow_cli._logging import log_to_file
+from sessionflow_cli._payloads import open_payload_store
 from sessionflow_cli.config import CliConfig, TurnConfig, resolve_turn, server_data_dir
 
 __all__ = ["Runtime", "open_runtime"]
@@ -72,7 +73,8 @@ async def open_runtime(
     """
     log_to_file()
     flow_type = session_flow_type(spec.name, environment)
-    engine = await connect_engine(config.server)
+    payloads = await open_payload_store(config.payloads)
+    engine = await connect_engine(config.server, payloads)
     _announce(engine, info)
 
     def notice(line: str) -> None:

@@ -22,7 +22,7 @@ class ConfigError(Exception):
     Attributes:
         code: The rule that rejected it: ``schema``, ``yaml``, ``unreadable``,
             ``missing_file``, ``missing_directory``, ``conflict``, ``duplicate``,
-            ``widens`` or ``model_not_allowed``.
+            ``widens``, ``model_not_allowed`` or ``invalid`` (a value the core refuses).
         pointer: JSON Pointer of the rejected value in the file or the settings.
         detail: What exactly is wrong, for people.
         keyword: The JSON Schema keyword that failed, for ``schema`` errors.

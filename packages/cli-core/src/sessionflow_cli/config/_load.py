@@ -7,6 +7,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, cast
 
+from sessionflow.temporal import PayloadStore
+from sessionflow.temporal.payload_store import DEFAULT_PAYLOAD_THRESHOLD
 from sessionflow_cli.config._errors import ConfigError
 from sessionflow_cli.config._model import (
     DEFAULT_MODEL,
@@ -90,6 +92,7 @@ def _build(framework: str, doc: Json, *, path: Path, cwd: Path, source: str) -> 
         connectors=_connectors(cast(list[Json], doc.get("connectors") or []), source),
         approval_always=tuple(cast(list[str], approval.get("always", []))),
         media_folder=media_folder,
+        payloads=_payloads(cast(Json, doc["payloads"]), base, source) if "payloads" in doc else None,
         framework_settings=cast(Mapping[str, Any], section) if isinstance(section, dict) else {},
     )
 
@@ -132,6 +135,25 @@ def _server(value: object, base: Path, source: str) -> ServerConfig:
         tls=tls,
         api_key_env=_opt_str(doc.get("api_key_env")),
     )
+
+
+def _payloads(doc: Json, base: Path, source: str) -> PayloadStore:
+    location = str(doc["store"])
+    is_s3 = location.startswith("s3://")
+    for key in ("endpoint", "region"):
+        if key in doc and not is_s3:
+            raise ConfigError("conflict", f"/payloads/{key}", f"{key} is for an s3:// store", source=source)
+    try:
+        store = PayloadStore(
+            location=location,
+            endpoint=_opt_str(doc.get("endpoint")),
+            region=_opt_str(doc.get("region")),
+            threshold=int(doc.get("threshold", DEFAULT_PAYLOAD_THRESHOLD)),
+        )
+    except ValueError as error:
+        raise ConfigError("invalid", "/payloads/store", str(error), source=source) from None
+    # A folder is relative to this file, like every path in it.
+    return store if is_s3 else replace(store, location=str(_path(str(store.folder), base)))
 
 
 def _local_tools(doc: Json) -> LocalToolsConfig:

@@ -7,6 +7,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from sessionflow.temporal import PayloadStore
+
 __all__ = [
     "DEFAULT_MODEL",
     "DEFAULT_PORT",
@@ -142,6 +144,8 @@ class CliConfig:
         connectors: The MCP connectors (`sessionflow_cli._connectors`).
         approval_always: Tools that always wait for approval.
         media_folder: Where attached images are kept.
+        payloads: The payload store of ``payloads:``, or None for the default
+            (``$SESSIONFLOW_PAYLOADS``, else ``~/.sessionflow/payloads``).
         framework_settings: The framework's own section.
     """
 
@@ -157,6 +161,7 @@ class CliConfig:
     connectors: tuple[ConnectorConfig, ...] = ()
     approval_always: tuple[str, ...] = ()
     media_folder: Path
+    payloads: PayloadStore | None = None
     framework_settings: Mapping[str, Any] = field(default_factory=lambda: {})
 
     @property
