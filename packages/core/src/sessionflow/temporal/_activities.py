@@ -170,7 +170,8 @@ class SessionActivities:
         finally:
             events.close()
         if isinstance(outcome, TurnCompleted):
-            return await self._completed(request, entries, outcome)
+            # Storing can take a while against a slow store: the attempt keeps heartbeating.
+            return await _with_heartbeats(request.heartbeat_interval, self._completed(request, entries, outcome))
         if isinstance(outcome, ToolCallsRequested):  # pyright: ignore[reportUnnecessaryIsInstance]
             try:
                 validate_tool_call_ids(outcome.tool_calls, context.tool_calls)
@@ -179,7 +180,9 @@ class SessionActivities:
             if not outcome.framework_run_state:
                 raise _non_retryable(SessionStateError("ToolCallsRequested has an empty framework_run_state"))
             if self._bodies is not None:
-                state_ref = await self._bodies.store_text(outcome.framework_run_state, _scope())
+                state_ref = await _with_heartbeats(
+                    request.heartbeat_interval, self._bodies.store_text(outcome.framework_run_state, _scope())
+                )
                 if state_ref is not None:
                     outcome = replace(outcome, framework_run_state="", run_state_ref=state_ref)
             runner = self._flow.runner
@@ -387,7 +390,9 @@ class SessionActivities:
             events.close()
         if self._bodies is not None:
             try:
-                ref = await self._bodies.store_text(result.output, _scope())
+                ref = await _with_heartbeats(
+                    request.heartbeat_interval, self._bodies.store_text(result.output, _scope())
+                )
             except PayloadStoreError as error:
                 if record.policy.effect.is_retryable:
                     raise  # the step runs again once the store is back
