@@ -110,7 +110,7 @@ def test_an_unreachable_s3_endpoint_is_refused_at_start(tmp_path: Path) -> None:
     endpoint = f"http://127.0.0.1:{free_port()}"  # nothing listens there
     with aws_test_environment():
         error = usage_error(PayloadStore(location="s3://sessionflow-none/p", endpoint=endpoint))
-    assert f"payload store s3://sessionflow-none/p at {endpoint} cannot be used" in error.message
+    assert f"payload store (s3://sessionflow-none/p at {endpoint}) does not answer" in error.message
     assert "HeadBucket" in error.message and "EndpointConnectionError" in error.message
 
 
@@ -128,7 +128,7 @@ def test_a_folder_that_cannot_be_made_is_refused(tmp_path: Path) -> None:
     blocker = tmp_path / "a-file"
     blocker.write_text("not a folder")
     error = usage_error(PayloadStore(location=str(blocker / "payloads")))
-    assert f"payload store local folder {blocker / 'payloads'} cannot be used" in error.message
+    assert f"payload store (local folder {blocker / 'payloads'}) cannot be written" in error.message
 
 
 def test_s3_without_the_extra_is_refused(tmp_path: Path) -> None:
@@ -161,7 +161,7 @@ def test_the_command_exits_2_on_an_unreachable_store(cli: Cli) -> None:
     )
     result = cli.run("-f", FRAMEWORK, "-p", "hi", extra_env=dict(AWS_TEST_ENV))
     assert result.returncode == 2, result.stderr
-    assert f"payload store s3://sessionflow-none/p at {endpoint} cannot be used" in result.stderr
+    assert f"payload store (s3://sessionflow-none/p at {endpoint}) does not answer" in result.stderr
 
 
 def test_the_command_keeps_its_payloads_on_the_configured_s3_store(cli: Cli, moto: MotoServer) -> None:

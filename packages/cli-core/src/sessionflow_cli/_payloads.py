@@ -9,9 +9,8 @@ command stops at once and says why.
 from __future__ import annotations
 
 import asyncio
-import tempfile
 
-from sessionflow.temporal import PayloadStore
+from sessionflow.temporal import PayloadStore, PayloadStoreError
 from sessionflow_cli._errors import UsageError
 
 __all__ = ["PROBE_TIMEOUT", "open_payload_store"]
@@ -35,28 +34,9 @@ async def open_payload_store(configured: PayloadStore | None) -> PayloadStore:
     except ImportError as error:
         raise UsageError(f"payload store {store.describe()}: {error}") from None
     try:
-        if store.is_s3:
-            await asyncio.wait_for(_probe_s3(store), PROBE_TIMEOUT)
-        else:
-            _probe_folder(store)
+        await asyncio.wait_for(store.probe(), PROBE_TIMEOUT)
     except TimeoutError:
         raise UsageError(f"payload store {store.describe()} did not answer within {PROBE_TIMEOUT:g} s") from None
-    except (OSError, RuntimeError) as error:
-        raise UsageError(f"payload store {store.describe()} cannot be used: {error}") from None
+    except PayloadStoreError as error:
+        raise UsageError(str(error)) from None
     return store
-
-
-async def _probe_s3(store: PayloadStore) -> None:
-    from sessionflow.temporal._s3_store import S3RequestError, probe_s3_store
-
-    try:
-        await probe_s3_store(store)
-    except S3RequestError as error:
-        raise RuntimeError(str(error)) from None
-
-
-def _probe_folder(store: PayloadStore) -> None:
-    store.folder.mkdir(parents=True, exist_ok=True)
-    # Writable, not just present: a read-only folder would fail the first step that stores.
-    with tempfile.NamedTemporaryFile(dir=store.folder, prefix=".probe-"):
-        pass

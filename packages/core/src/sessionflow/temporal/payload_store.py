@@ -12,8 +12,10 @@ holds the bodies the session keeps by reference (see `sessionflow.session.bodies
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import os
+import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -120,6 +122,22 @@ class PayloadStore:
             return f"{self.location}" + (f" at {self.endpoint}" if self.endpoint else "")
         return f"local folder {self.folder}"
 
+    async def probe(self) -> None:
+        """Check that the store can be used now (a bucket that answers, a folder that takes a
+        file); raises `PayloadStoreError` naming the store and the cause."""
+        if self.is_s3:
+            from sessionflow.temporal._s3_store import S3RequestError, probe_s3_store
+
+            try:
+                await probe_s3_store(self)
+            except S3RequestError as error:
+                raise PayloadStoreError(self.describe(), "does not answer", error) from None
+            return
+        try:
+            await asyncio.to_thread(_probe_folder, self.folder)
+        except OSError as error:
+            raise PayloadStoreError(self.describe(), "cannot be written", error) from None
+
     def driver(self) -> StorageDriver:
         """The External Storage driver for this store (builds an S3 client for S3)."""
         if not self.is_s3:
@@ -127,6 +145,13 @@ class PayloadStore:
         from sessionflow.temporal._s3_store import s3_driver
 
         return s3_driver(self)
+
+
+def _probe_folder(folder: Path) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    # Writable, not just present: a read-only folder would fail the first step that stores.
+    with tempfile.NamedTemporaryFile(dir=folder, prefix=".tmp-probe-"):
+        pass
 
 
 def _is_windows_drive(location: str) -> bool:
