@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from sessionflow.session import ToolExecutionError
-from sessionflow_cli.local_tools import _paths
+from sessionflow_local_tools import _paths
 from tests.cli_local_tools.conftest import SENTINEL_TEXT, Sandbox, Untouched
 
 PAYLOAD = "PWNED-PAYLOAD"
