@@ -16,8 +16,10 @@ An edit holds an advisory lock (``flock``) on the file while it works, so writer
 lock too never race it. For writers that do not (``echo >> file``), it keeps what they
 append: right before the rename it reads the file again and carries any bytes appended
 since its read into the new file, and right after the rename it copies bytes that still
-reached the old file into the new one. What remains is an append that opened the old
-file before the rename and writes to it after that last copy; see the README's limits.
+reached the old file into the new one, until no process holds the old file open for
+writing (a read lease proves that). What remains is a writer that keeps the file open
+for longer than the edit waits (about 0.2 s) and writes after that; see the README's
+limits.
 """
 
 from __future__ import annotations
@@ -50,6 +52,11 @@ LOCK_WAIT_SECONDS = 5.0
 """How long an edit waits for another holder of the file's advisory lock."""
 _TAIL_ROUNDS = 50
 """Times an edit carries a growing tail over before giving up on a file that never rests."""
+SALVAGE_GRACE = 0.002
+"""Seconds between looks at the old file after an edit's rename, for appends in flight."""
+SALVAGE_LOOKS = 100
+"""Looks before an edit stops waiting for writers that keep the old file open."""
+_F_SETLEASE = getattr(fcntl, "F_SETLEASE", 1024)  # Linux's value, should the module lack it
 _TEMP_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
 
 
@@ -224,16 +231,46 @@ def _carry_tail(temp_fd: int, read: _AsRead, target: Resolved, dir_fd: int) -> N
 def _salvage(temp_fd: int, read: _AsRead) -> None:
     """After the rename: copy what still reached the old file into the new one (appended).
 
+    A writer that opened the old file just before the rename may write a while later. The
+    old file has no name any more, so nobody new can open it: once no process holds it
+    open for writing, which a read lease (``F_SETLEASE``) proves, one last copy catches
+    everything. Without leases (some file systems, or a file the worker does not own) it
+    is looked at again after `SALVAGE_GRACE` until a look finds nothing new.
     ``O_APPEND`` from here on: writers that now open the name append to the new file too,
     and a plain write at our offset could overwrite what they wrote.
     """
     fcntl.fcntl(temp_fd, fcntl.F_SETFL, fcntl.fcntl(temp_fd, fcntl.F_GETFL) | os.O_APPEND)
-    while True:
-        extra = os.pread(read.fd, 1024 * 1024, len(read.data))
-        if not extra:
+    quiet_looks = 0
+    for look in range(SALVAGE_LOOKS):
+        if look:
+            time.sleep(SALVAGE_GRACE)
+        found = _copy_new_bytes(temp_fd, read)
+        writers = _has_writers(read.fd)
+        if writers is False:
+            _copy_new_bytes(temp_fd, read)  # what they wrote before closing
             return
+        quiet_looks = 0 if found else quiet_looks + 1
+        if writers is None and quiet_looks >= 2:
+            return
+
+
+def _copy_new_bytes(temp_fd: int, read: _AsRead) -> bool:
+    found = False
+    while extra := os.pread(read.fd, 1024 * 1024, len(read.data)):
         _write_all(temp_fd, extra)
         read.data += extra
+        found = True
+    return found
+
+
+def _has_writers(fd: int) -> bool | None:
+    """Whether any process holds the file open for writing; None when leases are not offered."""
+    try:
+        fcntl.fcntl(fd, _F_SETLEASE, fcntl.F_RDLCK)
+    except OSError as error:
+        return True if error.errno == errno.EAGAIN else None
+    fcntl.fcntl(fd, _F_SETLEASE, fcntl.F_UNLCK)
+    return False
 
 
 def _replace(
