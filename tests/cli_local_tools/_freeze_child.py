@@ -10,6 +10,7 @@ with a deadline and kills it.
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 import sys
 import time
@@ -41,7 +42,7 @@ async def main(workspace: Path) -> None:
     other_done_first = not search_done.is_set()
     found = await searching
     await beating
-    gaps = [b - a for a, b in zip(ticks, ticks[1:], strict=False)]
+    gaps = [b - a for a, b in itertools.pairwise(ticks)]
     print(
         json.dumps(
             {

@@ -9,6 +9,7 @@ import subprocess
 import sys
 import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -70,10 +71,10 @@ async def test_a_one_line_file_of_64_mib_is_not_read_whole_for_4_kb(sandbox: San
 
 async def test_a_sparse_file_without_newlines_is_read_within_the_byte_bound(sandbox: Sandbox) -> None:
     path = sandbox.ws / "sparse.log"
-    with open(path, "wb") as file:
-        file.write(b"x" * 9000)  # text first, so it is not taken for a binary file
-        file.truncate(8 * 1024**3)  # then an 8 GiB hole: zeros, and never a newline
-    for args in ({"limit": 1}, {"offset": 5}, {"offset": 2**31}):
+    path.write_bytes(b"x" * 9000)  # text first, so it is not taken for a binary file
+    os.truncate(path, 8 * 1024**3)  # then an 8 GiB hole: zeros, and never a newline
+    cases: list[dict[str, Any]] = [{"limit": 1}, {"offset": 5}, {"offset": 2**31}]
+    for args in cases:
         before = _bytes_read()
         text = await sandbox.tools.call("read_file", path="sparse.log", **args)
         read = _bytes_read() - before

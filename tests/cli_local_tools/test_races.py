@@ -8,12 +8,12 @@ workspace is reported as a success, and nothing outside is touched by reads and 
 from __future__ import annotations
 
 import asyncio
-import os
 import subprocess
 import sys
 import textwrap
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 from sessionflow.session import ToolExecutionError
 from tests.cli_local_tools.conftest import SENTINEL_TEXT, Sandbox, Untouched
@@ -185,6 +185,7 @@ async def test_reads_and_searches_under_a_concurrent_swap_touch_nothing_outside(
     answered = refused = 0
     try:
         for number in range(TRIES):
+            args: dict[str, Any]
             tool, args = (
                 ("read_file", {"path": "sub/f.txt"})
                 if number % 2

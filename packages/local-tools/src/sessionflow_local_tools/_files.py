@@ -42,7 +42,15 @@ def require_file(target: Resolved, *, for_writing: bool = False) -> None:
         raise refuse(special_file_message(target.shown, stat.S_IFIFO))
 
 
-def read_file(stop: Stop, workspace: Path, path: str, offset: int = 1, limit: int = DEFAULT_READ_LINES) -> str:
+def read_file(
+    stop: Stop,
+    workspace: Path,
+    path: str,
+    offset: int = 1,
+    limit: int = DEFAULT_READ_LINES,
+    *,
+    numbered: bool = False,
+) -> str:
     """Lines ``offset`` (1-based) to ``offset + limit - 1`` of a text file in the workspace.
 
     Reads at most `MAX_SCAN_BYTES` whatever the file holds (a line of gigabytes, a sparse
@@ -58,15 +66,16 @@ def read_file(stop: Stop, workspace: Path, path: str, offset: int = 1, limit: in
             if b"\x00" in file.read(BINARY_SNIFF_BYTES):
                 return f"[{target.relative} is a binary file of {info.st_size} bytes; not shown]"
             file.seek(0)
-            return _LineReader(stop, file).read(target.relative, offset, limit)
+            return _LineReader(stop, file, numbered).read(target.relative, offset, limit)
 
 
 class _LineReader:
     """Lines of a file, each cut to `MAX_LINE_CHARS` bytes, within `MAX_SCAN_BYTES` in all."""
 
-    def __init__(self, stop: Stop, file: BufferedReader) -> None:
+    def __init__(self, stop: Stop, file: BufferedReader, numbered: bool = False) -> None:
         self._stop = stop
         self._file = file
+        self._numbered = numbered
         self.scanned = 0
 
     @property
@@ -127,6 +136,8 @@ class _LineReader:
                 text = decode(line)
             if not wanted:
                 continue
+            if self._numbered:
+                text = f"{number:>6}\t{text}"
             if size + len(text) > MAX_READ_CHARS and shown:
                 note = _more_note(relative, offset, number - 1)
                 break

@@ -13,8 +13,10 @@ from __future__ import annotations
 import fnmatch
 import os
 import stat
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal
 
 from sessionflow.session import ToolExecutionError
 from sessionflow_local_tools._blocking import Stop
@@ -22,7 +24,9 @@ from sessionflow_local_tools._paths import Workspace, checkpoint, refuse
 from sessionflow_local_tools._regex import Matcher, compile_pattern
 from sessionflow_local_tools._text import decode, show_name
 
-__all__ = ["DEFAULT_MAX_RESULTS", "MAX_RESULTS", "search_files"]
+__all__ = ["DEFAULT_MAX_RESULTS", "MAX_RESULTS", "SearchMode", "search_files"]
+
+SearchMode = Literal["content", "files", "count"]
 
 DEFAULT_MAX_RESULTS = 100
 MAX_RESULTS = 500
@@ -44,8 +48,10 @@ class _Search:
     ws: Workspace
     stop: Stop
     pattern: Matcher
-    include: str | None
+    include: tuple[str, ...]
     max_results: int
+    mode: SearchMode = "content"
+    prefix: str = ""
     matches: list[str] = field(default_factory=lambda: [])
     files: int = 0
     bytes_read: int = 0
@@ -68,12 +74,20 @@ def search_files(
     *,
     regex: bool = False,
     ignore_case: bool = False,
-    include: str | None = None,
+    include: str | Sequence[str] | None = None,
     max_results: int = DEFAULT_MAX_RESULTS,
+    mode: SearchMode = "content",
+    absolute: bool = False,
 ) -> str:
-    """Matching lines as ``path:line: text``, then a summary of what was skipped."""
+    """Matching lines as ``path:line: text``, then a summary of what was skipped.
+
+    ``include`` is one glob or several (a file's name must match one); ``mode`` ``files``
+    lists each matching file once and ``count`` adds its number of matching lines;
+    ``absolute`` shows paths from the file system root instead of the workspace.
+    """
     compiled = compile_pattern(pattern, regex=regex, ignore_case=ignore_case)
-    if include is not None and len(include) > MAX_INCLUDE_CHARS:
+    globs = (include,) if isinstance(include, str) else tuple(include or ())
+    if sum(len(glob) for glob in globs) > MAX_INCLUDE_CHARS:
         raise refuse(f"the include glob is too long (at most {MAX_INCLUDE_CHARS} characters)")
     with Workspace(workspace) as ws:
         target = ws.resolve(path, follow_last=True)
@@ -81,7 +95,8 @@ def search_files(
             raise refuse(f"{target.shown}: no such file or directory")
         if target.kind == "special":
             raise refuse(f"{target.shown} is not a regular file or directory; refused")
-        search = _Search(ws, stop, compiled, include, max_results)
+        prefix = f"{show_name(ws.given.rstrip('/'))}/" if absolute else ""
+        search = _Search(ws, stop, compiled, globs, max_results, mode, prefix)
         checkpoint("resolved")
         if target.kind == "directory":
             dir_fd = ws.open_dir(target.parts, target.shown)
@@ -128,7 +143,7 @@ def _walk(search: _Search, dir_fd: int, parts: tuple[str, ...], prefix: str, dep
             if info.st_nlink > 1:
                 search.skip("files with more than one hard link")
                 continue
-            if search.include is not None and not fnmatch.fnmatchcase(name, search.include):
+            if search.include and not any(fnmatch.fnmatchcase(name, glob) for glob in search.include):
                 continue
             _search_file(search, (*parts, name), relative)
         else:
@@ -182,16 +197,26 @@ def _search_file(search: _Search, parts: tuple[str, ...], relative: str) -> None
     if b"\x00" in data[:8192]:
         search.skip("binary files")
         return
+    shown = f"{search.prefix}{relative}"
+    count = 0
     for number, raw in enumerate(data.split(b"\n"), start=1):
         if number % 1024 == 0:
             search.stop.check()
         line = decode(raw).rstrip("\r")
         if search.pattern.search(line):
+            count += 1
+            if search.mode != "content":
+                continue
             if len(search.matches) >= search.max_results:
                 search.stopped = f"stopped at {search.max_results} matches"
                 return
             text = line if len(line) <= MAX_LINE_CHARS else f"{line[:MAX_LINE_CHARS]} [... line truncated]"
-            search.matches.append(f"{relative}:{number}: {text}")
+            search.matches.append(f"{shown}:{number}: {text}")
+    if count and search.mode != "content":
+        if len(search.matches) >= search.max_results:
+            search.stopped = f"stopped at {search.max_results} files"
+            return
+        search.matches.append(shown if search.mode == "files" else f"{shown}:{count}")
 
 
 def _report(search: _Search, where: str) -> str:
