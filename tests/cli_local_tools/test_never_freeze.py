@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from sessionflow.session import ToolExecutionError
-from sessionflow_local_tools import _files
+from sessionflow_local_tools import _files, _paths
 from sessionflow_local_tools._blocking import Stop
 from tests.cli_local_tools.conftest import Sandbox
 
@@ -127,8 +127,22 @@ def _busy(thread: threading.Thread) -> bool:
     return False
 
 
-def test_the_file_tools_run_off_the_event_loop_thread() -> None:
-    # Every blocking file tool of the runtime goes through in_thread (`_runtime`).
-    source = (REPO_ROOT / "packages/local-tools/src/sessionflow_local_tools/_runtime.py").read_text()
-    assert source.count("await in_thread(") == 5
-    assert os.path.exists(REPO_ROOT / "packages/local-tools/src/sessionflow_local_tools/_blocking.py")
+async def test_the_file_tools_run_off_the_event_loop_thread(
+    sandbox: Sandbox, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (sandbox.ws / "f.txt").write_text("a\n")
+    on_loop: dict[str, bool] = {}
+    calls: list[tuple[str, dict[str, Any]]] = [
+        ("read_file", {"path": "f.txt"}),
+        ("list_directory", {"path": "."}),
+        ("search_files", {"pattern": "a"}),
+        ("write_file", {"path": "g.txt", "content": "b\n"}),
+        ("edit_file", {"path": "f.txt", "old_string": "a", "new_string": "c"}),
+    ]
+    for tool, args in calls:
+        # The "resolved" stage is reached inside the tool's blocking work.
+        monkeypatch.setattr(
+            _paths, "race_hook", lambda stage, t=tool: on_loop.setdefault(t, threading.current_thread() is threading.main_thread())
+        )
+        await sandbox.tools.call(tool, **args)
+    assert on_loop == dict.fromkeys(on_loop, False) and len(on_loop) == len(calls)

@@ -142,7 +142,7 @@ async def test_a_write_into_a_directory_moved_out_and_back_is_never_a_success(sa
         f"{len(failed)} errors, {len(landed_outside)} seen landing outside, "
         f"{len(landed_outside & succeeded)} of those reported as success"
     )
-    assert rounds > 100 and len(succeeded) > 100, "the race did not run"
+    assert rounds > 10 and failed and len(succeeded) > 100, "the race did not run"
     assert landed_outside & succeeded == set()
 
 
@@ -153,7 +153,7 @@ async def test_a_write_into_a_directory_moved_out_for_good_is_never_a_success(sa
         f"{len(failed)} errors, {len(outside)} landed outside, {len(outside & succeeded)} of those "
         "reported as success"
     )
-    assert rounds > 100 and len(succeeded) > 100, "the race did not run"
+    assert rounds > 10 and failed and len(succeeded) > 100, "the race did not run"
     assert outside & succeeded == set()
     assert outside <= failed
 
@@ -204,7 +204,7 @@ async def test_reads_and_searches_under_a_concurrent_swap_touch_nothing_outside(
     events = watch.events()
     watch.close()
     print(f"\nreads/searches vs swaps ({out.strip()} swaps): {answered} answered, {refused} refused, {len(events)} outside events")
-    assert int(out) > 100, "the race did not run"
+    assert int(out) > 10 and refused > 0, "the race did not run"
     assert events == [], "something outside the workspace was opened or read"
 
 

@@ -183,12 +183,11 @@ async def _bash(arguments: Json, root: Path) -> str:
         raise ToolExecutionError("the command is empty")
     timeout_ms = a.integer("timeout", BASH_DEFAULT_TIMEOUT_MS, minimum=1, maximum=2**53)
     timeout = min(timeout_ms, BASH_MAX_TIMEOUT_MS) / 1000
-    text = await runtime.run_shell_command(command, root, runtime.effective_timeout(timeout, timeout))
-    # Claude Code marks a failed command as an error result; the runtime's second line
-    # says how the command ended.
-    if text.split("\n", 2)[1:2] != ["exit code 0"]:
-        raise ToolExecutionError(text)
-    return text
+    run = await runtime.run_shell(command, root, runtime.effective_timeout(timeout, timeout))
+    if not run.succeeded:  # Claude Code marks a failed command as an error result
+        raise ToolExecutionError(run.describe())
+    # Like Claude Code's own Bash: the output, stdout then stderr.
+    return "\n".join(part for part in (run.stdout.rstrip("\n"), run.stderr.rstrip("\n")) if part)
 
 
 async def _web_fetch(arguments: Json, root: Path) -> str:

@@ -28,7 +28,13 @@ from sessionflow_local_tools._runtime import (
     write_file,
 )
 from sessionflow_local_tools._search import DEFAULT_MAX_RESULTS, MAX_RESULTS, SearchMode
-from sessionflow_local_tools._shell import MAX_SHELL_TIMEOUT, effective_timeout, run_shell_command
+from sessionflow_local_tools._shell import (
+    MAX_SHELL_TIMEOUT,
+    ShellRun,
+    effective_timeout,
+    run_shell,
+    run_shell_command,
+)
 from sessionflow_local_tools._text import cap_text, clean_text, show_name, terminal_safe
 from sessionflow_local_tools._web import MAX_BODY_BYTES, MAX_REDIRECTS, check_web_url, fetch_web_page
 from sessionflow_local_tools._writes import MAX_EDIT_BYTES
@@ -50,6 +56,7 @@ __all__ = [
     "WRITE_FLOOR",
     "Arguments",
     "SearchMode",
+    "ShellRun",
     "cap_text",
     "check_web_url",
     "clean_text",
@@ -59,6 +66,7 @@ __all__ = [
     "glob_files",
     "list_directory",
     "read_file",
+    "run_shell",
     "run_shell_command",
     "search_files",
     "show_name",

@@ -30,7 +30,9 @@ __all__ = [
     "MAX_SHELL_TIMEOUT",
     "MIN_SHELL_TIMEOUT",
     "STREAM_CAP_BYTES",
+    "ShellRun",
     "effective_timeout",
+    "run_shell",
     "run_shell_command",
 ]
 
@@ -84,6 +86,11 @@ class _Capture:
 
 async def run_shell_command(command: str, workspace: Path, timeout: float) -> str:
     """Run ``command`` and describe how it ended, with its (capped) stdout and stderr."""
+    return (await run_shell(command, workspace, timeout)).describe()
+
+
+async def run_shell(command: str, workspace: Path, timeout: float) -> ShellRun:
+    """Run ``command`` in ``workspace`` as one process tree, killed whole when the call ends."""
     if "\x00" in command:
         raise ToolExecutionError("the command contains a NUL byte")
     try:
@@ -157,7 +164,7 @@ async def run_shell_command(command: str, workspace: Path, timeout: float) -> st
             transport.close()
         for pipe in pipes:
             pipe.close()
-    return _describe(command, status, timed_out, timeout, still_open, out, err)
+    return ShellRun(command, status, timed_out, timeout, still_open, out.text(), err.text())
 
 
 async def _end_tree(wrapper: asyncio.subprocess.Process, control: int) -> None:
@@ -181,35 +188,45 @@ async def _drain(stream: asyncio.StreamReader, capture: _Capture) -> None:
         capture.add(chunk)
 
 
-def _describe(
-    command: str,
-    status: str,
-    timed_out: bool,
-    timeout: float,
-    still_open: bool,
-    out: _Capture,
-    err: _Capture,
-) -> str:
-    how, _, number = status.partition(" ")
-    if timed_out:
-        ended = f"timed out after {timeout:g} s; the command and every process it started were killed"
-    elif how == "signal":
-        ended = f"killed by signal {number}"
-    elif how == "exit":
-        ended = f"exit code {number}"
-    else:
-        ended = f"the command could not be run ({status or 'its wrapper ended without a status'})"
-    lines = [f"$ {command}", ended]
-    if still_open:
-        lines.append(
-            "[background processes of the command still held its output open; they were killed "
-            "when the call ended, and their further output is not captured]"
-        )
-    stdout, stderr = out.text(), err.text()
-    lines.append("--- stdout ---" if stdout else "--- stdout: (empty) ---")
-    if stdout:
-        lines.append(stdout.rstrip("\n"))
-    lines.append("--- stderr ---" if stderr else "--- stderr: (empty) ---")
-    if stderr:
-        lines.append(stderr.rstrip("\n"))
-    return "\n".join(lines)
+@dataclass(frozen=True)
+class ShellRun:
+    """How one command ended, with its (capped) output."""
+
+    command: str
+    status: str
+    """``exit N`` or ``signal N`` as the wrapper reported it; empty if it reported nothing."""
+    timed_out: bool
+    timeout: float
+    still_open: bool
+    """Background processes still held the output open when the shell ended."""
+    stdout: str
+    stderr: str
+
+    @property
+    def succeeded(self) -> bool:
+        return not self.timed_out and self.status == "exit 0"
+
+    def describe(self) -> str:
+        """The text `run_shell_command` returns: the command, how it ended, both streams."""
+        how, _, number = self.status.partition(" ")
+        if self.timed_out:
+            ended = f"timed out after {self.timeout:g} s; the command and every process it started were killed"
+        elif how == "signal":
+            ended = f"killed by signal {number}"
+        elif how == "exit":
+            ended = f"exit code {number}"
+        else:
+            ended = f"the command could not be run ({self.status or 'its wrapper ended without a status'})"
+        lines = [f"$ {self.command}", ended]
+        if self.still_open:
+            lines.append(
+                "[background processes of the command still held its output open; they were killed "
+                "when the call ended, and their further output is not captured]"
+            )
+        lines.append("--- stdout ---" if self.stdout else "--- stdout: (empty) ---")
+        if self.stdout:
+            lines.append(self.stdout.rstrip("\n"))
+        lines.append("--- stderr ---" if self.stderr else "--- stderr: (empty) ---")
+        if self.stderr:
+            lines.append(self.stderr.rstrip("\n"))
+        return "\n".join(lines)
