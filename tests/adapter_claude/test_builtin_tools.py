@@ -44,7 +44,7 @@ def test_effects_follow_the_issue() -> None:
 
 def test_read_numbers_lines_and_honours_offset_and_limit(workspace: Path) -> None:
     assert run("Read", {"file_path": str(workspace / "notes.txt")}, workspace) == (
-        "     1\talpha\n     2\tbeta\n     3\tgamma\n"
+        "     1\talpha\n     2\tbeta\n     3\tgamma"
     )
     assert run("Read", {"file_path": "notes.txt", "offset": 2, "limit": 1}, workspace).startswith("     2\tbeta\n")
     with pytest.raises(ToolExecutionError, match="no such file"):

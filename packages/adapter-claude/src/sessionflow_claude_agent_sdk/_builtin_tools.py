@@ -72,13 +72,14 @@ def _args(arguments: Json, *known: str) -> Arguments:
 
 async def _read(arguments: Json, root: Path) -> str:
     a = _args(arguments, "file_path", "offset", "limit")
-    return await runtime.read_file(
+    text = await runtime.read_file(
         root,
         a.text("file_path"),
         a.integer("offset", 1, minimum=1, maximum=2**31),
         a.integer("limit", runtime.DEFAULT_READ_LINES, minimum=1, maximum=runtime.MAX_READ_LINES),
         numbered=True,
     )
+    return text.removesuffix("\n")  # Claude Code's Read ends with the last line, not after it
 
 
 async def _write(arguments: Json, root: Path) -> str:
