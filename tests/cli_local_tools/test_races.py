@@ -208,3 +208,30 @@ async def test_reads_and_searches_under_a_concurrent_swap_touch_nothing_outside(
     assert events == [], "something outside the workspace was opened or read"
 
 
+
+
+async def test_reads_of_a_directory_moved_out_and_back_answer_inside_content_or_refuse(sandbox: Sandbox) -> None:
+    sub = sandbox.ws / "sub"
+    sub.mkdir()
+    (sub / "f.txt").write_text("inside\n")
+    stop = sandbox.root / "stop-reads"
+    mover = _start(MOVER, sub, sandbox.moved / "sub", stop, "back", sandbox.root / "seen-reads.txt")
+    outcomes: Counter[str] = Counter()
+    try:
+        for _ in range(TRIES):
+            try:
+                assert await sandbox.tools.call("read_file", path="sub/f.txt") == "inside\n"
+                outcomes["answered"] += 1
+            except ToolExecutionError as error:
+                if "before opening it" in error.message:
+                    outcomes["refused by the kernel's lookup"] += 1
+                elif "outside the workspace" in error.message:
+                    outcomes["opened inside, moved out before the check"] += 1
+                else:
+                    assert "no such file" in error.message, error.message
+                    outcomes["not there"] += 1
+    finally:
+        stop.touch()
+        out, _ = mover.communicate(timeout=30)
+    print(f"\nreads vs a directory moved out and back ({out.strip()} moves): {dict(outcomes)}")
+    assert outcomes["answered"] > 0 and sum(outcomes.values()) == TRIES
