@@ -140,9 +140,11 @@ async def test_the_file_tools_run_off_the_event_loop_thread(
         ("edit_file", {"path": "f.txt", "old_string": "a", "new_string": "c"}),
     ]
     for tool, args in calls:
-        # The "resolved" stage is reached inside the tool's blocking work.
-        monkeypatch.setattr(
-            _paths, "race_hook", lambda stage, t=tool: on_loop.setdefault(t, threading.current_thread() is threading.main_thread())
-        )
+
+        def hook(stage: str, tool: str = tool) -> None:
+            # The "resolved" stage is reached inside the tool's blocking work.
+            on_loop.setdefault(tool, threading.current_thread() is threading.main_thread())
+
+        monkeypatch.setattr(_paths, "race_hook", hook)
         await sandbox.tools.call(tool, **args)
     assert on_loop == dict.fromkeys(on_loop, False) and len(on_loop) == len(calls)
