@@ -118,6 +118,7 @@ def test_glob_and_grep_skip_hidden_folders(workspace: Path) -> None:
 
 def test_bash_runs_in_the_working_directory_and_reports_failures(workspace: Path) -> None:
     assert run("Bash", {"command": "pwd && echo err >&2"}, workspace) == f"{workspace}\nerr"
+    assert run("Bash", {"command": "[[ -n $BASH_VERSION ]] && echo bash"}, workspace) == "bash"
     with pytest.raises(ToolExecutionError) as failure:
         run("Bash", {"command": "echo partial; exit 3"}, workspace)
     assert failure.value.message.splitlines()[1:4] == ["exit code 3", "--- stdout ---", "partial"]

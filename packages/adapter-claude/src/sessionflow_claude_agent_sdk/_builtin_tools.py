@@ -15,6 +15,7 @@ as Claude Code does.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 from types import MappingProxyType
@@ -42,6 +43,8 @@ BUILTIN_TOOL_EFFECTS: Mapping[str, ToolEffect] = MappingProxyType(
 BUILTIN_TOOL_NAMES: tuple[str, ...] = tuple(BUILTIN_TOOL_EFFECTS)
 
 BASH_DEFAULT_TIMEOUT_MS = 120_000
+_BASH = "/bin/bash" if os.path.exists("/bin/bash") else "/bin/sh"
+"""Claude Code's Bash runs bash: commands may use its syntax (``[[ ]]``, arrays, ``source``)."""
 BASH_MAX_TIMEOUT_MS = int(runtime.MAX_SHELL_TIMEOUT * 1000)
 
 Json = dict[str, Any]
@@ -184,7 +187,7 @@ async def _bash(arguments: Json, root: Path) -> str:
         raise ToolExecutionError("the command is empty")
     timeout_ms = a.integer("timeout", BASH_DEFAULT_TIMEOUT_MS, minimum=1, maximum=2**53)
     timeout = min(timeout_ms, BASH_MAX_TIMEOUT_MS) / 1000
-    run = await runtime.run_shell(command, root, runtime.effective_timeout(timeout, timeout))
+    run = await runtime.run_shell(command, root, runtime.effective_timeout(timeout, timeout), shell=_BASH)
     if not run.succeeded:  # Claude Code marks a failed command as an error result
         raise ToolExecutionError(run.describe())
     # Like Claude Code's own Bash: the output, stdout then stderr.

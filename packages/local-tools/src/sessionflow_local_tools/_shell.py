@@ -89,8 +89,8 @@ async def run_shell_command(command: str, workspace: Path, timeout: float) -> st
     return (await run_shell(command, workspace, timeout)).describe()
 
 
-async def run_shell(command: str, workspace: Path, timeout: float) -> ShellRun:
-    """Run ``command`` in ``workspace`` as one process tree, killed whole when the call ends."""
+async def run_shell(command: str, workspace: Path, timeout: float, *, shell: str = "/bin/sh") -> ShellRun:
+    """Run ``shell -c command`` in ``workspace`` as one process tree, killed whole when the call ends."""
     if "\x00" in command:
         raise ToolExecutionError("the command contains a NUL byte")
     try:
@@ -110,6 +110,7 @@ async def run_shell(command: str, workspace: Path, timeout: float) -> ShellRun:
             "-S",
             _reaper.__file__,
             str(status_write),
+            shell,
             command,
             cwd=workspace,
             stdin=control_read,
