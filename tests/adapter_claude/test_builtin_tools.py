@@ -46,8 +46,8 @@ def test_read_numbers_lines_and_honours_offset_and_limit(workspace: Path) -> Non
     assert run("Read", {"file_path": str(workspace / "notes.txt")}, workspace) == (
         "     1\talpha\n     2\tbeta\n     3\tgamma"
     )
-    assert run("Read", {"file_path": "notes.txt", "offset": 2, "limit": 1}, workspace) == "     2\tbeta"
-    with pytest.raises(ToolExecutionError, match="does not exist"):
+    assert run("Read", {"file_path": "notes.txt", "offset": 2, "limit": 1}, workspace).startswith("     2\tbeta\n")
+    with pytest.raises(ToolExecutionError, match="no such file"):
         run("Read", {"file_path": "missing.txt"}, workspace)
 
 
@@ -66,7 +66,7 @@ def test_file_tools_refuse_paths_outside_the_working_directory(workspace: Path, 
         ("Edit", {"file_path": raw, "old_string": "outside", "new_string": "in"}),
         ("Grep", {"pattern": "outside", "path": raw}),
     ):
-        with pytest.raises(ToolExecutionError, match="outside the working directory"):
+        with pytest.raises(ToolExecutionError, match=r"outside the workspace|climbs above the workspace|symbolic link"):
             run(name, arguments, workspace)
     assert (outside / "secret.txt").read_text() == "outside\n"
 
@@ -74,23 +74,23 @@ def test_file_tools_refuse_paths_outside_the_working_directory(workspace: Path, 
 def test_write_is_idempotent_and_atomic(workspace: Path) -> None:
     target = workspace / "out" / "new.md"
     first = run("Write", {"file_path": str(target), "content": "# Title\n"}, workspace)
-    assert first == f"File created successfully at: {target}"
+    assert first == "Wrote 8 bytes to out/new.md (created)."
     again = run("Write", {"file_path": str(target), "content": "# Title\n"}, workspace)
-    assert again == f"The file {target} has been updated successfully."
+    assert again == "Wrote 8 bytes to out/new.md (replaced)."
     assert target.read_text() == "# Title\n"
     assert sorted(p.name for p in target.parent.iterdir()) == ["new.md"]
 
 
 def test_edit_replaces_exactly_one_match_unless_told(workspace: Path) -> None:
     path = str(workspace / "notes.txt")
-    assert run("Edit", {"file_path": path, "old_string": "beta", "new_string": "BETA"}, workspace).endswith(
-        "has been updated successfully."
+    assert run("Edit", {"file_path": path, "old_string": "beta", "new_string": "BETA"}, workspace) == (
+        "Edited notes.txt: replaced 1 occurrence."
     )
     assert (workspace / "notes.txt").read_text() == "alpha\nBETA\ngamma\n"
-    with pytest.raises(ToolExecutionError, match="String to replace not found"):
+    with pytest.raises(ToolExecutionError, match="old_string was not found"):
         run("Edit", {"file_path": path, "old_string": "beta", "new_string": "x"}, workspace)
     (workspace / "twice.txt").write_text("a a\n")
-    with pytest.raises(ToolExecutionError, match="Found 2 matches"):
+    with pytest.raises(ToolExecutionError, match="occurs 2 times"):
         run("Edit", {"file_path": "twice.txt", "old_string": "a", "new_string": "b"}, workspace)
     run(
         "Edit",
@@ -104,25 +104,24 @@ def test_glob_and_grep_skip_hidden_folders(workspace: Path) -> None:
     assert run("Glob", {"pattern": "**/*.py"}, workspace) == str(workspace / "src" / "app.py")
     assert run("Glob", {"pattern": "*.rs"}, workspace) == "No files found"
     found = run("Grep", {"pattern": "beta"}, workspace)
-    assert found.splitlines()[0] == "Found 2 files"
-    assert set(found.splitlines()[1:]) == {str(workspace / "notes.txt"), str(workspace / "src" / "app.py")}
+    assert found.splitlines()[:2] == [str(workspace / "notes.txt"), str(workspace / "src" / "app.py")]
     content = run(
-        "Grep", {"pattern": "beta", "output_mode": "content", "-i": True, "glob": "*.py"}, workspace
+        "Grep", {"pattern": "beta", "output_mode": "content", "-i": True, "glob": "**/*.py"}, workspace
     )
-    assert (
-        content
-        == f"{workspace / 'src' / 'app.py'}:1:def beta():\n{workspace / 'src' / 'app.py'}:2:    return 'Beta'"
+    app = workspace / "src" / "app.py"
+    assert content.splitlines()[:2] == [f"{app}:1: def beta():", f"{app}:2:     return 'Beta'"]
+    assert run("Grep", {"pattern": "beta", "output_mode": "count", "type": "py"}, workspace).startswith(
+        f"{app}:1\n"
     )
-    assert run("Grep", {"pattern": "beta", "output_mode": "count", "type": "py"}, workspace) == (
-        f"{workspace / 'src' / 'app.py'}:1"
-    )
+    assert run("Grep", {"pattern": "x", "glob": "*.{txt,md}"}, workspace).startswith("no matches")
 
 
 def test_bash_runs_in_the_working_directory_and_reports_failures(workspace: Path) -> None:
     assert run("Bash", {"command": "pwd && echo err >&2"}, workspace) == f"{workspace}\nerr"
+    assert run("Bash", {"command": "[[ -n $BASH_VERSION ]] && echo bash"}, workspace) == "bash"
     with pytest.raises(ToolExecutionError) as failure:
         run("Bash", {"command": "echo partial; exit 3"}, workspace)
-    assert failure.value.message == "Exit code 3\npartial"
+    assert failure.value.message.splitlines()[1:4] == ["exit code 3", "--- stdout ---", "partial"]
     with pytest.raises(ToolExecutionError, match="timed out"):
         run("Bash", {"command": "sleep 5", "timeout": 200}, workspace)
     with pytest.raises(ToolExecutionError, match="run_in_background"):
@@ -156,7 +155,7 @@ def test_web_fetch_refuses_other_schemes(workspace: Path) -> None:
 def test_unknown_tools_and_bad_arguments_are_errors_the_model_sees(workspace: Path) -> None:
     with pytest.raises(ToolExecutionError, match="cannot run Claude Code's tool 'NotebookEdit'"):
         run("NotebookEdit", {}, workspace)
-    with pytest.raises(ToolExecutionError, match="`file_path` is missing"):
+    with pytest.raises(ToolExecutionError, match="'file_path' is required"):
         run("Read", {}, workspace)
     with pytest.raises(ToolExecutionError, match="must be an integer"):
         run("Read", {"file_path": "notes.txt", "limit": "ten"}, workspace)

@@ -196,7 +196,7 @@ async def test_parallel_calls_run_one_per_model_call_and_none_is_lost(
     third = tool_results_of(requests[2])
     assert set(third) == {"c1", "c2", "c3"}
     assert third["c3"][0].startswith("PreToolUse:Grep hook error: Not an error")
-    assert f"Found 1 file\n{workspace / 'code.py'}" in third["c3"][0]
+    assert f"\n{workspace / 'code.py'}\n[searched 2 files]" in third["c3"][0]
     # Nothing silently dropped: every call the model made has a result in the next request.
     for request, following in itertools.pairwise(requests):
         assert set(tool_use_ids(request)) <= set(tool_results_of(following))
@@ -291,6 +291,10 @@ async def test_a_write_killed_mid_step_is_retried_with_the_same_content(
         first = await stack.start_worker()
         sessions = stack.sessions()
         await sessions.start_session(key, "Save a summary")
+        # Write asks on every call (the hardened tools' floor), even this idempotent one.
+        interrupt = await wait_for_agent_snapshot(sessions, key, pending, description="Write to need approval")
+        assert (interrupt.tool_call_id, interrupt.tool_name) == ("c1", "Write")
+        assert await sessions.resolve_interrupt(key, interrupt.interrupt_id, approved=True)
         await FileGate(stack.state_dir, "write").wait_until_reached(timeout=60)
         assert target.read_text() == "# Summary\n"
         first.kill()
@@ -308,7 +312,7 @@ async def test_a_write_killed_mid_step_is_retried_with_the_same_content(
     result, is_error = tool_results_of(model_server.requests(key)[1])["c1"]
     assert result == (
         "PreToolUse:Write hook error: Not an error: this call already ran in its own durable step "
-        f"(sessionflow), and this is its result.\nThe file {target} has been updated successfully."
+        "(sessionflow), and this is its result.\nWrote 10 bytes to docs/summary.md (replaced)."
     )
     assert is_error
     assert [(s.step_type.removeprefix("sessionflow."), s.final_attempt) for s in steps] == [

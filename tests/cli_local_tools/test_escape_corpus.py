@@ -20,7 +20,8 @@ from typing import Any
 import pytest
 
 from sessionflow.session import ToolExecutionError
-from sessionflow_cli.local_tools import _paths
+from sessionflow_claude_agent_sdk import run_builtin_tool
+from sessionflow_local_tools import _paths
 from tests.cli_local_tools.conftest import SENTINEL_TEXT, Sandbox, Untouched
 
 PAYLOAD = "PWNED-PAYLOAD"
@@ -452,9 +453,31 @@ def _files_outside_holding(sb: Sandbox, needle: str) -> list[Path]:
     return found
 
 
+# Claude Code's tools map onto the same hardened runtime; the corpus runs through them too.
+CLAUDE_NAMES = {
+    "read_file": "Read",
+    "list_directory": "Glob",
+    "search_files": "Grep",
+    "write_file": "Write",
+    "edit_file": "Edit",
+}
+
+
+def _as_claude(tool: str, args: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    mapped = dict(args)
+    if tool in ("read_file", "write_file", "edit_file"):
+        mapped["file_path"] = mapped.pop("path")
+    elif tool == "list_directory":
+        mapped = {"pattern": "*", "path": mapped.get("path", ".")}
+    elif tool == "search_files" and "ignore_case" in mapped:
+        mapped["-i"] = mapped.pop("ignore_case")
+    return CLAUDE_NAMES[tool], mapped
+
+
+@pytest.mark.parametrize("front", ["cli", "claude"])
 @pytest.mark.parametrize("case", CASES, ids=[case.id for case in CASES])
 async def test_no_escape(
-    case: Case, sandbox: Sandbox, untouched: list[Untouched], monkeypatch: pytest.MonkeyPatch
+    case: Case, front: str, sandbox: Sandbox, untouched: list[Untouched], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     sb = sandbox
     case.setup(sb)
@@ -475,7 +498,11 @@ async def test_no_escape(
 
     output, refusal = "", None
     try:
-        output = await asyncio.wait_for(sb.tools.call(case.tool, **args), timeout=10)
+        if front == "cli":
+            output = await asyncio.wait_for(sb.tools.call(case.tool, **args), timeout=10)
+        else:
+            name, mapped = _as_claude(case.tool, args)
+            output = await asyncio.wait_for(run_builtin_tool(name, mapped, sb.ws), timeout=10)
     except ToolExecutionError as error:
         refusal = error.message
 

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from sessionflow.session import ToolExecutionError
-from sessionflow_cli.local_tools import _files, _search, _writes
+from sessionflow_local_tools import _files, _search, _writes
 from tests.cli_local_tools.conftest import SENTINEL_TEXT, Sandbox, Tools, Untouched
 
 

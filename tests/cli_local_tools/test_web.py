@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from sessionflow.session import ToolExecutionError
-from sessionflow_cli.local_tools import _web
+from sessionflow_local_tools import _web
 from tests.cli_local_tools.conftest import Sandbox, Tools
 
 ARTICLE = """<!doctype html>

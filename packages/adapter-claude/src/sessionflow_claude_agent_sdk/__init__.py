@@ -14,7 +14,11 @@ import importlib
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from sessionflow_claude_agent_sdk._builtin_tools import BUILTIN_TOOL_EFFECTS, run_builtin_tool
+    from sessionflow_claude_agent_sdk._builtin_tools import (
+        BUILTIN_TOOL_EFFECTS,
+        BUILTIN_TOOL_POLICIES,
+        run_builtin_tool,
+    )
     from sessionflow_claude_agent_sdk._flow import claude_agent_session_flow
     from sessionflow_claude_agent_sdk._plugin import CAPABILITIES, REPLACED_LOCAL_TOOL_GROUPS
     from sessionflow_claude_agent_sdk._runner import (
@@ -30,6 +34,7 @@ if TYPE_CHECKING:
 
 _MODULES = {
     "BUILTIN_TOOL_EFFECTS": "_builtin_tools",
+    "BUILTIN_TOOL_POLICIES": "_builtin_tools",
     "run_builtin_tool": "_builtin_tools",
     "claude_agent_session_flow": "_flow",
     "CAPABILITIES": "_plugin",
@@ -57,6 +62,7 @@ def __getattr__(name: str) -> object:
 
 __all__ = [
     "BUILTIN_TOOL_EFFECTS",
+    "BUILTIN_TOOL_POLICIES",
     "CAPABILITIES",
     "CONFIG_ROOT_ENV",
     "PARALLEL_CALL_DENIAL",

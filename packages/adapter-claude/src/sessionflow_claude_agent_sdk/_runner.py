@@ -251,7 +251,9 @@ class ClaudeAgentRunner:
             tool_call_id=deferred.id,
             tool_name=deferred.name,
             arguments=json.dumps(deferred.input, ensure_ascii=False, separators=(",", ":")),
-            policy=turn.resolve_tool_policy(deferred.name, tools.framework_effect(deferred.name)),
+            policy=tools.floored(
+                deferred.name, turn.resolve_tool_policy(deferred.name, tools.framework_effect(deferred.name))
+            ),
         )
         state = RunState(
             session_id=session_id,

@@ -29,12 +29,14 @@ from mcp.types import (
 )
 
 from sessionflow.plugins import ToolInvocation, ToolSpec, effect_from_mcp_annotations
-from sessionflow.session import ToolEffect, ToolExecutionError
+from sessionflow.session import ToolEffect, ToolExecutionError, ToolPolicy
 from sessionflow_claude_agent_sdk._builtin_tools import (
     BUILTIN_TOOL_EFFECTS,
     BUILTIN_TOOL_NAMES,
+    BUILTIN_TOOL_POLICIES,
     run_builtin_tool,
 )
+from sessionflow_local_tools import with_floor
 
 __all__ = [
     "TOOL_SPEC_SERVER",
@@ -112,6 +114,12 @@ class ToolSet:
             effect = effect_from_mcp_annotations(hints)
             return None if effect is ToolEffect.UNCLASSIFIED else effect
         return None
+
+    def floored(self, name: str, policy: ToolPolicy) -> ToolPolicy:
+        """``policy`` raised to the floor of a Claude Code tool (`Write` and `Edit` always ask)."""
+        if name in self.builtins:
+            return with_floor(BUILTIN_TOOL_POLICIES[name], policy)
+        return policy
 
     def stub_servers(self, replay: ReplayedCall | None) -> dict[str, McpSdkServerConfig]:
         """In-process MCP servers with the real tool definitions and handlers that run nothing."""

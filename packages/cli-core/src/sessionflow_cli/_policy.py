@@ -5,9 +5,13 @@ For every call the model makes, after the runner resolved its policy:
 - the effect is the more cautious of the runner's and the tool's own (`ToolSpec`);
 - approval is required when the tool's own policy or effect requires it, when an explicit
   policy of the session options does, or when the turn's ``approval.always`` names it;
-- `run_shell_command` is the exception to the tool's own approval: it runs without
-  approval only when the whole command text is on the turn's shell allow list, and even
-  then ``approval.always`` or an explicit policy still ask.
+- `run_shell_command` (and Claude Code's `Bash`) is the exception to the tool's own
+  approval: it runs without approval only when the whole command text is on the turn's
+  shell allow list, and even then ``approval.always`` or an explicit policy still ask;
+- Claude Code's own tools (`Read`, `Write`, `Edit`, `Bash`, ...) get the floors of the
+  hardened tools they map onto (`sessionflow_local_tools.CLAUDE_CODE_TOOL_FLOORS`), so
+  `Write` and `Edit` ask on every call under ``-f claude-agent-sdk`` as `write_file` and
+  `edit_file` do.
 
 Nothing here can make a call less cautious than the runner's effect or an explicit policy.
 """
@@ -20,8 +24,8 @@ from typing import Any, cast
 
 from sessionflow import DeferredToolCall, ToolEffect, ToolPolicy, ToolSpec
 from sessionflow.session import CallPolicy
-from sessionflow_cli._local_tools import SHELL_TOOL
 from sessionflow_cli.config import TurnConfig
+from sessionflow_local_tools import CLAUDE_CODE_TOOL_FLOORS, SHELL_TOOL_NAMES
 
 __all__ = ["build_call_policy", "more_cautious", "own_policy", "shell_command"]
 
@@ -68,7 +72,7 @@ def build_call_policy(
         resolve_settings: The turn's configuration from its session settings.
         explicit: Explicit policies of the session options; they can only add caution.
     """
-    own = {spec.name: own_policy(spec) for spec in tools}
+    own = {**CLAUDE_CODE_TOOL_FLOORS, **{spec.name: own_policy(spec) for spec in tools}}
     extra = dict(explicit or {})
 
     def policy(call: DeferredToolCall, settings: Mapping[str, Any]) -> ToolPolicy:
@@ -80,7 +84,7 @@ def build_call_policy(
         for other in (floor, stated):
             if other is not None:
                 effect = more_cautious(effect, other.effect)
-        if name == SHELL_TOOL and floor is not None:
+        if name in SHELL_TOOL_NAMES and floor is not None:
             command = shell_command(call.arguments)
             needs = command is None or not turn.local_tools.shell.is_allowed(command)
             needs = needs or call.policy.requires_approval is True

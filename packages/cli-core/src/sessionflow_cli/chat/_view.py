@@ -1,4 +1,9 @@
-"""How a chat looks: streamed text, `[tool]` lines, approvals, questions, and the spinner."""
+"""How a chat looks: streamed text, `[tool]` lines, approvals, questions, and the spinner.
+
+Everything printed that came from the model or a tool (text, arguments, results, error
+messages) passes through `terminal_safe` first: a file name, a page or a command's
+output could otherwise send escape sequences to the terminal.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +13,8 @@ from typing import Any
 from rich.console import Console
 from rich.status import Status
 from rich.text import Text
+
+from sessionflow_local_tools import terminal_safe
 
 __all__ = ["ChatView", "render_arguments"]
 
@@ -74,6 +81,7 @@ class ChatView:
         return self._shown.get(turn_id, "")
 
     def _write(self, text: str) -> None:
+        text = terminal_safe(text)
         if not text:
             return
         self.out.file.write(text)
@@ -90,7 +98,7 @@ class ChatView:
         """Print a whole answer (when nothing was streamed)."""
         self.quiet()
         self.end_line()
-        self.out.print(Text(text))
+        self.out.print(Text(terminal_safe(text)))
 
     # -- lines -----------------------------------------------------------------------
 
@@ -99,7 +107,7 @@ class ChatView:
         self.end_line()
         line = Text()
         line.append(f"[{tag}]", style=f"bold {style}")
-        line.append(f" {text}")
+        line.append(f" {terminal_safe(text)}")
         self.info.print(line, soft_wrap=True)
 
     def tool_started(self, name: str, arguments: str) -> None:
@@ -116,9 +124,9 @@ class ChatView:
     def question(self, text: str, choices: list[str]) -> None:
         self.line("question", text, "magenta")
         for index, choice in enumerate(choices, start=1):
-            self.info.print(f"  {index}. {choice}", highlight=False)
+            self.info.print(Text(f"  {index}. {terminal_safe(choice)}"), highlight=False)
 
     def note(self, text: str, style: str = "dim") -> None:
         self.quiet()
         self.end_line()
-        self.info.print(Text(text, style=style), soft_wrap=True)
+        self.info.print(Text(terminal_safe(text), style=style), soft_wrap=True)

@@ -9,20 +9,18 @@ floors in `LOCAL_TOOL_FLOORS`, and `local_tool_call_policy` for the shell allow 
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import sessionflow_local_tools as runtime
 from sessionflow.plugins import ToolInvocation, ToolSpec
 from sessionflow.session import ToolExecutionError
-from sessionflow_cli.local_tools import _files, _search, _shell, _web, _writes
-from sessionflow_cli.local_tools._args import Arguments
 from sessionflow_cli.local_tools._floors import LOCAL_TOOL_FLOORS, LOCAL_TOOL_GROUPS, SHELL_TOOL
 from sessionflow_cli.local_tools._schemas import DESCRIPTIONS, PARAMETERS
 from sessionflow_cli.local_tools._settings import LocalToolSettings
-from sessionflow_cli.local_tools._text import clean_text
+from sessionflow_local_tools import Arguments, clean_text
 
 if TYPE_CHECKING:
     from sessionflow_cli.local_tools._browser import BrowserTarget
@@ -93,52 +91,36 @@ async def _read_file(call: _Call) -> str:
     a = call.args
     path = a.text("path")
     offset = a.integer("offset", 1, minimum=1, maximum=2**31)
-    limit = a.integer("limit", _files.DEFAULT_READ_LINES, minimum=1, maximum=_files.MAX_READ_LINES)
-    return await asyncio.to_thread(_files.read_file, call.workspace, path, offset, limit)
+    limit = a.integer("limit", runtime.DEFAULT_READ_LINES, minimum=1, maximum=runtime.MAX_READ_LINES)
+    return await runtime.read_file(call.workspace, path, offset, limit)
 
 
 async def _list_directory(call: _Call) -> str:
-    path = call.args.text("path", ".")
-    return await asyncio.to_thread(_files.list_directory, call.workspace, path)
+    return await runtime.list_directory(call.workspace, call.args.text("path", "."))
 
 
 async def _search_files(call: _Call) -> str:
     a = call.args
-    pattern = a.text("pattern")
-    path = a.text("path", ".")
-    regex = a.flag("regex")
-    ignore_case = a.flag("ignore_case")
-    include = a.optional_text("include")
-    most = a.integer("max_results", _search.DEFAULT_MAX_RESULTS, minimum=1, maximum=_search.MAX_RESULTS)
-
-    def run() -> str:
-        return _search.search_files(
-            call.workspace,
-            pattern,
-            path,
-            regex=regex,
-            ignore_case=ignore_case,
-            include=include,
-            max_results=most,
-        )
-
-    return await asyncio.to_thread(run)
+    return await runtime.search_files(
+        call.workspace,
+        a.text("pattern"),
+        a.text("path", "."),
+        regex=a.flag("regex"),
+        ignore_case=a.flag("ignore_case"),
+        include=a.optional_text("include"),
+        max_results=a.integer("max_results", runtime.DEFAULT_MAX_RESULTS, minimum=1, maximum=runtime.MAX_RESULTS),
+    )
 
 
 async def _write_file(call: _Call) -> str:
-    path, content = call.args.text("path"), call.args.text("content")
-    return await asyncio.to_thread(_writes.write_file, call.workspace, path, content)
+    return await runtime.write_file(call.workspace, call.args.text("path"), call.args.text("content"))
 
 
 async def _edit_file(call: _Call) -> str:
     a = call.args
-    path, old, new = a.text("path"), a.text("old_string"), a.text("new_string")
-    replace_all = a.flag("replace_all")
-
-    def run() -> str:
-        return _writes.edit_file(call.workspace, path, old, new, replace_all=replace_all)
-
-    return await asyncio.to_thread(run)
+    return await runtime.edit_file(
+        call.workspace, a.text("path"), a.text("old_string"), a.text("new_string"), replace_all=a.flag("replace_all")
+    )
 
 
 # --------------------------------------------------------------------------- shell and web
@@ -148,12 +130,12 @@ async def _run_shell_command(call: _Call) -> str:
     command = call.args.text("command")
     if not command.strip():
         raise ToolExecutionError("the command is empty")
-    timeout = _shell.effective_timeout(call.args.number("timeout_seconds"), call.settings.shell_timeout)
-    return await _shell.run_shell_command(command, call.workspace, timeout)
+    timeout = runtime.effective_timeout(call.args.number("timeout_seconds"), call.settings.shell_timeout)
+    return await runtime.run_shell_command(command, call.workspace, timeout)
 
 
 async def _fetch_web_page(call: _Call) -> str:
-    return await _web.fetch_web_page(call.args.text("url"))
+    return await runtime.fetch_web_page(call.args.text("url"))
 
 
 # --------------------------------------------------------------------------- browser

@@ -15,6 +15,14 @@ from typing import Any, cast
 from sessionflow.session import DeferredToolCall, ToolEffect, ToolPolicy
 from sessionflow.session.options import CallPolicy
 from sessionflow_cli.local_tools._settings import LocalToolGroup, LocalToolSettings
+from sessionflow_local_tools import (
+    CLAUDE_CODE_TOOL_FLOORS,
+    EDIT_FLOOR,
+    READ_FLOOR,
+    SHELL_FLOOR,
+    SHELL_TOOL_NAMES,
+    WRITE_FLOOR,
+)
 
 __all__ = [
     "LOCAL_TOOL_FLOORS",
@@ -27,8 +35,7 @@ __all__ = [
 
 SHELL_TOOL = "run_shell_command"
 
-_READ = ToolPolicy(effect=ToolEffect.READ, requires_approval=False)
-_ASK_IDEMPOTENT = ToolPolicy(effect=ToolEffect.IDEMPOTENT_WRITE, requires_approval=True)
+_READ = READ_FLOOR
 _ASK_ONCE_ONLY = ToolPolicy(effect=ToolEffect.NON_IDEMPOTENT_WRITE, requires_approval=True)
 
 LOCAL_TOOL_GROUPS: Mapping[str, LocalToolGroup] = MappingProxyType(
@@ -54,11 +61,11 @@ LOCAL_TOOL_FLOORS: Mapping[str, ToolPolicy] = MappingProxyType(
         "read_file": _READ,
         "list_directory": _READ,
         "search_files": _READ,
-        "write_file": _ASK_IDEMPOTENT,
-        "edit_file": _ASK_ONCE_ONLY,
+        "write_file": WRITE_FLOOR,
+        "edit_file": EDIT_FLOOR,
         # No explicit approval: the effect's default (ask) holds, and `local_tool_call_policy`
         # lifts it for commands on the allow list. An explicit True could not be lifted.
-        SHELL_TOOL: ToolPolicy(effect=ToolEffect.NON_IDEMPOTENT_WRITE),
+        SHELL_TOOL: SHELL_FLOOR,
         "fetch_web_page": _READ,
         "browser_navigate": _READ,
         "browser_snapshot": _READ,
@@ -102,7 +109,8 @@ def local_tool_call_policy(
 ) -> CallPolicy:
     """A `CallPolicy` that applies the floors, the shell allow list and ``approval_always``.
 
-    For a local tool the call's resolved policy is raised to the tool's floor. The shell
+    For a local tool, or one of Claude Code's tools that map onto the same hardened
+    tools, the call's resolved policy is raised to the tool's floor. The shell
     tool's floor asks for approval unless `shell_command_needs_approval` says otherwise;
     its arguments are read from the call, and arguments that are not a JSON object with a
     text ``command`` always ask. Any tool named in ``approval_always`` asks, local or not;
@@ -112,10 +120,10 @@ def local_tool_call_policy(
     def decide(call: DeferredToolCall, session_settings: Mapping[str, Any]) -> ToolPolicy:
         settings = resolve_settings(session_settings)
         always = call.tool_name in settings.approval_always
-        floor = LOCAL_TOOL_FLOORS.get(call.tool_name)
+        floor = LOCAL_TOOL_FLOORS.get(call.tool_name) or CLAUDE_CODE_TOOL_FLOORS.get(call.tool_name)
         if floor is None:
             return ToolPolicy(effect=call.policy.effect, requires_approval=True) if always else call.policy
-        if call.tool_name == SHELL_TOOL:
+        if call.tool_name in SHELL_TOOL_NAMES:
             command = _shell_command(call.arguments)
             ask = command is None or shell_command_needs_approval(settings, command)
             # Only an explicit True in the session options adds to the allow-list rule; the

@@ -6,11 +6,17 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any
 
-from sessionflow_cli.local_tools._files import DEFAULT_READ_LINES, MAX_READ_LINES
-from sessionflow_cli.local_tools._search import DEFAULT_MAX_RESULTS, MAX_RESULTS
-from sessionflow_cli.local_tools._settings import BROWSER_IDLE_SECONDS, MAX_SHELL_TIMEOUT
-from sessionflow_cli.local_tools._web import MAX_BODY_BYTES, MAX_REDIRECTS
-from sessionflow_cli.local_tools._writes import MAX_EDIT_BYTES
+from sessionflow_cli.local_tools._settings import BROWSER_IDLE_SECONDS
+from sessionflow_local_tools import (
+    DEFAULT_MAX_RESULTS,
+    DEFAULT_READ_LINES,
+    MAX_BODY_BYTES,
+    MAX_EDIT_BYTES,
+    MAX_READ_LINES,
+    MAX_REDIRECTS,
+    MAX_RESULTS,
+    MAX_SHELL_TIMEOUT,
+)
 
 __all__ = ["DESCRIPTIONS", "PARAMETERS"]
 
@@ -59,11 +65,13 @@ DESCRIPTIONS: Mapping[str, str] = MappingProxyType(
         ),
         "list_directory": (
             "List one directory of the workspace: sub-directories end with '/', files show their size, "
-            f"symbolic links show their target. {_PATH_RULES}"
+            "symbolic links show their target. Names holding control characters or backslashes are "
+            f"shown escaped (\\n, \\x1b, \\\\). {_PATH_RULES}"
         ),
         "search_files": (
             "Search the text files under a directory (or one file) of the workspace for lines containing "
-            "'pattern' (a plain substring, or a Python regular expression when 'regex' is true). Returns "
+            "'pattern' (a plain substring, or an RE2 regular expression when 'regex' is true: no "
+            "backreferences or lookaround, matched in linear time). Returns "
             "'path:line: text' lines. Symbolic links are not followed; .git is skipped; binary files, files "
             f"over 4 MiB and files with several hard links are skipped. {_PATH_RULES}"
         ),
@@ -183,7 +191,9 @@ PARAMETERS: Mapping[str, Schema] = MappingProxyType(
             {
                 "command": _text("The command line, run with /bin/sh -c in the workspace."),
                 "timeout_seconds": {
-                    "type": "number",
+                    # An integer, not a number: JSON schema has no way to refuse NaN for a
+                    # number, but NaN and Infinity are no integers.
+                    "type": "integer",
                     "minimum": 1,
                     "maximum": MAX_SHELL_TIMEOUT,
                     "description": "Seconds before the command is killed (default from the configuration, "

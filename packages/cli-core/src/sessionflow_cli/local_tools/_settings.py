@@ -5,10 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
+from sessionflow_local_tools import MAX_SHELL_TIMEOUT
+
 __all__ = ["BROWSER_IDLE_SECONDS", "MAX_SHELL_TIMEOUT", "LocalToolGroup", "LocalToolSettings"]
 
-MAX_SHELL_TIMEOUT = 600.0
-"""Seconds; a longer shell timeout, from the settings or the model, is cut down to this."""
 
 BROWSER_IDLE_SECONDS = 15 * 60.0
 """Seconds a session's browser page stays open on a worker without being used."""

@@ -13,13 +13,14 @@ loopback and private addresses included.
 from __future__ import annotations
 
 import asyncio
+import re
 from dataclasses import dataclass
 from urllib.parse import urljoin, urlsplit
 
 import httpx
 
 from sessionflow.session import ToolExecutionError
-from sessionflow_cli.local_tools._text import cap_text
+from sessionflow_local_tools._text import cap_text, clean_text
 
 __all__ = [
     "FETCH_TIMEOUT",
@@ -31,6 +32,8 @@ __all__ = [
 ]
 
 MAX_REDIRECTS = 5
+MAX_URL_CHARS = 8192
+_NOT_IN_URLS = re.compile(r"[\x00-\x20\x7f-\x9f\ud800-\udfff]")
 MAX_BODY_BYTES = 2 * 1024 * 1024
 MAX_TEXT_CHARS = 100_000
 FETCH_TIMEOUT = 30.0
@@ -49,9 +52,23 @@ _USER_AGENT = "sessionflow-fetch/0.1 (+https://github.com/sessionflow)"
 
 
 def check_web_url(url: str, what: str = "the URL") -> str:
-    """``url`` if it is an absolute ``http``/``https`` URL with a host; else refuse."""
+    """``url`` if it is an absolute ``http``/``https`` URL with a host; else refuse.
+
+    Control characters and spaces are refused anywhere in it (httpx would raise on a
+    leading one, and a browser would drop them silently, fetching another URL).
+    """
+    url = url.strip(" ")
+    if len(url) > MAX_URL_CHARS:
+        raise ToolExecutionError(f"{what} is too long ({len(url)} characters; at most {MAX_URL_CHARS})")
+    bad = _NOT_IN_URLS.search(url)
+    if bad is not None:
+        raise ToolExecutionError(
+            f"{what} {clean_text(ascii(url))} holds a control character or space ({bad.group()!a}) at "
+            f"{bad.start()}; encode it (%20 for a space) or leave it out"
+        )
     try:
-        parts = urlsplit(url.strip())
+        parts = urlsplit(url)
+        _ = parts.port  # raises on a port out of range
     except ValueError as error:
         raise ToolExecutionError(f"{what} {url!r} is not a valid URL: {error}") from None
     if parts.scheme.lower() not in WEB_SCHEMES:
@@ -61,7 +78,7 @@ def check_web_url(url: str, what: str = "the URL") -> str:
         )
     if not parts.hostname:
         raise ToolExecutionError(f"{what} {url!r} has no host")
-    return url.strip()
+    return url
 
 
 @dataclass(frozen=True)
@@ -76,13 +93,14 @@ class _Page:
 
 async def fetch_web_page(url: str) -> str:
     """Fetch ``url`` and return a short header and the page's readable text."""
-    check_web_url(url)
+    url = check_web_url(url)
     try:
         async with asyncio.timeout(FETCH_TIMEOUT):
             page = await _fetch(url)
     except TimeoutError:
         raise ToolExecutionError(f"fetching {url} took longer than {FETCH_TIMEOUT:g} s; gave up") from None
-    except httpx.HTTPError as error:
+    except (httpx.HTTPError, httpx.InvalidURL, httpx.CookieConflict, UnicodeError, ValueError) as error:
+        # InvalidURL is not an HTTPError; an odd host may fail IDNA encoding (UnicodeError).
         raise ToolExecutionError(f"fetching {url} failed: {type(error).__name__}: {error}") from None
     return await asyncio.to_thread(_render, page)  # extraction is CPU work; keep the loop free
 

@@ -6,13 +6,20 @@ path: ``..`` may not climb above the workspace, and each symbolic link is read r
 to its directory's descriptor (``os.readlink(name, dir_fd=...)``) and followed one hop at
 a time, every hop staying inside. The result is a list of plain names with no links.
 
-Opening (`Workspace.open_dir`, `Workspace.open_file`) then starts again at the workspace
-and opens each name relative to its parent's descriptor with ``O_NOFOLLOW``, so a
-directory swapped for a link after resolving makes the call fail instead of following
-it. Every opened file or directory is checked once more by the path the kernel reports
-for its descriptor (``/proc/self/fd/N``), which must lie inside the workspace's real
-path. Files with more than one hard link are refused: another link may be outside.
-Special files are opened with ``O_NONBLOCK`` and refused before anything reads them.
+Opening (`Workspace.open_below`, `open_dir`, `open_file`) then starts again at the
+workspace's descriptor and lets the kernel resolve the link-free names with
+``openat2(RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS)`` (`_beneath`): a directory swapped for
+a link makes the call fail, and a directory moved out of the workspace during the lookup
+makes it fail before anything outside is opened. (Where ``openat2`` is missing, each
+name is opened relative to its parent with ``O_NOFOLLOW`` instead.) Every opened file
+or directory is checked once more by the path the kernel reports for its descriptor
+(``/proc/self/fd/N``), which must lie inside the workspace's real path. Files with more
+than one hard link are refused: another link may be outside. Special files are opened
+with ``O_NONBLOCK`` and refused before anything reads them.
+
+Paths are checked for what the kernel would refuse less clearly: a lone surrogate (no
+bytes stand for it), more than 4,095 bytes, a name over 255 bytes, more than
+`MAX_PATH_DEPTH` directories, and a trailing ``/`` on something that is not a directory.
 
 `race_hook` is called between each check and the use that depends on it; tests set it
 to change the file system at exactly that moment.
@@ -31,18 +38,25 @@ from types import TracebackType
 from typing import Literal
 
 from sessionflow.session import ToolExecutionError
-from sessionflow_cli.local_tools._text import show_name
+from sessionflow_local_tools import _beneath
+from sessionflow_local_tools._text import show_name
 
 __all__ = [
     "MAX_LINK_HOPS",
-    "MAX_PATH_CHARS",
+    "MAX_NAME_BYTES",
+    "MAX_PATH_BYTES",
+    "MAX_PATH_DEPTH",
     "Resolved",
     "Workspace",
     "checkpoint",
     "race_hook",
 ]
 
-MAX_PATH_CHARS = 4096
+MAX_PATH_BYTES = 4095
+"""The kernel's PATH_MAX (4,096) less the terminating NUL."""
+MAX_NAME_BYTES = 255
+MAX_PATH_DEPTH = 256
+"""Directories deep; deeper paths are refused before they cost a descriptor each."""
 MAX_LINK_HOPS = 40
 
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
@@ -87,6 +101,8 @@ class Resolved:
     parts: tuple[str, ...]
     kind: Kind
     existing: int
+    directory_only: bool = False
+    """The path ended with ``/``: only a directory may be meant."""
 
     @property
     def shown(self) -> str:
@@ -171,12 +187,8 @@ class Workspace:
                 are created later by `open_dir`).
         """
         shown = f"'{show_name(raw)}'"
-        if "\x00" in raw:
-            raise refuse("the path contains a NUL byte")
-        if not raw.strip():
-            raise refuse("the path is empty; use '.' for the workspace itself")
-        if len(raw) > MAX_PATH_CHARS:
-            raise refuse(f"the path is too long ({len(raw)} characters; at most {MAX_PATH_CHARS})")
+        _check_syntax(raw)
+        directory_only = raw.rstrip("/") != raw or raw.endswith("/.")
         if raw.startswith("/"):
             inside = self._inside_parts(raw)
             if inside is None:
@@ -185,8 +197,15 @@ class Workspace:
         else:
             pending = deque(_split(raw))
         parts: list[str] = []
-        fds: list[int] = []  # descriptors of the directories in `parts`
+        here = -1  # descriptor of the directory `parts` names; -1: the workspace itself
         hops = 0
+
+        def done(kind: Kind, existing: int) -> Resolved:
+            if directory_only and kind != "directory":
+                what = "does not exist" if kind == "missing" else "is not a directory"
+                raise refuse(f"{shown} ends with '/', but {show_name('/'.join(parts))} {what}")
+            return Resolved(raw, tuple(parts), kind, existing, directory_only)
+
         try:
             while pending:
                 name = pending.popleft()
@@ -195,20 +214,25 @@ class Workspace:
                         how = "leads through a symbolic link that climbs" if hops else "climbs"
                         raise refuse(f"{shown} {how} above the workspace")
                     parts.pop()
-                    os.close(fds.pop())
+                    os.close(here)
+                    here = self.open_below(parts, _DIR_FLAGS, shown) if parts else -1
                     continue
-                here = fds[-1] if fds else self.fd
+                _check_name(name, shown)
+                directory = here if here >= 0 else self.fd
                 is_last = not pending
                 try:
-                    info = os.stat(name, dir_fd=here, follow_symlinks=False)
+                    info = os.stat(name, dir_fd=directory, follow_symlinks=False)
                 except FileNotFoundError:
                     if is_last:
                         parts.append(name)
-                        return Resolved(raw, tuple(parts), "missing", len(parts) - 1)
+                        return done("missing", len(parts) - 1)
                     if missing_parents and ".." not in pending:
                         existing = len(parts)
+                        for later in pending:
+                            _check_name(later, shown)
                         parts += [name, *pending]
-                        return Resolved(raw, tuple(parts), "missing", existing)
+                        _check_depth(parts, shown)
+                        return done("missing", existing)
                     raise refuse(f"{shown}: no such file or directory") from None
                 except OSError as error:
                     raise _os_refusal(error, shown) from None
@@ -220,7 +244,7 @@ class Workspace:
                     if hops > MAX_LINK_HOPS:
                         raise refuse(f"{shown}: too many symbolic links (a loop?)")
                     try:
-                        target = os.readlink(name, dir_fd=here)
+                        target = os.readlink(name, dir_fd=directory)
                     except OSError as error:
                         raise _os_refusal(error, shown) from None
                     if target.startswith("/"):
@@ -229,37 +253,47 @@ class Workspace:
                             raise refuse(
                                 f"{shown} leads through a symbolic link that points outside the workspace"
                             )
-                        for fd in fds:
-                            os.close(fd)
-                        fds.clear()
+                        if here >= 0:
+                            os.close(here)
+                            here = -1
                         parts.clear()
                         pending.extendleft(reversed(inside))
                     else:
                         pending.extendleft(reversed(_split(target)))
                     continue
                 parts.append(name)
+                _check_depth(parts, shown)
                 if stat.S_ISDIR(mode):
                     if not pending:
                         break
-                    fd = self._open_component(here, name, shown)
-                    fds.append(fd)
+                    child = self.open_below(parts, _DIR_FLAGS, shown)
+                    if here >= 0:
+                        os.close(here)
+                    here = child
                     continue
                 if not is_last:
                     raise refuse(f"{shown}: '{show_name(name)}' is not a directory")
                 if stat.S_ISREG(mode) and info.st_nlink > 1:
                     raise refuse(hard_link_message(shown, info.st_nlink))  # before anything opens it
-                kind: Kind = "file" if stat.S_ISREG(mode) else "special"
-                return Resolved(raw, tuple(parts), kind, len(parts))
-            return Resolved(raw, tuple(parts), "directory", len(parts))
+                return done("file" if stat.S_ISREG(mode) else "special", len(parts))
+            return done("directory", len(parts))
         finally:
-            for fd in fds:
-                os.close(fd)
+            if here >= 0:
+                os.close(here)
 
     # -- opening ------------------------------------------------------------------------
 
-    def _open_component(self, parent: int, name: str, shown: str) -> int:
+    def open_below(self, parts: Sequence[str], flags: int, shown: str) -> int:
+        """Open the link-free ``parts`` below the workspace, and check where it landed.
+
+        Nothing outside the workspace is opened (``openat2(RESOLVE_BENEATH)``); the
+        kernel's path of the new descriptor is checked as well. Returns a new descriptor.
+        """
         try:
-            fd = os.open(name, _DIR_FLAGS, dir_fd=parent)
+            if _beneath.available:
+                fd = _beneath.open_beneath(self.fd, "/".join(parts), flags)
+            else:
+                fd = self._open_stepwise(parts, flags)
         except OSError as error:
             raise _os_refusal(error, shown) from None
         try:
@@ -270,51 +304,88 @@ class Workspace:
             raise
         return fd
 
-    def open_dir(self, parts: Sequence[str], shown: str, *, create_from: int | None = None) -> int:
-        """Open the directory ``parts`` from the workspace, one ``O_NOFOLLOW`` step at a time.
-
-        Directories at index ``create_from`` and later are created first when missing.
-        Returns a new descriptor the caller closes.
-        """
+    def _open_stepwise(self, parts: Sequence[str], flags: int) -> int:
+        """Without ``openat2``: each name relative to its parent, with ``O_NOFOLLOW``."""
         current = os.dup(self.fd)
         try:
             for index, name in enumerate(parts):
-                if create_from is not None and index >= create_from:
-                    try:
-                        os.mkdir(name, 0o777, dir_fd=current)
-                    except FileExistsError:
-                        pass  # opened below with O_NOFOLLOW, so a link here still fails
-                    except OSError as error:
-                        raise _os_refusal(error, shown) from None
-                child = self._open_component(current, name, shown)
+                last = index == len(parts) - 1
+                child = os.open(name, flags if last else _DIR_FLAGS, dir_fd=current)
                 os.close(current)
                 current = child
+                if not last:
+                    self.check(current, name)
         except BaseException:
             os.close(current)
             raise
+        if not parts:
+            child = os.open(".", flags, dir_fd=current)
+            os.close(current)
+            current = child
         return current
 
-    def open_file(self, dir_fd: int, name: str, shown: str) -> tuple[int, os.stat_result]:
-        """Open the regular file ``name`` in ``dir_fd`` for reading, with every check.
+    def open_dir(self, parts: Sequence[str], shown: str, *, create_from: int | None = None) -> int:
+        """Open the directory ``parts`` below the workspace; a new descriptor the caller closes.
+
+        Directories at index ``create_from`` and later are created first when missing.
+        """
+        if create_from is not None:
+            for index in range(create_from, len(parts)):
+                parent = self.open_below(parts[:index], _DIR_FLAGS, shown)
+                try:
+                    os.mkdir(parts[index], 0o777, dir_fd=parent)
+                except FileExistsError:
+                    pass  # opened below without following links, so a link here still fails
+                except OSError as error:
+                    raise _os_refusal(error, shown) from None
+                finally:
+                    os.close(parent)
+        return self.open_below(parts, _DIR_FLAGS, shown)
+
+    def open_file(self, parts: Sequence[str], shown: str) -> tuple[int, os.stat_result]:
+        """Open the regular file ``parts`` for reading, with every check.
 
         Refuses links, special files (without blocking on a FIFO), files with more than
         one hard link, and files the kernel places outside the workspace.
         """
-        try:
-            fd = os.open(name, _FILE_FLAGS, dir_fd=dir_fd)
-        except OSError as error:
-            raise _os_refusal(error, shown) from None
+        fd = self.open_below(parts, _FILE_FLAGS, shown)
         try:
             info = os.fstat(fd)
             if not stat.S_ISREG(info.st_mode):
                 raise refuse(special_file_message(shown, info.st_mode))
             if info.st_nlink > 1:
                 raise refuse(hard_link_message(shown, info.st_nlink))
-            self.check(fd, shown)
         except BaseException:
             os.close(fd)
             raise
         return fd, info
+
+
+def _check_syntax(raw: str) -> None:
+    """Refuse paths no file system call could take, with a message saying why."""
+    if "\x00" in raw:
+        raise refuse("the path contains a NUL byte")
+    if not raw.strip():
+        raise refuse("the path is empty; use '.' for the workspace itself")
+    try:
+        size = len(os.fsencode(raw))
+    except UnicodeEncodeError:
+        raise refuse(
+            f"the path '{show_name(raw)}' is not valid text: it holds a lone surrogate, which no file name has"
+        ) from None
+    if size > MAX_PATH_BYTES:
+        raise refuse(f"the path is too long ({size} bytes; at most {MAX_PATH_BYTES}, the system's limit)")
+
+
+def _check_name(name: str, shown: str) -> None:
+    size = len(os.fsencode(name))
+    if size > MAX_NAME_BYTES:
+        raise refuse(f"{shown}: a name in the path is too long ({size} bytes; at most {MAX_NAME_BYTES})")
+
+
+def _check_depth(parts: Sequence[str], shown: str) -> None:
+    if len(parts) > MAX_PATH_DEPTH:
+        raise refuse(f"{shown} is too deep (more than {MAX_PATH_DEPTH} directories)")
 
 
 def special_file_message(shown: str, mode: int) -> str:
@@ -349,6 +420,13 @@ def _os_refusal(error: OSError, shown: str) -> ToolExecutionError:
         return refuse(f"{shown}: no such file or directory (it may have been removed while the tool ran)")
     if code == errno.ENXIO:
         return refuse(f"{shown} is not a regular file (a FIFO, device or socket); refused")
+    if code == errno.EXDEV:
+        return refuse(
+            f"{shown} is outside the workspace (a directory on the way was moved out while the tool ran); "
+            "refused before opening it"
+        )
     if code == errno.ENAMETOOLONG:
-        return refuse(f"{shown}: a name in the path is too long")
+        return refuse(f"{shown}: the path is too long (over {MAX_PATH_BYTES} bytes once links are followed)")
+    if code in (errno.EMFILE, errno.ENFILE):
+        return refuse(f"{shown}: the worker has too many open files right now; try again later")
     return refuse(f"{shown}: {error.strerror or error}")

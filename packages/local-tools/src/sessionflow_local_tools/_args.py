@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Set
 from typing import Any
 
@@ -39,8 +40,13 @@ class Arguments:
         value = self._raw.get(name, default)
         if value is None:
             value = default
-        # bool is an int in Python but not in JSON schema.
-        if isinstance(value, bool) or not isinstance(value, int | float) or value != int(value):
+        # bool is an int in Python but not in JSON schema; NaN and Infinity (which Python's
+        # JSON parser accepts) are no integers, and int() of them raises.
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, int | float)
+            or (isinstance(value, float) and not value.is_integer())
+        ):
             raise ToolExecutionError(f"argument {name!r} must be an integer")
         number = int(value)
         if not minimum <= number <= maximum:
@@ -53,7 +59,13 @@ class Arguments:
             return None
         if isinstance(value, bool) or not isinstance(value, int | float):
             raise ToolExecutionError(f"argument {name!r} must be a number")
-        return float(value)
+        try:
+            number = float(value)
+        except OverflowError:  # an int too large for a float
+            raise ToolExecutionError(f"argument {name!r} is too large") from None
+        if not math.isfinite(number):
+            raise ToolExecutionError(f"argument {name!r} must be a finite number, not {number}")
+        return number
 
     def flag(self, name: str, default: bool = False) -> bool:
         value = self._raw.get(name, default)

@@ -1,0 +1,71 @@
+"""The approval floors of the hardened tools, the same under every front end's tool names.
+
+A floor is the least caution a tool gets: reads run without approval; writing a whole
+file (an idempotent write) and editing one (not idempotent) ask on every call; a shell
+command is a non-idempotent write whose approval is left to the effect's default (ask),
+so a front end's shell allow list can lift it for one exact command. The CLI names its
+tools ``read_file``, ``write_file``, ``run_shell_command``...; Claude Code names them
+``Read``, ``Write``, ``Bash``...: both map onto the same floors here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from types import MappingProxyType
+
+from sessionflow.session import ToolEffect, ToolPolicy
+
+__all__ = [
+    "CLAUDE_CODE_TOOL_FLOORS",
+    "EDIT_FLOOR",
+    "READ_FLOOR",
+    "SHELL_FLOOR",
+    "SHELL_TOOL_NAMES",
+    "WRITE_FLOOR",
+    "with_floor",
+]
+
+READ_FLOOR = ToolPolicy(effect=ToolEffect.READ, requires_approval=False)
+WRITE_FLOOR = ToolPolicy(effect=ToolEffect.IDEMPOTENT_WRITE, requires_approval=True)
+EDIT_FLOOR = ToolPolicy(effect=ToolEffect.NON_IDEMPOTENT_WRITE, requires_approval=True)
+SHELL_FLOOR = ToolPolicy(effect=ToolEffect.NON_IDEMPOTENT_WRITE)
+"""No explicit approval: the effect's default (ask) holds, and an allow list may lift it."""
+
+CLAUDE_CODE_TOOL_FLOORS: Mapping[str, ToolPolicy] = MappingProxyType(
+    {
+        "Read": READ_FLOOR,
+        "Grep": READ_FLOOR,
+        "Glob": READ_FLOOR,
+        "WebFetch": READ_FLOOR,
+        "Write": WRITE_FLOOR,
+        "Edit": EDIT_FLOOR,
+        "Bash": SHELL_FLOOR,
+    }
+)
+"""Claude Code's tool name -> the floor of the hardened tool it maps onto."""
+
+SHELL_TOOL_NAMES = frozenset({"run_shell_command", "Bash"})
+"""Tools whose ``command`` argument a shell allow list is checked against."""
+
+_CAUTION = {
+    ToolEffect.READ: 0,
+    ToolEffect.IDEMPOTENT_WRITE: 1,
+    ToolEffect.NON_IDEMPOTENT_WRITE: 2,
+    ToolEffect.UNCLASSIFIED: 3,
+}
+
+
+def with_floor(floor: ToolPolicy, policy: ToolPolicy) -> ToolPolicy:
+    """``policy`` raised to ``floor``: the more cautious effect, and approval if either asks.
+
+    An approval left to the effect's default stays so (None) when neither side asks
+    explicitly, so an allow list further on can still lift it.
+    """
+    effect = policy.effect if _CAUTION[policy.effect] >= _CAUTION[floor.effect] else floor.effect
+    if floor.requires_approval is True or policy.requires_approval is True:
+        approval: bool | None = True
+    elif floor.requires_approval is None or policy.requires_approval is None:
+        approval = None
+    else:
+        approval = False
+    return ToolPolicy(effect=effect, requires_approval=approval, allow_repeats=policy.allow_repeats)

@@ -1,0 +1,75 @@
+"""Claude Code's tools get the floors of the hardened tools they map onto, in the adapter and the CLI."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from sessionflow import DeferredToolCall, ToolEffect, ToolPolicy
+from sessionflow_claude_agent_sdk import BUILTIN_TOOL_POLICIES
+from sessionflow_claude_agent_sdk._tools import ToolSet
+from sessionflow_cli._policy import build_call_policy
+from sessionflow_cli.config import TurnConfig, parse_config, resolve_turn
+from sessionflow_cli.local_tools import LOCAL_TOOL_FLOORS
+
+CLI_TWIN = {
+    "Read": "read_file",
+    "Grep": "search_files",
+    "Glob": "list_directory",
+    "WebFetch": "fetch_web_page",
+    "Write": "write_file",
+    "Edit": "edit_file",
+    "Bash": "run_shell_command",
+}
+LAX = ToolPolicy(effect=ToolEffect.READ, requires_approval=False)
+
+
+def _call(name: str, policy: ToolPolicy, arguments: dict[str, Any] | None = None) -> DeferredToolCall:
+    return DeferredToolCall(tool_call_id="c1", tool_name=name, arguments=json.dumps(arguments or {}), policy=policy)
+
+
+def test_the_floors_are_the_cli_tools_floors() -> None:
+    assert set(BUILTIN_TOOL_POLICIES) == set(CLI_TWIN)
+    for claude, cli in CLI_TWIN.items():
+        assert BUILTIN_TOOL_POLICIES[claude] == LOCAL_TOOL_FLOORS[cli], claude
+
+
+@pytest.mark.parametrize("name", ["Write", "Edit"])
+def test_the_adapter_asks_before_every_write_and_edit(name: str) -> None:
+    tools = ToolSet(builtins=tuple(BUILTIN_TOOL_POLICIES))
+    # Even a session option that says "no approval, a read" cannot lower the floor.
+    floored = tools.floored(name, LAX)
+    assert floored.is_approval_required and floored.effect == BUILTIN_TOOL_POLICIES[name].effect
+    assert tools.floored(name, ToolPolicy(effect=ToolEffect.IDEMPOTENT_WRITE)).is_approval_required
+
+
+def test_the_adapter_leaves_bash_to_the_allow_list_and_reads_free() -> None:
+    tools = ToolSet(builtins=tuple(BUILTIN_TOOL_POLICIES))
+    bash = tools.floored("Bash", ToolPolicy(effect=ToolEffect.NON_IDEMPOTENT_WRITE))
+    assert bash.requires_approval is None and bash.is_approval_required  # asks; a list may lift it
+    assert not tools.floored("Read", ToolPolicy(effect=ToolEffect.READ)).is_approval_required
+    assert tools.floored("custom", LAX) == LAX  # not a Claude Code tool: untouched
+
+
+def _resolver(tmp_path: Path, text: str) -> Any:
+    config = parse_config("claude-agent-sdk", text, path=tmp_path / "c.yaml", cwd=tmp_path)
+
+    def resolve(settings: Any) -> TurnConfig:
+        return resolve_turn(config, settings)
+
+    return resolve
+
+
+def test_the_cli_applies_the_floors_and_the_shell_allow_list_to_claude_tools(tmp_path: Path) -> None:
+    # Under -f claude-agent-sdk the CLI offers no local tool of these groups: only the floors.
+    policy = build_call_policy([], _resolver(tmp_path, "local_tools: {shell: {allow: [ls]}}\n"))
+    write = policy(_call("Write", ToolPolicy(effect=ToolEffect.IDEMPOTENT_WRITE)), {})
+    assert write == ToolPolicy(effect=ToolEffect.IDEMPOTENT_WRITE, requires_approval=True)
+    assert policy(_call("Edit", LAX), {}).is_approval_required
+    bash = ToolPolicy(effect=ToolEffect.NON_IDEMPOTENT_WRITE)
+    assert not policy(_call("Bash", bash, {"command": "ls"}), {}).is_approval_required
+    assert policy(_call("Bash", bash, {"command": "ls; rm -rf x"}), {}).is_approval_required
+    assert not policy(_call("Read", ToolPolicy(effect=ToolEffect.READ)), {}).is_approval_required
