@@ -7,11 +7,13 @@ session keeps by reference (messages, tool outputs, run states, images).
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import json
+import os
 from collections import OrderedDict
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, cast
 
 from temporalio.client import Client
 from temporalio.converter import (
@@ -29,7 +31,7 @@ from sessionflow.temporal._store_errors import PayloadStoreError
 
 __all__ = ["BodyStore", "StoreScope"]
 
-_CACHE_BYTES = 256 * 1024 * 1024
+_CACHE_BYTES = int(os.environ.get("SESSIONFLOW_BODY_CACHE_BYTES", str(256 * 1024 * 1024)))
 """Bytes of bodies a worker keeps decoded, shared by all its sessions: a model step of a
 long session then reads its conversation from memory, and the worker's size stays bounded."""
 
@@ -87,7 +89,8 @@ class BodyStore:
         self._remember(ref, value)
         return ref
 
-    async def get(self, ref: BodyRef, type_hint: type[Any] | None = None) -> Any:
+    async def get(self, ref: BodyRef, type_hint: type[Any] | None = None, *, cache: bool = True) -> Any:
+        """The stored value; `cache=False` for a body read once (a tool output for its model step)."""
         cached = self._cache.get(ref.sha256)
         if cached is not None:
             self._cache.move_to_end(ref.sha256)
@@ -113,7 +116,8 @@ class BodyStore:
             if type_hint
             else self._converter.from_payload(payload)
         )
-        self._remember(ref, value)
+        if cache:
+            self._remember(ref, value)
         return value
 
     def _remember(self, ref: BodyRef, value: Any) -> None:
@@ -133,9 +137,18 @@ class BodyStore:
         if message.body is not None:
             return message
         encoded = json.dumps(message.framework_item, default=str, ensure_ascii=False)
-        if len(encoded) + len(message.text or "") <= self.inline_limit and self.inline_limit > 0:
+        if utf8_size(encoded) + utf8_size(message.text or "") <= self.inline_limit and self.inline_limit > 0:
             return message
-        ref = await self.put({"framework_item": message.framework_item, "text": message.text}, scope)
+        item: Any = message.framework_item
+        body: dict[str, Any] = {"framework_item": item, "text": message.text}
+        if (
+            isinstance(item, dict)
+            and message.text is not None
+            and cast(dict[str, Any], item).get("content") == message.text
+        ):
+            # The text is the item's own content (a tool result, a plain answer): store it once.
+            body = {"framework_item": item, "text_is_content": True}
+        ref = await self.put(body, scope)
         text = preview_text(message.text) if message.text is not None else None
         return FrameworkMessage(role=message.role, framework_item=None, text=text, body=ref)
 
@@ -147,11 +160,13 @@ class BodyStore:
         if not isinstance(value, dict) or "framework_item" not in value:
             raise PayloadStoreError(self.driver_name, "holds a message body of the wrong shape")
         body: dict[str, Any] = value  # pyright: ignore[reportUnknownVariableType]
-        text = body.get("text")
+        # A copy: the cached body is shared by every later step, and a runner may edit its items.
+        item: Any = copy.deepcopy(body["framework_item"])
+        text: Any = body.get("text")
+        if body.get("text_is_content") and isinstance(item, dict):
+            text = cast(dict[str, Any], item).get("content")
         return FrameworkMessage(
-            role=message.role,
-            framework_item=body["framework_item"],
-            text=text if isinstance(text, str) else None,
+            role=message.role, framework_item=item, text=text if isinstance(text, str) else None
         )
 
     # -- tool outputs and run states -----------------------------------------------------
@@ -162,15 +177,21 @@ class BodyStore:
             return None
         return await self.put(text, scope)
 
-    async def load_text(self, ref: BodyRef) -> str:
-        value = await self.get(ref)
+    async def load_text(self, ref: BodyRef, *, cache: bool = True) -> str:
+        value = await self.get(ref, cache=cache)
         if not isinstance(value, str):
             raise PayloadStoreError(self.driver_name, "holds a text body of the wrong shape")
         return value
 
     async def model_view(self, record: AgentToolCall, cap: int) -> AgentToolCall:
         """The record as the model sees it: the whole output, cut to `cap` bytes with a note."""
-        output = await self.load_text(record.output_ref) if record.output_ref is not None else record.output
+        # Read once, for this turn's next model step: caching it would only push out bodies
+        # that every later step reads again.
+        output = (
+            await self.load_text(record.output_ref, cache=False)
+            if record.output_ref is not None
+            else record.output
+        )
         if output is None:
             return record
         return replace(record, output=cap_text(output, cap), output_ref=None)
