@@ -90,20 +90,15 @@ def _args() -> argparse.Namespace:
     parser.add_argument("--turn-kb", type=int, default=500, help="tool output per turn, KB (decimal)")
     parser.add_argument("--cached-sessions", type=int, default=200)
     parser.add_argument("--session-mb", type=float, default=2.0, help="size of each cached session")
-    parser.add_argument("--gate", type=int, default=10, help="cached sessions grown at once")
+    parser.add_argument("--gate", type=int, default=20, help="cached sessions grown at once")
     parser.add_argument(
         "--can-events", type=int, default=10_000, help="the flow's continue_as_new_after_events"
     )
     parser.add_argument("--peer-turns", type=int, default=10, help="bench.peers turns (0: skip item 4)")
+    if "--quick" in sys.argv[1:]:
+        # Smoke defaults; a flag given with --quick still wins.
+        parser.set_defaults(sizes="1,4,10", timed=4, cached_sessions=20, session_mb=1.0, peer_turns=2)
     args = parser.parse_args()
-    if args.quick:
-        args.sizes, args.timed, args.cached_sessions, args.session_mb, args.peer_turns = (
-            "1,4,10",
-            4,
-            20,
-            1.0,
-            2,
-        )
     return args
 
 
@@ -174,7 +169,7 @@ def folder_bytes(folder: Path) -> int:
 
 
 async def latency_and_history(
-    args: argparse.Namespace, address: str, client: TemporalClient, report: Report
+    args: argparse.Namespace, address: str, client: TemporalClient, store: Path, report: Report
 ) -> None:
     """Items 1-2: grow sessions to each size, then time turns interleaved across the sizes."""
     turn_bytes = args.turn_kb * 1000
@@ -219,6 +214,8 @@ async def latency_and_history(
         report.worker_a_rss_mib = rss_kib(worker.pid) / 1024
     finally:
         _stop_worker(worker)
+    turns = sum(t.turns for b in buckets for t in b.sessions)
+    report.phase1_store = (folder_bytes(store), turns * turn_bytes)
     for bucket in buckets:
         report.add_size(
             size_mb=bucket.size_mb,
@@ -250,6 +247,7 @@ async def cached_sessions(
         baseline = rss_kib(worker.pid)
         checkpoints = {max(1, count * k // 4) for k in (1, 2, 3, 4)}
         samples: dict[int, int] = {}
+        stored: dict[int, int] = {}  # bytes the store holds for these sessions at each sample
         done = [0]
         gate = asyncio.Semaphore(args.gate)
 
@@ -262,6 +260,7 @@ async def cached_sessions(
             done[0] += 1
             if done[0] in checkpoints:
                 samples[done[0]] = rss_kib(worker.pid)
+                stored[done[0]] = folder_bytes(store) - stored_before
                 print(
                     f"  cached sessions: {done[0]}/{count}, worker RSS {samples[done[0]] / 1024:.0f} MiB",
                     flush=True,
@@ -278,6 +277,7 @@ async def cached_sessions(
             cache=cache,
             baseline_kib=baseline,
             samples_kib=dict(sorted(samples.items())),
+            stored_at_samples=stored,
             idle_kib=rss_kib(worker.pid),
             peak_kib=_peak_kib(worker.pid),
             stored_bytes=folder_bytes(store) - stored_before,
@@ -335,7 +335,7 @@ async def main() -> None:
         handle = await server.start()
         try:
             client = await connect(handle.address, payloads=PayloadStore(location=str(store)))
-            await latency_and_history(args, handle.address, client, report)
+            await latency_and_history(args, handle.address, client, store, report)
             await cached_sessions(args, handle.address, client, store, report)
         finally:
             await server.stop()
