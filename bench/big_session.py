@@ -222,7 +222,7 @@ async def latency_and_history(
             ms=bucket.ms,
             history_bytes=bucket.history_bytes,
             history_events=bucket.history_events,
-            turns_range=(bucket.grow_turns, bucket.grow_turns + bucket.timed_per_session),
+            turns_range=(bucket.grow_turns, max(t.turns for t in bucket.sessions)),
             sessions=len(bucket.sessions),
             continues=sum(t.continues for t in bucket.sessions),
             turn_bytes=turn_bytes,
