@@ -165,7 +165,9 @@ def _cached_rows(report: Report) -> None:
         f"3. EXTRAPOLATED (not measured): {TARGET_SESSIONS} x {TARGET_MB:g} MB = RSS now + {TARGET_SESSIONS - count} more sessions x that growth x {TARGET_MB / mb:g} (size ratio)",
         f"{extrapolated:.0f} MiB = {extrapolated * MIB / 1e6:.0f} MB",
         f"<= {RSS_GOAL_MB:.0f} MB",
-        _met(extrapolated * MIB / 1e6 <= RSS_GOAL_MB) + " (extrapolated)",
+        _met(extrapolated * MIB / 1e6 <= RSS_GOAL_MB) + " (extrapolated)"
+        if cache_full
+        else "n/a: cache not full",
     )
     _row(
         "3. bodies stored by these sessions / time to grow them",
