@@ -337,6 +337,15 @@ async def main() -> None:
             client = await connect(handle.address, payloads=PayloadStore(location=str(store)))
             await latency_and_history(args, handle.address, client, store, report)
             await cached_sessions(args, handle.address, client, store, report)
+        except BaseException:
+            # The server's log goes with the temp folder: show why it stopped, if it did.
+            log = Path(tmp) / "server" / "temporal.log"
+            if log.exists():
+                print(
+                    "dev server log tail:\n" + "\n".join(log.read_text(errors="replace").splitlines()[-30:]),
+                    file=sys.stderr,
+                )
+            raise
         finally:
             await server.stop()
         if args.peer_turns > 0:
