@@ -325,7 +325,7 @@ async def main() -> None:
     args = _args()
     load_start = os.getloadavg()
     started = time.perf_counter()
-    with tempfile.TemporaryDirectory(prefix="sessionflow-big-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="bench-big-session-") as tmp:
         store = Path(tmp) / "payloads"
         store.mkdir()
         # Every process of the run (workers, bench.peers and its children) uses this store.
