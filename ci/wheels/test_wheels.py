@@ -22,7 +22,11 @@ from pathlib import Path
 
 import pytest
 
+from sessionflow.temporal import free_port
+
 REPO = Path(__file__).parents[2]
+# The embedded server of these runs: a free port, so a server of the user's is never reused.
+SERVER_PORT = str(free_port())
 DOCUMENTED_CONFTEST = 'pytest_plugins = ["sessionflow.testing.conformance"]\n'
 TEST_MODULE = "from sessionflow.testing.conformance import test_conformance\n"
 
@@ -113,7 +117,7 @@ def user_env(home: Path) -> dict[str, str]:
         env["PATH"] = os.pathsep.join(
             p for p in env.get("PATH", "").split(os.pathsep) if not p.startswith(venv)
         )
-    env.update(HOME=str(home), SESSIONFLOW_SERVER_PORT=os.environ.get("SESSIONFLOW_WHEELS_PORT", "7391"))
+    env.update(HOME=str(home), SESSIONFLOW_SERVER_PORT=SERVER_PORT)
     return env
 
 
