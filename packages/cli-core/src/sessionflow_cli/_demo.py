@@ -35,7 +35,9 @@ class DemoModel:
     """The scripted model server and the director that scripts its next reply."""
 
     def __init__(self, tools: Sequence[ToolSpec], tour: DemoTour | None = None) -> None:
-        self._tour = tour or _cli_tour({spec.name: spec for spec in tools})
+        self._tour = (
+            _Tour(tour.list, tour.read, tour.write) if tour else _cli_tour({spec.name: spec for spec in tools})
+        )
         self._server = ScriptedModelServer()
 
     @property
@@ -105,7 +107,7 @@ class _Tour:
         self.write = write
 
 
-def _cli_tour(tools: Mapping[str, ToolSpec]) -> DemoTour | _Tour:
+def _cli_tour(tools: Mapping[str, ToolSpec]) -> _Tour:
     """The CLI's file tools that the command offers, with argument names from their schemas."""
 
     def step(name: str) -> DemoTool | None:
@@ -171,7 +173,7 @@ def _first_line(text: str | None) -> str:
     return ""
 
 
-def _summary(calls: Sequence[AgentToolCall], tour: DemoTour | _Tour, target: str | None) -> str:
+def _summary(calls: Sequence[AgentToolCall], tour: _Tour, target: str | None) -> str:
     lines = ["# Notes from the sessionflow demo", ""]
     listing = _record(calls, tour.list)
     if listing is not None and listing.status is AgentToolCallStatus.SUCCEEDED:
@@ -185,7 +187,7 @@ def _summary(calls: Sequence[AgentToolCall], tour: DemoTour | _Tour, target: str
     return "\n".join(lines)
 
 
-def _closing(calls: Sequence[AgentToolCall], tour: DemoTour | _Tour) -> str:
+def _closing(calls: Sequence[AgentToolCall], tour: _Tour) -> str:
     parts: list[str] = []
     read = _record(calls, tour.read)
     if read is not None and read.status is AgentToolCallStatus.SUCCEEDED:
