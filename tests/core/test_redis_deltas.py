@@ -23,7 +23,7 @@ from tests.core.helpers import idle_after
 @pytest.fixture
 def redis_url() -> Iterator[str]:
     binary = shutil.which("redis-server")
-    assert binary, "redis-server is required (.ci/run installs it with apt-get)"
+    assert binary, "redis-server is required (`bash ci/test` installs it with apt-get)"
     port = free_port()
     process = subprocess.Popen(
         [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],

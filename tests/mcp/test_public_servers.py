@@ -1,7 +1,7 @@
 """`McpToolSource` against public MCP servers nobody here wrote.
 
 * ``mcp-server-time`` and ``mcp-server-git`` (PyPI, dev group) over stdio;
-* ``@modelcontextprotocol/server-everything`` (npm, installed by ``.ci/run``) over stdio
+* ``@modelcontextprotocol/server-everything`` (npm, installed by ``ci/test``) over stdio
   and over streamable HTTP: annotations, images, long-running tools.
 """
 

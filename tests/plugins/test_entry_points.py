@@ -55,7 +55,7 @@ def installed_fixture(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Build and install the fixture adapter (without dependencies) into a fresh directory."""
     uv = shutil.which("uv")
     if uv is None:
-        pytest.skip("uv is not on PATH; it is needed to build the fixture adapter")
+        pytest.fail("uv is not on PATH; it builds the fixture adapter (`bash ci/test` installs it)")
     target = tmp_path_factory.mktemp("fixture-site")
     subprocess.run(
         [

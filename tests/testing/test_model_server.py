@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import signal
@@ -935,11 +936,12 @@ def test_python_dash_m_child_process(tmp_path: Path, client: httpx.Client) -> No
             child.stdout.close()
 
 
-# --------------------------------------------------------------------------- official SDKs (optional)
+# --------------------------------------------------------------------------- official SDKs (dev dependencies)
 
 
 def test_openai_sdk_chat_and_responses(server: ScriptedModelServer) -> None:
-    openai = pytest.importorskip("openai")
+    # Untyped on purpose: the test sends wire-shaped dicts that the SDK's TypedDicts reject.
+    openai: Any = importlib.import_module("openai")
     server.script(
         "sdk",
         [
@@ -1001,7 +1003,7 @@ def test_openai_sdk_chat_and_responses(server: ScriptedModelServer) -> None:
 
 
 def test_anthropic_sdk_messages(server: ScriptedModelServer) -> None:
-    anthropic = pytest.importorskip("anthropic")
+    anthropic: Any = importlib.import_module("anthropic")
     server.script(
         "sdk",
         [

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
         run_builtin_tool,
     )
     from sessionflow_claude_agent_sdk._flow import claude_agent_session_flow
-    from sessionflow_claude_agent_sdk._plugin import CAPABILITIES, REPLACED_LOCAL_TOOL_GROUPS
+    from sessionflow_claude_agent_sdk._plugin import CAPABILITIES, DEMO_TOUR, REPLACED_LOCAL_TOOL_GROUPS
     from sessionflow_claude_agent_sdk._runner import (
         CONFIG_ROOT_ENV,
         ClaudeAgentRunner,
@@ -38,6 +38,7 @@ _MODULES = {
     "run_builtin_tool": "_builtin_tools",
     "claude_agent_session_flow": "_flow",
     "CAPABILITIES": "_plugin",
+    "DEMO_TOUR": "_plugin",
     "REPLACED_LOCAL_TOOL_GROUPS": "_plugin",
     "CONFIG_ROOT_ENV": "_runner",
     "ClaudeAgentRunner": "_runner",
@@ -65,6 +66,7 @@ __all__ = [
     "BUILTIN_TOOL_POLICIES",
     "CAPABILITIES",
     "CONFIG_ROOT_ENV",
+    "DEMO_TOUR",
     "PARALLEL_CALL_DENIAL",
     "REPLACED_LOCAL_TOOL_GROUPS",
     "RUN_STATE_VERSION",

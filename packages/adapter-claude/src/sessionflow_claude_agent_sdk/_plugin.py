@@ -13,10 +13,17 @@ from pathlib import Path
 from typing import Any, cast
 
 from sessionflow.hookspecs import hookimpl
-from sessionflow.plugins import ConformanceAgentSpec, FrameworkCapabilities, FrameworkSpec, HarnessContext
+from sessionflow.plugins import (
+    ConformanceAgentSpec,
+    DemoTool,
+    DemoTour,
+    FrameworkCapabilities,
+    FrameworkSpec,
+    HarnessContext,
+)
 from sessionflow.session import AgentFrameworkRunner
 
-__all__ = ["CAPABILITIES", "REPLACED_LOCAL_TOOL_GROUPS", "sessionflow_register_frameworks"]
+__all__ = ["CAPABILITIES", "DEMO_TOUR", "REPLACED_LOCAL_TOOL_GROUPS", "sessionflow_register_frameworks"]
 
 CAPABILITIES = FrameworkCapabilities(
     # The CLI keeps only one deferred call per model response: the adapter defers the
@@ -37,6 +44,15 @@ The CLI harness runs Claude Code's `Read`, `Grep`, `Glob`, `Write`, `Edit` (file
 `Bash` (shell) and `WebFetch` (web_fetch) as durable tool steps, so a harness for this
 framework need not offer sessionflow's local tools of these groups as well.
 """
+
+DEMO_TOUR = DemoTour(
+    # Claude Code's own tools take absolute paths; Glob lists the workspace without Bash,
+    # which would wait for approval before the tour's write does.
+    list=DemoTool(name="Glob", path_argument="path", fixed_arguments={"pattern": "*"}, absolute_paths=True),
+    read=DemoTool(name="Read", path_argument="file_path", absolute_paths=True),
+    write=DemoTool(name="Write", path_argument="file_path", content_argument="content", absolute_paths=True),
+)
+"""The CLI's offline demo on this framework: Claude Code's Glob, Read and Write."""
 
 
 def _build_runner(ctx: HarnessContext) -> AgentFrameworkRunner:
@@ -101,6 +117,7 @@ def sessionflow_register_frameworks(register: Callable[[FrameworkSpec], None]) -
             model_api="anthropic_messages",
             resume_texts=(_resume_prompt(),),
             replaced_local_tool_groups=REPLACED_LOCAL_TOOL_GROUPS,
+            demo_tour=DEMO_TOUR,
         )
     )
 

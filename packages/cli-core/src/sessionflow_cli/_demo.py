@@ -5,6 +5,10 @@ messages and tool calls) and scripts the one reply that comes next, so retries, 
 and `--resume` all continue where the session is. The first turn of a session tours the
 workspace: it lists it, reads a file, proposes a write (which waits for approval), and
 answers. Later turns answer with what the session remembers.
+
+The tour calls the CLI's file tools, or the framework's own when it replaces them
+(`FrameworkSpec.demo_tour`, such as Claude Code's Glob, Read and Write), so it shows
+the same steps on every framework with the tool names its model really sees.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from sessionflow import AgentToolCall, AgentToolCallStatus, AgentTurnContext, MessageRole, ToolSpec
+from sessionflow.plugins import DemoTool, DemoTour
 from sessionflow.testing import ModelReply, ScriptedModelServer, ScriptedToolCall
 from sessionflow_cli.config import TurnConfig
 
@@ -29,9 +34,16 @@ _MAX_READ_BYTES = 200_000
 class DemoModel:
     """The scripted model server and the director that scripts its next reply."""
 
-    def __init__(self, tools: Sequence[ToolSpec]) -> None:
-        self._tools = {spec.name: spec for spec in tools}
+    def __init__(self, tools: Sequence[ToolSpec], tour: DemoTour | None = None) -> None:
+        self._tour = (
+            _Tour(tour.list, tour.read, tour.write) if tour else _cli_tour({spec.name: spec for spec in tools})
+        )
         self._server = ScriptedModelServer()
+
+    @property
+    def write_tool(self) -> str | None:
+        """The tool of the tour's write, which the demo always asks approval for."""
+        return self._tour.write.name if self._tour.write is not None else None
 
     def start(self) -> None:
         self._server.start()
@@ -58,21 +70,25 @@ class DemoModel:
             return self._later_turn(user_text, earlier_count=len(earlier))
         calls = sorted(turn.tool_calls.values(), key=lambda record: record.deferral_order)
         done = {record.tool_name for record in calls}
-        if "list_directory" in self._tools and "list_directory" not in done:
+        tour, workspace = self._tour, config.workspace
+        if tour.list is not None and tour.list.name not in done:
             return ModelReply.call(
-                self._call("demo-list", "list_directory", path="."),
+                _call("demo-list", tour.list, tour.list.arguments(workspace, ".")),
                 text="Let me look around your workspace. ",
             )
-        target = _pick_file(config.workspace)
-        if "read_file" in self._tools and "read_file" not in done and target is not None:
-            return ModelReply.call(self._call("demo-read", "read_file", path=target), text=f"Reading {target}. ")
-        if "write_file" in self._tools and "write_file" not in done:
-            summary = _summary(calls, target)
+        target = _pick_file(workspace)
+        if tour.read is not None and tour.read.name not in done and target is not None:
             return ModelReply.call(
-                self._call("demo-write", "write_file", path=DEMO_OUTPUT_FILE, content=summary),
+                _call("demo-read", tour.read, tour.read.arguments(workspace, target)),
+                text=f"Reading {target}. ",
+            )
+        if tour.write is not None and tour.write.name not in done:
+            summary = _summary(calls, tour, target)
+            return ModelReply.call(
+                _call("demo-write", tour.write, tour.write.arguments(workspace, DEMO_OUTPUT_FILE, summary)),
                 text=f"I'd like to write my notes to {DEMO_OUTPUT_FILE}; that write waits for your approval. ",
             )
-        return _say(_closing(calls))
+        return _say(_closing(calls, tour))
 
     def _later_turn(self, user_text: str, *, earlier_count: int) -> ModelReply:
         return _say(
@@ -81,13 +97,31 @@ class DemoModel:
             "in your configuration file to talk to a real one."
         )
 
-    def _call(self, call_id: str, tool: str, *, path: str, content: str | None = None) -> ScriptedToolCall:
-        spec = self._tools[tool]
+
+class _Tour:
+    """The tour's three tools; a step whose tool the session lacks is left out."""
+
+    def __init__(self, list_: DemoTool | None, read: DemoTool | None, write: DemoTool | None) -> None:
+        self.list = list_
+        self.read = read
+        self.write = write
+
+
+def _cli_tour(tools: Mapping[str, ToolSpec]) -> _Tour:
+    """The CLI's file tools that the command offers, with argument names from their schemas."""
+
+    def step(name: str) -> DemoTool | None:
+        spec = tools.get(name)
+        if spec is None:
+            return None
         names = _argument_names(spec.parameters)
-        arguments: dict[str, Any] = {names.path: path}
-        if content is not None and names.content is not None:
-            arguments[names.content] = content
-        return ScriptedToolCall(id=call_id, name=tool, arguments=arguments)
+        return DemoTool(name=name, path_argument=names.path, content_argument=names.content)
+
+    return _Tour(step("list_directory"), step("read_file"), step("write_file"))
+
+
+def _call(call_id: str, tool: DemoTool, arguments: dict[str, Any]) -> ScriptedToolCall:
+    return ScriptedToolCall(id=call_id, name=tool.name, arguments=arguments)
 
 
 class _Names:
@@ -124,24 +158,28 @@ def _pick_file(workspace: Path) -> str | None:
     return chosen.name if chosen is not None else None
 
 
-def _record(calls: Sequence[AgentToolCall], tool: str) -> AgentToolCall | None:
-    return next((c for c in calls if c.tool_name == tool), None)
+def _record(calls: Sequence[AgentToolCall], tool: DemoTool | None) -> AgentToolCall | None:
+    if tool is None:
+        return None
+    return next((c for c in calls if c.tool_name == tool.name), None)
 
 
 def _first_line(text: str | None) -> str:
     for line in (text or "").splitlines():
+        # Some read tools (Claude Code's Read) number their lines like `cat -n`.
+        line = re.sub(r"^\s*\d+\t", "", line)
         if line.strip():
             return line.strip()[:120]
     return ""
 
 
-def _summary(calls: Sequence[AgentToolCall], target: str | None) -> str:
+def _summary(calls: Sequence[AgentToolCall], tour: _Tour, target: str | None) -> str:
     lines = ["# Notes from the sessionflow demo", ""]
-    listing = _record(calls, "list_directory")
+    listing = _record(calls, tour.list)
     if listing is not None and listing.status is AgentToolCallStatus.SUCCEEDED:
         count = len([line for line in (listing.output or "").splitlines() if line.strip()])
         lines.append(f"- The workspace listing has {count} lines.")
-    read = _record(calls, "read_file")
+    read = _record(calls, tour.read)
     if read is not None and target is not None:
         first = _first_line(read.output) if read.status is AgentToolCallStatus.SUCCEEDED else ""
         lines.append(f"- {target} starts with: {first}" if first else f"- I could not read {target}.")
@@ -149,13 +187,13 @@ def _summary(calls: Sequence[AgentToolCall], target: str | None) -> str:
     return "\n".join(lines)
 
 
-def _closing(calls: Sequence[AgentToolCall]) -> str:
+def _closing(calls: Sequence[AgentToolCall], tour: _Tour) -> str:
     parts: list[str] = []
-    read = _record(calls, "read_file")
+    read = _record(calls, tour.read)
     if read is not None and read.status is AgentToolCallStatus.SUCCEEDED:
         first = _first_line(read.output)
         parts.append(f'I read a file that starts with "{first}".' if first else "I read a file.")
-    write = _record(calls, "write_file")
+    write = _record(calls, tour.write)
     if write is None:
         parts.append("There was nothing for me to write.")
     elif write.status is AgentToolCallStatus.SUCCEEDED:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from sessionflow import (
@@ -79,14 +79,23 @@ def build_harness(
     def resolve_settings(settings: Mapping[str, Any]) -> TurnConfig:
         return resolve_turn(config, settings)
 
-    own_policies: dict[str, ToolPolicy] = {t.name: t.policy for t in tools if t.policy is not None}
-    options = AgentSessionOptions(
-        tool_policies=own_policies, call_policy=build_call_policy(tools, resolve_settings)
-    )
     demo: DemoModel | None = None
     if DEMO_MODEL in config.allowed_models:
-        demo = DemoModel(tools)
+        demo = DemoModel(tools, spec.demo_tour)
         demo.start()
+
+    def resolve_policy_settings(settings: Mapping[str, Any]) -> TurnConfig:
+        # The demo's write waits for approval on every framework, even where the framework's
+        # own write tool (Claude Code's Write, an idempotent write) would not ask.
+        turn = resolve_settings(settings)
+        if demo is None or demo.write_tool is None or turn.model != DEMO_MODEL:
+            return turn
+        return replace(turn, approval_always=turn.approval_always | {demo.write_tool})
+
+    own_policies: dict[str, ToolPolicy] = {t.name: t.policy for t in tools if t.policy is not None}
+    options = AgentSessionOptions(
+        tool_policies=own_policies, call_policy=build_call_policy(tools, resolve_policy_settings)
+    )
 
     def build(model: str) -> AgentFrameworkRunner:
         is_demo = model == DEMO_MODEL and demo is not None

@@ -8,6 +8,7 @@ derives those from the command's `TurnConfig`.
 
 from __future__ import annotations
 
+import importlib.util
 import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -37,8 +38,11 @@ def build_local_tools(
     shell settings of its own turn, through `resolve_settings`, when it runs.
 
     Raises:
-        RuntimeFailure: The local tools package is not installed.
+        RuntimeFailure: The local tools package is not installed, or the browser group is
+            on and the `browser` extra (Playwright) is not.
     """
+    if offered.is_enabled("browser") and "browser" not in replaced:
+        _require_browser_extra()
     try:
         from sessionflow_cli import local_tools
     except ModuleNotFoundError as error:
@@ -67,6 +71,17 @@ def build_local_tools(
         if spec.name not in groups
         or (offered.is_enabled(groups[spec.name].value) and groups[spec.name].value not in replaced)
     ]
+
+
+def _require_browser_extra() -> None:
+    # Playwright is the `sessionflow-cli[browser]` extra (a third of the command's install,
+    # for a group that is off by default). Checked when the tools are built, so the
+    # command stops at startup instead of failing the agent's first browser call.
+    if importlib.util.find_spec("playwright") is None:
+        raise RuntimeFailure(
+            "local_tools.browser is on, but the browser tools' extra is not installed: "
+            "pip install \"sessionflow-cli[browser]\" (or switch local_tools.browser off)"
+        )
 
 
 async def close_local_tools() -> None:

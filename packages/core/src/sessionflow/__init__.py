@@ -5,6 +5,7 @@ Framework adapters implement `AgentFrameworkRunner`; `AgentSessionFlow` serves a
 """
 
 from importlib.metadata import PackageNotFoundError, version
+from typing import TYPE_CHECKING
 
 from sessionflow.hookspecs import hookimpl
 from sessionflow.plugins import (
@@ -72,10 +73,25 @@ from sessionflow.temporal import (
     serve_agent_flows,
 )
 
+if TYPE_CHECKING:
+    from sessionflow.redis_deltas import RedisDeltaTransport
+
 try:
     __version__ = version("sessionflow")
 except PackageNotFoundError:  # running from a source tree without metadata
     __version__ = "0.0.0"
+
+
+def __getattr__(name: str) -> object:
+    # RedisDeltaTransport needs the `redis` extra: it loads on first use, so importing
+    # sessionflow never needs redis, and a missing extra fails with its install hint.
+    if name == "RedisDeltaTransport":
+        from sessionflow.redis_deltas import RedisDeltaTransport
+
+        globals()[name] = RedisDeltaTransport
+        return RedisDeltaTransport
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "AgentEvent",
@@ -111,6 +127,7 @@ __all__ = [
     "PayloadStore",
     "PayloadStoreError",
     "PluginError",
+    "RedisDeltaTransport",
     "SessionBudget",
     "SessionError",
     "SessionExistsError",

@@ -38,6 +38,7 @@ from typing import Any, Literal, get_args
 import pluggy
 
 from sessionflow import hookspecs
+from sessionflow._demo_tour import DemoTool, DemoTour
 from sessionflow.session import (
     AgentFrameworkRunner,
     AgentSessionOptions,
@@ -56,6 +57,8 @@ __all__ = [
     "LOAD_PLUGINS_ENV",
     "MODEL_APIS",
     "ConformanceAgentSpec",
+    "DemoTool",
+    "DemoTour",
     "FrameworkCapabilities",
     "FrameworkSpec",
     "HarnessContext",
@@ -340,6 +343,8 @@ class FrameworkSpec:
         replaced_local_tool_groups: Groups of the sessionflow CLI's local tools (``files``,
             ``shell``, ``web_fetch``, ``browser``) that the framework's own tools replace;
             the CLI does not offer its tools of these groups to this framework.
+        demo_tour: The framework's own tools for the CLI's offline demo, for a framework
+            that replaces the CLI's ``files`` tools; None tours with the CLI's file tools.
         plugin_name: The plugin that registered this spec; filled in by the plugin manager.
     """
 
@@ -351,6 +356,7 @@ class FrameworkSpec:
     model_api: ModelApi
     resume_texts: tuple[str, ...] = ()
     replaced_local_tool_groups: frozenset[str] = frozenset()
+    demo_tour: DemoTour | None = None
     plugin_name: str = ""
 
     def __post_init__(self) -> None:

@@ -18,81 +18,40 @@ or pass ``-p sessionflow.testing.conformance`` instead of ``pytest_plugins``. Op
 ``--sessionflow-frameworks=a,b``, ``--sessionflow-cases=id,id``, ``--sessionflow-case-dir=DIR``.
 """
 
-import importlib
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from sessionflow.testing.conformance._cases import (
-        CAPABILITIES,
-        ConformanceCase,
-        bundled_cases_dir,
-        load_case,
-        load_cases,
-    )
-    from sessionflow.testing.conformance._driver import CaseRun, play_case
-    from sessionflow.testing.conformance._failure import ConformanceFailure
-    from sessionflow.testing.conformance._fixtures import (
-        sessionflow_conformance_loop,
-        sessionflow_conformance_runtime,
-        sessionflow_conformance_server,
-    )
-    from sessionflow.testing.conformance._frameworks import discover_frameworks
-    from sessionflow.testing.conformance._plugin import (
-        pytest_addoption,
-        pytest_configure,
-        pytest_generate_tests,
-        pytest_runtest_logreport,
-        pytest_runtest_makereport,
-        pytest_terminal_summary,
-        pytest_unconfigure,
-        selected_runs,
-    )
-    from sessionflow.testing.conformance._reader import CaseFileError
-    from sessionflow.testing.conformance._runtime import ConformanceRuntime
-    from sessionflow.testing.conformance._suite import test_conformance
-
-# Public names by the private module that defines them. They load on first use, so a
-# worker child (``python -m sessionflow.testing.conformance.worker``) imports neither
-# pytest nor the driver. pytest and pluggy find the hooks and fixtures through ``dir()``.
-_EXPORTS: dict[str, str] = {
-    "CAPABILITIES": "_cases",
-    "ConformanceCase": "_cases",
-    "bundled_cases_dir": "_cases",
-    "load_case": "_cases",
-    "load_cases": "_cases",
-    "CaseRun": "_driver",
-    "ConformanceFailure": "_failure",
-    "play_case": "_driver",
-    "sessionflow_conformance_loop": "_fixtures",
-    "sessionflow_conformance_runtime": "_fixtures",
-    "sessionflow_conformance_server": "_fixtures",
-    "discover_frameworks": "_frameworks",
-    "pytest_addoption": "_plugin",
-    "pytest_configure": "_plugin",
-    "pytest_generate_tests": "_plugin",
-    "pytest_runtest_logreport": "_plugin",
-    "pytest_runtest_makereport": "_plugin",
-    "pytest_terminal_summary": "_plugin",
-    "pytest_unconfigure": "_plugin",
-    "selected_runs": "_plugin",
-    "CaseFileError": "_reader",
-    "ConformanceRuntime": "_runtime",
-    "test_conformance": "_suite",
-}
-
-
-def __getattr__(name: str) -> object:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *_EXPORTS})
-
+# Everything is imported eagerly, hooks and fixtures above all: pytest registers this
+# module as the plugin (``-p`` or ``pytest_plugins``), and pluggy >= 1.7 finds hooks with
+# ``inspect.getattr_static``, which does not see names a module ``__getattr__`` would
+# load, so a lazy wrapper hook was registered as a plain one. The price is that a worker
+# child (``python -m sessionflow.testing.conformance.worker``) imports pytest and the
+# driver too, about 0.45 s more per worker start.
+from sessionflow.testing.conformance._cases import (
+    CAPABILITIES,
+    ConformanceCase,
+    bundled_cases_dir,
+    load_case,
+    load_cases,
+)
+from sessionflow.testing.conformance._driver import CaseRun, play_case
+from sessionflow.testing.conformance._failure import ConformanceFailure
+from sessionflow.testing.conformance._fixtures import (
+    sessionflow_conformance_loop,
+    sessionflow_conformance_runtime,
+    sessionflow_conformance_server,
+)
+from sessionflow.testing.conformance._frameworks import discover_frameworks
+from sessionflow.testing.conformance._plugin import (
+    pytest_addoption,
+    pytest_configure,
+    pytest_generate_tests,
+    pytest_runtest_logreport,
+    pytest_runtest_makereport,
+    pytest_terminal_summary,
+    pytest_unconfigure,
+    selected_runs,
+)
+from sessionflow.testing.conformance._reader import CaseFileError
+from sessionflow.testing.conformance._runtime import ConformanceRuntime
+from sessionflow.testing.conformance._suite import test_conformance
 
 __all__ = [
     "CAPABILITIES",

@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# The conformance suite on the lowest versions the packages allow: every direct
+# dependency (of every workspace member and of the dev group) at its floor.
+# Resolved in a copy of the work tree so the repository's uv.lock stays as it is.
+# Run from the repository root; needs what ci/test installs (uv, redis-server, ...).
+set -euo pipefail
+copy=${SESSIONFLOW_LOWEST_DIR:-"$PWD/.sessionflow-test/lowest"}
+rm -rf "$copy" && mkdir -p "$copy"
+# Tracked and new files, without what .gitignore leaves out (virtualenvs, caches).
+git ls-files -z --cached --others --exclude-standard | tar --null -T - -cf - | tar -xf - -C "$copy"
+cd "$copy"
+# uv records the mode in the lock, so every command below must name it too.
+export UV_RESOLUTION=lowest-direct
+uv lock --quiet
+uv sync --locked --quiet
+echo "ci/lowest.sh: the direct dependencies as installed:"
+uv run --locked --no-sync python ci/direct_versions.py
+uv run --locked pytest tests/conformance

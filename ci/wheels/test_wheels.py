@@ -1,0 +1,235 @@
+"""Built wheels install with plain pip and work: the user's path, not the workspace's.
+
+Every distribution is built once (`uv build --all-packages --wheel`). For each adapter a
+fresh virtual environment (`python -m venv`) gets, by plain `pip install`, the core, the
+CLI and the adapter wheels, plus the framework's meta package where one exists
+(`pydantic-ai`, `langchain`); everything else comes from the package index. In it:
+`sessionflow frameworks` lists the framework, a demo one-shot tours the workspace, and
+the third-party conformance route (a conftest whose only line is the documented one)
+plays cases against the installed adapter.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from sessionflow.temporal import free_port
+
+REPO = Path(__file__).parents[2]
+# The embedded server of these runs: a free port, so a server of the user's is never reused.
+SERVER_PORT = str(free_port())
+DOCUMENTED_CONFTEST = 'pytest_plugins = ["sessionflow.testing.conformance"]\n'
+TEST_MODULE = "from sessionflow.testing.conformance import test_conformance\n"
+
+
+@dataclass(frozen=True)
+class Adapter:
+    framework: str
+    wheel: str  # the wheel file's name prefix
+    meta: tuple[str, ...]  # the framework's meta package(s), installed beside it
+    write_tool: str  # the demo tour's write
+    import_check: str  # run in the environment: the framework imports; prints its version
+    floor: tuple[int, int]  # what that version must reach (pip backtracked pydantic-ai to 0.0.5 once)
+
+
+ADAPTERS = [
+    Adapter(
+        "pydantic-ai",
+        "sessionflow_pydantic_ai",
+        ("pydantic-ai",),
+        "write_file",
+        "from pydantic_ai import Agent; import importlib.metadata as m; print(m.version('pydantic-ai'))",
+        (2, 62),
+    ),
+    Adapter(
+        "langgraph",
+        "sessionflow_langgraph",
+        ("langchain",),
+        "write_file",
+        "import langchain, langgraph; import importlib.metadata as m; print(m.version('langchain'))",
+        (1, 0),
+    ),
+    Adapter(
+        "openai-agents",
+        "sessionflow_openai_agents",
+        (),
+        "write_file",
+        "from agents import Agent; import importlib.metadata as m; print(m.version('openai-agents'))",
+        (0, 24),
+    ),
+    Adapter(
+        "claude-agent-sdk",
+        "sessionflow_claude_agent_sdk",
+        (),
+        "Write",
+        "import claude_agent_sdk; import importlib.metadata as m; print(m.version('claude-agent-sdk'))",
+        (0, 2),
+    ),
+]
+
+
+def run(
+    command: list[str], *, timeout: float, env: dict[str, str] | None = None, cwd: Path | None = None
+) -> subprocess.CompletedProcess[str]:
+    started = time.monotonic()
+    completed = subprocess.run(
+        command, capture_output=True, text=True, timeout=timeout, check=False, env=env, cwd=cwd
+    )
+    print(f"{time.monotonic() - started:6.1f} s  exit {completed.returncode}  {' '.join(command)}")
+    return completed
+
+
+@pytest.fixture(scope="module")
+def wheels(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    dist = tmp_path_factory.mktemp("dist")
+    built = run(["uv", "build", "--all-packages", "--wheel", "-o", str(dist)], timeout=300, cwd=REPO)
+    assert built.returncode == 0, built.stderr
+    return dist
+
+
+@pytest.fixture(scope="module")
+def home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """One HOME for every run: the first demo starts the embedded server, the others reuse it."""
+    home = tmp_path_factory.mktemp("home")
+    yield home
+    state = home / ".sessionflow" / "server" / "dev-server.json"
+    if state.exists():
+        commands = sorted(home.parent.glob("venv-*/bin/sessionflow"))
+        if commands:
+            run([str(commands[0]), "server", "stop"], timeout=60, env=user_env(home))
+
+
+def user_env(home: Path) -> dict[str, str]:
+    # A user's shell: nothing of this test run's workspace environment or settings.
+    keep = ("PATH", "LANG", "LC_ALL", "TMPDIR", "PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL")
+    env = {key: os.environ[key] for key in keep if key in os.environ}
+    venv = os.environ.get("VIRTUAL_ENV")
+    if venv:
+        env["PATH"] = os.pathsep.join(
+            p for p in env.get("PATH", "").split(os.pathsep) if not p.startswith(venv)
+        )
+    env.update(HOME=str(home), SESSIONFLOW_SERVER_PORT=SERVER_PORT)
+    return env
+
+
+def wheel(dist: Path, prefix: str) -> str:
+    [found] = dist.glob(f"{prefix}-*.whl")
+    return str(found)
+
+
+def make_venv(venv: Path, requirements: list[str], home: Path) -> subprocess.CompletedProcess[str]:
+    """A fresh virtual environment with `requirements` installed by plain pip."""
+    created = run([sys.executable, "-m", "venv", str(venv)], timeout=120)
+    if created.returncode != 0:
+        return created
+    # --no-compile: byte-compiling every module is most of pip's CPU time on two cores.
+    pip = [str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet", "--disable-pip-version-check"]
+    pip.append("--no-compile")
+    return run([*pip, *requirements], timeout=900, env=user_env(home))
+
+
+@pytest.fixture(scope="module")
+def environments(wheels: Path, home: Path) -> dict[str, subprocess.CompletedProcess[str]]:
+    """Every environment of this module, installed side by side (pip waits on downloads)."""
+    core = [wheel(wheels, "sessionflow"), wheel(wheels, "sessionflow_local_tools"), wheel(wheels, "sessionflow_cli")]
+    plans = {a.framework: [*core, wheel(wheels, a.wheel), *a.meta] for a in ADAPTERS}
+    with ThreadPoolExecutor(max_workers=3) as pool:
+        futures = {
+            name: pool.submit(make_venv, home.parent / f"venv-{name}", reqs, home)
+            for name, reqs in plans.items()
+        }
+        return {name: future.result() for name, future in futures.items()}
+
+
+@pytest.mark.parametrize("adapter", ADAPTERS, ids=lambda a: a.framework)
+def test_the_adapter_installs_with_pip_and_works(
+    adapter: Adapter, environments: dict[str, subprocess.CompletedProcess[str]], home: Path
+) -> None:
+    venv = home.parent / f"venv-{adapter.framework}"
+    installed = environments[adapter.framework]
+    assert installed.returncode == 0, installed.stderr
+    pip = [str(venv / "bin" / "python"), "-m", "pip"]
+    checked = run([*pip, "check"], timeout=120)
+    assert checked.returncode == 0, checked.stdout
+    imported = run([str(venv / "bin" / "python"), "-c", adapter.import_check], timeout=120)
+    assert imported.returncode == 0, imported.stderr
+    version = imported.stdout.strip()
+    print(f"  {adapter.framework}: framework version {version}")
+    assert tuple(int(part) for part in version.split(".")[:2]) >= adapter.floor, version
+
+    command = str(venv / "bin" / "sessionflow")
+    listed = run([command, "frameworks"], timeout=120, env=user_env(home))
+    assert listed.returncode == 0, listed.stderr
+    assert adapter.framework in listed.stdout and "builtin" in listed.stdout, listed.stdout
+
+    workspace = home.parent / f"workspace-{adapter.framework}"
+    workspace.mkdir()
+    (workspace / "README.md").write_text("Shopping list\nmilk\n")
+    demo = run(
+        [command, "-f", adapter.framework, "-p", "hi", "--model", "demo", "--approve", adapter.write_tool],
+        timeout=300,
+        env=user_env(home),
+        cwd=workspace,
+    )
+    assert demo.returncode == 0, demo.stderr
+    assert "You approved the write" in demo.stdout, demo.stdout + demo.stderr
+    assert "README.md starts with: Shopping list" in (workspace / "sessionflow-demo.md").read_text()
+
+
+def test_the_browser_tools_name_their_extra_when_it_is_missing(
+    environments: dict[str, subprocess.CompletedProcess[str]], home: Path
+) -> None:
+    # sessionflow-cli without its browser extra (as every adapter environment has it).
+    venv = home.parent / "venv-claude-agent-sdk"
+    installed = environments["claude-agent-sdk"]
+    assert installed.returncode == 0, installed.stderr
+    no_playwright = run([str(venv / "bin" / "python"), "-c", "import playwright"], timeout=60)
+    assert no_playwright.returncode != 0
+    config_home = home.parent / "home-browser"
+    (config_home / ".sessionflow").mkdir(parents=True)
+    (config_home / ".sessionflow" / "builtin.yaml").write_text("model: demo\nlocal_tools: {browser: true}\n")
+    result = run([str(venv / "bin" / "sessionflow"), "-p", "hi"], timeout=300, env=user_env(config_home))
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert 'pip install "sessionflow-cli[browser]"' in result.stderr, result.stderr
+
+
+def test_the_third_party_conformance_route_runs_on_the_installed_wheels(
+    environments: dict[str, subprocess.CompletedProcess[str]], home: Path
+) -> None:
+    # In the pydantic-ai environment: the plugin, its cases and the adapter, all from wheels.
+    venv = home.parent / "venv-pydantic-ai"
+    assert environments["pydantic-ai"].returncode == 0, environments["pydantic-ai"].stderr
+    pip = [str(venv / "bin" / "python"), "-m", "pip"]
+    assert run([*pip, "install", "--quiet", "pytest"], timeout=300, env=user_env(home)).returncode == 0
+    project = home.parent / "third-party"
+    (project / "tests").mkdir(parents=True)
+    (project / "tests" / "conftest.py").write_text(DOCUMENTED_CONFTEST)
+    (project / "tests" / "test_sessionflow_conformance.py").write_text(TEST_MODULE)
+    cases = "read_tool,approved_write_runs_once,sigkill_during_non_idempotent_write"
+    completed = run(
+        [
+            str(venv / "bin" / "python"),
+            "-m",
+            "pytest",
+            "-p",
+            "no:cacheprovider",
+            "--sessionflow-frameworks=pydantic-ai",
+            f"--sessionflow-cases={cases}",
+            "tests",
+        ],
+        timeout=600,
+        env=user_env(home),
+        cwd=project,
+    )
+    output = completed.stdout + completed.stderr
+    assert completed.returncode == 0, output
+    assert "3 passed, 0 failed, 0 skipped" in output, output

@@ -1,0 +1,90 @@
+"""Every ```python block of every README runs as written, as its own script.
+
+Blocks come from README.md and packages/*/README.md. A block that is deliberately a
+fragment (an API shape, a continuation of an earlier block) has ``<!-- fragment -->``
+on the line before it and is left out; nothing else is. Each block runs in a fresh
+interpreter against this run's Temporal dev server (``SESSIONFLOW_SERVER_ADDRESS``)
+and the scripted model server: every provider variable points at it (OpenAI and
+Anthropic base URLs and keys), and it answers any request that has no script with a
+short text reply, so a snippet that starts a real turn finishes it offline.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from sessionflow.testing import ModelReply, RecordedRequest, ScriptedModelServer
+from tests.examples import run_example
+
+REPO = Path(__file__).parents[2]
+FRAGMENT = "<!-- fragment -->"
+_BLOCK = re.compile(r"^```python\n(.*?)^```$", re.DOTALL | re.MULTILINE)
+
+
+@dataclass(frozen=True)
+class Block:
+    readme: Path
+    line: int
+    code: str
+    fragment: bool
+
+    @property
+    def id(self) -> str:
+        return f"{self.readme.relative_to(REPO)}:{self.line}"
+
+
+def readme_blocks() -> list[Block]:
+    blocks: list[Block] = []
+    for readme in [REPO / "README.md", *sorted(REPO.glob("packages/*/README.md"))]:
+        text = readme.read_text()
+        for match in _BLOCK.finditer(text):
+            before = text[: match.start()].rstrip("\n").rsplit("\n", 1)[-1].strip()
+            line = text.count("\n", 0, match.start()) + 1
+            blocks.append(Block(readme, line, match.group(1), fragment=before == FRAGMENT))
+    return blocks
+
+
+BLOCKS = readme_blocks()
+
+
+@pytest.fixture(scope="module")
+def model_server() -> Iterator[ScriptedModelServer]:
+    with ScriptedModelServer() as server:
+        yield server
+
+
+def _answer(request: RecordedRequest) -> ModelReply:
+    return ModelReply.say("Done.")
+
+
+def test_the_blocks_are_found() -> None:
+    # Every README with code has blocks here, and the marker is the only way out.
+    assert {b.readme.parent.name for b in BLOCKS} >= {"adapter-claude", "adapter-openai", "adapter-langgraph"}
+    assert any(b.fragment for b in BLOCKS) and any(not b.fragment for b in BLOCKS)
+
+
+@pytest.mark.parametrize("block", [b for b in BLOCKS if not b.fragment], ids=lambda b: b.id)
+async def test_the_block_runs_as_written(
+    block: Block, tmp_path: Path, temporal_address: str, model_server: ScriptedModelServer
+) -> None:
+    key = block.id
+    model_server.respond(key, _answer)
+    script = tmp_path / "block.py"
+    script.write_text(block.code)
+    env = {
+        "SESSIONFLOW_SERVER_ADDRESS": temporal_address,
+        "OPENAI_BASE_URL": model_server.base_url(key),
+        "OPENAI_API_KEY": "unused",
+        "ANTHROPIC_BASE_URL": model_server.base_url(key, api="anthropic"),
+        "ANTHROPIC_API_KEY": "unused",
+        "OPENAI_AGENTS_DISABLE_TRACING": "1",
+    }
+    try:
+        await run_example(script, env=env, timeout=180)
+    finally:
+        model_server.respond(key, None)
