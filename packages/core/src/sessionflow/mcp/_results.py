@@ -22,6 +22,8 @@ from mcp.types import (
     TextResourceContents,
 )
 
+from sessionflow._media_sink import SAVED_MEDIA
+
 __all__ = ["MAX_MEDIA_BYTES", "default_media_dir", "render_content", "save_media"]
 
 MAX_MEDIA_BYTES = 20 * 1024 * 1024
@@ -52,6 +54,9 @@ def save_media(media_dir: Path, data: bytes, mime_type: str) -> Path:
         temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
         temporary.write_bytes(data)
         os.replace(temporary, path)
+    saved = SAVED_MEDIA.get()
+    if saved is not None:
+        saved.append((path, mime_type))
     return path
 
 

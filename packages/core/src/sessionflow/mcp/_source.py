@@ -30,6 +30,7 @@ from mcp.types import (
     Tool,
 )
 
+from sessionflow._media_sink import SAVED_MEDIA, hand_over_saved_media
 from sessionflow.mcp._config import META_EXPECTED_TOOL, META_IDEMPOTENCY_KEY, McpServerConfig
 from sessionflow.mcp._errors import McpTransportError, McpUnavailableError, describe_error
 from sessionflow.mcp._pool import McpConnectionPool, shared_pool
@@ -421,7 +422,13 @@ class McpToolSource:
                 f"Tool {tool.name!r} of MCP server {config.name!r} returned an unsupported result "
                 f"({type(result).__name__})."
             )
-        text = await asyncio.to_thread(render_content, result, self.media_dir)
+        saved: list[tuple[Path, str]] = []
+        token = SAVED_MEDIA.set(saved)  # the render's thread sees it: to_thread copies the context
+        try:
+            text = await asyncio.to_thread(render_content, result, self.media_dir)
+        finally:
+            SAVED_MEDIA.reset(token)
+        await hand_over_saved_media(saved)
         if result.is_error:
             raise ToolExecutionError(
                 text or f"Tool {tool.name!r} of MCP server {config.name!r} reported an error."

@@ -12,6 +12,7 @@ from temporalio import activity
 from temporalio.client import Client
 from temporalio.exceptions import ApplicationError
 
+from sessionflow._media_sink import MEDIA_SINK, MediaSink
 from sessionflow.session import (
     AgentEvent,
     AgentEventType,
@@ -228,6 +229,18 @@ class SessionActivities:
             writer.write_event(AgentEventType.ATTEMPT_RESTARTED, {"previous_attempt": info.attempt - 1})
         return writer
 
+    def _media_sink(self) -> MediaSink | None:
+        """Media a tool saves (MCP images, audio, blobs) also go to the session's payload store."""
+        bodies = self._bodies
+        if bodies is None:
+            return None
+        scope = _scope()
+
+        async def sink(data: bytes, mime_type: str) -> None:
+            await bodies.put(data, scope)
+
+        return sink
+
     async def _image(self, image: str) -> ImageInput:
         if not is_media_ref(image):
             return ImageInput(path=image, media_type=_media_type(image))  # a path every worker reaches
@@ -380,6 +393,7 @@ class SessionActivities:
             heartbeat=activity.heartbeat,
             session_settings=request.session_settings,
         )
+        sink_token = MEDIA_SINK.set(self._media_sink())
         try:
             result: ToolExecutionResult = await _with_heartbeats(
                 request.heartbeat_interval, self._flow.runner.execute_deferred_tool_call(execution)
@@ -387,6 +401,7 @@ class SessionActivities:
         except ToolExecutionError as error:
             return ToolCallOutput(error=error.message)
         finally:
+            MEDIA_SINK.reset(sink_token)
             events.close()
         if self._bodies is not None:
             try:
