@@ -8,7 +8,6 @@ import json
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TypeVar
 
 from sessionflow.plugins import LOAD_PLUGINS_ENV, FrameworkSpec
@@ -101,7 +100,6 @@ class _CaseDriver:
         self.state_dir = runtime.work_dir / f"{framework.name}-{case.id}"
         self.model_url = runtime.model_server.base_url(self.model_key, api=framework.model_api)
         self.images: dict[str, bytes] = {}
-        self.image_paths: dict[str, Path] = {}
         self.interrupts: dict[str, str] = {}
         self.live_events: list[AgentEvent] = []
         self._first_event = asyncio.Event()
@@ -126,7 +124,6 @@ class _CaseDriver:
         for name, image in self.case.images.items():
             path = self.state_dir / "images" / f"{name}.png"
             self.images[name] = write_png(path, image.width, image.height, image.rgb)
-            self.image_paths[name] = path
         self.runtime.model_server.script(self.model_key, self.case.model)
         flow = build_case_flow(
             self.case,
