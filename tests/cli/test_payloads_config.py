@@ -20,7 +20,14 @@ from sessionflow_cli._errors import EXIT_USAGE, UsageError
 from sessionflow_cli._payloads import open_payload_store
 from sessionflow_cli.config import CliConfig, ConfigError, parse_config
 from tests.cli.conftest import Cli
-from tests.core.s3_server import AWS_TEST_ENV, MotoServer, aws_test_environment, create_bucket, list_objects
+from tests.core.s3_server import (
+    AWS_TEST_ENV,
+    MotoServer,
+    aws_test_environment,
+    create_bucket,
+    list_objects,
+    running_moto,
+)
 
 FRAMEWORK = "scripted"
 
@@ -39,13 +46,8 @@ def rejected(tmp_path: Path, text: str) -> ConfigError:
 
 @pytest.fixture(scope="module")
 def moto(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MotoServer]:
-    with aws_test_environment():
-        server = MotoServer(tmp_path_factory.mktemp("moto") / "moto.log")
-        server.start()
-        try:
-            yield server
-        finally:
-            server.stop()
+    with running_moto(tmp_path_factory.mktemp("moto") / "moto.log") as server:
+        yield server
 
 
 # -- the file ------------------------------------------------------------------------------

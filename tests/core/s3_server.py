@@ -108,6 +108,18 @@ class MotoServer:
             process.wait()
 
 
+@contextlib.contextmanager
+def running_moto(log_path: Path) -> Generator[MotoServer]:
+    """A moto server with the dummy AWS environment set, stopped (only this one) at the end."""
+    with aws_test_environment():
+        server = MotoServer(log_path)
+        server.start()
+        try:
+            yield server
+        finally:
+            server.stop()
+
+
 class S3Proxy:
     """A loopback TCP proxy to `upstream_port` whose listener the test stops and restarts."""
 

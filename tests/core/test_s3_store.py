@@ -24,7 +24,13 @@ from sessionflow.testing import FileGate, read_script, wait_until
 from tests.core.conftest import FAST, Harness, HarnessFactory
 from tests.core.helpers import idle_after
 from tests.core.payload_history import payload_sizes, run_histories, started_steps
-from tests.core.s3_server import MotoServer, S3Proxy, aws_test_environment, create_bucket, list_objects
+from tests.core.s3_server import (
+    MotoServer,
+    S3Proxy,
+    create_bucket,
+    list_objects,
+    running_moto,
+)
 
 MIB = 1024 * 1024
 BIG = 3 * MIB
@@ -63,13 +69,8 @@ class S3:
 
 @pytest.fixture(scope="module")
 def moto(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MotoServer]:
-    with aws_test_environment():
-        server = MotoServer(tmp_path_factory.mktemp("moto") / "moto.log")
-        server.start()
-        try:
-            yield server
-        finally:
-            server.stop()
+    with running_moto(tmp_path_factory.mktemp("moto") / "moto.log") as server:
+        yield server
 
 
 @pytest.fixture
