@@ -90,19 +90,25 @@ MOVER = textwrap.dedent(
         if mode == "back":
             os.sched_yield()
             landed |= set(os.listdir(away)) - before
+            retry = 0
             while True:
                 try:
                     os.rename(away, inside)
                     break
                 except OSError:  # write_file made a new directory there meanwhile: park it
-                    os.rename(inside, f"{outside}-recreated-{round}")
+                    retry += 1
+                    try:
+                        os.rename(inside, f"{outside}-recreated-{round}-{retry}")
+                    except FileNotFoundError:
+                        pass
         else:
             parked[away] = before
             try:
                 os.mkdir(inside)  # a fresh directory in its place; the old one stays outside
             except FileExistsError:
                 pass  # write_file made it
-        time.sleep(0.0002)
+        # Paced so that on a loaded machine writes still land between moves as well as across them.
+        time.sleep(0.0002 if mode == "back" else 0.002)
     for away, before in parked.items():
         landed |= set(os.listdir(away)) - before
     with open(seen_path, "w") as file:
@@ -153,7 +159,7 @@ async def test_a_write_into_a_directory_moved_out_for_good_is_never_a_success(sa
         f"{len(failed)} errors, {len(outside)} landed outside, {len(outside & succeeded)} of those "
         "reported as success"
     )
-    assert rounds > 10 and failed and len(succeeded) > 100, "the race did not run"
+    assert rounds > 10 and failed and len(succeeded) >= 20, "the race did not run"
     assert outside & succeeded == set()
     assert outside <= failed
 

@@ -94,10 +94,10 @@ class _CaseDriver:
         self.runtime = runtime
         self.case = case
         self.framework = framework
-        self.name = f"conf-{runtime.token}-{framework.name}-{case.id}"
+        self.name = runtime.play_name(f"{framework.name}-{case.id}")
         self.session_id = self.name
         self.model_key = self.name
-        self.state_dir = runtime.work_dir / f"{framework.name}-{case.id}"
+        self.state_dir = runtime.work_dir / self.name
         self.model_url = runtime.model_server.base_url(self.model_key, api=framework.model_api)
         self.images: dict[str, bytes] = {}
         self.interrupts: dict[str, str] = {}
