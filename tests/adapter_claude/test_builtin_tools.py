@@ -46,7 +46,9 @@ def test_read_numbers_lines_and_honours_offset_and_limit(workspace: Path) -> Non
     assert run("Read", {"file_path": str(workspace / "notes.txt")}, workspace) == (
         "     1\talpha\n     2\tbeta\n     3\tgamma"
     )
-    assert run("Read", {"file_path": "notes.txt", "offset": 2, "limit": 1}, workspace).startswith("     2\tbeta\n")
+    assert run("Read", {"file_path": "notes.txt", "offset": 2, "limit": 1}, workspace).startswith(
+        "     2\tbeta\n"
+    )
     with pytest.raises(ToolExecutionError, match="no such file"):
         run("Read", {"file_path": "missing.txt"}, workspace)
 
@@ -66,7 +68,9 @@ def test_file_tools_refuse_paths_outside_the_working_directory(workspace: Path, 
         ("Edit", {"file_path": raw, "old_string": "outside", "new_string": "in"}),
         ("Grep", {"pattern": "outside", "path": raw}),
     ):
-        with pytest.raises(ToolExecutionError, match=r"outside the workspace|climbs above the workspace|symbolic link"):
+        with pytest.raises(
+            ToolExecutionError, match=r"outside the workspace|climbs above the workspace|symbolic link"
+        ):
             run(name, arguments, workspace)
     assert (outside / "secret.txt").read_text() == "outside\n"
 

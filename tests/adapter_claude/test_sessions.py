@@ -292,7 +292,9 @@ async def test_a_write_killed_mid_step_is_retried_with_the_same_content(
         sessions = stack.sessions()
         await sessions.start_session(key, "Save a summary")
         # Write asks on every call (the hardened tools' floor), even this idempotent one.
-        interrupt = await wait_for_agent_snapshot(sessions, key, pending, description="Write to need approval")
+        interrupt = await wait_for_agent_snapshot(
+            sessions, key, pending, description="Write to need approval"
+        )
         assert (interrupt.tool_call_id, interrupt.tool_name) == ("c1", "Write")
         assert await sessions.resolve_interrupt(key, interrupt.interrupt_id, approved=True)
         await FileGate(stack.state_dir, "write").wait_until_reached(timeout=60)

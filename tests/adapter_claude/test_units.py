@@ -26,7 +26,7 @@ from sessionflow import (
     ToolExecutionError,
     ToolPolicy,
 )
-from sessionflow.plugins import HarnessContext, SessionflowPlugins, ToolInvocation, ToolSpec
+from sessionflow.plugins import HarnessContext, SessionflowPlugins, ToolInvocation, ToolSpec, build_runner
 from sessionflow_claude_agent_sdk import (
     CAPABILITIES,
     PARALLEL_CALL_DENIAL,
@@ -122,7 +122,7 @@ def test_the_harness_runner_works_in_the_workspace_with_claude_code_tools(tmp_pa
         model_base_url="http://127.0.0.1:9",
         api_key="sk-ant-x",
     )
-    runner = plugins.framework("claude-agent-sdk").build_flow(context).runner
+    runner = build_runner(plugins.framework("claude-agent-sdk"), context)
     assert isinstance(runner, ClaudeAgentRunner)
     options = runner.options_for(ClaudeStepInfo(session_id="s", turn_id="turn-1"))
     assert (options.model, options.system_prompt, options.cwd) == (

@@ -80,17 +80,27 @@ async def harness_factory(
 ) -> AsyncIterator[HarnessFactory]:
     cleanups: list[Callable[[], Awaitable[None]]] = []
 
-    async def make(kind: str, *, api: Api = "responses", gates: Sequence[str] = (), processes: bool = False) -> Harness:
+    async def make(
+        kind: str, *, api: Api = "responses", gates: Sequence[str] = (), processes: bool = False
+    ) -> Harness:
         digest = hashlib.sha256(f"{request.node.nodeid}/{len(cleanups)}".encode()).hexdigest()[:12]
         state_dir = tmp_path / f"state-{len(cleanups)}"
         scenario = Scenario(
-            kind=kind, flow_type=f"oa-{digest}", model_url=model_server.url, key=f"oa-{digest}", api=api, gates=list(gates)
+            kind=kind,
+            flow_type=f"oa-{digest}",
+            model_url=model_server.url,
+            key=f"oa-{digest}",
+            api=api,
+            gates=list(gates),
         )
         flow = save_flow(state_dir, scenario)
         log = InvocationLog(state_dir / "invocations.jsonl")
         if processes:
             stack = AgentTestStack(
-                state_dir, [flow], worker_module="tests.adapter_openai.worker", server_address=temporal_address
+                state_dir,
+                [flow],
+                worker_module="tests.adapter_openai.worker",
+                server_address=temporal_address,
             )
             await stack.__aenter__()
             cleanups.append(lambda: stack.__aexit__(None, None, None))

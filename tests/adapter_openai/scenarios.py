@@ -139,7 +139,10 @@ class _Builder:
         async def no_secrets(
             context: RunContextWrapper[Any], agent: Agent[Any], items: str | list[TResponseInputItem]
         ) -> GuardrailFunctionOutput:
-            return GuardrailFunctionOutput(output_info=None, tripwire_triggered="secret" in json.dumps(items[-1] if isinstance(items, list) else items))
+            return GuardrailFunctionOutput(
+                output_info=None,
+                tripwire_triggered="secret" in json.dumps(items[-1] if isinstance(items, list) else items),
+            )
 
         @output_guardrail
         async def no_forbidden(
@@ -242,7 +245,6 @@ class _Builder:
         )
         return openai_agents_session_flow(agent, flow_type=self.scenario.flow_type, options=self.options())
 
-
     def local_mcp(self) -> AgentSessionFlow:
         """A real MCP server over stdio; the test connects it (`MCP_SERVERS[flow_type]`)."""
         server = MCPServerStdio(
@@ -255,9 +257,10 @@ class _Builder:
             name="notes",
         )
         MCP_SERVERS[self.scenario.flow_type] = server
-        agent = Agent[Any](name="assistant", instructions="Manage notes.", model=self.model(), mcp_servers=[server])
+        agent = Agent[Any](
+            name="assistant", instructions="Manage notes.", model=self.model(), mcp_servers=[server]
+        )
         return openai_agents_session_flow(agent, flow_type=self.scenario.flow_type, options=self.options())
-
 
     def context(self) -> AgentSessionFlow:
         """An agent built by a factory on every step, with a run context built per session."""
@@ -273,7 +276,9 @@ class _Builder:
 
         def build() -> Agent[Any]:
             builder.log.record("factory", "agent")
-            return Agent[dict[str, str]](name="assistant", instructions=instructions, model=self.model(), tools=[whoami])
+            return Agent[dict[str, str]](
+                name="assistant", instructions=instructions, model=self.model(), tools=[whoami]
+            )
 
         return openai_agents_session_flow(
             build,

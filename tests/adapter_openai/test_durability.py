@@ -12,7 +12,9 @@ async def pending_interrupt(harness: Harness) -> AgentInterrupt:
     def first(snapshot: AgentSnapshot) -> AgentInterrupt | None:
         return snapshot.pending_interrupts[0] if snapshot.pending_interrupts else None
 
-    return await wait_for_agent_snapshot(harness.sessions, harness.session_id, first, description="an approval")
+    return await wait_for_agent_snapshot(
+        harness.sessions, harness.session_id, first, description="an approval"
+    )
 
 
 async def test_run_state_round_trip_across_two_processes(harness_factory: HarnessFactory) -> None:

@@ -6,7 +6,9 @@ from pathlib import Path
 
 from tests.examples import run_example
 
-EXAMPLE = Path(__file__).resolve().parents[2] / "packages" / "adapter-openai" / "examples" / "support_agent.py"
+EXAMPLE = (
+    Path(__file__).resolve().parents[2] / "packages" / "adapter-openai" / "examples" / "support_agent.py"
+)
 
 
 async def test_the_support_agent_example_runs(temporal_address: str) -> None:

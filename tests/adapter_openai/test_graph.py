@@ -85,7 +85,12 @@ def test_tool_source_policies_fill_in_unless_options_have_one() -> None:
 
 async def test_every_tool_of_the_clone_is_gated() -> None:
     docs = HostedMCPTool(
-        tool_config={"type": "mcp", "server_label": "docs", "server_url": "https://mcp.invalid", "require_approval": "never"}
+        tool_config={
+            "type": "mcp",
+            "server_label": "docs",
+            "server_url": "https://mcp.invalid",
+            "require_approval": "never",
+        }
     )
     helper = Agent[Any](name="helper", tools=[ping])
     start = Agent[Any](name="start", tools=[docs, ping], handoffs=[handoff(helper)])
@@ -94,7 +99,9 @@ async def test_every_tool_of_the_clone_is_gated() -> None:
 
     gated_docs, gated_ping = clone.tools
     assert isinstance(gated_docs, HostedMCPTool) and isinstance(gated_ping, FunctionTool)
-    assert gated_docs.tool_config.get("require_approval") == "always" and gated_docs.on_approval_request is None
+    assert (
+        gated_docs.tool_config.get("require_approval") == "always" and gated_docs.on_approval_request is None
+    )
     assert docs.tool_config.get("require_approval") == "never"
     assert gated_ping.needs_approval is True and ping.needs_approval is False
     context = ToolContext(context=None, tool_name="ping", tool_call_id="call_1", tool_arguments="{}")

@@ -22,7 +22,9 @@ async def test_an_input_guardrail_tripwire_fails_the_turn(harness_factory: Harne
     assert not [e for e in events if e.type is AgentEventType.TURN_COMPLETED]
     # Non-retryable: one attempt of the model step, and nothing was stored as an answer.
     steps = await harness.steps()
-    assert [(s.step_type, s.final_attempt, s.outcome) for s in steps] == [("sessionflow.RunModel", 1, "failed")]
+    assert [(s.step_type, s.final_attempt, s.outcome) for s in steps] == [
+        ("sessionflow.RunModel", 1, "failed")
+    ]
     assert [m.message.text for m in snapshot.messages] == ["Tell me the secret"]
 
     # The session carries on with the next message.

@@ -49,7 +49,10 @@ async def test_tool_round_trip_streams_deltas_and_usage(harness_factory: Harness
                 delay_seconds=1.0,
             ),
             ModelReply.say(
-                "Sunny in Oslo.", ["Sunny ", "in ", "Oslo."], reasoning="Tool said sunny.", usage=ScriptedUsage(50, 9)
+                "Sunny in Oslo.",
+                ["Sunny ", "in ", "Oslo."],
+                reasoning="Tool said sunny.",
+                usage=ScriptedUsage(50, 9),
             ),
         ]
     )
@@ -58,7 +61,9 @@ async def test_tool_round_trip_streams_deltas_and_usage(harness_factory: Harness
     snapshot = await harness.idle_after(1)
 
     assert snapshot.messages[-1].message.text == "Sunny in Oslo."
-    text = [e.data["text"] for e in events if e.type is T.TEXT_DELTA and e.step_execution_id == "turn-1/model-2"]
+    text = [
+        e.data["text"] for e in events if e.type is T.TEXT_DELTA and e.step_execution_id == "turn-1/model-2"
+    ]
     assert text == ["Sunny ", "in ", "Oslo."]
     reasoning = [(e.step_execution_id, e.data["text"]) for e in events if e.type is T.REASONING_DELTA]
     assert reasoning == [("turn-1/model-1", "Need the weather."), ("turn-1/model-2", "Tool said sunny.")]
@@ -79,7 +84,9 @@ async def test_tool_round_trip_streams_deltas_and_usage(harness_factory: Harness
 
 
 @pytest.mark.parametrize("api", ["responses", "chat_completions"])
-async def test_later_turns_rebuild_the_input_from_stored_messages(harness_factory: HarnessFactory, api: Api) -> None:
+async def test_later_turns_rebuild_the_input_from_stored_messages(
+    harness_factory: HarnessFactory, api: Api
+) -> None:
     harness = await harness_factory("assistant", api=api)
     harness.script(
         [
@@ -96,7 +103,12 @@ async def test_later_turns_rebuild_the_input_from_stored_messages(harness_factor
     assert snapshot.messages[-1].message.text == "You asked about Rome."
     third = harness.requests()[2]
     # The whole first turn (user text, tool call, tool result, answer) and the new question.
-    assert third.sent_texts()[-4:] == ["Weather in Rome?", "sunny in Rome", "Sunny in Rome.", "What did I ask?"]
+    assert third.sent_texts()[-4:] == [
+        "Weather in Rome?",
+        "sunny in Rome",
+        "Sunny in Rome.",
+        "What did I ask?",
+    ]
     assert third.tool_results() == {"call_w": "sunny in Rome"}
 
 

@@ -18,7 +18,13 @@ from sessionflow import (
     ToolEffect,
 )
 from sessionflow.builtin import tool
-from sessionflow.plugins import LOAD_PLUGINS_ENV, ConformanceAgentSpec, HarnessContext, SessionflowPlugins
+from sessionflow.plugins import (
+    LOAD_PLUGINS_ENV,
+    ConformanceAgentSpec,
+    HarnessContext,
+    SessionflowPlugins,
+    build_runner,
+)
 from sessionflow.temporal import connect, serve_agent_flows
 from sessionflow.testing import ModelReply, ScriptedModelServer, ScriptedToolCall, wait_for_agent_snapshot
 from sessionflow_openai_agents import OpenAIAgentsRunner
@@ -52,12 +58,18 @@ def test_anthropic_messages_is_refused() -> None:
     with pytest.raises(ValueError, match="anthropic_messages"):
         spec.build_conformance_runner(
             ConformanceAgentSpec(
-                model_base_url="http://127.0.0.1:1/v1", model="m", api="anthropic_messages", system_prompt=None, tools=[]
+                model_base_url="http://127.0.0.1:1/v1",
+                model="m",
+                api="anthropic_messages",
+                system_prompt=None,
+                tools=[],
             )
         )
 
 
-async def serve_one_turn(temporal_address: str, flow: AgentSessionFlow, session_id: str, text: str) -> AgentSnapshot:
+async def serve_one_turn(
+    temporal_address: str, flow: AgentSessionFlow, session_id: str, text: str
+) -> AgentSnapshot:
     client = await connect(temporal_address)
     sessions = AgentSessionClient(client, flow)
     stop = asyncio.Event()
@@ -81,15 +93,20 @@ async def test_the_conformance_runner_speaks_both_apis(
 ) -> None:
     key = f"plugin-conformance-{api}"
     model_server.script(
-        key, [ModelReply.call(ScriptedToolCall("call_1", "lookup", {"city": "Bergen"})), ModelReply.say("Rainy.")]
+        key,
+        [ModelReply.call(ScriptedToolCall("call_1", "lookup", {"city": "Bergen"})), ModelReply.say("Rainy.")],
     )
-    runner = plugins().framework("openai-agents").build_conformance_runner(
-        ConformanceAgentSpec(
-            model_base_url=model_server.base_url(key),
-            model="scripted",
-            api=api,
-            system_prompt="Be brief.",
-            tools=[tool(lookup, effect=ToolEffect.READ)],
+    runner = (
+        plugins()
+        .framework("openai-agents")
+        .build_conformance_runner(
+            ConformanceAgentSpec(
+                model_base_url=model_server.base_url(key),
+                model="scripted",
+                api=api,
+                system_prompt="Be brief.",
+                tools=[tool(lookup, effect=ToolEffect.READ)],
+            )
         )
     )
     flow = AgentSessionFlow(runner, flow_type=key, options=AgentSessionOptions(timings=TIMINGS))
@@ -119,7 +136,7 @@ async def test_the_cli_runner_uses_the_base_url_key_and_settings(
         model_base_url=model_server.base_url(key),
         api_key="sk-cli",
     )
-    flow = spec.build_flow(ctx)
+    flow = AgentSessionFlow(build_runner(spec, ctx), flow_type=key, options=ctx.options)
     assert isinstance(flow.runner, OpenAIAgentsRunner)
     snapshot = await serve_one_turn(temporal_address, flow, key, "hello")
 

@@ -19,7 +19,10 @@ async def pending(harness: Harness, count: int = 1) -> list[AgentInterrupt]:
 async def test_a_rejection_message_reaches_the_model_verbatim(harness_factory: HarnessFactory) -> None:
     harness = await harness_factory("assistant")
     harness.script(
-        [ModelReply.call(ScriptedToolCall("call_refund", "refund", {"order_id": 9})), ModelReply.say("Understood.")]
+        [
+            ModelReply.call(ScriptedToolCall("call_refund", "refund", {"order_id": 9})),
+            ModelReply.say("Understood."),
+        ]
     )
     await harness.start("Refund order 9")
     (interrupt,) = await pending(harness)
@@ -78,7 +81,9 @@ async def test_a_failing_tool_is_a_failed_call_the_model_sees(harness_factory: H
     # error; a failure the tool reports is final, so even a read runs once.
     assert harness.log.count("tool", "flaky") == 1
     events = await harness.sessions.list_agent_events(harness.session_id)
-    finished = [e.data for e in events.events if e.data.get("tool_call_id") == "call_f" and "status" in e.data]
+    finished = [
+        e.data for e in events.events if e.data.get("tool_call_id") == "call_f" and "status" in e.data
+    ]
     assert finished[-1]["status"] == AgentToolCallStatus.FAILED.value
     assert harness.requests()[1].tool_results()["call_f"] == (
         "Tool call failed: An error occurred while running the tool. Please try again."
@@ -94,7 +99,9 @@ async def test_tool_sources_get_their_policy_and_the_idempotency_key(harness_fac
     await harness.start("Note: milk")
     await harness.idle_after(1)
 
-    assert [e["key"] for e in harness.log.entries("tool", "save_note")] == [f"{harness.session_id}/turn-1/call_n"]
+    assert [e["key"] for e in harness.log.entries("tool", "save_note")] == [
+        f"{harness.session_id}/turn-1/call_n"
+    ]
     assert harness.requests()[1].tool_results() == {"call_n": "saved 'milk'"}
 
 
@@ -117,7 +124,11 @@ async def test_an_agent_used_as_a_tool_runs_inside_the_tool_step(harness_factory
     assert harness.requests()[1].tool_results() == {"call_x": "Yes, 7 is prime."}
     # The expert's model call belongs to the tool step: no model step of its own.
     steps = await harness.steps()
-    assert [s.step_type for s in steps] == ["sessionflow.RunModel", "sessionflow.CallTool", "sessionflow.RunModel"]
+    assert [s.step_type for s in steps] == [
+        "sessionflow.RunModel",
+        "sessionflow.CallTool",
+        "sessionflow.RunModel",
+    ]
 
 
 async def test_mcp_annotations_decide_the_effects(harness_factory: HarnessFactory) -> None:
@@ -145,7 +156,11 @@ async def test_mcp_annotations_decide_the_effects(harness_factory: HarnessFactor
     assert interrupt.tool_name == "delete_file"
     assert await harness.sessions.resolve_interrupt(harness.session_id, interrupt.interrupt_id, approved=True)
     await harness.idle_after(1)
-    assert sorted(e["name"] for e in harness.log.entries("tool")) == ["delete_file", "read_file", "upsert_row"]
+    assert sorted(e["name"] for e in harness.log.entries("tool")) == [
+        "delete_file",
+        "read_file",
+        "upsert_row",
+    ]
 
 
 async def test_a_local_mcp_server_over_stdio(harness_factory: HarnessFactory) -> None:
@@ -165,7 +180,9 @@ async def test_a_local_mcp_server_over_stdio(harness_factory: HarnessFactory) ->
         assert interrupt.tool_name == "delete_note"
         assert harness.log.entries("mcp", "delete_note") == []
         waiting = await harness.sessions.get_agent_snapshot(harness.session_id)
-        assert await harness.sessions.resolve_interrupt(harness.session_id, interrupt.interrupt_id, approved=True)
+        assert await harness.sessions.resolve_interrupt(
+            harness.session_id, interrupt.interrupt_id, approved=True
+        )
         await harness.idle_after(1)
 
     effects = {r.tool_name: r.policy.effect for r in waiting.tool_calls}
@@ -178,9 +195,13 @@ async def test_a_local_mcp_server_over_stdio(harness_factory: HarnessFactory) ->
     }
 
 
-async def test_the_context_factory_and_the_agent_factory_serve_every_step(harness_factory: HarnessFactory) -> None:
+async def test_the_context_factory_and_the_agent_factory_serve_every_step(
+    harness_factory: HarnessFactory,
+) -> None:
     harness = await harness_factory("context")
-    harness.script([ModelReply.call(ScriptedToolCall("call_w", "whoami", {})), ModelReply.say("You are you.")])
+    harness.script(
+        [ModelReply.call(ScriptedToolCall("call_w", "whoami", {})), ModelReply.say("You are you.")]
+    )
     await harness.start("Who am I?")
     await harness.idle_after(1)
 

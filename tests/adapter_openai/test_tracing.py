@@ -50,7 +50,9 @@ def recorder(monkeypatch: pytest.MonkeyPatch) -> TraceRecorder:
     return recorder
 
 
-async def test_a_session_creates_no_traces_by_default(harness_factory: HarnessFactory, recorder: TraceRecorder) -> None:
+async def test_a_session_creates_no_traces_by_default(
+    harness_factory: HarnessFactory, recorder: TraceRecorder
+) -> None:
     harness = await harness_factory("agent_tool")
     harness.script(
         [ModelReply.call(ScriptedToolCall("call_x", "ask_expert", {"input": "hi"})), ModelReply.say("done")]

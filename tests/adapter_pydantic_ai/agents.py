@@ -64,9 +64,13 @@ def weather_agent(base_url: str, api: ModelApi = "chat_completions") -> Agent[De
     return agent
 
 
-def save_flow_spec(state_dir: Path, *, flow_type: str, base_url: str, api: ModelApi = "chat_completions") -> None:
+def save_flow_spec(
+    state_dir: Path, *, flow_type: str, base_url: str, api: ModelApi = "chat_completions"
+) -> None:
     state_dir.mkdir(parents=True, exist_ok=True)
-    (state_dir / "flow.json").write_text(json.dumps({"flow_type": flow_type, "base_url": base_url, "api": api}))
+    (state_dir / "flow.json").write_text(
+        json.dumps({"flow_type": flow_type, "base_url": base_url, "api": api})
+    )
 
 
 def load_flow(state_dir: Path) -> AgentSessionFlow:

@@ -44,7 +44,9 @@ def chat_agent(
     return Agent(chat_model(server, key), instructions=instructions, system_prompt=system_prompt)
 
 
-async def test_one_model_request_per_step_and_no_tool_runs_inside_it(model_server: ScriptedModelServer) -> None:
+async def test_one_model_request_per_step_and_no_tool_runs_inside_it(
+    model_server: ScriptedModelServer,
+) -> None:
     key = "one-request"
     model_server.script(
         key,
@@ -81,7 +83,9 @@ async def test_one_model_request_per_step_and_no_tool_runs_inside_it(model_serve
     assert state["version"] == 1 and state["deferred"] == ["c1", "c2"]
 
     for call in first.tool_calls:
-        played.records[call.tool_call_id] = record(call, AgentToolCallStatus.SUCCEEDED, output=f"out {call.tool_call_id}")
+        played.records[call.tool_call_id] = record(
+            call, AgentToolCallStatus.SUCCEEDED, output=f"out {call.tool_call_id}"
+        )
     second = await runner.run_model_step(context(history, played, run_state=first.framework_run_state))
     assert isinstance(second, TurnCompleted)
     requests = model_server.requests(key)
@@ -98,7 +102,9 @@ async def test_one_model_request_per_step_and_no_tool_runs_inside_it(model_serve
 
 async def test_text_and_reasoning_deltas_become_events(model_server: ScriptedModelServer) -> None:
     key = "deltas"
-    model_server.script(key, [ModelReply.say("Hello, world", chunks=["Hel", "lo, ", "world"], reasoning="mulling")])
+    model_server.script(
+        key, [ModelReply.say("Hello, world", chunks=["Hel", "lo, ", "world"], reasoning="mulling")]
+    )
     played = await play_turn(PydanticAIRunner(chat_agent(model_server, key)), "hi")
     assert played.deltas(AgentEventType.TEXT_DELTA) == "Hello, world"
     assert played.deltas(AgentEventType.REASONING_DELTA) == "mulling"
@@ -123,9 +129,13 @@ async def test_rejection_text_reaches_the_model_verbatim(model_server: ScriptedM
     played = await play_turn(
         PydanticAIRunner(agent),
         "drop users",
-        decide=lambda call: record(call, AgentToolCallStatus.REJECTED, rejection_message="No: prod data, ask Kim"),
+        decide=lambda call: record(
+            call, AgentToolCallStatus.REJECTED, rejection_message="No: prod data, ask Kim"
+        ),
     )
-    assert model_server.requests(key)[1].tool_results() == {"c1": "Tool call rejected by the user: No: prod data, ask Kim"}
+    assert model_server.requests(key)[1].tool_results() == {
+        "c1": "Tool call rejected by the user: No: prod data, ask Kim"
+    }
     assert played.completed.new_messages[-1].text == "Not dropping it."
 
 
@@ -136,7 +146,9 @@ async def test_failed_and_unknown_outcomes_reach_the_model_as_the_session_descri
     model_server.script(
         key,
         [
-            ModelReply.call(ScriptedToolCall("c1", "charge", {"cents": 5}), ScriptedToolCall("c2", "charge", {"cents": 7})),
+            ModelReply.call(
+                ScriptedToolCall("c1", "charge", {"cents": 5}), ScriptedToolCall("c2", "charge", {"cents": 7})
+            ),
             ModelReply.say("Let me check."),
         ],
     )
@@ -164,13 +176,17 @@ async def test_failed_and_unknown_outcomes_reach_the_model_as_the_session_descri
     )
 
 
-async def test_effects_come_from_policy_then_metadata_then_the_default(model_server: ScriptedModelServer) -> None:
+async def test_effects_come_from_policy_then_metadata_then_the_default(
+    model_server: ScriptedModelServer,
+) -> None:
     key = "effects"
     names = ["mcp_read", "mcp_put", "mcp_other", "declared", "plain", "needs_ok", "pinned"]
     model_server.script(key, [ModelReply.call(*(ScriptedToolCall(f"c{i}", n) for i, n in enumerate(names)))])
     agent = chat_agent(model_server, key)
 
-    def tool(name: str, metadata: dict[str, object] | None = None, *, requires_approval: bool = False) -> None:
+    def tool(
+        name: str, metadata: dict[str, object] | None = None, *, requires_approval: bool = False
+    ) -> None:
         def run() -> str:
             return name
 
@@ -232,11 +248,18 @@ async def test_structured_output_is_stored_with_its_json_text(model_server: Scri
     assert played.records["c1"].output == "709000"
 
 
-async def test_an_output_tool_next_to_function_tools_is_processed_after_them(model_server: ScriptedModelServer) -> None:
+async def test_an_output_tool_next_to_function_tools_is_processed_after_them(
+    model_server: ScriptedModelServer,
+) -> None:
     key = "mixed"
     model_server.script(
         key,
-        [ModelReply.call(ScriptedToolCall("c1", "census", {"city": "Oslo"}), ScriptedToolCall("o1", "final_result", {"name": "Oslo", "population": 1}))],
+        [
+            ModelReply.call(
+                ScriptedToolCall("c1", "census", {"city": "Oslo"}),
+                ScriptedToolCall("o1", "final_result", {"name": "Oslo", "population": 1}),
+            )
+        ],
     )
     agent = Agent(chat_model(model_server, key), output_type=City)
 
@@ -252,7 +275,9 @@ async def test_an_output_tool_next_to_function_tools_is_processed_after_them(mod
     assert json.loads(last.new_messages[0].text or "") == {"name": "Oslo", "population": 1}
 
 
-async def test_rejected_output_fails_the_step_instead_of_asking_again(model_server: ScriptedModelServer) -> None:
+async def test_rejected_output_fails_the_step_instead_of_asking_again(
+    model_server: ScriptedModelServer,
+) -> None:
     key = "bad-output"
     model_server.script(key, [ModelReply.call(ScriptedToolCall("o1", "final_result", {"name": "Oslo"}))])
     agent = Agent(chat_model(model_server, key), output_type=City)
@@ -297,7 +322,9 @@ async def test_overrides_replace_model_and_instructions_per_step(model_server: S
     agent = chat_agent(model_server, "default", instructions="Agent instructions.")
 
     def pick_model(turn: AgentTurnContext) -> Model | None:
-        return chat_model(model_server, "other", "m2") if turn.session_settings.get("model") == "other" else None
+        return (
+            chat_model(model_server, "other", "m2") if turn.session_settings.get("model") == "other" else None
+        )
 
     runner = PydanticAIRunner(
         agent,
@@ -313,7 +340,9 @@ async def test_overrides_replace_model_and_instructions_per_step(model_server: S
     assert other.model == "m2" and other.saw("Be terse.") and not other.saw("Agent instructions.")
 
 
-async def test_system_prompt_is_sent_on_every_turn_but_never_stored(model_server: ScriptedModelServer) -> None:
+async def test_system_prompt_is_sent_on_every_turn_but_never_stored(
+    model_server: ScriptedModelServer,
+) -> None:
     key = "system"
     model_server.script(key, [ModelReply.say("one"), ModelReply.say("two")])
     runner = PydanticAIRunner(chat_agent(model_server, key, system_prompt="You are terse."))
@@ -334,7 +363,9 @@ PNG = bytes.fromhex(
 )
 
 
-@pytest.mark.parametrize(("api", "wire"), [("chat_completions", "openai"), ("anthropic_messages", "anthropic")])
+@pytest.mark.parametrize(
+    ("api", "wire"), [("chat_completions", "openai"), ("anthropic_messages", "anthropic")]
+)
 async def test_images_are_stored_as_references_and_sent_as_bytes(
     model_server: ScriptedModelServer, tmp_path: Path, api: ModelApi, wire: str
 ) -> None:
@@ -342,9 +373,15 @@ async def test_images_are_stored_as_references_and_sent_as_bytes(
     model_server.script(key, [ModelReply.say("a red pixel")])
     image = tmp_path / "pixel.png"
     image.write_bytes(PNG)
-    runner = PydanticAIRunner(Agent(model_for_api(api, "m", base_url=model_server.base_url(key, wire), api_key="k")))
-    message = runner.build_user_message_with_images("what is this?", [ImageInput(path=str(image), media_type="image/png")])
-    assert message.text == "what is this?" and base64.b64encode(PNG).decode() not in json.dumps(message.framework_item)
+    runner = PydanticAIRunner(
+        Agent(model_for_api(api, "m", base_url=model_server.base_url(key, wire), api_key="k"))
+    )
+    message = runner.build_user_message_with_images(
+        "what is this?", [ImageInput(path=str(image), media_type="image/png")]
+    )
+    assert message.text == "what is this?" and base64.b64encode(PNG).decode() not in json.dumps(
+        message.framework_item
+    )
     outcome = await runner.run_model_step(context(stored([message]), PlayedTurn(), run_state=None))
     assert isinstance(outcome, TurnCompleted) and outcome.new_messages[-1].text == "a red pixel"
     [request] = model_server.requests(key)
@@ -352,7 +389,9 @@ async def test_images_are_stored_as_references_and_sent_as_bytes(
     assert request.last_user_text() == "what is this?"
 
 
-async def test_concurrent_steps_of_different_sessions_keep_their_own_overrides(model_server: ScriptedModelServer) -> None:
+async def test_concurrent_steps_of_different_sessions_keep_their_own_overrides(
+    model_server: ScriptedModelServer,
+) -> None:
     names = [f"s{i}" for i in range(6)]
     for name in names:
         model_server.script(name, [ModelReply.say(f"answer {name}", delay_seconds=0.2)])

@@ -10,7 +10,13 @@ from pydantic_ai.models.openai import OpenAIChatModel, OpenAIResponsesModel
 
 from sessionflow import AgentSessionOptions, ToolEffect, ToolPolicy
 from sessionflow.builtin import tool
-from sessionflow.plugins import ConformanceAgentSpec, HarnessContext, ModelApi, SessionflowPlugins
+from sessionflow.plugins import (
+    ConformanceAgentSpec,
+    HarnessContext,
+    ModelApi,
+    SessionflowPlugins,
+    build_runner,
+)
 from sessionflow.testing import ModelReply, ScriptedModelServer, ScriptedToolCall
 from sessionflow_pydantic_ai import PydanticAIRunner, build_model, with_tool_source_policies
 from tests.adapter_pydantic_ai.turns import play_turn
@@ -51,17 +57,22 @@ async def test_the_harness_runner_talks_to_the_configured_endpoint(
     )
     plugins = SessionflowPlugins()
     plugins.load()
-    flow = plugins.framework("pydantic-ai").build_flow(ctx)
-    assert isinstance(flow.runner, PydanticAIRunner)
-    played = await play_turn(flow.runner, "weather?")
+    runner = build_runner(plugins.framework("pydantic-ai"), ctx)
+    assert isinstance(runner, PydanticAIRunner)
+    played = await play_turn(runner, "weather?")
     assert played.completed.new_messages[-1].text == "Sunny."
     first = model_server.requests(key)[0]
-    assert (first.api, first.model, first.headers["authorization"]) == ("responses", "harness-model", "Bearer sk-harness")
+    assert (first.api, first.model, first.headers["authorization"]) == (
+        "responses",
+        "harness-model",
+        "Bearer sk-harness",
+    )
     assert first.saw("You are the harness agent.") and first.tool_names() == ["lookup"]
 
 
 @pytest.mark.parametrize(
-    ("api", "wire"), [("chat_completions", "openai"), ("responses", "openai"), ("anthropic_messages", "anthropic")]
+    ("api", "wire"),
+    [("chat_completions", "openai"), ("responses", "openai"), ("anthropic_messages", "anthropic")],
 )
 async def test_the_conformance_runner_speaks_the_requested_api(
     model_server: ScriptedModelServer, api: ModelApi, wire: str
@@ -71,7 +82,11 @@ async def test_the_conformance_runner_speaks_the_requested_api(
     plugins = SessionflowPlugins()
     plugins.load()
     spec = ConformanceAgentSpec(
-        model_base_url=model_server.base_url(key, wire), model="scripted-model", api=api, system_prompt="Be kind.", tools=[]
+        model_base_url=model_server.base_url(key, wire),
+        model="scripted-model",
+        api=api,
+        system_prompt="Be kind.",
+        tools=[],
     )
     runner = plugins.framework("pydantic-ai").build_conformance_runner(spec)
     assert isinstance(runner, PydanticAIRunner)
@@ -90,7 +105,10 @@ def test_build_model_resolves_names_like_pydantic_ai() -> None:
     assert isinstance(responses, OpenAIResponsesModel) and responses.model_name == "gpt-5"
     claude = build_model("anthropic:claude-sonnet-4-5", base_url="http://127.0.0.1:9/", api_key="x")
     assert isinstance(claude, AnthropicModel)
-    assert isinstance(build_model("m", api="anthropic_messages", base_url="http://127.0.0.1:9/", api_key="x"), AnthropicModel)
+    assert isinstance(
+        build_model("m", api="anthropic_messages", base_url="http://127.0.0.1:9/", api_key="x"),
+        AnthropicModel,
+    )
 
 
 def test_tool_source_policies_join_the_options_unless_the_options_name_the_tool() -> None:

@@ -13,4 +13,6 @@ async def test_the_readme_example_runs(temporal_address: str, tmp_path: Path) ->
     text = await run_example(script)
     assert 'approving cancel_order {"order_id":7}' in text
     assert "tool: cancelled order 7 (idempotency key orders-" in text
-    assert text.rstrip().endswith("assistant: Order 7 had already shipped; I cancelled it anyway, as you asked.")
+    assert text.rstrip().endswith(
+        "assistant: Order 7 had already shipped; I cancelled it anyway, as you asked."
+    )

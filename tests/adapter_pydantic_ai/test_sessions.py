@@ -49,7 +49,11 @@ from tests.core.conftest import FAST
 # builds the OpenAI SDK's event models for about two seconds, blocking the event loop.
 TIMINGS = replace(FAST, model_heartbeat_timeout=timedelta(seconds=30))
 
-WIRES: dict[ModelApi, str] = {"chat_completions": "openai", "responses": "openai", "anthropic_messages": "anthropic"}
+WIRES: dict[ModelApi, str] = {
+    "chat_completions": "openai",
+    "responses": "openai",
+    "anthropic_messages": "anthropic",
+}
 
 
 @asynccontextmanager
@@ -95,11 +99,17 @@ def joined(events: list[AgentEvent], event_type: AgentEventType) -> str:
 async def idle(sessions: AgentSessionClient, session_id: str, turns: int = 1) -> AgentSnapshot:
     def done(s: AgentSnapshot) -> AgentSnapshot | None:
         state = s.state
-        if state is None or state.turn_count < turns or state.status is not AgentStatus.WAITING_FOR_USER_MESSAGE:
+        if (
+            state is None
+            or state.turn_count < turns
+            or state.status is not AgentStatus.WAITING_FOR_USER_MESSAGE
+        ):
             return None
         return s
 
-    return await wait_for_agent_snapshot(sessions, session_id, done, description=f"turn {turns} to end", timeout=60)
+    return await wait_for_agent_snapshot(
+        sessions, session_id, done, description=f"turn {turns} to end", timeout=60
+    )
 
 
 @pytest.mark.parametrize("api", ["chat_completions", "responses", "anthropic_messages"])
@@ -141,7 +151,9 @@ async def test_a_turn_with_a_tool_on_each_wire_api(
     result = requests[1].tool_results()["call_1"]
     assert result.startswith("sunny in Oslo (hello from deps")
     assert snapshot.messages[-1].message.text == "Sunny in Oslo."
-    assert deferred(events) == [{"tool_call_id": "call_1", "tool_name": "lookup", "effect": "read", "requires_approval": False}]
+    assert deferred(events) == [
+        {"tool_call_id": "call_1", "tool_name": "lookup", "effect": "read", "requires_approval": False}
+    ]
     assert (snapshot.usage.requests, snapshot.usage.input_tokens, snapshot.usage.output_tokens) == (2, 40, 11)
     log = InvocationLog(tmp_path / "invocations.jsonl")
     assert [e["key"] for e in log.entries("tool", "lookup")] == [f"{key}/turn-1/call_1"]
@@ -168,10 +180,11 @@ async def test_a_rejection_reaches_the_model_verbatim(
     )
     async with serving(temporal_address, flow) as sessions:
         await sessions.start_session(key, "Delete /etc/hosts")
-        interrupt = (
-            await wait_for_agent_snapshot(
-                sessions, key, lambda s: s.pending_interrupts[0] if s.pending_interrupts else None, description="approval"
-            )
+        interrupt = await wait_for_agent_snapshot(
+            sessions,
+            key,
+            lambda s: s.pending_interrupts[0] if s.pending_interrupts else None,
+            description="approval",
         )
         assert interrupt.tool_name == "delete_file"
         assert await sessions.resolve_interrupt(
@@ -215,7 +228,9 @@ async def test_a_structured_output_type(temporal_address: str, model_server: Scr
 
         return agent
 
-    flow = pydantic_ai_session_flow(build, flow_type="pai-structured", options=AgentSessionOptions(timings=TIMINGS))
+    flow = pydantic_ai_session_flow(
+        build, flow_type="pai-structured", options=AgentSessionOptions(timings=TIMINGS)
+    )
     async with serving(temporal_address, flow) as sessions:
         await sessions.start_session(key, "Forecast for Oslo?")
         snapshot = await idle(sessions, key)
@@ -231,7 +246,8 @@ async def test_tool_sources_are_offered_and_their_policies_apply(
 ) -> None:
     key = "pai-sources"
     model_server.script(
-        key, [ModelReply.call(ScriptedToolCall("c1", "read_note", {"name": "todo"})), ModelReply.say("Read it.")]
+        key,
+        [ModelReply.call(ScriptedToolCall("c1", "read_note", {"name": "todo"})), ModelReply.say("Read it.")],
     )
     seen: list[str] = []
 
@@ -252,4 +268,3 @@ async def test_tool_sources_are_offered_and_their_policies_apply(
     assert seen == [f"{key}/turn-1/c1"]
     assert model_server.requests(key)[1].tool_results() == {"c1": "note todo: buy milk"}
     assert [(d["effect"], d["requires_approval"]) for d in deferred(events)] == [("read", False)]
-

@@ -39,7 +39,8 @@ class Inventory:
 def shop_agent(server: ScriptedModelServer) -> Agent[Inventory, str]:
     """An agent whose tools cover every way a tool can end; its model must never be asked."""
     agent = Agent(
-        model_for_api("chat_completions", "m", base_url=server.base_url(KEY), api_key="k"), deps_type=Inventory
+        model_for_api("chat_completions", "m", base_url=server.base_url(KEY), api_key="k"),
+        deps_type=Inventory,
     )
 
     @agent.tool
@@ -108,9 +109,14 @@ def runner(model_server: ScriptedModelServer) -> PydanticAIRunner:
     return PydanticAIRunner(shop_agent(model_server), deps_factory=lambda: Inventory(items={"apple": 4}))
 
 
-async def test_results_are_the_tool_output_as_text(runner: PydanticAIRunner, model_server: ScriptedModelServer) -> None:
+async def test_results_are_the_tool_output_as_text(
+    runner: PydanticAIRunner, model_server: ScriptedModelServer
+) -> None:
     assert await run_tool(runner, "count", '{"item": "apple"}') == "4"
-    assert json.loads(await run_tool(runner, "stock", '{"items": ["a", "b"]}')) == {"items": ["a", "b"], "attempt": 2}
+    assert json.loads(await run_tool(runner, "stock", '{"items": ["a", "b"]}')) == {
+        "items": ["a", "b"],
+        "attempt": 2,
+    }
     assert await run_tool(runner, "audit", "{}") == "audited"  # the session already approved it
     assert model_server.requests(KEY) == []
     assert current_tool_invocation() is None
@@ -167,7 +173,9 @@ class AnnotatedToolset(AbstractToolset[Any]):
             for name, annotations in self.annotations.items()
         }
 
-    async def call_tool(self, name: str, tool_args: dict[str, Any], ctx: RunContext[Any], tool: ToolsetTool[Any]) -> Any:
+    async def call_tool(
+        self, name: str, tool_args: dict[str, Any], ctx: RunContext[Any], tool: ToolsetTool[Any]
+    ) -> Any:
         self.calls.append((name, tool_args))
         return f"{name} did {tool_args.get('q')}"
 
@@ -177,7 +185,12 @@ async def test_mcp_annotations_of_a_toolset_become_effects_and_its_tools_run_in_
 ) -> None:
     key = "annotated"
     annotations = {
-        "search": {"readOnlyHint": True, "destructiveHint": None, "idempotentHint": None, "openWorldHint": False},
+        "search": {
+            "readOnlyHint": True,
+            "destructiveHint": None,
+            "idempotentHint": None,
+            "openWorldHint": False,
+        },
         "upsert": {"readOnlyHint": False, "destructiveHint": False, "idempotentHint": True},
         "send": {"readOnlyHint": False, "destructiveHint": True, "idempotentHint": False},
         "vague": {"readOnlyHint": "yes"},
@@ -190,7 +203,10 @@ async def test_mcp_annotations_of_a_toolset_become_effects_and_its_tools_run_in_
         ],
     )
     toolset = AnnotatedToolset(annotations)
-    agent = Agent(model_for_api("chat_completions", "m", base_url=model_server.base_url(key), api_key="k"), toolsets=[toolset])
+    agent = Agent(
+        model_for_api("chat_completions", "m", base_url=model_server.base_url(key), api_key="k"),
+        toolsets=[toolset],
+    )
     played = await play_turn(PydanticAIRunner(agent), "go")
     first = played.outcomes[0]
     assert isinstance(first, ToolCallsRequested)
@@ -220,16 +236,25 @@ async def test_tool_specs_run_their_handler_with_the_invocation(model_server: Sc
         handler=handler,
         mcp_annotations={"idempotentHint": True},
     )
-    runner = PydanticAIRunner(Agent(model_for_api("chat_completions", "m", base_url=model_server.base_url(KEY), api_key="k")), tool_sources=[spec])
+    runner = PydanticAIRunner(
+        Agent(model_for_api("chat_completions", "m", base_url=model_server.base_url(KEY), api_key="k")),
+        tool_sources=[spec],
+    )
     assert await run_tool(runner, "note", '{"text": "hi"}', tool_call_id="n1") == "noted"
     arguments, invocation = seen[0]
     assert arguments == {"text": "hi"}
-    assert (invocation.tool_call_id, invocation.idempotency_key, invocation.attempt) == ("n1", "s1/turn-3/n1", 2)
+    assert (invocation.tool_call_id, invocation.idempotency_key, invocation.attempt) == (
+        "n1",
+        "s1/turn-3/n1",
+        2,
+    )
     with pytest.raises(ToolExecutionError, match="Input should be an object"):
         await run_tool(runner, "note", "[1, 2]")
 
     model_server.script(KEY, [ModelReply.call(ScriptedToolCall("n2", "note", {"text": "x"}))])
-    outcome = await runner.run_model_step(context(stored([runner.build_user_message("go")]), PlayedTurn(), run_state=None))
+    outcome = await runner.run_model_step(
+        context(stored([runner.build_user_message("go")]), PlayedTurn(), run_state=None)
+    )
     assert isinstance(outcome, ToolCallsRequested)
     assert outcome.tool_calls[0].policy.effect is ToolEffect.IDEMPOTENT_WRITE
     assert model_server.requests(KEY)[0].tool_names() == ["note"]

@@ -23,7 +23,11 @@ def pending(snapshot: AgentSnapshot) -> AgentInterrupt | None:
 
 def idle(snapshot: AgentSnapshot) -> AgentSnapshot | None:
     state = snapshot.state
-    return snapshot if state and state.turn_count == 1 and state.status is AgentStatus.WAITING_FOR_USER_MESSAGE else None
+    return (
+        snapshot
+        if state and state.turn_count == 1 and state.status is AgentStatus.WAITING_FOR_USER_MESSAGE
+        else None
+    )
 
 
 async def test_run_state_and_deps_cross_worker_processes(
@@ -50,7 +54,9 @@ async def test_run_state_and_deps_cross_worker_processes(
         first = await stack.start_worker()
         sessions = stack.sessions()
         await sessions.start_session(key, "Weather in Oslo? And delete /tmp/old.log")
-        interrupt = await wait_for_agent_snapshot(sessions, key, pending, description="the delete to need approval")
+        interrupt = await wait_for_agent_snapshot(
+            sessions, key, pending, description="the delete to need approval"
+        )
         assert interrupt.tool_call_id == "c2"
         # The read ran at once in the first process; the write waits for approval.
         await wait_for_agent_snapshot(
@@ -60,7 +66,9 @@ async def test_run_state_and_deps_cross_worker_processes(
 
         second = await stack.start_worker()
         assert await sessions.resolve_interrupt(key, interrupt.interrupt_id, approved=True)
-        snapshot = await wait_for_agent_snapshot(sessions, key, idle, description="the turn to end", timeout=60)
+        snapshot = await wait_for_agent_snapshot(
+            sessions, key, idle, description="the turn to end", timeout=60
+        )
 
     requests = model_server.requests(key)
     assert len(requests) == 2

@@ -126,7 +126,9 @@ async def play_turn(
         run_state = outcome.framework_run_state
         for call in outcome.tool_calls:
             decided = decide(call) if decide is not None else None
-            played.records[call.tool_call_id] = decided or await run_call(runner, call, flow_id=flow_id, turn_id=turn_id)
+            played.records[call.tool_call_id] = decided or await run_call(
+                runner, call, flow_id=flow_id, turn_id=turn_id
+            )
     raise AssertionError(f"the turn did not complete in {max_steps} model steps")
 
 

@@ -57,7 +57,9 @@ class Cli:
 
     def write_config(self, text: str | None = None, framework: str = "scripted") -> Path:
         """The configuration file; by default the test server, local tools off, model `scripted`."""
-        body = text if text is not None else f"model: scripted\nserver: {self.server_address}\n{LOCAL_TOOLS_OFF}"
+        body = (
+            text if text is not None else f"model: scripted\nserver: {self.server_address}\n{LOCAL_TOOLS_OFF}"
+        )
         path = self.config_path(framework)
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(body, encoding="utf-8")
@@ -73,7 +75,11 @@ class Cli:
         return {**self.env, **(extra or {})}
 
     def run(
-        self, *args: str, timeout: float = 120, cwd: Path | None = None, extra_env: dict[str, str] | None = None
+        self,
+        *args: str,
+        timeout: float = 120,
+        cwd: Path | None = None,
+        extra_env: dict[str, str] | None = None,
     ) -> subprocess.CompletedProcess[str]:
         """Run without a terminal (standard input is empty)."""
         return subprocess.run(
@@ -152,7 +158,12 @@ def cli(
     env = base_environment(home, private_port)
     env.update(OPENAI_BASE_URL=model_server.base_url(key), OPENAI_API_KEY="test")
     return Cli(
-        home=home, workspace=workspace, server_address=temporal_address, model_server=model_server, key=key, env=env
+        home=home,
+        workspace=workspace,
+        server_address=temporal_address,
+        model_server=model_server,
+        key=key,
+        env=env,
     )
 
 

@@ -33,12 +33,18 @@ def _runner(ctx: HarnessContext) -> ChatCompletionsRunner:
         tool(lookup, effect=ToolEffect.READ),
     ]
     return ChatCompletionsRunner(
-        model=ctx.model, tools=tools, system_prompt=ctx.system_prompt, base_url=ctx.model_base_url, api_key="test"
+        model=ctx.model,
+        tools=tools,
+        system_prompt=ctx.system_prompt,
+        base_url=ctx.model_base_url,
+        api_key="test",
     )
 
 
 def _conformance(spec: ConformanceAgentSpec) -> ChatCompletionsRunner:
-    return ChatCompletionsRunner(model=spec.model, tools=spec.tools, base_url=spec.model_base_url, api_key="test")
+    return ChatCompletionsRunner(
+        model=spec.model, tools=spec.tools, base_url=spec.model_base_url, api_key="test"
+    )
 
 
 @hookimpl

@@ -25,7 +25,9 @@ def test_a_whole_chat_with_approvals_a_question_and_images(cli: Cli) -> None:
         handle.truncate(3_750_001)
     cli.script(
         [
-            ModelReply.call(ScriptedToolCall("c1", "publish_note", {"text": "first"}), text="Publishing it. "),
+            ModelReply.call(
+                ScriptedToolCall("c1", "publish_note", {"text": "first"}), text="Publishing it. "
+            ),
             ModelReply.say("Published the first note.", chunks=["Published ", "the first ", "note."]),
             ModelReply.call(ScriptedToolCall("c2", "publish_note", {"text": "second"})),
             ModelReply.say("Fine, I did not publish it."),

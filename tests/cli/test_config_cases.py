@@ -58,7 +58,10 @@ def _check_error(error: ConfigError, expected: dict[str, Any]) -> None:
     assert (error.code, error.pointer) == (expected["code"], expected["pointer"]), str(error)
     if "keyword" in expected:
         assert error.keyword == expected["keyword"], str(error)
-        assert error.summary == f'{expected["code"]} at "{expected["pointer"]}" (schema keyword {expected["keyword"]})'
+        assert (
+            error.summary
+            == f'{expected["code"]} at "{expected["pointer"]}" (schema keyword {expected["keyword"]})'
+        )
     else:
         assert error.summary.startswith(f'{expected["code"]} at "{expected["pointer"]}"')
 

@@ -38,7 +38,9 @@ def test_a_stranger_on_the_port_is_refused(cli: Cli, impostor: int) -> None:
 
 def test_auto_starts_the_dev_server_and_later_runs_reuse_it(cli: Cli, private_port: int) -> None:
     data_dir = cli.home / ".sessionflow" / "server"
-    cli.write_config("model: scripted\nserver: {address: auto, ui: true}\n" + _tools_off(), framework="scripted")
+    cli.write_config(
+        "model: scripted\nserver: {address: auto, ui: true}\n" + _tools_off(), framework="scripted"
+    )
     cli.script([ModelReply.say("first"), ModelReply.say("second")])
     try:
         first = cli.run("-f", "scripted", "-p", "hello")

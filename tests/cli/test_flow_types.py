@@ -18,7 +18,9 @@ from sessionflow_cli._flow_types import (
 
 CASES = cast(
     list[dict[str, Any]],
-    json.loads((Path(__file__).parents[2] / "conformance" / "cli_session_flow_types.json").read_text())["cases"],
+    json.loads((Path(__file__).parents[2] / "conformance" / "cli_session_flow_types.json").read_text())[
+        "cases"
+    ],
 )
 
 

@@ -30,7 +30,9 @@ def test_init_asks_at_a_terminal_and_keeps_comments(cli: Cli) -> None:
     assert "scripted: {}" in text
 
     # Answering again keeps the person's own comments and every unasked key.
-    changed = text.replace("model: my-model", "# my own note\nmodel: my-model").replace("models: []", "models: [x]")
+    changed = text.replace("model: my-model", "# my own note\nmodel: my-model").replace(
+        "models: []", "models: [x]"
+    )
     cli.config_path().write_text(changed)
     again = cli.spawn("init", "-f", "scripted")
     for question, _ in answers:
@@ -48,7 +50,11 @@ def test_init_asks_at_a_terminal_and_keeps_comments(cli: Cli) -> None:
 def test_chat_at_a_terminal_without_a_file_asks_first(cli: Cli) -> None:
     child = cli.spawn("chat", "-f", "scripted")
     child.expect_exact("a few questions create it")
-    for question, answer in [("Model", "scripted"), ("Workspace", ""), ("Temporal server", cli.server_address)]:
+    for question, answer in [
+        ("Model", "scripted"),
+        ("Workspace", ""),
+        ("Temporal server", cli.server_address),
+    ]:
         child.expect_exact(question)
         child.sendline(answer)
     for _ in range(4):

@@ -44,7 +44,12 @@ def test_builtin_framework_against_a_scripted_model_server(cli: Cli) -> None:
     assert request.saw("Answer in one line.") and request.last_user_text() == "what is six times seven?"
     # ask_user, and the local tools of the one group the file switches on.
     assert set(request.tool_names()) == {
-        "ask_user", "read_file", "list_directory", "search_files", "write_file", "edit_file"
+        "ask_user",
+        "read_file",
+        "list_directory",
+        "search_files",
+        "write_file",
+        "edit_file",
     }
 
 

@@ -146,7 +146,9 @@ def test_s3_without_the_extra_is_refused(tmp_path: Path) -> None:
         "except UsageError as error:\n"
         "    print(error.exit_code, error.message)\n"
     )
-    result = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, check=False, timeout=60)
+    result = subprocess.run(
+        [sys.executable, "-c", program], capture_output=True, text=True, check=False, timeout=60
+    )
     assert result.stdout.strip() == (
         '2 payload store s3://b/p: the S3 payload store needs aioboto3: pip install "sessionflow[s3]"'
     ), result.stderr

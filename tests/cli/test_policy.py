@@ -17,14 +17,27 @@ def _tool(name: str, effect: ToolEffect, policy: ToolPolicy | None = None) -> To
         return "ok"
 
     return ToolSpec(
-        name=name, description=name, parameters={"type": "object"}, effect=effect, policy=policy, handler=handler
+        name=name,
+        description=name,
+        parameters={"type": "object"},
+        effect=effect,
+        policy=policy,
+        handler=handler,
     )
 
 
 TOOLS = [
     _tool("read_file", ToolEffect.READ, ToolPolicy(effect=ToolEffect.READ, requires_approval=False)),
-    _tool("write_file", ToolEffect.IDEMPOTENT_WRITE, ToolPolicy(effect=ToolEffect.IDEMPOTENT_WRITE, requires_approval=True)),
-    _tool("run_shell_command", ToolEffect.NON_IDEMPOTENT_WRITE, ToolPolicy(effect=ToolEffect.NON_IDEMPOTENT_WRITE)),
+    _tool(
+        "write_file",
+        ToolEffect.IDEMPOTENT_WRITE,
+        ToolPolicy(effect=ToolEffect.IDEMPOTENT_WRITE, requires_approval=True),
+    ),
+    _tool(
+        "run_shell_command",
+        ToolEffect.NON_IDEMPOTENT_WRITE,
+        ToolPolicy(effect=ToolEffect.NON_IDEMPOTENT_WRITE),
+    ),
     _tool("fetch_web_page", ToolEffect.READ),
     ask_user_tool(),
 ]
@@ -68,7 +81,9 @@ def test_approval_always_from_the_file_and_the_turn(tmp_path: Path) -> None:
 
 
 def test_shell_commands_need_approval_unless_the_whole_text_is_allowed(tmp_path: Path) -> None:
-    policy = build_call_policy(TOOLS, _resolver(tmp_path, "local_tools: {shell: {allow: [ls, git status]}}\n"))
+    policy = build_call_policy(
+        TOOLS, _resolver(tmp_path, "local_tools: {shell: {allow: [ls, git status]}}\n")
+    )
     requested = ToolPolicy(effect=ToolEffect.NON_IDEMPOTENT_WRITE)
 
     def needs(command: object, settings: dict[str, Any] | None = None) -> bool:
@@ -86,7 +101,12 @@ def test_shell_commands_need_approval_unless_the_whole_text_is_allowed(tmp_path:
     # approval.always and an explicit approval keep asking.
     assert needs("ls", {"approval": {"always": ["run_shell_command"]}}) is True
     explicit = policy(
-        _call("run_shell_command", ToolPolicy(effect=requested.effect, requires_approval=True), {"command": "ls"}), {}
+        _call(
+            "run_shell_command",
+            ToolPolicy(effect=requested.effect, requires_approval=True),
+            {"command": "ls"},
+        ),
+        {},
     )
     assert explicit.requires_approval is True
 

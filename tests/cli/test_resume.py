@@ -57,6 +57,9 @@ def test_resume_after_sigkill_continues_with_history(cli: Cli) -> None:
     assert elsewhere.returncode == 0 and session_id not in elsewhere.stdout
     refused = cli.run("-f", "scripted", "-r", session_id, "-p", "hello", cwd=other)
     assert refused.returncode == 2, refused.stderr
-    assert "belongs to flow type" in refused.stderr and f"in workspace {cli.workspace.resolve()}" in refused.stderr
+    assert (
+        "belongs to flow type" in refused.stderr
+        and f"in workspace {cli.workspace.resolve()}" in refused.stderr
+    )
     missing = cli.run("-f", "scripted", "-r", "no-such-session", "-p", "hello")
     assert missing.returncode == 2 and "there is no session 'no-such-session'" in missing.stderr

@@ -50,7 +50,14 @@ async def test_a_lone_surrogate_in_a_path(sandbox: Sandbox, tool: str, extra: di
 
 @pytest.mark.parametrize(
     "pattern",
-    ["a{4294967296}", "a{1001}", "(" * 1300 + "a" + ")" * 1300, "(" * 3000 + "a" + ")" * 3000, "\ud800", "(?<=a)b"],
+    [
+        "a{4294967296}",
+        "a{1001}",
+        "(" * 1300 + "a" + ")" * 1300,
+        "(" * 3000 + "a" + ")" * 3000,
+        "\ud800",
+        "(?<=a)b",
+    ],
     ids=["huge-count", "count-over-1000", "1300-nested", "3000-nested", "surrogate", "lookbehind"],
 )
 async def test_regexes_that_overflow_or_recurse(sandbox: Sandbox, pattern: str) -> None:
@@ -63,7 +70,9 @@ async def test_regexes_that_overflow_or_recurse(sandbox: Sandbox, pattern: str) 
         assert "searched 1 files" in text
 
 
-@pytest.mark.parametrize("url", ["\x01http://example.com/", "\x00http://x/", "http://exa mple.com/", "http://x/\ud800"])
+@pytest.mark.parametrize(
+    "url", ["\x01http://example.com/", "\x00http://x/", "http://exa mple.com/", "http://x/\ud800"]
+)
 async def test_urls_with_control_characters(sandbox: Sandbox, url: str) -> None:
     assert "control character" in await refused(sandbox.tools, "fetch_web_page", url=url)
 
@@ -74,7 +83,9 @@ async def test_non_finite_numbers_in_arguments(sandbox: Sandbox, value: float) -
     assert "integer" in await refused(sandbox.tools, "read_file", path="f.txt", limit=value)
     assert "integer" in await refused(sandbox.tools, "read_file", path="f.txt", offset=value)
     assert "integer" in await refused(sandbox.tools, "search_files", pattern="x", max_results=value)
-    assert "finite" in await refused(sandbox.tools, "run_shell_command", command="true", timeout_seconds=value)
+    assert "finite" in await refused(
+        sandbox.tools, "run_shell_command", command="true", timeout_seconds=value
+    )
 
 
 @pytest.mark.parametrize("raw", ["NaN", "Infinity", "-Infinity", "1e400"])

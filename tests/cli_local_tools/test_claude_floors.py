@@ -28,7 +28,9 @@ LAX = ToolPolicy(effect=ToolEffect.READ, requires_approval=False)
 
 
 def _call(name: str, policy: ToolPolicy, arguments: dict[str, Any] | None = None) -> DeferredToolCall:
-    return DeferredToolCall(tool_call_id="c1", tool_name=name, arguments=json.dumps(arguments or {}), policy=policy)
+    return DeferredToolCall(
+        tool_call_id="c1", tool_name=name, arguments=json.dumps(arguments or {}), policy=policy
+    )
 
 
 def test_the_floors_are_the_cli_tools_floors() -> None:

@@ -58,7 +58,11 @@ async def test_an_adversarial_search_keeps_the_worker_heartbeating(
         ],
     )
     flow = local_tools_flow(f"flow-{key}", workspace, model_server.base_url(key))
-    env = {FLOW_TYPE_ENV: flow.flow_type, WORKSPACE_ENV: str(workspace), MODEL_URL_ENV: model_server.base_url(key)}
+    env = {
+        FLOW_TYPE_ENV: flow.flow_type,
+        WORKSPACE_ENV: str(workspace),
+        MODEL_URL_ENV: model_server.base_url(key),
+    }
     stack = AgentTestStack(
         tmp_path / "state",
         [flow],
@@ -78,7 +82,9 @@ async def test_an_adversarial_search_keeps_the_worker_heartbeating(
         sessions = stack.sessions()
         started = time.monotonic()
         await sessions.start_session(key, "search")
-        snapshot = await wait_for_agent_snapshot(sessions, key, ended, description="the turn to end", timeout=240)
+        snapshot = await wait_for_agent_snapshot(
+            sessions, key, ended, description="the turn to end", timeout=240
+        )
         took = time.monotonic() - started
         steps = await stack.read_step_history(key)
 

@@ -40,8 +40,12 @@ def test_the_terminal_never_gets_control_characters() -> None:
     assert shown == "ok[2J]0;title\nnext\tcol"
 
 
-@pytest.mark.parametrize(("tool", "extra"), [("read_file", {}), ("edit_file", {"old_string": "a", "new_string": "b"})])
-async def test_a_trailing_slash_on_a_file_is_an_error(sandbox: Sandbox, tool: str, extra: dict[str, str]) -> None:
+@pytest.mark.parametrize(
+    ("tool", "extra"), [("read_file", {}), ("edit_file", {"old_string": "a", "new_string": "b"})]
+)
+async def test_a_trailing_slash_on_a_file_is_an_error(
+    sandbox: Sandbox, tool: str, extra: dict[str, str]
+) -> None:
     (sandbox.ws / "x.txt").write_text("a\n")
     for path in ("x.txt/", "x.txt/."):
         assert "ends with '/'" in await refused(sandbox.tools, tool, path=path, **extra)

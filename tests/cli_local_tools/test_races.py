@@ -65,7 +65,9 @@ async def test_edit_file_loses_no_line_of_a_concurrent_appender(sandbox: Sandbox
     appended = int(out)
     lines = Counter(line for line in log.read_text().splitlines() if line.startswith("appended "))
     lost = appended - len(lines)
-    print(f"\nedit_file vs appender: {edited} edits, {refused} refused, {appended} lines appended, {lost} lost")
+    print(
+        f"\nedit_file vs appender: {edited} edits, {refused} refused, {appended} lines appended, {lost} lost"
+    )
     assert edited > TRIES // 2, f"only {edited} of {TRIES} edits went through"
     assert all(count == 1 for count in lines.values()), "a line was kept twice"
     assert lost == 0, f"{lost} appended lines lost in {TRIES} edits"
@@ -209,14 +211,16 @@ async def test_reads_and_searches_under_a_concurrent_swap_touch_nothing_outside(
         out, _ = swapper.communicate(timeout=30)
     events = watch.events()
     watch.close()
-    print(f"\nreads/searches vs swaps ({out.strip()} swaps): {answered} answered, {refused} refused, {len(events)} outside events")
+    print(
+        f"\nreads/searches vs swaps ({out.strip()} swaps): {answered} answered, {refused} refused, {len(events)} outside events"
+    )
     assert int(out) > 10 and refused > 0, "the race did not run"
     assert events == [], "something outside the workspace was opened or read"
 
 
-
-
-async def test_reads_of_a_directory_moved_out_and_back_answer_inside_content_or_refuse(sandbox: Sandbox) -> None:
+async def test_reads_of_a_directory_moved_out_and_back_answer_inside_content_or_refuse(
+    sandbox: Sandbox,
+) -> None:
     sub = sandbox.ws / "sub"
     sub.mkdir()
     (sub / "f.txt").write_text("inside\n")

@@ -27,7 +27,7 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 # The grandchild leaves the command's session and process group, then sleeps.
 # It writes its pid and its session id (field 6 of /proc/PID/stat).
 ESCAPER = (
-    "setsid sh -c 'echo $$ $(cut -d\" \" -f6 /proc/$$/stat) > escaped.tmp; mv escaped.tmp escaped.pid; "
+    'setsid sh -c \'echo $$ $(cut -d" " -f6 /proc/$$/stat) > escaped.tmp; mv escaped.tmp escaped.pid; '
     "exec sleep 300' > /dev/null 2>&1 < /dev/null &"
 )
 

@@ -94,7 +94,9 @@ async def harness_factory(
         stacks.append(stack)
         for _ in range(workers):
             await stack.start_worker()
-        return Harness(stack, flow, stack.sessions(flow), InvocationLog(state_dir / "invocations.jsonl"), state_dir)
+        return Harness(
+            stack, flow, stack.sessions(flow), InvocationLog(state_dir / "invocations.jsonl"), state_dir
+        )
 
     yield make
     for stack in stacks:

@@ -12,16 +12,26 @@ async def idle_after(harness: Harness, session_id: str, turns: int, timeout: flo
 
     def done(s: AgentSnapshot) -> AgentSnapshot | None:
         state = s.state
-        if state is not None and state.turn_count >= turns and state.status is AgentStatus.WAITING_FOR_USER_MESSAGE:
+        if (
+            state is not None
+            and state.turn_count >= turns
+            and state.status is AgentStatus.WAITING_FOR_USER_MESSAGE
+        ):
             return s
         return None
 
     return await wait_for_agent_snapshot(
-        harness.sessions, session_id, done, description=f"turn {turns} of {session_id} to end", timeout=timeout
+        harness.sessions,
+        session_id,
+        done,
+        description=f"turn {turns} of {session_id} to end",
+        timeout=timeout,
     )
 
 
-async def pending_interrupt(harness: Harness, session_id: str, tool_call_id: str | None = None) -> AgentInterrupt:
+async def pending_interrupt(
+    harness: Harness, session_id: str, tool_call_id: str | None = None
+) -> AgentInterrupt:
     def find(s: AgentSnapshot) -> AgentInterrupt | None:
         return next(
             (i for i in s.pending_interrupts if tool_call_id is None or i.tool_call_id == tool_call_id), None

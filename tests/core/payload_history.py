@@ -75,5 +75,7 @@ def started_steps(history: WorkflowHistory) -> list[StartedStep]:
             started = event.activity_task_started_event_attributes
             failure = started.last_failure.message if started.HasField("last_failure") else None
             size = started.last_failure.ByteSize() if started.HasField("last_failure") else 0
-            found.append(StartedStep(types[started.scheduled_event_id], started.attempt, failure or None, size))
+            found.append(
+                StartedStep(types[started.scheduled_event_id], started.attempt, failure or None, size)
+            )
     return found

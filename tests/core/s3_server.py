@@ -80,7 +80,9 @@ class MotoServer:
                 raise RuntimeError(f"moto_server exited with {self._process.returncode}:\n{self._log_tail()}")
             if time.monotonic() > deadline:
                 self.stop()
-                raise TimeoutError(f"moto_server did not answer on {self.url} within {timeout} s:\n{self._log_tail()}")
+                raise TimeoutError(
+                    f"moto_server did not answer on {self.url} within {timeout} s:\n{self._log_tail()}"
+                )
             time.sleep(0.05)  # a poll interval under the deadline above
 
     def _answers(self) -> bool:
@@ -157,7 +159,9 @@ class S3Proxy:
         self._open.update((client_writer, upstream_writer))
         try:
             await asyncio.gather(
-                _pipe(client_reader, upstream_writer), _pipe(upstream_reader, client_writer), return_exceptions=True
+                _pipe(client_reader, upstream_writer),
+                _pipe(upstream_reader, client_writer),
+                return_exceptions=True,
             )
         except asyncio.CancelledError:
             pass  # the loop ends with a connection open: asyncio's callback would log the cancel

@@ -26,7 +26,10 @@ SNAPSHOT_BYTES = 1024 * 1024
 
 def _script(turns: int) -> list[list[dict[str, object]]]:
     return [
-        [{"tool_calls": [{"id": f"r{n}", "name": "read_big", "arguments": {"n": n}}]}, {"text": f"answer {n}"}]
+        [
+            {"tool_calls": [{"id": f"r{n}", "name": "read_big", "arguments": {"n": n}}]},
+            {"text": f"answer {n}"},
+        ]
         for n in range(1, turns + 1)
     ]
 

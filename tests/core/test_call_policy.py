@@ -45,7 +45,10 @@ async def test_call_policy_uses_arguments_and_turn_settings(harness_factory: Har
         interrupt = await pending_interrupt(harness, "p-shell")
         assert interrupt.tool_call_id == "b"
         snapshot = await harness.sessions.get_agent_snapshot("p-shell")
-        assert {r.tool_call_id: r.policy.is_approval_required for r in snapshot.tool_calls} == {"a": False, "b": True}
+        assert {r.tool_call_id: r.policy.is_approval_required for r in snapshot.tool_calls} == {
+            "a": False,
+            "b": True,
+        }
         assert await harness.sessions.resolve_interrupt("p-shell", interrupt.interrupt_id, approved=False)
         await idle_after(harness, "p-shell", 1)
         assert [e["tool_call_id"] for e in harness.log.entries("tool", "sh")] == ["a"]

@@ -42,7 +42,10 @@ async def test_cancel_during_an_approval_wait(harness: Harness) -> None:
     harness.script(
         "c-approval",
         [[{"tool_calls": [call("a", "lookup"), call("w", "wire_money")]}, {"text": "never"}]],
-        {"lookup": {"effect": "read", "output": "balance 5"}, "wire_money": {"effect": "non_idempotent_write"}},
+        {
+            "lookup": {"effect": "read", "output": "balance 5"},
+            "wire_money": {"effect": "non_idempotent_write"},
+        },
     )
     await harness.sessions.start_session("c-approval", "pay")
     interrupt = await pending_interrupt(harness, "c-approval")
@@ -59,11 +62,18 @@ async def test_cancel_during_an_approval_wait(harness: Harness) -> None:
     events = (await harness.sessions.list_agent_events("c-approval")).events
     resolved = [e.data for e in events if e.type.value == "interrupt_resolved"]
     assert resolved == [
-        {"interrupt_id": interrupt.interrupt_id, "approved": False, "rejection_message": "turn cancelled", "expired": False}
+        {
+            "interrupt_id": interrupt.interrupt_id,
+            "approved": False,
+            "rejection_message": "turn cancelled",
+            "expired": False,
+        }
     ]
 
 
-async def test_cancel_during_a_write_lets_it_finish_and_cancels_reads(harness_factory: HarnessFactory) -> None:
+async def test_cancel_during_a_write_lets_it_finish_and_cancels_reads(
+    harness_factory: HarnessFactory,
+) -> None:
     harness: Harness = await harness_factory(
         tool_policies={"save": ToolPolicy(effect=ToolEffect.NON_IDEMPOTENT_WRITE, requires_approval=False)}
     )

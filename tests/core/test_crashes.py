@@ -49,7 +49,9 @@ async def test_sigkill_during_idempotent_write_repeats_it_with_the_same_key(harn
     assert harness.seen("k-iw", 2)[-1] == "upserted"
 
 
-async def test_sigkill_during_non_idempotent_write_never_runs_it_twice(harness_factory: HarnessFactory) -> None:
+async def test_sigkill_during_non_idempotent_write_never_runs_it_twice(
+    harness_factory: HarnessFactory,
+) -> None:
     harness: Harness = await harness_factory(
         tool_policies={"pay": ToolPolicy(effect=ToolEffect.NON_IDEMPOTENT_WRITE, requires_approval=False)}
     )
@@ -145,9 +147,13 @@ async def test_two_answers_delivered_together_apply_once(harness: Harness) -> No
     interrupt = await pending_interrupt(harness, "k-twice")
     harness.stack.workers[-1].kill()
     answers = [
-        asyncio.create_task(harness.sessions.resolve_interrupt("k-twice", interrupt.interrupt_id, approved=True)),
         asyncio.create_task(
-            harness.sessions.resolve_interrupt("k-twice", interrupt.interrupt_id, approved=False, rejection_message="no")
+            harness.sessions.resolve_interrupt("k-twice", interrupt.interrupt_id, approved=True)
+        ),
+        asyncio.create_task(
+            harness.sessions.resolve_interrupt(
+                "k-twice", interrupt.interrupt_id, approved=False, rejection_message="no"
+            )
         ),
     ]
     await asyncio.sleep(0.5)  # let both updates reach the server before a worker can take them

@@ -86,7 +86,9 @@ async def test_event_sequence_of_a_turn_with_two_tools_and_one_approval(harness:
 
 
 async def test_resuming_from_an_offset_replays_the_rest(harness: Harness) -> None:
-    harness.script("e-resume", [[{"tool_calls": [call("a", "lookup")]}, {"text": "ok"}]], {"lookup": {"effect": "read"}})
+    harness.script(
+        "e-resume", [[{"tool_calls": [call("a", "lookup")]}, {"text": "ok"}]], {"lookup": {"effect": "read"}}
+    )
     await harness.sessions.start_session("e-resume", "go")
     everything = await collect_until(harness.sessions.events("e-resume"), T.TURN_COMPLETED)
     cut = everything[3].offset
@@ -97,11 +99,15 @@ async def test_resuming_from_an_offset_replays_the_rest(harness: Harness) -> Non
 
 async def test_rejections_finish_exactly_once(harness: Harness) -> None:
     harness.script(
-        "e-reject", [[{"tool_calls": [call("x", "drop_db")]}, {"text": "fine"}]], {"drop_db": {"effect": "unclassified"}}
+        "e-reject",
+        [[{"tool_calls": [call("x", "drop_db")]}, {"text": "fine"}]],
+        {"drop_db": {"effect": "unclassified"}},
     )
     await harness.sessions.start_session("e-reject", "go")
     interrupt = await pending_interrupt(harness, "e-reject")
-    assert await harness.sessions.resolve_interrupt("e-reject", interrupt.interrupt_id, approved=False, rejection_message="no")
+    assert await harness.sessions.resolve_interrupt(
+        "e-reject", interrupt.interrupt_id, approved=False, rejection_message="no"
+    )
     events = await collect_until(harness.sessions.events("e-reject"), T.TURN_COMPLETED)
     finished = [e for e in events if e.type is T.TOOL_CALL_FINISHED]
     assert [(e.data["tool_call_id"], e.data["status"]) for e in finished] == [("x", "rejected")]
@@ -151,7 +157,11 @@ async def test_in_process_bus_and_a_retried_attempt(harness_factory: HarnessFact
                 seen.append(event)
                 if event.type is T.ATTEMPT_RESTARTED or event.type.is_delta:
                     live.apply(event)
-                if event.type is T.TEXT_DELTA and event.attempt == 2 and live.text("turn-1") == "right answer":
+                if (
+                    event.type is T.TEXT_DELTA
+                    and event.attempt == 2
+                    and live.text("turn-1") == "right answer"
+                ):
                     return
 
         await harness.sessions.start_session("e-retry", "question")

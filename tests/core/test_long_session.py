@@ -23,7 +23,10 @@ async def test_three_hundred_turns_survive_continue_as_new(harness_factory: Harn
     harness: Harness = await harness_factory(continue_as_new_after_events=600)
     session_id = "long-1"
     turns = [
-        [{"tool_calls": [{"id": "c1", "name": "lookup", "arguments": {"n": n}}]}, {"text": f"answer {n} " + "a" * 60}]
+        [
+            {"tool_calls": [{"id": "c1", "name": "lookup", "arguments": {"n": n}}]},
+            {"text": f"answer {n} " + "a" * 60},
+        ]
         if n % 10 == 0
         else [{"text": f"answer {n} " + "a" * 60}]
         for n in range(1, TURNS + 1)

@@ -44,7 +44,9 @@ async def test_a_twenty_megabyte_output_runs_once_and_the_model_sees_its_capped_
     assert len(harness.log.entries("tool", session="huge-1")) == 1
     seen = _seen_tool_result(harness, "huge-1")
     assert seen == cap_text("x" * HUGE, 1024 * 1024)
-    assert seen.endswith("cut to its first 1,048,576 of 20,000,000 bytes; the whole of it is stored with the session]")
+    assert seen.endswith(
+        "cut to its first 1,048,576 of 20,000,000 bytes; the whole of it is stored with the session]"
+    )
     snapshot = await harness.sessions.get_agent_snapshot("huge-1")
     assert snapshot.state is not None and snapshot.state.last_turn_error is None
     assert snapshot.messages[-1].message.text == "done"
@@ -58,7 +60,9 @@ async def test_a_tool_policy_caps_what_the_model_sees(harness_factory: HarnessFa
     await harness.sessions.start_session("cap-1", "dump it")
     await idle_after(harness, "cap-1", 1)
     seen = _seen_tool_result(harness, "cap-1")
-    assert seen.startswith("x" * 1000 + "\n\n[sessionflow: this output was cut to its first 1,000 of 300,000 bytes")
+    assert seen.startswith(
+        "x" * 1000 + "\n\n[sessionflow: this output was cut to its first 1,000 of 300,000 bytes"
+    )
     # The whole output stayed with the session: the stored tool message holds what the model saw.
     stored = await harness.sessions.get_message("cap-1", 3)
     assert stored.message.framework_item["content"] == seen
@@ -72,7 +76,9 @@ async def test_a_store_that_cannot_write_fails_the_step_which_retries_and_loses_
     store = PayloadStore(location=str(blocker / "payloads"))
     timings = replace(FAST, retry_initial_interval=timedelta(seconds=3))
     harness: Harness = await harness_factory(payloads=store, timings=timings)
-    harness.script("fault-1", [_tool_turn("read_big")], {"read_big": {"effect": "read", "output_bytes": 300_000}})
+    harness.script(
+        "fault-1", [_tool_turn("read_big")], {"read_big": {"effect": "read", "output_bytes": 300_000}}
+    )
     await harness.sessions.start_session("fault-1", "read it")
     handle = harness.stack.client.get_workflow_handle("fault-1")
 
@@ -98,7 +104,9 @@ async def test_threshold_zero_keeps_every_payload_out_of_the_history(
 ) -> None:
     store = PayloadStore(location=str(tmp_path / "payloads"), threshold=0)
     harness: Harness = await harness_factory(payloads=store)
-    harness.script("zero-1", [_tool_turn("lookup", "found it")], {"lookup": {"effect": "read", "output": "42"}})
+    harness.script(
+        "zero-1", [_tool_turn("lookup", "found it")], {"lookup": {"effect": "read", "output": "42"}}
+    )
     await harness.sessions.start_session("zero-1", "look it up")
     await idle_after(harness, "zero-1", 1)
     snapshot = await harness.sessions.get_agent_snapshot("zero-1")
@@ -138,7 +146,9 @@ async def test_gc_removes_a_stopped_sessions_objects_and_never_a_running_one(
     assert not (folder / "gc-stopped").exists()
     assert "gc-live" in report.kept_running and (folder / "gc-live").is_dir()
     # The live session keeps every body and takes its next turn.
-    assert len((await harness.sessions.get_message("gc-live", 3)).message.framework_item["content"]) == 100_000
+    assert (
+        len((await harness.sessions.get_message("gc-live", 3)).message.framework_item["content"]) == 100_000
+    )
     assert await harness.sessions.send_user_message("gc-live", "second")
     await idle_after(harness, "gc-live", 2)
     assert len(harness.log.entries("model", session="gc-live")) == 4

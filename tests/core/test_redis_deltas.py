@@ -54,7 +54,15 @@ async def test_deltas_reach_a_client_in_another_process_live(
     harness: Harness = await harness_factory(redis_url=redis_url)
     harness.script(
         "r-live",
-        [[{"deltas_by_attempt": {"1": ["par", "tial"], "2": ["fin", "al"]}, "fail_attempts": 1, "text": "final"}]],
+        [
+            [
+                {
+                    "deltas_by_attempt": {"1": ["par", "tial"], "2": ["fin", "al"]},
+                    "fail_attempts": 1,
+                    "text": "final",
+                }
+            ]
+        ],
     )
     seen: list[AgentEvent] = []
 

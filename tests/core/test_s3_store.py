@@ -60,7 +60,9 @@ class S3:
     bucket: str
 
     def store(self, threshold: int = 16 * 1024) -> PayloadStore:
-        return PayloadStore(location=f"s3://{self.bucket}/{PREFIX}", endpoint=self.proxy.url, threshold=threshold)
+        return PayloadStore(
+            location=f"s3://{self.bucket}/{PREFIX}", endpoint=self.proxy.url, threshold=threshold
+        )
 
     async def objects(self) -> dict[str, int]:
         # Straight to moto: the check must not depend on the proxy being up.
@@ -156,7 +158,9 @@ def session_objects(objects: dict[str, int], session_id: str) -> dict[str, int]:
 
 async def test_large_session_lives_on_s3(harness_factory: HarnessFactory, s3: S3) -> None:
     turns = 4
-    harness: Harness = await harness_factory(payloads=s3.store(), timings=S3_TIMINGS, continue_as_new_after_events=20)
+    harness: Harness = await harness_factory(
+        payloads=s3.store(), timings=S3_TIMINGS, continue_as_new_after_events=20
+    )
     session_id = "s3-large"
     script_big_reads(harness, session_id, turns)
     await harness.sessions.start_session(session_id, "read 1")
@@ -212,7 +216,9 @@ async def test_worker_sigkill_mid_turn_on_s3(harness_factory: HarnessFactory, s3
     )
     steps = await harness.stack.read_step_history(session_id)
     # Turn 1's read in one attempt, turn 2's in the one after the kill.
-    assert [(s.step_execution_id, s.final_attempt) for s in steps if s.step_type == "sessionflow.CallTool"] == [
+    assert [
+        (s.step_execution_id, s.final_attempt) for s in steps if s.step_type == "sessionflow.CallTool"
+    ] == [
         ("turn-1/tool/c1", 1),
         ("turn-2/tool/c2", 2),
     ]
@@ -251,7 +257,9 @@ async def outage_at_gate(harness: Harness, s3: S3, session_id: str, gate_name: s
     return failure
 
 
-async def last_failure_in_history(harness: Harness, session_id: str, step_type: str, attempt: int) -> str | None:
+async def last_failure_in_history(
+    harness: Harness, session_id: str, step_type: str, attempt: int
+) -> str | None:
     """The failure the history keeps on the start of the step's final attempt."""
     (history,) = await run_histories(harness.stack.client, session_id)
     (started,) = [s for s in started_steps(history) if s.step_type == step_type and s.attempt > 1]
@@ -299,7 +307,9 @@ async def test_s3_outage_while_a_model_answer_is_stored(harness_factory: Harness
     (model_step,) = await harness.stack.read_step_history(session_id)
     assert (model_step.step_type, model_step.outcome) == ("sessionflow.RunModel", "completed")
     assert model_step.final_attempt >= 2
-    kept = await last_failure_in_history(harness, session_id, "sessionflow.RunModel", model_step.final_attempt)
+    kept = await last_failure_in_history(
+        harness, session_id, "sessionflow.RunModel", model_step.final_attempt
+    )
     assert kept is not None and "S3StorageDriver store failed" in kept
     calls = harness.log.entries("model", session=session_id)
     assert [c["attempt"] for c in calls] == list(range(1, model_step.final_attempt + 1))

@@ -25,7 +25,9 @@ async def test_text_answer(harness: Harness) -> None:
     assert snapshot.state is not None and snapshot.state.last_turn_error is None
     assert harness.seen("s-text", 1) == ["hi"]
     steps = await harness.stack.read_step_history("s-text")
-    assert [(s.step_type, s.final_attempt, s.outcome) for s in steps] == [("sessionflow.RunModel", 1, "completed")]
+    assert [(s.step_type, s.final_attempt, s.outcome) for s in steps] == [
+        ("sessionflow.RunModel", 1, "completed")
+    ]
 
 
 async def test_read_tool_output_reaches_the_model(harness: Harness) -> None:
@@ -42,7 +44,11 @@ async def test_read_tool_output_reaches_the_model(harness: Harness) -> None:
     assert len(snapshot.messages) == 4
     assert harness.log.count("tool", "lookup") == 1
     steps = await harness.stack.read_step_history("s-read")
-    assert [s.step_type for s in steps] == ["sessionflow.RunModel", "sessionflow.CallTool", "sessionflow.RunModel"]
+    assert [s.step_type for s in steps] == [
+        "sessionflow.RunModel",
+        "sessionflow.CallTool",
+        "sessionflow.RunModel",
+    ]
     assert steps[1].step_execution_id == "turn-1/tool/c1"
 
 
@@ -62,7 +68,9 @@ async def test_two_reads_run_in_parallel_and_results_are_keyed_by_call_id(harnes
     await idle_after(harness, "s-par", 1)
     seen = harness.seen("s-par", 2)
     assert seen[-2:] == ["L", "R"]
-    tool_messages = [m.message.framework_item for m in (await harness.sessions.get_agent_snapshot("s-par")).messages]
+    tool_messages = [
+        m.message.framework_item for m in (await harness.sessions.get_agent_snapshot("s-par")).messages
+    ]
     assert {"role": "tool", "tool_call_id": "a", "content": "L"} in tool_messages
     assert {"role": "tool", "tool_call_id": "b", "content": "R"} in tool_messages
 
@@ -90,10 +98,16 @@ async def test_read_that_crashes_twice_then_succeeds(harness: Harness) -> None:
     assert [e["attempt"] for e in harness.log.entries("tool", "flaky")] == [1, 2, 3]
     assert harness.seen("s-crash2", 2)[-1] == "third time"
     steps = await harness.stack.read_step_history("s-crash2")
-    assert (steps[1].step_type, steps[1].final_attempt, steps[1].outcome) == ("sessionflow.CallTool", 3, "completed")
+    assert (steps[1].step_type, steps[1].final_attempt, steps[1].outcome) == (
+        "sessionflow.CallTool",
+        3,
+        "completed",
+    )
 
 
-async def test_exhausted_read_fails_and_exhausted_idempotent_write_is_outcome_unknown(harness: Harness) -> None:
+async def test_exhausted_read_fails_and_exhausted_idempotent_write_is_outcome_unknown(
+    harness: Harness,
+) -> None:
     harness.script(
         "s-exhaust",
         [[{"tool_calls": [call("r", "reader"), call("w", "writer")]}, {"text": "done"}]],
@@ -113,7 +127,9 @@ async def test_exhausted_read_fails_and_exhausted_idempotent_write_is_outcome_un
     assert seen[-1].startswith("The outcome of this tool call is unknown")
 
 
-async def test_single_attempt_write_that_fails_is_outcome_unknown_after_one_run(harness_factory: HarnessFactory) -> None:
+async def test_single_attempt_write_that_fails_is_outcome_unknown_after_one_run(
+    harness_factory: HarnessFactory,
+) -> None:
     harness: Harness = await harness_factory(
         tool_policies={"charge": ToolPolicy(effect=ToolEffect.NON_IDEMPOTENT_WRITE, requires_approval=False)}
     )
@@ -305,7 +321,10 @@ async def test_snapshot_pagination_usage_and_workflow_identity(harness: Harness)
     turns: list[list[dict[str, object]]] = [
         [{"text": f"answer {n}", "usage": {"input_tokens": 100 + n, "output_tokens": n}}] for n in range(1, 4)
     ]
-    turns[1] = [{"tool_calls": [call("c1", "lookup")], "usage": {"input_tokens": 7, "output_tokens": 3}}, *turns[1]]
+    turns[1] = [
+        {"tool_calls": [call("c1", "lookup")], "usage": {"input_tokens": 7, "output_tokens": 3}},
+        *turns[1],
+    ]
     harness.script("s-snap", turns, {"lookup": READ})
     await harness.sessions.start_session("s-snap", "q1")
     await idle_after(harness, "s-snap", 1)
@@ -408,10 +427,16 @@ async def test_session_settings_reach_the_model_step_and_the_tool_step(harness: 
     )
     await harness.sessions.start_session("s-settings", "a", settings={"model": "small"})
     await idle_after(harness, "s-settings", 1)
-    assert await harness.sessions.send_user_message("s-settings", "b", settings={"local_tools": {"shell": False}})
+    assert await harness.sessions.send_user_message(
+        "s-settings", "b", settings={"local_tools": {"shell": False}}
+    )
     await idle_after(harness, "s-settings", 2)
     models = harness.log.entries("model", session="s-settings")
-    assert [m["settings"] for m in models] == [{"model": "small"}, {"model": "small"}, {"local_tools": {"shell": False}}]
+    assert [m["settings"] for m in models] == [
+        {"model": "small"},
+        {"model": "small"},
+        {"local_tools": {"shell": False}},
+    ]
     assert harness.log.entries("tool", "lookup")[0]["settings"] == {"model": "small"}
 
 
@@ -426,7 +451,9 @@ async def test_question_tool_with_approval_gets_the_answer(harness_factory: Harn
     )
     await harness.sessions.start_session("s-ask2", "pick for me")
     interrupt = await pending_interrupt(harness, "s-ask2")
-    assert await harness.sessions.resolve_interrupt("s-ask2", interrupt.interrupt_id, approved=True, answer="blue")
+    assert await harness.sessions.resolve_interrupt(
+        "s-ask2", interrupt.interrupt_id, approved=True, answer="blue"
+    )
     await idle_after(harness, "s-ask2", 1)
     assert harness.seen("s-ask2", 2)[-1] == "the user answered: blue"
 

@@ -93,7 +93,9 @@ async def play(row: dict[str, Any], address: str, server: ScriptedModelServer) -
     if row.get("memory"):
         tools += memory_tools()
     server.script(key, [reply(r) for r in row["replies"]])
-    runner = ChatCompletionsRunner(model="scripted", tools=tools, base_url=server.base_url(key), api_key="test")
+    runner = ChatCompletionsRunner(
+        model="scripted", tools=tools, base_url=server.base_url(key), api_key="test"
+    )
     flow = AgentSessionFlow(
         runner,
         flow_type=f"scenario-{key}",
@@ -115,9 +117,13 @@ async def play(row: dict[str, Any], address: str, server: ScriptedModelServer) -
         async def settle() -> bool:
             snapshot = await sessions.get_agent_snapshot(key)
             for interrupt in snapshot.pending_interrupts:
-                await sessions.resolve_interrupt(key, interrupt.interrupt_id, approved=approve, rejection_message="no")
+                await sessions.resolve_interrupt(
+                    key, interrupt.interrupt_id, approved=approve, rejection_message="no"
+                )
             state = snapshot.state
-            return bool(state and state.turn_count == 1 and state.status is AgentStatus.WAITING_FOR_USER_MESSAGE)
+            return bool(
+                state and state.turn_count == 1 and state.status is AgentStatus.WAITING_FOR_USER_MESSAGE
+            )
 
         await wait_for_agent_snapshot(sessions, key, lambda s: s, description="the session")
         from sessionflow.testing import wait_until
@@ -171,7 +177,9 @@ async def test_scenario(row_id: str, temporal_address: str, model_server: Script
     if outcome["status"] == "stopped":
         # The next turn's model is told why the turn was cut off.
         assert outcome["next_turn_note"] is not None
-        assert outcome["next_turn_note"].startswith(f"[sessionflow] The previous turn was stopped ({expect['reason']})")
+        assert outcome["next_turn_note"].startswith(
+            f"[sessionflow] The previous turn was stopped ({expect['reason']})"
+        )
 
 
 def test_every_stop_reason_is_reached_by_a_row() -> None:

@@ -31,6 +31,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 from sessionflow import AgentSessionOptions, HarnessContext, SessionflowPlugins
+from sessionflow.plugins import build_runner
 
 plugins = SessionflowPlugins()
 plugins.load(autoload=True)
@@ -44,8 +45,8 @@ if "fixture" in frameworks:
         flow_type="fixture-flow", model="m", system_prompt=None, workspace=Path("."),
         options=AgentSessionOptions(), tools=(), settings={},
     )
-    flow = frameworks["fixture"].build_flow(ctx)
-    report["flow"] = [flow.flow_type, type(flow.runner).__name__]
+    runner = build_runner(frameworks["fixture"], ctx)
+    report["flow"] = [ctx.flow_type, type(runner).__name__]
 print(json.dumps(report))
 """
 

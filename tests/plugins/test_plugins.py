@@ -12,7 +12,6 @@ from typing import Any
 import pytest
 
 from sessionflow import (
-    AgentSessionFlow,
     AgentSessionOptions,
     ConformanceAgentSpec,
     FrameworkSpec,
@@ -34,6 +33,7 @@ from sessionflow.plugins import (
     LOAD_PLUGINS_ENV,
     PluginInfo,
     UnknownFrameworkError,
+    build_runner,
     effect_from_mcp_annotations,
     reset_plugins,
 )
@@ -113,17 +113,13 @@ def test_frameworks_returns_a_copy(plugins: SessionflowPlugins) -> None:
     assert "alpha" in plugins.frameworks()
 
 
-def test_build_flow_wraps_the_runner(plugins: SessionflowPlugins) -> None:
+def test_build_runner_returns_the_plugins_runner(plugins: SessionflowPlugins) -> None:
     plugins.register(FrameworksPlugin(make_spec("alpha")), name="p")
-    ctx = harness_context(flow_type="alpha-flow")
 
-    flow = plugins.framework("alpha").build_flow(ctx)
+    runner = build_runner(plugins.framework("alpha"), harness_context(flow_type="alpha-flow"))
 
-    assert isinstance(flow, AgentSessionFlow)
-    assert flow.flow_type == "alpha-flow"
-    assert flow.options is ctx.options
-    assert isinstance(flow.runner, EchoRunner)
-    assert flow.runner.label == "alpha"
+    assert isinstance(runner, EchoRunner)
+    assert runner.label == "alpha"
 
 
 def test_build_conformance_runner(plugins: SessionflowPlugins) -> None:
@@ -135,7 +131,7 @@ def test_build_conformance_runner(plugins: SessionflowPlugins) -> None:
     assert isinstance(runner, EchoRunner)
 
 
-def test_build_flow_errors_name_the_plugin(plugins: SessionflowPlugins) -> None:
+def test_build_runner_errors_name_the_plugin(plugins: SessionflowPlugins) -> None:
     def failing(ctx: HarnessContext) -> EchoRunner:
         raise RuntimeError("no API key")
 
@@ -150,12 +146,12 @@ def test_build_flow_errors_name_the_plugin(plugins: SessionflowPlugins) -> None:
     )
 
     with pytest.raises(PluginError, match="no API key") as raised:
-        plugins.framework("failing").build_flow(harness_context())
+        build_runner(plugins.framework("failing"), harness_context())
     assert raised.value.plugin == "adapter"
     assert isinstance(raised.value.__cause__, RuntimeError)
 
     with pytest.raises(PluginError, match="does not implement AgentFrameworkRunner") as raised:
-        plugins.framework("wrong").build_flow(harness_context())
+        build_runner(plugins.framework("wrong"), harness_context())
     assert raised.value.plugin == "adapter"
     assert "'adapter'" in str(raised.value)
 

@@ -46,7 +46,12 @@ SCENARIOS: dict[str, tuple[list[list[dict[str, Any]]], dict[str, Any]]] = {
     # The answer arrives while the model step that raises the approval still runs; the
     # update is accepted and waits for the step's result.
     "early-answer": (
-        [[{"gate": "early", "tool_calls": [{"id": "w", "name": "publish", "arguments": {}}]}, {"text": "done"}]],
+        [
+            [
+                {"gate": "early", "tool_calls": [{"id": "w", "name": "publish", "arguments": {}}]},
+                {"text": "done"},
+            ]
+        ],
         {"publish": {"effect": "non_idempotent_write"}},
     ),
 }
@@ -78,7 +83,9 @@ async def record(names: list[str]) -> None:
                         gate_name, interrupt_id = EARLY_ANSWERS[name]
                         gate = FileGate(root / "state", gate_name)
                         await gate.wait_until_reached()
-                        early = asyncio.create_task(sessions.resolve_interrupt(name, interrupt_id, approved=True))
+                        early = asyncio.create_task(
+                            sessions.resolve_interrupt(name, interrupt_id, approved=True)
+                        )
                         await asyncio.sleep(1)
                         gate.release()
                         if not await early:

@@ -35,15 +35,24 @@ NAME = "upgrade-from-v1"
 TURNS: list[list[dict[str, Any]]] = [
     [{"tool_calls": [{"id": "r1", "name": "read_big", "arguments": {}}]}, {"text": "read it"}],
     [{"tool_calls": [{"id": "w2", "name": "publish", "arguments": {}}]}, {"text": "published"}],
-    [{"tool_calls": [{"id": "r3", "name": "read_big", "arguments": {"again": True}}]}, {"text": "read again"}],
+    [
+        {"tool_calls": [{"id": "r3", "name": "read_big", "arguments": {"again": True}}]},
+        {"text": "read again"},
+    ],
 ]
-TOOLS: dict[str, Any] = {"read_big": {"effect": "read", "output_bytes": 300_000}, "publish": {"effect": "non_idempotent_write"}}
+TOOLS: dict[str, Any] = {
+    "read_big": {"effect": "read", "output_bytes": 300_000},
+    "publish": {"effect": "non_idempotent_write"},
+}
 
 
 def _turn_done(turn: int):
     def done(snapshot: AgentSnapshot) -> bool | None:
         state = snapshot.state
-        return bool(state and state.turn_count >= turn and state.status is AgentStatus.WAITING_FOR_USER_MESSAGE) or None
+        return (
+            bool(state and state.turn_count >= turn and state.status is AgentStatus.WAITING_FOR_USER_MESSAGE)
+            or None
+        )
 
     return done
 
@@ -58,7 +67,9 @@ async def record(old_python: str) -> None:
                 retry_initial_interval=timedelta(milliseconds=100), heartbeat_interval=timedelta(seconds=1)
             )
             state = root / "state"
-            flow = save_scripted_flow(state, "replay-recorder", timings=timings, continue_as_new_after_events=20)
+            flow = save_scripted_flow(
+                state, "replay-recorder", timings=timings, continue_as_new_after_events=20
+            )
             write_script(state, NAME, TURNS, TOOLS)
             sessions = AgentSessionClient(client, flow)
             env = {**os.environ, "SESSIONFLOW_SERVER_ADDRESS": server.address, STATE_DIR_ENV: str(state)}
@@ -70,7 +81,11 @@ async def record(old_python: str) -> None:
                 await wait_for_agent_snapshot(sessions, NAME, _turn_done(1), description="turn 1", timeout=60)
                 await sessions.send_user_message(NAME, "turn 2")
                 await wait_for_agent_snapshot(
-                    sessions, NAME, lambda s: bool(s.pending_interrupts) or None, description="approval", timeout=60
+                    sessions,
+                    NAME,
+                    lambda s: bool(s.pending_interrupts) or None,
+                    description="approval",
+                    timeout=60,
                 )
             finally:
                 os.killpg(old.pid, signal.SIGKILL)

@@ -31,7 +31,9 @@ def in_turn() -> SessionModel:
     return model
 
 
-def calls(*specs: tuple[str, str, str], policy: ToolPolicy = READ, error: str | None = None) -> ToolCallsRequested:
+def calls(
+    *specs: tuple[str, str, str], policy: ToolPolicy = READ, error: str | None = None
+) -> ToolCallsRequested:
     return ToolCallsRequested(
         framework_run_state="rs",
         tool_calls=[
@@ -103,7 +105,9 @@ def test_repeats_allowed_by_policy() -> None:
     allow = ToolPolicy(effect=ToolEffect.READ, allow_repeats=True)
     model.request_tools(calls(("a", "poll", "{}"), policy=allow), now=NOW, deadline=None, budget=budget)
     finish(model)
-    records = model.request_tools(calls(("b", "poll", "{}"), policy=allow), now=NOW, deadline=None, budget=budget)
+    records = model.request_tools(
+        calls(("b", "poll", "{}"), policy=allow), now=NOW, deadline=None, budget=budget
+    )
     assert records[0].status is AgentToolCallStatus.PENDING and model.stop_reason is None
 
 
@@ -111,7 +115,10 @@ def test_tool_budget_refuses_calls_past_the_limit() -> None:
     model = in_turn()
     budget = Budget(max_tool_calls_per_turn=2)
     records = model.request_tools(
-        calls(("a", "s", '{"q":1}'), ("b", "s", '{"q":2}'), ("c", "s", '{"q":3}')), now=NOW, deadline=None, budget=budget
+        calls(("a", "s", '{"q":1}'), ("b", "s", '{"q":2}'), ("c", "s", '{"q":3}')),
+        now=NOW,
+        deadline=None,
+        budget=budget,
     )
     assert [r.status for r in records] == [
         AgentToolCallStatus.PENDING,
@@ -124,28 +131,38 @@ def test_tool_budget_refuses_calls_past_the_limit() -> None:
 def test_consecutive_refusals_make_the_turn_stuck() -> None:
     model = in_turn()
     budget = Budget(max_stuck=2)
-    model.request_tools(calls(("a", "x", "{}"), error="not_allowed: no"), now=NOW, deadline=None, budget=budget)
+    model.request_tools(
+        calls(("a", "x", "{}"), error="not_allowed: no"), now=NOW, deadline=None, budget=budget
+    )
     assert model.stop_reason is None
     model.resume_model()
-    model.request_tools(calls(("b", "x", "{}"), error="invalid_arguments: bad"), now=NOW, deadline=None, budget=budget)
+    model.request_tools(
+        calls(("b", "x", "{}"), error="invalid_arguments: bad"), now=NOW, deadline=None, budget=budget
+    )
     assert model.stop_reason == "stuck"
 
 
 def test_an_accepted_call_resets_the_refusal_run() -> None:
     model = in_turn()
     budget = Budget(max_stuck=2)
-    model.request_tools(calls(("a", "x", "{}"), error="not_allowed: no"), now=NOW, deadline=None, budget=budget)
+    model.request_tools(
+        calls(("a", "x", "{}"), error="not_allowed: no"), now=NOW, deadline=None, budget=budget
+    )
     model.resume_model()
     model.request_tools(calls(("b", "s", "{}")), now=NOW, deadline=None, budget=budget)
     finish(model)
-    model.request_tools(calls(("c", "x", "{}"), error="not_allowed: no"), now=NOW, deadline=None, budget=budget)
+    model.request_tools(
+        calls(("c", "x", "{}"), error="not_allowed: no"), now=NOW, deadline=None, budget=budget
+    )
     assert model.stop_reason is None
 
 
 def test_refused_proposals_raise_no_interrupt() -> None:
     model = in_turn()
     write = ToolPolicy(effect=ToolEffect.NON_IDEMPOTENT_WRITE)
-    model.request_tools(calls(("a", "x", "{}"), policy=write, error="not_allowed: no"), now=NOW, deadline=None)
+    model.request_tools(
+        calls(("a", "x", "{}"), policy=write, error="not_allowed: no"), now=NOW, deadline=None
+    )
     assert model.pending_interrupts == []
     assert model.tool_calls["a"].status is AgentToolCallStatus.REJECTED
 

@@ -555,9 +555,13 @@ def test_a_responder_answers_from_each_request_when_the_script_is_empty(
     assert [ask(t) for t in ("one", "two", "three")] == ["scripted first", "you said two", "you said three"]
     assert len(server.requests("shared")) == 3
     server.reset("shared")
-    assert client.post(
-        server.base_url("shared") + "/chat/completions", json={"messages": [{"role": "user", "content": "x"}]}
-    ).status_code == 500
+    assert (
+        client.post(
+            server.base_url("shared") + "/chat/completions",
+            json={"messages": [{"role": "user", "content": "x"}]},
+        ).status_code
+        == 500
+    )
 
 
 def test_base_url_shapes_and_odd_keys(server: ScriptedModelServer, client: httpx.Client) -> None:
@@ -819,7 +823,10 @@ def test_sent_texts_anthropic() -> None:
         body={
             "messages": [
                 {"role": "user", "content": "list files"},
-                {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "Bash", "input": {}}]},
+                {
+                    "role": "assistant",
+                    "content": [{"type": "tool_use", "id": "t1", "name": "Bash", "input": {}}],
+                },
                 {
                     "role": "user",
                     "content": [

@@ -91,18 +91,25 @@ async def main() -> None:
         try:
             await sessions.start_session(session_id, "My order 7 arrived broken.")
             waiting = await wait_for_agent_snapshot(
-                sessions, session_id, lambda s: s.pending_interrupts or None, description="the refund approval"
+                sessions,
+                session_id,
+                lambda s: s.pending_interrupts or None,
+                description="the refund approval",
             )
             print(f"approving {waiting[0].tool_name} {waiting[0].arguments}")
             await sessions.resolve_interrupt(session_id, waiting[0].interrupt_id, approved=True)
 
             def idle(s: AgentSnapshot) -> AgentSnapshot | None:
                 done = s.state is not None and s.state.turn_count == 1
-                return s if done and s.state and s.state.status is AgentStatus.WAITING_FOR_USER_MESSAGE else None
+                return (
+                    s if done and s.state and s.state.status is AgentStatus.WAITING_FOR_USER_MESSAGE else None
+                )
 
             snapshot = await wait_for_agent_snapshot(sessions, session_id, idle, description="the answer")
             for stored in snapshot.messages:
-                print(f"{stored.message.role.value:>9}: {stored.message.text or stored.message.framework_item}")
+                print(
+                    f"{stored.message.role.value:>9}: {stored.message.text or stored.message.framework_item}"
+                )
         finally:
             stop.set()
             await worker

@@ -93,7 +93,11 @@ async def _write(arguments: Json, root: Path) -> str:
 async def _edit(arguments: Json, root: Path) -> str:
     a = _args(arguments, "file_path", "old_string", "new_string", "replace_all")
     return await runtime.edit_file(
-        root, a.text("file_path"), a.text("old_string"), a.text("new_string"), replace_all=a.flag("replace_all")
+        root,
+        a.text("file_path"),
+        a.text("old_string"),
+        a.text("new_string"),
+        replace_all=a.flag("replace_all"),
     )
 
 
@@ -169,7 +173,9 @@ def _expand_braces(globs: list[str]) -> list[str]:
     for glob in globs:
         start, end = glob.find("{"), glob.find("}")
         if 0 <= start < end:
-            expanded += [f"{glob[:start]}{choice}{glob[end + 1 :]}" for choice in glob[start + 1 : end].split(",")]
+            expanded += [
+                f"{glob[:start]}{choice}{glob[end + 1 :]}" for choice in glob[start + 1 : end].split(",")
+            ]
         else:
             expanded.append(glob)
     return expanded

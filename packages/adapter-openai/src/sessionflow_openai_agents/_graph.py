@@ -74,7 +74,9 @@ class AgentGraph:
         self.agents: dict[str, Agent[Any]] = agents
         self.static_tools = _static_tools(agents)
         self.handoffs: dict[str, str] = {
-            _handoff_tool_name(item): _target_name(item) for agent in agents.values() for item in agent.handoffs
+            _handoff_tool_name(item): _target_name(item)
+            for agent in agents.values()
+            for item in agent.handoffs
         }
 
     async def snapshot(self, run_context: RunContextWrapper[Any]) -> GraphSnapshot:
@@ -150,7 +152,9 @@ def _static_tools(agents: Mapping[str, Agent[Any]]) -> dict[str, ToolEntry]:
     found: dict[str, ToolEntry] = {}
     for agent in agents.values():
         for tool in agent.tools:
-            if isinstance(tool, _LOCAL_TOOL_TYPES) or (isinstance(tool, ShellTool) and tool.executor is not None):
+            if isinstance(tool, _LOCAL_TOOL_TYPES) or (
+                isinstance(tool, ShellTool) and tool.executor is not None
+            ):
                 raise AgentGraphError(
                     f"agent {agent.name!r}: {type(tool).__name__} runs in-process without a durable step; "
                     "wrap the action in a function tool instead"
@@ -193,7 +197,9 @@ def _gate(tool: Tool, stub: Any) -> Tool:
     return tool
 
 
-def _redirect(item: Agent[Any] | Handoff[Any, Any], clones: Mapping[str, Agent[Any]]) -> Agent[Any] | Handoff[Any, Any]:
+def _redirect(
+    item: Agent[Any] | Handoff[Any, Any], clones: Mapping[str, Agent[Any]]
+) -> Agent[Any] | Handoff[Any, Any]:
     if isinstance(item, Agent):
         return clones[item.name]
     redirected = copy.copy(item)

@@ -28,10 +28,14 @@ Json = dict[str, Any]
 def user_message(text: str, images: Sequence[ImageInput] = ()) -> FrameworkMessage:
     """A user message; images are kept as store paths and read when the model is called."""
     if not images:
-        return FrameworkMessage(role=MessageRole.USER, framework_item={"role": "user", "content": text}, text=text)
+        return FrameworkMessage(
+            role=MessageRole.USER, framework_item={"role": "user", "content": text}, text=text
+        )
     parts: list[Json] = [{"type": "input_text", "text": text}]
     parts += [{"type": "image_ref", "path": image.path, "media_type": image.media_type} for image in images]
-    return FrameworkMessage(role=MessageRole.USER, framework_item={"role": "user", "content": parts}, text=text)
+    return FrameworkMessage(
+        role=MessageRole.USER, framework_item={"role": "user", "content": parts}, text=text
+    )
 
 
 def model_input(messages: Sequence[AgentMessage]) -> list[TResponseInputItem]:
@@ -47,7 +51,13 @@ def _wire_item(item: Json) -> Json:
     for part in cast(list[Json], content):
         if part.get("type") == "image_ref":
             data = base64.b64encode(Path(str(part["path"])).read_bytes()).decode()
-            parts.append({"type": "input_image", "detail": "auto", "image_url": f"data:{part['media_type']};base64,{data}"})
+            parts.append(
+                {
+                    "type": "input_image",
+                    "detail": "auto",
+                    "image_url": f"data:{part['media_type']};base64,{data}",
+                }
+            )
         else:
             parts.append(part)
     return {**item, "content": parts}

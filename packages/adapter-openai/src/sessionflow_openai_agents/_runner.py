@@ -139,7 +139,9 @@ class OpenAIAgentsRunner:
         graph = self._graph()
         context = self._context(turn.flow_id)
         snapshot = await graph.snapshot(RunContextWrapper(context=context))
-        outputs = {call_id: describe_tool_call_outcome(r) for call_id, r in turn.tool_calls.items() if r.is_final}
+        outputs = {
+            call_id: describe_tool_call_outcome(r) for call_id, r in turn.tool_calls.items() if r.is_final
+        }
         start = snapshot.gated(outputs)
         turn_input = model_input(turn.messages)
         with self._trace_scope():
@@ -193,12 +195,17 @@ class OpenAIAgentsRunner:
                     messages.append(answer_message(result.final_output))
                 return TurnCompleted(new_messages=messages, usage=usage)
             state = result.to_state()
-            handoff = next((i for i in result.new_items[items_before:] if isinstance(i, HandoffCallItem)), None)
+            handoff = next(
+                (i for i in result.new_items[items_before:] if isinstance(i, HandoffCallItem)), None
+            )
             if handoff is not None:
                 raw = handoff.raw_item
                 assert isinstance(raw, ResponseFunctionToolCall)
                 call = DeferredToolCall(
-                    tool_call_id=raw.call_id, tool_name=raw.name, arguments=raw.arguments, policy=HANDOFF_POLICY
+                    tool_call_id=raw.call_id,
+                    tool_name=raw.name,
+                    arguments=raw.arguments,
+                    policy=HANDOFF_POLICY,
                 )
                 return ToolCallsRequested(
                     framework_run_state=dump_run_state(state, turn_input), tool_calls=[call], usage=usage
@@ -206,7 +213,9 @@ class OpenAIAgentsRunner:
             run_input, context = state, None
         raise SessionStateError(f"the agent made {_MAX_MODEL_CALLS_PER_STEP} model calls without an outcome")
 
-    def _deferred(self, item: ToolApprovalItem, snapshot: GraphSnapshot, turn: AgentTurnContext) -> DeferredToolCall:
+    def _deferred(
+        self, item: ToolApprovalItem, snapshot: GraphSnapshot, turn: AgentTurnContext
+    ) -> DeferredToolCall:
         call_id = item.call_id
         if not call_id:
             raise SessionStateError(f"tool call to {item.name!r} has no call ID")
@@ -228,7 +237,9 @@ class OpenAIAgentsRunner:
         if target is not None and record.tool_name not in graph.static_tools:
             return ToolExecutionResult(output=json.dumps({"assistant": target}))
         if _hosted_mcp_label(graph, record.tool_name) is not None:
-            return ToolExecutionResult(output="approved; the hosted MCP server runs it in the next model call")
+            return ToolExecutionResult(
+                output="approved; the hosted MCP server runs it in the next model call"
+            )
         context = self._context(call.flow_id)
         snapshot = await graph.snapshot(RunContextWrapper(context=context))
         entry = snapshot.tools.get(record.tool_name)
@@ -240,7 +251,10 @@ class OpenAIAgentsRunner:
             tool_call_id=record.tool_call_id,
             tool_arguments=record.arguments,
             tool_call=ResponseFunctionToolCall(
-                type="function_call", call_id=record.tool_call_id, name=record.tool_name, arguments=record.arguments
+                type="function_call",
+                call_id=record.tool_call_id,
+                name=record.tool_name,
+                arguments=record.arguments,
             ),
             agent=entry.agent,
             run_config=self._run_config,

@@ -21,7 +21,12 @@ from sessionflow.session import SessionStateError
 __all__ = ["dump_run_state", "load_run_state"]
 
 FORMAT = "sessionflow-openai-agents/1"
-_NO_CONTEXT_META = {"original_type": "none", "serialized_via": "none", "requires_deserializer": False, "omitted": False}
+_NO_CONTEXT_META = {
+    "original_type": "none",
+    "serialized_via": "none",
+    "requires_deserializer": False,
+    "omitted": False,
+}
 
 
 def _no_context(context: Any) -> dict[str, Any]:

@@ -52,7 +52,9 @@ class StepHooks(RunHooks[Any]):
         if self.inner is not None:
             await self.inner.on_llm_start(context, agent, system_prompt, input_items)
 
-    async def on_llm_end(self, context: RunContextWrapper[Any], agent: Agent[Any], response: ModelResponse) -> None:
+    async def on_llm_end(
+        self, context: RunContextWrapper[Any], agent: Agent[Any], response: ModelResponse
+    ) -> None:
         if self.inner is not None:
             await self.inner.on_llm_end(context, agent, response)
 
@@ -64,7 +66,9 @@ class StepHooks(RunHooks[Any]):
         if self.inner is not None:
             await self.inner.on_agent_end(context, agent, output)
 
-    async def on_handoff(self, context: RunContextWrapper[Any], from_agent: Agent[Any], to_agent: Agent[Any]) -> None:
+    async def on_handoff(
+        self, context: RunContextWrapper[Any], from_agent: Agent[Any], to_agent: Agent[Any]
+    ) -> None:
         if self.inner is not None:
             await self.inner.on_handoff(context, from_agent, to_agent)
 
@@ -72,7 +76,9 @@ class StepHooks(RunHooks[Any]):
         if self.inner is not None:
             await self.inner.on_tool_start(context, agent, tool)
 
-    async def on_tool_end(self, context: RunContextWrapper[Any], agent: Agent[Any], tool: Tool, result: object) -> None:
+    async def on_tool_end(
+        self, context: RunContextWrapper[Any], agent: Agent[Any], tool: Tool, result: object
+    ) -> None:
         if self.inner is not None:
             await self.inner.on_tool_end(context, agent, tool, result)
 

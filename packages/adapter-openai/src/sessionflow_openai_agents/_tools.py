@@ -25,7 +25,9 @@ __all__ = [
     "tool_output_text",
 ]
 
-_INVOCATION: ContextVar[ToolInvocation | None] = ContextVar("sessionflow_openai_agents_invocation", default=None)
+_INVOCATION: ContextVar[ToolInvocation | None] = ContextVar(
+    "sessionflow_openai_agents_invocation", default=None
+)
 
 ToolInvoker = Callable[[ToolContext[Any], str], Awaitable[Any]]
 
@@ -81,7 +83,9 @@ async def run_function_tool(tool: FunctionTool, context: ToolContext[Any], argum
     except TimeoutError:
         if tool.timeout_behavior == "raise_exception":
             raise
-        message = default_tool_timeout_error_message(tool_name=tool.name, timeout_seconds=tool.timeout_seconds)
+        message = default_tool_timeout_error_message(
+            tool_name=tool.name, timeout_seconds=tool.timeout_seconds
+        )
         raise ToolExecutionError(message) from None
 
 

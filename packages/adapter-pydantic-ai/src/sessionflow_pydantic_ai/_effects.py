@@ -35,7 +35,9 @@ def framework_effect(tool_def: ToolDefinition | None) -> ToolEffect | None:
     return None
 
 
-def deferred_tool_call(call: ToolCallPart, tool_def: ToolDefinition | None, turn: AgentTurnContext) -> DeferredToolCall:
+def deferred_tool_call(
+    call: ToolCallPart, tool_def: ToolDefinition | None, turn: AgentTurnContext
+) -> DeferredToolCall:
     """The session's record of one call: explicit policy, else the tool's metadata, else the default.
 
     A tool Pydantic AI marks ``requires_approval=True`` keeps asking for approval unless an

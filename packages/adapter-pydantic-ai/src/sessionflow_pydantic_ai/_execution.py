@@ -35,7 +35,9 @@ from sessionflow.session import AgentToolCall, ToolExecutionError
 
 __all__ = ["current_tool_invocation", "execute_tool_call"]
 
-_INVOCATION: ContextVar[ToolInvocation | None] = ContextVar("sessionflow_pydantic_ai_invocation", default=None)
+_INVOCATION: ContextVar[ToolInvocation | None] = ContextVar(
+    "sessionflow_pydantic_ai_invocation", default=None
+)
 
 _PROMPT = "(sessionflow runs one tool call the model requested earlier)"
 
@@ -98,7 +100,9 @@ async def execute_tool_call(
     finally:
         _INVOCATION.reset(token)
     if isinstance(node, End):
-        raise RuntimeError(f"Pydantic AI ended the run instead of returning tool call {record.tool_call_id!r}")
+        raise RuntimeError(
+            f"Pydantic AI ended the run instead of returning tool call {record.tool_call_id!r}"
+        )
     return _returned_text(node.request, record)
 
 

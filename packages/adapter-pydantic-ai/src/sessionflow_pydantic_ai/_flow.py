@@ -44,13 +44,19 @@ def pydantic_ai_session_flow(
         instructions_override=instructions_override,
     )
     return AgentSessionFlow(
-        runner, flow_type=flow_type, options=with_tool_source_policies(options or AgentSessionOptions(), tool_sources)
+        runner,
+        flow_type=flow_type,
+        options=with_tool_source_policies(options or AgentSessionOptions(), tool_sources),
     )
 
 
-def with_tool_source_policies(options: AgentSessionOptions, tool_sources: Sequence[ToolSpec]) -> AgentSessionOptions:
+def with_tool_source_policies(
+    options: AgentSessionOptions, tool_sources: Sequence[ToolSpec]
+) -> AgentSessionOptions:
     """`options` with each spec's explicit policy added, where the options have none for that tool."""
-    added = {s.name: s.policy for s in tool_sources if s.policy is not None and s.name not in options.tool_policies}
+    added = {
+        s.name: s.policy for s in tool_sources if s.policy is not None and s.name not in options.tool_policies
+    }
     if not added:
         return options
     return replace(options, tool_policies={**options.tool_policies, **added})

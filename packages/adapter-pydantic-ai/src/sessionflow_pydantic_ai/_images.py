@@ -60,4 +60,6 @@ def _image_bytes(content: UserContent) -> UserContent:
     metadata = content.vendor_metadata if isinstance(content, ImageUrl) else None
     if not metadata or _PATH_KEY not in metadata:
         return content
-    return BinaryContent(data=Path(str(metadata[_PATH_KEY])).read_bytes(), media_type=str(metadata[_MEDIA_TYPE_KEY]))
+    return BinaryContent(
+        data=Path(str(metadata[_PATH_KEY])).read_bytes(), media_type=str(metadata[_MEDIA_TYPE_KEY])
+    )

@@ -100,7 +100,11 @@ class RunState:
 
     def to_json(self) -> str:
         return json.dumps(
-            {"version": RUN_STATE_VERSION, "messages": dump_messages(self.messages), "deferred": self.deferred},
+            {
+                "version": RUN_STATE_VERSION,
+                "messages": dump_messages(self.messages),
+                "deferred": self.deferred,
+            },
             separators=(",", ":"),
         )
 

@@ -121,7 +121,9 @@ async def run_model_call(
                 await _stream_request(node, run, events)
                 requested = True
             elif isinstance(node, CallToolsNode) and requested:
-                deferred = [c for c in node.model_response.tool_calls if not definitions.is_output_tool(c.tool_name)]
+                deferred = [
+                    c for c in node.model_response.tool_calls if not definitions.is_output_tool(c.tool_name)
+                ]
                 if deferred:
                     return ModelStepResult(
                         new_messages=run.new_messages(),
@@ -157,6 +159,10 @@ def _retry_feedback(node: ModelRequestNode[Any, Any]) -> str:
         if isinstance(part, ToolReturnPart):
             feedback.append(part.model_response_str(wrap_if_error=False))
         elif isinstance(part, RetryFeedbackPart):
-            feedback.append(part.content if isinstance(part.content, str) else pydantic_core.to_json(part.content).decode())
+            feedback.append(
+                part.content
+                if isinstance(part.content, str)
+                else pydantic_core.to_json(part.content).decode()
+            )
     detail = "; ".join(feedback) or "no usable output"
     return f"Pydantic AI rejected the model's output and would ask the model again: {detail}"

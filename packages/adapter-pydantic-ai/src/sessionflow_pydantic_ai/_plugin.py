@@ -39,7 +39,9 @@ def _build_runner(ctx: HarnessContext) -> PydanticAIRunner:
 def _build_conformance_runner(spec: ConformanceAgentSpec) -> PydanticAIRunner:
     from sessionflow_pydantic_ai._models import model_for_api
 
-    model = model_for_api(spec.api or "chat_completions", spec.model, base_url=spec.model_base_url, api_key="test")
+    model = model_for_api(
+        spec.api or "chat_completions", spec.model, base_url=spec.model_base_url, api_key="test"
+    )
     return _runner(model, spec.system_prompt, spec.tools)
 
 

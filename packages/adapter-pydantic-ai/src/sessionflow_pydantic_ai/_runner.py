@@ -82,7 +82,9 @@ class PydanticAIRunner:
         self._agent_lock = threading.Lock()
         self._deps_factory = deps_factory
         self.tool_sources: tuple[ToolSpec, ...] = tuple(tool_sources)
-        self._toolsets: list[AbstractToolset[Any]] = [tool_spec_toolset(self.tool_sources)] if tool_sources else []
+        self._toolsets: list[AbstractToolset[Any]] = (
+            [tool_spec_toolset(self.tool_sources)] if tool_sources else []
+        )
         self._model_override = model_override
         self._instructions_override = instructions_override
 
@@ -94,7 +96,9 @@ class PydanticAIRunner:
                 source = self._agent_source
                 built = source() if callable(source) else source
                 if not isinstance(built, AbstractAgent):  # pyright: ignore[reportUnnecessaryIsInstance]
-                    raise TypeError(f"the agent factory returned {type(built).__name__}, expected a pydantic_ai Agent")
+                    raise TypeError(
+                        f"the agent factory returned {type(built).__name__}, expected a pydantic_ai Agent"
+                    )
                 self._agent = built
             return self._agent
 
@@ -166,7 +170,9 @@ class PydanticAIRunner:
             return override(turn)
         return override
 
-    def _instructions(self, agent: AbstractAgent[Any, Any], turn: AgentTurnContext) -> AbstractContextManager[None]:
+    def _instructions(
+        self, agent: AbstractAgent[Any, Any], turn: AgentTurnContext
+    ) -> AbstractContextManager[None]:
         override = self._instructions_override
         instructions = override(turn) if callable(override) else override
         if instructions is None:

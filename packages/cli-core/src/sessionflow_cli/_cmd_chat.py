@@ -60,7 +60,12 @@ async def run_chat(
         if request.prompt is not None:
             view = ChatView(out, info, stream=False, spinner=False)
             return await run_one_shot(
-                runtime, view, request.prompt, approve=request.approve, resume=request.resume, resume_hint=hint
+                runtime,
+                view,
+                request.prompt,
+                approve=request.approve,
+                resume=request.resume,
+                resume_hint=hint,
             )
         view = ChatView(out, out)
         return await TerminalChat(runtime, view, resume_hint=hint).run(request.resume)

@@ -14,7 +14,9 @@ from sessionflow_cli.config._init import ask_and_write, write_defaults
 __all__ = ["run_init"]
 
 
-def run_init(framework: str, given: str | None, *, yes: bool, print_schema: bool, out: Console, info: Console) -> int:
+def run_init(
+    framework: str, given: str | None, *, yes: bool, print_schema: bool, out: Console, info: Console
+) -> int:
     if print_schema:
         out.file.write(config_schema_text())
         out.file.flush()

@@ -48,5 +48,7 @@ def run_server(action: str, config: CliConfig, out: Console) -> int:
         out.print("Stop it with `sessionflow server stop`.", highlight=False)
         return EXIT_OK
     stopped = stop_dev_server(data_dir)
-    out.print("Stopped the embedded Temporal dev server." if stopped else "No embedded dev server was running.")
+    out.print(
+        "Stopped the embedded Temporal dev server." if stopped else "No embedded dev server was running."
+    )
     return EXIT_OK

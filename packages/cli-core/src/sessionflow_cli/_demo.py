@@ -36,7 +36,9 @@ class DemoModel:
 
     def __init__(self, tools: Sequence[ToolSpec], tour: DemoTour | None = None) -> None:
         self._tour = (
-            _Tour(tour.list, tour.read, tour.write) if tour else _cli_tour({spec.name: spec for spec in tools})
+            _Tour(tour.list, tour.read, tour.write)
+            if tour
+            else _cli_tour({spec.name: spec for spec in tools})
         )
         self._server = ScriptedModelServer()
 

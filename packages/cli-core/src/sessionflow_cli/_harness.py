@@ -16,6 +16,7 @@ from sessionflow import (
     ToolPolicy,
     ToolSpec,
 )
+from sessionflow.plugins import build_runner
 from sessionflow_cli._ask_user import ask_user_tool
 from sessionflow_cli._connectors import Connectors
 from sessionflow_cli._demo import DEMO_MODEL, DemoModel
@@ -111,7 +112,7 @@ def build_harness(
             api_key="demo" if is_demo else None,
         )
         try:
-            return spec.build_flow(context).runner
+            return build_runner(spec, context)
         except Exception as error:
             raise RuntimeFailure(f"framework {spec.name!r} could not build its agent: {error}") from error
 

@@ -80,7 +80,7 @@ def _require_browser_extra() -> None:
     if importlib.util.find_spec("playwright") is None:
         raise RuntimeFailure(
             "local_tools.browser is on, but the browser tools' extra is not installed: "
-            "pip install \"sessionflow-cli[browser]\" (or switch local_tools.browser off)"
+            'pip install "sessionflow-cli[browser]" (or switch local_tools.browser off)'
         )
 
 

@@ -34,7 +34,10 @@ exit codes: 0 success, 1 failure at run time, 2 usage or configuration error
 def _add_framework(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("-f", "--framework", default="builtin", help="the framework (default: builtin)")
     parser.add_argument(
-        "-c", "--config", metavar="FILE", help="the configuration file (default: ~/.sessionflow/<framework>.yaml)"
+        "-c",
+        "--config",
+        metavar="FILE",
+        help="the configuration file (default: ~/.sessionflow/<framework>.yaml)",
     )
 
 
@@ -47,9 +50,13 @@ def build_parser() -> argparse.ArgumentParser:
 
     chat = commands.add_parser("chat", help="chat in this terminal (the default command)")
     _add_framework(chat)
-    chat.add_argument("-y", "--yes", action="store_true", help="write and use the defaults when there is no file")
+    chat.add_argument(
+        "-y", "--yes", action="store_true", help="write and use the defaults when there is no file"
+    )
     chat.add_argument("-r", "--resume", metavar="ID", help="continue a session of this flow type")
-    chat.add_argument("-m", "--model", metavar="MODEL", help="override the configured model ('demo' runs offline)")
+    chat.add_argument(
+        "-m", "--model", metavar="MODEL", help="override the configured model ('demo' runs offline)"
+    )
     chat.add_argument("-p", "--prompt", metavar="TEXT", help="send one message, print the answer, and exit")
     chat.add_argument(
         "--approve",
@@ -68,7 +75,9 @@ def build_parser() -> argparse.ArgumentParser:
     _add_framework(sessions)
     sessions.add_argument("-m", "--model", metavar="MODEL", help="override the configured model")
 
-    connectors = commands.add_parser("connectors", help="list the connectors' tools, effects and approval rules")
+    connectors = commands.add_parser(
+        "connectors", help="list the connectors' tools, effects and approval rules"
+    )
     _add_framework(connectors)
 
     commands.add_parser("frameworks", help="list the frameworks and their capabilities")

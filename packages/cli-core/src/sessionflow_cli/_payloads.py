@@ -36,7 +36,9 @@ async def open_payload_store(configured: PayloadStore | None) -> PayloadStore:
     try:
         await asyncio.wait_for(store.probe(), PROBE_TIMEOUT)
     except TimeoutError:
-        raise UsageError(f"payload store {store.describe()} did not answer within {PROBE_TIMEOUT:g} s") from None
+        raise UsageError(
+            f"payload store {store.describe()} did not answer within {PROBE_TIMEOUT:g} s"
+        ) from None
     except PayloadStoreError as error:
         raise UsageError(str(error)) from None
     return store

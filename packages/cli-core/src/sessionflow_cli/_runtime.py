@@ -125,6 +125,8 @@ def _announce(engine: Engine, info: Console) -> None:
     elif engine.embedded:
         info.print(f"Using the Temporal dev server at {engine.address}.", highlight=False)
     else:
-        info.print(f"Using the Temporal server at {engine.address} (namespace {engine.namespace}).", highlight=False)
+        info.print(
+            f"Using the Temporal server at {engine.address} (namespace {engine.namespace}).", highlight=False
+        )
     if engine.ui_address is not None:
         info.print(f"Temporal Web UI: {engine.ui_address}", highlight=False)

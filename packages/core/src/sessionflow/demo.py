@@ -35,8 +35,15 @@ def _script(workspace: Path) -> list[list[dict[str, object]]]:
     return [
         [
             {"tool_calls": [{"id": "call-1", "name": "read_file", "arguments": {"path": notes}}]},
-            {"tool_calls": [{"id": "call-2", "name": "write_file", "arguments": {"path": notes, "text": "done"}}]},
-            {"text": "I read your notes and, with your approval, marked them done.", "deltas": ["I read ", "your notes"]},
+            {
+                "tool_calls": [
+                    {"id": "call-2", "name": "write_file", "arguments": {"path": notes, "text": "done"}}
+                ]
+            },
+            {
+                "text": "I read your notes and, with your approval, marked them done.",
+                "deltas": ["I read ", "your notes"],
+            },
         ]
     ]
 
@@ -44,8 +51,10 @@ def _script(workspace: Path) -> list[list[dict[str, object]]]:
 async def run_demo(data_dir: Path, *, approve: bool | None) -> int:
     server = await DevServer.ensure_running(DevServerConfig(data_dir=data_dir))
     print(f"engine: Temporal dev server at {server.address} ({'reused' if server.reused else 'started'})")
-    print(f"        stop it with: python -c \"from sessionflow.temporal import stop_dev_server; "
-          f"stop_dev_server('{data_dir}')\"")
+    print(
+        f'        stop it with: python -c "from sessionflow.temporal import stop_dev_server; '
+        f"stop_dev_server('{data_dir}')\""
+    )
     client = await server.connect()
     with tempfile.TemporaryDirectory(prefix="sessionflow-demo-") as folder:
         state_dir = Path(folder)
@@ -57,7 +66,10 @@ async def run_demo(data_dir: Path, *, approve: bool | None) -> int:
             state_dir,
             session_id,
             _script(workspace),
-            {"read_file": {"effect": "read", "output": "buy milk"}, "write_file": {"output": "wrote 4 bytes"}},
+            {
+                "read_file": {"effect": "read", "output": "buy milk"},
+                "write_file": {"output": "wrote 4 bytes"},
+            },
         )
         flow = AgentSessionFlow(
             ScriptedRunner(state_dir),
@@ -92,10 +104,14 @@ async def _follow(sessions: AgentSessionClient, session_id: str, approve: bool |
         for interrupt in snapshot.pending_interrupts:
             answer = approve
             if answer is None:
-                reply = await asyncio.to_thread(input, f"[approval] {interrupt.tool_name} {interrupt.arguments} [y/n] ")
+                reply = await asyncio.to_thread(
+                    input, f"[approval] {interrupt.tool_name} {interrupt.arguments} [y/n] "
+                )
                 answer = reply.strip().lower().startswith("y")
             else:
-                print(f"[approval] {interrupt.tool_name} {interrupt.arguments} -> {'yes' if answer else 'no'}")
+                print(
+                    f"[approval] {interrupt.tool_name} {interrupt.arguments} -> {'yes' if answer else 'no'}"
+                )
             await sessions.resolve_interrupt(session_id, interrupt.interrupt_id, approved=answer)
         state = snapshot.state
         if state is not None and state.turn_count and state.status is AgentStatus.WAITING_FOR_USER_MESSAGE:
@@ -103,7 +119,9 @@ async def _follow(sessions: AgentSessionClient, session_id: str, approve: bool |
                 print(f"turn failed: {state.last_turn_error}")
                 return 1
             print(f"agent> {snapshot.messages[-1].message.text}")
-            print(f"usage: {json.dumps({'requests': snapshot.usage.requests, 'tokens': snapshot.usage.total_tokens})}")
+            print(
+                f"usage: {json.dumps({'requests': snapshot.usage.requests, 'tokens': snapshot.usage.total_tokens})}"
+            )
             return 0
         await asyncio.sleep(0.05)
 

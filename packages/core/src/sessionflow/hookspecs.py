@@ -29,8 +29,7 @@ from typing import TYPE_CHECKING
 import pluggy
 
 if TYPE_CHECKING:
-    # Only for annotations: `sessionflow.plugins` imports this module at runtime.
-    from sessionflow.plugins import FrameworkSpec
+    from sessionflow.frameworks import FrameworkSpec
 
 __all__ = ["PROJECT_NAME", "hookimpl", "hookspec", "sessionflow_register_frameworks"]
 
@@ -51,7 +50,7 @@ def sessionflow_register_frameworks(register: Callable[[FrameworkSpec], None]) -
     Example::
 
         from sessionflow import hookimpl
-        from sessionflow.plugins import FrameworkCapabilities, FrameworkSpec
+        from sessionflow.frameworks import FrameworkCapabilities, FrameworkSpec
 
         @hookimpl
         def sessionflow_register_frameworks(register):

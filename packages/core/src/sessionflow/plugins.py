@@ -28,26 +28,28 @@ import importlib
 import importlib.metadata
 import inspect
 import os
-import re
 import threading
-from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
-from pathlib import Path
-from typing import Any, Literal, get_args
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, replace
+from typing import Any, Literal
 
 import pluggy
 
 from sessionflow import hookspecs
 from sessionflow._demo_tour import DemoTool, DemoTour
-from sessionflow.session import (
-    AgentFrameworkRunner,
-    AgentSessionOptions,
-    DeferredToolExecution,
-    SessionError,
-    ToolEffect,
-    ToolPolicy,
+
+# Kept importable from here for one release: they moved to `sessionflow.frameworks` and
+# `sessionflow.tool_specs`, which import no manager.
+from sessionflow.frameworks import (
+    MODEL_APIS,
+    ConformanceAgentSpec,
+    FrameworkCapabilities,
+    FrameworkSpec,
+    HarnessContext,
+    ModelApi,
 )
-from sessionflow.temporal import AgentSessionFlow
+from sessionflow.session import AgentFrameworkRunner, SessionError
+from sessionflow.tool_specs import ToolHandler, ToolInvocation, ToolSpec, effect_from_mcp_annotations
 
 __all__ = [
     "DEFAULT_PLUGINS",
@@ -71,6 +73,7 @@ __all__ = [
     "ToolInvocation",
     "ToolSpec",
     "UnknownFrameworkError",
+    "build_runner",
     "effect_from_mcp_annotations",
     "get_plugins",
     "reset_plugins",
@@ -84,16 +87,10 @@ DISABLE_AUTOLOAD_ENV = "SESSIONFLOW_DISABLE_PLUGIN_AUTOLOAD"
 DEFAULT_PLUGINS: tuple[str, ...] = ("sessionflow.builtin._plugin",)
 """Module paths of the built-in plugins, imported and registered by every `load`."""
 
-ModelApi = Literal["chat_completions", "responses", "anthropic_messages"]
-"""The model wire APIs: OpenAI Chat Completions, OpenAI Responses, Anthropic Messages."""
-
-MODEL_APIS: tuple[ModelApi, ...] = get_args(ModelApi)
-
 PluginSource = Literal["builtin", "entry_point", "module", "inline"]
 """How a plugin was registered: `DEFAULT_PLUGINS`, an entry point, a module path named
 in ``SESSIONFLOW_LOAD_PLUGINS``, or `SessionflowPlugins.register`."""
 
-_FRAMEWORK_NAME = re.compile(r"^[a-z][a-z0-9_-]*$")
 _FALSY = frozenset({"", "0", "false", "no", "off"})
 
 
@@ -135,266 +132,30 @@ class UnknownFrameworkError(PluginError, KeyError):
         return (type(self), (self.name, self.available))
 
 
-# --------------------------------------------------------------------------- tools
+# --------------------------------------------------------------------------- building
 
 
-@dataclass(frozen=True, kw_only=True)
-class ToolInvocation:
-    """Facts about one run of a tool, handed to its handler.
+def build_runner(framework: FrameworkSpec, context: HarnessContext) -> AgentFrameworkRunner:
+    """Build ``framework``'s runner for ``context``, checking what the plugin returned.
 
-    Attributes:
-        tool_call_id: The model's ID for the call.
-        idempotency_key: Equal on every attempt of this call; pass it to the system the
-            tool writes to so a retried write is applied once.
-        attempt: 1 on the first run, higher on retries.
-        session_id: The session (workflow) ID.
-        turn_id: The turn that made the call.
-        tool_name: The tool's name as the model called it.
-        session_settings: Settings of the turn that made the call; a tool authorizes
-            its call again against them on the worker that runs it.
-        answer: The person's answer given with the approval, for question tools.
+    Raises:
+        PluginError: ``build_runner`` raised or returned something that is not an
+            `AgentFrameworkRunner`; the message names the plugin and the framework.
     """
-
-    tool_call_id: str
-    idempotency_key: str
-    attempt: int
-    session_id: str = ""
-    turn_id: str = ""
-    tool_name: str = ""
-    session_settings: Mapping[str, Any] = field(default_factory=lambda: {})
-    answer: str | None = None
-
-    @classmethod
-    def from_deferred(cls, call: DeferredToolExecution) -> ToolInvocation:
-        """The invocation for a deferred tool call the session is running."""
-        return cls(
-            tool_call_id=call.tool_call.tool_call_id,
-            idempotency_key=call.idempotency_key,
-            attempt=call.attempt,
-            session_id=call.flow_id,
-            turn_id=call.turn_id,
-            tool_name=call.tool_call.tool_name,
-            session_settings=call.session_settings,
-            answer=call.tool_call.answer,
+    plugin = framework.plugin_name or None
+    try:
+        runner = framework.build_runner(context)
+    except Exception as exc:
+        raise PluginError(
+            plugin, f"framework {framework.name!r} failed to build its runner: {exc!r}"
+        ) from exc
+    if not _is_runner(runner):
+        raise PluginError(
+            plugin,
+            f"framework {framework.name!r}: build_runner returned {type(runner).__name__}, "
+            "which does not implement AgentFrameworkRunner",
         )
-
-
-ToolHandler = Callable[[dict[str, Any], ToolInvocation], Awaitable[str] | str]
-"""Runs a tool: parsed JSON arguments and the invocation in, model-visible text out."""
-
-
-def effect_from_mcp_annotations(annotations: Mapping[str, Any] | None) -> ToolEffect:
-    """Map MCP tool annotations to a `ToolEffect`.
-
-    ``readOnlyHint`` gives READ; otherwise ``idempotentHint`` gives IDEMPOTENT_WRITE;
-    everything else is UNCLASSIFIED. A hint only counts when it is literally ``true``:
-    hints come from tool servers we do not control, so a missing, false or malformed
-    hint must never make a tool look safer to retry. ``destructiveHint: false`` alone
-    stays UNCLASSIFIED because "not destructive" does not mean "safe to repeat".
-
-    Args:
-        annotations: The ``annotations`` object of an MCP tool, or None.
-    """
-    if not annotations:
-        return ToolEffect.UNCLASSIFIED
-    if annotations.get("readOnlyHint") is True:
-        return ToolEffect.READ
-    if annotations.get("idempotentHint") is True:
-        return ToolEffect.IDEMPOTENT_WRITE
-    return ToolEffect.UNCLASSIFIED
-
-
-@dataclass(frozen=True, kw_only=True)
-class ToolSpec:
-    """A framework-neutral tool: what the CLI harness and the conformance suite hand an adapter.
-
-    Attributes:
-        name: The name the model calls the tool by.
-        description: Shown to the model.
-        parameters: JSON schema of the arguments; its ``type`` must be ``"object"``.
-        effect: The tool's effect as framework metadata, or None to derive it from
-            ``mcp_annotations`` (see `framework_effect`).
-        policy: An explicit policy for this tool. It wins over ``effect``; harnesses put
-            it into `AgentSessionOptions.tool_policies`.
-        handler: Runs the tool; may be sync or async.
-        mcp_annotations: MCP ``annotations`` of the tool, when it came from an MCP server.
-    """
-
-    name: str
-    description: str
-    parameters: Mapping[str, Any]
-    effect: ToolEffect | None
-    policy: ToolPolicy | None
-    handler: ToolHandler
-    mcp_annotations: Mapping[str, Any] | None = None
-
-    def __post_init__(self) -> None:
-        if not self.name.strip():
-            raise ValueError("tool name must not be empty")
-        if self.parameters.get("type") != "object":
-            raise ValueError(
-                f"tool {self.name!r}: parameters must be a JSON schema with type 'object', "
-                f"got type {self.parameters.get('type')!r}"
-            )
-
-    @property
-    def framework_effect(self) -> ToolEffect | None:
-        """`effect` if set, else the effect a true MCP hint implies, else None.
-
-        None lets the session's `default_tool_effect` decide: an MCP tool with neither
-        `readOnlyHint` nor `idempotentHint` says nothing about its effect.
-        """
-        if self.effect is not None:
-            return self.effect
-        if self.mcp_annotations is not None:
-            effect = effect_from_mcp_annotations(self.mcp_annotations)
-            return None if effect is ToolEffect.UNCLASSIFIED else effect
-        return None
-
-    async def call(self, arguments: dict[str, Any], invocation: ToolInvocation) -> str:
-        """Run the handler, awaiting it if it is async, and check it returned text."""
-        result = self.handler(arguments, invocation)
-        text = await result if inspect.isawaitable(result) else result
-        # Handlers are plugin or user code; check the promise the type hints make.
-        return _checked_text(self.name, text)
-
-
-# --------------------------------------------------------------------------- frameworks
-
-
-@dataclass(frozen=True, kw_only=True)
-class FrameworkCapabilities:
-    """What an adapter supports; the conformance suite skips scenarios it cannot run.
-
-    Attributes:
-        parallel_tool_calls: One model response may request several tool calls.
-        reasoning_deltas: Streams reasoning/thinking text as events.
-        images: Implements `SupportsImageMessages`.
-        mcp_annotations: Reads MCP tool annotations into tool effects.
-    """
-
-    parallel_tool_calls: bool
-    reasoning_deltas: bool
-    images: bool
-    mcp_annotations: bool
-
-
-@dataclass(frozen=True, kw_only=True)
-class HarnessContext:
-    """Everything the CLI gives a framework to build the runner of one session flow.
-
-    Attributes:
-        flow_type: The flow type (workflow type and task queue) being built.
-        model: The model name as the framework expects it.
-        system_prompt: Instructions for the agent, or None.
-        workspace: Directory the agent's file tools work in.
-        options: Session options of the flow.
-        tools: Neutral tool specs the adapter must expose to its agent.
-        settings: The framework's own section of the CLI configuration.
-        model_base_url: Overrides the model provider's base URL (proxies, test servers).
-        api_key: Overrides the provider API key; never shown in the repr.
-    """
-
-    flow_type: str
-    model: str
-    system_prompt: str | None
-    workspace: Path
-    options: AgentSessionOptions
-    tools: Sequence[ToolSpec]
-    settings: Mapping[str, Any]
-    model_base_url: str | None = None
-    # Kept out of the repr so logging a context never leaks the key.
-    api_key: str | None = field(default=None, repr=False)
-
-
-@dataclass(frozen=True, kw_only=True)
-class ConformanceAgentSpec:
-    """The neutral agent the conformance suite asks an adapter to build for one conversation.
-
-    Attributes:
-        model_base_url: Base URL of the scripted model server for this conversation.
-        model: The model name to send.
-        api: The wire API to speak, or None for the framework's `FrameworkSpec.model_api`.
-        system_prompt: Instructions for the agent, or None.
-        tools: The tools the agent gets.
-    """
-
-    model_base_url: str
-    model: str
-    api: ModelApi | None = None
-    system_prompt: str | None
-    tools: Sequence[ToolSpec]
-
-
-@dataclass(frozen=True, kw_only=True)
-class FrameworkSpec:
-    """One agent framework a plugin provides.
-
-    Attributes:
-        name: Unique lowercase identifier (``^[a-z][a-z0-9_-]*$``), used on the command line.
-        description: One line for listings.
-        capabilities: What the adapter supports.
-        build_runner: Builds the runner of a session flow from the CLI's context.
-        build_conformance_runner: Builds the runner the conformance suite drives.
-        model_api: The wire API the framework speaks by default.
-        resume_texts: User text the framework itself adds to a model request that resumes
-            after tool results (a harness's "continue" prompt). It is not the person's text,
-            so the conformance suite leaves it out when it reads a request's last user text.
-        replaced_local_tool_groups: Groups of the sessionflow CLI's local tools (``files``,
-            ``shell``, ``web_fetch``, ``browser``) that the framework's own tools replace;
-            the CLI does not offer its tools of these groups to this framework.
-        demo_tour: The framework's own tools for the CLI's offline demo, for a framework
-            that replaces the CLI's ``files`` tools; None tours with the CLI's file tools.
-        plugin_name: The plugin that registered this spec; filled in by the plugin manager.
-    """
-
-    name: str
-    description: str
-    capabilities: FrameworkCapabilities
-    build_runner: Callable[[HarnessContext], AgentFrameworkRunner]
-    build_conformance_runner: Callable[[ConformanceAgentSpec], AgentFrameworkRunner]
-    model_api: ModelApi
-    resume_texts: tuple[str, ...] = ()
-    replaced_local_tool_groups: frozenset[str] = frozenset()
-    demo_tour: DemoTour | None = None
-    plugin_name: str = ""
-
-    def __post_init__(self) -> None:
-        if not _FRAMEWORK_NAME.match(self.name):
-            raise ValueError(
-                f"framework name {self.name!r} must match {_FRAMEWORK_NAME.pattern} "
-                "(lowercase letters, digits, '_' and '-', starting with a letter)"
-            )
-        if not self.description.strip():
-            raise ValueError(f"framework {self.name!r}: description must not be empty")
-        if "\n" in self.description or "\r" in self.description:
-            raise ValueError(f"framework {self.name!r}: description must be one line")
-        if any(not text.strip() for text in self.resume_texts):
-            raise ValueError(f"framework {self.name!r}: resume_texts must not contain blank text")
-        if self.model_api not in MODEL_APIS:
-            raise ValueError(
-                f"framework {self.name!r}: model_api {self.model_api!r} is not one of {', '.join(MODEL_APIS)}"
-            )
-
-    def build_flow(self, ctx: HarnessContext) -> AgentSessionFlow:
-        """Build the runner for ``ctx`` and wrap it in an `AgentSessionFlow`.
-
-        Raises:
-            PluginError: ``build_runner`` raised or returned something that is not an
-                `AgentFrameworkRunner`; the message names the plugin and the framework.
-        """
-        plugin = self.plugin_name or None
-        try:
-            runner = self.build_runner(ctx)
-        except Exception as exc:
-            raise PluginError(plugin, f"framework {self.name!r} failed to build its runner: {exc!r}") from exc
-        if not _is_runner(runner):
-            raise PluginError(
-                plugin,
-                f"framework {self.name!r}: build_runner returned {type(runner).__name__}, "
-                "which does not implement AgentFrameworkRunner",
-            )
-        return AgentSessionFlow(runner, flow_type=ctx.flow_type, options=ctx.options)
+    return runner
 
 
 # --------------------------------------------------------------------------- manager
@@ -736,12 +497,6 @@ def reset_plugins() -> None:
 
 
 # --------------------------------------------------------------------------- helpers
-
-
-def _checked_text(tool_name: str, value: object) -> str:
-    if not isinstance(value, str):
-        raise TypeError(f"tool {tool_name!r} returned {type(value).__name__}, expected str")
-    return value
 
 
 def _is_runner(value: object) -> bool:

@@ -15,8 +15,12 @@ def lookup_prices(model: str, provider: str | None = None) -> tuple[float, float
     except ImportError:  # the table is optional; explicit prices still work
         return None
     try:
-        calculation = calc_price(Usage(input_tokens=1_000_000, output_tokens=0), model_ref=model, provider_id=provider)
-        output = calc_price(Usage(input_tokens=0, output_tokens=1_000_000), model_ref=model, provider_id=provider)
+        calculation = calc_price(
+            Usage(input_tokens=1_000_000, output_tokens=0), model_ref=model, provider_id=provider
+        )
+        output = calc_price(
+            Usage(input_tokens=0, output_tokens=1_000_000), model_ref=model, provider_id=provider
+        )
     except LookupError:
         return None
     return float(calculation.total_price), float(output.total_price)

@@ -71,7 +71,9 @@ class RedisDeltaTransport:
     def _ensure_sender(self) -> None:
         with self._lock:
             if self._sender is None or not self._sender.is_alive():
-                self._sender = threading.Thread(target=self._send_loop, name="sessionflow-redis-deltas", daemon=True)
+                self._sender = threading.Thread(
+                    target=self._send_loop, name="sessionflow-redis-deltas", daemon=True
+                )
                 self._sender.start()
 
     def _send_loop(self) -> None:

@@ -52,7 +52,9 @@ def glob_files(stop: Stop, workspace: Path, pattern: str, path: str = ".", *, ab
     if not lines:
         return "No files found"
     if len(found) > MAX_GLOB_RESULTS:
-        lines.append(f"[... truncated: {len(found) - MAX_GLOB_RESULTS} more files; use a narrower pattern ...]")
+        lines.append(
+            f"[... truncated: {len(found) - MAX_GLOB_RESULTS} more files; use a narrower pattern ...]"
+        )
     if seen[0] >= MAX_ENTRIES:
         lines.append(f"[stopped after looking at {MAX_ENTRIES} entries]")
     return "\n".join(lines)

@@ -12,13 +12,20 @@ __all__ = ["edit_file", "glob_files", "list_directory", "read_file", "search_fil
 
 
 async def read_file(
-    workspace: Path, path: str, offset: int = 1, limit: int = _files.DEFAULT_READ_LINES, *, numbered: bool = False
+    workspace: Path,
+    path: str,
+    offset: int = 1,
+    limit: int = _files.DEFAULT_READ_LINES,
+    *,
+    numbered: bool = False,
 ) -> str:
     """Lines ``offset`` (1-based) to ``offset + limit - 1`` of a text file in the workspace.
 
     ``numbered`` puts each line's number and a tab before it (``cat -n``).
     """
-    return await in_thread(lambda stop: _files.read_file(stop, workspace, path, offset, limit, numbered=numbered))
+    return await in_thread(
+        lambda stop: _files.read_file(stop, workspace, path, offset, limit, numbered=numbered)
+    )
 
 
 async def glob_files(workspace: Path, pattern: str, path: str = ".", *, absolute: bool = False) -> str:

@@ -211,7 +211,9 @@ class ShellRun:
         """The text `run_shell_command` returns: the command, how it ended, both streams."""
         how, _, number = self.status.partition(" ")
         if self.timed_out:
-            ended = f"timed out after {self.timeout:g} s; the command and every process it started were killed"
+            ended = (
+                f"timed out after {self.timeout:g} s; the command and every process it started were killed"
+            )
         elif how == "signal":
             ended = f"killed by signal {number}"
         elif how == "exit":

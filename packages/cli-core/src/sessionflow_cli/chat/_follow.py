@@ -201,7 +201,11 @@ class TurnFollower:
         elif event.type is T.TURN_COMPLETED:
             self.view.quiet()
             answer = await self._final_text(turn_id)
-            if self.view.stream and answer and not self.view.streamed(turn_id).rstrip().endswith(answer.strip()):
+            if (
+                self.view.stream
+                and answer
+                and not self.view.streamed(turn_id).rstrip().endswith(answer.strip())
+            ):
                 self.view.answer(answer)
             self.view.end_line()
             return TurnResult(turn_id=turn_id, outcome="completed", answer=answer)

@@ -30,7 +30,9 @@ class _Rules:
             self.view.note(f"approved by --approve {interrupt.tool_name}")
             return Decision(approved=True)
         self.view.note(f"refused: pass --approve {interrupt.tool_name} to approve it")
-        return Decision(approved=False, reason=f"Not approved: {interrupt.tool_name} was not named with --approve.")
+        return Decision(
+            approved=False, reason=f"Not approved: {interrupt.tool_name} was not named with --approve."
+        )
 
     async def ask(self, interrupt: AgentInterrupt, question: Question) -> str | Literal[False] | None:
         self.view.note(f"declined: {DECLINED_MESSAGE}")
@@ -58,7 +60,9 @@ async def run_one_shot(
             view.line("not sent", "the session did not take the message", "red")
             return EXIT_FAILURE
         assert session.pump is not None
-        follower = TurnFollower(runtime.sessions, session.session_id, session.pump, view, _Rules(set(approve), view))
+        follower = TurnFollower(
+            runtime.sessions, session.session_id, session.pump, view, _Rules(set(approve), view)
+        )
         result = await runtime.watch(follower.follow(None))
         if result.outcome == "completed":
             view.out.print(result.answer, markup=False, highlight=False, soft_wrap=True)

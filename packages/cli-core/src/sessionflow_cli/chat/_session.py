@@ -39,11 +39,15 @@ class ChatSession:
         session.pump = EventPump(runtime.sessions, session_id, after=offset)
         return session
 
-    async def send(self, text: str, *, images: Sequence[str] = (), settings: Mapping[str, Any] | None = None) -> bool:
+    async def send(
+        self, text: str, *, images: Sequence[str] = (), settings: Mapping[str, Any] | None = None
+    ) -> bool:
         """Send a message, starting the session first when this is its first message."""
         sessions = self.runtime.sessions
         if not self.exists:
-            await sessions.start_session(self.session_id, None, environment=self.runtime.environment.as_record())
+            await sessions.start_session(
+                self.session_id, None, environment=self.runtime.environment.as_record()
+            )
             self.exists = True
             self.pump = EventPump(sessions, self.session_id)
         # Images travel through the payload store, so a worker on another machine reads them too.

@@ -72,7 +72,9 @@ class TerminalChat:
             self.session = await ChatSession.resume(self.runtime, resume)
             snapshot = await self.session.snapshot()
             turns = snapshot.state.turn_count if snapshot.state is not None else 0
-            self.view.note(f"Resuming session {resume} ({turns} turn{'' if turns == 1 else 's'}).", style="bold")
+            self.view.note(
+                f"Resuming session {resume} ({turns} turn{'' if turns == 1 else 's'}).", style="bold"
+            )
             self._print_link()
             show_history(snapshot, self.view)
             if snapshot.state is not None and snapshot.state.turn_id is not None:
@@ -80,7 +82,9 @@ class TerminalChat:
                     return EXIT_OK
         else:
             self.session = ChatSession.new(self.runtime)
-            self.view.note(f"New session {self.session.session_id}; it starts with your first message.", style="bold")
+            self.view.note(
+                f"New session {self.session.session_id}; it starts with your first message.", style="bold"
+            )
         self.view.note(_HELP)
         while True:
             try:
@@ -157,7 +161,9 @@ class TerminalChat:
         images = list(self.images)
         if images and not self.runtime.spec.capabilities.images:
             self.images.clear()
-            self.view.line("not sent", "this agent does not take images; the attached images are removed", "red")
+            self.view.line(
+                "not sent", "this agent does not take images; the attached images are removed", "red"
+            )
             return False
         first = not self.session.exists
         sent = await self.session.send(text, images=images, settings=self.settings or None)

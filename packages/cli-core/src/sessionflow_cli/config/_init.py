@@ -72,11 +72,16 @@ def ask_and_write(framework: str, path: Path, ask: Ask, *, cwd: Path) -> CliConf
         return _yes(ask(f"{text} [{'Y/n' if default else 'y/N'}]: "), default)
 
     model = question("Model (demo is the offline demo model)", str(current.get("model", "demo")))
-    workspace = question("Workspace folder, relative to the current folder", str(current.get("workspace", ".")))
-    server_text = question(
-        "Temporal server: auto, or host:port", server if isinstance(server, str) else str(server.get("address", "auto"))
+    workspace = question(
+        "Workspace folder, relative to the current folder", str(current.get("workspace", "."))
     )
-    shell_on = yes_no("Let the agent run shell commands (each waits for approval)?", bool(shell.get("enabled", True)))
+    server_text = question(
+        "Temporal server: auto, or host:port",
+        server if isinstance(server, str) else str(server.get("address", "auto")),
+    )
+    shell_on = yes_no(
+        "Let the agent run shell commands (each waits for approval)?", bool(shell.get("enabled", True))
+    )
     allow_default = ", ".join(str(item) for item in shell.get("allow", []))
     allow_text = ask(f"Shell commands that run without approval, comma-separated [{allow_default}]: ").strip()
     allow = [item.strip() for item in (allow_text or allow_default).split(",") if item.strip()]

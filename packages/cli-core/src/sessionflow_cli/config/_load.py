@@ -56,7 +56,9 @@ def parse_config(framework: str, text: str, *, path: Path, cwd: Path) -> CliConf
 
 def default_config(framework: str, *, cwd: Path) -> CliConfig:
     """The configuration of a command that runs without a file."""
-    return CliConfig(framework=framework, path=None, workspace=cwd.resolve(), media_folder=default_media_folder())
+    return CliConfig(
+        framework=framework, path=None, workspace=cwd.resolve(), media_folder=default_media_folder()
+    )
 
 
 def _build(framework: str, doc: Json, *, path: Path, cwd: Path, source: str) -> CliConfig:
@@ -67,7 +69,10 @@ def _build(framework: str, doc: Json, *, path: Path, cwd: Path, source: str) -> 
     if prompt_file_text is not None:
         if system_prompt is not None:
             raise ConfigError(
-                "conflict", "/system_prompt_file", "set system_prompt or system_prompt_file, not both", source=source
+                "conflict",
+                "/system_prompt_file",
+                "set system_prompt or system_prompt_file, not both",
+                source=source,
             )
         prompt_file = _path(prompt_file_text, base)
         if not prompt_file.is_file():
@@ -177,7 +182,9 @@ def _connectors(items: Sequence[Json], source: str) -> tuple[ConnectorConfig, ..
     for index, item in enumerate(items):
         name = str(item["name"])
         if name in seen:
-            raise ConfigError("duplicate", f"/connectors/{index}/name", f"connector {name!r} is named twice", source=source)
+            raise ConfigError(
+                "duplicate", f"/connectors/{index}/name", f"connector {name!r} is named twice", source=source
+            )
         seen.add(name)
         enabled = item.get("enabled")
         connectors.append(

@@ -70,7 +70,10 @@ def resolve_turn(config: CliConfig, settings: Mapping[str, Any] | None = None) -
         for index, name in enumerate(names):
             if name not in known:
                 raise ConfigError(
-                    "widens", f"/connectors/enabled/{index}", f"no connector {name!r} in the file", source=_SOURCE
+                    "widens",
+                    f"/connectors/enabled/{index}",
+                    f"no connector {name!r} in the file",
+                    source=_SOURCE,
                 )
         connectors = tuple(c for c in config.connectors if c.name in names)
     approval_doc = cast(Json, doc.get("approval") or {})
@@ -91,7 +94,9 @@ def _narrow_local_tools(file: LocalToolsConfig, doc: Json) -> LocalToolsConfig:
             return allowed
         wanted = bool(doc[name])
         if wanted and not allowed:
-            raise ConfigError("widens", f"/local_tools/{name}", "the file switches this group off", source=_SOURCE)
+            raise ConfigError(
+                "widens", f"/local_tools/{name}", "the file switches this group off", source=_SOURCE
+            )
         return wanted
 
     return LocalToolsConfig(
@@ -127,6 +132,9 @@ def _narrow_shell(file: ShellConfig, doc: Json) -> ShellConfig:
         timeout = float(doc["timeout"])
         if timeout > file.timeout:
             raise ConfigError(
-                "widens", "/local_tools/shell/timeout", f"the file allows at most {file.timeout:g} s", source=_SOURCE
+                "widens",
+                "/local_tools/shell/timeout",
+                f"the file allows at most {file.timeout:g} s",
+                source=_SOURCE,
             )
     return ShellConfig(enabled=enabled, allow=allow, timeout=timeout)

@@ -108,7 +108,9 @@ async def _search_files(call: _Call) -> str:
         regex=a.flag("regex"),
         ignore_case=a.flag("ignore_case"),
         include=a.optional_text("include"),
-        max_results=a.integer("max_results", runtime.DEFAULT_MAX_RESULTS, minimum=1, maximum=runtime.MAX_RESULTS),
+        max_results=a.integer(
+            "max_results", runtime.DEFAULT_MAX_RESULTS, minimum=1, maximum=runtime.MAX_RESULTS
+        ),
     )
 
 
@@ -119,7 +121,11 @@ async def _write_file(call: _Call) -> str:
 async def _edit_file(call: _Call) -> str:
     a = call.args
     return await runtime.edit_file(
-        call.workspace, a.text("path"), a.text("old_string"), a.text("new_string"), replace_all=a.flag("replace_all")
+        call.workspace,
+        a.text("path"),
+        a.text("old_string"),
+        a.text("new_string"),
+        replace_all=a.flag("replace_all"),
     )
 
 

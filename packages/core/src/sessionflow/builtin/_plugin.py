@@ -26,7 +26,11 @@ def _build_runner(ctx: HarnessContext) -> ChatCompletionsRunner:
 
 def _build_conformance_runner(spec: ConformanceAgentSpec) -> ChatCompletionsRunner:
     return ChatCompletionsRunner(
-        model=spec.model, tools=spec.tools, system_prompt=spec.system_prompt, base_url=spec.model_base_url, api_key="test"
+        model=spec.model,
+        tools=spec.tools,
+        system_prompt=spec.system_prompt,
+        base_url=spec.model_base_url,
+        api_key="test",
     )
 
 

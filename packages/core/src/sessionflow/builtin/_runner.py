@@ -75,7 +75,9 @@ class ChatCompletionsRunner:
         self.model = model
         self.tools = {spec.name: spec for spec in tools}
         self.system_prompt = system_prompt
-        self.base_url = (base_url or os.environ.get("OPENAI_BASE_URL") or "https://api.openai.com/v1").rstrip("/")
+        self.base_url = (base_url or os.environ.get("OPENAI_BASE_URL") or "https://api.openai.com/v1").rstrip(
+            "/"
+        )
         self._api_key = api_key if api_key is not None else os.environ.get("OPENAI_API_KEY", "")
         self.stream = stream
         self.timeout = timeout
@@ -85,13 +87,19 @@ class ChatCompletionsRunner:
     # -- messages ------------------------------------------------------------------------
 
     def build_user_message(self, text: str) -> FrameworkMessage:
-        return FrameworkMessage(role=MessageRole.USER, framework_item={"role": "user", "content": text}, text=text)
+        return FrameworkMessage(
+            role=MessageRole.USER, framework_item={"role": "user", "content": text}, text=text
+        )
 
     def build_user_message_with_images(self, text: str, images: Sequence[ImageInput]) -> FrameworkMessage:
         # Only the store path is kept in the session; the bytes are read at model-call time.
         parts: list[Json] = [{"type": "text", "text": text}]
-        parts += [{"type": "image_ref", "path": image.path, "media_type": image.media_type} for image in images]
-        return FrameworkMessage(role=MessageRole.USER, framework_item={"role": "user", "content": parts}, text=text)
+        parts += [
+            {"type": "image_ref", "path": image.path, "media_type": image.media_type} for image in images
+        ]
+        return FrameworkMessage(
+            role=MessageRole.USER, framework_item={"role": "user", "content": parts}, text=text
+        )
 
     # -- model ---------------------------------------------------------------------------
 
@@ -104,9 +112,19 @@ class ChatCompletionsRunner:
             items = list(cast(list[Json], state["items"]))
             for tool_call_id in cast(list[str], state["pending"]):
                 record = turn.recorded_tool_call(tool_call_id)
-                items.append({"role": "tool", "tool_call_id": tool_call_id, "content": describe_tool_call_outcome(record)})
+                items.append(
+                    {
+                        "role": "tool",
+                        "tool_call_id": tool_call_id,
+                        "content": describe_tool_call_outcome(record),
+                    }
+                )
         history = [cast(Json, m.message.framework_item) for m in turn.messages]
-        messages = ([{"role": "system", "content": self.system_prompt}] if self.system_prompt else []) + history + items
+        messages = (
+            ([{"role": "system", "content": self.system_prompt}] if self.system_prompt else [])
+            + history
+            + items
+        )
         reply = await self._complete(turn, [_wire_message(m) for m in messages])
         assistant: Json = {"role": "assistant", "content": reply.text or None}
         if reply.tool_calls:
@@ -123,8 +141,14 @@ class ChatCompletionsRunner:
                 )
                 for c in calls
             ]
-            state = {"v": RUN_STATE_VERSION, "items": [*items, assistant], "pending": [d.tool_call_id for d in deferred]}
-            return ToolCallsRequested(framework_run_state=json.dumps(state), tool_calls=deferred, usage=reply.usage)
+            state = {
+                "v": RUN_STATE_VERSION,
+                "items": [*items, assistant],
+                "pending": [d.tool_call_id for d in deferred],
+            }
+            return ToolCallsRequested(
+                framework_run_state=json.dumps(state), tool_calls=deferred, usage=reply.usage
+            )
         produced = [*items, assistant]
         return TurnCompleted(new_messages=[_framework_message(item) for item in produced], usage=reply.usage)
 
@@ -145,7 +169,11 @@ class ChatCompletionsRunner:
             body["tools"] = [
                 {
                     "type": "function",
-                    "function": {"name": s.name, "description": s.description, "parameters": dict(s.parameters)},
+                    "function": {
+                        "name": s.name,
+                        "description": s.description,
+                        "parameters": dict(s.parameters),
+                    },
                 }
                 for s in self.tools.values()
             ]
@@ -252,7 +280,9 @@ def _wire_message(item: Json) -> Json:
     for part in cast(list[Json], content):
         if part.get("type") == "image_ref":
             data = base64.b64encode(Path(str(part["path"])).read_bytes()).decode()
-            parts.append({"type": "image_url", "image_url": {"url": f"data:{part['media_type']};base64,{data}"}})
+            parts.append(
+                {"type": "image_url", "image_url": {"url": f"data:{part['media_type']};base64,{data}"}}
+            )
         else:
             parts.append(part)
     return {**item, "content": parts}

@@ -19,7 +19,11 @@ def json_schema_for(hint: Any) -> dict[str, Any]:
     args = get_args(hint)
     if origin in (Union, types.UnionType):
         options = [a for a in args if a is not type(None)]
-        schema = json_schema_for(options[0]) if len(options) == 1 else {"anyOf": [json_schema_for(a) for a in options]}
+        schema = (
+            json_schema_for(options[0])
+            if len(options) == 1
+            else {"anyOf": [json_schema_for(a) for a in options]}
+        )
         if len(options) < len(args):
             return {"anyOf": [schema, {"type": "null"}]}
         return schema

@@ -36,7 +36,9 @@ def _readable(stored: AgentMessage) -> AgentMessage:
     message = stored.message
     if message.body is not None:
         return stored
-    return replace(stored, message=replace(message, framework_item=None, text=preview_text(message.text or "")))
+    return replace(
+        stored, message=replace(message, framework_item=None, text=preview_text(message.text or ""))
+    )
 
 
 def bounded_messages(messages: Sequence[AgentMessage], max_bytes: int, *, newest: bool) -> list[AgentMessage]:

@@ -78,7 +78,9 @@ class AgentEventWriter:
             self.write_event(AgentEventType.REASONING_DELTA, {"text": text})
 
     def write_tool_call_started(self, tool_call_id: str, tool_name: str) -> None:
-        self.write_event(AgentEventType.TOOL_CALL_STARTED, {"tool_call_id": tool_call_id, "tool_name": tool_name})
+        self.write_event(
+            AgentEventType.TOOL_CALL_STARTED, {"tool_call_id": tool_call_id, "tool_name": tool_name}
+        )
 
     def write_tool_call_finished(self, tool_call_id: str, tool_name: str, status: str) -> None:
         self.write_event(
@@ -135,7 +137,9 @@ class EventLog:
         )
         self.events.append(stored)
         self.retained_bytes += _event_size(stored)
-        while len(self.events) > self.max_events or (self.retained_bytes > self.max_bytes and len(self.events) > 1):
+        while len(self.events) > self.max_events or (
+            self.retained_bytes > self.max_bytes and len(self.events) > 1
+        ):
             dropped = self.events.pop(0)
             self.retained_bytes -= _event_size(dropped)
         return stored

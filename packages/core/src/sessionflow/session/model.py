@@ -119,7 +119,9 @@ class SessionModel:
 
     # -- events --------------------------------------------------------------------------
 
-    def emit(self, event_type: AgentEventType, data: dict[str, Any], *, step: str | None = None) -> AgentEvent:
+    def emit(
+        self, event_type: AgentEventType, data: dict[str, Any], *, step: str | None = None
+    ) -> AgentEvent:
         turn_id = self.state.turn_id or ""
         return self.event_log.append(
             AgentEvent(
@@ -153,7 +155,10 @@ class SessionModel:
         if message.message_id is not None:
             if message.message_id in self.recent_message_ids:
                 return True
-            self.recent_message_ids = [*self.recent_message_ids[-(RECENT_MESSAGE_IDS - 1) :], message.message_id]
+            self.recent_message_ids = [
+                *self.recent_message_ids[-(RECENT_MESSAGE_IDS - 1) :],
+                message.message_id,
+            ]
         self.queued.append(message)
         return True
 
@@ -206,7 +211,9 @@ class SessionModel:
 
     def store_user_message(self, message: FrameworkMessage) -> AgentMessage:
         if message.role is not MessageRole.USER:
-            raise SessionStateError(f"build_user_message returned role {message.role.value!r}, expected 'user'")
+            raise SessionStateError(
+                f"build_user_message returned role {message.role.value!r}, expected 'user'"
+            )
         return self.append_message(message)
 
     def turn_messages(self) -> list[AgentMessage]:
@@ -245,16 +252,24 @@ class SessionModel:
 
     # -- budgets -------------------------------------------------------------------------
 
-    def budget_stop_before_model_call(self, budget: Budget | None, now: datetime) -> tuple[StopReason, str] | None:
+    def budget_stop_before_model_call(
+        self, budget: Budget | None, now: datetime
+    ) -> tuple[StopReason, str] | None:
         """The budget the next model call would break, checked before the call is made."""
         if budget is None:
             return None
-        if budget.max_model_calls_per_turn is not None and self.turn_model_calls >= budget.max_model_calls_per_turn:
+        if (
+            budget.max_model_calls_per_turn is not None
+            and self.turn_model_calls >= budget.max_model_calls_per_turn
+        ):
             return StopReason.STEP_BUDGET, f"the turn made {self.turn_model_calls} model calls, the limit"
         if budget.max_turn_seconds is not None and self.turn_started_at:
             elapsed = (now - datetime.fromisoformat(self.turn_started_at)).total_seconds()
             if elapsed >= budget.max_turn_seconds:
-                return StopReason.TIME_BUDGET, f"the turn ran {elapsed:.0f} s of {budget.max_turn_seconds:.0f} s"
+                return (
+                    StopReason.TIME_BUDGET,
+                    f"the turn ran {elapsed:.0f} s of {budget.max_turn_seconds:.0f} s",
+                )
         if budget.max_session_cost is not None:
             worst = budget.worst_case_next_call(self.estimated_next_input_tokens())
             if self.cost + worst > budget.max_session_cost:
@@ -277,7 +292,11 @@ class SessionModel:
             else:
                 added += estimate_tokens(stored.message.text or str(stored.message.framework_item))
         for record in self.tool_calls.values():
-            output = _tokens_of_size(record.output_ref.size) if record.output_ref else estimate_tokens(record.output or "")
+            output = (
+                _tokens_of_size(record.output_ref.size)
+                if record.output_ref
+                else estimate_tokens(record.output or "")
+            )
             added += output + estimate_tokens((record.error or "") + record.arguments)
         return self.last_input_tokens + added
 
@@ -348,7 +367,9 @@ class SessionModel:
                 arguments=call.arguments,
                 policy=call.policy,
                 deferral_order=order,
-                status=AgentToolCallStatus.AWAITING_APPROVAL if needs_approval else AgentToolCallStatus.PENDING,
+                status=AgentToolCallStatus.AWAITING_APPROVAL
+                if needs_approval
+                else AgentToolCallStatus.PENDING,
                 interrupt_id=interrupt_id,
             )
             self.tool_calls[call.tool_call_id] = record
@@ -388,7 +409,9 @@ class SessionModel:
             created.append(record)
         max_stuck = budget.max_stuck if budget is not None else None
         if self.stop_reason is None and max_stuck is not None and self.consecutive_rejections >= max_stuck:
-            self._request_stop(StopReason.STUCK, f"{self.consecutive_rejections} proposals in a row were refused")
+            self._request_stop(
+                StopReason.STUCK, f"{self.consecutive_rejections} proposals in a row were refused"
+            )
         self.run_state = outcome.framework_run_state or None
         self.run_state_ref = outcome.run_state_ref
         self.state = replace(self.state, status=AgentStatus.RUNNING_TOOLS)
@@ -408,10 +431,14 @@ class SessionModel:
         fingerprint = call_fingerprint(call.tool_name, call.arguments)
         if fingerprint in self.turn_fingerprints and not call.policy.allow_repeats:
             self.consecutive_rejections += 1
-            self._request_stop(StopReason.REPEATED_CALL, f"{call.tool_name} was called again with the same arguments")
+            self._request_stop(
+                StopReason.REPEATED_CALL, f"{call.tool_name} was called again with the same arguments"
+            )
             return f"{ProposalCode.REPEATED_CALL.value}: this exact call already ran in this turn"
         if max_tools is not None and self.turn_tool_calls >= max_tools:
-            self._request_stop(StopReason.TOOL_BUDGET, f"the turn reached its limit of {max_tools} tool calls")
+            self._request_stop(
+                StopReason.TOOL_BUDGET, f"the turn reached its limit of {max_tools} tool calls"
+            )
             return f"{ProposalCode.TOOL_BUDGET.value}: the turn reached its limit of {max_tools} tool calls"
         self.consecutive_rejections = 0
         self.turn_fingerprints.append(fingerprint)
@@ -498,9 +525,13 @@ class SessionModel:
             code = memory.forget(key, user=owner)
         if code is MemoryCode.OK:
             done = "remembered" if record.tool_name == "remember" else "forgot"
-            return self.move_tool_call(record.tool_call_id, AgentToolCallStatus.SUCCEEDED, output=f"{done} {key!r}")
+            return self.move_tool_call(
+                record.tool_call_id, AgentToolCallStatus.SUCCEEDED, output=f"{done} {key!r}"
+            )
         return self.move_tool_call(
-            record.tool_call_id, AgentToolCallStatus.FAILED, error=f"memory {record.tool_name} refused: {code.value}"
+            record.tool_call_id,
+            AgentToolCallStatus.FAILED,
+            error=f"memory {record.tool_name} refused: {code.value}",
         )
 
     # -- interrupts ----------------------------------------------------------------------
@@ -546,7 +577,12 @@ class SessionModel:
         )
 
     def _emit_resolved(
-        self, interrupt: AgentInterrupt, *, approved: bool, rejection_message: str | None, expired: bool = False
+        self,
+        interrupt: AgentInterrupt,
+        *,
+        approved: bool,
+        rejection_message: str | None,
+        expired: bool = False,
     ) -> None:
         self.emit(
             AgentEventType.INTERRUPT_RESOLVED,
@@ -566,7 +602,9 @@ class SessionModel:
             return None
         self.pending_interrupts.remove(interrupt)
         self._emit_resolved(interrupt, approved=False, rejection_message=None, expired=True)
-        return self.move_tool_call(interrupt.tool_call_id, AgentToolCallStatus.REJECTED, error=APPROVAL_EXPIRED)
+        return self.move_tool_call(
+            interrupt.tool_call_id, AgentToolCallStatus.REJECTED, error=APPROVAL_EXPIRED
+        )
 
     def reject_pending_interrupts(self, message: str) -> list[AgentToolCall]:
         """Answer every open approval with "no" (used when a turn is cancelled)."""
@@ -575,7 +613,9 @@ class SessionModel:
             self.pending_interrupts.remove(interrupt)
             self._emit_resolved(interrupt, approved=False, rejection_message=message)
             rejected.append(
-                self.move_tool_call(interrupt.tool_call_id, AgentToolCallStatus.REJECTED, rejection_message=message)
+                self.move_tool_call(
+                    interrupt.tool_call_id, AgentToolCallStatus.REJECTED, rejection_message=message
+                )
             )
         return rejected
 
@@ -595,10 +635,14 @@ class SessionModel:
         return AgentSnapshot(
             session_id=session_id,
             state=self.state if started else None,
-            messages=bounded_messages(self.messages[-SNAPSHOT_MESSAGE_LIMIT:], SNAPSHOT_MESSAGE_BYTES, newest=True),
+            messages=bounded_messages(
+                self.messages[-SNAPSHOT_MESSAGE_LIMIT:], SNAPSHOT_MESSAGE_BYTES, newest=True
+            ),
             message_count=len(self.messages),
             pending_interrupts=[bounded_interrupt(i) for i in self.pending_interrupts],
-            tool_calls=[bounded_tool_call(r) for r in sorted(self.tool_calls.values(), key=lambda r: r.deferral_order)],
+            tool_calls=[
+                bounded_tool_call(r) for r in sorted(self.tool_calls.values(), key=lambda r: r.deferral_order)
+            ],
             usage=self.usage,
             queued_message_count=len(self.queued),
             stopped=self.stopped,

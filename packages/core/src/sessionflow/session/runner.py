@@ -111,5 +111,3 @@ class SupportsImageMessages(Protocol):
     """Optional: a runner that can send images to its model."""
 
     def build_user_message_with_images(self, text: str, images: Sequence[ImageInput]) -> FrameworkMessage: ...
-
-

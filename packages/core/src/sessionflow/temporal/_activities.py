@@ -172,7 +172,9 @@ class SessionActivities:
             events.close()
         if isinstance(outcome, TurnCompleted):
             # Storing can take a while against a slow store: the attempt keeps heartbeating.
-            return await _with_heartbeats(request.heartbeat_interval, self._completed(request, entries, outcome))
+            return await _with_heartbeats(
+                request.heartbeat_interval, self._completed(request, entries, outcome)
+            )
         if isinstance(outcome, ToolCallsRequested):  # pyright: ignore[reportUnnecessaryIsInstance]
             try:
                 validate_tool_call_ids(outcome.tool_calls, context.tool_calls)

@@ -867,7 +867,10 @@ class DevServer:
                     f"{cfg.startup_timeout:.0f}s; log tail of {cfg.log_file}:\n"
                     + _log_tail(cfg.log_file, log_offset)
                 )
-            if await _probe(handle.address, cfg.namespace, min(_PROBE_TIMEOUT, remaining)) is FrontendState.READY:
+            if (
+                await _probe(handle.address, cfg.namespace, min(_PROBE_TIMEOUT, remaining))
+                is FrontendState.READY
+            ):
                 return
             await asyncio.sleep(0.05)
 

@@ -66,7 +66,9 @@ class LocalFolderDriver(StorageDriver):
     def describe(self) -> str:
         return f"local folder {self.root}"
 
-    async def store(self, context: StorageDriverStoreContext, payloads: Sequence[Payload]) -> list[StorageDriverClaim]:
+    async def store(
+        self, context: StorageDriverStoreContext, payloads: Sequence[Payload]
+    ) -> list[StorageDriverClaim]:
         target = context.target
         namespace = scope_name(target.namespace) if target is not None else "_none"
         session = scope_name(target.id) if target is not None and target.id else SHARED_SCOPE

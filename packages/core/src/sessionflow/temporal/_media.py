@@ -21,7 +21,14 @@ from sessionflow.session.bodies import MEDIA_PREFIX, BodyRef, is_media_ref
 from sessionflow.temporal._bodies import BodyStore
 from sessionflow.temporal._store_errors import PayloadStoreError
 
-__all__ = ["MEDIA_CACHE_ENV", "MEDIA_PREFIX", "is_media_ref", "media_cache_folder", "media_ref", "parse_media_ref"]
+__all__ = [
+    "MEDIA_CACHE_ENV",
+    "MEDIA_PREFIX",
+    "is_media_ref",
+    "media_cache_folder",
+    "media_ref",
+    "parse_media_ref",
+]
 
 MEDIA_CACHE_ENV = "SESSIONFLOW_MEDIA_CACHE"
 _EXTENSIONS = {"image/png": "png", "image/jpeg": "jpg", "image/gif": "gif", "image/webp": "webp"}
@@ -42,7 +49,12 @@ def parse_media_ref(text: str) -> tuple[BodyRef, str]:
         raw = json.loads(text[len(MEDIA_PREFIX) :])
         ref = raw["ref"]
         return (
-            BodyRef(driver=ref["driver"], claim=dict(ref["claim"]), size=int(ref["size"]), sha256=str(ref["sha256"])),
+            BodyRef(
+                driver=ref["driver"],
+                claim=dict(ref["claim"]),
+                size=int(ref["size"]),
+                sha256=str(ref["sha256"]),
+            ),
             str(raw["media_type"]),
         )
     except (ValueError, KeyError, TypeError) as error:

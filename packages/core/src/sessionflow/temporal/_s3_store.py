@@ -129,7 +129,9 @@ class PrefixedS3Client(S3StorageDriverClient):
 
 def s3_client(store: PayloadStore) -> PrefixedS3Client:
     parsed = urlparse(store.location)
-    return PrefixedS3Client(bucket=parsed.netloc, prefix=parsed.path, endpoint=store.endpoint, region=store.region)
+    return PrefixedS3Client(
+        bucket=parsed.netloc, prefix=parsed.path, endpoint=store.endpoint, region=store.region
+    )
 
 
 async def probe_s3_store(store: PayloadStore) -> None:
@@ -151,4 +153,6 @@ def s3_driver(store: PayloadStore) -> S3StorageDriver:
     except ImportError:
         raise _missing_extra() from None
     parsed = urlparse(store.location)
-    return S3StorageDriver(client=s3_client(store), bucket=parsed.netloc, driver_name=S3_DRIVER_NAME, max_payload_size=1 << 30)
+    return S3StorageDriver(
+        client=s3_client(store), bucket=parsed.netloc, driver_name=S3_DRIVER_NAME, max_payload_size=1 << 30
+    )

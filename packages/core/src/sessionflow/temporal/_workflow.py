@@ -59,7 +59,12 @@ with workflow.unsafe.imports_passed_through():
 
 TURN_CANCELLED = "turn cancelled"
 # Errors a retry cannot fix: the activity reports them as non-retryable application errors.
-NON_RETRYABLE_MODEL_ERRORS = ["InvalidToolCallError", "SessionStateError", "InvalidOutcomeError", "TurnAborted"]
+NON_RETRYABLE_MODEL_ERRORS = [
+    "InvalidToolCallError",
+    "SessionStateError",
+    "InvalidOutcomeError",
+    "TurnAborted",
+]
 
 
 class TurnCancelled(Exception):
@@ -240,7 +245,9 @@ class AgentSessionWorkflow:
                     turn_id=turn_id,
                     framework_run_state=model.run_state,
                     # A stored output travels as its reference only: the step reads it whole.
-                    tool_calls=[replace(r, output=None) if r.output_ref else r for r in model.tool_calls.values()],
+                    tool_calls=[
+                        replace(r, output=None) if r.output_ref else r for r in model.tool_calls.values()
+                    ],
                     tail=tail,
                     prefix_count=prefix_count,
                     prefix_digest=prefix_digest,
@@ -341,7 +348,10 @@ class AgentSessionWorkflow:
             model.move_tool_call(tool_call_id, AgentToolCallStatus.FAILED, error=output.error)
         else:
             model.move_tool_call(
-                tool_call_id, AgentToolCallStatus.SUCCEEDED, output=output.output or "", output_ref=output.output_ref
+                tool_call_id,
+                AgentToolCallStatus.SUCCEEDED,
+                output=output.output or "",
+                output_ref=output.output_ref,
             )
 
     async def _await_approval(self, record: AgentToolCall) -> None:
@@ -403,7 +413,10 @@ class AgentSessionWorkflow:
     def send_user_message(self, request: SendUserMessageRequest) -> bool:
         return self._model.queue_user_message(
             QueuedUserMessage(
-                text=request.text, images=request.images, settings=request.settings, message_id=request.message_id
+                text=request.text,
+                images=request.images,
+                settings=request.settings,
+                message_id=request.message_id,
             )
         )
 

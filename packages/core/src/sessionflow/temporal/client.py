@@ -74,7 +74,9 @@ class AgentSessionClient:
     ) -> None:
         """Start a session whose workflow ID is `session_id`. A blank message starts no turn."""
         validate_session_id(session_id)
-        text = initial_message if initial_message and SessionModel.is_acceptable_text(initial_message) else None
+        text = (
+            initial_message if initial_message and SessionModel.is_acceptable_text(initial_message) else None
+        )
         try:
             await self.client.start_workflow(
                 self.flow.flow_type,
@@ -149,11 +151,15 @@ class AgentSessionClient:
         handle = self.client.get_workflow_handle(session_id)
         return await handle.query(GET_AGENT_SNAPSHOT, result_type=AgentSnapshot)
 
-    async def list_agent_messages(self, session_id: str, *, after: int = 0, limit: int = 50) -> AgentMessagesPage:
+    async def list_agent_messages(
+        self, session_id: str, *, after: int = 0, limit: int = 50
+    ) -> AgentMessagesPage:
         """Stored messages with a sequence above `after`, oldest first; limit clamped to 1..200."""
         handle = self.client.get_workflow_handle(session_id)
         return await handle.query(
-            LIST_AGENT_MESSAGES, ListAgentMessagesRequest(after=after, limit=limit), result_type=AgentMessagesPage
+            LIST_AGENT_MESSAGES,
+            ListAgentMessagesRequest(after=after, limit=limit),
+            result_type=AgentMessagesPage,
         )
 
     async def get_message(self, session_id: str, sequence: int) -> AgentMessage:
@@ -172,7 +178,9 @@ class AgentSessionClient:
         if bodies is None:
             raise SessionError(f"message {sequence} is kept in a payload store, and this client has none")
         return AgentMessage(
-            sequence=stored.sequence, turn_id=stored.turn_id, message=await bodies.load_message(stored.message)
+            sequence=stored.sequence,
+            turn_id=stored.turn_id,
+            message=await bodies.load_message(stored.message),
         )
 
     async def upload_image(self, session_id: str, data: bytes, media_type: str) -> str:
@@ -183,10 +191,14 @@ class AgentSessionClient:
         bodies = BodyStore.of(self.client)
         if bodies is None:
             raise SessionError("images need a payload store, and this client has none")
-        scope = StoreScope(namespace=self.client.namespace, session_id=session_id, flow_type=self.flow.flow_type)
+        scope = StoreScope(
+            namespace=self.client.namespace, session_id=session_id, flow_type=self.flow.flow_type
+        )
         return media_ref(await bodies.put(data, scope), media_type)
 
-    async def list_agent_events(self, session_id: str, *, after: int = 0, limit: int = 500) -> AgentEventsPage:
+    async def list_agent_events(
+        self, session_id: str, *, after: int = 0, limit: int = 500
+    ) -> AgentEventsPage:
         """Durable events with an offset above `after` (a Query: it adds nothing to the history)."""
         handle = self.client.get_workflow_handle(session_id)
         return await handle.query(

@@ -58,7 +58,9 @@ async def read_step_history(client: Client, session_id: str) -> list[StepHistory
         kind = event.event_type
         if kind == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
             attrs = event.activity_task_scheduled_event_attributes
-            steps[event.event_id] = _Step(step_type=attrs.activity_type.name, step_execution_id=attrs.activity_id)
+            steps[event.event_id] = _Step(
+                step_type=attrs.activity_type.name, step_execution_id=attrs.activity_id
+            )
         elif kind == EventType.EVENT_TYPE_ACTIVITY_TASK_STARTED:
             started = event.activity_task_started_event_attributes
             steps[started.scheduled_event_id].attempt = started.attempt

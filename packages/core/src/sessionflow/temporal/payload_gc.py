@@ -53,7 +53,7 @@ def parse_age(text: str) -> timedelta:
 
 
 async def _decide(client: Client, session_id: str, cutoff: datetime, newest_object: float) -> str:
-    """"running", "recent" (ended after the cutoff, or objects too new), or "remove"."""
+    """ "running", "recent" (ended after the cutoff, or objects too new), or "remove"."""
     try:
         description = await client.get_workflow_handle(session_id).describe()
     except RPCError as error:
@@ -61,7 +61,11 @@ async def _decide(client: Client, session_id: str, cutoff: datetime, newest_obje
             raise
         # Gone from the server (its retention passed): the objects go once they are old enough.
         return "remove" if newest_object < cutoff.timestamp() else "recent"
-    if description.status in (None, WorkflowExecutionStatus.RUNNING, WorkflowExecutionStatus.CONTINUED_AS_NEW):
+    if description.status in (
+        None,
+        WorkflowExecutionStatus.RUNNING,
+        WorkflowExecutionStatus.CONTINUED_AS_NEW,
+    ):
         return "running"
     close_time = description.close_time
     return "remove" if close_time is not None and close_time < cutoff else "recent"
@@ -121,7 +125,9 @@ def _scan(folder: Path) -> tuple[int, int, float, list[Path]]:
     return count, size, newest, stale
 
 
-async def _collect_folder(client: Client, namespace_folder: Path, cutoff: datetime, report: PayloadGcReport) -> None:
+async def _collect_folder(
+    client: Client, namespace_folder: Path, cutoff: datetime, report: PayloadGcReport
+) -> None:
     for folder in await asyncio.to_thread(_session_folders, namespace_folder):
         count, size, newest, stale = await asyncio.to_thread(_scan, folder)
         for path in stale:
@@ -172,7 +178,9 @@ async def _collect_s3(client: Client, store: PayloadStore, cutoff: datetime, rep
                 continue
             for start in range(0, len(objects), 1000):
                 batch = objects[start : start + 1000]
-                await api.delete_objects(Bucket=s3.bucket, Delete={"Objects": [{"Key": k} for k, _, _ in batch]})
+                await api.delete_objects(
+                    Bucket=s3.bucket, Delete={"Objects": [{"Key": k} for k, _, _ in batch]}
+                )
             report.removed_sessions.append(session_id)
             report.removed_objects += len(objects)
             report.removed_bytes += sum(size for _, size, _ in objects)

@@ -22,7 +22,9 @@ __all__ = ["DEFAULT_SERVER_ADDRESS", "build_workers", "connect", "run_agent_work
 def sandbox_runner() -> SandboxedWorkflowRunner:
     # The session model is pure and deterministic; passing it through skips re-importing it
     # for every workflow run and keeps one class identity for the data converter.
-    return SandboxedWorkflowRunner(restrictions=SandboxRestrictions.default.with_passthrough_modules("sessionflow"))
+    return SandboxedWorkflowRunner(
+        restrictions=SandboxRestrictions.default.with_passthrough_modules("sessionflow")
+    )
 
 
 def build_workers(

@@ -29,7 +29,9 @@ def _timings_to_json(timings: SessionTimings) -> dict[str, Any]:
 
 def _timings_from_json(raw: dict[str, Any]) -> SessionTimings:
     values: dict[str, Any] = {
-        name: timedelta(seconds=value) if isinstance(value, (int, float)) and not name.endswith("attempts") else value
+        name: timedelta(seconds=value)
+        if isinstance(value, (int, float)) and not name.endswith("attempts")
+        else value
         for name, value in raw.items()
     }
     return SessionTimings(**values)
@@ -50,7 +52,11 @@ def save_scripted_flow(
     spec = {
         "flow_type": flow_type,
         "tool_policies": {
-            name: {"effect": p.effect.value, "requires_approval": p.requires_approval, "max_output_bytes": p.max_output_bytes}
+            name: {
+                "effect": p.effect.value,
+                "requires_approval": p.requires_approval,
+                "max_output_bytes": p.max_output_bytes,
+            }
             for name, p in (tool_policies or {}).items()
         },
         "timings": _timings_to_json(timings or SessionTimings()),

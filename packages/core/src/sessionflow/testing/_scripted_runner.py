@@ -102,7 +102,9 @@ class ScriptedRunner:
         self.log = InvocationLog(self.state_dir / "invocations.jsonl")
 
     def build_user_message(self, text: str) -> FrameworkMessage:
-        return FrameworkMessage(role=MessageRole.USER, framework_item={"role": "user", "content": text}, text=text)
+        return FrameworkMessage(
+            role=MessageRole.USER, framework_item={"role": "user", "content": text}, text=text
+        )
 
     async def run_model_step(self, turn: AgentTurnContext) -> AgentTurnOutcome:
         script = read_script(self.state_dir, turn.flow_id)
@@ -115,7 +117,11 @@ class ScriptedRunner:
             for call in requested:
                 record = turn.recorded_tool_call(str(call["id"]))
                 run.items.append(
-                    {"role": "tool", "tool_call_id": call["id"], "content": describe_tool_call_outcome(record)}
+                    {
+                        "role": "tool",
+                        "tool_call_id": call["id"],
+                        "content": describe_tool_call_outcome(record),
+                    }
                 )
         seen = [scripted_text(m.message.framework_item) for m in turn.messages] + [
             scripted_text(item) for item in run.items
@@ -137,7 +143,9 @@ class ScriptedRunner:
         )
         turns = cast(list[list[Json]], script["turns"])
         if number > len(turns) or run.calls >= len(turns[number - 1]):
-            raise RuntimeError(f"script for {turn.flow_id!r} has no model step {run.calls + 1} in {turn.turn_id}")
+            raise RuntimeError(
+                f"script for {turn.flow_id!r} has no model step {run.calls + 1} in {turn.turn_id}"
+            )
         step = turns[number - 1][run.calls]
         what = f"model call {run.calls + 1} of {turn.turn_id}"
         try:
@@ -150,7 +158,9 @@ class ScriptedRunner:
             if "delay_after_deltas" in step:
                 await asyncio.sleep(float(step["delay_after_deltas"]))
         except asyncio.CancelledError:
-            self.log.record("cancelled", "model", session=turn.flow_id, turn=turn.turn_id, attempt=turn.attempt)
+            self.log.record(
+                "cancelled", "model", session=turn.flow_id, turn=turn.turn_id, attempt=turn.attempt
+            )
             raise
         self._fail(step, turn.attempt, what)
         if "abort" in step:
@@ -206,7 +216,9 @@ class ScriptedRunner:
         try:
             await self._gate(tool, call.attempt)
         except asyncio.CancelledError:
-            self.log.record("cancelled", record.tool_name, session=call.flow_id, tool_call_id=record.tool_call_id)
+            self.log.record(
+                "cancelled", record.tool_name, session=call.flow_id, tool_call_id=record.tool_call_id
+            )
             raise
         if "sleep" in tool:
             await asyncio.sleep(float(tool["sleep"]))

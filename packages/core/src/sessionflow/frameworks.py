@@ -1,0 +1,148 @@
+"""What a plugin registers: one `FrameworkSpec` per agent framework, and what it is built from.
+
+This module is the leaf of the plugin system: `sessionflow.hookspecs` imports it, and it
+imports neither the plugin manager nor the engine binding.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal, get_args
+
+from sessionflow._demo_tour import DemoTour
+from sessionflow.session import AgentFrameworkRunner, AgentSessionOptions
+from sessionflow.tool_specs import ToolSpec
+
+__all__ = [
+    "MODEL_APIS",
+    "ConformanceAgentSpec",
+    "FrameworkCapabilities",
+    "FrameworkSpec",
+    "HarnessContext",
+    "ModelApi",
+]
+
+ModelApi = Literal["chat_completions", "responses", "anthropic_messages"]
+"""The model wire APIs: OpenAI Chat Completions, OpenAI Responses, Anthropic Messages."""
+
+MODEL_APIS: tuple[ModelApi, ...] = get_args(ModelApi)
+
+_FRAMEWORK_NAME = re.compile(r"^[a-z][a-z0-9_-]*$")
+
+
+@dataclass(frozen=True, kw_only=True)
+class FrameworkCapabilities:
+    """What an adapter supports; the conformance suite skips scenarios it cannot run.
+
+    Attributes:
+        parallel_tool_calls: One model response may request several tool calls.
+        reasoning_deltas: Streams reasoning/thinking text as events.
+        images: Implements `SupportsImageMessages`.
+        mcp_annotations: Reads MCP tool annotations into tool effects.
+    """
+
+    parallel_tool_calls: bool
+    reasoning_deltas: bool
+    images: bool
+    mcp_annotations: bool
+
+
+@dataclass(frozen=True, kw_only=True)
+class HarnessContext:
+    """Everything the CLI gives a framework to build the runner of one session flow.
+
+    Attributes:
+        flow_type: The flow type (workflow type and task queue) being built.
+        model: The model name as the framework expects it.
+        system_prompt: Instructions for the agent, or None.
+        workspace: Directory the agent's file tools work in.
+        options: Session options of the flow.
+        tools: Neutral tool specs the adapter must expose to its agent.
+        settings: The framework's own section of the CLI configuration.
+        model_base_url: Overrides the model provider's base URL (proxies, test servers).
+        api_key: Overrides the provider API key; never shown in the repr.
+    """
+
+    flow_type: str
+    model: str
+    system_prompt: str | None
+    workspace: Path
+    options: AgentSessionOptions
+    tools: Sequence[ToolSpec]
+    settings: Mapping[str, Any]
+    model_base_url: str | None = None
+    # Kept out of the repr so logging a context never leaks the key.
+    api_key: str | None = field(default=None, repr=False)
+
+
+@dataclass(frozen=True, kw_only=True)
+class ConformanceAgentSpec:
+    """The neutral agent the conformance suite asks an adapter to build for one conversation.
+
+    Attributes:
+        model_base_url: Base URL of the scripted model server for this conversation.
+        model: The model name to send.
+        api: The wire API to speak, or None for the framework's `FrameworkSpec.model_api`.
+        system_prompt: Instructions for the agent, or None.
+        tools: The tools the agent gets.
+    """
+
+    model_base_url: str
+    model: str
+    api: ModelApi | None = None
+    system_prompt: str | None
+    tools: Sequence[ToolSpec]
+
+
+@dataclass(frozen=True, kw_only=True)
+class FrameworkSpec:
+    """One agent framework a plugin provides.
+
+    Attributes:
+        name: Unique lowercase identifier (``^[a-z][a-z0-9_-]*$``), used on the command line.
+        description: One line for listings.
+        capabilities: What the adapter supports.
+        build_runner: Builds the runner of a session flow from the CLI's context.
+        build_conformance_runner: Builds the runner the conformance suite drives.
+        model_api: The wire API the framework speaks by default.
+        resume_texts: User text the framework itself adds to a model request that resumes
+            after tool results (a harness's "continue" prompt). It is not the person's text,
+            so the conformance suite leaves it out when it reads a request's last user text.
+        replaced_local_tool_groups: Groups of the sessionflow CLI's local tools (``files``,
+            ``shell``, ``web_fetch``, ``browser``) that the framework's own tools replace;
+            the CLI does not offer its tools of these groups to this framework.
+        demo_tour: The framework's own tools for the CLI's offline demo, for a framework
+            that replaces the CLI's ``files`` tools; None tours with the CLI's file tools.
+        plugin_name: The plugin that registered this spec; filled in by the plugin manager.
+    """
+
+    name: str
+    description: str
+    capabilities: FrameworkCapabilities
+    build_runner: Callable[[HarnessContext], AgentFrameworkRunner]
+    build_conformance_runner: Callable[[ConformanceAgentSpec], AgentFrameworkRunner]
+    model_api: ModelApi
+    resume_texts: tuple[str, ...] = ()
+    replaced_local_tool_groups: frozenset[str] = frozenset()
+    demo_tour: DemoTour | None = None
+    plugin_name: str = ""
+
+    def __post_init__(self) -> None:
+        if not _FRAMEWORK_NAME.match(self.name):
+            raise ValueError(
+                f"framework name {self.name!r} must match {_FRAMEWORK_NAME.pattern} "
+                "(lowercase letters, digits, '_' and '-', starting with a letter)"
+            )
+        if not self.description.strip():
+            raise ValueError(f"framework {self.name!r}: description must not be empty")
+        if "\n" in self.description or "\r" in self.description:
+            raise ValueError(f"framework {self.name!r}: description must be one line")
+        if any(not text.strip() for text in self.resume_texts):
+            raise ValueError(f"framework {self.name!r}: resume_texts must not contain blank text")
+        if self.model_api not in MODEL_APIS:
+            raise ValueError(
+                f"framework {self.name!r}: model_api {self.model_api!r} is not one of {', '.join(MODEL_APIS)}"
+            )

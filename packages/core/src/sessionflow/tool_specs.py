@@ -1,0 +1,143 @@
+"""Framework-neutral tools: what a harness hands an adapter, and what a handler is told.
+
+A `ToolSpec` is the tool the CLI harness and the conformance suite give every framework;
+`ToolInvocation` is what its handler learns about the one run it serves.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from sessionflow.session import DeferredToolExecution, ToolEffect, ToolPolicy
+
+__all__ = ["ToolHandler", "ToolInvocation", "ToolSpec", "effect_from_mcp_annotations"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class ToolInvocation:
+    """Facts about one run of a tool, handed to its handler.
+
+    Attributes:
+        tool_call_id: The model's ID for the call.
+        idempotency_key: Equal on every attempt of this call; pass it to the system the
+            tool writes to so a retried write is applied once.
+        attempt: 1 on the first run, higher on retries.
+        session_id: The session (workflow) ID.
+        turn_id: The turn that made the call.
+        tool_name: The tool's name as the model called it.
+        session_settings: Settings of the turn that made the call; a tool authorizes
+            its call again against them on the worker that runs it.
+        answer: The person's answer given with the approval, for question tools.
+    """
+
+    tool_call_id: str
+    idempotency_key: str
+    attempt: int
+    session_id: str = ""
+    turn_id: str = ""
+    tool_name: str = ""
+    session_settings: Mapping[str, Any] = field(default_factory=lambda: {})
+    answer: str | None = None
+
+    @classmethod
+    def from_deferred(cls, call: DeferredToolExecution) -> ToolInvocation:
+        """The invocation for a deferred tool call the session is running."""
+        return cls(
+            tool_call_id=call.tool_call.tool_call_id,
+            idempotency_key=call.idempotency_key,
+            attempt=call.attempt,
+            session_id=call.flow_id,
+            turn_id=call.turn_id,
+            tool_name=call.tool_call.tool_name,
+            session_settings=call.session_settings,
+            answer=call.tool_call.answer,
+        )
+
+
+ToolHandler = Callable[[dict[str, Any], ToolInvocation], Awaitable[str] | str]
+"""Runs a tool: parsed JSON arguments and the invocation in, model-visible text out."""
+
+
+def effect_from_mcp_annotations(annotations: Mapping[str, Any] | None) -> ToolEffect:
+    """Map MCP tool annotations to a `ToolEffect`.
+
+    ``readOnlyHint`` gives READ; otherwise ``idempotentHint`` gives IDEMPOTENT_WRITE;
+    everything else is UNCLASSIFIED. A hint only counts when it is literally ``true``:
+    hints come from tool servers we do not control, so a missing, false or malformed
+    hint must never make a tool look safer to retry. ``destructiveHint: false`` alone
+    stays UNCLASSIFIED because "not destructive" does not mean "safe to repeat".
+
+    Args:
+        annotations: The ``annotations`` object of an MCP tool, or None.
+    """
+    if not annotations:
+        return ToolEffect.UNCLASSIFIED
+    if annotations.get("readOnlyHint") is True:
+        return ToolEffect.READ
+    if annotations.get("idempotentHint") is True:
+        return ToolEffect.IDEMPOTENT_WRITE
+    return ToolEffect.UNCLASSIFIED
+
+
+@dataclass(frozen=True, kw_only=True)
+class ToolSpec:
+    """A framework-neutral tool: what the CLI harness and the conformance suite hand an adapter.
+
+    Attributes:
+        name: The name the model calls the tool by.
+        description: Shown to the model.
+        parameters: JSON schema of the arguments; its ``type`` must be ``"object"``.
+        effect: The tool's effect as framework metadata, or None to derive it from
+            ``mcp_annotations`` (see `framework_effect`).
+        policy: An explicit policy for this tool. It wins over ``effect``; harnesses put
+            it into `AgentSessionOptions.tool_policies`.
+        handler: Runs the tool; may be sync or async.
+        mcp_annotations: MCP ``annotations`` of the tool, when it came from an MCP server.
+    """
+
+    name: str
+    description: str
+    parameters: Mapping[str, Any]
+    effect: ToolEffect | None
+    policy: ToolPolicy | None
+    handler: ToolHandler
+    mcp_annotations: Mapping[str, Any] | None = None
+
+    def __post_init__(self) -> None:
+        if not self.name.strip():
+            raise ValueError("tool name must not be empty")
+        if self.parameters.get("type") != "object":
+            raise ValueError(
+                f"tool {self.name!r}: parameters must be a JSON schema with type 'object', "
+                f"got type {self.parameters.get('type')!r}"
+            )
+
+    @property
+    def framework_effect(self) -> ToolEffect | None:
+        """`effect` if set, else the effect a true MCP hint implies, else None.
+
+        None lets the session's `default_tool_effect` decide: an MCP tool with neither
+        `readOnlyHint` nor `idempotentHint` says nothing about its effect.
+        """
+        if self.effect is not None:
+            return self.effect
+        if self.mcp_annotations is not None:
+            effect = effect_from_mcp_annotations(self.mcp_annotations)
+            return None if effect is ToolEffect.UNCLASSIFIED else effect
+        return None
+
+    async def call(self, arguments: dict[str, Any], invocation: ToolInvocation) -> str:
+        """Run the handler, awaiting it if it is async, and check it returned text."""
+        result = self.handler(arguments, invocation)
+        text = await result if inspect.isawaitable(result) else result
+        # Handlers are plugin or user code; check the promise the type hints make.
+        return _checked_text(self.name, text)
+
+
+def _checked_text(tool_name: str, value: object) -> str:
+    if not isinstance(value, str):
+        raise TypeError(f"tool {tool_name!r} returned {type(value).__name__}, expected str")
+    return value
