@@ -7,8 +7,9 @@ from pathlib import Path
 
 from sessionflow import AgentSessionFlow, AgentSessionOptions, SessionTimings
 from sessionflow.builtin import ChatCompletionsRunner
-from sessionflow_cli.local_tools import build_local_tools, local_tool_call_policy
-from tests.cli_local_tools.conftest import resolve_settings
+from sessionflow_cli._policy import build_call_policy
+from sessionflow_cli.local_tools import build_local_tools
+from tests.cli_local_tools.conftest import resolve_policy_turn, resolve_settings
 
 FLOW_TYPE_ENV = "LOCAL_TOOLS_TEST_FLOW_TYPE"
 WORKSPACE_ENV = "LOCAL_TOOLS_TEST_WORKSPACE"
@@ -27,12 +28,12 @@ TIMINGS = SessionTimings(
 
 
 def local_tools_flow(flow_type: str, workspace: Path, model_url: str) -> AgentSessionFlow:
-    """The flow a CLI would build: floors as tool policies, the floors' call policy on top."""
+    """The flow a CLI would build: floors as tool policies, the CLI's call policy on top."""
     tools = build_local_tools(workspace, resolve_settings)
     runner = ChatCompletionsRunner(model="m", tools=tools, base_url=model_url, api_key="k")
     options = AgentSessionOptions(
         timings=TIMINGS,
         tool_policies={spec.name: spec.policy for spec in tools if spec.policy is not None},
-        call_policy=local_tool_call_policy(resolve_settings),
+        call_policy=build_call_policy(tools, resolve_policy_turn),
     )
     return AgentSessionFlow(runner, flow_type=flow_type, options=options)

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from sessionflow.plugins import ToolInvocation, ToolSpec
+from sessionflow_cli.config import LocalToolsConfig, ShellConfig, TurnConfig
 from sessionflow_cli.local_tools import LocalToolGroup, LocalToolSettings, build_local_tools
 
 SENTINEL_TEXT = "TOP-SECRET-SENTINEL"
@@ -22,10 +23,20 @@ def resolve_settings(session_settings: Mapping[str, Any]) -> LocalToolSettings:
     """A test resolver: every group on, narrowed by ``{"local_tools": {...}}`` in the settings."""
     raw: Mapping[str, Any] = session_settings.get("local_tools", {})
     groups = frozenset(LocalToolGroup(g) for g in raw.get("groups", ALL_GROUPS))
-    return LocalToolSettings(
-        groups=groups,
-        shell_allow=frozenset(raw.get("shell_allow", ())),
-        shell_timeout=float(raw.get("shell_timeout", 120.0)),
+    return LocalToolSettings(groups=groups, shell_timeout=float(raw.get("shell_timeout", 120.0)))
+
+
+def resolve_policy_turn(session_settings: Mapping[str, Any]) -> TurnConfig:
+    """The turn the CLI's call policy reads, from the same test settings: ``shell_allow``
+    and ``approval_always`` under ``local_tools`` (the CLI's own file format is tested in
+    tests/cli)."""
+    raw: Mapping[str, Any] = session_settings.get("local_tools", {})
+    return TurnConfig(
+        model="m",
+        instructions=None,
+        workspace=Path("."),
+        local_tools=LocalToolsConfig(shell=ShellConfig(allow=tuple(raw.get("shell_allow", ())))),
+        connectors=(),
         approval_always=frozenset(raw.get("approval_always", ())),
     )
 

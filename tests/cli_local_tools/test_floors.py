@@ -3,23 +3,24 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from sessionflow import DeferredToolCall, ToolEffect, ToolPolicy
+from sessionflow_cli._policy import build_call_policy
 from sessionflow_cli.local_tools import (
     LOCAL_TOOL_FLOORS,
     LOCAL_TOOL_GROUPS,
     LocalToolGroup,
-    LocalToolSettings,
     build_local_tools,
-    local_tool_call_policy,
-    shell_command_needs_approval,
 )
-from tests.cli_local_tools.conftest import resolve_settings
+from sessionflow_local_tools import with_floor
+from tests.cli_local_tools.conftest import resolve_policy_turn, resolve_settings
 
 READ, IW, NIW = ToolEffect.READ, ToolEffect.IDEMPOTENT_WRITE, ToolEffect.NON_IDEMPOTENT_WRITE
+UNC = ToolEffect.UNCLASSIFIED
 
 # The table of issue 10: group, effect, approval.
 TABLE: dict[str, tuple[LocalToolGroup, ToolEffect, bool]] = {
@@ -64,24 +65,23 @@ def test_every_spec_carries_its_floor_and_a_schema(tmp_path: Path) -> None:
         json.dumps(schema)  # plain JSON
 
 
-def settings(allow: tuple[str, ...] = (), always: tuple[str, ...] = ()) -> LocalToolSettings:
-    return LocalToolSettings(
-        groups=frozenset(LocalToolGroup), shell_allow=frozenset(allow), approval_always=frozenset(always)
-    )
-
-
-def test_shell_allow_list_matches_the_whole_command() -> None:
-    allowed = settings(allow=("ls", "git status"))
-    assert not shell_command_needs_approval(allowed, "ls")
-    assert not shell_command_needs_approval(allowed, "git status")
-    for command in ("ls -la", "ls; rm -rf /", " ls", "ls\n", "git  status", "LS"):
-        assert shell_command_needs_approval(allowed, command), command
-    assert shell_command_needs_approval(settings(allow=("ls",), always=("run_shell_command",)), "ls")
-
-
 def call(name: str, arguments: object, policy: ToolPolicy) -> DeferredToolCall:
     text = arguments if isinstance(arguments, str) else json.dumps(arguments)
     return DeferredToolCall(tool_call_id="c", tool_name=name, arguments=text, policy=policy)
+
+
+def test_shell_allow_list_matches_the_whole_command(tmp_path: Path) -> None:
+    decide = build_call_policy(build_local_tools(tmp_path, resolve_settings), resolve_policy_turn)
+    floor = LOCAL_TOOL_FLOORS["run_shell_command"]
+
+    def asks(command: str, always: tuple[str, ...] = ()) -> bool:
+        session = {"local_tools": {"shell_allow": ["ls", "git status"], "approval_always": list(always)}}
+        return decide(call("run_shell_command", {"command": command}, floor), session).is_approval_required
+
+    assert not asks("ls") and not asks("git status")
+    for command in ("ls -la", "ls; rm -rf /", " ls", "ls\n", "git  status", "LS"):
+        assert asks(command), command
+    assert asks("ls", always=("run_shell_command",))
 
 
 @pytest.mark.parametrize(
@@ -91,6 +91,8 @@ def call(name: str, arguments: object, policy: ToolPolicy) -> DeferredToolCall:
         ("write_file", {}, ToolPolicy(effect=READ, requires_approval=False), {}, ToolPolicy(effect=IW, requires_approval=True)),
         ("edit_file", {}, ToolPolicy(effect=IW, requires_approval=False), {}, ToolPolicy(effect=NIW, requires_approval=True)),
         ("browser_click", {}, ToolPolicy(effect=READ), {}, ToolPolicy(effect=NIW, requires_approval=True)),
+        # an effect nobody classified is never taken for a known non-idempotent write
+        ("edit_file", {}, ToolPolicy(effect=UNC), {}, ToolPolicy(effect=UNC, requires_approval=True)),
         # a policy may ask for more
         ("read_file", {}, ToolPolicy(effect=READ, requires_approval=True), {}, ToolPolicy(effect=READ, requires_approval=True)),
         ("read_file", {}, ToolPolicy(effect=NIW, requires_approval=False), {}, ToolPolicy(effect=NIW, requires_approval=False)),
@@ -113,11 +115,39 @@ def call(name: str, arguments: object, policy: ToolPolicy) -> DeferredToolCall:
          ToolPolicy(effect=READ, requires_approval=True)),
         ("connector_search", {}, ToolPolicy(effect=READ), {"approval_always": ["connector_search"]},
          ToolPolicy(effect=READ, requires_approval=True)),
-        ("connector_search", {}, ToolPolicy(effect=READ), {}, ToolPolicy(effect=READ)),
+        ("connector_search", {}, ToolPolicy(effect=READ), {}, ToolPolicy(effect=READ, requires_approval=False)),
     ],
 )  # fmt: skip
 def test_call_policy_never_goes_below_a_floor(
-    name: str, arguments: object, requested: ToolPolicy, session: dict[str, object], expected: ToolPolicy
+    name: str,
+    arguments: object,
+    requested: ToolPolicy,
+    session: dict[str, object],
+    expected: ToolPolicy,
+    tmp_path: Path,
 ) -> None:
-    decide = local_tool_call_policy(resolve_settings)
+    decide = build_call_policy(build_local_tools(tmp_path, resolve_settings), resolve_policy_turn)
     assert decide(call(name, arguments, requested), {"local_tools": session}) == expected
+
+
+EFFECTS = list(ToolEffect)
+
+
+def test_the_order_of_caution() -> None:
+    assert sorted(EFFECTS, key=lambda e: e.caution) == [READ, IW, NIW, UNC]
+
+
+@pytest.mark.parametrize("floor", EFFECTS)
+@pytest.mark.parametrize("requested", EFFECTS)
+def test_every_floor_keeps_the_more_cautious_effect(
+    floor: ToolEffect, requested: ToolEffect, tmp_path: Path
+) -> None:
+    # Every pair of effects, through the engine the CLI runs and through the floors the
+    # Claude adapter applies: both keep the same, more cautious, effect.
+    stricter = max(floor, requested, key=lambda e: e.caution)
+    spec = replace(build_local_tools(tmp_path, resolve_settings)[0], policy=ToolPolicy(effect=floor))
+    decided = build_call_policy([spec], resolve_policy_turn)(
+        call(spec.name, {}, ToolPolicy(effect=requested)), {}
+    )
+    assert decided.effect is stricter
+    assert with_floor(ToolPolicy(effect=floor), ToolPolicy(effect=requested)).effect is stricter

@@ -59,9 +59,7 @@ def build_local_tools(
         switches = turn.local_tools
         return local_tools.LocalToolSettings(
             groups=frozenset(g for g in local_tools.LocalToolGroup if switches.is_enabled(g.value)),
-            shell_allow=frozenset(switches.shell.allow),
             shell_timeout=switches.shell.timeout,
-            approval_always=turn.approval_always,
         )
 
     groups = local_tools.LOCAL_TOOL_GROUPS

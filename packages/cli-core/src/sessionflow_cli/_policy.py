@@ -1,8 +1,29 @@
-"""The call policy of the command's flows: each tool's own effect and approval are a floor.
+"""The CLI's one call-policy engine, and how "does this call need approval?" is decided.
 
-For every call the model makes, after the runner resolved its policy:
+A proposed call passes these steps, in this order; each may only add caution:
 
-- the effect is the more cautious of the runner's and the tool's own (`ToolSpec`);
+1. The runner resolves the call's policy with `AgentTurnContext.resolve_tool_policy`, that
+   is `AgentSessionOptions.resolve_tool_policy`: the explicit policy of
+   ``tool_policies`` (the CLI puts every tool's own `ToolSpec.policy` there), else the
+   framework's effect (`ToolSpec.framework_effect`, MCP hints included), else
+   ``default_tool_effect`` (`unclassified`).
+2. When the runner offers a tool catalog (`AgentFrameworkRunner.tool_catalog`), the
+   model step checks the proposal (`sessionflow.session.proposals.check_proposal`): a tool the
+   turn does not offer is refused as `not_allowed`, arguments that fail the schema as
+   `invalid_arguments`. A refused call never runs and never asks.
+3. The session's ``call_policy``, built here by `build_call_policy`, decides the final
+   policy (below).
+4. The workflow (`SessionModel.request_tools`) waits for approval when the final policy's
+   `ToolPolicy.is_approval_required` says so: an explicit ``requires_approval``, else the
+   effect's default (`non_idempotent_write` and `unclassified` ask).
+5. The final effect picks the tool step: `read` and `idempotent_write` may run up to 3
+   times, `non_idempotent_write` and `unclassified` exactly once.
+
+What `build_call_policy` decides for each call:
+
+- the effect is the most cautious (`ToolEffect.caution`: read < idempotent write <
+  non-idempotent write < unclassified) of the runner's, the tool's own floor and an
+  explicit policy of the session options;
 - approval is required when the tool's own policy or effect requires it, when an explicit
   policy of the session options does, or when the turn's ``approval.always`` names it;
 - `run_shell_command` (and Claude Code's `Bash`) is the exception to the tool's own
@@ -14,6 +35,8 @@ For every call the model makes, after the runner resolved its policy:
   `edit_file` do.
 
 Nothing here can make a call less cautious than the runner's effect or an explicit policy.
+The local tools' floors (`sessionflow_cli.local_tools.LOCAL_TOOL_FLOORS`) are data; this
+is the only place that applies them to a call.
 """
 
 from __future__ import annotations
@@ -27,18 +50,7 @@ from sessionflow.session import CallPolicy
 from sessionflow_cli.config import TurnConfig
 from sessionflow_local_tools import CLAUDE_CODE_TOOL_FLOORS, SHELL_TOOL_NAMES
 
-__all__ = ["build_call_policy", "more_cautious", "own_policy", "shell_command"]
-
-_CAUTION = {
-    ToolEffect.READ: 0,
-    ToolEffect.IDEMPOTENT_WRITE: 1,
-    ToolEffect.NON_IDEMPOTENT_WRITE: 2,
-    ToolEffect.UNCLASSIFIED: 3,
-}
-
-
-def more_cautious(first: ToolEffect, second: ToolEffect) -> ToolEffect:
-    return first if _CAUTION[first] >= _CAUTION[second] else second
+__all__ = ["build_call_policy", "own_policy", "shell_command"]
 
 
 def shell_command(arguments: str) -> str | None:
@@ -83,7 +95,7 @@ def build_call_policy(
         effect = call.policy.effect
         for other in (floor, stated):
             if other is not None:
-                effect = more_cautious(effect, other.effect)
+                effect = effect.more_cautious(other.effect)
         if name in SHELL_TOOL_NAMES and floor is not None:
             command = shell_command(call.arguments)
             needs = command is None or not turn.local_tools.shell.is_allowed(command)

@@ -47,13 +47,6 @@ CLAUDE_CODE_TOOL_FLOORS: Mapping[str, ToolPolicy] = MappingProxyType(
 SHELL_TOOL_NAMES = frozenset({"run_shell_command", "Bash"})
 """Tools whose ``command`` argument a shell allow list is checked against."""
 
-_CAUTION = {
-    ToolEffect.READ: 0,
-    ToolEffect.IDEMPOTENT_WRITE: 1,
-    ToolEffect.NON_IDEMPOTENT_WRITE: 2,
-    ToolEffect.UNCLASSIFIED: 3,
-}
-
 
 def with_floor(floor: ToolPolicy, policy: ToolPolicy) -> ToolPolicy:
     """``policy`` raised to ``floor``: the more cautious effect, and approval if either asks.
@@ -61,7 +54,7 @@ def with_floor(floor: ToolPolicy, policy: ToolPolicy) -> ToolPolicy:
     An approval left to the effect's default stays so (None) when neither side asks
     explicitly, so an allow list further on can still lift it.
     """
-    effect = policy.effect if _CAUTION[policy.effect] >= _CAUTION[floor.effect] else floor.effect
+    effect = policy.effect.more_cautious(floor.effect)
     if floor.requires_approval is True or policy.requires_approval is True:
         approval: bool | None = True
     elif floor.requires_approval is None or policy.requires_approval is None:

@@ -16,19 +16,15 @@ off, so the call is authorized again on the worker that runs it.
 | browser     | browser_click, browser_fill, browser_submit_form       | non-idempotent write | every call               |
 
 Approval is the session's business, not the handler's: a handler cannot see whether a
-person approved its call. Put each spec's ``policy`` into
-`AgentSessionOptions.tool_policies` and use `local_tool_call_policy` as the session's
-``call_policy`` (or call `shell_command_needs_approval` from your own), so the shell
-allow list and ``approval_always`` are applied per call and no policy goes below a floor.
+person approved its call. Each spec carries its floor as its ``policy``; the CLI puts
+those into `AgentSessionOptions.tool_policies` and uses its one call-policy engine,
+`sessionflow_cli._policy.build_call_policy`, as the session's ``call_policy``, so the
+shell allow list and ``approval.always`` are applied per call and no policy goes below
+a floor. How a call's approval is decided, end to end, is told there.
 """
 
 from sessionflow_cli.local_tools._build import build_local_tools
-from sessionflow_cli.local_tools._floors import (
-    LOCAL_TOOL_FLOORS,
-    LOCAL_TOOL_GROUPS,
-    local_tool_call_policy,
-    shell_command_needs_approval,
-)
+from sessionflow_cli.local_tools._floors import LOCAL_TOOL_FLOORS, LOCAL_TOOL_GROUPS
 from sessionflow_cli.local_tools._lifecycle import close_browser_sessions
 from sessionflow_cli.local_tools._settings import MAX_SHELL_TIMEOUT, LocalToolGroup, LocalToolSettings
 
@@ -40,6 +36,4 @@ __all__ = [
     "LocalToolSettings",
     "build_local_tools",
     "close_browser_sessions",
-    "local_tool_call_policy",
-    "shell_command_needs_approval",
 ]

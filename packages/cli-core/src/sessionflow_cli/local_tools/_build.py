@@ -4,7 +4,7 @@ Every handler first resolves the call's session settings with the resolver the C
 passes (the worker's configuration narrowed by the turn's settings) and refuses to run
 when its group is switched off. Approval is not checked here: a handler cannot see
 whether the session asked a person, so approval rests on the session's policies (the
-floors in `LOCAL_TOOL_FLOORS`, and `local_tool_call_policy` for the shell allow list).
+floors in `LOCAL_TOOL_FLOORS`, and the CLI's call policy for the shell allow list).
 """
 
 from __future__ import annotations

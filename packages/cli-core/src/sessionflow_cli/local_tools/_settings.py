@@ -29,13 +29,12 @@ class LocalToolSettings:
 
     Attributes:
         groups: The groups that are switched on; a tool of any other group refuses to run.
-        shell_allow: Whole command texts that `run_shell_command` may run without approval.
         shell_timeout: Default seconds before a shell command's process group is killed
             (at most `MAX_SHELL_TIMEOUT`).
-        approval_always: Tool names that need approval on every call, on top of the floors.
+
+    Approval is not here: a handler cannot see whether a person approved its call, so the
+    shell allow list and ``approval.always`` belong to the session's call policy.
     """
 
     groups: frozenset[LocalToolGroup]
-    shell_allow: frozenset[str]
     shell_timeout: float = 120.0
-    approval_always: frozenset[str] = frozenset()

@@ -25,12 +25,31 @@ __all__ = [
 
 
 class ToolEffect(StrEnum):
-    """What running a tool does to the world. It decides retries and approval."""
+    """What running a tool does to the world. It decides retries and approval.
+
+    The members are listed in their order of caution (`caution`): ``read`` <
+    ``idempotent_write`` < ``non_idempotent_write`` < ``unclassified``.
+    """
 
     READ = "read"
     IDEMPOTENT_WRITE = "idempotent_write"
     NON_IDEMPOTENT_WRITE = "non_idempotent_write"
     UNCLASSIFIED = "unclassified"
+
+    @property
+    def caution(self) -> int:
+        """The rank of this effect in the order of caution; a higher rank is more cautious.
+
+        `UNCLASSIFIED` ranks above `NON_IDEMPOTENT_WRITE`: a tool nobody classified may do
+        whatever a known non-idempotent write does, or worse, so knowing less about a tool
+        never makes its call look safer. Both run once and ask by default; the rank decides
+        which effect a call keeps when two sources disagree (`more_cautious`).
+        """
+        return _CAUTION[self]
+
+    def more_cautious(self, other: ToolEffect) -> ToolEffect:
+        """The more cautious of this effect and `other` (this one when they are equal)."""
+        return self if self.caution >= other.caution else other
 
     @property
     def max_attempts_allowed(self) -> int:
@@ -67,6 +86,16 @@ class ToolPolicy:
         if self.requires_approval is None:
             return self.effect.requires_approval_by_default
         return self.requires_approval
+
+
+# Written out rather than taken from the declaration order, so that a new member must be
+# ranked on purpose (a KeyError in `caution` otherwise).
+_CAUTION = {
+    ToolEffect.READ: 0,
+    ToolEffect.IDEMPOTENT_WRITE: 1,
+    ToolEffect.NON_IDEMPOTENT_WRITE: 2,
+    ToolEffect.UNCLASSIFIED: 3,
+}
 
 
 class AgentToolCallStatus(StrEnum):
