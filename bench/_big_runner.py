@@ -15,6 +15,7 @@ import os
 import sys
 
 from sessionflow.session import (
+    AgentFrameworkRunner,
     AgentTurnContext,
     AgentTurnOutcome,
     AgentUsage,
@@ -37,7 +38,7 @@ MESSAGES_PER_TURN = 4
 """user, assistant (tool call), tool (the output), assistant (answer)."""
 
 
-class BigOutputRunner:
+class BigOutputRunner(AgentFrameworkRunner):
     """An `AgentFrameworkRunner` whose tool returns `output_bytes` of text unique to the call."""
 
     def __init__(self, output_bytes: int) -> None:

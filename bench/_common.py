@@ -24,6 +24,7 @@ from temporalio.common import RetryPolicy
 
 with workflow.unsafe.imports_passed_through():
     from sessionflow.session import (
+        AgentFrameworkRunner,
         AgentTurnContext,
         AgentTurnOutcome,
         AgentUsage,
@@ -112,7 +113,7 @@ def _assistant(text: str) -> FrameworkMessage:
     )
 
 
-class ZeroLatencyRunner:
+class ZeroLatencyRunner(AgentFrameworkRunner):
     """An `AgentFrameworkRunner` whose "model" answers at once from a tiny deterministic script.
 
     The script is the user message of the turn, `<kind> key=value ...`:

@@ -19,7 +19,7 @@ from sessionflow import (
     FrameworkMessage,
     ImageInput,
     MessageRole,
-    SupportsImageMessages,
+    SessionStateError,
     ToolEffect,
     ToolExecutionError,
     ToolExecutionResult,
@@ -30,7 +30,7 @@ from sessionflow_cli._runner import wrap_runner
 from sessionflow_cli.config import ConfigError, TurnConfig, parse_config, resolve_turn
 
 
-class _Fake:
+class _Fake(AgentFrameworkRunner):
     def __init__(self, model: str) -> None:
         self.model = model
 
@@ -45,9 +45,12 @@ class _Fake:
         return ToolExecutionResult(output=f"ran on {self.model}")
 
 
-class _FakeWithImages(_Fake):
+class _FakeWithAbilities(_Fake):
     def build_user_message_with_images(self, text: str, images: Sequence[ImageInput]) -> FrameworkMessage:
         return FrameworkMessage(role=MessageRole.USER, framework_item=[text, len(images)], text=text)
+
+    def tool_catalog(self, session_settings: Mapping[str, Any]) -> Mapping[str, Mapping[str, Any]]:
+        return {f"tool_of_{self.model}": {"type": "object"}}
 
 
 def _turn(settings: Mapping[str, Any]) -> AgentTurnContext:
@@ -114,7 +117,10 @@ async def test_the_turn_model_picks_the_runner(tmp_path: Path) -> None:
     assert isinstance(second, TurnCompleted) and second.new_messages[0].text == "big"
     assert (await runner.execute_deferred_tool_call(_call({"model": "big"}))).output == "ran on big"
     assert built == ["small", "big"]
-    assert not isinstance(runner, SupportsImageMessages)
+    # The framework's runner offers neither ability, and neither does the wrapper.
+    assert runner.tool_catalog({}) is None
+    with pytest.raises(SessionStateError, match="does not accept images"):
+        runner.build_user_message_with_images("hi", [ImageInput(path="/x.png", media_type="image/png")])
 
 
 async def test_rejected_settings_fail_the_model_call_and_the_tool(tmp_path: Path) -> None:
@@ -127,11 +133,13 @@ async def test_rejected_settings_fail_the_model_call_and_the_tool(tmp_path: Path
         await runner.execute_deferred_tool_call(_call({"model": "huge"}))
 
 
-async def test_images_only_when_the_framework_takes_them(
+async def test_the_optional_abilities_of_the_framework_are_forwarded(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    runner = wrap_runner(_FakeWithImages, _resolver(tmp_path), "small")
-    assert isinstance(runner, SupportsImageMessages)
+    runner = wrap_runner(_FakeWithAbilities, _resolver(tmp_path), "small")
+    # The catalog of the runner of the turn's model, which made the proposals.
+    assert runner.tool_catalog({}) == {"tool_of_small": {"type": "object"}}
+    assert runner.tool_catalog({"model": "big"}) == {"tool_of_big": {"type": "object"}}
     message = runner.build_user_message_with_images("hi", [ImageInput(path="/x.png", media_type="image/png")])
     assert message.framework_item == ["hi", 1]
     await runner.run_model_step(_turn({"theme": "dark"}))

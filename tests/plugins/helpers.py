@@ -6,6 +6,7 @@ from collections.abc import Callable
 from typing import Any
 
 from sessionflow import (
+    AgentFrameworkRunner,
     AgentTurnContext,
     AgentTurnOutcome,
     ConformanceAgentSpec,
@@ -26,7 +27,7 @@ CAPABILITIES = FrameworkCapabilities(
 )
 
 
-class EchoRunner:
+class EchoRunner(AgentFrameworkRunner):
     """A trivial runner: echoes the user's text, never calls tools."""
 
     def __init__(self, label: str = "echo") -> None:

@@ -15,6 +15,7 @@ from claude_agent_sdk import ClaudeAgentOptions, HookMatcher
 
 from sessionflow.plugins import ToolInvocation, ToolSpec
 from sessionflow.session import (
+    AgentFrameworkRunner,
     AgentToolCall,
     AgentToolCallStatus,
     AgentTurnContext,
@@ -112,7 +113,7 @@ def default_config_root() -> Path:
     return Path(tempfile.gettempdir()) / f"sessionflow-claude-{os.getuid()}"
 
 
-class ClaudeAgentRunner:
+class ClaudeAgentRunner(AgentFrameworkRunner):
     """Drives the Claude Code CLI one model call per step, with every tool call deferred.
 
     Each model step starts the CLI in fresh private folders (``CLAUDE_CONFIG_DIR``,

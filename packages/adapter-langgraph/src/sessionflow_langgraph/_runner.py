@@ -16,6 +16,7 @@ from langgraph.errors import GraphRecursionError
 from langgraph.types import StateSnapshot
 
 from sessionflow.session import (
+    AgentFrameworkRunner,
     AgentToolCallStatus,
     AgentTurnContext,
     AgentTurnOutcome,
@@ -48,7 +49,7 @@ __all__ = ["LangGraphRunner"]
 DEFAULT_RECURSION_LIMIT = 25
 
 
-class LangGraphRunner:
+class LangGraphRunner(AgentFrameworkRunner):
     """Runs a LangGraph graph for sessionflow: one model call per step, every tool deferred.
 
     Each `run_model_step` runs the graph, with a fresh in-memory checkpointer, until it is

@@ -34,6 +34,7 @@ from openai.types.responses import ResponseFunctionToolCall
 
 from sessionflow.plugins import ToolInvocation, ToolSpec
 from sessionflow.session import (
+    AgentFrameworkRunner,
     AgentToolCallStatus,
     AgentTurnContext,
     AgentTurnOutcome,
@@ -80,7 +81,7 @@ _GUARDRAIL_TRIPS = (
 )
 
 
-class OpenAIAgentsRunner:
+class OpenAIAgentsRunner(AgentFrameworkRunner):
     """Drives an `agents.Agent` as a durable session.
 
     Every model step resumes the SDK's `RunState` and makes exactly one model call; every

@@ -15,6 +15,7 @@ from pydantic_ai.toolsets import AbstractToolset
 
 from sessionflow.plugins import ToolInvocation, ToolSpec
 from sessionflow.session import (
+    AgentFrameworkRunner,
     AgentTurnContext,
     AgentTurnOutcome,
     AgentUsage,
@@ -54,7 +55,7 @@ InstructionsOverride: TypeAlias = "str | Callable[[AgentTurnContext], str | None
 """Instructions used instead of the agent's, or a function choosing them per model step (None keeps them)."""
 
 
-class PydanticAIRunner:
+class PydanticAIRunner(AgentFrameworkRunner):
     """Drives one Pydantic AI agent, one model request per step, with every tool deferred.
 
     The runner keeps no state between calls: each call rebuilds what it needs from its

@@ -4,6 +4,10 @@ Every model call first narrows the configuration file by the turn's session sett
 rejected settings fail the call with `ConfigError` (the session retries it, then fails the
 turn with that error). The framework's runner is built per model, so a turn's ``model``
 setting really picks the model. Tool calls run on the runner of their turn's model.
+
+Every method of the runner contract is forwarded, the optional abilities too (the tool
+catalog for the session's proposal checks, images), so the command's sessions keep every
+ability of the framework's runner.
 """
 
 from __future__ import annotations
@@ -20,7 +24,6 @@ from sessionflow import (
     DeferredToolExecution,
     FrameworkMessage,
     ImageInput,
-    SupportsImageMessages,
     ToolExecutionError,
     ToolExecutionResult,
 )
@@ -32,7 +35,7 @@ BeforeModelStep = Callable[[AgentTurnContext, TurnConfig], None]
 """Called before each model call with the turn's configuration (the demo scripts its model here)."""
 
 
-class TurnRunner:
+class TurnRunner(AgentFrameworkRunner):
     """Resolves a turn, then delegates to the framework's runner for the turn's model."""
 
     def __init__(
@@ -72,11 +75,19 @@ class TurnRunner:
     def build_user_message(self, text: str) -> FrameworkMessage:
         return self.default_runner.build_user_message(text)
 
+    def build_user_message_with_images(self, text: str, images: Sequence[ImageInput]) -> FrameworkMessage:
+        return self.default_runner.build_user_message_with_images(text, images)
+
     async def run_model_step(self, turn: AgentTurnContext) -> AgentTurnOutcome:
         resolved = self.resolve(turn.session_settings)
         if self._before is not None:
             self._before(turn, resolved)
         return await self.runner_for(resolved.model).run_model_step(turn)
+
+    def tool_catalog(self, session_settings: Mapping[str, Any]) -> Mapping[str, Mapping[str, Any]] | None:
+        # The session asks right after the model step, whose settings resolved: the catalog
+        # is that of the runner that made the proposals.
+        return self.runner_for(self.resolve(session_settings).model).tool_catalog(session_settings)
 
     async def execute_deferred_tool_call(self, call: DeferredToolExecution) -> ToolExecutionResult:
         try:
@@ -86,15 +97,6 @@ class TurnRunner:
         return await self.runner_for(resolved.model).execute_deferred_tool_call(call)
 
 
-class _ImageTurnRunner(TurnRunner):
-    """A `TurnRunner` whose framework takes images."""
-
-    def build_user_message_with_images(self, text: str, images: Sequence[ImageInput]) -> FrameworkMessage:
-        runner = self.default_runner
-        assert isinstance(runner, SupportsImageMessages)
-        return runner.build_user_message_with_images(text, images)
-
-
 def wrap_runner(
     build: Callable[[str], AgentFrameworkRunner],
     resolve_settings: Callable[[Mapping[str, Any]], TurnConfig],
@@ -102,13 +104,12 @@ def wrap_runner(
     *,
     before_model_step: BeforeModelStep | None = None,
 ) -> TurnRunner:
-    """The wrapper, taking images exactly when the framework's runner does.
+    """The wrapper of the framework's runner for `default_model` and the others a turn picks.
 
     Builds the runner of `default_model` at once, so a framework that cannot build fails
     before the command serves anything.
     """
     first = build(default_model)
-    cls = _ImageTurnRunner if isinstance(first, SupportsImageMessages) else TurnRunner
-    wrapper = cls(build, resolve_settings, default_model, before_model_step=before_model_step)
+    wrapper = TurnRunner(build, resolve_settings, default_model, before_model_step=before_model_step)
     wrapper._runners[default_model] = first  # pyright: ignore[reportPrivateUsage]
     return wrapper

@@ -40,7 +40,7 @@ class FrameworkCapabilities:
     Attributes:
         parallel_tool_calls: One model response may request several tool calls.
         reasoning_deltas: Streams reasoning/thinking text as events.
-        images: Implements `SupportsImageMessages`.
+        images: Implements `AgentFrameworkRunner.build_user_message_with_images`.
         mcp_annotations: Reads MCP tool annotations into tool effects.
     """
 

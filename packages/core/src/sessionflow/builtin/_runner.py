@@ -15,6 +15,7 @@ import httpx
 
 from sessionflow.plugins import ToolInvocation, ToolSpec
 from sessionflow.session import (
+    AgentFrameworkRunner,
     AgentTurnContext,
     AgentTurnOutcome,
     AgentUsage,
@@ -53,7 +54,7 @@ class _Reply:
     usage: AgentUsage = field(default_factory=AgentUsage)
 
 
-class ChatCompletionsRunner:
+class ChatCompletionsRunner(AgentFrameworkRunner):
     """One model call per `run_model_step`, streamed with httpx; every tool is deferred.
 
     Works with OpenAI, vLLM, Ollama, a LiteLLM proxy, or anything else that speaks

@@ -35,8 +35,6 @@ from sessionflow.session.runner import (
     AgentTurnContext,
     DeferredToolExecution,
     ImageInput,
-    SupportsImageMessages,
-    SupportsToolCatalog,
     idempotency_key,
 )
 from sessionflow.session.state import (
@@ -102,8 +100,6 @@ __all__ = [
     "SessionStateError",
     "SessionTimings",
     "StopReason",
-    "SupportsImageMessages",
-    "SupportsToolCatalog",
     "ToolCallsRequested",
     "ToolEffect",
     "ToolExecutionError",

@@ -6,6 +6,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
+from sessionflow.session.errors import SessionStateError
 from sessionflow.session.events import AgentEventWriter
 from sessionflow.session.messages import AgentMessage, FrameworkMessage
 from sessionflow.session.outcomes import AgentTurnOutcome
@@ -16,8 +17,6 @@ __all__ = [
     "AgentTurnContext",
     "DeferredToolExecution",
     "ImageInput",
-    "SupportsImageMessages",
-    "SupportsToolCatalog",
     "idempotency_key",
 ]
 
@@ -85,7 +84,14 @@ class ImageInput:
 
 @runtime_checkable
 class AgentFrameworkRunner(Protocol):
-    """Translates one framework to the session. Stateless between calls; every call may repeat."""
+    """Translates one framework to the session. Stateless between calls; every call may repeat.
+
+    Subclass it: the first three methods are required, and the optional abilities
+    (`tool_catalog`, `build_user_message_with_images`) have defaults that say "not
+    offered". The session calls every method on every runner and probes for none, so a
+    runner that wraps another (the CLI's per-turn runner) forwards them all and keeps
+    every ability of the runner it wraps.
+    """
 
     def build_user_message(self, text: str) -> FrameworkMessage: ...
 
@@ -93,21 +99,20 @@ class AgentFrameworkRunner(Protocol):
 
     async def execute_deferred_tool_call(self, call: DeferredToolExecution) -> ToolExecutionResult: ...
 
+    def tool_catalog(self, session_settings: Mapping[str, Any]) -> Mapping[str, Mapping[str, Any]] | None:
+        """The tools a turn offers, with their JSON schemas; None (the default) when unknown.
 
-@runtime_checkable
-class SupportsToolCatalog(Protocol):
-    """Optional: a runner that can say which tools a turn offers, with their JSON schemas.
+        With a catalog the session checks every proposal before any tool step is
+        scheduled: a tool not in the catalog is refused as `not_allowed`, and arguments
+        that fail the schema as `invalid_arguments`; the model sees the reason as the
+        call's result. Without one, every proposal goes on to its tool step.
+        """
+        return None
 
-    The session then checks every proposal before any tool step is scheduled: a tool not
-    in the catalog is refused as `not_allowed`, and arguments that fail the schema as
-    `invalid_arguments`; the model sees the reason as the call's result.
-    """
+    def build_user_message_with_images(self, text: str, images: Sequence[ImageInput]) -> FrameworkMessage:
+        """A user message with images for the model; by default the runner takes none.
 
-    def tool_catalog(self, session_settings: Mapping[str, Any]) -> Mapping[str, Mapping[str, Any]]: ...
-
-
-@runtime_checkable
-class SupportsImageMessages(Protocol):
-    """Optional: a runner that can send images to its model."""
-
-    def build_user_message_with_images(self, text: str, images: Sequence[ImageInput]) -> FrameworkMessage: ...
+        Raises:
+            SessionStateError: This runner does not send images to its model (the default).
+        """
+        raise SessionStateError("this runner does not accept images")

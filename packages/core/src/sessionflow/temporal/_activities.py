@@ -36,7 +36,7 @@ from sessionflow.session import (
 )
 from sessionflow.session.bodies import BodyRef, cap_text, is_media_ref, preview_text
 from sessionflow.session.proposals import check_proposal
-from sessionflow.session.runner import ImageInput, SupportsImageMessages, SupportsToolCatalog
+from sessionflow.session.runner import ImageInput
 from sessionflow.temporal._bodies import BodyStore, StoreScope
 from sessionflow.temporal._delta_fallback import DeltaFallback
 from sessionflow.temporal._media import local_copy
@@ -123,10 +123,11 @@ class SessionActivities:
     async def build_user_message(self, request: BuildUserMessageInput) -> FrameworkMessage:
         runner = self._flow.runner
         if request.images:
-            if not isinstance(runner, SupportsImageMessages):
-                raise _non_retryable(SessionStateError("this runner does not accept images"))
             images = [await self._image(image) for image in request.images]
-            message = runner.build_user_message_with_images(request.text, images)
+            try:
+                message = runner.build_user_message_with_images(request.text, images)
+            except SessionStateError as error:  # the default: this runner takes no images
+                raise _non_retryable(error) from None
         else:
             message = runner.build_user_message(request.text)
         if message.role is not MessageRole.USER:
@@ -188,9 +189,8 @@ class SessionActivities:
                 )
                 if state_ref is not None:
                     outcome = replace(outcome, framework_run_state="", run_state_ref=state_ref)
-            runner = self._flow.runner
-            if isinstance(runner, SupportsToolCatalog):
-                catalog = runner.tool_catalog(request.session_settings)
+            catalog = self._flow.runner.tool_catalog(request.session_settings)
+            if catalog is not None:
                 outcome = replace(
                     outcome,
                     tool_calls=[

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from sessionflow.session import (
+    AgentFrameworkRunner,
     AgentTurnContext,
     AgentTurnOutcome,
     AgentUsage,
@@ -94,7 +95,7 @@ class _RunState:
     items: list[Json]
 
 
-class ScriptedRunner:
+class ScriptedRunner(AgentFrameworkRunner):
     """Follows the session's script; model calls take no time and make no network request."""
 
     def __init__(self, state_dir: Path | str) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from sessionflow import (
+    AgentFrameworkRunner,
     AgentTurnContext,
     AgentTurnOutcome,
     ConformanceAgentSpec,
@@ -20,7 +21,7 @@ from sessionflow import (
 )
 
 
-class FixtureRunner:
+class FixtureRunner(AgentFrameworkRunner):
     """A runner that answers every turn with the same text and never calls tools."""
 
     def build_user_message(self, text: str) -> FrameworkMessage:
