@@ -133,10 +133,6 @@ def test_call_policy_never_goes_below_a_floor(
 EFFECTS = list(ToolEffect)
 
 
-def test_the_order_of_caution() -> None:
-    assert sorted(EFFECTS, key=lambda e: e.caution) == [READ, IW, NIW, UNC]
-
-
 @pytest.mark.parametrize("floor", EFFECTS)
 @pytest.mark.parametrize("requested", EFFECTS)
 def test_every_floor_keeps_the_more_cautious_effect(

@@ -218,6 +218,26 @@ def test_tool_effect_defaults(effect: ToolEffect, attempts: int, retryable: bool
     assert ToolPolicy(effect=effect).is_approval_required is approval
 
 
+CAUTION_ORDER = [
+    ToolEffect.READ,
+    ToolEffect.IDEMPOTENT_WRITE,
+    ToolEffect.NON_IDEMPOTENT_WRITE,
+    ToolEffect.UNCLASSIFIED,
+]
+
+
+def test_unclassified_is_the_most_cautious_effect() -> None:
+    # Knowing less about a tool never makes its call look safer than a known write.
+    assert sorted(ToolEffect, key=lambda e: e.caution) == CAUTION_ORDER
+
+
+@pytest.mark.parametrize(("first", "second"), list(itertools.product(CAUTION_ORDER, CAUTION_ORDER)))
+def test_more_cautious_keeps_the_later_effect_of_the_order(first: ToolEffect, second: ToolEffect) -> None:
+    expected = CAUTION_ORDER[max(CAUTION_ORDER.index(first), CAUTION_ORDER.index(second))]
+    assert first.more_cautious(second) is expected
+    assert second.more_cautious(first) is expected
+
+
 @pytest.mark.parametrize("effect", list(ToolEffect))
 @pytest.mark.parametrize("explicit", [True, False])
 def test_explicit_approval_overrides_the_effect(effect: ToolEffect, explicit: bool) -> None:

@@ -1,21 +1,23 @@
 """The CLI's one call-policy engine, and how "does this call need approval?" is decided.
 
-A proposed call passes these steps, in this order; each may only add caution:
+A proposed call passes these steps, in this order:
 
 1. The runner resolves the call's policy with `AgentTurnContext.resolve_tool_policy`, that
-   is `AgentSessionOptions.resolve_tool_policy`: the explicit policy of
-   ``tool_policies`` (the CLI puts every tool's own `ToolSpec.policy` there), else the
-   framework's effect (`ToolSpec.framework_effect`, MCP hints included), else
-   ``default_tool_effect`` (`unclassified`).
-2. When the runner offers a tool catalog (`AgentFrameworkRunner.tool_catalog`), the
-   model step checks the proposal (`sessionflow.session.proposals.check_proposal`): a tool the
+   is `AgentSessionOptions.resolve_tool_policy`: the explicit policy of ``tool_policies``
+   (the CLI puts every tool's own `ToolSpec.policy` there), else the framework's effect
+   (`ToolSpec.framework_effect`, MCP hints included), else ``default_tool_effect``
+   (`unclassified`). The Claude adapter raises Claude Code's own tools to their floors
+   here (`sessionflow_local_tools.with_floor`).
+2. When the runner offers a tool catalog (`AgentFrameworkRunner.tool_catalog`), the model
+   step checks the proposal (`sessionflow.session.proposals.check_proposal`): a tool the
    turn does not offer is refused as `not_allowed`, arguments that fail the schema as
    `invalid_arguments`. A refused call never runs and never asks.
 3. The session's ``call_policy``, built here by `build_call_policy`, decides the final
-   policy (below).
+   policy (below); it only adds caution.
 4. The workflow (`SessionModel.request_tools`) waits for approval when the final policy's
    `ToolPolicy.is_approval_required` says so: an explicit ``requires_approval``, else the
-   effect's default (`non_idempotent_write` and `unclassified` ask).
+   effect's default (`non_idempotent_write` and `unclassified` ask). In the terminal a
+   person answers; with ``-p`` only ``--approve <tool>`` approves.
 5. The final effect picks the tool step: `read` and `idempotent_write` may run up to 3
    times, `non_idempotent_write` and `unclassified` exactly once.
 
