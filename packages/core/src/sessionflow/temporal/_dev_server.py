@@ -38,6 +38,7 @@ from typing import Self
 
 from temporalio.client import Client
 
+from sessionflow.session import SessionRunError
 from sessionflow.temporal.probe import FrontendState, probe_frontend
 
 if sys.platform != "win32":
@@ -110,7 +111,7 @@ _REUSE_PROBE_WINDOW = 10.0
 _CHILDREN: dict[int, subprocess.Popen[bytes]] = {}
 
 
-class DevServerError(RuntimeError):
+class DevServerError(SessionRunError, RuntimeError):
     """The embedded Temporal dev server could not be found, started, reused or stopped."""
 
 

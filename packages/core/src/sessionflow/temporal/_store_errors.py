@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from sessionflow.session import SessionError
+from sessionflow.session import SessionRunError
 
 __all__ = ["PayloadStoreError"]
 
 
-class PayloadStoreError(SessionError):
+class PayloadStoreError(SessionRunError):
     """The payload store could not be used. A step that meets it fails and is retried."""
 
     def __init__(self, store: str, problem: str, cause: BaseException | None = None) -> None:

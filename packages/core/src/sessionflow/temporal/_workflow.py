@@ -25,6 +25,7 @@ with workflow.unsafe.imports_passed_through():
         MemoryStore,
         QueuedUserMessage,
         SessionModel,
+        SessionRunError,
         SessionStateError,
         ToolEffect,
         build_turn_failure_note,
@@ -58,17 +59,15 @@ with workflow.unsafe.imports_passed_through():
     )
 
 TURN_CANCELLED = "turn cancelled"
-# Errors a retry cannot fix: the activity reports them as non-retryable application errors.
-NON_RETRYABLE_MODEL_ERRORS = [
-    "InvalidToolCallError",
-    "SessionStateError",
-    "InvalidOutcomeError",
-    "TurnAborted",
-]
+# No list of non-retryable error types here: an error's class says whether a step may run
+# again (`SessionError.retryable`), and the activity reports it as non-retryable.
 
 
-class TurnCancelled(Exception):
+class TurnCancelled(SessionRunError):
     """Raised inside the turn when a client cancels it."""
+
+    def __init__(self, message: str = TURN_CANCELLED) -> None:
+        super().__init__(message)
 
 
 def describe_failure(error: BaseException) -> str:
@@ -218,7 +217,7 @@ class AgentSessionWorkflow:
             BuildUserMessageInput(text=text, images=images),
             result_type=FrameworkMessage,
             start_to_close_timeout=timedelta(seconds=30),
-            retry_policy=RetryPolicy(maximum_attempts=3, non_retryable_error_types=["SessionStateError"]),
+            retry_policy=RetryPolicy(maximum_attempts=3),
         )
 
     async def _run_model(self) -> RunModelResult:
@@ -265,7 +264,6 @@ class AgentSessionWorkflow:
                 retry_policy=RetryPolicy(
                     maximum_attempts=timings.model_max_attempts,
                     initial_interval=timedelta(seconds=timings.retry_initial_interval),
-                    non_retryable_error_types=NON_RETRYABLE_MODEL_ERRORS,
                 ),
             )
         )
