@@ -81,7 +81,7 @@ class AgentSessionClient:
             await self.client.start_workflow(
                 self.flow.flow_type,
                 SessionStartInput(
-                    timings=self.flow.workflow_timings(),
+                    timings=self.flow.run_config(),
                     initial_message=text,
                     initial_settings=dict(settings or {}),
                     environment=environment or {},
