@@ -1,4 +1,4 @@
-"""A server that does not answer: one `ServerUnreachableError`, and no retry warnings on stderr.
+"""A server that does not answer: one `ServerUnreachableError`, and no retry warnings in the log.
 
 The client runs in a child process, so that what temporalio's core writes to the console
 (it writes there itself, not through `logging`) is the child's output alone.
@@ -15,9 +15,9 @@ from sessionflow import ServerUnreachableError
 
 CHILD = textwrap.dedent(
     """
-    import asyncio, logging, sys
+    import asyncio, logging, os, sys
 
-    from sessionflow import AgentSessionClient, ServerUnreachableError, connect
+    from sessionflow import ServerUnreachableError, connect
 
     logging.basicConfig(level=logging.DEBUG)  # whatever the client logs would show
 
@@ -62,6 +62,11 @@ CHILD = textwrap.dedent(
 
 
     asyncio.run(main(sys.argv[1], sys.argv[2]))
+    # A client still open at exit can abort the interpreter's finalization from temporalio's
+    # core threads (PyGILState_Release, with the default runtime too): skip finalization.
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
     """
 )
 
@@ -92,9 +97,10 @@ def test_an_unreachable_server_raises_one_clear_error_and_logs_no_retries(tempor
     assert len(lines) == 2
 
 
-def test_the_error_survives_pickling() -> None:
+def test_the_error_survives_pickling_and_is_a_runtime_error() -> None:
     import pickle
 
     error = ServerUnreachableError("127.0.0.1:1", "Connection refused")
+    assert isinstance(error, RuntimeError)  # what connect() raised before
     copy = pickle.loads(pickle.dumps(error))
     assert (copy.address, copy.reason, str(copy)) == (error.address, error.reason, str(error))

@@ -48,8 +48,10 @@ _runtime: Runtime | None = None
 _runtime_lock = threading.Lock()
 
 
-class ServerUnreachableError(SessionRunError):
+class ServerUnreachableError(SessionRunError, RuntimeError):
     """The Temporal server cannot be reached (nothing answers, or it does not accept calls).
+
+    Also a `RuntimeError`: what `connect` raised for an unreachable server before.
 
     Attributes:
         address: The server's ``host:port``.

@@ -105,7 +105,7 @@ async def connect(
 
     Raises:
         OSError: A TLS file cannot be read.
-        ServerUnreachableError: The server cannot be reached.
+        ServerUnreachableError: The server cannot be reached (also a `RuntimeError`).
     """
     address = server_address or os.environ.get(ADDRESS_ENV, DEFAULT_SERVER_ADDRESS)
     try:
