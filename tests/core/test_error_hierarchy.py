@@ -9,8 +9,9 @@ from types import ModuleType
 
 import pytest
 
-from sessionflow import SessionError, SessionRunError, UserError
+from sessionflow import PayloadStoreError, SessionError, SessionRunError, UserError
 from sessionflow.builtin import ModelHTTPError
+from sessionflow.plugins import UnknownFrameworkError
 from sessionflow.temporal._workflow import TurnCancelled
 from sessionflow_claude_agent_sdk import ClaudeStepError
 from sessionflow_cli._errors import RuntimeFailure, UsageError
@@ -77,6 +78,8 @@ def test_every_public_error_is_a_session_error_in_one_branch() -> None:
         (UsageError("bad flag"), UserError),
         (RuntimeFailure("server down"), SessionRunError),
         (ConfigError("schema", "/model", "not a string", hint="say a name"), UserError),
+        (PayloadStoreError("s3://bucket", "cannot be read", OSError("timed out")), SessionRunError),
+        (UnknownFrameworkError("nope", ["builtin"]), KeyError),
     ],
 )
 def test_errors_keep_their_old_bases_and_survive_pickling(error: SessionError, also: type) -> None:
