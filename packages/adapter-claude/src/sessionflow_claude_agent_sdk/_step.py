@@ -41,6 +41,7 @@ from claude_agent_sdk import (
 )
 
 from sessionflow.session import AgentEventWriter, AgentUsage
+from sessionflow_claude_agent_sdk._errors import ClaudeStepError
 
 __all__ = [
     "PARALLEL_CALL_DENIAL",
@@ -62,10 +63,6 @@ _HOOK_SCRIPT = Path(__file__).with_name("_hook_command.py")
 _STDERR_LINES = 40
 
 Json = dict[str, Any]
-
-
-class ClaudeStepError(RuntimeError):
-    """The CLI did not end the model step cleanly; the session retries the step."""
 
 
 @dataclass(frozen=True, kw_only=True)

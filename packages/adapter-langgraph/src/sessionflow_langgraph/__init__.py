@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from sessionflow_langgraph._effects import EFFECT_METADATA_KEY, MCP_ANNOTATIONS_METADATA_KEY, tool_effect
+    from sessionflow_langgraph._errors import StepViolation
     from sessionflow_langgraph._execution import INVOCATION_METADATA_KEYS
     from sessionflow_langgraph._flow import ToolLike, langgraph_runner, langgraph_session_flow
     from sessionflow_langgraph._graph import AgentGraph, GraphFactory, build_agent_graph
@@ -34,6 +35,7 @@ _EXPORTS = {
     "EFFECT_METADATA_KEY": "_effects",
     "MCP_ANNOTATIONS_METADATA_KEY": "_effects",
     "tool_effect": "_effects",
+    "StepViolation": "_errors",
     "INVOCATION_METADATA_KEYS": "_execution",
     "ToolLike": "_flow",
     "langgraph_runner": "_flow",
@@ -72,6 +74,7 @@ __all__ = [
     "ChatOpenAICompatible",
     "GraphFactory",
     "LangGraphRunner",
+    "StepViolation",
     "ToolLike",
     "build_agent_graph",
     "chat_model",

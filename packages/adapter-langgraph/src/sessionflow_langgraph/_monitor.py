@@ -14,12 +14,9 @@ from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.outputs import ChatGeneration, LLMResult
 
 from sessionflow.session import AgentUsage
+from sessionflow_langgraph._errors import StepViolation
 
 __all__ = ["StepMonitor", "StepViolation"]
-
-
-class StepViolation(RuntimeError):
-    """The graph did something one RunModel step must not do."""
 
 
 class StepMonitor(BaseCallbackHandler):

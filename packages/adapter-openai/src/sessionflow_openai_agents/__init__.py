@@ -6,8 +6,8 @@ Build a flow with `openai_agents_session_flow` (or wrap an `OpenAIAgentsRunner` 
 
 from importlib.metadata import PackageNotFoundError, version
 
+from sessionflow_openai_agents._errors import AgentGraphError
 from sessionflow_openai_agents._flow import openai_agents_session_flow
-from sessionflow_openai_agents._graph import AgentGraphError
 from sessionflow_openai_agents._runner import HANDOFF_POLICY, ContextFactory, OpenAIAgentsRunner
 from sessionflow_openai_agents._tools import current_tool_invocation, function_tool_from_spec
 

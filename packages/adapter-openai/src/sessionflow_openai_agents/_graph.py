@@ -32,15 +32,12 @@ from agents import (
 from agents.tool_context import ToolContext
 
 from sessionflow.session import SessionStateError, ToolEffect
+from sessionflow_openai_agents._errors import AgentGraphError
 from sessionflow_openai_agents._tools import mcp_effect
 
 __all__ = ["AgentGraph", "AgentGraphError", "GraphSnapshot", "ToolEntry"]
 
 _LOCAL_TOOL_TYPES = (ComputerTool, CustomTool, ApplyPatchTool, LocalShellTool)
-
-
-class AgentGraphError(ValueError):
-    """The agent graph cannot run as a durable session (duplicate names, unsupported tools)."""
 
 
 @dataclass(frozen=True)

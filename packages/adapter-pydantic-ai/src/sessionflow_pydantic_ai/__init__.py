@@ -15,10 +15,10 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from sessionflow_pydantic_ai._effects import EFFECT_METADATA_KEY
+    from sessionflow_pydantic_ai._errors import OutputRejectedError
     from sessionflow_pydantic_ai._execution import current_tool_invocation
     from sessionflow_pydantic_ai._flow import pydantic_ai_session_flow, with_tool_source_policies
     from sessionflow_pydantic_ai._messages import RUN_STATE_VERSION
-    from sessionflow_pydantic_ai._model_step import OutputRejectedError
     from sessionflow_pydantic_ai._models import build_model, model_for_api
     from sessionflow_pydantic_ai._runner import (
         AgentSource,
@@ -34,7 +34,7 @@ _MODULES = {
     "pydantic_ai_session_flow": "_flow",
     "with_tool_source_policies": "_flow",
     "RUN_STATE_VERSION": "_messages",
-    "OutputRejectedError": "_model_step",
+    "OutputRejectedError": "_errors",
     "build_model": "_models",
     "model_for_api": "_models",
     "AgentSource": "_runner",

@@ -34,17 +34,9 @@ from pydantic_ai.usage import RunUsage
 from pydantic_graph import End
 
 from sessionflow.session import AgentEventWriter
+from sessionflow_pydantic_ai._errors import OutputRejectedError
 
 __all__ = ["ModelStepResult", "OutputRejectedError", "run_model_call"]
-
-
-class OutputRejectedError(RuntimeError):
-    """Pydantic AI rejected the model's answer and wants to ask the model again.
-
-    That would be a second model call in one step, so the step fails instead and the
-    session retries it (the same request, as a fresh model call). Raised for output that
-    fails validation or an output validator, and for a response with no usable output.
-    """
 
 
 @dataclass

@@ -9,17 +9,20 @@ from pathlib import Path
 from rich.console import Console
 
 from sessionflow.temporal import DevServerError
-from sessionflow_cli._cmd_chat import ChatRequest, run_chat
-from sessionflow_cli._cmd_connectors import run_connectors
-from sessionflow_cli._cmd_frameworks import run_frameworks
-from sessionflow_cli._cmd_init import run_init
-from sessionflow_cli._cmd_payloads import run_payloads
-from sessionflow_cli._cmd_server import run_server
-from sessionflow_cli._cmd_sessions import run_sessions
 from sessionflow_cli._errors import RuntimeFailure
 from sessionflow_cli._flow_types import start_environment
 from sessionflow_cli._frameworks import choose_framework
 from sessionflow_cli._setup import resolve_config
+from sessionflow_cli.commands import (
+    ChatRequest,
+    run_chat,
+    run_connectors,
+    run_frameworks,
+    run_init,
+    run_payloads,
+    run_server,
+    run_sessions,
+)
 from sessionflow_cli.config import with_model
 
 __all__ = ["dispatch"]

@@ -25,6 +25,7 @@ from sessionflow.temporal import (
     FrontendProbe,
     FrontendState,
     PayloadStore,
+    ServerUnreachableError,
     TemporalClient,
     TlsSettings,
     connect,
@@ -122,6 +123,8 @@ async def connect_engine(server: ServerConfig, payloads: PayloadStore | None = N
     tls = _tls(server)
     try:
         client = await connect(server.address, server.namespace, tls=tls, api_key=api_key, payloads=payloads)
+    except ServerUnreachableError as error:
+        raise RuntimeFailure(error.message) from None  # it names the address already
     except Exception as error:
         raise RuntimeFailure(f"cannot reach the Temporal server at {server.address}: {error}") from None
     return Engine(client=client, address=server.address, namespace=server.namespace)
@@ -182,6 +185,8 @@ async def _connect_handle(
 async def _connect_plain(address: str, namespace: str, payloads: PayloadStore | None) -> TemporalClient:
     try:
         return await connect(address, namespace, payloads=payloads)
+    except ServerUnreachableError as error:
+        raise RuntimeFailure(error.message) from None  # it names the address already
     except Exception as error:
         raise RuntimeFailure(f"cannot connect to the Temporal server at {address}: {error}") from None
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from sessionflow import SessionError, SessionRunError, UserError
+
 __all__ = ["EXIT_FAILURE", "EXIT_OK", "EXIT_USAGE", "CliError", "RuntimeFailure", "UsageError"]
 
 EXIT_OK = 0
@@ -11,23 +13,19 @@ EXIT_USAGE = 2
 """A usage or configuration error."""
 
 
-class CliError(Exception):
+class CliError(SessionError):
     """Stops the command: `message` goes to standard error and `exit_code` to the shell."""
 
     exit_code = EXIT_FAILURE
 
-    def __init__(self, message: str) -> None:
-        super().__init__(message)
-        self.message = message
 
-
-class UsageError(CliError):
+class UsageError(CliError, UserError):
     """Bad arguments, a rejected configuration, or a session the command may not continue."""
 
     exit_code = EXIT_USAGE
 
 
-class RuntimeFailure(CliError):
+class RuntimeFailure(CliError, SessionRunError):
     """Something failed while the command ran."""
 
     exit_code = EXIT_FAILURE

@@ -13,6 +13,8 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
+from sessionflow import UserError
+
 __all__ = [
     "MAX_IMAGES_PER_MESSAGE",
     "MAX_IMAGE_BYTES",
@@ -29,7 +31,7 @@ MAX_IMAGES_PER_MESSAGE = 20
 _EXTENSIONS = {"image/png": "png", "image/jpeg": "jpg", "image/gif": "gif", "image/webp": "webp"}
 
 
-class ImageRejected(Exception):
+class ImageRejected(UserError):
     """The file cannot be attached; the message says why."""
 
 

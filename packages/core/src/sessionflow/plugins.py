@@ -48,7 +48,7 @@ from sessionflow.frameworks import (
     HarnessContext,
     ModelApi,
 )
-from sessionflow.session import AgentFrameworkRunner, SessionError
+from sessionflow.session import AgentFrameworkRunner, UserError
 from sessionflow.tool_specs import ToolHandler, ToolInvocation, ToolSpec, effect_from_mcp_annotations
 
 __all__ = [
@@ -97,7 +97,7 @@ _FALSY = frozenset({"", "0", "false", "no", "off"})
 # --------------------------------------------------------------------------- errors
 
 
-class PluginError(SessionError):
+class PluginError(UserError):
     """A plugin failed to load, broke a hook contract, or asked for something missing.
 
     Attributes:

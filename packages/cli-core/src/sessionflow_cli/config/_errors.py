@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from sessionflow import UserError
+
 __all__ = ["ConfigError", "json_pointer"]
 
 
@@ -13,7 +15,7 @@ def json_pointer(path: Iterable[str | int]) -> str:
     return "".join(f"/{part}" for part in parts)
 
 
-class ConfigError(Exception):
+class ConfigError(UserError):
     """A rejected value: `code` names the rule and `pointer` the place.
 
     The message is ``<code> at "<pointer>"``, followed by the detail in parentheses, such

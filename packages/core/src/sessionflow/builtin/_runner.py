@@ -24,6 +24,7 @@ from sessionflow.session import (
     FrameworkMessage,
     ImageInput,
     MessageRole,
+    SessionRunError,
     ToolCallsRequested,
     ToolEffect,
     ToolExecutionError,
@@ -38,12 +39,17 @@ Json = dict[str, Any]
 RUN_STATE_VERSION = 1
 
 
-class ModelHTTPError(RuntimeError):
+class ModelHTTPError(SessionRunError, RuntimeError):
     """The endpoint answered with an error status; the session retries the model call."""
 
     def __init__(self, status: int, body: str) -> None:
         super().__init__(f"model endpoint answered HTTP {status}: {body[:500]}")
         self.status = status
+        self.body = body[:500]
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # The constructor takes (status, body), not the formatted text in `args`.
+        return (type(self), (self.status, self.body))
 
 
 @dataclass

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from typing import Any, cast
 
-from sessionflow.session import SessionError
+from sessionflow.session import SessionRunError
 
 __all__ = ["McpTransportError", "McpUnavailableError", "describe_error"]
 
 
-class McpUnavailableError(SessionError):
+class McpUnavailableError(SessionRunError):
     """An MCP server could not be reached or listed.
 
     Attributes:
@@ -26,7 +26,7 @@ class McpUnavailableError(SessionError):
         return (type(self), (self.server, self.reason))
 
 
-class McpTransportError(SessionError):
+class McpTransportError(SessionRunError):
     """The connection failed while a ``tools/call`` was in flight: the call may have run.
 
     It is a plain exception on purpose: the session retries it for effects that are safe

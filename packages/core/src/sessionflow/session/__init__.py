@@ -1,7 +1,14 @@
 """The pure session model: records, statuses, policies and the turn state machine. No I/O."""
 
 from sessionflow.session.bodies import BodyRef, is_media_ref
-from sessionflow.session.errors import InvalidToolCallError, SessionError, SessionStateError, TurnAborted
+from sessionflow.session.errors import (
+    InvalidToolCallError,
+    SessionError,
+    SessionRunError,
+    SessionStateError,
+    TurnAborted,
+    UserError,
+)
 from sessionflow.session.events import (
     AgentEvent,
     AgentEventsPage,
@@ -97,6 +104,7 @@ __all__ = [
     "SessionBudget",
     "SessionError",
     "SessionModel",
+    "SessionRunError",
     "SessionStateError",
     "SessionTimings",
     "StopReason",
@@ -107,6 +115,7 @@ __all__ = [
     "ToolPolicy",
     "TurnAborted",
     "TurnCompleted",
+    "UserError",
     "build_turn_failure_note",
     "call_fingerprint",
     "describe_tool_call_outcome",

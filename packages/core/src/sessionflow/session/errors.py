@@ -1,29 +1,67 @@
-"""Errors raised by the pure session model."""
+"""The error hierarchy: `SessionError` and its two branches, and the errors of the pure model.
+
+As in Pydantic AI, a mistake of whoever uses the library (`UserError`: configuration,
+programming) is told apart from a failure while a session runs (`SessionRunError`). Every
+error that sessionflow or an adapter defines sits under one of the two.
+"""
 
 from __future__ import annotations
 
-__all__ = ["InvalidToolCallError", "SessionError", "SessionStateError", "TurnAborted"]
+from typing import ClassVar
+
+__all__ = [
+    "InvalidToolCallError",
+    "SessionError",
+    "SessionRunError",
+    "SessionStateError",
+    "TurnAborted",
+    "UserError",
+]
 
 
 class SessionError(Exception):
-    """Base of every sessionflow error; `message` holds the text."""
+    """Base of every sessionflow error; `message` holds the text.
+
+    Attributes:
+        retryable: Read from the class. False marks an error that a new attempt of the
+            durable step cannot fix: a step (model call, tool call) that raises it fails
+            at once instead of running again. Subclass and set it to mark your own errors.
+    """
+
+    retryable: ClassVar[bool] = True
 
     def __init__(self, message: str) -> None:
         super().__init__(message)
         self.message = message
 
 
-class SessionStateError(SessionError):
+class UserError(SessionError):
+    """A mistake of the program or its configuration, not of the run: retrying cannot fix it."""
+
+    retryable: ClassVar[bool] = False
+
+
+class SessionRunError(SessionError):
+    """Something failed while a session ran: the model, a tool, the server, a store."""
+
+
+class SessionStateError(SessionRunError):
     """An operation the session's state machine does not allow."""
 
+    retryable: ClassVar[bool] = False
 
-class InvalidToolCallError(SessionError):
+
+class InvalidToolCallError(SessionRunError):
     """A model response asked for tool calls the session cannot record."""
 
+    retryable: ClassVar[bool] = False
 
-class TurnAborted(SessionError):
+
+class TurnAborted(SessionRunError):
     """Raise from `run_model_step` to fail the turn at once, without retrying the model call.
 
     For outcomes a retry cannot change, such as a guardrail tripwire. The message becomes
     the turn's `last_turn_error` and the `turn_failed` event's error.
     """
+
+    retryable: ClassVar[bool] = False

@@ -6,10 +6,10 @@ import json
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from enum import StrEnum
-from typing import Any
+from typing import Any, ClassVar
 
 from sessionflow.session.bodies import BodyRef
-from sessionflow.session.errors import InvalidToolCallError, SessionStateError
+from sessionflow.session.errors import InvalidToolCallError, SessionRunError, SessionStateError
 
 __all__ = [
     "AgentToolCall",
@@ -190,12 +190,10 @@ class ToolExecutionResult:
     output: str
 
 
-class ToolExecutionError(Exception):
+class ToolExecutionError(SessionRunError):
     """Raise from a tool to report a failure the model should see. It is never retried."""
 
-    def __init__(self, message: str) -> None:
-        super().__init__(message)
-        self.message = message
+    retryable: ClassVar[bool] = False
 
 
 def describe_tool_call_outcome(record: AgentToolCall) -> str:

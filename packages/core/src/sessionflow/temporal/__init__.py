@@ -17,6 +17,7 @@ from sessionflow.temporal._dev_server import (
 from sessionflow.temporal.client import AgentSessionClient, SessionExistsError, validate_session_id
 from sessionflow.temporal.connection import (
     DEFAULT_SERVER_ADDRESS,
+    ServerUnreachableError,
     TemporalClient,
     TlsSettings,
     connect,
@@ -58,6 +59,7 @@ __all__ = [
     "PayloadGcReport",
     "PayloadStore",
     "PayloadStoreError",
+    "ServerUnreachableError",
     "SessionExistsError",
     "SessionStatus",
     "SessionSummary",

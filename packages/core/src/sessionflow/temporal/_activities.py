@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import asyncio
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Generator
+from contextlib import contextmanager
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -23,13 +24,12 @@ from sessionflow.session import (
     AgentTurnContext,
     DeferredToolExecution,
     FrameworkMessage,
-    InvalidToolCallError,
     MessageRole,
+    SessionError,
     SessionStateError,
     ToolCallsRequested,
     ToolExecutionError,
     ToolExecutionResult,
-    TurnAborted,
     TurnCompleted,
     message_digest,
     validate_tool_call_ids,
@@ -105,6 +105,21 @@ def _non_retryable(error: Exception) -> ApplicationError:
     return ApplicationError(str(error), type=type(error).__name__, non_retryable=True)
 
 
+@contextmanager
+def _retry_by_class() -> Generator[None]:
+    """Report a `SessionError` whose class says it is not retryable as a non-retryable failure.
+
+    The failure keeps the error's class name as its type, so the workflow's failure notes
+    read as before; the server then ends the step at once instead of retrying it.
+    """
+    try:
+        yield
+    except SessionError as error:
+        if error.retryable:
+            raise
+        raise _non_retryable(error) from None
+
+
 class SessionActivities:
     """The activities of one flow: RunModel, the two tool steps, and BuildUserMessage."""
 
@@ -121,19 +136,19 @@ class SessionActivities:
 
     @activity.defn(name=BUILD_USER_MESSAGE)
     async def build_user_message(self, request: BuildUserMessageInput) -> FrameworkMessage:
+        with _retry_by_class():
+            return await self._build_user_message(request)
+
+    async def _build_user_message(self, request: BuildUserMessageInput) -> FrameworkMessage:
         runner = self._flow.runner
         if request.images:
             images = [await self._image(image) for image in request.images]
-            try:
-                message = runner.build_user_message_with_images(request.text, images)
-            except SessionStateError as error:  # the default: this runner takes no images
-                raise _non_retryable(error) from None
+            # The contract's default refuses with a SessionStateError, which is not retryable.
+            message = runner.build_user_message_with_images(request.text, images)
         else:
             message = runner.build_user_message(request.text)
         if message.role is not MessageRole.USER:
-            raise _non_retryable(
-                SessionStateError(f"build_user_message returned role {message.role!r}, expected 'user'")
-            )
+            raise SessionStateError(f"build_user_message returned role {message.role!r}, expected 'user'")
         if self._bodies is not None:
             message = await self._bodies.store_message(message, _scope())
         return message
@@ -142,6 +157,10 @@ class SessionActivities:
 
     @activity.defn(name=RUN_MODEL)
     async def run_model(self, request: RunModelInput) -> RunModelResult:
+        with _retry_by_class():
+            return await self._run_model(request)
+
+    async def _run_model(self, request: RunModelInput) -> RunModelResult:
         info = activity.info()
         entries = await self._messages(request)
         messages = await self._resolved(entries)
@@ -167,8 +186,6 @@ class SessionActivities:
             outcome = await _with_heartbeats(
                 request.heartbeat_interval, self._flow.runner.run_model_step(context)
             )
-        except TurnAborted as error:
-            raise _non_retryable(error) from None
         finally:
             events.close()
         if isinstance(outcome, TurnCompleted):
@@ -177,12 +194,9 @@ class SessionActivities:
                 request.heartbeat_interval, self._completed(request, entries, outcome)
             )
         if isinstance(outcome, ToolCallsRequested):  # pyright: ignore[reportUnnecessaryIsInstance]
-            try:
-                validate_tool_call_ids(outcome.tool_calls, context.tool_calls)
-            except InvalidToolCallError as error:
-                raise _non_retryable(error) from None
+            validate_tool_call_ids(outcome.tool_calls, context.tool_calls)
             if not outcome.framework_run_state:
-                raise _non_retryable(SessionStateError("ToolCallsRequested has an empty framework_run_state"))
+                raise SessionStateError("ToolCallsRequested has an empty framework_run_state")
             if self._bodies is not None:
                 state_ref = await _with_heartbeats(
                     request.heartbeat_interval, self._bodies.store_text(outcome.framework_run_state, _scope())
@@ -380,6 +394,10 @@ class SessionActivities:
         return await self._run_tool(request)
 
     async def _run_tool(self, request: ToolCallInput) -> ToolCallOutput:
+        with _retry_by_class():
+            return await self._run_tool_once(request)
+
+    async def _run_tool_once(self, request: ToolCallInput) -> ToolCallOutput:
         info = activity.info()
         record = request.tool_call
         events = self._writer(request.session_id, request.turn_id)

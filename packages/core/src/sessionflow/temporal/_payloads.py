@@ -50,8 +50,14 @@ class MemorySettings:
 
 
 @dataclass(frozen=True, kw_only=True)
-class WorkflowTimings:
-    """`SessionTimings` in seconds, because the default JSON converter has no timedelta."""
+class SessionRunConfig:
+    """What one session runs under, fixed by its flow when the session starts.
+
+    The step timeouts and attempts of `SessionTimings` (in seconds, because the default JSON
+    converter has no timedelta), the interrupt deadline, when to continue as new, how many
+    bytes of events to retain, the budget and the memory settings. It travels as
+    `SessionStartInput.timings`; its JSON form is the one `WorkflowTimings` had.
+    """
 
     model_start_to_close: float
     model_heartbeat_timeout: float
@@ -77,11 +83,11 @@ class WorkflowTimings:
         event_retention_bytes: int = 1024 * 1024,
         budget: Budget | None = None,
         memory: MemorySettings | None = None,
-    ) -> WorkflowTimings:
+    ) -> SessionRunConfig:
         def secs(value: timedelta) -> float:
             return value.total_seconds()
 
-        return WorkflowTimings(
+        return SessionRunConfig(
             model_start_to_close=secs(timings.model_start_to_close),
             model_heartbeat_timeout=secs(timings.model_heartbeat_timeout),
             model_schedule_to_close=secs(timings.model_schedule_to_close),
@@ -100,11 +106,15 @@ class WorkflowTimings:
         )
 
 
+WorkflowTimings = SessionRunConfig
+"""Deprecated alias of `SessionRunConfig`, kept for one release: the old name said timings, and it holds more."""
+
+
 @dataclass(frozen=True, kw_only=True)
 class SessionStartInput:
     """Input of the session workflow. `carried` is set only by continue-as-new."""
 
-    timings: WorkflowTimings
+    timings: SessionRunConfig  # the field keeps its name: it is a key of recorded payloads
     initial_message: str | None = None
     initial_settings: dict[str, Any] = field(default_factory=lambda: {})
     environment: dict[str, str] = field(default_factory=lambda: {})

@@ -2,17 +2,25 @@
 
 from __future__ import annotations
 
-from sessionflow.session import SessionError
+from typing import Any
+
+from sessionflow.session import SessionRunError
 
 __all__ = ["PayloadStoreError"]
 
 
-class PayloadStoreError(SessionError):
+class PayloadStoreError(SessionRunError):
     """The payload store could not be used. A step that meets it fails and is retried."""
 
     def __init__(self, store: str, problem: str, cause: BaseException | None = None) -> None:
-        super().__init__(f"payload store ({store}) {problem}{_reason(cause)}")
+        self._detail = f"{problem}{_reason(cause)}"
+        super().__init__(f"payload store ({store}) {self._detail}")
         self.store = store
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # The constructor takes (store, problem, cause), not the formatted text in `args`;
+        # the cause travels as the text it became.
+        return (type(self), (self.store, self._detail))
 
 
 def _reason(cause: BaseException | None) -> str:

@@ -25,6 +25,7 @@ with workflow.unsafe.imports_passed_through():
         MemoryStore,
         QueuedUserMessage,
         SessionModel,
+        SessionRunError,
         SessionStateError,
         ToolEffect,
         build_turn_failure_note,
@@ -51,24 +52,22 @@ with workflow.unsafe.imports_passed_through():
         RunModelInput,
         RunModelResult,
         SendUserMessageRequest,
+        SessionRunConfig,
         SessionStartInput,
         ToolCallInput,
         ToolCallOutput,
-        WorkflowTimings,
     )
 
 TURN_CANCELLED = "turn cancelled"
-# Errors a retry cannot fix: the activity reports them as non-retryable application errors.
-NON_RETRYABLE_MODEL_ERRORS = [
-    "InvalidToolCallError",
-    "SessionStateError",
-    "InvalidOutcomeError",
-    "TurnAborted",
-]
+# No list of non-retryable error types here: an error's class says whether a step may run
+# again (`SessionError.retryable`), and the activity reports it as non-retryable.
 
 
-class TurnCancelled(Exception):
+class TurnCancelled(SessionRunError):
     """Raised inside the turn when a client cancels it."""
+
+    def __init__(self, message: str = TURN_CANCELLED) -> None:
+        super().__init__(message)
 
 
 def describe_failure(error: BaseException) -> str:
@@ -90,7 +89,7 @@ class AgentSessionWorkflow:
     def __init__(self) -> None:
         self._model = SessionModel()
         self._started = False
-        self._timings: WorkflowTimings | None = None
+        self._config: SessionRunConfig | None = None
         self._environment: dict[str, str] = {}
         self._nonce = ""
         self._cancel_requested = False
@@ -104,7 +103,7 @@ class AgentSessionWorkflow:
     @workflow.run
     async def run(self, args: Sequence[RawValue]) -> AgentSnapshot:
         start = workflow.payload_converter().from_payload(args[0].payload, SessionStartInput)
-        self._timings = start.timings
+        self._config = start.timings
         self._environment = dict(start.environment)
         self._nonce = start.session_nonce or str(workflow.uuid4())
         if start.carried is not None:
@@ -131,7 +130,7 @@ class AgentSessionWorkflow:
                 await workflow.wait_condition(workflow.all_handlers_finished)
                 workflow.continue_as_new(
                     SessionStartInput(
-                        timings=self._timings,
+                        timings=self._config,
                         environment=self._environment,
                         session_nonce=self._nonce,
                         carried=self._model,
@@ -146,11 +145,11 @@ class AgentSessionWorkflow:
         return self._snapshot()
 
     def _should_continue_as_new(self) -> bool:
-        assert self._timings is not None
+        assert self._config is not None
         info = workflow.info()
         return (
             info.is_continue_as_new_suggested()
-            or info.get_current_history_length() >= self._timings.continue_as_new_after_events
+            or info.get_current_history_length() >= self._config.continue_as_new_after_events
         )
 
     # -- one turn ------------------------------------------------------------------------
@@ -160,7 +159,7 @@ class AgentSessionWorkflow:
         model.begin_turn(workflow.now())
         model.turn_settings = dict(queued.settings)
         model.media += [image for image in queued.images if is_media_ref(image) and image not in model.media]
-        budget = self._timings.budget if self._timings is not None else None
+        budget = self._config.budget if self._config is not None else None
         try:
             user_message = await self._build_user_message(queued.text, queued.images)
             model.store_user_message(user_message)
@@ -208,8 +207,8 @@ class AgentSessionWorkflow:
             raise TurnCancelled
 
     def _interrupt_deadline(self) -> timedelta | None:
-        assert self._timings is not None
-        seconds = self._timings.interrupt_deadline
+        assert self._config is not None
+        seconds = self._config.interrupt_deadline
         return timedelta(seconds=seconds) if seconds is not None else None
 
     async def _build_user_message(self, text: str, images: list[str]) -> FrameworkMessage:
@@ -218,12 +217,12 @@ class AgentSessionWorkflow:
             BuildUserMessageInput(text=text, images=images),
             result_type=FrameworkMessage,
             start_to_close_timeout=timedelta(seconds=30),
-            retry_policy=RetryPolicy(maximum_attempts=3, non_retryable_error_types=["SessionStateError"]),
+            retry_policy=RetryPolicy(maximum_attempts=3),
         )
 
     async def _run_model(self) -> RunModelResult:
-        timings = self._timings
-        assert timings is not None
+        config = self._config
+        assert config is not None
         model = self._model
         turn_id = model.state.turn_id
         assert turn_id is not None
@@ -251,7 +250,7 @@ class AgentSessionWorkflow:
                     tail=tail,
                     prefix_count=prefix_count,
                     prefix_digest=prefix_digest,
-                    heartbeat_interval=timings.heartbeat_interval,
+                    heartbeat_interval=config.heartbeat_interval,
                     session_settings=model.turn_settings,
                     prefix_ref=model.index_ref,
                     framework_run_state_ref=model.run_state_ref,
@@ -259,13 +258,12 @@ class AgentSessionWorkflow:
                 ),
                 result_type=RunModelResult,
                 activity_id=activity_id,
-                start_to_close_timeout=timedelta(seconds=timings.model_start_to_close),
-                schedule_to_close_timeout=timedelta(seconds=timings.model_schedule_to_close),
-                heartbeat_timeout=timedelta(seconds=timings.model_heartbeat_timeout),
+                start_to_close_timeout=timedelta(seconds=config.model_start_to_close),
+                schedule_to_close_timeout=timedelta(seconds=config.model_schedule_to_close),
+                heartbeat_timeout=timedelta(seconds=config.model_heartbeat_timeout),
                 retry_policy=RetryPolicy(
-                    maximum_attempts=timings.model_max_attempts,
-                    initial_interval=timedelta(seconds=timings.retry_initial_interval),
-                    non_retryable_error_types=NON_RETRYABLE_MODEL_ERRORS,
+                    maximum_attempts=config.model_max_attempts,
+                    initial_interval=timedelta(seconds=config.retry_initial_interval),
                 ),
             )
         )
@@ -301,9 +299,9 @@ class AgentSessionWorkflow:
             return
         record = model.move_tool_call(tool_call_id, AgentToolCallStatus.RUNNING)
         effect = record.policy.effect
-        timings = self._timings
-        assert timings is not None
-        attempts = timings.tool_max_attempts if effect.is_retryable else 1
+        config = self._config
+        assert config is not None
+        attempts = config.tool_max_attempts if effect.is_retryable else 1
         turn_id = model.state.turn_id
         assert turn_id is not None
         step = asyncio.ensure_future(
@@ -313,17 +311,17 @@ class AgentSessionWorkflow:
                     session_id=workflow.info().workflow_id,
                     turn_id=turn_id,
                     tool_call=record,
-                    heartbeat_interval=timings.heartbeat_interval,
+                    heartbeat_interval=config.heartbeat_interval,
                     session_settings=model.turn_settings,
                 ),
                 result_type=ToolCallOutput,
                 activity_id=SessionModel.tool_step(turn_id, tool_call_id),
-                start_to_close_timeout=timedelta(seconds=timings.tool_start_to_close),
-                schedule_to_close_timeout=timedelta(seconds=timings.tool_schedule_to_close),
-                heartbeat_timeout=timedelta(seconds=timings.tool_heartbeat_timeout),
+                start_to_close_timeout=timedelta(seconds=config.tool_start_to_close),
+                schedule_to_close_timeout=timedelta(seconds=config.tool_schedule_to_close),
+                heartbeat_timeout=timedelta(seconds=config.tool_heartbeat_timeout),
                 retry_policy=RetryPolicy(
                     maximum_attempts=attempts,
-                    initial_interval=timedelta(seconds=timings.retry_initial_interval),
+                    initial_interval=timedelta(seconds=config.retry_initial_interval),
                 ),
             )
         )

@@ -19,8 +19,8 @@ from sessionflow.session import (
     AgentMessage,
     AgentMessagesPage,
     AgentSnapshot,
-    SessionError,
     SessionModel,
+    UserError,
 )
 from sessionflow.temporal._bodies import BodyStore, StoreScope
 from sessionflow.temporal._media import media_ref
@@ -45,7 +45,7 @@ __all__ = ["AgentSessionClient", "SessionExistsError", "validate_session_id"]
 _SESSION_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:@-]{0,254}$")
 
 
-class SessionExistsError(SessionError):
+class SessionExistsError(UserError):
     """A session with this ID already exists (running or stopped); IDs are never reused."""
 
 
@@ -81,7 +81,7 @@ class AgentSessionClient:
             await self.client.start_workflow(
                 self.flow.flow_type,
                 SessionStartInput(
-                    timings=self.flow.workflow_timings(),
+                    timings=self.flow.run_config(),
                     initial_message=text,
                     initial_settings=dict(settings or {}),
                     environment=environment or {},
@@ -176,7 +176,7 @@ class AgentSessionClient:
             return stored
         bodies = BodyStore.of(self.client)
         if bodies is None:
-            raise SessionError(f"message {sequence} is kept in a payload store, and this client has none")
+            raise UserError(f"message {sequence} is kept in a payload store, and this client has none")
         return AgentMessage(
             sequence=stored.sequence,
             turn_id=stored.turn_id,
@@ -190,7 +190,7 @@ class AgentSessionClient:
         """
         bodies = BodyStore.of(self.client)
         if bodies is None:
-            raise SessionError("images need a payload store, and this client has none")
+            raise UserError("images need a payload store, and this client has none")
         scope = StoreScope(
             namespace=self.client.namespace, session_id=session_id, flow_type=self.flow.flow_type
         )

@@ -10,12 +10,19 @@ from typing import TypeAlias
 from temporalio.client import Client
 from temporalio.service import TLSConfig
 
+from sessionflow.temporal._unreachable import (
+    ServerUnreachableError,
+    UnreachableServerInterceptor,
+    quiet_runtime,
+    unreachable,
+)
 from sessionflow.temporal.payload_store import PayloadStore, build_data_converter
 
 __all__ = [
     "ADDRESS_ENV",
     "DEFAULT_SERVER_ADDRESS",
     "NAMESPACE_ENV",
+    "ServerUnreachableError",
     "TemporalClient",
     "TlsSettings",
     "connect",
@@ -93,17 +100,29 @@ async def connect(
             ``$SESSIONFLOW_PAYLOADS``, else the folder ``~/.sessionflow/payloads``. Client
             and workers of one session must name the same store.
 
+    The client's calls raise `ServerUnreachableError` while the server does not answer,
+    and its retries of them log nothing.
+
     Raises:
         OSError: A TLS file cannot be read.
-        RuntimeError: The server cannot be reached (temporalio's connection error).
+        ServerUnreachableError: The server cannot be reached (also a `RuntimeError`).
     """
-    return await Client.connect(
-        server_address or os.environ.get(ADDRESS_ENV, DEFAULT_SERVER_ADDRESS),
-        namespace=namespace or os.environ.get(NAMESPACE_ENV, "default"),
-        tls=_tls_config(tls),
-        api_key=api_key,
-        data_converter=build_data_converter(payloads or PayloadStore.from_environment()),
-    )
+    address = server_address or os.environ.get(ADDRESS_ENV, DEFAULT_SERVER_ADDRESS)
+    try:
+        return await Client.connect(
+            address,
+            namespace=namespace or os.environ.get(NAMESPACE_ENV, "default"),
+            tls=_tls_config(tls),
+            api_key=api_key,
+            data_converter=build_data_converter(payloads or PayloadStore.from_environment()),
+            interceptors=[UnreachableServerInterceptor(address)],
+            runtime=quiet_runtime(),
+        )
+    except RuntimeError as error:
+        translated = unreachable(address, error)
+        if translated is None:
+            raise
+        raise translated from None
 
 
 def with_payload_store(client: Client, payloads: PayloadStore | None = None) -> Client:

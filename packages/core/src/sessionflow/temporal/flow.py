@@ -7,7 +7,7 @@ import re
 from sessionflow.deltas import DeltaTransport, InProcessDeltaBus
 from sessionflow.prices import lookup_prices
 from sessionflow.session import AgentFrameworkRunner, AgentSessionOptions
-from sessionflow.temporal._payloads import MemorySettings, WorkflowTimings
+from sessionflow.temporal._payloads import MemorySettings, SessionRunConfig
 
 __all__ = ["AgentSessionFlow"]
 
@@ -54,10 +54,11 @@ class AgentSessionFlow:
     def task_queue(self) -> str:
         return self.flow_type
 
-    def workflow_timings(self) -> WorkflowTimings:
+    def run_config(self) -> SessionRunConfig:
+        """What each session of this flow runs under, as its start input carries it."""
         options = self.options
         memory = options.memory
-        return WorkflowTimings.from_timings(
+        return SessionRunConfig.from_timings(
             options.timings,
             continue_as_new_after_events=self.continue_as_new_after_events,
             event_retention_bytes=options.event_stream_capacity,
@@ -70,6 +71,10 @@ class AgentSessionFlow:
             if memory is not None
             else None,
         )
+
+    def workflow_timings(self) -> SessionRunConfig:
+        """Deprecated alias of `run_config`, kept for one release."""
+        return self.run_config()
 
     def __repr__(self) -> str:
         return f"AgentSessionFlow(flow_type={self.flow_type!r}, runner={type(self.runner).__name__})"

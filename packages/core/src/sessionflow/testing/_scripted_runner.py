@@ -14,6 +14,7 @@ A step is the reply to the n-th model call of a turn: `{"text": ...}` for a fina
 `deltas_by_attempt` (text deltas per attempt number), `reasoning`, `delay_after_deltas`,
 `abort` (raise TurnAborted with that message).
 A tool spec has `effect` (the framework's metadata), `output`, `error` (ToolExecutionError),
+`user_error` (raise `UserError`, which is not retryable by its class),
 `crash_attempts`, `gate` + `gate_attempts`, `returns_answer` (the answer given with the approval), `sleep` (seconds).
 """
 
@@ -42,6 +43,7 @@ from sessionflow.session import (
     ToolExecutionResult,
     TurnAborted,
     TurnCompleted,
+    UserError,
     describe_tool_call_outcome,
 )
 from sessionflow.testing._gates import FileGate, InvocationLog
@@ -224,6 +226,8 @@ class ScriptedRunner(AgentFrameworkRunner):
         if "sleep" in tool:
             await asyncio.sleep(float(tool["sleep"]))
         self._fail(tool, call.attempt, f"tool {record.tool_name!r}")
+        if "user_error" in tool:
+            raise UserError(str(tool["user_error"]))
         if "error" in tool:
             raise ToolExecutionError(str(tool["error"]))
         if tool.get("returns_answer"):

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from sessionflow.session import SessionRunError
+
 __all__ = ["ConformanceFailure"]
 
 
-class ConformanceFailure(AssertionError):
+class ConformanceFailure(SessionRunError, AssertionError):
     """The framework did not behave as the case expects; the message lists every difference."""

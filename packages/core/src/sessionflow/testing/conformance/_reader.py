@@ -7,10 +7,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
 
+from sessionflow.session import UserError
+
 __all__ = ["CaseFileError", "Node"]
 
 
-class CaseFileError(ValueError):
+class CaseFileError(UserError, ValueError):
     """A case file is malformed. The message names the file and the JSON pointer of the field.
 
     Attributes:

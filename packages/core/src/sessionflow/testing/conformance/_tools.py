@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from sessionflow.plugins import ToolInvocation, ToolSpec
-from sessionflow.session import ToolExecutionError
+from sessionflow.session import SessionRunError, ToolExecutionError
 from sessionflow.testing._gates import FileGate, InvocationLog
 from sessionflow.testing.conformance._cases import CaseTool
 
@@ -15,7 +15,7 @@ __all__ = ["INVOCATIONS_FILE", "ScriptedCrash", "build_tool", "invocation_log"]
 INVOCATIONS_FILE = "invocations.jsonl"
 
 
-class ScriptedCrash(RuntimeError):
+class ScriptedCrash(SessionRunError, RuntimeError):
     """A plain exception a ``crash`` tool raises: the session must treat it as a crash, not a tool error."""
 
 

@@ -1,0 +1,25 @@
+"""The `sessionflow` subcommands, one module each; `sessionflow_cli._dispatch` picks one.
+
+`_chat` (the default command), `_connectors`, `_frameworks`, `_init`, `_payloads`,
+`_server` and `_sessions`. What they share (the engine, the runtime, sessions, settings)
+stays one level up, in `sessionflow_cli`.
+"""
+
+from sessionflow_cli.commands._chat import ChatRequest, run_chat
+from sessionflow_cli.commands._connectors import run_connectors
+from sessionflow_cli.commands._frameworks import run_frameworks
+from sessionflow_cli.commands._init import run_init
+from sessionflow_cli.commands._payloads import run_payloads
+from sessionflow_cli.commands._server import run_server
+from sessionflow_cli.commands._sessions import run_sessions
+
+__all__ = [
+    "ChatRequest",
+    "run_chat",
+    "run_connectors",
+    "run_frameworks",
+    "run_init",
+    "run_payloads",
+    "run_server",
+    "run_sessions",
+]

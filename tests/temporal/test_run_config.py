@@ -1,0 +1,37 @@
+"""`SessionRunConfig`, once `WorkflowTimings`: a new name, the same payload."""
+
+from __future__ import annotations
+
+import base64
+import json
+from pathlib import Path
+
+from temporalio.converter import default
+
+from sessionflow.temporal._payloads import SessionRunConfig, SessionStartInput, WorkflowTimings
+
+HISTORY = Path(__file__).parents[1] / "replay" / "histories" / "text-turn.json"
+
+
+def _recorded_start_input() -> dict[str, object]:
+    events = json.loads(HISTORY.read_text())["events"]
+    payload = events[0]["workflowExecutionStartedEventAttributes"]["input"]["payloads"][0]
+    return json.loads(base64.b64decode(payload["data"]))
+
+
+def test_the_old_name_is_an_alias() -> None:
+    assert WorkflowTimings is SessionRunConfig
+
+
+def test_a_recorded_start_input_reads_and_writes_back_the_same_json() -> None:
+    recorded = _recorded_start_input()
+    converter = default().payload_converter
+    payload = converter.to_payloads([recorded])[0]
+    start = converter.from_payloads([payload], [SessionStartInput])[0]
+    assert isinstance(start.timings, SessionRunConfig)
+    written = json.loads(converter.to_payloads([start])[0].data)
+    old = recorded["timings"]
+    assert isinstance(old, dict)
+    # The history was recorded before budgets and memory: those two fields are new, and None.
+    assert written["timings"] == {**old, "budget": None, "memory": None}
+    assert written.keys() - recorded.keys() == {"initial_settings"}  # also newer than the history
