@@ -18,7 +18,7 @@ from sessionflow.plugins import (
     build_runner,
 )
 from sessionflow.testing import ModelReply, ScriptedModelServer, ScriptedToolCall
-from sessionflow_pydantic_ai import PydanticAIRunner, build_model, with_tool_source_policies
+from sessionflow_pydantic_ai import PydanticAIRunner, build_model
 from tests.adapter_pydantic_ai.turns import play_turn
 
 
@@ -109,14 +109,3 @@ def test_build_model_resolves_names_like_pydantic_ai() -> None:
         build_model("m", api="anthropic_messages", base_url="http://127.0.0.1:9/", api_key="x"),
         AnthropicModel,
     )
-
-
-def test_tool_source_policies_join_the_options_unless_the_options_name_the_tool() -> None:
-    pinned = ToolPolicy(effect=ToolEffect.NON_IDEMPOTENT_WRITE, requires_approval=True)
-    specs = [
-        tool(lookup, policy=ToolPolicy(effect=ToolEffect.READ)),
-        tool(lookup, name="other", policy=ToolPolicy(effect=ToolEffect.READ)),
-        tool(lookup, name="free"),
-    ]
-    options = with_tool_source_policies(AgentSessionOptions(tool_policies={"other": pinned}), specs)
-    assert options.tool_policies == {"lookup": ToolPolicy(effect=ToolEffect.READ), "other": pinned}
