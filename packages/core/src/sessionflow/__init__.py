@@ -9,7 +9,6 @@ from typing import TYPE_CHECKING
 
 from sessionflow.hookspecs import hookimpl
 from sessionflow.plugins import (
-    ConformanceAgentSpec,
     FrameworkCapabilities,
     FrameworkSpec,
     HarnessContext,
@@ -113,7 +112,6 @@ __all__ = [
     "AgentTurnOutcome",
     "AgentUsage",
     "CallPolicy",
-    "ConformanceAgentSpec",
     "DeferredToolCall",
     "DeferredToolExecution",
     "FrameworkCapabilities",
