@@ -57,16 +57,23 @@ async def main(address: str) -> None:
     from temporalio.openai_agents import ModelActivityParameters, OpenAIAgentsPlugin
     from temporalio.worker import Worker
 
-    plugin = OpenAIAgentsPlugin(model_params=ModelActivityParameters(start_to_close_timeout=timedelta(seconds=60)))
+    plugin = OpenAIAgentsPlugin(
+        model_params=ModelActivityParameters(start_to_close_timeout=timedelta(seconds=60))
+    )
     client = await Client.connect(address, plugins=[plugin])
-    worker = Worker(client, task_queue=TASK_QUEUE, workflows=[PeerOpenAIWorkflow], activities=[read_a, read_b])
+    worker = Worker(
+        client, task_queue=TASK_QUEUE, workflows=[PeerOpenAIWorkflow], activities=[read_a, read_b]
+    )
     versions = {
-        name: importlib.metadata.version(name) for name in ("temporalio-openai-agents", "temporalio", "openai-agents", "openai")
+        name: importlib.metadata.version(name)
+        for name in ("temporalio-openai-agents", "temporalio", "openai-agents", "openai")
     }
     async with worker:
 
         async def run(workflow_id: str) -> str:
-            return await client.execute_workflow(PeerOpenAIWorkflow.run, "read a and b", id=workflow_id, task_queue=TASK_QUEUE)
+            return await client.execute_workflow(
+                PeerOpenAIWorkflow.run, "read a and b", id=workflow_id, task_queue=TASK_QUEUE
+            )
 
         await _peer_loop.serve(client, run, "peer-oa", versions)
 

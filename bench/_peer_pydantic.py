@@ -28,7 +28,10 @@ TASK_QUEUE = "peer-temporal-pydantic"
 
 def _agent() -> Agent[None, str]:
     model = OpenAIChatModel(
-        "bench-model", provider=OpenAIProvider(base_url=os.environ.get("BENCH_MODEL_URL", "http://127.0.0.1:1/v1"), api_key="x")
+        "bench-model",
+        provider=OpenAIProvider(
+            base_url=os.environ.get("BENCH_MODEL_URL", "http://127.0.0.1:1/v1"), api_key="x"
+        ),
     )
     agent = Agent(model, name="bench", instructions="You read records.")
 
@@ -66,11 +69,15 @@ async def main(address: str) -> None:
     worker = Worker(
         client, task_queue=TASK_QUEUE, workflows=[PeerPydanticWorkflow], plugins=[AgentPlugin(temporal_agent)]
     )
-    versions = {name: importlib.metadata.version(name) for name in ("pydantic-ai-slim", "temporalio", "openai")}
+    versions = {
+        name: importlib.metadata.version(name) for name in ("pydantic-ai-slim", "temporalio", "openai")
+    }
     async with worker:
 
         async def run(workflow_id: str) -> str:
-            return await client.execute_workflow(PeerPydanticWorkflow.run, "read a and b", id=workflow_id, task_queue=TASK_QUEUE)
+            return await client.execute_workflow(
+                PeerPydanticWorkflow.run, "read a and b", id=workflow_id, task_queue=TASK_QUEUE
+            )
 
         await _peer_loop.serve(client, run, "peer-pa", versions)
 

@@ -39,11 +39,18 @@ def _chat(home: Path, port: int) -> tuple[float, str]:
     env.pop("SESSIONFLOW_SERVER_ADDRESS", None)
     started = time.perf_counter()
     done = subprocess.run(
-        [CLI, "chat", "--model", "demo", "-p", "hi"], env=env, capture_output=True, text=True, timeout=300, check=False
+        [CLI, "chat", "--model", "demo", "-p", "hi"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
     )
     took = time.perf_counter() - started
     if done.returncode != 0 or not done.stdout.strip():
-        raise RuntimeError(f"sessionflow chat failed ({done.returncode}): {done.stdout[-500:]} {done.stderr[-2000:]}")
+        raise RuntimeError(
+            f"sessionflow chat failed ({done.returncode}): {done.stdout[-500:]} {done.stderr[-2000:]}"
+        )
     after = DevServer.status(home / ".sessionflow" / "server") is not None
     return took, f"[server running before: {running}, after: {after}] {done.stdout.strip()}"
 
@@ -51,7 +58,10 @@ def _chat(home: Path, port: int) -> tuple[float, str]:
 def import_times(top: int, module: str = "sessionflow_cli") -> list[tuple[int, int, str]]:
     """(cumulative us, self us, module) of the slowest imports of `import <module>`."""
     done = subprocess.run(
-        [sys.executable, "-X", "importtime", "-c", f"import {module}"], capture_output=True, text=True, check=True
+        [sys.executable, "-X", "importtime", "-c", f"import {module}"],
+        capture_output=True,
+        text=True,
+        check=True,
     )
     rows: list[tuple[int, int, str]] = []
     for line in done.stderr.splitlines():
@@ -89,8 +99,12 @@ def main() -> None:
         finally:
             for home in homes:
                 stop_dev_server(home / ".sessionflow" / "server")
-    print(f"\ncold (starts the dev server): p50 {percentile(cold, 50):.2f} s, max {max(cold):.2f} s (n={len(cold)})")
-    print(f"warm (server running):        p50 {percentile(warm, 50):.2f} s, max {max(warm):.2f} s (n={len(warm)})")
+    print(
+        f"\ncold (starts the dev server): p50 {percentile(cold, 50):.2f} s, max {max(cold):.2f} s (n={len(cold)})"
+    )
+    print(
+        f"warm (server running):        p50 {percentile(warm, 50):.2f} s, max {max(warm):.2f} s (n={len(warm)})"
+    )
     for target in ("sessionflow_cli", "sessionflow_cli._main", "sessionflow_cli.commands._chat"):
         rows = import_times(args.top, target)
         print(f"\npython -X importtime -c 'import {target}': top {args.top} by cumulative time (us, self us)")

@@ -49,7 +49,9 @@ def worker_main() -> None:
 
         client = await connect(address)
         stop = asyncio.Event()
-        task = asyncio.create_task(serve_agent_flows(client, [_flow()], stop=stop, max_cached_workflows=cache))
+        task = asyncio.create_task(
+            serve_agent_flows(client, [_flow()], stop=stop, max_cached_workflows=cache)
+        )
         print("ready", flush=True)
         await asyncio.get_running_loop().run_in_executor(None, sys.stdin.readline)
         stop.set()
@@ -74,7 +76,13 @@ async def main() -> None:
         server = DevServer(DevServerConfig(data_dir=Path(tmp)))
         handle = await server.start()
         worker = subprocess.Popen(  # noqa: ASYNC220 - started once, before anything is timed
-            [sys.executable, "-c", "from bench.idle import worker_main; worker_main()", handle.address, str(args.cache)],
+            [
+                sys.executable,
+                "-c",
+                "from bench.idle import worker_main; worker_main()",
+                handle.address,
+                str(args.cache),
+            ],
             cwd=ROOT,
             env={**os.environ, "PYTHONPATH": str(ROOT)},
             stdin=subprocess.PIPE,

@@ -63,7 +63,9 @@ async def _tail_turn_done(client: Any, workflow_id: str, model_steps: int = 2) -
             if kind == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
                 names[event.event_id] = event.activity_task_scheduled_event_attributes.activity_type.name
             elif kind == EventType.EVENT_TYPE_ACTIVITY_TASK_COMPLETED:
-                if names.get(event.activity_task_completed_event_attributes.scheduled_event_id, "").endswith("RunModel"):
+                if names.get(event.activity_task_completed_event_attributes.scheduled_event_id, "").endswith(
+                    "RunModel"
+                ):
                     done_models += 1
             elif kind == EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED and done_models >= model_steps:
                 return
@@ -89,7 +91,9 @@ async def _child(kind: str, address: str) -> None:
                 """Read record B."""
                 return f"b:{key}"
 
-            model = OpenAIResponsesModel(model="bench-model", openai_client=AsyncOpenAI(base_url=model_url, api_key="x"))
+            model = OpenAIResponsesModel(
+                model="bench-model", openai_client=AsyncOpenAI(base_url=model_url, api_key="x")
+            )
             return Agent(name="bench", instructions="You read records.", model=model, tools=[read_a, read_b])
 
         versions = {n: importlib.metadata.version(n) for n in ("openai-agents", "openai", "temporalio")}
@@ -196,7 +200,9 @@ async def _sessionflow_turns(flow: Any, address: str) -> Any:
         await sessions.start_session(session_id, "read a and b")
         await _tail_turn_done(client, session_id)
         ms = (time.perf_counter_ns() - start) / 1e6
-        info = (await client.get_workflow_handle(session_id).describe()).raw_description.workflow_execution_info
+        info = (
+            await client.get_workflow_handle(session_id).describe()
+        ).raw_description.workflow_execution_info
         snapshot = await sessions.get_agent_snapshot(session_id)
         answer = snapshot.messages[-1].message.text if snapshot.messages else None
         await sessions.stop_session(session_id)
@@ -286,7 +292,10 @@ def _script(model: ScriptedModelServer, key: str) -> None:
     model.script(
         key,
         [
-            ModelReply.call(ScriptedToolCall("call_a", "read_a", {"key": "1"}), ScriptedToolCall("call_b", "read_b", {"key": "2"})),
+            ModelReply.call(
+                ScriptedToolCall("call_a", "read_a", {"key": "1"}),
+                ScriptedToolCall("call_b", "read_b", {"key": "2"}),
+            ),
             ModelReply.say("a:1 and b:2"),
         ],
     )
@@ -313,7 +322,10 @@ async def main() -> None:
     parser.add_argument("--warmup", type=int, default=3)
     parser.add_argument("--only", default="")
     parser.add_argument(
-        "--burst", type=int, default=50, help="concurrent turns per throughput round, on one worker process (0: skip)"
+        "--burst",
+        type=int,
+        default=50,
+        help="concurrent turns per throughput round, on one worker process (0: skip)",
     )
     parser.add_argument("--burst-rounds", type=int, default=2)
     args = parser.parse_args()
@@ -323,7 +335,15 @@ async def main() -> None:
         Variant("sessionflow+openai-agents", _ws("sf-openai"), "workspace env"),
         Variant(
             "temporalio-openai-agents plugin",
-            ["uv", "run", "--isolated", "--no-project", *[a for p in PEER_OPENAI for a in ("--with", p)], "python", "bench/_peer_openai.py"],
+            [
+                "uv",
+                "run",
+                "--isolated",
+                "--no-project",
+                *[a for p in PEER_OPENAI for a in ("--with", p)],
+                "python",
+                "bench/_peer_openai.py",
+            ],
             "isolated uv env",
         ),
         Variant("plain openai-agents", _ws("plain-openai"), "workspace env"),
@@ -353,7 +373,10 @@ async def main() -> None:
                 variant.argv = [*variant.argv, handle.address]
                 started = time.monotonic()
                 variant.start(env)
-                print(f"{variant.name}: ready in {time.monotonic() - started:.1f} s ({variant.env_note}) {variant.versions}", flush=True)
+                print(
+                    f"{variant.name}: ready in {time.monotonic() - started:.1f} s ({variant.env_note}) {variant.versions}",
+                    flush=True,
+                )
             for rnd in range(args.warmup + args.turns):
                 shift = rnd % len(variants)
                 order = variants[shift:] + variants[:shift]
@@ -385,7 +408,10 @@ async def main() -> None:
                         )
                     variant.bursts.append(float(result["turns"]) / float(result["seconds"]))
                     variant.rss_kib = max(variant.rss_kib, int(result["rss_kib"]))
-                    print(f"  burst round {rnd + 1}: {variant.name}: {variant.bursts[-1]:.1f} turns/s", flush=True)
+                    print(
+                        f"  burst round {rnd + 1}: {variant.name}: {variant.bursts[-1]:.1f} turns/s",
+                        flush=True,
+                    )
         finally:
             for variant in variants:
                 variant.stop()
@@ -396,8 +422,12 @@ async def main() -> None:
         "sessionflow+openai-agents": ("temporalio-openai-agents plugin", "plain openai-agents"),
         "sessionflow+pydantic-ai": ("pydantic-ai TemporalAgent", "plain pydantic-ai"),
     }
-    print(f"\nturn = model -> 2 parallel read tools -> model -> answer; {args.turns} turns per variant, interleaved\n")
-    print("| variant | env | p50 ms | p95 ms | events/turn | history bytes/turn | p50 vs durable peer | p50 vs plain |")
+    print(
+        f"\nturn = model -> 2 parallel read tools -> model -> answer; {args.turns} turns per variant, interleaved\n"
+    )
+    print(
+        "| variant | env | p50 ms | p95 ms | events/turn | history bytes/turn | p50 vs durable peer | p50 vs plain |"
+    )
     print("| --- | --- | --- | --- | --- | --- | --- | --- |")
     for variant in variants:
         p50 = percentile(variant.ms, 50)

@@ -297,7 +297,9 @@ async def _check(
             if event.data["status"] == "succeeded" and not by_call.get(
                 (session_id, event.turn_id, str(event.data["tool_call_id"]))
             ):
-                report.succeeded_without_run.append(f"{session_id}/{event.turn_id}/{event.data['tool_call_id']}")
+                report.succeeded_without_run.append(
+                    f"{session_id}/{event.turn_id}/{event.data['tool_call_id']}"
+                )
             if event.data["status"] == "outcome_unknown":
                 report.outcome_unknown += 1
                 call_id = str(event.data["tool_call_id"])
@@ -325,7 +327,9 @@ def main() -> None:
     parser.add_argument("--keep", type=Path, default=None, help="keep the server, state and worker logs here")
     args = parser.parse_args()
     report = asyncio.run(
-        run_soak(args.sessions, kills=args.kills, restart_server=not args.no_server_restart, keep_folder=args.keep)
+        run_soak(
+            args.sessions, kills=args.kills, restart_server=not args.no_server_restart, keep_folder=args.keep
+        )
     )
     print("\n".join(report.lines()))
     print(json.dumps({"ok": report.ok}))

@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, cast
 
@@ -26,7 +27,14 @@ from sessionflow import (
     ToolExecutionError,
     ToolPolicy,
 )
-from sessionflow.plugins import HarnessContext, SessionflowPlugins, ToolInvocation, ToolSpec, build_runner
+from sessionflow.plugins import (
+    HarnessContext,
+    PluginError,
+    SessionflowPlugins,
+    ToolInvocation,
+    ToolSpec,
+    build_runner,
+)
 from sessionflow_claude_agent_sdk import (
     CAPABILITIES,
     PARALLEL_CALL_DENIAL,
@@ -138,6 +146,32 @@ def test_the_harness_runner_works_in_the_workspace_with_claude_code_tools(tmp_pa
     assert options.tools == ["Read", "Bash"]
     assert runner.config_root == tmp_path / "cfg"
     assert [s.name for s in runner.tool_sources] == ["ask_user"]
+
+
+def test_a_context_without_framework_tools_offers_no_claude_code_tool(tmp_path: Path) -> None:
+    # The conformance suite's context: the case's tools only, whatever the settings say.
+    plugins = SessionflowPlugins()
+    plugins.load()
+    context = HarnessContext(
+        flow_type="Conformance",
+        model="scripted-model",
+        system_prompt=None,
+        workspace=tmp_path,
+        options=AgentSessionOptions(),
+        tools=[spec("lookup")],
+        settings={"tools": ["Read"]},
+        model_base_url="http://127.0.0.1:9",
+        api_key="test",
+        framework_tools=False,
+    )
+    runner = build_runner(plugins.framework("claude-agent-sdk"), context)
+    assert isinstance(runner, ClaudeAgentRunner)
+    options = runner.options_for(ClaudeStepInfo(session_id="s", turn_id="turn-1"))
+    assert options.tools == []
+    assert options.env == {"ANTHROPIC_BASE_URL": "http://127.0.0.1:9", "ANTHROPIC_API_KEY": "test"}
+    assert [s.name for s in runner.tool_sources] == ["lookup"]
+    with pytest.raises(PluginError, match="speaks anthropic_messages, not 'responses'"):
+        build_runner(plugins.framework("claude-agent-sdk"), replace(context, api="responses"))
 
 
 # --------------------------------------------------------------------------- options

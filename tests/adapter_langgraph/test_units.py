@@ -32,7 +32,7 @@ from sessionflow import (
     ToolPolicy,
     TurnCompleted,
 )
-from sessionflow.plugins import ConformanceAgentSpec, SessionflowPlugins, ToolInvocation, ToolSpec
+from sessionflow.plugins import HarnessContext, SessionflowPlugins, ToolInvocation, ToolSpec, build_runner
 from sessionflow.testing import ModelReply, ScriptedModelServer, ScriptedToolCall
 from sessionflow_langgraph import (
     EFFECT_METADATA_KEY,
@@ -79,14 +79,23 @@ def test_registers_the_langgraph_framework() -> None:
         ("anthropic_messages", ChatAnthropic, False),
     ],
 )
-def test_conformance_runner_speaks_the_requested_api(api: Any, kind: type, responses: bool) -> None:
+def test_the_runner_speaks_the_api_the_context_asks_for(api: Any, kind: type, responses: bool) -> None:
     spec = SessionflowPlugins()
     spec.load()
     framework = spec.framework("langgraph")
-    agent = ConformanceAgentSpec(
-        model_base_url="http://127.0.0.1:9/v1", model="m", api=api, system_prompt=None, tools=[]
+    context = HarnessContext(
+        flow_type="langgraph-api",
+        model="m",
+        system_prompt=None,
+        workspace=Path("/tmp"),
+        options=AgentSessionOptions(),
+        tools=[],
+        settings={},
+        model_base_url="http://127.0.0.1:9/v1",
+        api_key="test",
+        api=api,
     )
-    runner = framework.build_conformance_runner(agent)
+    runner = build_runner(framework, context)
     assert isinstance(runner, LangGraphRunner)
     model = chat_model("m", base_url="http://127.0.0.1:9/v1", api_key="test", api=api)
     assert isinstance(model, kind)

@@ -1,5 +1,5 @@
 """The framework `openai-agents`: found through its entry point, built from the CLI's context
-and from the conformance suite's spec, against the scripted model server."""
+and from a conformance-style context (a wire API, no settings), against the scripted model server."""
 
 from __future__ import annotations
 
@@ -20,8 +20,8 @@ from sessionflow import (
 from sessionflow.builtin import tool
 from sessionflow.plugins import (
     LOAD_PLUGINS_ENV,
-    ConformanceAgentSpec,
     HarnessContext,
+    ModelApi,
     SessionflowPlugins,
     build_runner,
 )
@@ -53,18 +53,28 @@ def test_the_entry_point_registers_openai_agents() -> None:
     assert spec.capabilities.images and spec.capabilities.mcp_annotations
 
 
+def conformance_context(model_base_url: str, api: ModelApi | None, **changes: Any) -> HarnessContext:
+    """A context like the conformance suite's: its model server, a wire API, no settings."""
+    values: dict[str, Any] = {
+        "flow_type": "plugin-conformance",
+        "model": "scripted",
+        "system_prompt": None,
+        "workspace": Path("/tmp"),
+        "options": AgentSessionOptions(),
+        "tools": [],
+        "settings": {},
+        "model_base_url": model_base_url,
+        "api_key": "test",
+        "api": api,
+        "framework_tools": False,
+    }
+    return HarnessContext(**{**values, **changes})
+
+
 def test_anthropic_messages_is_refused() -> None:
     spec = plugins().framework("openai-agents")
     with pytest.raises(ValueError, match="anthropic_messages"):
-        spec.build_conformance_runner(
-            ConformanceAgentSpec(
-                model_base_url="http://127.0.0.1:1/v1",
-                model="m",
-                api="anthropic_messages",
-                system_prompt=None,
-                tools=[],
-            )
-        )
+        spec.build_runner(conformance_context("http://127.0.0.1:1/v1", "anthropic_messages"))
 
 
 async def serve_one_turn(
@@ -88,7 +98,7 @@ async def serve_one_turn(
 
 
 @pytest.mark.parametrize("api", ["responses", "chat_completions"])
-async def test_the_conformance_runner_speaks_both_apis(
+async def test_the_contexts_api_picks_the_wire_api(
     temporal_address: str, model_server: ScriptedModelServer, api: Any
 ) -> None:
     key = f"plugin-conformance-{api}"
@@ -96,19 +106,15 @@ async def test_the_conformance_runner_speaks_both_apis(
         key,
         [ModelReply.call(ScriptedToolCall("call_1", "lookup", {"city": "Bergen"})), ModelReply.say("Rainy.")],
     )
-    runner = (
-        plugins()
-        .framework("openai-agents")
-        .build_conformance_runner(
-            ConformanceAgentSpec(
-                model_base_url=model_server.base_url(key),
-                model="scripted",
-                api=api,
-                system_prompt="Be brief.",
-                tools=[tool(lookup, effect=ToolEffect.READ)],
-            )
-        )
+    context = conformance_context(
+        model_server.base_url(key),
+        api,
+        system_prompt="Be brief.",
+        tools=[tool(lookup, effect=ToolEffect.READ)],
+        # The context's API wins over the setting.
+        settings={"api": "chat_completions" if api == "responses" else "responses"},
     )
+    runner = build_runner(plugins().framework("openai-agents"), context)
     flow = AgentSessionFlow(runner, flow_type=key, options=AgentSessionOptions(timings=TIMINGS))
     snapshot = await serve_one_turn(temporal_address, flow, key, "Weather in Bergen?")
 

@@ -1,4 +1,4 @@
-"""The `pydantic-ai` framework plugin: discovery, the harness runner, the conformance runner."""
+"""The `pydantic-ai` framework plugin: discovery, the harness runner, the wire API a context asks for."""
 
 from __future__ import annotations
 
@@ -11,14 +11,13 @@ from pydantic_ai.models.openai import OpenAIChatModel, OpenAIResponsesModel
 from sessionflow import AgentSessionOptions, ToolEffect, ToolPolicy
 from sessionflow.builtin import tool
 from sessionflow.plugins import (
-    ConformanceAgentSpec,
     HarnessContext,
     ModelApi,
     SessionflowPlugins,
     build_runner,
 )
 from sessionflow.testing import ModelReply, ScriptedModelServer, ScriptedToolCall
-from sessionflow_pydantic_ai import PydanticAIRunner, build_model, with_tool_source_policies
+from sessionflow_pydantic_ai import PydanticAIRunner, build_model
 from tests.adapter_pydantic_ai.turns import play_turn
 
 
@@ -74,21 +73,27 @@ async def test_the_harness_runner_talks_to_the_configured_endpoint(
     ("api", "wire"),
     [("chat_completions", "openai"), ("responses", "openai"), ("anthropic_messages", "anthropic")],
 )
-async def test_the_conformance_runner_speaks_the_requested_api(
-    model_server: ScriptedModelServer, api: ModelApi, wire: str
+async def test_the_runner_speaks_the_api_the_context_asks_for(
+    model_server: ScriptedModelServer, api: ModelApi, wire: str, tmp_path: Path
 ) -> None:
     key = f"conformance-{api}"
     model_server.script(key, [ModelReply.say("hello")])
     plugins = SessionflowPlugins()
     plugins.load()
-    spec = ConformanceAgentSpec(
-        model_base_url=model_server.base_url(key, wire),
+    ctx = HarnessContext(
+        flow_type="PydanticAIConformance",
         model="scripted-model",
-        api=api,
         system_prompt="Be kind.",
+        workspace=tmp_path,
+        options=AgentSessionOptions(),
         tools=[],
+        settings={},
+        model_base_url=model_server.base_url(key, wire),
+        api_key="test",
+        api=api,
+        framework_tools=False,
     )
-    runner = plugins.framework("pydantic-ai").build_conformance_runner(spec)
+    runner = build_runner(plugins.framework("pydantic-ai"), ctx)
     assert isinstance(runner, PydanticAIRunner)
     played = await play_turn(runner, "hi")
     assert played.completed.new_messages[-1].text == "hello"
@@ -109,14 +114,3 @@ def test_build_model_resolves_names_like_pydantic_ai() -> None:
         build_model("m", api="anthropic_messages", base_url="http://127.0.0.1:9/", api_key="x"),
         AnthropicModel,
     )
-
-
-def test_tool_source_policies_join_the_options_unless_the_options_name_the_tool() -> None:
-    pinned = ToolPolicy(effect=ToolEffect.NON_IDEMPOTENT_WRITE, requires_approval=True)
-    specs = [
-        tool(lookup, policy=ToolPolicy(effect=ToolEffect.READ)),
-        tool(lookup, name="other", policy=ToolPolicy(effect=ToolEffect.READ)),
-        tool(lookup, name="free"),
-    ]
-    options = with_tool_source_policies(AgentSessionOptions(tool_policies={"other": pinned}), specs)
-    assert options.tool_policies == {"lookup": ToolPolicy(effect=ToolEffect.READ), "other": pinned}

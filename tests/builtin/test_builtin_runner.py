@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import AsyncIterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Literal
 
@@ -20,7 +21,7 @@ from sessionflow import (
 )
 from sessionflow.builtin import ChatCompletionsRunner, tool
 from sessionflow.builtin._schema import parameters_schema
-from sessionflow.plugins import SessionflowPlugins, ToolInvocation
+from sessionflow.plugins import HarnessContext, PluginError, SessionflowPlugins, ToolInvocation, build_runner
 from sessionflow.temporal import connect, serve_agent_flows
 from sessionflow.testing import (
     ModelReply,
@@ -63,6 +64,24 @@ def test_builtin_registers_as_a_framework() -> None:
     spec = plugins.framework("builtin")
     assert spec.model_api == "chat_completions"
     assert spec.capabilities.parallel_tool_calls
+
+
+def test_builtin_builds_from_a_context_and_refuses_other_apis(tmp_path: Path) -> None:
+    plugins = SessionflowPlugins()
+    plugins.load(autoload=False)
+    spec = plugins.framework("builtin")
+    context = HarnessContext(
+        flow_type="builtin-context",
+        model="m",
+        system_prompt=None,
+        workspace=tmp_path,
+        options=AgentSessionOptions(),
+        tools=[],
+        settings={"base_url": "http://127.0.0.1:9/v1"},
+    )
+    assert isinstance(build_runner(spec, context), ChatCompletionsRunner)
+    with pytest.raises(PluginError, match="speaks chat_completions, not 'responses'"):
+        build_runner(spec, replace(context, api="responses"))
 
 
 @pytest.fixture

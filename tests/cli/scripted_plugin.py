@@ -12,7 +12,7 @@ from collections.abc import Callable
 
 from sessionflow import hookimpl
 from sessionflow.builtin import ChatCompletionsRunner, tool
-from sessionflow.plugins import ConformanceAgentSpec, FrameworkCapabilities, FrameworkSpec, HarnessContext
+from sessionflow.plugins import FrameworkCapabilities, FrameworkSpec, HarnessContext
 from sessionflow.session import ToolEffect
 
 
@@ -27,23 +27,14 @@ def _runner(ctx: HarnessContext) -> ChatCompletionsRunner:
         """Look something up."""
         return f"looked up {query}"
 
-    tools = [
-        *ctx.tools,
-        tool(publish_note, effect=ToolEffect.NON_IDEMPOTENT_WRITE),
-        tool(lookup, effect=ToolEffect.READ),
-    ]
+    own = [tool(publish_note, effect=ToolEffect.NON_IDEMPOTENT_WRITE), tool(lookup, effect=ToolEffect.READ)]
+    tools = [*ctx.tools, *(own if ctx.framework_tools else ())]
     return ChatCompletionsRunner(
         model=ctx.model,
         tools=tools,
         system_prompt=ctx.system_prompt,
         base_url=ctx.model_base_url,
         api_key="test",
-    )
-
-
-def _conformance(spec: ConformanceAgentSpec) -> ChatCompletionsRunner:
-    return ChatCompletionsRunner(
-        model=spec.model, tools=spec.tools, base_url=spec.model_base_url, api_key="test"
     )
 
 
@@ -63,7 +54,6 @@ def sessionflow_register_frameworks(register: Callable[[FrameworkSpec], None]) -
                     parallel_tool_calls=True, reasoning_deltas=False, images=images, mcp_annotations=False
                 ),
                 build_runner=_runner,
-                build_conformance_runner=_conformance,
                 model_api="chat_completions",
                 replaced_local_tool_groups=replaced,
             )

@@ -10,7 +10,7 @@ from collections.abc import Callable
 
 from sessionflow import DeferredToolExecution, ToolExecutionResult, hookimpl
 from sessionflow.builtin import ChatCompletionsRunner
-from sessionflow.plugins import ConformanceAgentSpec, FrameworkCapabilities, FrameworkSpec, HarnessContext
+from sessionflow.plugins import FrameworkCapabilities, FrameworkSpec, HarnessContext
 
 NAME = "mutant-twice"
 
@@ -21,18 +21,14 @@ class TwiceRunner(ChatCompletionsRunner):
         return await super().execute_deferred_tool_call(call)
 
 
-def _conformance_runner(spec: ConformanceAgentSpec) -> TwiceRunner:
-    return TwiceRunner(
-        model=spec.model,
-        tools=spec.tools,
-        system_prompt=spec.system_prompt,
-        base_url=spec.model_base_url,
-        api_key="t",
-    )
-
-
 def _runner(ctx: HarnessContext) -> TwiceRunner:
-    return TwiceRunner(model=ctx.model, tools=ctx.tools, base_url=ctx.model_base_url)
+    return TwiceRunner(
+        model=ctx.model,
+        tools=ctx.tools,
+        system_prompt=ctx.system_prompt,
+        base_url=ctx.model_base_url,
+        api_key=ctx.api_key,
+    )
 
 
 @hookimpl
@@ -45,7 +41,6 @@ def sessionflow_register_frameworks(register: Callable[[FrameworkSpec], None]) -
                 parallel_tool_calls=False, reasoning_deltas=False, images=False, mcp_annotations=False
             ),
             build_runner=_runner,
-            build_conformance_runner=_conformance_runner,
             model_api="chat_completions",
         )
     )

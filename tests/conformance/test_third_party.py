@@ -28,18 +28,14 @@ from collections.abc import Callable
 
 from sessionflow import hookimpl
 from sessionflow.builtin import ChatCompletionsRunner
-from sessionflow.plugins import ConformanceAgentSpec, FrameworkCapabilities, FrameworkSpec, HarnessContext
-
-
-def _conformance_runner(spec: ConformanceAgentSpec) -> ChatCompletionsRunner:
-    return ChatCompletionsRunner(
-        model=spec.model, tools=spec.tools, system_prompt=spec.system_prompt,
-        base_url=spec.model_base_url, api_key="t",
-    )
+from sessionflow.plugins import FrameworkCapabilities, FrameworkSpec, HarnessContext
 
 
 def _runner(ctx: HarnessContext) -> ChatCompletionsRunner:
-    return ChatCompletionsRunner(model=ctx.model, tools=ctx.tools, base_url=ctx.model_base_url)
+    return ChatCompletionsRunner(
+        model=ctx.model, tools=ctx.tools, system_prompt=ctx.system_prompt,
+        base_url=ctx.model_base_url, api_key=ctx.api_key,
+    )
 
 
 @hookimpl
@@ -51,7 +47,6 @@ def sessionflow_register_frameworks(register: Callable[[FrameworkSpec], None]) -
             parallel_tool_calls=False, reasoning_deltas=False, images=False, mcp_annotations=False
         ),
         build_runner=_runner,
-        build_conformance_runner=_conformance_runner,
         model_api="chat_completions",
     ))
 '''

@@ -9,7 +9,6 @@ from sessionflow import (
     AgentFrameworkRunner,
     AgentTurnContext,
     AgentTurnOutcome,
-    ConformanceAgentSpec,
     DeferredToolExecution,
     FrameworkCapabilities,
     FrameworkMessage,
@@ -56,15 +55,11 @@ def make_spec(
     def default_build_runner(ctx: HarnessContext) -> EchoRunner:
         return EchoRunner(name)
 
-    def build_conformance_runner(spec: ConformanceAgentSpec) -> EchoRunner:
-        return EchoRunner(name)
-
     return FrameworkSpec(
         name=name,
         description=description if description is not None else f"The {name} test framework.",
         capabilities=CAPABILITIES,
         build_runner=build_runner or default_build_runner,
-        build_conformance_runner=build_conformance_runner,
         model_api=model_api,
     )
 

@@ -13,7 +13,6 @@ import pytest
 
 from sessionflow import (
     AgentSessionOptions,
-    ConformanceAgentSpec,
     FrameworkSpec,
     HarnessContext,
     PluginError,
@@ -122,13 +121,54 @@ def test_build_runner_returns_the_plugins_runner(plugins: SessionflowPlugins) ->
     assert runner.label == "alpha"
 
 
-def test_build_conformance_runner(plugins: SessionflowPlugins) -> None:
-    plugins.register(FrameworksPlugin(make_spec("alpha")), name="p")
-    spec = ConformanceAgentSpec(
-        model_base_url="http://127.0.0.1:9/v1", model="m", system_prompt=None, tools=(), api="responses"
+def test_context_settings_are_read_by_type() -> None:
+    ctx = harness_context(
+        settings={"base_url": "http://h/v1", "empty": "", "limit": 7, "env": {"A": 1}, "wrong": 3}
     )
-    runner = plugins.framework("alpha").build_conformance_runner(spec)
-    assert isinstance(runner, EchoRunner)
+    assert ctx.setting("base_url", str) == "http://h/v1"
+    # A configuration file's empty string or wrong type counts as unset.
+    assert ctx.setting("empty", str) is None
+    assert ctx.setting("wrong", str) is None
+    assert ctx.setting("missing", str) is None
+    assert ctx.setting("limit", int) == 7
+    assert ctx.mapping_setting("env") == {"A": 1}
+    assert ctx.mapping_setting("limit") is None
+
+
+def test_the_conformance_suite_builds_the_same_context_the_cli_does(
+    plugins: SessionflowPlugins, tmp_path: Path
+) -> None:
+    from sessionflow.testing.conformance import bundled_cases_dir, load_cases
+    from sessionflow.testing.conformance._flow import MODEL_NAME, build_case_flow
+
+    seen: list[HarnessContext] = []
+
+    def record(ctx: HarnessContext) -> EchoRunner:
+        seen.append(ctx)
+        return EchoRunner("alpha")
+
+    plugins.register(FrameworksPlugin(make_spec("alpha", build_runner=record)), name="p")
+    [case] = [c for c in load_cases(bundled_cases_dir()) if c.id == "explicit_policy_override"]
+    flow = build_case_flow(
+        case,
+        plugins.framework("alpha"),
+        flow_type="conf-alpha",
+        model_base_url="http://m/v1",
+        state_dir=tmp_path,
+    )
+    [ctx] = seen
+    assert (ctx.flow_type, ctx.model, ctx.model_base_url, ctx.api_key) == (
+        "conf-alpha",
+        MODEL_NAME,
+        "http://m/v1",
+        "test",
+    )
+    assert (ctx.workspace, ctx.settings, ctx.api, ctx.framework_tools) == (tmp_path, {}, None, False)
+    assert ctx.system_prompt == case.system_prompt
+    assert [t.name for t in ctx.tools] == [t.name for t in case.tools]
+    assert ctx.options is flow.options and flow.options.tool_policies == case.tool_policies
+    assert case.tool_policies, "the case pins a policy, so the options are seen to carry it"
+    assert isinstance(flow.runner, EchoRunner)
 
 
 def test_build_runner_errors_name_the_plugin(plugins: SessionflowPlugins) -> None:

@@ -10,8 +10,9 @@ Names load on first use, so discovering the plugin does not import the Claude Ag
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING
+
+from sessionflow.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from sessionflow_claude_agent_sdk._builtin_tools import (
@@ -33,34 +34,7 @@ if TYPE_CHECKING:
     from sessionflow_claude_agent_sdk._tools import current_tool_invocation
     from sessionflow_claude_agent_sdk._transcript import RUN_STATE_VERSION
 
-_MODULES = {
-    "BUILTIN_TOOL_EFFECTS": "_builtin_tools",
-    "BUILTIN_TOOL_POLICIES": "_builtin_tools",
-    "run_builtin_tool": "_builtin_tools",
-    "claude_agent_session_flow": "_flow",
-    "CAPABILITIES": "_plugin",
-    "DEMO_TOUR": "_plugin",
-    "REPLACED_LOCAL_TOOL_GROUPS": "_plugin",
-    "CONFIG_ROOT_ENV": "_runner",
-    "ClaudeAgentRunner": "_runner",
-    "ClaudeStepInfo": "_runner",
-    "OptionsFactory": "_runner",
-    "OptionsSource": "_runner",
-    "PARALLEL_CALL_DENIAL": "_step",
-    "ClaudeStepError": "_errors",
-    "current_tool_invocation": "_tools",
-    "RUN_STATE_VERSION": "_transcript",
-}
-
-
-def __getattr__(name: str) -> object:
-    module = _MODULES.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
-    globals()[name] = value
-    return value
-
+__getattr__, __dir__ = lazy_exports(__name__)
 
 __all__ = [
     "BUILTIN_TOOL_EFFECTS",

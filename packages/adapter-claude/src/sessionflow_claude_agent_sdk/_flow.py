@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
 from pathlib import Path
+from typing import Unpack
 
-from sessionflow.deltas import DeltaTransport
-from sessionflow.plugins import ToolSpec
-from sessionflow.session import AgentSessionOptions
-from sessionflow.temporal import AgentSessionFlow
+from sessionflow.temporal import AgentSessionFlow, FlowArguments
+from sessionflow.tool_specs import ToolSpec
 from sessionflow_claude_agent_sdk._runner import ClaudeAgentRunner, OptionsSource
 
 __all__ = ["claude_agent_session_flow"]
@@ -19,12 +17,9 @@ def claude_agent_session_flow(
     options_factory: OptionsSource,
     *,
     flow_type: str,
-    options: AgentSessionOptions | None = None,
     tool_sources: Sequence[ToolSpec] = (),
     config_root: str | Path | None = None,
-    continue_as_new_after_events: int = 10_000,
-    delta_transport: DeltaTransport | None = None,
-    delta_fallback: bool = True,
+    **flow_args: Unpack[FlowArguments],
 ) -> AgentSessionFlow:
     """A flow type whose sessions run the Claude Code CLI configured by `options_factory`.
 
@@ -34,23 +29,8 @@ def claude_agent_session_flow(
     idempotent write; `Edit`, `Bash`: non-idempotent writes), the custom tools of its
     in-process SDK MCP servers, and every spec in `tool_sources` become durable tool
     steps. A spec's `policy` goes into `options.tool_policies` unless the options already
-    name that tool. See `ClaudeAgentRunner` for `config_root`; the other arguments are
-    `AgentSessionFlow`'s.
+    name that tool. See `ClaudeAgentRunner` for `config_root`; `flow_args` (`options`,
+    `delta_transport`, ...) are `AgentSessionFlow`'s.
     """
     runner = ClaudeAgentRunner(options_factory, tool_sources=tool_sources, config_root=config_root)
-    session_options = options or AgentSessionOptions()
-    added = {
-        s.name: s.policy
-        for s in tool_sources
-        if s.policy is not None and s.name not in session_options.tool_policies
-    }
-    if added:
-        session_options = replace(session_options, tool_policies={**session_options.tool_policies, **added})
-    return AgentSessionFlow(
-        runner,
-        flow_type=flow_type,
-        options=session_options,
-        continue_as_new_after_events=continue_as_new_after_events,
-        delta_transport=delta_transport,
-        delta_fallback=delta_fallback,
-    )
+    return AgentSessionFlow(runner, flow_type=flow_type, tool_specs=tool_sources, **flow_args)

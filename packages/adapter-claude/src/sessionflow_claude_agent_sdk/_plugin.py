@@ -7,14 +7,11 @@ sessionflow here; the Claude Agent SDK loads when a runner is built.
 from __future__ import annotations
 
 import os
-import tempfile
-from collections.abc import Callable, Mapping
-from pathlib import Path
-from typing import Any, cast
+from collections.abc import Callable
+from typing import cast
 
 from sessionflow.hookspecs import hookimpl
 from sessionflow.plugins import (
-    ConformanceAgentSpec,
     DemoTool,
     DemoTour,
     FrameworkCapabilities,
@@ -56,7 +53,8 @@ DEMO_TOUR = DemoTour(
 
 
 def _build_runner(ctx: HarnessContext) -> AgentFrameworkRunner:
-    """The CLI's agent: Claude Code's own tools in the workspace, plus the harness's tool specs.
+    """Claude Code in the workspace: its own tools (none when ``ctx.framework_tools`` is
+    False), plus the context's tool specs.
 
     Settings: ``tools`` (Claude Code tools to offer; default all it can run), ``env``
     (extra environment of the CLI), ``cli_path``, ``config_root`` and ``base_url``.
@@ -65,44 +63,31 @@ def _build_runner(ctx: HarnessContext) -> AgentFrameworkRunner:
 
     from sessionflow_claude_agent_sdk._runner import ClaudeAgentRunner
 
-    settings = ctx.settings
-    env = {str(k): str(v) for k, v in _mapping(settings.get("env")).items()}
-    base_url = ctx.model_base_url or _optional_str(settings.get("base_url"))
+    if ctx.api not in (None, "anthropic_messages"):
+        raise ValueError(f"the Claude Code CLI speaks anthropic_messages, not {ctx.api!r}")
+    env = {key: str(value) for key, value in (ctx.mapping_setting("env") or {}).items()}
+    base_url = ctx.model_base_url or ctx.setting("base_url", str)
     if base_url:
         env["ANTHROPIC_BASE_URL"] = base_url
     if ctx.api_key:
         env["ANTHROPIC_API_KEY"] = ctx.api_key
-    tools = settings.get("tools")
     options = ClaudeAgentOptions(
         model=ctx.model,
         system_prompt=ctx.system_prompt,
         cwd=str(ctx.workspace),
         env=env,
-        tools=[str(t) for t in cast(list[object], tools)] if isinstance(tools, list) else None,
-        cli_path=_optional_str(settings.get("cli_path")),
+        tools=_own_tools(ctx),
+        cli_path=ctx.setting("cli_path", str),
     )
-    config_root = _optional_str(settings.get("config_root"))
-    return ClaudeAgentRunner(options, tool_sources=ctx.tools, config_root=config_root)
+    return ClaudeAgentRunner(options, tool_sources=ctx.tools, config_root=ctx.setting("config_root", str))
 
 
-def _build_conformance_runner(spec: ConformanceAgentSpec) -> AgentFrameworkRunner:
-    from claude_agent_sdk import ClaudeAgentOptions
-
-    from sessionflow_claude_agent_sdk._runner import ClaudeAgentRunner
-
-    if spec.api not in (None, "anthropic_messages"):
-        raise ValueError(f"the Claude Code CLI speaks anthropic_messages, not {spec.api!r}")
-    workspace = Path(tempfile.gettempdir()) / f"sessionflow-claude-conformance-{os.getuid()}"
-    workspace.mkdir(parents=True, exist_ok=True)
-    options = ClaudeAgentOptions(
-        model=spec.model,
-        system_prompt=spec.system_prompt,
-        cwd=str(workspace),
-        # The neutral agent has only the spec's tools, none of Claude Code's own.
-        tools=[],
-        env={"ANTHROPIC_BASE_URL": spec.model_base_url, "ANTHROPIC_API_KEY": "test"},
-    )
-    return ClaudeAgentRunner(options, tool_sources=spec.tools)
+def _own_tools(ctx: HarnessContext) -> list[str] | None:
+    """The Claude Code tools to offer: None offers every one it can run, [] none."""
+    if not ctx.framework_tools:
+        return []
+    listed = ctx.settings.get("tools")
+    return [str(t) for t in cast(list[object], listed)] if isinstance(listed, list) else None
 
 
 @hookimpl
@@ -113,7 +98,6 @@ def sessionflow_register_frameworks(register: Callable[[FrameworkSpec], None]) -
             description="Claude Agent SDK (the Claude Code CLI), one model call per step, Claude Code tools durable",
             capabilities=CAPABILITIES,
             build_runner=_build_runner,
-            build_conformance_runner=_build_conformance_runner,
             model_api="anthropic_messages",
             resume_texts=(_resume_prompt(),),
             replaced_local_tool_groups=REPLACED_LOCAL_TOOL_GROUPS,
@@ -126,13 +110,3 @@ def _resume_prompt() -> str:
     """The text the Claude Code CLI adds after the tool result of every resumed request."""
     configured = os.environ.get("CLAUDE_CODE_RESUME_PROMPT", "")
     return configured if configured.strip() else "Continue from where you left off."
-
-
-def _optional_str(value: object) -> str | None:
-    return value if isinstance(value, str) and value else None
-
-
-def _mapping(value: object) -> Mapping[str, Any]:
-    if isinstance(value, Mapping):
-        return {str(k): v for k, v in cast(Mapping[object, Any], value).items()}
-    return {}

@@ -15,8 +15,9 @@ package (for its plugin module), and LangGraph and the provider SDKs take second
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING
+
+from sessionflow.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from sessionflow_langgraph._effects import EFFECT_METADATA_KEY, MCP_ANNOTATIONS_METADATA_KEY, tool_effect
@@ -31,39 +32,7 @@ if TYPE_CHECKING:
     from sessionflow_langgraph._runner import LangGraphRunner
     from sessionflow_langgraph._tool_specs import tool_from_spec
 
-_EXPORTS = {
-    "EFFECT_METADATA_KEY": "_effects",
-    "MCP_ANNOTATIONS_METADATA_KEY": "_effects",
-    "tool_effect": "_effects",
-    "StepViolation": "_errors",
-    "INVOCATION_METADATA_KEYS": "_execution",
-    "ToolLike": "_flow",
-    "langgraph_runner": "_flow",
-    "langgraph_session_flow": "_flow",
-    "AgentGraph": "_graph",
-    "GraphFactory": "_graph",
-    "build_agent_graph": "_graph",
-    "current_tool_invocation": "_invocation",
-    "chat_model": "_models",
-    "ChatOpenAICompatible": "_openai_compat",
-    "RUN_STATE_VERSION": "_run_state",
-    "LangGraphRunner": "_runner",
-    "tool_from_spec": "_tool_specs",
-}
-
-
-def __getattr__(name: str) -> object:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'sessionflow_langgraph' has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *_EXPORTS})
-
+__getattr__, __dir__ = lazy_exports(__name__)
 
 __all__ = [
     "EFFECT_METADATA_KEY",

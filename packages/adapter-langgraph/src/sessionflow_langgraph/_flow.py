@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import replace
-from typing import Any, cast
+from typing import Any, Unpack, cast
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.tools import BaseTool
@@ -12,13 +11,11 @@ from langchain_core.tools import tool as as_langchain_tool
 from langgraph.graph import StateGraph
 from langgraph.graph.state import CompiledStateGraph
 
-from sessionflow.deltas import DeltaTransport
-from sessionflow.plugins import ToolSpec
-from sessionflow.session import AgentSessionOptions
-from sessionflow.temporal import AgentSessionFlow
+from sessionflow.temporal import AgentSessionFlow, FlowArguments
+from sessionflow.tool_specs import ToolSpec
 from sessionflow_langgraph._graph import AgentGraph, GraphFactory, build_agent_graph
 from sessionflow_langgraph._runner import DEFAULT_RECURSION_LIMIT, LangGraphRunner
-from sessionflow_langgraph._tool_specs import spec_policies, tool_from_spec
+from sessionflow_langgraph._tool_specs import tool_from_spec
 
 __all__ = ["ToolLike", "langgraph_runner", "langgraph_session_flow"]
 
@@ -81,17 +78,15 @@ def langgraph_session_flow(
     tool_sources: Sequence[ToolSpec] = (),
     tool_node: str = "tools",
     system_prompt: str | None = None,
-    options: AgentSessionOptions | None = None,
     messages_key: str | None = None,
     recursion_limit: int = DEFAULT_RECURSION_LIMIT,
-    continue_as_new_after_events: int = 10_000,
-    delta_transport: DeltaTransport | None = None,
-    delta_fallback: bool = True,
+    **flow_args: Unpack[FlowArguments],
 ) -> AgentSessionFlow:
     """A session flow for a LangGraph agent, in one call (see `langgraph_runner` for the agent).
 
     The ``policy`` of each tool source goes into ``options.tool_policies`` unless the
-    options already name that tool. The other arguments are `AgentSessionFlow`'s.
+    options already name that tool. ``flow_args`` (``options``, ``delta_transport``, ...)
+    are `AgentSessionFlow`'s.
     """
     runner = langgraph_runner(
         model=model,
@@ -103,16 +98,7 @@ def langgraph_session_flow(
         messages_key=messages_key,
         recursion_limit=recursion_limit,
     )
-    options = options or AgentSessionOptions()
-    options = replace(options, tool_policies=spec_policies(tool_sources, options.tool_policies))
-    return AgentSessionFlow(
-        runner,
-        flow_type=flow_type,
-        options=options,
-        continue_as_new_after_events=continue_as_new_after_events,
-        delta_transport=delta_transport,
-        delta_fallback=delta_fallback,
-    )
+    return AgentSessionFlow(runner, flow_type=flow_type, tool_specs=tool_sources, **flow_args)
 
 
 def _as_tool(value: ToolLike) -> BaseTool:

@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from typing import Any
 
 from langchain_core.tools import StructuredTool
 
 from sessionflow.plugins import ToolSpec
-from sessionflow.session import ToolPolicy
 from sessionflow_langgraph._effects import EFFECT_METADATA_KEY, MCP_ANNOTATIONS_METADATA_KEY
 from sessionflow_langgraph._invocation import current_tool_invocation
 
-__all__ = ["spec_policies", "tool_from_spec"]
+__all__ = ["tool_from_spec"]
 
 
 def tool_from_spec(spec: ToolSpec) -> StructuredTool:
@@ -22,7 +20,7 @@ def tool_from_spec(spec: ToolSpec) -> StructuredTool:
     MCP annotations imply) goes into ``metadata["sessionflow_effect"]`` and the
     annotations into ``metadata["mcp_annotations"]``. The tool runs only inside a
     sessionflow tool step, which supplies the handler's `ToolInvocation`. `ToolSpec.policy`
-    is not carried here: put it into `AgentSessionOptions.tool_policies` (see `spec_policies`).
+    is not carried here: `AgentSessionFlow` puts it into the options, from its ``tool_specs``.
     """
 
     async def run(**arguments: Any) -> str:
@@ -47,12 +45,3 @@ def tool_from_spec(spec: ToolSpec) -> StructuredTool:
         coroutine=run,
         metadata=metadata,
     )
-
-
-def spec_policies(specs: Iterable[ToolSpec], explicit: dict[str, ToolPolicy]) -> dict[str, ToolPolicy]:
-    """``explicit`` plus the policy of every spec that has one and is not named in ``explicit``."""
-    merged = dict(explicit)
-    for spec in specs:
-        if spec.policy is not None and spec.name not in merged:
-            merged[spec.name] = spec.policy
-    return merged

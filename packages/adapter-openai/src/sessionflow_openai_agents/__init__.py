@@ -2,14 +2,22 @@
 
 Build a flow with `openai_agents_session_flow` (or wrap an `OpenAIAgentsRunner` in an
 `AgentSessionFlow` yourself) and serve it with `sessionflow.serve_agent_flows`.
+
+Names load on first use, so discovering the plugin does not import the Agents SDK.
 """
 
 from importlib.metadata import PackageNotFoundError, version
+from typing import TYPE_CHECKING
 
-from sessionflow_openai_agents._errors import AgentGraphError
-from sessionflow_openai_agents._flow import openai_agents_session_flow
-from sessionflow_openai_agents._runner import HANDOFF_POLICY, ContextFactory, OpenAIAgentsRunner
-from sessionflow_openai_agents._tools import current_tool_invocation, function_tool_from_spec
+from sessionflow.lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from sessionflow_openai_agents._errors import AgentGraphError
+    from sessionflow_openai_agents._flow import openai_agents_session_flow
+    from sessionflow_openai_agents._runner import HANDOFF_POLICY, ContextFactory, OpenAIAgentsRunner
+    from sessionflow_openai_agents._tools import current_tool_invocation, function_tool_from_spec
+
+__getattr__, __dir__ = lazy_exports(__name__)
 
 try:
     __version__ = version("sessionflow-openai-agents")

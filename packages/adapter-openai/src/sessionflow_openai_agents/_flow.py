@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, Unpack
 
 from agents import Agent, RunConfig, RunHooks
 from agents.run import DEFAULT_MAX_TURNS
 
-from sessionflow.plugins import ToolSpec
-from sessionflow.session import AgentSessionOptions
-from sessionflow.temporal import AgentSessionFlow
+from sessionflow.temporal import AgentSessionFlow, FlowArguments
+from sessionflow.tool_specs import ToolSpec
 from sessionflow_openai_agents._runner import ContextFactory, OpenAIAgentsRunner
 
 __all__ = ["openai_agents_session_flow"]
@@ -21,20 +19,21 @@ def openai_agents_session_flow(
     agent_or_factory: Agent[Any] | Callable[[], Agent[Any]],
     *,
     flow_type: str,
-    options: AgentSessionOptions | None = None,
     tool_sources: Sequence[ToolSpec] = (),
     context_factory: ContextFactory | None = None,
     run_config: RunConfig | None = None,
     hooks: RunHooks[Any] | None = None,
     max_turns: int = DEFAULT_MAX_TURNS,
     tracing: bool = False,
+    **flow_args: Unpack[FlowArguments],
 ) -> AgentSessionFlow:
     """Serve ``agent_or_factory`` as the flow type ``flow_type``.
 
     The agent's function tools, agents used as tools, local MCP servers' tools and hosted
     MCP servers' calls become durable tool steps; ``tool_sources`` add neutral tools. A
     tool source's ``policy`` goes into ``options.tool_policies`` unless ``options`` already
-    has one for that name. The other arguments are `OpenAIAgentsRunner`'s.
+    has one for that name. ``flow_args`` (``options``, ``delta_transport``, ...) are
+    `AgentSessionFlow`'s; the other arguments are `OpenAIAgentsRunner`'s.
 
     Raises:
         AgentGraphError: Two agents share a name, two different tools share a name, a
@@ -49,7 +48,4 @@ def openai_agents_session_flow(
         max_turns=max_turns,
         tracing=tracing,
     )
-    options = options or AgentSessionOptions()
-    from_sources = {spec.name: spec.policy for spec in tool_sources if spec.policy is not None}
-    options = dataclasses.replace(options, tool_policies={**from_sources, **options.tool_policies})
-    return AgentSessionFlow(runner, flow_type=flow_type, options=options)
+    return AgentSessionFlow(runner, flow_type=flow_type, tool_specs=tool_sources, **flow_args)

@@ -10,8 +10,9 @@ Names load on first use, so discovering the plugin does not import Pydantic AI.
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING
+
+from sessionflow.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from sessionflow_pydantic_ai._effects import EFFECT_METADATA_KEY
@@ -28,31 +29,7 @@ if TYPE_CHECKING:
         PydanticAIRunner,
     )
 
-_MODULES = {
-    "EFFECT_METADATA_KEY": "_effects",
-    "current_tool_invocation": "_execution",
-    "pydantic_ai_session_flow": "_flow",
-    "with_tool_source_policies": "_flow",
-    "RUN_STATE_VERSION": "_messages",
-    "OutputRejectedError": "_errors",
-    "build_model": "_models",
-    "model_for_api": "_models",
-    "AgentSource": "_runner",
-    "DepsFactory": "_runner",
-    "InstructionsOverride": "_runner",
-    "ModelOverride": "_runner",
-    "PydanticAIRunner": "_runner",
-}
-
-
-def __getattr__(name: str) -> object:
-    module = _MODULES.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
-    globals()[name] = value
-    return value
-
+__getattr__, __dir__ = lazy_exports(__name__)
 
 __all__ = [
     "EFFECT_METADATA_KEY",

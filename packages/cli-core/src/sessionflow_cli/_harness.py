@@ -13,10 +13,10 @@ from sessionflow import (
     AgentTurnContext,
     FrameworkSpec,
     HarnessContext,
-    ToolPolicy,
     ToolSpec,
 )
 from sessionflow.plugins import build_runner
+from sessionflow.tool_specs import merge_tool_policies
 from sessionflow_cli._ask_user import ask_user_tool
 from sessionflow_cli._connectors import Connectors
 from sessionflow_cli._demo import DEMO_MODEL, DemoModel
@@ -93,9 +93,9 @@ def build_harness(
             return turn
         return replace(turn, approval_always=turn.approval_always | {demo.write_tool})
 
-    own_policies: dict[str, ToolPolicy] = {t.name: t.policy for t in tools if t.policy is not None}
-    options = AgentSessionOptions(
-        tool_policies=own_policies, call_policy=build_call_policy(tools, resolve_policy_settings)
+    # Merged here rather than by `AgentSessionFlow`: the framework's context carries these options too.
+    options = merge_tool_policies(
+        AgentSessionOptions(call_policy=build_call_policy(tools, resolve_policy_settings)), tools
     )
 
     def build(model: str) -> AgentFrameworkRunner:

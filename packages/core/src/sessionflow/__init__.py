@@ -8,8 +8,8 @@ from importlib.metadata import PackageNotFoundError, version
 from typing import TYPE_CHECKING
 
 from sessionflow.hookspecs import hookimpl
+from sessionflow.lazy import lazy_exports
 from sessionflow.plugins import (
-    ConformanceAgentSpec,
     FrameworkCapabilities,
     FrameworkSpec,
     HarnessContext,
@@ -74,24 +74,17 @@ from sessionflow.temporal import (
     serve_agent_flows,
 )
 
+# RedisDeltaTransport needs the `redis` extra: it loads on first use, so importing
+# sessionflow never needs redis, and a missing extra fails with its install hint.
 if TYPE_CHECKING:
     from sessionflow.redis_deltas import RedisDeltaTransport
+
+__getattr__, __dir__ = lazy_exports(__name__)
 
 try:
     __version__ = version("sessionflow")
 except PackageNotFoundError:  # running from a source tree without metadata
     __version__ = "0.0.0"
-
-
-def __getattr__(name: str) -> object:
-    # RedisDeltaTransport needs the `redis` extra: it loads on first use, so importing
-    # sessionflow never needs redis, and a missing extra fails with its install hint.
-    if name == "RedisDeltaTransport":
-        from sessionflow.redis_deltas import RedisDeltaTransport
-
-        globals()[name] = RedisDeltaTransport
-        return RedisDeltaTransport
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 __all__ = [
@@ -114,7 +107,6 @@ __all__ = [
     "AgentTurnOutcome",
     "AgentUsage",
     "CallPolicy",
-    "ConformanceAgentSpec",
     "DeferredToolCall",
     "DeferredToolExecution",
     "FrameworkCapabilities",

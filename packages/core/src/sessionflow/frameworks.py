@@ -10,7 +10,7 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, get_args
+from typing import Any, Literal, TypeVar, cast, get_args
 
 from sessionflow._demo_tour import DemoTour
 from sessionflow.session import AgentFrameworkRunner, AgentSessionOptions
@@ -18,7 +18,6 @@ from sessionflow.tool_specs import ToolSpec
 
 __all__ = [
     "MODEL_APIS",
-    "ConformanceAgentSpec",
     "FrameworkCapabilities",
     "FrameworkSpec",
     "HarnessContext",
@@ -31,6 +30,8 @@ ModelApi = Literal["chat_completions", "responses", "anthropic_messages"]
 MODEL_APIS: tuple[ModelApi, ...] = get_args(ModelApi)
 
 _FRAMEWORK_NAME = re.compile(r"^[a-z][a-z0-9_-]*$")
+
+_T = TypeVar("_T")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -52,7 +53,10 @@ class FrameworkCapabilities:
 
 @dataclass(frozen=True, kw_only=True)
 class HarnessContext:
-    """Everything the CLI gives a framework to build the runner of one session flow.
+    """Everything a framework gets to build the runner of one session flow.
+
+    The CLI builds one for each model a session uses; the conformance suite builds one
+    for each case (its scripted model server, the case's tools, no settings).
 
     Attributes:
         flow_type: The flow type (workflow type and task queue) being built.
@@ -64,6 +68,11 @@ class HarnessContext:
         settings: The framework's own section of the CLI configuration.
         model_base_url: Overrides the model provider's base URL (proxies, test servers).
         api_key: Overrides the provider API key; never shown in the repr.
+        api: The wire API to speak; None leaves the choice to the framework (its
+            settings, then `FrameworkSpec.model_api`). A framework that cannot speak it raises.
+        framework_tools: False asks for an agent that offers ``tools`` only, none of the
+            framework's own tools (such as Claude Code's ``Read`` or ``Bash``); the
+            conformance suite's neutral agent is built so.
     """
 
     flow_type: str
@@ -76,25 +85,26 @@ class HarnessContext:
     model_base_url: str | None = None
     # Kept out of the repr so logging a context never leaks the key.
     api_key: str | None = field(default=None, repr=False)
-
-
-@dataclass(frozen=True, kw_only=True)
-class ConformanceAgentSpec:
-    """The neutral agent the conformance suite asks an adapter to build for one conversation.
-
-    Attributes:
-        model_base_url: Base URL of the scripted model server for this conversation.
-        model: The model name to send.
-        api: The wire API to speak, or None for the framework's `FrameworkSpec.model_api`.
-        system_prompt: Instructions for the agent, or None.
-        tools: The tools the agent gets.
-    """
-
-    model_base_url: str
-    model: str
     api: ModelApi | None = None
-    system_prompt: str | None
-    tools: Sequence[ToolSpec]
+    framework_tools: bool = True
+
+    def setting(self, name: str, kind: type[_T]) -> _T | None:
+        """The setting ``name`` if it is a ``kind``, else None; an empty string counts as unset.
+
+        Settings come from a person's configuration file, so a value of the wrong type is
+        ignored like a missing one.
+        """
+        value = self.settings.get(name)
+        if not isinstance(value, kind) or value == "":
+            return None
+        return value
+
+    def mapping_setting(self, name: str) -> Mapping[str, Any] | None:
+        """The setting ``name`` if it is a table, with its keys as strings, else None."""
+        value = self.settings.get(name)
+        if not isinstance(value, Mapping):
+            return None
+        return {str(key): item for key, item in cast(Mapping[object, Any], value).items()}
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -105,8 +115,8 @@ class FrameworkSpec:
         name: Unique lowercase identifier (``^[a-z][a-z0-9_-]*$``), used on the command line.
         description: One line for listings.
         capabilities: What the adapter supports.
-        build_runner: Builds the runner of a session flow from the CLI's context.
-        build_conformance_runner: Builds the runner the conformance suite drives.
+        build_runner: Builds the runner of a session flow from a context (the CLI's, or
+            the conformance suite's); called through `sessionflow.plugins.build_runner`.
         model_api: The wire API the framework speaks by default.
         resume_texts: User text the framework itself adds to a model request that resumes
             after tool results (a harness's "continue" prompt). It is not the person's text,
@@ -123,7 +133,6 @@ class FrameworkSpec:
     description: str
     capabilities: FrameworkCapabilities
     build_runner: Callable[[HarnessContext], AgentFrameworkRunner]
-    build_conformance_runner: Callable[[ConformanceAgentSpec], AgentFrameworkRunner]
     model_api: ModelApi
     resume_texts: tuple[str, ...] = ()
     replaced_local_tool_groups: frozenset[str] = frozenset()

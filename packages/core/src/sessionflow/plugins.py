@@ -42,7 +42,6 @@ from sessionflow._demo_tour import DemoTool, DemoTour
 # `sessionflow.tool_specs`, which import no manager.
 from sessionflow.frameworks import (
     MODEL_APIS,
-    ConformanceAgentSpec,
     FrameworkCapabilities,
     FrameworkSpec,
     HarnessContext,
@@ -58,7 +57,6 @@ __all__ = [
     "ENTRY_POINT_GROUP",
     "LOAD_PLUGINS_ENV",
     "MODEL_APIS",
-    "ConformanceAgentSpec",
     "DemoTool",
     "DemoTour",
     "FrameworkCapabilities",

@@ -7,13 +7,13 @@ A `ToolSpec` is the tool the CLI harness and the conformance suite give every fr
 from __future__ import annotations
 
 import inspect
-from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Awaitable, Callable, Iterable, Mapping
+from dataclasses import dataclass, field, replace
 from typing import Any
 
-from sessionflow.session import DeferredToolExecution, ToolEffect, ToolPolicy
+from sessionflow.session import AgentSessionOptions, DeferredToolExecution, ToolEffect, ToolPolicy
 
-__all__ = ["ToolHandler", "ToolInvocation", "ToolSpec", "effect_from_mcp_annotations"]
+__all__ = ["ToolHandler", "ToolInvocation", "ToolSpec", "effect_from_mcp_annotations", "merge_tool_policies"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -93,7 +93,7 @@ class ToolSpec:
         effect: The tool's effect as framework metadata, or None to derive it from
             ``mcp_annotations`` (see `framework_effect`).
         policy: An explicit policy for this tool. It wins over ``effect``; harnesses put
-            it into `AgentSessionOptions.tool_policies`.
+            it into `AgentSessionOptions.tool_policies` (`merge_tool_policies`).
         handler: Runs the tool; may be sync or async.
         mcp_annotations: MCP ``annotations`` of the tool, when it came from an MCP server.
     """
@@ -141,3 +141,19 @@ def _checked_text(tool_name: str, value: object) -> str:
     if not isinstance(value, str):
         raise TypeError(f"tool {tool_name!r} returned {type(value).__name__}, expected str")
     return value
+
+
+def merge_tool_policies(options: AgentSessionOptions, tool_specs: Iterable[ToolSpec]) -> AgentSessionOptions:
+    """``options`` with the `ToolSpec.policy` of each spec whose tool the options name no policy for.
+
+    A policy the options already give a tool wins over its spec's: the person who builds
+    the flow decides. Of two specs with the same name, the first one's policy counts.
+    `AgentSessionFlow` applies this to its ``tool_specs``; the CLI harness calls it too.
+    """
+    added: dict[str, ToolPolicy] = {}
+    for spec in tool_specs:
+        if spec.policy is not None and spec.name not in options.tool_policies and spec.name not in added:
+            added[spec.name] = spec.policy
+    if not added:
+        return options
+    return replace(options, tool_policies={**options.tool_policies, **added})

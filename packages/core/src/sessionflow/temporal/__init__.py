@@ -23,7 +23,7 @@ from sessionflow.temporal.connection import (
     connect,
     with_payload_store,
 )
-from sessionflow.temporal.flow import AgentSessionFlow
+from sessionflow.temporal.flow import AgentSessionFlow, FlowArguments
 from sessionflow.temporal.history import StepHistoryEntry, history_size, read_step_history
 from sessionflow.temporal.payload_gc import PayloadGcReport, collect_payloads, parse_age
 from sessionflow.temporal.payload_store import (
@@ -54,6 +54,7 @@ __all__ = [
     "DevServerConfig",
     "DevServerError",
     "DevServerHandle",
+    "FlowArguments",
     "FrontendProbe",
     "FrontendState",
     "PayloadGcReport",

@@ -3,15 +3,32 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
+from typing import TypedDict
 
 from sessionflow.deltas import DeltaTransport, InProcessDeltaBus
 from sessionflow.prices import lookup_prices
 from sessionflow.session import AgentFrameworkRunner, AgentSessionOptions
 from sessionflow.temporal._payloads import MemorySettings, SessionRunConfig
+from sessionflow.tool_specs import ToolSpec, merge_tool_policies
 
-__all__ = ["AgentSessionFlow"]
+__all__ = ["AgentSessionFlow", "FlowArguments"]
 
 _FLOW_TYPE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,199}$")
+
+
+class FlowArguments(TypedDict, total=False):
+    """The arguments of `AgentSessionFlow` that a framework's flow builder passes on unchanged.
+
+    A builder such as ``langgraph_session_flow(..., **flow_args: Unpack[FlowArguments])``
+    takes them as keywords, so every builder accepts each of them (a delta transport too)
+    and a new one needs adding here only.
+    """
+
+    options: AgentSessionOptions | None
+    continue_as_new_after_events: int
+    delta_transport: DeltaTransport | None
+    delta_fallback: bool
 
 
 class AgentSessionFlow:
@@ -23,6 +40,7 @@ class AgentSessionFlow:
         *,
         flow_type: str,
         options: AgentSessionOptions | None = None,
+        tool_specs: Iterable[ToolSpec] = (),
         continue_as_new_after_events: int = 10_000,
         delta_transport: DeltaTransport | None = None,
         delta_fallback: bool = True,
@@ -33,6 +51,9 @@ class AgentSessionFlow:
             runner: the adapter that drives the framework.
             flow_type: workflow type and task queue name.
             options: tool policies, timeouts and retry counts.
+            tool_specs: neutral tools the runner offers; the `ToolSpec.policy` of each goes
+                into ``options.tool_policies`` unless the options have one for that tool
+                (`merge_tool_policies`).
             continue_as_new_after_events: history length after which a session continues
                 as new at the next turn boundary (Temporal's own suggestion also triggers it).
             delta_transport: where live deltas go; the process-wide in-process bus by default.
@@ -45,7 +66,7 @@ class AgentSessionFlow:
             )
         self.runner = runner
         self.flow_type = flow_type
-        self.options = options or AgentSessionOptions()
+        self.options = merge_tool_policies(options or AgentSessionOptions(), tool_specs)
         self.continue_as_new_after_events = continue_as_new_after_events
         self.delta_transport: DeltaTransport = delta_transport or InProcessDeltaBus.shared()
         self.delta_fallback = delta_fallback

@@ -2,6 +2,7 @@
 
 from typing import TYPE_CHECKING
 
+from sessionflow.lazy import lazy_exports
 from sessionflow.temporal import StepHistoryEntry, read_step_history
 from sessionflow.testing._gates import FileGate, InvocationLog
 from sessionflow.testing._model_script import (
@@ -16,17 +17,11 @@ from sessionflow.testing._scripted_runner import ScriptedRunner, read_script, sc
 from sessionflow.testing._stack import SERVER_ADDRESS_ENV, AgentTestStack, WorkerProcess, ensure_test_server
 from sessionflow.testing._waiting import wait_for_agent_snapshot, wait_until
 
+# Loaded on first use so `python -m sessionflow.testing._model_server` does not import itself twice.
 if TYPE_CHECKING:
     from sessionflow.testing._model_server import ModelServerControl, ScriptedModelServer
 
-
-def __getattr__(name: str) -> object:
-    # Loaded lazily so `python -m sessionflow.testing._model_server` does not import itself twice.
-    if name in ("ScriptedModelServer", "ModelServerControl"):
-        from sessionflow.testing import _model_server
-
-        return getattr(_model_server, name)
-    raise AttributeError(f"module 'sessionflow.testing' has no attribute {name!r}")
+__getattr__, __dir__ = lazy_exports(__name__)
 
 
 __all__ = [

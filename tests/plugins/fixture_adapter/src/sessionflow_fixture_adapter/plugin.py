@@ -8,7 +8,6 @@ from sessionflow import (
     AgentFrameworkRunner,
     AgentTurnContext,
     AgentTurnOutcome,
-    ConformanceAgentSpec,
     DeferredToolExecution,
     FrameworkCapabilities,
     FrameworkMessage,
@@ -44,10 +43,6 @@ def _build_runner(ctx: HarnessContext) -> FixtureRunner:
     return FixtureRunner()
 
 
-def _build_conformance_runner(spec: ConformanceAgentSpec) -> FixtureRunner:
-    return FixtureRunner()
-
-
 @hookimpl
 def sessionflow_register_frameworks(register: Callable[[FrameworkSpec], None]) -> None:
     register(
@@ -58,7 +53,6 @@ def sessionflow_register_frameworks(register: Callable[[FrameworkSpec], None]) -
                 parallel_tool_calls=False, reasoning_deltas=False, images=False, mcp_annotations=False
             ),
             build_runner=_build_runner,
-            build_conformance_runner=_build_conformance_runner,
             model_api="chat_completions",
         )
     )

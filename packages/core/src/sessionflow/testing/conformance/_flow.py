@@ -6,8 +6,9 @@ from dataclasses import replace
 from datetime import timedelta
 from pathlib import Path
 
-from sessionflow.plugins import ConformanceAgentSpec, FrameworkSpec, PluginError
-from sessionflow.session import AgentFrameworkRunner, AgentSessionOptions, SessionTimings
+from sessionflow.frameworks import FrameworkSpec, HarnessContext
+from sessionflow.plugins import build_runner
+from sessionflow.session import AgentSessionOptions, SessionTimings
 from sessionflow.temporal import AgentSessionFlow
 from sessionflow.testing.conformance._cases import ConformanceCase
 from sessionflow.testing.conformance._tools import build_tool
@@ -35,10 +36,6 @@ def case_timings(case: ConformanceCase) -> SessionTimings:
     return replace(CONFORMANCE_TIMINGS, interrupt_deadline=timedelta(seconds=case.interrupt_deadline_seconds))
 
 
-def _is_runner(value: object) -> bool:
-    return isinstance(value, AgentFrameworkRunner)
-
-
 def build_case_flow(
     case: ConformanceCase,
     framework: FrameworkSpec,
@@ -47,31 +44,30 @@ def build_case_flow(
     model_base_url: str,
     state_dir: Path,
 ) -> AgentSessionFlow:
-    """Ask the framework for its conformance runner and wrap it in a flow with the case's options.
+    """Build the framework's runner for the case's neutral agent, in a flow with the case's options.
+
+    The framework gets the same `HarnessContext` the CLI gives it: the scripted model
+    server, the case's tools and none of the framework's own, no settings, and the
+    play's state folder as the workspace.
 
     Raises:
-        PluginError: ``build_conformance_runner`` raised or returned something that is not
-            an `AgentFrameworkRunner`; the message names the plugin and the framework.
+        PluginError: ``build_runner`` raised or returned something that is not an
+            `AgentFrameworkRunner`; the message names the plugin and the framework.
     """
-    spec = ConformanceAgentSpec(
-        model_base_url=model_base_url,
-        model=MODEL_NAME,
-        api=None,
-        system_prompt=case.system_prompt,
-        tools=[build_tool(tool, state_dir) for tool in case.tools],
-    )
-    plugin = framework.plugin_name or None
-    try:
-        runner = framework.build_conformance_runner(spec)
-    except Exception as exc:
-        raise PluginError(
-            plugin, f"framework {framework.name!r} failed to build its conformance runner: {exc!r}"
-        ) from exc
-    if not _is_runner(runner):
-        raise PluginError(
-            plugin,
-            f"framework {framework.name!r}: build_conformance_runner returned {type(runner).__name__}, "
-            "which does not implement AgentFrameworkRunner",
-        )
+    tools = [build_tool(tool, state_dir) for tool in case.tools]
     options = AgentSessionOptions(tool_policies=case.tool_policies, timings=case_timings(case))
-    return AgentSessionFlow(runner, flow_type=flow_type, options=options)
+    context = HarnessContext(
+        flow_type=flow_type,
+        model=MODEL_NAME,
+        system_prompt=case.system_prompt,
+        workspace=state_dir,
+        options=options,
+        tools=tools,
+        settings={},
+        model_base_url=model_base_url,
+        # The scripted model server takes any key; a fixed one keeps the environment's out.
+        api_key="test",
+        api=None,
+        framework_tools=False,
+    )
+    return AgentSessionFlow(build_runner(framework, context), flow_type=flow_type, options=options)

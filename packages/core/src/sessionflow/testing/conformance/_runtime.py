@@ -50,15 +50,6 @@ class LoopThread:
                 concurrent.futures.wait([future], timeout=30)
             raise
 
-    def play_name(self, run_id: str) -> str:
-        """A name no other play on this runtime has: the session ID, flow type and model key.
-
-        One runtime can play the same case twice (the plain and the by-reference suites share a
-        worker's runtime), and a session ID is never reused on the server.
-        """
-        self._plays += 1
-        return f"conf-{self.token}-{self._plays}-{run_id}"
-
     def close(self) -> None:
         async def drain() -> None:
             tasks = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
