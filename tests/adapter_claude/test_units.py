@@ -26,6 +26,7 @@ from sessionflow import (
     ToolEffect,
     ToolExecutionError,
     ToolPolicy,
+    tool_invocation_scope,
 )
 from sessionflow.plugins import (
     HarnessContext,
@@ -263,7 +264,8 @@ def test_a_tool_step_runs_the_real_handlers(tmp_path: Path) -> None:
     tools = asyncio.run(discover_tools(options, [spec("lookup")]))
 
     async def run(name: str, arguments: dict[str, Any]) -> str:
-        return await tools.execute(name, arguments, invocation(name), tmp_path)
+        with tool_invocation_scope(invocation(name)):  # what the tool activity does
+            return await tools.execute(name, arguments, invocation(name), tmp_path)
 
     assert asyncio.run(run("forecast", {"city": "Bergen"})) == "rain in Bergen (s/turn-1/c1)"
     assert asyncio.run(run("lookup", {})) == "lookup ran with {} as s/turn-1/c1"

@@ -31,6 +31,7 @@ from sessionflow import (
     ToolExecutionError,
     ToolPolicy,
     TurnCompleted,
+    tool_invocation_scope,
 )
 from sessionflow.plugins import HarnessContext, SessionflowPlugins, ToolInvocation, ToolSpec, build_runner
 from sessionflow.testing import ModelReply, ScriptedModelServer, ScriptedToolCall
@@ -180,7 +181,9 @@ async def test_tool_from_spec_passes_schema_effect_and_invocation() -> None:
         await converted.ainvoke({"q": "x"})
     runner = langgraph_runner(graph=lambda tools: _plain_graph(), tool_sources=[spec])
     assert runner.tool_catalog({}) == {"find": schema}
-    result = await runner.execute_deferred_tool_call(execution("find", '{"q": "x"}'))
+    call = execution("find", '{"q": "x"}')
+    with tool_invocation_scope(call.invocation):  # what the tool activity does
+        result = await runner.execute_deferred_tool_call(call)
     assert result.output == '{"q": "x"}'
     assert [(i.tool_call_id, i.idempotency_key, i.attempt) for i in seen] == [("c1", "s/turn-1/c1", 2)]
     assert current_tool_invocation() is None

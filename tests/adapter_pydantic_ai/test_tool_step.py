@@ -21,6 +21,7 @@ from sessionflow import (
     ToolEffect,
     ToolExecutionError,
     ToolPolicy,
+    tool_invocation_scope,
 )
 from sessionflow.plugins import ToolInvocation, ToolSpec
 from sessionflow.testing import ModelReply, ScriptedModelServer, ScriptedToolCall
@@ -101,7 +102,9 @@ async def run_tool(runner: PydanticAIRunner, name: str, arguments: str, tool_cal
         events=AgentEventWriter(None, turn_id="turn-3", step_execution_id="t", attempt=2),
         heartbeat=lambda *args: None,
     )
-    return (await runner.execute_deferred_tool_call(call)).output
+    # What the tool activity does around every tool step.
+    with tool_invocation_scope(call.invocation):
+        return (await runner.execute_deferred_tool_call(call)).output
 
 
 @pytest.fixture

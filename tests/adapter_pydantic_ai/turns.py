@@ -22,6 +22,7 @@ from sessionflow import (
     ToolCallsRequested,
     ToolExecutionError,
     TurnCompleted,
+    tool_invocation_scope,
 )
 from sessionflow_pydantic_ai import PydanticAIRunner
 
@@ -146,7 +147,9 @@ async def run_call(
         heartbeat=lambda *args: None,
     )
     try:
-        result = await runner.execute_deferred_tool_call(execution)
+        # What the tool activity does around every tool step.
+        with tool_invocation_scope(execution.invocation):
+            result = await runner.execute_deferred_tool_call(execution)
     except ToolExecutionError as error:
         return record(call, AgentToolCallStatus.FAILED, error=error.message)
     return record(call, AgentToolCallStatus.SUCCEEDED, output=result.output)

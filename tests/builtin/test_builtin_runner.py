@@ -18,6 +18,7 @@ from sessionflow import (
     AgentSnapshot,
     AgentStatus,
     ToolEffect,
+    current_tool_invocation,
 )
 from sessionflow.builtin import ChatCompletionsRunner, tool
 from sessionflow.builtin._schema import parameters_schema
@@ -166,3 +167,37 @@ async def test_tool_invocation_carries_the_idempotency_key(tmp_path: Path) -> No
         {"doc": "a"}, ToolInvocation(tool_call_id="c", idempotency_key="s/turn-1/c", attempt=1)
     )
     assert output == '{"saved": "a"}' and seen == ["s/turn-1/c"]
+
+
+async def test_every_tool_sees_the_one_current_invocation(
+    temporal_address: str, model_server: ScriptedModelServer
+) -> None:
+    # The tool activity sets the invocation, so a runner that sets none itself (here the
+    # built-in one) still gives its tools the call's idempotency key.
+    key = "b-current"
+    seen: list[ToolInvocation | None] = []
+
+    def record(city: str) -> str:
+        """Record the invocation."""
+        seen.append(current_tool_invocation())
+        return "noted"
+
+    model_server.script(
+        key,
+        [ModelReply.call(ScriptedToolCall("call_7", "record", {"city": "Oslo"})), ModelReply.say("done")],
+    )
+    runner = ChatCompletionsRunner(
+        model="m",
+        tools=[tool(record, effect=ToolEffect.READ)],
+        base_url=model_server.base_url(key),
+        api_key="k",
+    )
+    await run_session(temporal_address, model_server, key, runner, "note Oslo")
+    assert len(seen) == 1 and seen[0] is not None
+    assert (seen[0].idempotency_key, seen[0].session_id, seen[0].tool_name, seen[0].attempt) == (
+        f"{key}/turn-1/call_7",
+        key,
+        "record",
+        1,
+    )
+    assert current_tool_invocation() is None

@@ -13,7 +13,7 @@ from typing import Any, TypeAlias, cast
 
 from claude_agent_sdk import ClaudeAgentOptions, HookMatcher
 
-from sessionflow.plugins import ToolInvocation, ToolSpec
+from sessionflow.plugins import ToolSpec
 from sessionflow.session import (
     AgentFrameworkRunner,
     AgentToolCall,
@@ -165,11 +165,13 @@ class ClaudeAgentRunner(AgentFrameworkRunner):
     # -- model ---------------------------------------------------------------------------
 
     async def run_model_step(self, turn: AgentTurnContext) -> AgentTurnOutcome:
-        info = ClaudeStepInfo(session_id=turn.flow_id, turn_id=turn.turn_id, settings=turn.session_settings)
+        info = ClaudeStepInfo(
+            session_id=turn.session_id, turn_id=turn.turn_id, settings=turn.session_settings
+        )
         user_options = self.options_for(info)
         tools = await discover_tools(user_options, self.tool_sources)
         cwd = working_directory(user_options)
-        session_id = claude_session_id(turn.flow_id)
+        session_id = claude_session_id(turn.session_id)
         with step_folders(self.config_root) as folders:
             replay: ReplayedCall | None = None
             plan: dict[str, Any] = {"fresh": pre_tool_use("defer")}
@@ -268,7 +270,9 @@ class ClaudeAgentRunner(AgentFrameworkRunner):
     # -- tools ---------------------------------------------------------------------------
 
     async def execute_deferred_tool_call(self, call: DeferredToolExecution) -> ToolExecutionResult:
-        info = ClaudeStepInfo(session_id=call.flow_id, turn_id=call.turn_id, settings=call.session_settings)
+        info = ClaudeStepInfo(
+            session_id=call.session_id, turn_id=call.turn_id, settings=call.session_settings
+        )
         options = self.options_for(info)
         tools = await discover_tools(options, self.tool_sources)
         record = call.tool_call
@@ -281,7 +285,7 @@ class ClaudeAgentRunner(AgentFrameworkRunner):
         output = await tools.execute(
             record.tool_name,
             cast(dict[str, Any], arguments),
-            ToolInvocation.from_deferred(call),
+            call.invocation,
             working_directory(options),
         )
         return ToolExecutionResult(output=output)

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
@@ -28,6 +27,10 @@ from mcp.types import (
     Tool,
 )
 
+# The core's current invocation, re-exported here so the adapter's old name keeps working.
+# The tool activity sets it; the in-process MCP servers run in tasks started inside that
+# context, so custom SDK MCP tools read it too.
+from sessionflow import current_tool_invocation
 from sessionflow.plugins import ToolInvocation, ToolSpec, effect_from_mcp_annotations
 from sessionflow.session import ToolEffect, ToolExecutionError, ToolPolicy
 from sessionflow_claude_agent_sdk._builtin_tools import (
@@ -52,21 +55,10 @@ TOOL_SPEC_SERVER = "sessionflow"
 MAX_RESULT_SIZE_CHARS = 50_000_000
 """Claude Code keeps a tool result this large inline instead of saving it to a file."""
 
-_INVOCATION: ContextVar[ToolInvocation | None] = ContextVar("sessionflow_claude_invocation", default=None)
-
 _NOT_RUN = (
     "sessionflow did not run this call here: every tool call runs in its own durable step, "
     "and only a call the session already ran is answered during a model step."
 )
-
-
-def current_tool_invocation() -> ToolInvocation | None:
-    """The call sessionflow is running in this context, or None outside a tool step.
-
-    A custom SDK MCP tool reads ``current_tool_invocation().idempotency_key`` and passes it
-    to the system it writes to, so a retried call is applied once.
-    """
-    return _INVOCATION.get()
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -142,14 +134,10 @@ class ToolSet:
             return await run_builtin_tool(name, arguments, cwd)
         spec = self.specs.get(name)
         if spec is not None:
-            token = _INVOCATION.set(invocation)
-            try:
-                return await spec.call(arguments, invocation)
-            finally:
-                _INVOCATION.reset(token)
+            return await spec.call(arguments, invocation)
         custom = self.custom.get(name)
         if custom is not None:
-            return await _call_custom(custom, arguments, invocation)
+            return await _call_custom(custom, arguments)
         raise ToolExecutionError(f"unknown tool {name!r}")
 
 
@@ -257,13 +245,9 @@ def _stub_server(name: str, tools: list[Tool], replay: ReplayedCall | None) -> M
     return McpSdkServerConfig(type="sdk", name=name, instance=server)
 
 
-async def _call_custom(custom: _CustomTool, arguments: dict[str, Any], invocation: ToolInvocation) -> str:
-    token = _INVOCATION.set(invocation)
-    try:
-        async with Client(custom.instance) as client:
-            result = await client.call_tool(custom.tool.name, arguments)
-    finally:
-        _INVOCATION.reset(token)
+async def _call_custom(custom: _CustomTool, arguments: dict[str, Any]) -> str:
+    async with Client(custom.instance) as client:
+        result = await client.call_tool(custom.tool.name, arguments)
     text = _result_text(result)
     if result.is_error:
         raise ToolExecutionError(text)

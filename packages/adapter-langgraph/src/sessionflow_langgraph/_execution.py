@@ -12,7 +12,6 @@ from pydantic import ValidationError
 
 from sessionflow.plugins import ToolInvocation
 from sessionflow.session import DeferredToolExecution, ToolExecutionError
-from sessionflow_langgraph._invocation import invocation_scope
 from sessionflow_langgraph._messages import message_text
 
 __all__ = ["INVOCATION_METADATA_KEYS", "run_tool"]
@@ -40,16 +39,16 @@ async def run_tool(tool: BaseTool | None, call: DeferredToolExecution) -> str:
     if tool is None:
         raise ToolExecutionError(f"unknown tool {record.tool_name!r}")
     arguments = _arguments(record.arguments)
-    invocation = ToolInvocation.from_deferred(call)
+    # The tool activity already made this the current invocation; the metadata repeats it.
+    invocation = call.invocation
     tool_call = ToolCall(name=record.tool_name, args=arguments, id=record.tool_call_id, type="tool_call")
     config: RunnableConfig = {"metadata": _metadata(invocation), "run_name": record.tool_name}
-    with invocation_scope(invocation):
-        try:
-            result: object = await tool.ainvoke(tool_call, config)
-        except ToolException as error:
-            raise ToolExecutionError(str(error) or type(error).__name__) from None
-        except ValidationError as error:
-            raise ToolExecutionError(f"invalid arguments for tool {record.tool_name!r}: {error}") from None
+    try:
+        result: object = await tool.ainvoke(tool_call, config)
+    except ToolException as error:
+        raise ToolExecutionError(str(error) or type(error).__name__) from None
+    except ValidationError as error:
+        raise ToolExecutionError(f"invalid arguments for tool {record.tool_name!r}: {error}") from None
     if isinstance(result, ToolMessage):
         text = message_text(result)
         if result.status == "error":

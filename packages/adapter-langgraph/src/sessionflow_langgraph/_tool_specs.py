@@ -6,9 +6,9 @@ from typing import Any
 
 from langchain_core.tools import StructuredTool
 
+from sessionflow import current_tool_invocation
 from sessionflow.plugins import ToolSpec
 from sessionflow_langgraph._effects import EFFECT_METADATA_KEY, MCP_ANNOTATIONS_METADATA_KEY
-from sessionflow_langgraph._invocation import current_tool_invocation
 
 __all__ = ["tool_from_spec"]
 

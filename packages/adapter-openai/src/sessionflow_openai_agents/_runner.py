@@ -32,7 +32,7 @@ from agents.run import DEFAULT_MAX_TURNS
 from agents.tool_context import ToolContext
 from openai.types.responses import ResponseFunctionToolCall
 
-from sessionflow.plugins import ToolInvocation, ToolSpec
+from sessionflow.plugins import ToolSpec
 from sessionflow.session import (
     AgentFrameworkRunner,
     AgentToolCallStatus,
@@ -57,7 +57,7 @@ from sessionflow_openai_agents._graph import AgentGraph, GraphSnapshot
 from sessionflow_openai_agents._items import answer_message, model_input, run_item_messages, user_message
 from sessionflow_openai_agents._state import dump_run_state, load_run_state
 from sessionflow_openai_agents._stream import StepHooks, stream_into, usage_of
-from sessionflow_openai_agents._tools import function_tool_from_spec, invocation_scope, run_function_tool
+from sessionflow_openai_agents._tools import function_tool_from_spec, run_function_tool
 from sessionflow_openai_agents._warmup import build_response_models
 
 __all__ = ["HANDOFF_POLICY", "ContextFactory", "OpenAIAgentsRunner"]
@@ -138,7 +138,7 @@ class OpenAIAgentsRunner(AgentFrameworkRunner):
 
     async def run_model_step(self, turn: AgentTurnContext) -> AgentTurnOutcome:
         graph = self._graph()
-        context = self._context(turn.flow_id)
+        context = self._context(turn.session_id)
         snapshot = await graph.snapshot(RunContextWrapper(context=context))
         outputs = {
             call_id: describe_tool_call_outcome(r) for call_id, r in turn.tool_calls.items() if r.is_final
@@ -241,7 +241,7 @@ class OpenAIAgentsRunner(AgentFrameworkRunner):
             return ToolExecutionResult(
                 output="approved; the hosted MCP server runs it in the next model call"
             )
-        context = self._context(call.flow_id)
+        context = self._context(call.session_id)
         snapshot = await graph.snapshot(RunContextWrapper(context=context))
         entry = snapshot.tools.get(record.tool_name)
         if entry is None:
@@ -260,7 +260,7 @@ class OpenAIAgentsRunner(AgentFrameworkRunner):
             agent=entry.agent,
             run_config=self._run_config,
         )
-        with invocation_scope(ToolInvocation.from_deferred(call)), self._trace_scope():
+        with self._trace_scope():
             output = await run_function_tool(entry.tool, tool_context, record.arguments)
         return ToolExecutionResult(output=output)
 

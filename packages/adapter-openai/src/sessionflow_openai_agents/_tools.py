@@ -4,51 +4,27 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Awaitable, Callable, Generator
-from contextlib import contextmanager
-from contextvars import ContextVar
+from collections.abc import Awaitable, Callable
 from typing import Any, cast
 
 from agents import FunctionTool, ItemHelpers
 from agents.tool import default_tool_timeout_error_message, maybe_invoke_function_tool_failure_error_function
 from agents.tool_context import ToolContext
 
+# The core's current invocation, re-exported here so the adapter's old name keeps working.
+from sessionflow import current_tool_invocation
 from sessionflow.plugins import ToolInvocation, ToolSpec, effect_from_mcp_annotations
 from sessionflow.session import ToolEffect, ToolExecutionError
 
 __all__ = [
     "current_tool_invocation",
     "function_tool_from_spec",
-    "invocation_scope",
     "mcp_effect",
     "run_function_tool",
     "tool_output_text",
 ]
 
-_INVOCATION: ContextVar[ToolInvocation | None] = ContextVar(
-    "sessionflow_openai_agents_invocation", default=None
-)
-
 ToolInvoker = Callable[[ToolContext[Any], str], Awaitable[Any]]
-
-
-def current_tool_invocation() -> ToolInvocation | None:
-    """The sessionflow tool step running the current tool, or None outside one.
-
-    A write tool passes ``current_tool_invocation().idempotency_key`` to the system it
-    writes to: the key is equal on every attempt of one tool call, so a retried write
-    is applied once.
-    """
-    return _INVOCATION.get()
-
-
-@contextmanager
-def invocation_scope(invocation: ToolInvocation) -> Generator[None]:
-    token = _INVOCATION.set(invocation)
-    try:
-        yield
-    finally:
-        _INVOCATION.reset(token)
 
 
 def mcp_effect(tool: FunctionTool) -> ToolEffect | None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, NoReturn
 
@@ -30,26 +29,14 @@ from pydantic_ai.tools import ToolDefinition
 from pydantic_ai.toolsets import AbstractToolset
 from pydantic_graph import End
 
-from sessionflow.plugins import ToolInvocation
+# The core's current invocation, re-exported here so the adapter's old name keeps working;
+# Pydantic AI runs sync tools in a thread with the caller's context, so they see it too.
+from sessionflow import current_tool_invocation
 from sessionflow.session import AgentToolCall, ToolExecutionError
 
 __all__ = ["current_tool_invocation", "execute_tool_call"]
 
-_INVOCATION: ContextVar[ToolInvocation | None] = ContextVar(
-    "sessionflow_pydantic_ai_invocation", default=None
-)
-
 _PROMPT = "(sessionflow runs one tool call the model requested earlier)"
-
-
-def current_tool_invocation() -> ToolInvocation | None:
-    """The call sessionflow is running in this context, or None outside a session's tool step.
-
-    A write tool passes ``current_tool_invocation().idempotency_key`` to the system it
-    writes to, so a retried call is applied once. Sync tools see it too: Pydantic AI runs
-    them in a thread with the caller's context.
-    """
-    return _INVOCATION.get()
 
 
 def _refuse_model_request(messages: list[ModelMessage], info: AgentInfo) -> NoReturn:
@@ -62,7 +49,6 @@ _NO_MODEL = FunctionModel(_refuse_model_request, model_name="sessionflow-tool-st
 async def execute_tool_call(
     agent: AbstractAgent[Any, Any],
     record: AgentToolCall,
-    invocation: ToolInvocation,
     *,
     deps: Any,
     toolsets: Sequence[AbstractToolset[Any]],
@@ -82,23 +68,19 @@ async def execute_tool_call(
     """
     call = ToolCallPart(tool_name=record.tool_name, args=record.arguments, tool_call_id=record.tool_call_id)
     history: list[ModelMessage] = [ModelRequest(parts=[UserPromptPart(_PROMPT)]), ModelResponse(parts=[call])]
-    token = _INVOCATION.set(invocation)
-    try:
-        async with agent.iter(
-            None,
-            message_history=history,
-            deferred_tool_results=DeferredToolResults(approvals={record.tool_call_id: True}),
-            deps=deps,
-            model=_NO_MODEL,
-            toolsets=toolsets,
-            conversation_id=conversation_id,
-            capabilities=[_NoSecondDeferral()],
-        ) as run:
-            node = run.next_node
-            while not isinstance(node, ModelRequestNode | End):
-                node = await run.next(node)
-    finally:
-        _INVOCATION.reset(token)
+    async with agent.iter(
+        None,
+        message_history=history,
+        deferred_tool_results=DeferredToolResults(approvals={record.tool_call_id: True}),
+        deps=deps,
+        model=_NO_MODEL,
+        toolsets=toolsets,
+        conversation_id=conversation_id,
+        capabilities=[_NoSecondDeferral()],
+    ) as run:
+        node = run.next_node
+        while not isinstance(node, ModelRequestNode | End):
+            node = await run.next(node)
     if isinstance(node, End):
         raise RuntimeError(
             f"Pydantic AI ended the run instead of returning tool call {record.tool_call_id!r}"

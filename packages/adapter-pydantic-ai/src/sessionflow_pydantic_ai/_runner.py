@@ -13,7 +13,7 @@ from pydantic_ai.agent import AbstractAgent
 from pydantic_ai.models import Model
 from pydantic_ai.toolsets import AbstractToolset
 
-from sessionflow.plugins import ToolInvocation, ToolSpec
+from sessionflow.plugins import ToolSpec
 from sessionflow.session import (
     AgentFrameworkRunner,
     AgentTurnContext,
@@ -133,7 +133,7 @@ class PydanticAIRunner(AgentFrameworkRunner):
                 deps=await self._deps(),
                 model=self._model(turn),
                 toolsets=self._toolsets,
-                conversation_id=turn.flow_id,
+                conversation_id=turn.session_id,
             )
         usage = AgentUsage(
             requests=step.usage.requests,
@@ -152,10 +152,9 @@ class PydanticAIRunner(AgentFrameworkRunner):
         output = await execute_tool_call(
             await self._resolved_agent(),
             call.tool_call,
-            ToolInvocation.from_deferred(call),
             deps=await self._deps(),
             toolsets=self._toolsets,
-            conversation_id=call.flow_id,
+            conversation_id=call.session_id,
         )
         return ToolExecutionResult(output=output)
 

@@ -9,9 +9,9 @@ from typing import Any
 from pydantic_ai import FunctionToolset, Tool
 from pydantic_core import SchemaValidator, core_schema
 
+from sessionflow import current_tool_invocation
 from sessionflow.plugins import ToolSpec
 from sessionflow_pydantic_ai._effects import EFFECT_METADATA_KEY
-from sessionflow_pydantic_ai._execution import current_tool_invocation
 
 __all__ = ["tool_spec_toolset"]
 

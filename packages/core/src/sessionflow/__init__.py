@@ -7,6 +7,7 @@ Framework adapters implement `AgentFrameworkRunner`; `AgentSessionFlow` serves a
 from importlib.metadata import PackageNotFoundError, version
 from typing import TYPE_CHECKING
 
+from sessionflow._current_invocation import current_tool_invocation, tool_invocation_scope
 from sessionflow.hookspecs import hookimpl
 from sessionflow.lazy import lazy_exports
 from sessionflow.plugins import (
@@ -143,10 +144,12 @@ __all__ = [
     "__version__",
     "build_turn_failure_note",
     "connect",
+    "current_tool_invocation",
     "describe_tool_call_outcome",
     "get_plugins",
     "hookimpl",
     "idempotency_key",
     "run_agent_worker",
     "serve_agent_flows",
+    "tool_invocation_scope",
 ]

@@ -8,53 +8,14 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Awaitable, Callable, Iterable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any
 
-from sessionflow.session import AgentSessionOptions, DeferredToolExecution, ToolEffect, ToolPolicy
+# ToolInvocation lives in the pure session package, next to the `DeferredToolExecution`
+# that builds it; this module keeps its old import path.
+from sessionflow.session import AgentSessionOptions, ToolEffect, ToolInvocation, ToolPolicy
 
 __all__ = ["ToolHandler", "ToolInvocation", "ToolSpec", "effect_from_mcp_annotations", "merge_tool_policies"]
-
-
-@dataclass(frozen=True, kw_only=True)
-class ToolInvocation:
-    """Facts about one run of a tool, handed to its handler.
-
-    Attributes:
-        tool_call_id: The model's ID for the call.
-        idempotency_key: Equal on every attempt of this call; pass it to the system the
-            tool writes to so a retried write is applied once.
-        attempt: 1 on the first run, higher on retries.
-        session_id: The session (workflow) ID.
-        turn_id: The turn that made the call.
-        tool_name: The tool's name as the model called it.
-        session_settings: Settings of the turn that made the call; a tool authorizes
-            its call again against them on the worker that runs it.
-        answer: The person's answer given with the approval, for question tools.
-    """
-
-    tool_call_id: str
-    idempotency_key: str
-    attempt: int
-    session_id: str = ""
-    turn_id: str = ""
-    tool_name: str = ""
-    session_settings: Mapping[str, Any] = field(default_factory=lambda: {})
-    answer: str | None = None
-
-    @classmethod
-    def from_deferred(cls, call: DeferredToolExecution) -> ToolInvocation:
-        """The invocation for a deferred tool call the session is running."""
-        return cls(
-            tool_call_id=call.tool_call.tool_call_id,
-            idempotency_key=call.idempotency_key,
-            attempt=call.attempt,
-            session_id=call.flow_id,
-            turn_id=call.turn_id,
-            tool_name=call.tool_call.tool_name,
-            session_settings=call.session_settings,
-            answer=call.tool_call.answer,
-        )
 
 
 ToolHandler = Callable[[dict[str, Any], ToolInvocation], Awaitable[str] | str]

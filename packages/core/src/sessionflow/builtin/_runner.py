@@ -13,7 +13,7 @@ from typing import Any, cast
 
 import httpx
 
-from sessionflow.plugins import ToolInvocation, ToolSpec
+from sessionflow.plugins import ToolSpec
 from sessionflow.session import (
     AgentFrameworkRunner,
     AgentTurnContext,
@@ -223,7 +223,7 @@ class ChatCompletionsRunner(AgentFrameworkRunner):
             raise ToolExecutionError(f"arguments are not valid JSON: {error}") from None
         if not isinstance(arguments, dict):
             raise ToolExecutionError("arguments must be a JSON object")
-        output = await spec.call(cast(Json, arguments), ToolInvocation.from_deferred(call))
+        output = await spec.call(cast(Json, arguments), call.invocation)
         return ToolExecutionResult(output=output)
 
 

@@ -18,6 +18,7 @@ from sessionflow.session.events import (
     EventSink,
 )
 from sessionflow.session.guardrails import Budget, ProposalCode, StopReason, call_fingerprint
+from sessionflow.session.invocation import ToolInvocation
 from sessionflow.session.live_text import LiveText
 from sessionflow.session.memory import MEMORY_TOOL_NAMES, MemoryCode, MemoryNote, MemoryStore
 from sessionflow.session.messages import (
@@ -112,6 +113,7 @@ __all__ = [
     "ToolEffect",
     "ToolExecutionError",
     "ToolExecutionResult",
+    "ToolInvocation",
     "ToolPolicy",
     "TurnAborted",
     "TurnCompleted",

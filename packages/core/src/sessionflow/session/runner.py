@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any, Protocol, runtime_checkable
 
 from sessionflow.session.errors import SessionStateError
 from sessionflow.session.events import AgentEventWriter
+from sessionflow.session.invocation import ToolInvocation
 from sessionflow.session.messages import AgentMessage, FrameworkMessage
 from sessionflow.session.outcomes import AgentTurnOutcome
 from sessionflow.session.tools import AgentToolCall, ToolEffect, ToolExecutionResult, ToolPolicy
@@ -28,7 +30,11 @@ def idempotency_key(session_id: str, turn_id: str, tool_call_id: str) -> str:
 
 @dataclass(frozen=True, kw_only=True)
 class AgentTurnContext:
-    """Committed session state handed to `run_model_step`."""
+    """Committed session state handed to `run_model_step`.
+
+    Read the session ID as `session_id`; `flow_id` is the same value under its old name
+    (the constructor still takes ``flow_id=``), kept as an alias.
+    """
 
     flow_id: str
     turn_id: str
@@ -41,6 +47,11 @@ class AgentTurnContext:
     heartbeat: Callable[..., None]
     session_settings: Mapping[str, Any] = field(default_factory=lambda: {})
     """Settings sent with the message that started this turn."""
+
+    @property
+    def session_id(self) -> str:
+        """The session (workflow) ID; the name to use in new code."""
+        return self.flow_id
 
     @property
     def is_resuming(self) -> bool:
@@ -58,7 +69,13 @@ class AgentTurnContext:
 
 @dataclass(frozen=True, kw_only=True)
 class DeferredToolExecution:
-    """One approved tool call for `execute_deferred_tool_call`."""
+    """One approved tool call for `execute_deferred_tool_call`.
+
+    Read the session ID as `session_id`; `flow_id` is the same value under its old name
+    (the constructor still takes ``flow_id=``), kept as an alias. A handler gets
+    `invocation`, this call's handler-facing view (see `ToolInvocation` for why there are
+    two classes).
+    """
 
     flow_id: str
     turn_id: str
@@ -70,8 +87,31 @@ class DeferredToolExecution:
     """Settings of the turn that made this call, as the session recorded them."""
 
     @property
+    def session_id(self) -> str:
+        """The session (workflow) ID; the name to use in new code."""
+        return self.flow_id
+
+    @property
     def idempotency_key(self) -> str:
-        return idempotency_key(self.flow_id, self.turn_id, self.tool_call.tool_call_id)
+        return idempotency_key(self.session_id, self.turn_id, self.tool_call.tool_call_id)
+
+    @cached_property
+    def invocation(self) -> ToolInvocation:
+        """What the tool's handler is told about this run; the one place it is built.
+
+        The tool activity makes it `sessionflow.current_tool_invocation()` while the runner
+        runs this call, and runners hand it to handlers that take it as an argument.
+        """
+        return ToolInvocation(
+            tool_call_id=self.tool_call.tool_call_id,
+            idempotency_key=self.idempotency_key,
+            attempt=self.attempt,
+            session_id=self.session_id,
+            turn_id=self.turn_id,
+            tool_name=self.tool_call.tool_name,
+            session_settings=self.session_settings,
+            answer=self.tool_call.answer,
+        )
 
 
 @dataclass(frozen=True, kw_only=True)

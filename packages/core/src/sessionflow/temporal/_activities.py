@@ -13,6 +13,7 @@ from temporalio import activity
 from temporalio.client import Client
 from temporalio.exceptions import ApplicationError
 
+from sessionflow._current_invocation import tool_invocation_scope
 from sessionflow._media_sink import MEDIA_SINK, MediaSink
 from sessionflow.session import (
     AgentEvent,
@@ -415,9 +416,11 @@ class SessionActivities:
         )
         sink_token = MEDIA_SINK.set(self._media_sink())
         try:
-            result: ToolExecutionResult = await _with_heartbeats(
-                request.heartbeat_interval, self._flow.runner.execute_deferred_tool_call(execution)
-            )
+            # The one place the current invocation is set: every adapter's tools read it.
+            with tool_invocation_scope(execution.invocation):
+                result: ToolExecutionResult = await _with_heartbeats(
+                    request.heartbeat_interval, self._flow.runner.execute_deferred_tool_call(execution)
+                )
         except ToolExecutionError as error:
             return ToolCallOutput(error=error.message)
         finally:

@@ -110,7 +110,7 @@ class ScriptedRunner(AgentFrameworkRunner):
         )
 
     async def run_model_step(self, turn: AgentTurnContext) -> AgentTurnOutcome:
-        script = read_script(self.state_dir, turn.flow_id)
+        script = read_script(self.state_dir, turn.session_id)
         run = _RunState(calls=0, items=[])
         if turn.framework_run_state is not None:
             raw = json.loads(turn.framework_run_state)
@@ -136,7 +136,7 @@ class ScriptedRunner(AgentFrameworkRunner):
         self.log.record(
             "model",
             "model",
-            session=turn.flow_id,
+            session=turn.session_id,
             turn=turn.turn_id,
             call=run.calls + 1,
             attempt=turn.attempt,
@@ -147,7 +147,7 @@ class ScriptedRunner(AgentFrameworkRunner):
         turns = cast(list[list[Json]], script["turns"])
         if number > len(turns) or run.calls >= len(turns[number - 1]):
             raise RuntimeError(
-                f"script for {turn.flow_id!r} has no model step {run.calls + 1} in {turn.turn_id}"
+                f"script for {turn.session_id!r} has no model step {run.calls + 1} in {turn.turn_id}"
             )
         step = turns[number - 1][run.calls]
         what = f"model call {run.calls + 1} of {turn.turn_id}"
@@ -162,7 +162,7 @@ class ScriptedRunner(AgentFrameworkRunner):
                 await asyncio.sleep(float(step["delay_after_deltas"]))
         except asyncio.CancelledError:
             self.log.record(
-                "cancelled", "model", session=turn.flow_id, turn=turn.turn_id, attempt=turn.attempt
+                "cancelled", "model", session=turn.session_id, turn=turn.turn_id, attempt=turn.attempt
             )
             raise
         self._fail(step, turn.attempt, what)
@@ -203,12 +203,12 @@ class ScriptedRunner(AgentFrameworkRunner):
 
     async def execute_deferred_tool_call(self, call: DeferredToolExecution) -> ToolExecutionResult:
         record = call.tool_call
-        script = read_script(self.state_dir, call.flow_id)
+        script = read_script(self.state_dir, call.session_id)
         tool = cast(dict[str, Json], script.get("tools", {})).get(record.tool_name, {})
         self.log.record(
             "tool",
             record.tool_name,
-            session=call.flow_id,
+            session=call.session_id,
             turn=call.turn_id,
             tool_call_id=record.tool_call_id,
             attempt=call.attempt,
@@ -220,7 +220,7 @@ class ScriptedRunner(AgentFrameworkRunner):
             await self._gate(tool, call.attempt)
         except asyncio.CancelledError:
             self.log.record(
-                "cancelled", record.tool_name, session=call.flow_id, tool_call_id=record.tool_call_id
+                "cancelled", record.tool_name, session=call.session_id, tool_call_id=record.tool_call_id
             )
             raise
         if "sleep" in tool:
