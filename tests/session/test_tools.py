@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import re
 from dataclasses import replace
 
 import pytest
@@ -11,12 +12,16 @@ from hypothesis import strategies as st
 
 from sessionflow.session import (
     AgentSessionOptions,
+    AgentToolCall,
     AgentToolCallStatus,
     InvalidToolCallError,
     SessionStateError,
     ToolEffect,
+    ToolExecutionError,
     ToolPolicy,
     describe_tool_call_outcome,
+    parse_tool_arguments,
+    tool_arguments_object,
     validate_tool_call_ids,
 )
 from sessionflow.session.tools import LEGAL_STATUS_MOVES
@@ -314,3 +319,30 @@ def test_describe_refuses_non_final(status: AgentToolCallStatus) -> None:
     with pytest.raises(SessionStateError) as caught:
         describe_tool_call_outcome(record(status, output="x"))
     assert caught.value.message == f"tool call 'c1' is not final (status {status.value!r})"
+
+
+@pytest.mark.parametrize(
+    ("arguments", "expected"),
+    [("", {}), ("{}", {}), ('{"a": [1]}', {"a": [1]})],
+)
+def test_arguments_parse_into_a_json_object(arguments: str, expected: dict[str, object]) -> None:
+    record = AgentToolCall(
+        tool_call_id="c1",
+        tool_name="t",
+        arguments=arguments,
+        policy=ToolPolicy(effect=ToolEffect.READ),
+        deferral_order=0,
+        status=AgentToolCallStatus.RUNNING,
+    )
+    assert record.parsed_arguments() == expected
+    assert tool_arguments_object(arguments) == expected
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [("{not json", "arguments are not valid JSON: "), ("[1, 2]", "arguments must be a JSON object")],
+)
+def test_arguments_that_are_no_json_object_are_tool_errors(arguments: str, message: str) -> None:
+    with pytest.raises(ToolExecutionError, match=re.escape(message)):
+        parse_tool_arguments(arguments)
+    assert tool_arguments_object(arguments) is None

@@ -25,7 +25,6 @@ from sessionflow.session import (
     FrameworkMessage,
     MessageRole,
     ToolCallsRequested,
-    ToolExecutionError,
     ToolExecutionResult,
     TurnAborted,
     TurnCompleted,
@@ -276,15 +275,9 @@ class ClaudeAgentRunner(AgentFrameworkRunner):
         options = self.options_for(info)
         tools = await discover_tools(options, self.tool_sources)
         record = call.tool_call
-        try:
-            arguments: object = json.loads(record.arguments or "{}")
-        except ValueError as error:
-            raise ToolExecutionError(f"arguments are not valid JSON: {error}") from None
-        if not isinstance(arguments, dict):
-            raise ToolExecutionError("arguments must be a JSON object")
         output = await tools.execute(
             record.tool_name,
-            cast(dict[str, Any], arguments),
+            record.parsed_arguments(),
             call.invocation,
             working_directory(options),
         )

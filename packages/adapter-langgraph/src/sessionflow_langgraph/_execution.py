@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from typing import Any, cast
+from typing import Any
 
 from langchain_core.messages import ToolCall, ToolMessage
 from langchain_core.runnables import RunnableConfig
@@ -38,7 +38,7 @@ async def run_tool(tool: BaseTool | None, call: DeferredToolExecution) -> str:
     record = call.tool_call
     if tool is None:
         raise ToolExecutionError(f"unknown tool {record.tool_name!r}")
-    arguments = _arguments(record.arguments)
+    arguments = record.parsed_arguments()
     # The tool activity already made this the current invocation; the metadata repeats it.
     invocation = call.invocation
     tool_call = ToolCall(name=record.tool_name, args=arguments, id=record.tool_call_id, type="tool_call")
@@ -55,16 +55,6 @@ async def run_tool(tool: BaseTool | None, call: DeferredToolExecution) -> str:
             raise ToolExecutionError(text)
         return text
     return result if isinstance(result, str) else json.dumps(result, default=str, ensure_ascii=False)
-
-
-def _arguments(raw: str) -> dict[str, Any]:
-    try:
-        parsed: object = json.loads(raw or "{}")
-    except ValueError as error:
-        raise ToolExecutionError(f"arguments are not valid JSON: {error}") from None
-    if not isinstance(parsed, dict):
-        raise ToolExecutionError("arguments must be a JSON object")
-    return cast(dict[str, Any], parsed)
 
 
 def _metadata(invocation: ToolInvocation) -> dict[str, Any]:

@@ -14,7 +14,7 @@ from agents.tool_context import ToolContext
 # The core's current invocation, re-exported here so the adapter's old name keeps working.
 from sessionflow import current_tool_invocation
 from sessionflow.plugins import ToolInvocation, ToolSpec, effect_from_mcp_annotations
-from sessionflow.session import ToolEffect, ToolExecutionError
+from sessionflow.session import ToolEffect, ToolExecutionError, parse_tool_arguments
 
 __all__ = [
     "current_tool_invocation",
@@ -105,16 +105,11 @@ def function_tool_from_spec(spec: ToolSpec) -> FunctionTool:
     """
 
     async def invoke(context: ToolContext[Any], arguments: str) -> str:
-        try:
-            parsed: Any = json.loads(arguments or "{}")
-        except ValueError as error:
-            raise ToolExecutionError(f"arguments are not valid JSON: {error}") from None
-        if not isinstance(parsed, dict):
-            raise ToolExecutionError("arguments must be a JSON object")
+        parsed = parse_tool_arguments(arguments)
         invocation = current_tool_invocation() or ToolInvocation(
             tool_call_id=context.tool_call_id, idempotency_key=context.tool_call_id, attempt=1
         )
-        return await spec.call(cast(dict[str, Any], parsed), invocation)
+        return await spec.call(parsed, invocation)
 
     return FunctionTool(
         name=spec.name,

@@ -7,12 +7,12 @@ rejects the call, so the tool never runs.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
 from sessionflow import ToolEffect, ToolInvocation, ToolPolicy, ToolSpec
+from sessionflow.session import tool_arguments_object
 
 __all__ = ["ASK_USER", "DECLINED_MESSAGE", "Question", "ask_user_tool", "parse_question"]
 
@@ -49,13 +49,9 @@ class Question:
 
 def parse_question(arguments: str) -> Question:
     """The question in a call's JSON arguments; malformed arguments show as they are."""
-    try:
-        parsed: Any = json.loads(arguments or "{}")
-    except ValueError:
+    data = tool_arguments_object(arguments)
+    if data is None:
         return Question(text=arguments)
-    if not isinstance(parsed, dict):
-        return Question(text=arguments)
-    data = cast(dict[str, Any], parsed)
     choices: Any = data.get("choices") or []
     return Question(
         text=str(data.get("question", "")),

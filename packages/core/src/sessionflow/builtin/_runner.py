@@ -217,13 +217,7 @@ class ChatCompletionsRunner(AgentFrameworkRunner):
         spec = self.tools.get(record.tool_name)
         if spec is None:
             raise ToolExecutionError(f"unknown tool {record.tool_name!r}")
-        try:
-            arguments = json.loads(record.arguments or "{}")
-        except ValueError as error:
-            raise ToolExecutionError(f"arguments are not valid JSON: {error}") from None
-        if not isinstance(arguments, dict):
-            raise ToolExecutionError("arguments must be a JSON object")
-        output = await spec.call(cast(Json, arguments), call.invocation)
+        output = await spec.call(record.parsed_arguments(), call.invocation)
         return ToolExecutionResult(output=output)
 
 

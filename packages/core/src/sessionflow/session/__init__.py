@@ -61,6 +61,8 @@ from sessionflow.session.tools import (
     ToolExecutionResult,
     ToolPolicy,
     describe_tool_call_outcome,
+    parse_tool_arguments,
+    tool_arguments_object,
     validate_tool_call_ids,
 )
 from sessionflow.session.usage import AgentUsage
@@ -125,5 +127,7 @@ __all__ = [
     "is_media_ref",
     "message_digest",
     "message_sequence_key",
+    "parse_tool_arguments",
+    "tool_arguments_object",
     "validate_tool_call_ids",
 ]

@@ -8,10 +8,9 @@ continue-as-new unchanged.
 
 from __future__ import annotations
 
-import json
 from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime, timedelta
-from typing import Any, cast
+from typing import Any
 
 from sessionflow.session.bodies import BodyRef
 from sessionflow.session.bounds import bounded_interrupt, bounded_messages, bounded_tool_call
@@ -32,6 +31,7 @@ from sessionflow.session.tools import (
     AgentToolCall,
     AgentToolCallStatus,
     DeferredToolCall,
+    tool_arguments_object,
     validate_tool_call_ids,
 )
 from sessionflow.session.usage import AgentUsage
@@ -509,11 +509,7 @@ class SessionModel:
         if memory is None:
             raise SessionStateError("guarded memory is not enabled for this session")
         self.move_tool_call(record.tool_call_id, AgentToolCallStatus.RUNNING)
-        try:
-            raw = json.loads(record.arguments or "{}")
-        except ValueError:
-            raw = None
-        arguments = cast(dict[str, Any], raw) if isinstance(raw, dict) else {}
+        arguments = tool_arguments_object(record.arguments) or {}
         key, text = str(arguments.get("key", "")), str(arguments.get("text", ""))
         owner = memory.owner
         if record.tool_name == "recall":

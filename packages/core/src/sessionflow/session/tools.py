@@ -6,7 +6,7 @@ import json
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from enum import StrEnum
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 
 from sessionflow.session.bodies import BodyRef
 from sessionflow.session.errors import InvalidToolCallError, SessionRunError, SessionStateError
@@ -20,6 +20,8 @@ __all__ = [
     "ToolExecutionResult",
     "ToolPolicy",
     "describe_tool_call_outcome",
+    "parse_tool_arguments",
+    "tool_arguments_object",
     "validate_tool_call_ids",
 ]
 
@@ -149,6 +151,10 @@ class DeferredToolCall:
     proposal_error: str | None = None
     """Set by the session's proposal check (`<code>: <message>`); such a call never runs."""
 
+    def parsed_arguments(self) -> dict[str, Any]:
+        """The arguments as a JSON object; see `parse_tool_arguments`."""
+        return parse_tool_arguments(self.arguments)
+
 
 @dataclass(frozen=True, kw_only=True)
 class AgentToolCall:
@@ -174,6 +180,10 @@ class AgentToolCall:
     def is_final(self) -> bool:
         return self.status.is_final
 
+    def parsed_arguments(self) -> dict[str, Any]:
+        """The arguments as a JSON object; see `parse_tool_arguments`."""
+        return parse_tool_arguments(self.arguments)
+
     def moved_to(self, status: AgentToolCallStatus, **changes: Any) -> AgentToolCall:
         """Return this record in `status`, refusing moves the state machine forbids."""
         if status not in LEGAL_STATUS_MOVES[self.status]:
@@ -194,6 +204,36 @@ class ToolExecutionError(SessionRunError):
     """Raise from a tool to report a failure the model should see. It is never retried."""
 
     retryable: ClassVar[bool] = False
+
+
+def parse_tool_arguments(arguments: str) -> dict[str, Any]:
+    """A tool call's arguments as the JSON object a tool takes; empty text is ``{}``.
+
+    Every adapter runs a tool through this, so the model sees the same text for the same
+    mistake whichever framework runs the session.
+
+    Raises:
+        ToolExecutionError: The text is not JSON, or is JSON but not an object.
+    """
+    try:
+        parsed: object = json.loads(arguments or "{}")
+    except ValueError as error:
+        raise ToolExecutionError(f"arguments are not valid JSON: {error}") from None
+    if not isinstance(parsed, dict):
+        raise ToolExecutionError("arguments must be a JSON object")
+    return cast(dict[str, Any], parsed)
+
+
+def tool_arguments_object(arguments: str) -> dict[str, Any] | None:
+    """The arguments as a JSON object, or None when they are not one.
+
+    For readers that must not fail on a malformed call (displays, policy checks, the
+    session's own memory tools); a tool that runs uses `parse_tool_arguments`.
+    """
+    try:
+        return parse_tool_arguments(arguments)
+    except ToolExecutionError:
+        return None
 
 
 def describe_tool_call_outcome(record: AgentToolCall) -> str:
