@@ -141,7 +141,9 @@ def test_tool_effect_from_metadata() -> None:
     assert tool_effect(tool_with({"mcp_annotations": {"readOnlyHint": True}})) is ToolEffect.READ
     # langchain-mcp-adapters puts the hints at the top level of the metadata.
     assert tool_effect(tool_with({"idempotentHint": True, "title": "x"})) is ToolEffect.IDEMPOTENT_WRITE
-    assert tool_effect(tool_with({"destructiveHint": False})) is ToolEffect.UNCLASSIFIED
+    # No true hint: None, so the session's default effect decides (as for a plain tool).
+    assert tool_effect(tool_with({"destructiveHint": False})) is None
+    assert tool_effect(tool_with({"mcp_annotations": {"readOnlyHint": False}})) is None
     with pytest.raises(ValueError, match="sessionflow_effect"):
         tool_effect(tool_with({EFFECT_METADATA_KEY: "harmless"}))
     with pytest.raises(ValueError, match="sessionflow_effect"):

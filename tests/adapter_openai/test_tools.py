@@ -3,8 +3,14 @@ and effects from MCP annotations."""
 
 from __future__ import annotations
 
-from sessionflow import AgentInterrupt, AgentSnapshot, AgentToolCallStatus, ToolEffect
+from typing import Any
+
+from agents import FunctionTool
+from mcp.types import ToolAnnotations
+
+from sessionflow import AgentInterrupt, AgentSessionOptions, AgentSnapshot, AgentToolCallStatus, ToolEffect
 from sessionflow.testing import ModelReply, ScriptedToolCall, wait_for_agent_snapshot
+from sessionflow_openai_agents._tools import mcp_effect
 from tests.adapter_openai.conftest import Harness, HarnessFactory
 from tests.adapter_openai.scenarios import MCP_SERVERS
 
@@ -212,3 +218,24 @@ async def test_the_context_factory_and_the_agent_factory_serve_every_step(
     assert requests[1].tool_results() == {"call_w": user}
     # Once when the flow is built, then once per model step and per tool step.
     assert harness.log.count("factory", "agent") == 1 + 3
+
+
+def test_an_mcp_tool_without_a_true_hint_leaves_the_effect_to_the_session() -> None:
+    # The core's one mapping answers None for "no hint", so `default_tool_effect` decides,
+    # as it does for a tool without annotations.
+    def annotated(annotations: ToolAnnotations) -> FunctionTool:
+        async def invoke(context: Any, arguments: str) -> str:
+            return ""
+
+        tool = FunctionTool(
+            name="t", description="d", params_json_schema={"type": "object"}, on_invoke_tool=invoke
+        )
+        tool._mcp_annotations = annotations  # pyright: ignore[reportPrivateUsage]
+        return tool
+
+    assert mcp_effect(annotated(ToolAnnotations(destructive_hint=False))) is None
+    assert mcp_effect(annotated(ToolAnnotations(read_only_hint=False, idempotent_hint=False))) is None
+    assert mcp_effect(annotated(ToolAnnotations(read_only_hint=True))) is ToolEffect.READ
+    options = AgentSessionOptions(default_tool_effect=ToolEffect.READ)
+    effect = mcp_effect(annotated(ToolAnnotations(destructive_hint=False)))
+    assert options.resolve_tool_policy("t", effect).effect is ToolEffect.READ

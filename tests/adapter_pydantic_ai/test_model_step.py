@@ -12,6 +12,7 @@ import pytest
 from pydantic import BaseModel
 from pydantic_ai import Agent, RunContext
 from pydantic_ai.models import Model
+from pydantic_ai.tools import ToolDefinition
 
 from sessionflow import (
     AgentEventType,
@@ -29,6 +30,7 @@ from sessionflow import (
 from sessionflow.plugins import ModelApi
 from sessionflow.testing import ModelReply, ScriptedModelServer, ScriptedToolCall, ScriptedUsage
 from sessionflow_pydantic_ai import OutputRejectedError, PydanticAIRunner
+from sessionflow_pydantic_ai._effects import framework_effect
 from sessionflow_pydantic_ai._messages import RunState
 from sessionflow_pydantic_ai._models import model_for_api
 from tests.adapter_pydantic_ai.turns import PlayedTurn, context, play_turn, record, stored
@@ -218,6 +220,18 @@ async def test_effects_come_from_policy_then_metadata_then_the_default(
         "needs_ok": (ToolEffect.READ, True),
         "pinned": (ToolEffect.NON_IDEMPOTENT_WRITE, False),
     }
+
+
+def test_mcp_annotations_without_a_true_hint_leave_the_effect_to_the_session() -> None:
+    # The core's one mapping answers None for "no hint", so `default_tool_effect` decides.
+    def effect(annotations: dict[str, object]) -> ToolEffect | None:
+        return framework_effect(ToolDefinition(name="t", metadata={"annotations": annotations}))
+
+    assert effect({"destructiveHint": False}) is None
+    assert effect({"readOnlyHint": False, "idempotentHint": False}) is None
+    assert effect({"idempotentHint": True}) is ToolEffect.IDEMPOTENT_WRITE
+    options = AgentSessionOptions(default_tool_effect=ToolEffect.READ)
+    assert options.resolve_tool_policy("t", effect({"destructiveHint": False})).effect is ToolEffect.READ
 
 
 class City(BaseModel):

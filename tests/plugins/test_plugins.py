@@ -519,21 +519,22 @@ def test_get_plugins_is_cached_until_reset() -> None:
 @pytest.mark.parametrize(
     ("annotations", "effect"),
     [
-        (None, ToolEffect.UNCLASSIFIED),
-        ({}, ToolEffect.UNCLASSIFIED),
+        # No hint is None, the answer every caller gives: the session's default decides.
+        (None, None),
+        ({}, None),
         ({"readOnlyHint": True}, ToolEffect.READ),
         ({"readOnlyHint": True, "idempotentHint": False, "destructiveHint": True}, ToolEffect.READ),
         ({"idempotentHint": True}, ToolEffect.IDEMPOTENT_WRITE),
         ({"readOnlyHint": False, "idempotentHint": True}, ToolEffect.IDEMPOTENT_WRITE),
-        ({"destructiveHint": False}, ToolEffect.UNCLASSIFIED),
-        ({"destructiveHint": True}, ToolEffect.UNCLASSIFIED),
-        ({"readOnlyHint": False, "idempotentHint": False}, ToolEffect.UNCLASSIFIED),
+        ({"destructiveHint": False}, None),
+        ({"destructiveHint": True}, None),
+        ({"readOnlyHint": False, "idempotentHint": False}, None),
         # Only a literal true counts: a malformed hint must not make a tool look safe.
-        ({"readOnlyHint": "true"}, ToolEffect.UNCLASSIFIED),
-        ({"title": "Search"}, ToolEffect.UNCLASSIFIED),
+        ({"readOnlyHint": "true"}, None),
+        ({"title": "Search"}, None),
     ],
 )
-def test_effect_from_mcp_annotations(annotations: dict[str, Any] | None, effect: ToolEffect) -> None:
+def test_effect_from_mcp_annotations(annotations: dict[str, Any] | None, effect: ToolEffect | None) -> None:
     assert effect_from_mcp_annotations(annotations) is effect
 
 

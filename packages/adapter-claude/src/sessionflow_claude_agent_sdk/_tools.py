@@ -103,8 +103,7 @@ class ToolSet:
         custom = self.custom.get(name)
         if custom is not None and custom.tool.annotations is not None:
             hints = custom.tool.annotations.model_dump(by_alias=True, exclude_none=True)
-            effect = effect_from_mcp_annotations(hints)
-            return None if effect is ToolEffect.UNCLASSIFIED else effect
+            return effect_from_mcp_annotations(hints)
         return None
 
     def floored(self, name: str, policy: ToolPolicy) -> ToolPolicy:

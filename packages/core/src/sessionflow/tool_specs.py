@@ -22,25 +22,30 @@ ToolHandler = Callable[[dict[str, Any], ToolInvocation], Awaitable[str] | str]
 """Runs a tool: parsed JSON arguments and the invocation in, model-visible text out."""
 
 
-def effect_from_mcp_annotations(annotations: Mapping[str, Any] | None) -> ToolEffect:
-    """Map MCP tool annotations to a `ToolEffect`.
+def effect_from_mcp_annotations(annotations: Mapping[str, Any] | None) -> ToolEffect | None:
+    """The effect MCP tool annotations promise, or None when they promise none.
 
-    ``readOnlyHint`` gives READ; otherwise ``idempotentHint`` gives IDEMPOTENT_WRITE;
-    everything else is UNCLASSIFIED. A hint only counts when it is literally ``true``:
-    hints come from tool servers we do not control, so a missing, false or malformed
-    hint must never make a tool look safer to retry. ``destructiveHint: false`` alone
-    stays UNCLASSIFIED because "not destructive" does not mean "safe to repeat".
+    The one mapping every adapter, the MCP tool source and the CLI use. ``readOnlyHint``
+    gives READ; otherwise ``idempotentHint`` gives IDEMPOTENT_WRITE. A hint only counts
+    when it is literally ``true``: hints come from tool servers we do not control, so a
+    missing, false or malformed hint must never make a tool look safer to retry.
+    ``destructiveHint: false`` alone promises nothing, because "not destructive" does
+    not mean "safe to repeat".
+
+    "No hint" is None, not UNCLASSIFIED: None lets the session decide (an explicit
+    `ToolPolicy`, else `AgentSessionOptions.default_tool_effect`), exactly as for a tool
+    without annotations. With the default effect left at UNCLASSIFIED the two agree.
 
     Args:
-        annotations: The ``annotations`` object of an MCP tool, or None.
+        annotations: The ``annotations`` object of an MCP tool (camelCase names), or None.
     """
     if not annotations:
-        return ToolEffect.UNCLASSIFIED
+        return None
     if annotations.get("readOnlyHint") is True:
         return ToolEffect.READ
     if annotations.get("idempotentHint") is True:
         return ToolEffect.IDEMPOTENT_WRITE
-    return ToolEffect.UNCLASSIFIED
+    return None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -85,10 +90,7 @@ class ToolSpec:
         """
         if self.effect is not None:
             return self.effect
-        if self.mcp_annotations is not None:
-            effect = effect_from_mcp_annotations(self.mcp_annotations)
-            return None if effect is ToolEffect.UNCLASSIFIED else effect
-        return None
+        return effect_from_mcp_annotations(self.mcp_annotations)
 
     async def call(self, arguments: dict[str, Any], invocation: ToolInvocation) -> str:
         """Run the handler, awaiting it if it is async, and check it returned text."""

@@ -37,6 +37,7 @@ from sessionflow.mcp._pool import McpConnectionPool, shared_pool
 from sessionflow.mcp._results import default_media_dir, render_content
 from sessionflow.plugins import ToolInvocation, ToolSpec
 from sessionflow.session import ToolEffect, ToolExecutionError
+from sessionflow.tool_specs import effect_from_mcp_annotations
 
 __all__ = ["AvailabilityListener", "McpTool", "McpToolSource", "effect_from_hints", "input_schema_hash"]
 
@@ -73,19 +74,8 @@ def input_schema_hash(schema: Mapping[str, Any]) -> str:
     return "sha256:" + hashlib.sha256(canonical.encode()).hexdigest()
 
 
-def effect_from_hints(annotations: Mapping[str, Any] | None) -> ToolEffect | None:
-    """READ for ``readOnlyHint: true``, else IDEMPOTENT_WRITE for ``idempotentHint: true``, else None.
-
-    None leaves the decision to the session: an explicit `ToolPolicy`, else its default
-    effect. Only a literal ``true`` counts, as in `sessionflow.plugins.effect_from_mcp_annotations`.
-    """
-    if annotations is None:
-        return None
-    if annotations.get("readOnlyHint") is True:
-        return ToolEffect.READ
-    if annotations.get("idempotentHint") is True:
-        return ToolEffect.IDEMPOTENT_WRITE
-    return None
+effect_from_hints = effect_from_mcp_annotations
+"""The old name of `sessionflow.tool_specs.effect_from_mcp_annotations`, kept as an alias."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -115,8 +105,8 @@ class McpTool:
 
     @property
     def effect(self) -> ToolEffect | None:
-        """The effect the annotations promise (`effect_from_hints`)."""
-        return effect_from_hints(self.annotations)
+        """The effect the annotations promise (`effect_from_mcp_annotations`)."""
+        return effect_from_mcp_annotations(self.annotations)
 
     @classmethod
     def from_mcp(cls, server: str, tool: Tool) -> McpTool:
