@@ -11,7 +11,6 @@ from __future__ import annotations
 import base64
 import json
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any, cast
 
 from langchain_core.messages import (
@@ -25,6 +24,7 @@ from langchain_core.messages import (
     messages_from_dict,
 )
 
+from sessionflow.images import image_base64
 from sessionflow.session import AgentMessage, FrameworkMessage, ImageInput, MessageRole
 
 __all__ = [
@@ -103,8 +103,9 @@ def _load_image(block: str | dict[str, Any]) -> str | dict[str, Any]:
     if not _is_image_ref(block):
         return block
     ref = cast(dict[str, Any], block)
-    data = base64.b64encode(Path(str(ref["path"])).read_bytes()).decode()
-    return {"type": "image", "base64": data, "mime_type": str(ref["mime_type"])}
+    # The block keeps LangChain's key name, ``mime_type``; the core reads the file.
+    image = ImageInput(path=str(ref["path"]), media_type=str(ref["mime_type"]))
+    return {"type": "image", "base64": image_base64(image), "mime_type": image.media_type}
 
 
 def _json_default(value: object) -> object:

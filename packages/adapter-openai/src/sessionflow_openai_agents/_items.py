@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import base64
 import json
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any, cast
 
 from agents import (
@@ -18,6 +16,7 @@ from agents import (
     TResponseInputItem,
 )
 
+from sessionflow.images import image_data_url, image_ref_part, stored_image
 from sessionflow.session import AgentMessage, FrameworkMessage, ImageInput, MessageRole
 
 __all__ = ["answer_message", "model_input", "run_item_messages", "user_message"]
@@ -32,7 +31,7 @@ def user_message(text: str, images: Sequence[ImageInput] = ()) -> FrameworkMessa
             role=MessageRole.USER, framework_item={"role": "user", "content": text}, text=text
         )
     parts: list[Json] = [{"type": "input_text", "text": text}]
-    parts += [{"type": "image_ref", "path": image.path, "media_type": image.media_type} for image in images]
+    parts += [image_ref_part(image) for image in images]
     return FrameworkMessage(
         role=MessageRole.USER, framework_item={"role": "user", "content": parts}, text=text
     )
@@ -49,17 +48,12 @@ def _wire_item(item: Json) -> Json:
         return item
     parts: list[Json] = []
     for part in cast(list[Json], content):
-        if part.get("type") == "image_ref":
-            data = base64.b64encode(Path(str(part["path"])).read_bytes()).decode()
-            parts.append(
-                {
-                    "type": "input_image",
-                    "detail": "auto",
-                    "image_url": f"data:{part['media_type']};base64,{data}",
-                }
-            )
-        else:
-            parts.append(part)
+        image = stored_image(part)
+        parts.append(
+            part
+            if image is None
+            else {"type": "input_image", "detail": "auto", "image_url": image_data_url(image)}
+        )
     return {**item, "content": parts}
 
 

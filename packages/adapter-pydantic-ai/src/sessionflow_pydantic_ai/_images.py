@@ -15,6 +15,7 @@ from pydantic_ai.messages import (
     UserPromptPart,
 )
 
+from sessionflow.images import image_bytes
 from sessionflow.session import FrameworkMessage, ImageInput, MessageRole
 from sessionflow_pydantic_ai._messages import dump_messages
 
@@ -60,6 +61,5 @@ def _image_bytes(content: UserContent) -> UserContent:
     metadata = content.vendor_metadata if isinstance(content, ImageUrl) else None
     if not metadata or _PATH_KEY not in metadata:
         return content
-    return BinaryContent(
-        data=Path(str(metadata[_PATH_KEY])).read_bytes(), media_type=str(metadata[_MEDIA_TYPE_KEY])
-    )
+    image = ImageInput(path=str(metadata[_PATH_KEY]), media_type=str(metadata[_MEDIA_TYPE_KEY]))
+    return BinaryContent(data=image_bytes(image), media_type=image.media_type)

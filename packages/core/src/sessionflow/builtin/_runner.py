@@ -3,16 +3,15 @@
 from __future__ import annotations
 
 import asyncio
-import base64
 import json
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, cast
 
 import httpx
 
+from sessionflow.images import image_data_url, image_ref_part, stored_image
 from sessionflow.plugins import ToolSpec
 from sessionflow.session import (
     AgentFrameworkRunner,
@@ -101,9 +100,7 @@ class ChatCompletionsRunner(AgentFrameworkRunner):
     def build_user_message_with_images(self, text: str, images: Sequence[ImageInput]) -> FrameworkMessage:
         # Only the store path is kept in the session; the bytes are read at model-call time.
         parts: list[Json] = [{"type": "text", "text": text}]
-        parts += [
-            {"type": "image_ref", "path": image.path, "media_type": image.media_type} for image in images
-        ]
+        parts += [image_ref_part(image) for image in images]
         return FrameworkMessage(
             role=MessageRole.USER, framework_item={"role": "user", "content": parts}, text=text
         )
@@ -279,11 +276,8 @@ def _wire_message(item: Json) -> Json:
         return item
     parts: list[Json] = []
     for part in cast(list[Json], content):
-        if part.get("type") == "image_ref":
-            data = base64.b64encode(Path(str(part["path"])).read_bytes()).decode()
-            parts.append(
-                {"type": "image_url", "image_url": {"url": f"data:{part['media_type']};base64,{data}"}}
-            )
-        else:
-            parts.append(part)
+        image = stored_image(part)
+        parts.append(
+            part if image is None else {"type": "image_url", "image_url": {"url": image_data_url(image)}}
+        )
     return {**item, "content": parts}

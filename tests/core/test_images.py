@@ -1,0 +1,21 @@
+"""The one reader of stored image references (`sessionflow.images`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from sessionflow.images import image_base64, image_bytes, image_data_url, image_ref_part, stored_image
+from sessionflow.session import ImageInput
+
+
+def test_a_stored_reference_reads_back_as_bytes_base64_and_a_data_url(tmp_path: Path) -> None:
+    path = tmp_path / "dot.png"
+    path.write_bytes(b"\x89PNG")
+    image = ImageInput(path=str(path), media_type="image/png")
+    part = image_ref_part(image)
+    assert part == {"type": "image_ref", "path": str(path), "media_type": "image/png"}
+    assert stored_image(part) == image
+    assert stored_image({"type": "input_text", "text": "hi"}) is None
+    assert image_bytes(image) == b"\x89PNG"
+    assert image_base64(image) == "iVBORw=="
+    assert image_data_url(image) == "data:image/png;base64,iVBORw=="
