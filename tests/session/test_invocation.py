@@ -1,0 +1,58 @@
+"""The runner contract's records: `session_id` beside `flow_id`, and the one invocation view."""
+
+from __future__ import annotations
+
+from sessionflow.session import (
+    AgentEventWriter,
+    AgentToolCall,
+    AgentToolCallStatus,
+    DeferredToolExecution,
+    ToolEffect,
+    ToolInvocation,
+    ToolPolicy,
+)
+from sessionflow.tool_specs import ToolInvocation as OldPathToolInvocation
+
+
+def execution() -> DeferredToolExecution:
+    record = AgentToolCall(
+        tool_call_id="c1",
+        tool_name="ask",
+        arguments="{}",
+        policy=ToolPolicy(effect=ToolEffect.READ),
+        deferral_order=0,
+        status=AgentToolCallStatus.RUNNING,
+        answer="yes",
+    )
+    return DeferredToolExecution(
+        flow_id="s1",
+        turn_id="turn-2",
+        tool_call=record,
+        attempt=3,
+        events=AgentEventWriter(None, turn_id="turn-2", step_execution_id="x", attempt=3),
+        heartbeat=lambda *args: None,
+        session_settings={"model": "m"},
+    )
+
+
+def test_session_id_is_the_name_and_flow_id_its_alias() -> None:
+    call = execution()
+    assert call.session_id == call.flow_id == "s1"
+    assert call.idempotency_key == "s1/turn-2/c1"
+
+
+def test_the_invocation_is_the_handler_view_of_the_execution() -> None:
+    call = execution()
+    assert call.invocation == ToolInvocation(
+        tool_call_id="c1",
+        idempotency_key="s1/turn-2/c1",
+        attempt=3,
+        session_id="s1",
+        turn_id="turn-2",
+        tool_name="ask",
+        session_settings={"model": "m"},
+        answer="yes",
+    )
+    assert call.invocation is call.invocation  # built once per execution
+    assert ToolInvocation.from_deferred(call) is call.invocation  # the old name
+    assert OldPathToolInvocation is ToolInvocation
