@@ -16,7 +16,7 @@ from agents import (
     TResponseInputItem,
 )
 
-from sessionflow.images import image_data_url, image_ref_part, stored_image
+from sessionflow.images import image_data_url, image_ref_part, with_images_read
 from sessionflow.session import AgentMessage, FrameworkMessage, ImageInput, MessageRole
 
 __all__ = ["answer_message", "model_input", "run_item_messages", "user_message"]
@@ -43,18 +43,11 @@ def model_input(messages: Sequence[AgentMessage]) -> list[TResponseInputItem]:
 
 
 def _wire_item(item: Json) -> Json:
-    content = item.get("content")
-    if not isinstance(content, list):
-        return item
-    parts: list[Json] = []
-    for part in cast(list[Json], content):
-        image = stored_image(part)
-        parts.append(
-            part
-            if image is None
-            else {"type": "input_image", "detail": "auto", "image_url": image_data_url(image)}
-        )
-    return {**item, "content": parts}
+    return with_images_read(item, _input_image)
+
+
+def _input_image(image: ImageInput) -> Json:
+    return {"type": "input_image", "detail": "auto", "image_url": image_data_url(image)}
 
 
 def run_item_messages(items: Sequence[RunItem]) -> list[FrameworkMessage]:

@@ -10,9 +10,9 @@ beside the pure `sessionflow.session` package and not in it; it needs no engine.
 from __future__ import annotations
 
 import base64
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from sessionflow.session import ImageInput
 
@@ -23,6 +23,7 @@ __all__ = [
     "image_data_url",
     "image_ref_part",
     "stored_image",
+    "with_images_read",
 ]
 
 IMAGE_REF_TYPE = "image_ref"
@@ -54,3 +55,19 @@ def image_base64(image: ImageInput) -> str:
 def image_data_url(image: ImageInput) -> str:
     """The image as a ``data:`` URL (``data:<media type>;base64,<bytes>``)."""
     return f"data:{image.media_type};base64,{image_base64(image)}"
+
+
+def with_images_read(item: Mapping[str, Any], wire_part: Callable[[ImageInput], Any]) -> dict[str, Any]:
+    """``item`` with every `image_ref_part` in its ``content`` list replaced by ``wire_part(image)``.
+
+    ``wire_part`` spells the image the way the model's API takes it (for example with
+    `image_data_url`); an item whose content is not a list comes back unchanged.
+    """
+    content = item.get("content")
+    if not isinstance(content, list):
+        return dict(item)
+    parts: list[Any] = []
+    for part in cast(list[Any], content):
+        image = stored_image(cast(Mapping[str, Any], part)) if isinstance(part, Mapping) else None
+        parts.append(part if image is None else wire_part(image))
+    return {**item, "content": parts}

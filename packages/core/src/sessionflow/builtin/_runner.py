@@ -11,7 +11,7 @@ from typing import Any, cast
 
 import httpx
 
-from sessionflow.images import image_data_url, image_ref_part, stored_image
+from sessionflow.images import image_data_url, image_ref_part, with_images_read
 from sessionflow.plugins import ToolSpec
 from sessionflow.session import (
     AgentFrameworkRunner,
@@ -271,13 +271,8 @@ def _framework_message(item: Json) -> FrameworkMessage:
 
 def _wire_message(item: Json) -> Json:
     """Turn stored image references into data URLs for the endpoint."""
-    content = item.get("content")
-    if not isinstance(content, list):
-        return item
-    parts: list[Json] = []
-    for part in cast(list[Json], content):
-        image = stored_image(part)
-        parts.append(
-            part if image is None else {"type": "image_url", "image_url": {"url": image_data_url(image)}}
-        )
-    return {**item, "content": parts}
+    return with_images_read(item, _image_url)
+
+
+def _image_url(image: ImageInput) -> Json:
+    return {"type": "image_url", "image_url": {"url": image_data_url(image)}}

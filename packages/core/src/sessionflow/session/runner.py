@@ -28,12 +28,26 @@ def idempotency_key(session_id: str, turn_id: str, tool_call_id: str) -> str:
     return f"{session_id}/{turn_id}/{tool_call_id}"
 
 
+class _SessionIdAlias:
+    """`session_id` for a record whose field keeps its old name, `flow_id`, as an alias.
+
+    The field keeps its name so that callers that construct the records with ``flow_id=``
+    keep working; new code reads `session_id`.
+    """
+
+    flow_id: str
+
+    @property
+    def session_id(self) -> str:
+        """The session (workflow) ID; the name to use in new code."""
+        return self.flow_id
+
+
 @dataclass(frozen=True, kw_only=True)
-class AgentTurnContext:
+class AgentTurnContext(_SessionIdAlias):
     """Committed session state handed to `run_model_step`.
 
-    Read the session ID as `session_id`; `flow_id` is the same value under its old name
-    (the constructor still takes ``flow_id=``), kept as an alias.
+    Read the session ID as `session_id`; `flow_id` is its alias.
     """
 
     flow_id: str
@@ -47,11 +61,6 @@ class AgentTurnContext:
     heartbeat: Callable[..., None]
     session_settings: Mapping[str, Any] = field(default_factory=lambda: {})
     """Settings sent with the message that started this turn."""
-
-    @property
-    def session_id(self) -> str:
-        """The session (workflow) ID; the name to use in new code."""
-        return self.flow_id
 
     @property
     def is_resuming(self) -> bool:
@@ -68,11 +77,10 @@ class AgentTurnContext:
 
 
 @dataclass(frozen=True, kw_only=True)
-class DeferredToolExecution:
+class DeferredToolExecution(_SessionIdAlias):
     """One approved tool call for `execute_deferred_tool_call`.
 
-    Read the session ID as `session_id`; `flow_id` is the same value under its old name
-    (the constructor still takes ``flow_id=``), kept as an alias. A handler gets
+    Read the session ID as `session_id`; `flow_id` is its alias. A handler gets
     `invocation`, this call's handler-facing view (see `ToolInvocation` for why there are
     two classes).
     """
@@ -85,11 +93,6 @@ class DeferredToolExecution:
     heartbeat: Callable[..., None]
     session_settings: Mapping[str, Any] = field(default_factory=lambda: {})
     """Settings of the turn that made this call, as the session recorded them."""
-
-    @property
-    def session_id(self) -> str:
-        """The session (workflow) ID; the name to use in new code."""
-        return self.flow_id
 
     @property
     def idempotency_key(self) -> str:
