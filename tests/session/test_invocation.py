@@ -4,30 +4,19 @@ from __future__ import annotations
 
 from sessionflow.session import (
     AgentEventWriter,
-    AgentToolCall,
     AgentToolCallStatus,
     DeferredToolExecution,
-    ToolEffect,
     ToolInvocation,
-    ToolPolicy,
 )
 from sessionflow.tool_specs import ToolInvocation as OldPathToolInvocation
+from tests.session.helpers import record
 
 
 def execution() -> DeferredToolExecution:
-    record = AgentToolCall(
-        tool_call_id="c1",
-        tool_name="ask",
-        arguments="{}",
-        policy=ToolPolicy(effect=ToolEffect.READ),
-        deferral_order=0,
-        status=AgentToolCallStatus.RUNNING,
-        answer="yes",
-    )
     return DeferredToolExecution(
         flow_id="s1",
         turn_id="turn-2",
-        tool_call=record,
+        tool_call=record(AgentToolCallStatus.RUNNING, tool_name="ask", answer="yes"),
         attempt=3,
         events=AgentEventWriter(None, turn_id="turn-2", step_execution_id="x", attempt=3),
         heartbeat=lambda *args: None,

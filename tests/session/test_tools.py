@@ -12,7 +12,6 @@ from hypothesis import strategies as st
 
 from sessionflow.session import (
     AgentSessionOptions,
-    AgentToolCall,
     AgentToolCallStatus,
     InvalidToolCallError,
     SessionStateError,
@@ -326,15 +325,8 @@ def test_describe_refuses_non_final(status: AgentToolCallStatus) -> None:
     [("", {}), ("{}", {}), ('{"a": [1]}', {"a": [1]})],
 )
 def test_arguments_parse_into_a_json_object(arguments: str, expected: dict[str, object]) -> None:
-    record = AgentToolCall(
-        tool_call_id="c1",
-        tool_name="t",
-        arguments=arguments,
-        policy=ToolPolicy(effect=ToolEffect.READ),
-        deferral_order=0,
-        status=AgentToolCallStatus.RUNNING,
-    )
-    assert record.parsed_arguments() == expected
+    assert record(S.RUNNING, arguments=arguments).parsed_arguments() == expected
+    assert call("c1", arguments=arguments).parsed_arguments() == expected
     assert tool_arguments_object(arguments) == expected
 
 
