@@ -43,12 +43,11 @@ is the only place that applies them to a call.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, cast
+from typing import Any
 
 from sessionflow import DeferredToolCall, ToolEffect, ToolPolicy, ToolSpec
-from sessionflow.session import CallPolicy
+from sessionflow.session import CallPolicy, tool_arguments_object
 from sessionflow_cli.config import TurnConfig
 from sessionflow_local_tools import CLAUDE_CODE_TOOL_FLOORS, SHELL_TOOL_NAMES
 
@@ -57,13 +56,7 @@ __all__ = ["build_call_policy", "own_policy", "shell_command"]
 
 def shell_command(arguments: str) -> str | None:
     """The ``command`` argument of a shell call, or None when there is none."""
-    try:
-        parsed: Any = json.loads(arguments or "{}")
-    except ValueError:
-        return None
-    if not isinstance(parsed, dict):
-        return None
-    command: Any = cast(dict[str, Any], parsed).get("command")
+    command: object = (tool_arguments_object(arguments) or {}).get("command")
     return command if isinstance(command, str) else None
 
 
