@@ -12,10 +12,11 @@ import uuid
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, cast
 
 import pytest
 
-from sessionflow import AgentSnapshot, AgentStatus
+from sessionflow import AgentSnapshot, AgentStatus, UserError
 from sessionflow.temporal import (
     AgentSessionClient,
     AgentSessionFlow,
@@ -219,3 +220,23 @@ def test_session_status_values() -> None:
     assert SessionStatus("running") is SessionStatus.RUNNING
     assert not SessionStatus.COMPLETED.is_open
     assert {s.value for s in SessionStatus} >= {"running", "completed", "failed", "terminated", "timed_out"}
+
+
+class _StructuralRunner:
+    """Has the three required methods but does not subclass the contract."""
+
+    def build_user_message(self, text: str) -> Any:
+        raise NotImplementedError
+
+    async def run_model_step(self, turn: Any) -> Any:
+        raise NotImplementedError
+
+    async def execute_deferred_tool_call(self, call: Any) -> Any:
+        raise NotImplementedError
+
+
+def test_a_runner_that_does_not_subclass_the_contract_is_refused_when_the_flow_is_built() -> None:
+    with pytest.raises(
+        UserError, match="_StructuralRunner does not implement AgentFrameworkRunner; subclass"
+    ):
+        AgentSessionFlow(cast(Any, _StructuralRunner()), flow_type="structural")
