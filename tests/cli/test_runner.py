@@ -26,7 +26,7 @@ from sessionflow import (
     ToolPolicy,
     TurnCompleted,
 )
-from sessionflow_cli._runner import wrap_runner
+from sessionflow_cli._turn_runner import wrap_runner
 from sessionflow_cli.config import ConfigError, TurnConfig, parse_config, resolve_turn
 
 

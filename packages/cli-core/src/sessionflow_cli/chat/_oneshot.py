@@ -11,8 +11,8 @@ from typing import Literal
 
 from sessionflow import AgentInterrupt
 from sessionflow_cli._ask_user import DECLINED_MESSAGE, Question
+from sessionflow_cli._command_host import Runtime
 from sessionflow_cli._errors import EXIT_FAILURE, EXIT_OK
-from sessionflow_cli._runtime import Runtime
 from sessionflow_cli.chat._follow import Decision, TurnFollower
 from sessionflow_cli.chat._session import ChatSession
 from sessionflow_cli.chat._view import ChatView

@@ -8,8 +8,8 @@ from pathlib import Path
 from typing import Any
 
 from sessionflow import AgentSnapshot, MessageRole
+from sessionflow_cli._command_host import Runtime
 from sessionflow_cli._images import sniff_media_type
-from sessionflow_cli._runtime import Runtime
 from sessionflow_cli._sessions import check_resumable, new_session_id
 from sessionflow_cli.chat._pump import EventPump, latest_offset
 from sessionflow_cli.chat._view import ChatView

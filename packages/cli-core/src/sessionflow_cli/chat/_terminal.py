@@ -17,9 +17,9 @@ from prompt_toolkit import PromptSession
 
 from sessionflow import AgentInterrupt
 from sessionflow_cli._ask_user import Question
+from sessionflow_cli._command_host import Runtime
 from sessionflow_cli._errors import EXIT_FAILURE, EXIT_OK
 from sessionflow_cli._images import ImageRejected, attach_image
-from sessionflow_cli._runtime import Runtime
 from sessionflow_cli.chat._follow import Decision, TurnFollower
 from sessionflow_cli.chat._session import ChatSession, show_history
 from sessionflow_cli.chat._view import ChatView

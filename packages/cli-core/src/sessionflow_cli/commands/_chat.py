@@ -9,9 +9,9 @@ from dataclasses import dataclass
 from rich.console import Console
 
 from sessionflow import FrameworkSpec
+from sessionflow_cli._command_host import open_runtime
 from sessionflow_cli._errors import UsageError
 from sessionflow_cli._flow_types import StartEnvironment
-from sessionflow_cli._runtime import open_runtime
 from sessionflow_cli._setup import has_terminal
 from sessionflow_cli.chat._oneshot import run_one_shot
 from sessionflow_cli.chat._terminal import TerminalChat

@@ -18,7 +18,7 @@ from rich.text import Text
 from sessionflow import ToolSpec
 from sessionflow_cli._connectors import ConnectorListing, Connectors, connector_labels
 from sessionflow_cli._errors import EXIT_FAILURE, EXIT_OK
-from sessionflow_cli._harness import gather_tools
+from sessionflow_cli._flow_builder import gather_tools
 from sessionflow_cli._logging import log_to_file
 from sessionflow_cli._policy import own_policy
 from sessionflow_cli.config import CliConfig, TurnConfig, resolve_turn

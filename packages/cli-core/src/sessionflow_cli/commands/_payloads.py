@@ -5,8 +5,8 @@ from __future__ import annotations
 from rich.console import Console
 
 from sessionflow.temporal import PayloadStore, collect_payloads, parse_age
-from sessionflow_cli._engine import connect_engine
 from sessionflow_cli._errors import EXIT_OK, UsageError
+from sessionflow_cli._temporal_server import connect_engine
 from sessionflow_cli.config import CliConfig
 
 __all__ = ["run_payloads"]

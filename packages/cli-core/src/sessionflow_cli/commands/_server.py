@@ -7,8 +7,8 @@ import asyncio
 from rich.console import Console
 
 from sessionflow.temporal import DevServer, DevServerHandle, FrontendState, stop_dev_server
-from sessionflow_cli._engine import probe_auto, start_embedded
 from sessionflow_cli._errors import EXIT_OK, UsageError
+from sessionflow_cli._temporal_server import probe_auto, start_embedded
 from sessionflow_cli.config import CliConfig, server_data_dir
 
 __all__ = ["run_server"]

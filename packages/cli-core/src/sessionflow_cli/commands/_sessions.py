@@ -7,11 +7,11 @@ from rich.table import Table
 
 from sessionflow import FrameworkSpec
 from sessionflow.temporal import FrontendState
-from sessionflow_cli._engine import probe_auto
+from sessionflow_cli._command_host import open_runtime
 from sessionflow_cli._errors import EXIT_OK
 from sessionflow_cli._flow_types import StartEnvironment
-from sessionflow_cli._runtime import open_runtime
 from sessionflow_cli._sessions import list_sessions
+from sessionflow_cli._temporal_server import probe_auto
 from sessionflow_cli.config import CliConfig
 
 __all__ = ["run_sessions"]

@@ -12,13 +12,13 @@ from rich.console import Console
 
 from sessionflow import AgentSessionClient, FrameworkSpec, serve_agent_flows
 from sessionflow_cli._connectors import Connectors, open_connectors
-from sessionflow_cli._engine import Engine, connect_engine
 from sessionflow_cli._errors import RuntimeFailure
+from sessionflow_cli._flow_builder import Harness, build_harness
 from sessionflow_cli._flow_types import StartEnvironment, session_flow_type
-from sessionflow_cli._harness import Harness, build_harness
 from sessionflow_cli._local_tools import close_local_tools
 from sessionflow_cli._logging import log_to_file
 from sessionflow_cli._payloads import open_payload_store
+from sessionflow_cli._temporal_server import Engine, connect_engine
 from sessionflow_cli.config import CliConfig, TurnConfig, resolve_turn, server_data_dir
 
 __all__ = ["Runtime", "open_runtime"]

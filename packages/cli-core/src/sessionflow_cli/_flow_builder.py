@@ -23,7 +23,7 @@ from sessionflow_cli._demo import DEMO_MODEL, DemoModel
 from sessionflow_cli._errors import RuntimeFailure
 from sessionflow_cli._local_tools import build_local_tools
 from sessionflow_cli._policy import build_call_policy
-from sessionflow_cli._runner import TurnRunner, wrap_runner
+from sessionflow_cli._turn_runner import TurnRunner, wrap_runner
 from sessionflow_cli.config import CliConfig, TurnConfig, resolve_turn
 
 __all__ = ["Harness", "build_harness", "gather_tools"]
