@@ -49,7 +49,15 @@ async def test_cancel_during_an_approval_wait(harness: Harness) -> None:
     )
     await harness.sessions.start_session("c-approval", "pay")
     interrupt = await pending_interrupt(harness, "c-approval")
-    await wait_until("the read to finish", lambda: harness.log.count("tool", "lookup") == 1)
+
+    # The read must be recorded by the session, not just started by a worker: a cancel that
+    # arrives while it runs cancels it, and the note would rightly say so.
+    async def read_recorded() -> bool:
+        events = (await harness.sessions.list_agent_events("c-approval")).events
+        return any(e.type.value == "tool_call_finished" and e.data.get("tool_call_id") == "a" for e in events)
+
+    await wait_until("the session to record the read", read_recorded)
+    assert harness.log.count("tool", "lookup") == 1
     assert await harness.sessions.cancel_turn("c-approval")
     snapshot = await idle_after(harness, "c-approval", 1)
     assert snapshot.pending_interrupts == []
