@@ -13,6 +13,7 @@ from sessionflow.testing import (
     ScriptedModelServer,
     ScriptedToolCall,
     wait_for_agent_snapshot,
+    wait_until,
 )
 from tests.adapter_pydantic_ai.agents import load_flow, save_flow_spec
 
@@ -58,10 +59,17 @@ async def test_run_state_and_deps_cross_worker_processes(
             sessions, key, pending, description="the delete to need approval"
         )
         assert interrupt.tool_call_id == "c2"
-        # The read ran at once in the first process; the write waits for approval.
-        await wait_for_agent_snapshot(
-            sessions, key, lambda s: log.count("tool", "lookup") == 1, description="the read to run"
-        )
+
+        # The read ran at once in the first process; the write waits for approval. The kill
+        # waits until the session recorded the read's result, or the read would rightly run again.
+        async def read_recorded() -> bool:
+            events = (await sessions.list_agent_events(key)).events
+            return any(
+                e.type.value == "tool_call_finished" and e.data.get("tool_call_id") == "c1" for e in events
+            )
+
+        await wait_until("the session to record the read", read_recorded)
+        assert log.count("tool", "lookup") == 1
         first.kill()
 
         second = await stack.start_worker()
