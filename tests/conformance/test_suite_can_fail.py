@@ -17,8 +17,7 @@ from sessionflow.testing.conformance import (
     load_cases,
     play_case,
 )
-from sessionflow.testing.conformance._frameworks import missing_capability, skip_reason
-from sessionflow.testing.conformance._matrix import Matrix
+from sessionflow.testing.conformance._plugin import Matrix, missing_capability, skip_reason
 from tests.conformance.mutant_plugin import NAME
 
 REPO_ROOT = Path(__file__).parents[2]

@@ -139,7 +139,7 @@ def test_the_conformance_suite_builds_the_same_context_the_cli_does(
     plugins: SessionflowPlugins, tmp_path: Path
 ) -> None:
     from sessionflow.testing.conformance import bundled_cases_dir, load_cases
-    from sessionflow.testing.conformance._flow import MODEL_NAME, build_case_flow
+    from sessionflow.testing.conformance._driver import MODEL_NAME, build_case_flow
 
     seen: list[HarnessContext] = []
 

@@ -24,6 +24,7 @@ or pass ``-p sessionflow.testing.conformance`` instead of ``pytest_plugins``. Op
 # load, so a lazy wrapper hook was registered as a plain one. The price is that a worker
 # child (``python -m sessionflow.testing.conformance.worker``) imports pytest and the
 # driver too, about 0.45 s more per worker start.
+from sessionflow.testing.conformance._case_files import CaseFileError
 from sessionflow.testing.conformance._cases import (
     CAPABILITIES,
     ConformanceCase,
@@ -31,15 +32,9 @@ from sessionflow.testing.conformance._cases import (
     load_case,
     load_cases,
 )
-from sessionflow.testing.conformance._driver import CaseRun, play_case
-from sessionflow.testing.conformance._failure import ConformanceFailure
-from sessionflow.testing.conformance._fixtures import (
-    sessionflow_conformance_loop,
-    sessionflow_conformance_runtime,
-    sessionflow_conformance_server,
-)
-from sessionflow.testing.conformance._frameworks import discover_frameworks
+from sessionflow.testing.conformance._driver import CaseRun, ConformanceFailure, play_case
 from sessionflow.testing.conformance._plugin import (
+    discover_frameworks,
     pytest_addoption,
     pytest_configure,
     pytest_generate_tests,
@@ -48,10 +43,12 @@ from sessionflow.testing.conformance._plugin import (
     pytest_terminal_summary,
     pytest_unconfigure,
     selected_runs,
+    sessionflow_conformance_loop,
+    sessionflow_conformance_runtime,
+    sessionflow_conformance_server,
+    test_conformance,
 )
-from sessionflow.testing.conformance._reader import CaseFileError
 from sessionflow.testing.conformance._runtime import ConformanceRuntime
-from sessionflow.testing.conformance._suite import test_conformance
 
 __all__ = [
     "CAPABILITIES",

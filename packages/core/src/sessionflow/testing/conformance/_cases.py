@@ -1,4 +1,10 @@
-"""The case model and its loader: one JSON file per case in ``conformance/cases/``."""
+"""The case model and its loader: one JSON file per case in ``conformance/cases/``.
+
+A case declares its tools, the model's scripted replies, its steps (what the user, and
+the test, does, in order) and its expectations (the ``expect`` object of the case file and
+of its ``check`` steps). `load_case` reads and validates one file, cross-field rules
+included; the JSON reading itself is `Node`'s.
+"""
 
 from __future__ import annotations
 
@@ -8,33 +14,51 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, get_args
 
-from sessionflow.session import ToolEffect, ToolPolicy
+from sessionflow.session import AgentEventType, AgentStatus, AgentToolCallStatus, ToolEffect, ToolPolicy
 from sessionflow.testing._model_script import ModelReply
-from sessionflow.testing.conformance._expect import Expectations, parse_expectations
-from sessionflow.testing.conformance._reader import CaseFileError, Node
-from sessionflow.testing.conformance._steps import (
-    CheckStep,
-    KillWorkerStep,
-    ReleaseGatesStep,
-    SendStep,
-    StartStep,
-    Step,
-    WaitGatesStep,
-    parse_step,
-)
+from sessionflow.testing.conformance._case_files import CaseFileError, Node, TextMatch, parse_text_match
 
 __all__ = [
     "CAPABILITIES",
+    "SESSION_PLACEHOLDER",
     "BehaviourKind",
+    "CallExpect",
     "Capability",
     "CaseImage",
     "CaseTool",
+    "CheckStep",
     "ConformanceCase",
+    "DeltaExpect",
+    "EventMatch",
+    "EventsExpect",
+    "Expectations",
+    "InvocationExpect",
+    "KillPoint",
+    "KillWorkerStep",
+    "ModelRequestsExpect",
+    "NullableText",
+    "PolicyExpect",
+    "ReleaseGatesStep",
+    "ResolveStep",
+    "SendStep",
+    "SnapshotExpect",
+    "StartStep",
+    "Step",
+    "StepExpect",
     "ToolBehaviour",
+    "UsageExpect",
+    "WaitGatesStep",
+    "WaitIdleStep",
+    "WaitInterruptStep",
+    "WaitModelRequestsStep",
+    "action_name",
     "bundled_cases_dir",
     "load_case",
     "load_cases",
+    "parse_expectations",
+    "parse_step",
 ]
+
 
 Capability = Literal["parallel_tool_calls", "reasoning_deltas", "images", "mcp_annotations"]
 CAPABILITIES: tuple[Capability, ...] = get_args(Capability)
@@ -212,6 +236,491 @@ def _reply(node: Node) -> ModelReply:
 
 
 # --------------------------------------------------------------------------- steps
+# The steps of a case: what the user (and the test) does, in order.
+
+
+@dataclass(frozen=True, kw_only=True)
+class StartStep:
+    text: str | None
+
+
+@dataclass(frozen=True, kw_only=True)
+class SendStep:
+    text: str
+    images: tuple[str, ...] = ()
+    expect_accepted: bool = True
+
+
+@dataclass(frozen=True, kw_only=True)
+class WaitIdleStep:
+    turns: int
+
+
+@dataclass(frozen=True, kw_only=True)
+class WaitInterruptStep:
+    tool_call_id: str
+    tool_name: str | None = None
+    arguments: dict[str, Any] | None = None
+    has_deadline: bool | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class ResolveStep:
+    tool_call_id: str
+    approved: bool
+    rejection_message: str | None = None
+    expect_accepted: bool = True
+
+
+@dataclass(frozen=True, kw_only=True)
+class WaitGatesStep:
+    gates: tuple[str, ...]
+
+
+@dataclass(frozen=True, kw_only=True)
+class ReleaseGatesStep:
+    gates: tuple[str, ...]
+
+
+@dataclass(frozen=True, kw_only=True)
+class WaitModelRequestsStep:
+    count: int
+
+
+@dataclass(frozen=True, kw_only=True)
+class KillPoint:
+    """Exactly one of: a FileGate reached, the N-th model request recorded, an approval pending."""
+
+    gate: str | None = None
+    model_request: int | None = None
+    interrupt: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class KillWorkerStep:
+    at: KillPoint | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class CheckStep:
+    expect: Expectations
+
+
+Step = (
+    StartStep
+    | SendStep
+    | WaitIdleStep
+    | WaitInterruptStep
+    | ResolveStep
+    | WaitGatesStep
+    | ReleaseGatesStep
+    | WaitModelRequestsStep
+    | KillWorkerStep
+    | CheckStep
+)
+
+
+def _kill_point(node: Node) -> KillPoint:
+    fields = node.object(optional=("gate", "model_request", "interrupt"))
+    if len(fields) != 1:
+        raise node.error("a kill point names exactly one of 'gate', 'model_request', 'interrupt'")
+    return KillPoint(
+        gate=fields["gate"].string() if "gate" in fields else None,
+        model_request=fields["model_request"].integer(minimum=1) if "model_request" in fields else None,
+        interrupt=fields["interrupt"].string() if "interrupt" in fields else None,
+    )
+
+
+_STEP_FIELDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    "start": ((), ("text",)),
+    "send": (("text",), ("images", "expect_accepted")),
+    "wait_idle": (("turns",), ()),
+    "wait_interrupt": (("tool_call_id",), ("tool_name", "arguments", "has_deadline")),
+    "resolve": (("tool_call_id", "approved"), ("rejection_message", "expect_accepted")),
+    "wait_gates": (("gates",), ()),
+    "release_gates": (("gates",), ()),
+    "wait_model_requests": (("count",), ()),
+    "kill_worker": ((), ("at",)),
+    "check": (("expect",), ()),
+}
+
+
+def parse_step(node: Node) -> Step:
+    action = node.object(
+        required=("action",), optional=[k for r, o in _STEP_FIELDS.values() for k in (*r, *o)]
+    )["action"].string(choices=tuple(_STEP_FIELDS))
+    required, optional = _STEP_FIELDS[action]
+    f = node.object(required=("action", *required), optional=optional)
+    accepted = f["expect_accepted"].boolean() if "expect_accepted" in f else True
+    match action:
+        case "start":
+            return StartStep(text=f["text"].string() if "text" in f and not f["text"].is_null else None)
+        case "send":
+            images = f["images"].strings(min_items=1) if "images" in f else ()
+            return SendStep(text=f["text"].string(), images=images, expect_accepted=accepted)
+        case "wait_idle":
+            return WaitIdleStep(turns=f["turns"].integer(minimum=1))
+        case "wait_interrupt":
+            return WaitInterruptStep(
+                tool_call_id=f["tool_call_id"].string(),
+                tool_name=f["tool_name"].string() if "tool_name" in f else None,
+                arguments=f["arguments"].raw_object() if "arguments" in f else None,
+                has_deadline=f["has_deadline"].boolean() if "has_deadline" in f else None,
+            )
+        case "resolve":
+            message = f.get("rejection_message")
+            return ResolveStep(
+                tool_call_id=f["tool_call_id"].string(),
+                approved=f["approved"].boolean(),
+                rejection_message=None if message is None or message.is_null else message.string(),
+                expect_accepted=accepted,
+            )
+        case "wait_gates":
+            return WaitGatesStep(gates=f["gates"].strings(min_items=1))
+        case "release_gates":
+            return ReleaseGatesStep(gates=f["gates"].strings(min_items=1))
+        case "wait_model_requests":
+            return WaitModelRequestsStep(count=f["count"].integer(minimum=1))
+        case "kill_worker":
+            return KillWorkerStep(at=_kill_point(f["at"]) if "at" in f else None)
+        case _:
+            return CheckStep(expect=parse_expectations(f["expect"]))
+
+
+def action_name(step: Step) -> str:
+    """The ``action`` of a step, as written in the case file."""
+    names: dict[type, str] = {
+        StartStep: "start",
+        SendStep: "send",
+        WaitIdleStep: "wait_idle",
+        WaitInterruptStep: "wait_interrupt",
+        ResolveStep: "resolve",
+        WaitGatesStep: "wait_gates",
+        ReleaseGatesStep: "release_gates",
+        WaitModelRequestsStep: "wait_model_requests",
+        KillWorkerStep: "kill_worker",
+        CheckStep: "check",
+    }
+    return names[type(step)]
+
+
+# --------------------------------------------------------------------------- expectations
+# What a case expects: the ``expect`` object of a case file (and of its ``check`` steps).
+
+
+SESSION_PLACEHOLDER = "{session}"
+"""Replaced by the session ID in expected idempotency keys."""
+
+DeltaSource = Literal["live", "durable", "any"]
+_STEP_OUTCOMES = ("completed", "failed", "timed_out", "canceled", "running")
+
+
+@dataclass(frozen=True, kw_only=True)
+class NullableText:
+    """``null`` (must be None) or a text matcher."""
+
+    null: bool
+    match: TextMatch | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class UsageExpect:
+    requests: int | None = None
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class SnapshotExpect:
+    turn_count: int | None = None
+    status: AgentStatus | None = None
+    message_count: int | None = None
+    min_message_count: int | None = None
+    last_message_text: TextMatch | None = None
+    last_turn_error: NullableText | None = None
+    pending_interrupts: int | None = None
+    queued_message_count: int | None = None
+    usage: UsageExpect | None = None
+    tool_calls: dict[str, AgentToolCallStatus] = field(default_factory=lambda: {})
+
+
+@dataclass(frozen=True, kw_only=True)
+class PolicyExpect:
+    effect: ToolEffect
+    requires_approval: bool
+
+
+@dataclass(frozen=True, kw_only=True)
+class InvocationExpect:
+    count: int | None = None
+    attempts: tuple[int, ...] | None = None
+    idempotency_keys: tuple[str, ...] | None = None
+    distinct_idempotency_keys: int | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class CallExpect:
+    """What the model was sent on its ``call``-th request (1-based, counting every attempt)."""
+
+    call: int
+    saw: tuple[str, ...] = ()
+    not_saw: tuple[str, ...] = ()
+    tool_results: dict[str, TextMatch] = field(default_factory=lambda: {})
+    tool_result_ids: tuple[str, ...] | None = None
+    tools_offered: tuple[str, ...] | None = None
+    last_user_text: TextMatch | None = None
+    images: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, kw_only=True)
+class ModelRequestsExpect:
+    count: int | None = None
+    calls: tuple[CallExpect, ...] = ()
+
+
+@dataclass(frozen=True, kw_only=True)
+class EventMatch:
+    """Durable events of ``type`` whose ``data`` contains ``data`` (and whose turn is ``turn_id``)."""
+
+    type: AgentEventType
+    data: dict[str, Any] = field(default_factory=lambda: {})
+    turn_id: str | None = None
+    count: int | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class DeltaExpect:
+    type: AgentEventType
+    source: DeltaSource = "any"
+    joined: TextMatch | None = None
+    min_count: int = 1
+    turn_id: str | None = None
+    step_execution_id: str | None = None
+    attempt: int | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class EventsExpect:
+    subsequence: tuple[AgentEventType, ...] = ()
+    contains: tuple[EventMatch, ...] = ()
+    absent: tuple[EventMatch, ...] = ()
+    deltas: tuple[DeltaExpect, ...] = ()
+
+
+@dataclass(frozen=True, kw_only=True)
+class StepExpect:
+    type: str
+    final_attempt: int | None = None
+    outcome: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class Expectations:
+    snapshot: SnapshotExpect | None = None
+    tool_statuses: dict[str, AgentToolCallStatus] = field(default_factory=lambda: {})
+    policies: dict[str, PolicyExpect] = field(default_factory=lambda: {})
+    invocations: dict[str, InvocationExpect] = field(default_factory=lambda: {})
+    model_requests: ModelRequestsExpect | None = None
+    events: EventsExpect | None = None
+    steps: tuple[StepExpect, ...] | None = None
+
+    def image_names(self) -> set[str]:
+        calls = self.model_requests.calls if self.model_requests else ()
+        return {name for call in calls for name in call.images}
+
+
+# --------------------------------------------------------------------------- parsing expectations
+
+
+def _opt_int(fields: dict[str, Node], key: str, minimum: int = 0) -> int | None:
+    return fields[key].integer(minimum=minimum) if key in fields else None
+
+
+def _status(node: Node) -> AgentToolCallStatus:
+    return AgentToolCallStatus(node.string(choices=[s.value for s in AgentToolCallStatus]))
+
+
+def _statuses(node: Node) -> dict[str, AgentToolCallStatus]:
+    return {key: _status(value) for key, value in node.mapping().items()}
+
+
+def _event_type(node: Node) -> AgentEventType:
+    return AgentEventType(node.string(choices=[t.value for t in AgentEventType]))
+
+
+def _nullable_text(node: Node) -> NullableText:
+    return NullableText(null=True) if node.is_null else NullableText(null=False, match=parse_text_match(node))
+
+
+def _usage(node: Node) -> UsageExpect:
+    fields = node.object(optional=("requests", "input_tokens", "output_tokens"))
+    return UsageExpect(
+        requests=_opt_int(fields, "requests"),
+        input_tokens=_opt_int(fields, "input_tokens"),
+        output_tokens=_opt_int(fields, "output_tokens"),
+    )
+
+
+def _snapshot(node: Node) -> SnapshotExpect:
+    fields = node.object(
+        optional=(
+            "turn_count",
+            "status",
+            "message_count",
+            "min_message_count",
+            "last_message_text",
+            "last_turn_error",
+            "pending_interrupts",
+            "queued_message_count",
+            "usage",
+            "tool_calls",
+        )
+    )
+    status = fields.get("status")
+    return SnapshotExpect(
+        turn_count=_opt_int(fields, "turn_count"),
+        status=AgentStatus(status.string(choices=[s.value for s in AgentStatus])) if status else None,
+        message_count=_opt_int(fields, "message_count"),
+        min_message_count=_opt_int(fields, "min_message_count"),
+        last_message_text=parse_text_match(fields["last_message_text"])
+        if "last_message_text" in fields
+        else None,
+        last_turn_error=_nullable_text(fields["last_turn_error"]) if "last_turn_error" in fields else None,
+        pending_interrupts=_opt_int(fields, "pending_interrupts"),
+        queued_message_count=_opt_int(fields, "queued_message_count"),
+        usage=_usage(fields["usage"]) if "usage" in fields else None,
+        tool_calls=_statuses(fields["tool_calls"]) if "tool_calls" in fields else {},
+    )
+
+
+def _expected_policy(node: Node) -> PolicyExpect:
+    fields = node.object(required=("effect", "requires_approval"))
+    return PolicyExpect(
+        effect=_effect(fields["effect"]),
+        requires_approval=fields["requires_approval"].boolean(),
+    )
+
+
+def _invocation(node: Node) -> InvocationExpect:
+    fields = node.object(optional=("count", "attempts", "idempotency_keys", "distinct_idempotency_keys"))
+    if not fields:
+        raise node.error("an invocation expectation needs at least one of its fields")
+    return InvocationExpect(
+        count=_opt_int(fields, "count"),
+        attempts=fields["attempts"].ints(minimum=1) if "attempts" in fields else None,
+        idempotency_keys=fields["idempotency_keys"].strings() if "idempotency_keys" in fields else None,
+        distinct_idempotency_keys=_opt_int(fields, "distinct_idempotency_keys"),
+    )
+
+
+def _call(node: Node) -> CallExpect:
+    fields = node.object(
+        required=("call",),
+        optional=(
+            "saw",
+            "not_saw",
+            "tool_results",
+            "tool_result_ids",
+            "tools_offered",
+            "last_user_text",
+            "images",
+        ),
+    )
+    return CallExpect(
+        call=fields["call"].integer(minimum=1),
+        saw=fields["saw"].strings() if "saw" in fields else (),
+        not_saw=fields["not_saw"].strings() if "not_saw" in fields else (),
+        tool_results={key: parse_text_match(value) for key, value in fields["tool_results"].mapping().items()}
+        if "tool_results" in fields
+        else {},
+        tool_result_ids=fields["tool_result_ids"].strings() if "tool_result_ids" in fields else None,
+        tools_offered=fields["tools_offered"].strings() if "tools_offered" in fields else None,
+        last_user_text=parse_text_match(fields["last_user_text"]) if "last_user_text" in fields else None,
+        images=fields["images"].strings(min_items=1) if "images" in fields else (),
+    )
+
+
+def _model_requests(node: Node) -> ModelRequestsExpect:
+    fields = node.object(optional=("count", "calls"))
+    return ModelRequestsExpect(
+        count=_opt_int(fields, "count"),
+        calls=tuple(_call(item) for item in fields["calls"].array()) if "calls" in fields else (),
+    )
+
+
+def _event_match(node: Node) -> EventMatch:
+    fields = node.object(required=("type",), optional=("data", "turn_id", "count"))
+    return EventMatch(
+        type=_event_type(fields["type"]),
+        data=fields["data"].raw_object() if "data" in fields else {},
+        turn_id=fields["turn_id"].string() if "turn_id" in fields else None,
+        count=_opt_int(fields, "count"),
+    )
+
+
+def _delta(node: Node) -> DeltaExpect:
+    fields = node.object(
+        required=("type",),
+        optional=("source", "joined", "min_count", "turn_id", "step_execution_id", "attempt"),
+    )
+    kind = _event_type(fields["type"])
+    if not kind.is_delta:
+        raise fields["type"].error("a delta expectation needs type 'text_delta' or 'reasoning_delta'")
+    source: DeltaSource = "any"
+    if "source" in fields:
+        raw = fields["source"].string(choices=("live", "durable", "any"))
+        source = "live" if raw == "live" else "durable" if raw == "durable" else "any"
+    return DeltaExpect(
+        type=kind,
+        source=source,
+        joined=parse_text_match(fields["joined"]) if "joined" in fields else None,
+        min_count=fields["min_count"].integer(minimum=1) if "min_count" in fields else 1,
+        turn_id=fields["turn_id"].string() if "turn_id" in fields else None,
+        step_execution_id=fields["step_execution_id"].string() if "step_execution_id" in fields else None,
+        attempt=_opt_int(fields, "attempt", minimum=1),
+    )
+
+
+def _events(node: Node) -> EventsExpect:
+    fields = node.object(optional=("subsequence", "contains", "absent", "deltas"))
+    return EventsExpect(
+        subsequence=tuple(_event_type(item) for item in fields["subsequence"].array())
+        if "subsequence" in fields
+        else (),
+        contains=tuple(_event_match(item) for item in fields["contains"].array())
+        if "contains" in fields
+        else (),
+        absent=tuple(_event_match(item) for item in fields["absent"].array()) if "absent" in fields else (),
+        deltas=tuple(_delta(item) for item in fields["deltas"].array()) if "deltas" in fields else (),
+    )
+
+
+def _expected_step(node: Node) -> StepExpect:
+    fields = node.object(required=("type",), optional=("final_attempt", "outcome"))
+    return StepExpect(
+        type=fields["type"].string(),
+        final_attempt=_opt_int(fields, "final_attempt", minimum=1),
+        outcome=fields["outcome"].string(choices=_STEP_OUTCOMES) if "outcome" in fields else None,
+    )
+
+
+def parse_expectations(node: Node) -> Expectations:
+    fields = node.object(
+        optional=("snapshot", "tool_statuses", "policies", "invocations", "model_requests", "events", "steps")
+    )
+    return Expectations(
+        snapshot=_snapshot(fields["snapshot"]) if "snapshot" in fields else None,
+        tool_statuses=_statuses(fields["tool_statuses"]) if "tool_statuses" in fields else {},
+        policies={key: _expected_policy(value) for key, value in fields["policies"].mapping().items()}
+        if "policies" in fields
+        else {},
+        invocations={key: _invocation(value) for key, value in fields["invocations"].mapping().items()}
+        if "invocations" in fields
+        else {},
+        model_requests=_model_requests(fields["model_requests"]) if "model_requests" in fields else None,
+        events=_events(fields["events"]) if "events" in fields else None,
+        steps=tuple(_expected_step(item) for item in fields["steps"].array()) if "steps" in fields else None,
+    )
 
 
 # --------------------------------------------------------------------------- case

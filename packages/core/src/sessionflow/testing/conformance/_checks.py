@@ -1,15 +1,26 @@
-"""Compare an `Observation` with a case's expectations; every failure is one readable line."""
+"""Observations and checks: what a case's session did, compared with what the case says.
+
+An `Observation` gathers everything the checks look at, from the session, the model server
+and the logs. `check_expectations` compares it with a case's expectations, and
+`check_invariants` with the rules every case must keep, whatever it expects. Every failure
+is one readable line.
+"""
 
 from __future__ import annotations
 
 import base64
 import json
+import re
+from collections import Counter
 from collections.abc import Iterable
+from dataclasses import dataclass, field
 from typing import Any
 
-from sessionflow.session import AgentEvent, AgentEventType
+from sessionflow.session import AgentEvent, AgentEventType, AgentSnapshot, AgentStatus, ToolEffect
+from sessionflow.temporal import AgentSessionClient, StepHistoryEntry
 from sessionflow.testing._model_script import RecordedRequest
-from sessionflow.testing.conformance._expect import (
+from sessionflow.testing.conformance._case_files import preview
+from sessionflow.testing.conformance._cases import (
     SESSION_PLACEHOLDER,
     CallExpect,
     DeltaExpect,
@@ -21,12 +32,67 @@ from sessionflow.testing.conformance._expect import (
     SnapshotExpect,
     StepExpect,
 )
-from sessionflow.testing.conformance._matching import preview
-from sessionflow.testing.conformance._observe import Observation
 
-__all__ = ["check_expectations"]
+__all__ = ["Observation", "check_expectations", "check_invariants", "read_durable_events"]
 
 T = AgentEventType
+
+
+# --------------------------------------------------------------------------- observation
+# Everything the checks look at, gathered from the session, the model server and the logs.
+
+
+@dataclass(frozen=True, kw_only=True)
+class Observation:
+    """One look at a session of a case.
+
+    Attributes:
+        session_id: The session's ID (also the prefix of every idempotency key).
+        snapshot: `AgentSessionClient.get_agent_snapshot`.
+        events: The durable event stream, in offset order.
+        live_events: Events that arrived live (offset None) through `AgentSessionClient.events`.
+        requests: Model requests as the scripted server recorded them (what the framework sent).
+        invocations: The InvocationLog entries of kind ``tool`` (every real tool run).
+        steps: The session's activities from its workflow history.
+        images: Bytes of the case's images by name.
+        resume_texts: The framework's own resume prompts (`FrameworkSpec.resume_texts`),
+            which do not count as user text.
+    """
+
+    session_id: str
+    snapshot: AgentSnapshot
+    events: list[AgentEvent]
+    live_events: list[AgentEvent] = field(default_factory=lambda: [])
+    requests: list[RecordedRequest] = field(default_factory=lambda: [])
+    invocations: list[dict[str, Any]] = field(default_factory=lambda: [])
+    steps: list[StepHistoryEntry] = field(default_factory=lambda: [])
+    images: dict[str, bytes] = field(default_factory=lambda: {})
+    resume_texts: tuple[str, ...] = ()
+
+    @property
+    def idle(self) -> bool:
+        state = self.snapshot.state
+        return (
+            state is not None
+            and state.turn_count > 0
+            and state.status is AgentStatus.WAITING_FOR_USER_MESSAGE
+        )
+
+
+async def read_durable_events(sessions: AgentSessionClient, session_id: str) -> list[AgentEvent]:
+    """Every retained durable event of the session, oldest first."""
+    events: list[AgentEvent] = []
+    after = 0
+    while True:
+        page = await sessions.list_agent_events(session_id, after=after, limit=500)
+        if not page.events:
+            return events
+        events += page.events
+        after = page.next_offset
+
+
+# --------------------------------------------------------------------------- expectations
+# Compare an `Observation` with a case's expectations.
 
 
 def check_expectations(expect: Expectations, obs: Observation) -> list[str]:
@@ -321,3 +387,79 @@ def _steps(expect: tuple[StepExpect, ...], obs: Observation) -> list[str]:
     if matches:
         return []
     return [f"step history: expected {wanted} (None = any), got {actual}"]
+
+
+# --------------------------------------------------------------------------- invariants
+# Rules every case must keep, whatever it expects.
+
+
+_TURN_KEY = re.compile(r"^(?P<session>.+)/(?P<turn>turn-\d+)/(?P<call>[^/]+)$")
+
+
+def check_invariants(obs: Observation) -> list[str]:
+    """Rules every case must keep, whatever it expects (checked once the session is idle)."""
+    found: list[str] = []
+    offsets = [e.offset for e in obs.events]
+    if any(o is None for o in offsets) or offsets != sorted(set(o for o in offsets if o is not None)):
+        found.append(f"invariant: durable event offsets must be unique and increasing, got {offsets}")
+    for event in obs.events:
+        if not event.turn_id or not event.step_execution_id or event.attempt < 1:
+            found.append(
+                f"invariant: durable event {event.type.value} at offset {event.offset} lacks its identity"
+            )
+    deferred = {
+        (e.turn_id, str(e.data.get("tool_call_id"))): e for e in _of_type(obs.events, T.TOOL_CALL_DEFERRED)
+    }
+    finished = Counter(
+        (e.turn_id, str(e.data.get("tool_call_id"))) for e in _of_type(obs.events, T.TOOL_CALL_FINISHED)
+    )
+    if obs.idle:
+        for key in deferred:
+            if finished[key] != 1:
+                found.append(
+                    f"invariant: tool call {key[0]}/{key[1]} finished {finished[key]} times, expected once"
+                )
+    found += [
+        f"invariant: tool call {k[0]}/{k[1]} finished but was never deferred"
+        for k in finished
+        if k not in deferred
+    ]
+    found += _run_invariants(obs, deferred)
+    return found
+
+
+def _approved(obs: Observation, turn: str, call_id: str) -> bool:
+    step = f"{turn}/tool/{call_id}"
+    return any(
+        e.type is T.INTERRUPT_RESOLVED and e.step_execution_id == step and e.data.get("approved") is True
+        for e in obs.events
+    )
+
+
+def _run_invariants(obs: Observation, deferred: dict[tuple[str, str], AgentEvent]) -> list[str]:
+    found: list[str] = []
+    runs: Counter[tuple[str, str]] = Counter()
+    for entry in obs.invocations:
+        key = str(entry.get("idempotency_key"))
+        call_id = str(entry.get("tool_call_id"))
+        parsed = _TURN_KEY.match(key)
+        if parsed is None or parsed["session"] != obs.session_id or parsed["call"] != call_id:
+            found.append(
+                f"invariant: tool {entry.get('name')!r} call {call_id!r} ran with idempotency key {key!r}, "
+                f"expected '{obs.session_id}/<turn>/{call_id}'"
+            )
+            continue
+        runs[(parsed["turn"], call_id)] += 1
+    for (turn, call_id), count in runs.items():
+        event = deferred.get((turn, call_id))
+        if event is None:
+            continue  # retention may have dropped it; nothing to compare against
+        effect = ToolEffect(str(event.data.get("effect")))
+        if count > effect.max_attempts_allowed:
+            found.append(
+                f"invariant: {effect.value} tool call {turn}/{call_id} ran {count} times, "
+                f"at most {effect.max_attempts_allowed} allowed"
+            )
+        if event.data.get("requires_approval") is True and not _approved(obs, turn, call_id):
+            found.append(f"invariant: tool call {turn}/{call_id} ran without an approval")
+    return found

@@ -1,4 +1,10 @@
-"""Play one case against one framework: start workers, run the steps, check what happened."""
+"""Play one case against one framework: start workers, run the steps, check what happened.
+
+Besides the driver it holds what playing needs: the flow of one (case, framework), built
+the same in the test process and in its workers; the case's tools, as neutral `ToolSpec`s
+whose every real run is logged; waits for a session condition that stop as soon as it can
+no longer come true; and `ConformanceFailure`, the error a non-conforming framework causes.
+"""
 
 from __future__ import annotations
 
@@ -6,12 +12,25 @@ import asyncio
 import contextlib
 import json
 import os
+import time
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import TypeVar
+from dataclasses import dataclass, replace
+from datetime import timedelta
+from pathlib import Path
+from typing import Any, TypeVar
 
-from sessionflow.plugins import LOAD_PLUGINS_ENV, FrameworkSpec
-from sessionflow.session import AgentEvent, AgentInterrupt, AgentSnapshot, AgentStatus
+from sessionflow.frameworks import FrameworkSpec, HarnessContext
+from sessionflow.plugins import LOAD_PLUGINS_ENV, ToolInvocation, ToolSpec, build_runner
+from sessionflow.session import (
+    AgentEvent,
+    AgentInterrupt,
+    AgentSessionOptions,
+    AgentSnapshot,
+    AgentStatus,
+    SessionRunError,
+    SessionTimings,
+    ToolExecutionError,
+)
 from sessionflow.temporal import (
     AgentSessionClient,
     AgentSessionFlow,
@@ -19,19 +38,14 @@ from sessionflow.temporal import (
     serve_agent_flows,
 )
 from sessionflow.temporal.replay import export_history
-from sessionflow.testing._gates import FileGate
+from sessionflow.testing._gates import FileGate, InvocationLog
 from sessionflow.testing._stack import AgentTestStack
 from sessionflow.testing._waiting import wait_until
-from sessionflow.testing.conformance._cases import ConformanceCase
-from sessionflow.testing.conformance._checks import check_expectations
-from sessionflow.testing.conformance._failure import ConformanceFailure
-from sessionflow.testing.conformance._flow import build_case_flow
-from sessionflow.testing.conformance._invariants import check_invariants
-from sessionflow.testing.conformance._observe import Observation, read_durable_events
-from sessionflow.testing.conformance._png import write_png
-from sessionflow.testing.conformance._runtime import ConformanceRuntime
-from sessionflow.testing.conformance._steps import (
+from sessionflow.testing.conformance._case_files import preview, write_png
+from sessionflow.testing.conformance._cases import (
+    CaseTool,
     CheckStep,
+    ConformanceCase,
     KillPoint,
     KillWorkerStep,
     ReleaseGatesStep,
@@ -45,19 +59,223 @@ from sessionflow.testing.conformance._steps import (
     WaitModelRequestsStep,
     action_name,
 )
-from sessionflow.testing.conformance._tools import invocation_log
-from sessionflow.testing.conformance._waits import wait_for_session
-from sessionflow.testing.conformance._worker_env import (
+from sessionflow.testing.conformance._checks import (
+    Observation,
+    check_expectations,
+    check_invariants,
+    read_durable_events,
+)
+from sessionflow.testing.conformance._runtime import (
     CASE_FILE_ENV,
     FLOW_TYPE_ENV,
     FRAMEWORK_ENV,
     MODEL_BASE_URL_ENV,
     WORKER_MODULE,
+    ConformanceRuntime,
 )
 
-__all__ = ["CaseRun", "ConformanceFailure", "play_case"]
+__all__ = [
+    "CONFORMANCE_TIMINGS",
+    "INVOCATIONS_FILE",
+    "MODEL_NAME",
+    "CaseRun",
+    "ConformanceFailure",
+    "ScriptedCrash",
+    "build_case_flow",
+    "build_tool",
+    "case_timings",
+    "invocation_log",
+    "play_case",
+    "settled",
+    "wait_for_session",
+]
 
 T = TypeVar("T")
+
+
+# --------------------------------------------------------------------------- failure
+# The error a non-conforming framework causes.
+
+
+class ConformanceFailure(SessionRunError, AssertionError):
+    """The framework did not behave as the case expects; the message lists every difference."""
+
+
+# --------------------------------------------------------------------------- tools
+# Tool behaviours of the cases, as neutral `ToolSpec`s whose every real run is logged.
+
+
+INVOCATIONS_FILE = "invocations.jsonl"
+
+
+class ScriptedCrash(SessionRunError, RuntimeError):
+    """A plain exception a ``crash`` tool raises: the session must treat it as a crash, not a tool error."""
+
+
+def invocation_log(state_dir: Path) -> InvocationLog:
+    """The log every tool run of one case is recorded in (kind ``tool``)."""
+    return InvocationLog(state_dir / INVOCATIONS_FILE)
+
+
+def build_tool(tool: CaseTool, state_dir: Path) -> ToolSpec:
+    """The `ToolSpec` for ``tool``; its handler logs the run, then plays the behaviour."""
+    log = invocation_log(state_dir)
+    behaviour = tool.behaviour
+
+    async def handler(arguments: dict[str, Any], invocation: ToolInvocation) -> str:
+        log.record(
+            "tool",
+            tool.name,
+            tool_call_id=invocation.tool_call_id,
+            idempotency_key=invocation.idempotency_key,
+            attempt=invocation.attempt,
+            arguments=arguments,
+        )
+        match behaviour.kind:
+            case "error":
+                raise ToolExecutionError(behaviour.message)
+            case "crash":
+                if invocation.attempt <= behaviour.times:
+                    raise ScriptedCrash(f"scripted crash of {tool.name!r} on attempt {invocation.attempt}")
+            case "block":
+                if invocation.attempt <= behaviour.attempts:
+                    await FileGate(state_dir, behaviour.gate).wait_for_release()
+            case "return":
+                pass
+        return behaviour.output()
+
+    return ToolSpec(
+        name=tool.name,
+        description=tool.description,
+        parameters=tool.parameters,
+        effect=tool.effect,
+        policy=tool.policy,
+        handler=handler,
+        mcp_annotations=tool.mcp_annotations,
+    )
+
+
+# --------------------------------------------------------------------------- flow
+# Build the flow of one (case, framework): the same in the test process and in its workers.
+
+
+MODEL_NAME = "scripted-model"
+
+CONFORMANCE_TIMINGS = SessionTimings(
+    model_start_to_close=timedelta(seconds=30),
+    model_heartbeat_timeout=timedelta(seconds=2),
+    model_schedule_to_close=timedelta(seconds=90),
+    tool_start_to_close=timedelta(seconds=30),
+    tool_heartbeat_timeout=timedelta(seconds=2),
+    tool_schedule_to_close=timedelta(seconds=90),
+    retry_initial_interval=timedelta(milliseconds=100),
+    heartbeat_interval=timedelta(milliseconds=300),
+)
+"""Short timeouts so a SIGKILLed worker is noticed in about two seconds."""
+
+
+def case_timings(case: ConformanceCase) -> SessionTimings:
+    if case.interrupt_deadline_seconds is None:
+        return CONFORMANCE_TIMINGS
+    return replace(CONFORMANCE_TIMINGS, interrupt_deadline=timedelta(seconds=case.interrupt_deadline_seconds))
+
+
+def build_case_flow(
+    case: ConformanceCase,
+    framework: FrameworkSpec,
+    *,
+    flow_type: str,
+    model_base_url: str,
+    state_dir: Path,
+) -> AgentSessionFlow:
+    """Build the framework's runner for the case's neutral agent, in a flow with the case's options.
+
+    The framework gets the same `HarnessContext` the CLI gives it: the scripted model
+    server, the case's tools and none of the framework's own, no settings, and the
+    play's state folder as the workspace.
+
+    Raises:
+        PluginError: ``build_runner`` raised or returned something that is not an
+            `AgentFrameworkRunner`; the message names the plugin and the framework.
+    """
+    tools = [build_tool(tool, state_dir) for tool in case.tools]
+    options = AgentSessionOptions(tool_policies=case.tool_policies, timings=case_timings(case))
+    context = HarnessContext(
+        flow_type=flow_type,
+        model=MODEL_NAME,
+        system_prompt=case.system_prompt,
+        workspace=state_dir,
+        options=options,
+        tools=tools,
+        settings={},
+        model_base_url=model_base_url,
+        # The scripted model server takes any key; a fixed one keeps the environment's out.
+        api_key="test",
+        api=None,
+        framework_tools=False,
+    )
+    return AgentSessionFlow(build_runner(framework, context), flow_type=flow_type, options=options)
+
+
+# --------------------------------------------------------------------------- waits
+# Wait for a session condition, and stop waiting as soon as it can no longer come true.
+
+
+_POLL_SECONDS = 0.05
+
+
+def settled(snapshot: AgentSnapshot) -> bool:
+    """No turn runs and no message waits: nothing will happen until the test acts again."""
+    state = snapshot.state
+    return (
+        state is not None
+        and state.turn_count > 0
+        and state.status is AgentStatus.WAITING_FOR_USER_MESSAGE
+        and snapshot.queued_message_count == 0
+    )
+
+
+async def wait_for_session(
+    sessions: AgentSessionClient,
+    session_id: str,
+    description: str,
+    probe: Callable[[AgentSnapshot], T | None],
+    *,
+    timeout: float,
+) -> T:
+    """Poll the snapshot until ``probe`` returns something truthy, and return it.
+
+    Raises:
+        ConformanceFailure: The session settled while the probe still said no, so the
+            condition cannot come true any more (a failed or finished turn).
+        TimeoutError: Neither happened within ``timeout`` seconds.
+    """
+    deadline = time.monotonic() + timeout
+    last_error: Exception | None = None
+    while True:
+        try:
+            snapshot = await sessions.get_agent_snapshot(session_id)
+        except Exception as error:  # no worker answers queries while a replacement starts
+            last_error = error
+        else:
+            value = probe(snapshot)
+            if value:
+                return value
+            if settled(snapshot):
+                state = snapshot.state
+                assert state is not None
+                raise ConformanceFailure(
+                    f"the session settled before {description}: {state.turn_count} turn(s) ended, "
+                    f"last_turn_error={preview(state.last_turn_error)}"
+                )
+        if time.monotonic() > deadline:
+            detail = f" (last error: {last_error!r})" if last_error else ""
+            raise TimeoutError(f"timed out after {timeout:g} s waiting for {description}{detail}")
+        await asyncio.sleep(_POLL_SECONDS)
+
+
+# --------------------------------------------------------------------------- driver
+
 
 WAIT_SECONDS = 60.0
 """Longest wait for one condition (a turn to end, a gate, an approval request)."""

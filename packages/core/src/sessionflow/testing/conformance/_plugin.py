@@ -1,26 +1,41 @@
-"""pytest hooks of the conformance plugin: options, parametrization, the matrix."""
+"""The pytest plugin: options, parametrization, fixtures, the frameworks and the matrix.
+
+pytest registers the package (``sessionflow.testing.conformance``), which imports the hooks
+and fixtures defined here. The plugin parametrizes `test_conformance`, the suite's one test
+function, with every (case, framework) it plays: the frameworks `SessionflowPlugins`
+discovers, each case skipped where the framework lacks a capability it needs. Its
+session-scoped fixtures provide the loop, the dev server and the runtime; the cases x
+frameworks matrix is printed at the end of a run.
+"""
 
 from __future__ import annotations
 
 import os
-from collections.abc import Generator, Sequence
+from collections.abc import Generator, Iterator, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, Literal, cast
 
 import pytest
 
-from sessionflow.plugins import PluginError
-from sessionflow.testing.conformance._cases import ConformanceCase, bundled_cases_dir, load_cases
-from sessionflow.testing.conformance._driver import CaseRun
-from sessionflow.testing.conformance._frameworks import discover_frameworks, missing_capability, skip_reason
-from sessionflow.testing.conformance._matrix import Matrix
-from sessionflow.testing.conformance._suite import RUN_ARGUMENT
+from sessionflow.plugins import FrameworkSpec, PluginError, SessionflowPlugins
+from sessionflow.temporal import DevServer, DevServerConfig
+from sessionflow.testing._stack import SERVER_ADDRESS_ENV
+from sessionflow.testing.conformance._cases import Capability, ConformanceCase, bundled_cases_dir, load_cases
+from sessionflow.testing.conformance._driver import CaseRun, play_case
+from sessionflow.testing.conformance._runtime import ConformanceRuntime, LoopThread
 
 __all__ = [
     "CASES_ENV",
     "CASE_DIR_ENV",
     "FRAMEWORKS_ENV",
     "MARKER",
+    "RUN_ARGUMENT",
+    "Cell",
+    "Matrix",
+    "Outcome",
+    "discover_frameworks",
+    "missing_capability",
     "pytest_addoption",
     "pytest_configure",
     "pytest_generate_tests",
@@ -29,7 +44,177 @@ __all__ = [
     "pytest_terminal_summary",
     "pytest_unconfigure",
     "selected_runs",
+    "sessionflow_conformance_loop",
+    "sessionflow_conformance_runtime",
+    "sessionflow_conformance_server",
+    "skip_reason",
+    "test_conformance",
 ]
+
+
+# --------------------------------------------------------------------------- frameworks
+# Which frameworks the suite plays, and which cases each can run.
+
+
+def discover_frameworks(names: Sequence[str] = ()) -> list[FrameworkSpec]:
+    """Frameworks registered through `SessionflowPlugins` (built-ins plus entry points).
+
+    Discovery honours ``SESSIONFLOW_LOAD_PLUGINS``, ``SESSIONFLOW_DISABLED_PLUGINS`` and
+    ``SESSIONFLOW_DISABLE_PLUGIN_AUTOLOAD``, exactly as the worker children do.
+
+    Args:
+        names: Restrict to these frameworks, in this order; empty means all, sorted by name.
+
+    Raises:
+        UnknownFrameworkError: A name is not registered; the message lists those that are.
+        PluginError: A plugin failed to load.
+    """
+    plugins = SessionflowPlugins()
+    plugins.load()
+    if names:
+        return [plugins.framework(name) for name in dict.fromkeys(names)]
+    found = plugins.frameworks()
+    return [found[name] for name in sorted(found)]
+
+
+def missing_capability(case: ConformanceCase, framework: FrameworkSpec) -> Capability | None:
+    """The first capability ``case`` needs that ``framework`` declares it lacks."""
+    return next((c for c in case.requires if not getattr(framework.capabilities, c)), None)
+
+
+def skip_reason(framework: FrameworkSpec, capability: Capability) -> str:
+    return f"framework {framework.name!r} declares no {capability!r} capability"
+
+
+# --------------------------------------------------------------------------- matrix
+# The cases x frameworks matrix printed at the end of a run.
+
+
+Outcome = Literal["pass", "fail", "skip"]
+
+
+@dataclass
+class Cell:
+    outcome: Outcome
+    reason: str = ""
+
+    def render(self) -> str:
+        return f"skip({self.reason})" if self.outcome == "skip" and self.reason else self.outcome
+
+
+@dataclass
+class Matrix:
+    """Outcomes by (case, framework); rows and columns keep the order they were announced in."""
+
+    cases: list[str] = field(default_factory=lambda: [])
+    frameworks: list[str] = field(default_factory=lambda: [])
+    cells: dict[tuple[str, str], Cell] = field(default_factory=lambda: {})
+    printed: bool = False
+
+    def announce(self, case: str, framework: str) -> None:
+        if case not in self.cases:
+            self.cases.append(case)
+        if framework not in self.frameworks:
+            self.frameworks.append(framework)
+
+    def record(self, case: str, framework: str, outcome: Outcome, reason: str = "") -> None:
+        """Record one phase's outcome; a failure is never overwritten by a later pass."""
+        self.announce(case, framework)
+        current = self.cells.get((case, framework))
+        if current is not None and current.outcome == "fail":
+            return
+        self.cells[(case, framework)] = Cell(outcome, reason)
+
+    def lines(self) -> list[str]:
+        """The table: one row per case, one column per framework; ``-`` marks a cell that did not run."""
+        header = ["case", *self.frameworks]
+        rows = [
+            [
+                case,
+                *(
+                    self.cells[(case, fw)].render() if (case, fw) in self.cells else "-"
+                    for fw in self.frameworks
+                ),
+            ]
+            for case in self.cases
+        ]
+        widths = [max(len(row[i]) for row in [header, *rows]) for i in range(len(header))]
+
+        def fmt(row: list[str]) -> str:
+            return "  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip()
+
+        lines = [fmt(header), fmt(["-" * w for w in widths])]
+        lines += [fmt(row) for row in rows]
+        totals = {o: sum(1 for c in self.cells.values() if c.outcome == o) for o in ("pass", "fail", "skip")}
+        lines.append(f"{totals['pass']} passed, {totals['fail']} failed, {totals['skip']} skipped")
+        return lines
+
+
+# --------------------------------------------------------------------------- the test
+# The one test function of the suite; the plugin parametrizes it with every (case, framework).
+
+
+RUN_ARGUMENT = "sessionflow_conformance_run"
+
+
+def test_conformance(
+    sessionflow_conformance_run: CaseRun, sessionflow_conformance_runtime: ConformanceRuntime
+) -> None:
+    """Play one conformance case against one framework."""
+    play_case(sessionflow_conformance_runtime, sessionflow_conformance_run)
+
+
+# --------------------------------------------------------------------------- fixtures
+# Session-scoped fixtures of the conformance plugin: the loop, the dev server, the runtime.
+
+
+@pytest.fixture(scope="session")
+def sessionflow_conformance_loop() -> Iterator[LoopThread]:
+    """The event loop thread every case runs on."""
+    loop = LoopThread()
+    yield loop
+    loop.close()
+
+
+@pytest.fixture(scope="session")
+def sessionflow_conformance_server(
+    sessionflow_conformance_loop: LoopThread, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[str]:
+    """The Temporal dev server: ``SESSIONFLOW_TEST_SERVER_ADDRESS`` when set, else one started for this run.
+
+    A project with its own server fixture can override this one in a conftest.
+    """
+    preset = os.environ.get(SERVER_ADDRESS_ENV)
+    if preset:
+        yield preset
+        return
+    server = DevServer(DevServerConfig(data_dir=tmp_path_factory.mktemp("sessionflow-conformance-temporal")))
+    handle = sessionflow_conformance_loop.run(server.start(), timeout=120)
+    try:
+        yield handle.address
+    finally:
+        sessionflow_conformance_loop.run(server.stop(), timeout=60)
+
+
+@pytest.fixture(scope="session")
+def sessionflow_conformance_runtime(
+    sessionflow_conformance_server: str,
+    sessionflow_conformance_loop: LoopThread,
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[ConformanceRuntime]:
+    """The scripted model server and the shared settings of every case of this run."""
+    runtime = ConformanceRuntime.start(
+        sessionflow_conformance_server,
+        sessionflow_conformance_loop,
+        tmp_path_factory.mktemp("sessionflow-conformance"),
+    )
+    yield runtime
+    runtime.close()
+
+
+# --------------------------------------------------------------------------- hooks
+# pytest hooks of the conformance plugin: options, parametrization, the matrix.
+
 
 FRAMEWORKS_ENV = "SESSIONFLOW_CONFORMANCE_FRAMEWORKS"
 CASES_ENV = "SESSIONFLOW_CONFORMANCE_CASES"

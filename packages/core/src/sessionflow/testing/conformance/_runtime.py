@@ -1,4 +1,8 @@
-"""What every case of one pytest run shares: an event loop thread, the model server, the dev server."""
+"""What every case of one pytest run shares: an event loop thread, the model server, the dev server.
+
+It also names the environment a conformance worker child reads (the driver sets it through
+`AgentTestStack`), so the driver and the worker agree on it.
+"""
 
 from __future__ import annotations
 
@@ -13,9 +17,24 @@ from typing import Any, TypeVar
 
 from sessionflow.testing._model_server import ScriptedModelServer
 
-__all__ = ["ConformanceRuntime", "LoopThread"]
+__all__ = [
+    "CASE_FILE_ENV",
+    "FLOW_TYPE_ENV",
+    "FRAMEWORK_ENV",
+    "MODEL_BASE_URL_ENV",
+    "WORKER_MODULE",
+    "ConformanceRuntime",
+    "LoopThread",
+]
 
 T = TypeVar("T")
+
+# The environment of a worker child (``python -m sessionflow.testing.conformance.worker``).
+WORKER_MODULE = "sessionflow.testing.conformance.worker"
+CASE_FILE_ENV = "SESSIONFLOW_CONFORMANCE_CASE_FILE"
+FRAMEWORK_ENV = "SESSIONFLOW_CONFORMANCE_FRAMEWORK"
+FLOW_TYPE_ENV = "SESSIONFLOW_CONFORMANCE_FLOW_TYPE"
+MODEL_BASE_URL_ENV = "SESSIONFLOW_CONFORMANCE_MODEL_BASE_URL"
 
 
 class LoopThread:

@@ -19,10 +19,9 @@ from pathlib import Path
 from sessionflow.plugins import SessionflowPlugins
 from sessionflow.temporal import AgentSessionFlow, connect, run_agent_worker, serve_agent_flows
 from sessionflow.testing._scripted_flow import STATE_DIR_ENV
-from sessionflow.testing.conformance._cases import load_case
-from sessionflow.testing.conformance._flow import build_case_flow
-from sessionflow.testing.conformance._steps import KillWorkerStep
-from sessionflow.testing.conformance._worker_env import (
+from sessionflow.testing.conformance._cases import KillWorkerStep, load_case
+from sessionflow.testing.conformance._driver import build_case_flow
+from sessionflow.testing.conformance._runtime import (
     CASE_FILE_ENV,
     FLOW_TYPE_ENV,
     FRAMEWORK_ENV,
