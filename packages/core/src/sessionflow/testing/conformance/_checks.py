@@ -20,7 +20,7 @@ from sessionflow.session import AgentEvent, AgentEventType, AgentSnapshot, Agent
 from sessionflow.temporal import AgentSessionClient, StepHistoryEntry
 from sessionflow.testing._model_script import RecordedRequest
 from sessionflow.testing.conformance._case_files import preview
-from sessionflow.testing.conformance._cases import (
+from sessionflow.testing.conformance._expect import (
     SESSION_PLACEHOLDER,
     CallExpect,
     DeltaExpect,
