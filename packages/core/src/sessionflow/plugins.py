@@ -48,6 +48,7 @@ from sessionflow.frameworks import (
     ModelApi,
 )
 from sessionflow.session import AgentFrameworkRunner, UserError
+from sessionflow.session.runner import is_runner
 from sessionflow.tool_specs import ToolHandler, ToolInvocation, ToolSpec, effect_from_mcp_annotations
 
 __all__ = [
@@ -147,7 +148,7 @@ def build_runner(framework: FrameworkSpec, context: HarnessContext) -> AgentFram
         raise PluginError(
             plugin, f"framework {framework.name!r} failed to build its runner: {exc!r}"
         ) from exc
-    if not _is_runner(runner):
+    if not is_runner(runner):
         raise PluginError(
             plugin,
             f"framework {framework.name!r}: build_runner returned {type(runner).__name__}, "
@@ -495,11 +496,6 @@ def reset_plugins() -> None:
 
 
 # --------------------------------------------------------------------------- helpers
-
-
-def _is_runner(value: object) -> bool:
-    # Takes `object` so the runtime check survives the static type of the call site.
-    return isinstance(value, AgentFrameworkRunner)
 
 
 def _env_list(name: str) -> list[str]:

@@ -20,6 +20,7 @@ __all__ = [
     "DeferredToolExecution",
     "ImageInput",
     "idempotency_key",
+    "is_runner",
 ]
 
 
@@ -159,3 +160,11 @@ class AgentFrameworkRunner(Protocol):
             SessionStateError: This runner does not send images to its model (the default).
         """
         raise SessionStateError("this runner does not accept images")
+
+
+def is_runner(value: object) -> bool:
+    """Whether ``value`` implements `AgentFrameworkRunner`: what flows and plugins check at build.
+
+    Takes `object` so the runtime check survives the static type of the call site.
+    """
+    return isinstance(value, AgentFrameworkRunner)

@@ -9,6 +9,7 @@ from typing import TypedDict
 from sessionflow.deltas import DeltaTransport, InProcessDeltaBus
 from sessionflow.prices import lookup_prices
 from sessionflow.session import AgentFrameworkRunner, AgentSessionOptions, UserError
+from sessionflow.session.runner import is_runner
 from sessionflow.temporal._payloads import MemorySettings, SessionRunConfig
 from sessionflow.tool_specs import ToolSpec, merge_tool_policies
 
@@ -64,7 +65,7 @@ class AgentSessionFlow:
             raise ValueError(
                 f"flow_type {flow_type!r} must be 1-200 characters of letters, digits, '.', '_', ':' or '-'"
             )
-        if not _is_runner(runner):
+        if not is_runner(runner):
             # Caught here, not at the first step: the session calls the contract's optional
             # methods on every runner, and only a subclass has their defaults.
             raise UserError(
@@ -106,8 +107,3 @@ class AgentSessionFlow:
 
     def __repr__(self) -> str:
         return f"AgentSessionFlow(flow_type={self.flow_type!r}, runner={type(self.runner).__name__})"
-
-
-def _is_runner(value: object) -> bool:
-    # Takes `object` so the runtime check survives the static type of the call site.
-    return isinstance(value, AgentFrameworkRunner)
