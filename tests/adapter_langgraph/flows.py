@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import os
 from dataclasses import asdict, dataclass
-from datetime import timedelta
 from pathlib import Path
 from typing import Annotated, Any, Literal, TypedDict
 
@@ -23,8 +22,8 @@ from langgraph.graph.message import add_messages
 from langgraph.prebuilt import ToolNode, tools_condition
 from pydantic import SecretStr
 
-from sessionflow import AgentSessionFlow, AgentSessionOptions, SessionTimings, ToolEffect
-from sessionflow.testing import FileGate, InvocationLog
+from sessionflow import AgentSessionFlow, AgentSessionOptions, ToolEffect
+from sessionflow.testing import CRASH_TIMINGS, FileGate, InvocationLog
 from sessionflow_langgraph import EFFECT_METADATA_KEY, current_tool_invocation, langgraph_session_flow
 from sessionflow_langgraph._models import chat_model
 
@@ -32,16 +31,7 @@ __all__ = ["FAST", "SPEC_FILE", "FlowSpec", "build_flow", "load_flow", "save_flo
 
 SPEC_FILE = "langgraph-flow.json"
 
-FAST = SessionTimings(
-    model_start_to_close=timedelta(seconds=30),
-    model_heartbeat_timeout=timedelta(seconds=2),
-    model_schedule_to_close=timedelta(seconds=90),
-    tool_start_to_close=timedelta(seconds=30),
-    tool_heartbeat_timeout=timedelta(seconds=2),
-    tool_schedule_to_close=timedelta(seconds=90),
-    retry_initial_interval=timedelta(milliseconds=100),
-    heartbeat_interval=timedelta(milliseconds=300),
-)
+FAST = CRASH_TIMINGS
 
 GraphKind = Literal["agent", "counter", "two_calls"]
 Provider = Literal["openai", "anthropic"]

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import timedelta
 from pathlib import Path
 
-from sessionflow import AgentSessionFlow, AgentSessionOptions, SessionTimings
+from sessionflow import AgentSessionFlow, AgentSessionOptions
 from sessionflow.builtin import ChatCompletionsRunner
+from sessionflow.testing import CRASH_TIMINGS
 from sessionflow_cli._policy import build_call_policy
 from sessionflow_cli.local_tools import build_local_tools
 from tests.cli_local_tools.conftest import resolve_policy_turn, resolve_settings
@@ -15,15 +17,9 @@ FLOW_TYPE_ENV = "LOCAL_TOOLS_TEST_FLOW_TYPE"
 WORKSPACE_ENV = "LOCAL_TOOLS_TEST_WORKSPACE"
 MODEL_URL_ENV = "LOCAL_TOOLS_TEST_MODEL_URL"
 
-TIMINGS = SessionTimings(
-    model_start_to_close=timedelta(seconds=30),
-    model_heartbeat_timeout=timedelta(seconds=2),
-    model_schedule_to_close=timedelta(seconds=90),
-    tool_start_to_close=timedelta(seconds=60),
-    tool_heartbeat_timeout=timedelta(seconds=2),
-    tool_schedule_to_close=timedelta(seconds=120),
-    retry_initial_interval=timedelta(milliseconds=100),
-    heartbeat_interval=timedelta(milliseconds=300),
+# Longer tool timeouts: these tools read and search real trees.
+TIMINGS = replace(
+    CRASH_TIMINGS, tool_start_to_close=timedelta(seconds=60), tool_schedule_to_close=timedelta(seconds=120)
 )
 
 

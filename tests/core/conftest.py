@@ -5,7 +5,6 @@ from __future__ import annotations
 import hashlib
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -19,18 +18,9 @@ from sessionflow import (
     ToolEffect,
     ToolPolicy,
 )
-from sessionflow.testing import AgentTestStack, InvocationLog, save_scripted_flow, write_script
+from sessionflow.testing import CRASH_TIMINGS, AgentTestStack, InvocationLog, save_scripted_flow, write_script
 
-FAST = SessionTimings(
-    model_start_to_close=timedelta(seconds=30),
-    model_heartbeat_timeout=timedelta(seconds=2),
-    model_schedule_to_close=timedelta(seconds=90),
-    tool_start_to_close=timedelta(seconds=30),
-    tool_heartbeat_timeout=timedelta(seconds=2),
-    tool_schedule_to_close=timedelta(seconds=90),
-    retry_initial_interval=timedelta(milliseconds=100),
-    heartbeat_interval=timedelta(milliseconds=300),
-)
+FAST = CRASH_TIMINGS
 
 
 @dataclass

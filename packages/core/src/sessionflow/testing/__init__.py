@@ -15,6 +15,7 @@ from sessionflow.testing._model_script import (
 from sessionflow.testing._scripted_flow import STATE_DIR_ENV, load_scripted_flow, save_scripted_flow
 from sessionflow.testing._scripted_runner import ScriptedRunner, read_script, scripted_text, write_script
 from sessionflow.testing._stack import SERVER_ADDRESS_ENV, AgentTestStack, WorkerProcess, ensure_test_server
+from sessionflow.testing._timings import CRASH_TIMINGS
 from sessionflow.testing._waiting import wait_for_agent_snapshot, wait_until
 
 # Loaded on first use so `python -m sessionflow.testing._model_server` does not import itself twice.
@@ -25,6 +26,7 @@ __getattr__, __dir__ = lazy_exports(__name__)
 
 
 __all__ = [
+    "CRASH_TIMINGS",
     "SERVER_ADDRESS_ENV",
     "STATE_DIR_ENV",
     "AgentTestStack",

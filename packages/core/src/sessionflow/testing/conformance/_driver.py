@@ -40,6 +40,7 @@ from sessionflow.temporal import (
 from sessionflow.temporal.replay import export_history
 from sessionflow.testing._gates import FileGate, InvocationLog
 from sessionflow.testing._stack import AgentTestStack
+from sessionflow.testing._timings import CRASH_TIMINGS
 from sessionflow.testing._waiting import wait_until
 from sessionflow.testing.conformance._case_files import preview, write_png
 from sessionflow.testing.conformance._cases import (
@@ -161,17 +162,7 @@ def build_tool(tool: CaseTool, state_dir: Path) -> ToolSpec:
 
 MODEL_NAME = "scripted-model"
 
-CONFORMANCE_TIMINGS = SessionTimings(
-    model_start_to_close=timedelta(seconds=30),
-    model_heartbeat_timeout=timedelta(seconds=2),
-    model_schedule_to_close=timedelta(seconds=90),
-    tool_start_to_close=timedelta(seconds=30),
-    tool_heartbeat_timeout=timedelta(seconds=2),
-    tool_schedule_to_close=timedelta(seconds=90),
-    retry_initial_interval=timedelta(milliseconds=100),
-    heartbeat_interval=timedelta(milliseconds=300),
-)
-"""Short timeouts so a SIGKILLed worker is noticed in about two seconds."""
+CONFORMANCE_TIMINGS = CRASH_TIMINGS
 
 
 def case_timings(case: ConformanceCase) -> SessionTimings:
