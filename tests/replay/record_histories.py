@@ -54,6 +54,19 @@ SCENARIOS: dict[str, tuple[list[list[dict[str, Any]]], dict[str, Any]]] = {
         ],
         {"publish": {"effect": "non_idempotent_write"}},
     ),
+    # Continue steps (issue 20): a retry-style continue, a tool call, a continue after the
+    # tool's result, then the answer; each continued call is its own RunModel step.
+    "continue-steps": (
+        [
+            [
+                {"continue": "answer again"},
+                {"tool_calls": [{"id": "r", "name": "lookup", "arguments": {"q": 1}}]},
+                {"continue": "check the result"},
+                {"text": "done"},
+            ]
+        ],
+        {"lookup": {"effect": "read"}},
+    ),
 }
 
 EARLY_ANSWERS = {"early-answer": ("early", "turn-1:w")}
