@@ -36,6 +36,7 @@ REQUIRED = {
     "large_tool_output",
     "image_message",
     "continue_retry_prompt",
+    "sigkill_after_continue",
 }
 
 
