@@ -67,6 +67,9 @@ SCENARIOS: dict[str, tuple[list[list[dict[str, Any]]], dict[str, Any]]] = {
         ],
         {"lookup": {"effect": "read"}},
     ),
+    # Nine continues against the default limit of eight: the turn stops (continue_limit)
+    # and the next turn's model sees the stop note.
+    "continue-limit": ([[{"continue": f"again {n}"} for n in range(1, 10)], [{"text": "after"}]], {}),
 }
 
 EARLY_ANSWERS = {"early-answer": ("early", "turn-1:w")}

@@ -17,6 +17,7 @@ def test_recorded_histories_exist() -> None:
         "early-answer",
         "upgrade-from-v1",
         "continue-steps",
+        "continue-limit",
     }
 
 
