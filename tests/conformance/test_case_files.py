@@ -35,6 +35,8 @@ REQUIRED = {
     "repeated_tool_call_ids",
     "large_tool_output",
     "image_message",
+    "continue_retry_prompt",
+    "sigkill_after_continue",
 }
 
 
@@ -48,6 +50,7 @@ def test_bundled_cases_load_and_cover_the_required_scenarios() -> None:
     assert requires["mcp_annotations"] == {"mcp_annotations"}
     assert requires["image_message"] == {"images"}
     assert requires["text_answer"] == set()
+    assert requires["continue_retry_prompt"] == {"continue_steps"}
 
 
 def test_the_repository_cases_are_the_bundled_ones() -> None:
@@ -120,6 +123,8 @@ def variant(path: str, value: object) -> dict[str, Any]:
         ),
         (variant("/requires", ["telepathy"]), "/requires/0", "'telepathy' is not one of"),
         (variant("/images", {"red": {"width": 1, "height": 1, "rgb": [1, 2, 3]}}), "/", 'list "images"'),
+        (variant("/output_check", {"must_contain": "x", "retry_prompt": "y"}), "/", 'list "continue_steps"'),
+        (variant("/output_check", {"must_contain": "x"}), "/output_check", "retry_prompt"),
         (
             variant("/steps/1", {"action": "kill_worker"}) | {"worker": "in_process"},
             "/steps/1",

@@ -67,6 +67,7 @@ async def harness_factory(
         workers: int = 1,
         redis_url: str | None = None,
         payloads: PayloadStore | None = None,
+        max_continues_per_turn: int = 8,
     ) -> Harness:
         digest = hashlib.sha256(f"{request.node.nodeid}/{len(stacks)}".encode()).hexdigest()[:12]
         state_dir = tmp_path / f"state-{len(stacks)}"
@@ -78,6 +79,7 @@ async def harness_factory(
             default_tool_effect=default_tool_effect,
             continue_as_new_after_events=continue_as_new_after_events,
             redis_url=redis_url,
+            max_continues_per_turn=max_continues_per_turn,
         )
         stack = AgentTestStack(state_dir, [flow], server_address=temporal_address, payloads=payloads)
         await stack.__aenter__()

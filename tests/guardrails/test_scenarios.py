@@ -35,6 +35,7 @@ from sessionflow.testing import (
     ScriptedUsage,
     wait_for_agent_snapshot,
 )
+from sessionflow.testing.conformance._cases import OutputCheck
 from tests.core.conftest import FAST
 
 SCENARIOS = Path(__file__).resolve().parents[2] / "conformance" / "scenarios"
@@ -93,8 +94,13 @@ async def play(row: dict[str, Any], address: str, server: ScriptedModelServer) -
     if row.get("memory"):
         tools += memory_tools()
     server.script(key, [reply(r) for r in row["replies"]])
+    check = row.get("output_check")
     runner = ChatCompletionsRunner(
-        model="scripted", tools=tools, base_url=server.base_url(key), api_key="test"
+        model="scripted",
+        tools=tools,
+        base_url=server.base_url(key),
+        api_key="test",
+        output_validator=OutputCheck(**check) if check else None,
     )
     flow = AgentSessionFlow(
         runner,
@@ -104,6 +110,7 @@ async def play(row: dict[str, Any], address: str, server: ScriptedModelServer) -
             tool_policies={t.name: ToolPolicy(effect=t.effect) for t in tools if t.effect is not None},
             budget=budget_of(row.get("budget")),
             memory=MemoryOptions() if row.get("memory") else None,
+            max_continues_per_turn=row.get("max_continues_per_turn", 8),
         ),
     )
     client = await connect(address)

@@ -54,6 +54,22 @@ SCENARIOS: dict[str, tuple[list[list[dict[str, Any]]], dict[str, Any]]] = {
         ],
         {"publish": {"effect": "non_idempotent_write"}},
     ),
+    # Continue steps (issue 20): a retry-style continue, a tool call, a continue after the
+    # tool's result, then the answer; each continued call is its own RunModel step.
+    "continue-steps": (
+        [
+            [
+                {"continue": "answer again"},
+                {"tool_calls": [{"id": "r", "name": "lookup", "arguments": {"q": 1}}]},
+                {"continue": "check the result"},
+                {"text": "done"},
+            ]
+        ],
+        {"lookup": {"effect": "read"}},
+    ),
+    # Nine continues against the default limit of eight: the turn stops (continue_limit)
+    # and the next turn's model sees the stop note.
+    "continue-limit": ([[{"continue": f"again {n}"} for n in range(1, 10)], [{"text": "after"}]], {}),
 }
 
 EARLY_ANSWERS = {"early-answer": ("early", "turn-1:w")}

@@ -16,6 +16,8 @@ def test_recorded_histories_exist() -> None:
         "model-failure-note",
         "early-answer",
         "upgrade-from-v1",
+        "continue-steps",
+        "continue-limit",
     }
 
 

@@ -32,6 +32,7 @@ def test_a_recorded_start_input_reads_and_writes_back_the_same_json() -> None:
     written = json.loads(converter.to_payloads([start])[0].data)
     old = recorded["timings"]
     assert isinstance(old, dict)
-    # The history was recorded before budgets and memory: those two fields are new, and None.
-    assert written["timings"] == {**old, "budget": None, "memory": None}
+    # The history was recorded before budgets, memory and continue steps: those fields are
+    # new, with their defaults.
+    assert written["timings"] == {**old, "budget": None, "memory": None, "max_continues_per_turn": 8}
     assert written.keys() - recorded.keys() == {"initial_settings"}  # also newer than the history

@@ -22,12 +22,16 @@ __all__ = [
     "FrameworkSpec",
     "HarnessContext",
     "ModelApi",
+    "OutputValidator",
 ]
 
 ModelApi = Literal["chat_completions", "responses", "anthropic_messages"]
 """The model wire APIs: OpenAI Chat Completions, OpenAI Responses, Anthropic Messages."""
 
 MODEL_APIS: tuple[ModelApi, ...] = get_args(ModelApi)
+
+OutputValidator = Callable[[str], str | None]
+"""Checks a final answer: None accepts it; a string is the retry prompt for the model."""
 
 _FRAMEWORK_NAME = re.compile(r"^[a-z][a-z0-9_-]*$")
 
@@ -43,12 +47,17 @@ class FrameworkCapabilities:
         reasoning_deltas: Streams reasoning/thinking text as events.
         images: Implements `AgentFrameworkRunner.build_user_message_with_images`.
         mcp_annotations: Reads MCP tool annotations into tool effects.
+        continue_steps: A model step may end with `ContinueRequested` (call the model
+            again, no tool in between), and the runner honours
+            `HarnessContext.output_validator` with it. Off by default, so adapters built
+            before continue steps keep declaring only what they had.
     """
 
     parallel_tool_calls: bool
     reasoning_deltas: bool
     images: bool
     mcp_annotations: bool
+    continue_steps: bool = False
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -73,6 +82,9 @@ class HarnessContext:
         framework_tools: False asks for an agent that offers ``tools`` only, none of the
             framework's own tools (such as Claude Code's ``Read`` or ``Bash``); the
             conformance suite's neutral agent is built so.
+        output_validator: Checks the agent's final text: None accepts it, a string is
+            the retry prompt the model gets in another model call (a `ContinueRequested`
+            step). Only a framework that declares ``continue_steps`` is given one.
     """
 
     flow_type: str
@@ -87,6 +99,7 @@ class HarnessContext:
     api_key: str | None = field(default=None, repr=False)
     api: ModelApi | None = None
     framework_tools: bool = True
+    output_validator: OutputValidator | None = None
 
     def setting(self, name: str, kind: type[_T]) -> _T | None:
         """The setting ``name`` if it is a ``kind``, else None; an empty string counts as unset.

@@ -19,6 +19,7 @@ def _build_runner(ctx: HarnessContext) -> ChatCompletionsRunner:
         system_prompt=ctx.system_prompt,
         base_url=ctx.model_base_url or ctx.setting("base_url", str),
         api_key=ctx.api_key,
+        output_validator=ctx.output_validator,
     )
 
 
@@ -29,7 +30,11 @@ def sessionflow_register_frameworks(register: Callable[[FrameworkSpec], None]) -
             name="builtin",
             description="Framework-free runner for any OpenAI-compatible Chat Completions endpoint",
             capabilities=FrameworkCapabilities(
-                parallel_tool_calls=True, reasoning_deltas=True, images=True, mcp_annotations=True
+                parallel_tool_calls=True,
+                reasoning_deltas=True,
+                images=True,
+                mcp_annotations=True,
+                continue_steps=True,
             ),
             build_runner=_build_runner,
             model_api="chat_completions",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, cast
 
@@ -18,6 +18,7 @@ from sessionflow.session import (
     AgentTurnContext,
     AgentTurnOutcome,
     AgentUsage,
+    ContinueRequested,
     DeferredToolCall,
     DeferredToolExecution,
     FrameworkMessage,
@@ -64,6 +65,11 @@ class ChatCompletionsRunner(AgentFrameworkRunner):
 
     Works with OpenAI, vLLM, Ollama, a LiteLLM proxy, or anything else that speaks
     Chat Completions. The base URL and key default to `OPENAI_BASE_URL` and `OPENAI_API_KEY`.
+
+    `output_validator` checks a final answer: when it returns a retry prompt, the step
+    ends with `ContinueRequested`, and the next model call sees the refused answer and
+    the prompt as a user message (as Pydantic AI's `ModelRetry` does). The refused answer
+    and the prompt stay in the turn's messages, so the transcript shows what the model saw.
     """
 
     def __init__(
@@ -77,6 +83,7 @@ class ChatCompletionsRunner(AgentFrameworkRunner):
         stream: bool = True,
         timeout: float = 600.0,
         extra_body: Json | None = None,
+        output_validator: Callable[[str], str | None] | None = None,
     ) -> None:
         self.model = model
         self.tools = {spec.name: spec for spec in tools}
@@ -88,6 +95,7 @@ class ChatCompletionsRunner(AgentFrameworkRunner):
         self.stream = stream
         self.timeout = timeout
         self.extra_body = extra_body or {}
+        self.output_validator = output_validator
         self._clients: dict[int, httpx.AsyncClient] = {}
 
     # -- messages ------------------------------------------------------------------------
@@ -154,6 +162,16 @@ class ChatCompletionsRunner(AgentFrameworkRunner):
                 framework_run_state=json.dumps(state), tool_calls=deferred, usage=reply.usage
             )
         produced = [*items, assistant]
+        retry = self.output_validator(reply.text) if self.output_validator is not None else None
+        if retry is not None:
+            state = {
+                "v": RUN_STATE_VERSION,
+                "items": [*produced, {"role": "user", "content": retry}],
+                "pending": [],
+            }
+            return ContinueRequested(
+                framework_run_state=json.dumps(state), note=f"output validator: {retry}", usage=reply.usage
+            )
         return TurnCompleted(new_messages=[_framework_message(item) for item in produced], usage=reply.usage)
 
     def _framework_effect(self, name: str) -> ToolEffect | None:
@@ -264,7 +282,11 @@ def _usage(raw: Json) -> AgentUsage:
 
 
 def _framework_message(item: Json) -> FrameworkMessage:
-    role = MessageRole.TOOL if item["role"] == "tool" else MessageRole.ASSISTANT
+    # A user item inside a turn is the output validator's retry prompt: the runner wrote
+    # it, not the person, so it is stored as SYSTEM (a chat view does not show it as theirs).
+    role = {"tool": MessageRole.TOOL, "user": MessageRole.SYSTEM}.get(
+        str(item["role"]), MessageRole.ASSISTANT
+    )
     text = item.get("content") if isinstance(item.get("content"), str) else None
     return FrameworkMessage(role=role, framework_item=item, text=text)
 

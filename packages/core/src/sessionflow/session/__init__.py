@@ -37,7 +37,12 @@ from sessionflow.session.options import (
     SessionBudget,
     SessionTimings,
 )
-from sessionflow.session.outcomes import AgentTurnOutcome, ToolCallsRequested, TurnCompleted
+from sessionflow.session.outcomes import (
+    AgentTurnOutcome,
+    ContinueRequested,
+    ToolCallsRequested,
+    TurnCompleted,
+)
 from sessionflow.session.runner import (
     AgentFrameworkRunner,
     AgentTurnContext,
@@ -89,6 +94,7 @@ __all__ = [
     "BodyRef",
     "Budget",
     "CallPolicy",
+    "ContinueRequested",
     "DeferredToolCall",
     "DeferredToolExecution",
     "EventLog",

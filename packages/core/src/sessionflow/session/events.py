@@ -24,6 +24,7 @@ class AgentEventType(StrEnum):
     INTERRUPT_RESOLVED = "interrupt_resolved"
     USAGE_RECORDED = "usage_recorded"
     ATTEMPT_RESTARTED = "attempt_restarted"
+    MODEL_CONTINUED = "model_continued"
 
     @property
     def is_delta(self) -> bool:

@@ -31,6 +31,7 @@ class StopReason(StrEnum):
     COST_BUDGET = "cost_budget"
     REPEATED_CALL = "repeated_call"
     STUCK = "stuck"
+    CONTINUE_LIMIT = "continue_limit"
 
 
 class ProposalCode(StrEnum):

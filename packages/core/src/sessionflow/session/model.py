@@ -19,7 +19,7 @@ from sessionflow.session.events import AgentEvent, AgentEventType, EventLog
 from sessionflow.session.guardrails import Budget, ProposalCode, StopReason, call_fingerprint, estimate_tokens
 from sessionflow.session.memory import MemoryCode, MemoryStore
 from sessionflow.session.messages import AgentMessage, FrameworkMessage, MessageRole, message_digest
-from sessionflow.session.outcomes import ToolCallsRequested, TurnCompleted
+from sessionflow.session.outcomes import ContinueRequested, ToolCallsRequested, TurnCompleted
 from sessionflow.session.state import (
     AgentInterrupt,
     AgentMessagesPage,
@@ -97,6 +97,8 @@ class SessionModel:
     turn_started_at: str = ""
     turn_model_calls: int = 0
     turn_tool_calls: int = 0
+    turn_continues: int = 0
+    """Model steps of the running turn that asked for another model call (`ContinueRequested`)."""
     turn_fingerprints: list[str] = field(default_factory=lambda: [])
     consecutive_rejections: int = 0
     stop_reason: str | None = None
@@ -190,6 +192,7 @@ class SessionModel:
         self.turn_prefix_digest = self.digest
         self.turn_model_calls = 0
         self.turn_tool_calls = 0
+        self.turn_continues = 0
         self.turn_fingerprints = []
         self.consecutive_rejections = 0
         self.stop_reason = None
@@ -416,6 +419,32 @@ class SessionModel:
         self.run_state_ref = outcome.run_state_ref
         self.state = replace(self.state, status=AgentStatus.RUNNING_TOOLS)
         return created
+
+    def continue_model(
+        self, outcome: ContinueRequested, *, max_continues: int, budget: Budget | None = None
+    ) -> None:
+        """The model step asked for another model call: keep its run state for that call.
+
+        Its usage counts like any model call's. The continue past `max_continues` in one
+        turn is not followed: `stop_reason` is set, and the turn stops before another call.
+        """
+        self._require_turn()
+        if not outcome.framework_run_state and outcome.run_state_ref is None:
+            raise SessionStateError("ContinueRequested needs a non-empty framework_run_state")
+        if not self.tools_final():
+            raise SessionStateError("cannot continue the turn before every tool call is final")
+        self.record_usage(outcome.usage, budget)
+        self.turn_continues += 1
+        self.emit(AgentEventType.MODEL_CONTINUED, {"note": outcome.note, "continues": self.turn_continues})
+        if self.turn_continues > max_continues:
+            self._request_stop(
+                StopReason.CONTINUE_LIMIT,
+                f"the model asked to continue {self.turn_continues} times in this turn; the limit is {max_continues}",
+            )
+            return
+        self.run_state = outcome.framework_run_state or None
+        self.run_state_ref = outcome.run_state_ref
+        self.state = replace(self.state, status=AgentStatus.RUNNING_MODEL)
 
     def _screen(self, call: DeferredToolCall, budget: Budget | None) -> str | None:
         """The refusal (`<code>: <message>`) for one proposal, or None to accept it.

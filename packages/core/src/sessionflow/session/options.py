@@ -117,6 +117,11 @@ class AgentSessionOptions:
     """Bytes of a tool's output the model sees (a policy's `max_output_bytes` overrides it).
 
     A longer output is stored whole; the model gets its head and a note of what was cut."""
+    max_continues_per_turn: int = 8
+    """Model steps of one turn that may ask for another model call (`ContinueRequested`).
+
+    The next one stops the turn (`continue_limit`): a validator that never accepts, or a
+    loop of reasoning-only responses, ends instead of running up the bill."""
     call_policy: CallPolicy | None = None
     """Optional per-call policy, applied to every deferred call after the runner returns.
 
@@ -127,6 +132,10 @@ class AgentSessionOptions:
     def __post_init__(self) -> None:
         if self.max_tool_output_bytes < 1:
             raise ValueError(f"max_tool_output_bytes must be at least 1, got {self.max_tool_output_bytes!r}")
+        if self.max_continues_per_turn < 0:
+            raise ValueError(
+                f"max_continues_per_turn must be at least 0, got {self.max_continues_per_turn!r}"
+            )
 
     def tool_output_cap(self, policy: ToolPolicy) -> int:
         """Bytes of output the model sees for a call made under `policy`."""

@@ -9,7 +9,7 @@ from sessionflow.session.messages import FrameworkMessage
 from sessionflow.session.tools import DeferredToolCall
 from sessionflow.session.usage import AgentUsage
 
-__all__ = ["AgentTurnOutcome", "ToolCallsRequested", "TurnCompleted"]
+__all__ = ["AgentTurnOutcome", "ContinueRequested", "ToolCallsRequested", "TurnCompleted"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -35,4 +35,21 @@ class ToolCallsRequested:
     """Set by the engine when it stored a large run state; `framework_run_state` is then ""."""
 
 
-AgentTurnOutcome = TurnCompleted | ToolCallsRequested
+@dataclass(frozen=True, kw_only=True)
+class ContinueRequested:
+    """Call the model again, from a new run state, with no tool in between.
+
+    For a retry prompt (an output validator refused the answer), a second node that calls
+    the model, or a reasoning-only response. The next call is its own model step, so a
+    crash repeats only that call. `note` says why, for events and logs; the model never
+    sees it (put what the model must see into the run state).
+    """
+
+    framework_run_state: str
+    note: str = ""
+    usage: AgentUsage = field(default_factory=AgentUsage)
+    run_state_ref: BodyRef | None = None
+    """Set by the engine when it stored a large run state; `framework_run_state` is then ""."""
+
+
+AgentTurnOutcome = TurnCompleted | ToolCallsRequested | ContinueRequested

@@ -23,6 +23,7 @@ from sessionflow.session import (
     AgentMessagesPage,
     AgentToolCall,
     AgentTurnContext,
+    ContinueRequested,
     DeferredToolExecution,
     FrameworkMessage,
     MessageRole,
@@ -194,16 +195,26 @@ class SessionActivities:
             return await _with_heartbeats(
                 request.heartbeat_interval, self._completed(request, entries, outcome)
             )
+        if isinstance(outcome, ContinueRequested):
+            if not request.accepts_continue:
+                raise ApplicationError(
+                    "run_model_step returned ContinueRequested, and the session workflow that "
+                    "scheduled this step predates continue steps; let its turn end before upgrading",
+                    type="InvalidOutcomeError",
+                    non_retryable=True,
+                )
+            state, state_ref = await self._stored_run_state(
+                request, outcome.framework_run_state, "ContinueRequested"
+            )
+            return RunModelResult(
+                continued=replace(outcome, framework_run_state=state, run_state_ref=state_ref)
+            )
         if isinstance(outcome, ToolCallsRequested):  # pyright: ignore[reportUnnecessaryIsInstance]
             validate_tool_call_ids(outcome.tool_calls, context.tool_calls)
-            if not outcome.framework_run_state:
-                raise SessionStateError("ToolCallsRequested has an empty framework_run_state")
-            if self._bodies is not None:
-                state_ref = await _with_heartbeats(
-                    request.heartbeat_interval, self._bodies.store_text(outcome.framework_run_state, _scope())
-                )
-                if state_ref is not None:
-                    outcome = replace(outcome, framework_run_state="", run_state_ref=state_ref)
+            state, state_ref = await self._stored_run_state(
+                request, outcome.framework_run_state, "ToolCallsRequested"
+            )
+            outcome = replace(outcome, framework_run_state=state, run_state_ref=state_ref)
             catalog = self._flow.runner.tool_catalog(request.session_settings)
             if catalog is not None:
                 outcome = replace(
@@ -221,10 +232,24 @@ class SessionActivities:
                 )
             return RunModelResult(requested=outcome)
         raise ApplicationError(
-            f"run_model_step returned {type(outcome).__name__}, expected TurnCompleted or ToolCallsRequested",
+            f"run_model_step returned {type(outcome).__name__}, "
+            "expected TurnCompleted, ToolCallsRequested or ContinueRequested",
             type="InvalidOutcomeError",
             non_retryable=True,
         )
+
+    async def _stored_run_state(
+        self, request: RunModelInput, state: str, outcome_name: str
+    ) -> tuple[str, BodyRef | None]:
+        """The run state as the workflow records it: inline when small, else ("", its reference)."""
+        if not state:
+            raise SessionStateError(f"{outcome_name} has an empty framework_run_state")
+        if self._bodies is None:
+            return state, None
+        state_ref = await _with_heartbeats(
+            request.heartbeat_interval, self._bodies.store_text(state, _scope())
+        )
+        return ("", state_ref) if state_ref is not None else (state, None)
 
     def _writer(self, session_id: str, turn_id: str) -> AgentEventWriter:
         """An event writer for this attempt: live transport, plus coarse batches if nobody listens."""

@@ -15,6 +15,7 @@ from sessionflow.session import (
     AgentMessage,
     AgentToolCall,
     Budget,
+    ContinueRequested,
     SessionModel,
     SessionTimings,
     ToolCallsRequested,
@@ -36,10 +37,14 @@ LIST_AGENT_MESSAGES = "list_agent_messages"
 LIST_AGENT_EVENTS = "list_agent_events"
 PUBLISH_DELTAS = "sessionflow.deltas"
 
-PAYLOAD_VERSION = 2
+PAYLOAD_VERSION = 3
 """2: bodies by reference (message bodies, tool outputs, run states) and a stored message
 index. Version 1 sessions continue: their inline bodies stay inline, and their first
-completed turn writes an index covering every earlier message."""
+completed turn writes an index covering every earlier message.
+
+3: continue steps (`RunModelResult.continued`, `RunModelInput.accepts_continue`,
+`SessionRunConfig.max_continues_per_turn`). Only new fields with defaults, so version 2
+histories replay and their sessions continue unchanged."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -74,6 +79,8 @@ class SessionRunConfig:
     event_retention_bytes: int = 1024 * 1024
     budget: Budget | None = None
     memory: MemorySettings | None = None
+    max_continues_per_turn: int = 8
+    """Recorded configs before continue steps lack it: they get the default."""
 
     @staticmethod
     def from_timings(
@@ -83,6 +90,7 @@ class SessionRunConfig:
         event_retention_bytes: int = 1024 * 1024,
         budget: Budget | None = None,
         memory: MemorySettings | None = None,
+        max_continues_per_turn: int = 8,
     ) -> SessionRunConfig:
         def secs(value: timedelta) -> float:
             return value.total_seconds()
@@ -103,6 +111,7 @@ class SessionRunConfig:
             event_retention_bytes=event_retention_bytes,
             budget=budget,
             memory=memory,
+            max_continues_per_turn=max_continues_per_turn,
         )
 
 
@@ -154,6 +163,10 @@ class RunModelInput:
     framework_run_state_ref: BodyRef | None = None
     media: list[str] = field(default_factory=lambda: [])
     """The session's images in the payload store: the step makes sure this worker has them."""
+    accepts_continue: bool = False
+    """The workflow handles `RunModelResult.continued`. A workflow built before continue
+    steps sends no such field, so a newer worker refuses a `ContinueRequested` with a clear
+    error instead of returning a result that workflow cannot read."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -162,6 +175,7 @@ class RunModelResult:
 
     completed: TurnCompleted | None = None
     requested: ToolCallsRequested | None = None
+    continued: ContinueRequested | None = None
     index_ref: BodyRef | None = None
     index_count: int = 0
     index_digest: str = ""

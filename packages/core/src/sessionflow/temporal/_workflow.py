@@ -175,6 +175,14 @@ class AgentSessionWorkflow:
                     if result.index_ref is not None:
                         model.record_index(result.index_ref, result.index_count, result.index_digest)
                     return
+                if result.continued is not None:
+                    # The next pass of the loop is the next model call: its own step, with
+                    # the budget checks and the cancel check of any model call.
+                    model.continue_model(result.continued, max_continues=self._max_continues(), budget=budget)
+                    if model.stop_reason is not None:
+                        await self._stop_turn(model.stop_reason, model.stop_detail)
+                        return
+                    continue
                 assert result.requested is not None
                 records = model.request_tools(
                     result.requested, now=workflow.now(), deadline=self._interrupt_deadline(), budget=budget
@@ -205,6 +213,10 @@ class AgentSessionWorkflow:
     def _raise_if_cancelled(self) -> None:
         if self._cancel_requested:
             raise TurnCancelled
+
+    def _max_continues(self) -> int:
+        assert self._config is not None
+        return self._config.max_continues_per_turn
 
     def _interrupt_deadline(self) -> timedelta | None:
         assert self._config is not None
@@ -255,6 +267,7 @@ class AgentSessionWorkflow:
                     prefix_ref=model.index_ref,
                     framework_run_state_ref=model.run_state_ref,
                     media=list(model.media),
+                    accepts_continue=True,
                 ),
                 result_type=RunModelResult,
                 activity_id=activity_id,

@@ -99,6 +99,7 @@ class AgentSessionFlow:
             )
             if memory is not None
             else None,
+            max_continues_per_turn=options.max_continues_per_turn,
         )
 
     def workflow_timings(self) -> SessionRunConfig:

@@ -46,6 +46,7 @@ def save_scripted_flow(
     default_tool_effect: ToolEffect = ToolEffect.UNCLASSIFIED,
     continue_as_new_after_events: int = 10_000,
     redis_url: str | None = None,
+    max_continues_per_turn: int = 8,
 ) -> AgentSessionFlow:
     """Write `flow.json` for worker children and return the flow for the test process."""
     state_dir.mkdir(parents=True, exist_ok=True)
@@ -63,6 +64,7 @@ def save_scripted_flow(
         "default_tool_effect": default_tool_effect.value,
         "continue_as_new_after_events": continue_as_new_after_events,
         "redis_url": redis_url,
+        "max_continues_per_turn": max_continues_per_turn,
     }
     (state_dir / "flow.json").write_text(json.dumps(spec))
     return load_scripted_flow(state_dir)
@@ -81,6 +83,7 @@ def load_scripted_flow(state_dir: Path) -> AgentSessionFlow:
         },
         default_tool_effect=ToolEffect(spec["default_tool_effect"]),
         timings=_timings_from_json(spec["timings"]),
+        max_continues_per_turn=int(spec.get("max_continues_per_turn", 8)),
     )
     transport: DeltaTransport | None = None
     if spec.get("redis_url"):

@@ -12,7 +12,9 @@ A step is the reply to the n-th model call of a turn: `{"text": ...}` for a fina
 `{"tool_calls": [{"id", "name", "arguments"}]}`, optionally with `usage`, `deltas`,
 `fail_attempts` (raise on attempts up to N), `gate` + `gate_attempts` (wait at a FileGate),
 `deltas_by_attempt` (text deltas per attempt number), `reasoning`, `delay_after_deltas`,
-`abort` (raise TurnAborted with that message).
+`abort` (raise TurnAborted with that message), `continue` (end the step with
+`ContinueRequested`: the next call sees the text as a user message; `state_bytes` pads the
+run state to at least that many bytes, to send it by reference).
 A tool spec has `effect` (the framework's metadata), `output`, `error` (ToolExecutionError),
 `user_error` (raise `UserError`, which is not retryable by its class),
 `crash_attempts`, `gate` + `gate_attempts`, `returns_answer` (the answer given with the approval), `sleep` (seconds).
@@ -33,6 +35,7 @@ from sessionflow.session import (
     AgentTurnContext,
     AgentTurnOutcome,
     AgentUsage,
+    ContinueRequested,
     DeferredToolCall,
     DeferredToolExecution,
     FrameworkMessage,
@@ -115,8 +118,9 @@ class ScriptedRunner(AgentFrameworkRunner):
         if turn.framework_run_state is not None:
             raw = json.loads(turn.framework_run_state)
             run = _RunState(calls=int(raw["calls"]), items=list(raw["items"]))
-            # Results of the calls just made, from their final records, in model order.
-            requested = cast(list[Json], run.items[-1]["tool_calls"])
+            # Results of the calls just made, from their final records, in model order
+            # (none after a continue: its state ends with the prompt, not with calls).
+            requested = cast(list[Json], run.items[-1].get("tool_calls") or [])
             for call in requested:
                 record = turn.recorded_tool_call(str(call["id"]))
                 run.items.append(
@@ -181,6 +185,14 @@ class ScriptedRunner(AgentFrameworkRunner):
             }
             state = {"calls": run.calls + 1, "items": [*run.items, item]}
             return ToolCallsRequested(framework_run_state=json.dumps(state), tool_calls=deferred, usage=usage)
+        if "continue" in step:
+            prompt = {"role": "user", "content": str(step["continue"])}
+            state = {"calls": run.calls + 1, "items": [*run.items, prompt]}
+            encoded = json.dumps(state)
+            padding = max(0, int(step.get("state_bytes", 0)) - len(encoded))
+            if padding:
+                encoded = json.dumps({**state, "padding": "p" * padding})
+            return ContinueRequested(framework_run_state=encoded, note=str(step["continue"]), usage=usage)
         final = {"role": "assistant", "content": str(step.get("text", ""))}
         new_messages = [self._as_message(item) for item in [*run.items, final]]
         return TurnCompleted(new_messages=new_messages, usage=usage)
@@ -198,7 +210,10 @@ class ScriptedRunner(AgentFrameworkRunner):
 
     @staticmethod
     def _as_message(item: Json) -> FrameworkMessage:
-        role = MessageRole.TOOL if item["role"] == "tool" else MessageRole.ASSISTANT
+        # A user item inside a turn is a continue's prompt, written by the runner.
+        role = {"tool": MessageRole.TOOL, "user": MessageRole.SYSTEM}.get(
+            str(item["role"]), MessageRole.ASSISTANT
+        )
         return FrameworkMessage(role=role, framework_item=item, text=scripted_text(item))
 
     async def execute_deferred_tool_call(self, call: DeferredToolExecution) -> ToolExecutionResult:

@@ -33,6 +33,7 @@ __all__ = [
     "ConformanceCase",
     "KillPoint",
     "KillWorkerStep",
+    "OutputCheck",
     "ReleaseGatesStep",
     "ResolveStep",
     "SendStep",
@@ -51,7 +52,7 @@ __all__ = [
 ]
 
 
-Capability = Literal["parallel_tool_calls", "reasoning_deltas", "images", "mcp_annotations"]
+Capability = Literal["parallel_tool_calls", "reasoning_deltas", "images", "mcp_annotations", "continue_steps"]
 CAPABILITIES: tuple[Capability, ...] = get_args(Capability)
 BehaviourKind = Literal["return", "error", "crash", "block"]
 WorkerMode = Literal["process", "in_process"]
@@ -111,6 +112,17 @@ class CaseImage:
 
 
 @dataclass(frozen=True, kw_only=True)
+class OutputCheck:
+    """The case's output validator: a final answer without ``must_contain`` gets ``retry_prompt``."""
+
+    must_contain: str
+    retry_prompt: str
+
+    def __call__(self, text: str) -> str | None:
+        return None if self.must_contain in text else self.retry_prompt
+
+
+@dataclass(frozen=True, kw_only=True)
 class ConformanceCase:
     """One conformance case, loaded from ``<id>.json``."""
 
@@ -128,6 +140,7 @@ class ConformanceCase:
     steps: tuple[Step, ...]
     expect: Expectations
     gates: frozenset[str] = field(default_factory=lambda: frozenset[str]())
+    output_check: OutputCheck | None = None
 
     @property
     def tool_policies(self) -> dict[str, ToolPolicy]:
@@ -427,7 +440,16 @@ def _check_references(case: ConformanceCase, steps: list[Node], expect: Node) ->
         raise expect.error(f"image {unknown_images[0]!r} is not declared in /images")
 
 
+def _output_check(node: Node) -> OutputCheck:
+    fields = node.object(required=("must_contain", "retry_prompt"))
+    return OutputCheck(
+        must_contain=fields["must_contain"].string(), retry_prompt=fields["retry_prompt"].string()
+    )
+
+
 def _check_capabilities(case: ConformanceCase, root: Node) -> None:
+    if case.output_check is not None and "continue_steps" not in case.requires:
+        raise root.error('a case with an output_check must list "continue_steps" in /requires')
     uses_images = bool(case.images)
     if uses_images and "images" not in case.requires:
         raise root.error('a case that sends images must list "images" in /requires')
@@ -446,7 +468,16 @@ def _parse(path: Path, root: Node) -> ConformanceCase:
         )
     f = root.object(
         required=("title", "model", "steps", "expect"),
-        optional=("requires", "worker", "system_prompt", "timings", "timeout_seconds", "images", "tools"),
+        optional=(
+            "requires",
+            "worker",
+            "system_prompt",
+            "timings",
+            "timeout_seconds",
+            "images",
+            "tools",
+            "output_check",
+        ),
     )
     requires = f["requires"].array() if "requires" in f else []
     by_name: dict[str, Capability] = {c: c for c in CAPABILITIES}
@@ -480,6 +511,7 @@ def _parse(path: Path, root: Node) -> ConformanceCase:
         steps=tuple(parse_step(node) for node in step_nodes),
         expect=parse_expectations(f["expect"]),
         gates=frozenset(tool.behaviour.gate for tool in tools if tool.behaviour.kind == "block"),
+        output_check=_output_check(f["output_check"]) if "output_check" in f else None,
     )
     _check_references(case, step_nodes, f["expect"])
     _check_capabilities(case, root)

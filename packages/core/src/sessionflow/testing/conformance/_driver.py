@@ -204,6 +204,7 @@ def build_case_flow(
         api_key="test",
         api=None,
         framework_tools=False,
+        output_validator=case.output_check,
     )
     return AgentSessionFlow(build_runner(framework, context), flow_type=flow_type, options=options)
 
