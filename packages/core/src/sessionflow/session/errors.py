@@ -7,7 +7,7 @@ error that sessionflow or an adapter defines sits under one of the two.
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import Any, ClassVar
 
 __all__ = [
     "InvalidToolCallError",
@@ -58,6 +58,10 @@ class UnsupportedOptionError(UserError, ValueError):
         super().__init__(f"option {option!r}: {why}")
         self.option = option
         self.why = why
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Pickling rebuilds from args, which hold only the message: rebuild from both parts.
+        return (type(self), (self.option, self.why))
 
 
 class SessionRunError(SessionError):
