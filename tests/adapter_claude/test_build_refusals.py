@@ -28,6 +28,7 @@ async def allow_all(name: str, arguments: dict[str, Any], context: Any) -> Any:
         (ClaudeAgentOptions(tools=["Read", "Task"]), "tools"),
         (ClaudeAgentOptions(mcp_servers={"fs": {"command": "mcp-fs"}}), "mcp_servers['fs']"),
         (ClaudeAgentOptions(settings='{"hooks": {}}'), "settings"),
+        (ClaudeAgentOptions(settings='{"model": '), "settings"),
     ],
 )
 def test_an_option_the_adapter_cannot_honour_is_refused_when_the_flow_is_built(

@@ -389,7 +389,12 @@ def _user_settings(settings: str | None, cwd: Path) -> dict[str, Any]:
     if not settings:
         return {}
     text = settings if settings.lstrip().startswith("{") else (cwd / settings).read_text(encoding="utf-8")
-    parsed: object = json.loads(text)
+    try:
+        parsed: object = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise UnsupportedOptionError(
+            "settings", f"ClaudeAgentOptions.settings is not JSON: {error}"
+        ) from None
     if not isinstance(parsed, dict):
         raise UnsupportedOptionError("settings", "ClaudeAgentOptions.settings must be a JSON object")
     values = cast(dict[str, Any], parsed)
