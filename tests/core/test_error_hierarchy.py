@@ -9,7 +9,7 @@ from types import ModuleType
 
 import pytest
 
-from sessionflow import PayloadStoreError, SessionError, SessionRunError, UserError
+from sessionflow import PayloadStoreError, SessionError, SessionRunError, UnsupportedOptionError, UserError
 from sessionflow.builtin import ModelHTTPError
 from sessionflow.plugins import UnknownFrameworkError
 from sessionflow.temporal._workflow import TurnCancelled
@@ -17,7 +17,7 @@ from sessionflow_claude_agent_sdk import ClaudeStepError
 from sessionflow_cli._errors import RuntimeFailure, UsageError
 from sessionflow_cli.config import ConfigError
 from sessionflow_langgraph import StepViolation
-from sessionflow_openai_agents import AgentGraphError
+from sessionflow_openai_agents import AgentGraphError, UnsupportedAgentOptionError
 from sessionflow_pydantic_ai import OutputRejectedError
 
 PACKAGES = [
@@ -80,6 +80,8 @@ def test_every_public_error_is_a_session_error_in_one_branch() -> None:
         (ConfigError("schema", "/model", "not a string", hint="say a name"), UserError),
         (PayloadStoreError("s3://bucket", "cannot be read", OSError("timed out")), SessionRunError),
         (UnknownFrameworkError("nope", ["builtin"]), KeyError),
+        (UnsupportedOptionError("tools[2]", "runs in-process"), ValueError),
+        (UnsupportedAgentOptionError("handoffs[0]", "no target agent"), AgentGraphError),
     ],
 )
 def test_errors_keep_their_old_bases_and_survive_pickling(error: SessionError, also: type) -> None:
@@ -93,6 +95,7 @@ def test_errors_keep_their_old_bases_and_survive_pickling(error: SessionError, a
 def test_retryability_is_read_from_the_class() -> None:
     assert not UserError.retryable
     assert not AgentGraphError.retryable
+    assert not UnsupportedOptionError.retryable
     assert SessionRunError.retryable
     assert ModelHTTPError.retryable
     assert ModelHTTPError(500, "x").status == 500

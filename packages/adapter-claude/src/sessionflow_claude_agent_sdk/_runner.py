@@ -28,6 +28,7 @@ from sessionflow.session import (
     ToolExecutionResult,
     TurnAborted,
     TurnCompleted,
+    UnsupportedOptionError,
     describe_tool_call_outcome,
 )
 from sessionflow_claude_agent_sdk._step import (
@@ -40,7 +41,7 @@ from sessionflow_claude_agent_sdk._step import (
     run_cli,
     step_folders,
 )
-from sessionflow_claude_agent_sdk._tools import ReplayedCall, ToolSet, discover_tools
+from sessionflow_claude_agent_sdk._tools import ReplayedCall, ToolSet, check_tool_options, discover_tools
 from sessionflow_claude_agent_sdk._transcript import (
     RunState,
     assemble_history,
@@ -140,6 +141,9 @@ class ClaudeAgentRunner(AgentFrameworkRunner):
         self._options_source = options
         self.tool_sources: tuple[ToolSpec, ...] = tuple(tool_sources)
         self.config_root = Path(config_root) if config_root is not None else default_config_root()
+        if isinstance(options, ClaudeAgentOptions):
+            # Known now, so refused now: a step could only fail on it, on every attempt.
+            check_build_options(options, self.tool_sources)
 
     # -- options -------------------------------------------------------------------------
 
@@ -148,9 +152,11 @@ class ClaudeAgentRunner(AgentFrameworkRunner):
         source = self._options_source
         options = source if isinstance(source, ClaudeAgentOptions) else source(info)
         if not isinstance(options, ClaudeAgentOptions):  # pyright: ignore[reportUnnecessaryIsInstance]
-            raise TypeError(
-                f"the options factory returned {type(options).__name__}, expected ClaudeAgentOptions"
+            raise UnsupportedOptionError(
+                "options",
+                f"the options factory returned {type(options).__name__}, expected ClaudeAgentOptions",
             )
+        # A factory shows its options only now; the same checks as at build, and just as final.
         check_options(options)
         return options
 
@@ -287,24 +293,44 @@ class ClaudeAgentRunner(AgentFrameworkRunner):
 # --------------------------------------------------------------------------- helpers
 
 
+def check_build_options(options: ClaudeAgentOptions, tool_sources: Sequence[ToolSpec]) -> None:
+    """Every check that needs neither a step nor a listing of the MCP servers' tools.
+
+    Raises:
+        UnsupportedOptionError: The first option the adapter cannot honour, by name.
+    """
+    check_options(options)
+    check_tool_options(options, tool_sources)
+    if options.settings and options.settings.lstrip().startswith("{"):
+        # A settings file is read at each step, in the step's working directory.
+        _user_settings(options.settings, Path.cwd())
+
+
 def check_options(options: ClaudeAgentOptions) -> None:
     """Refuse options that would let a tool run inside the CLI or take the session's state."""
-    problems: list[str] = []
+    problems: list[tuple[str, str]] = []
     if options.can_use_tool is not None:
-        problems.append("can_use_tool (sessionflow decides about every tool call)")
+        problems.append(("can_use_tool", "sessionflow decides about every tool call"))
     owned = sorted(set(options.hooks or {}) & set(_OWNED_HOOKS))
     if owned:
-        problems.append(f"hooks for {', '.join(owned)} (sessionflow owns them)")
-    if options.resume or options.continue_conversation or options.session_id or options.fork_session:
-        problems.append(
-            "resume, continue_conversation, session_id or fork_session (the session keeps the transcript)"
-        )
+        problems.append(("hooks", f"hooks for {', '.join(owned)}: sessionflow owns them"))
+    kept = [
+        name
+        for name in ("resume", "continue_conversation", "session_id", "fork_session")
+        if getattr(options, name)
+    ]
+    if kept:
+        problems.append((", ".join(kept), "the session keeps the transcript"))
     if options.session_store is not None:
-        problems.append("session_store (the transcript travels in the session's run state)")
+        problems.append(("session_store", "the transcript travels in the session's run state"))
     if options.plugins:
-        problems.append("plugins (they can add hooks and tools that run inside the CLI)")
+        problems.append(("plugins", "they can add hooks and tools that run inside the CLI"))
     if problems:
-        raise ValueError("ClaudeAgentOptions the sessionflow adapter cannot honour: " + "; ".join(problems))
+        raise UnsupportedOptionError(
+            ", ".join(name for name, _ in problems),
+            "ClaudeAgentOptions the sessionflow adapter cannot honour: "
+            + "; ".join(f"{name} ({why})" for name, why in problems),
+        )
 
 
 def working_directory(options: ClaudeAgentOptions) -> Path:
@@ -363,13 +389,18 @@ def _user_settings(settings: str | None, cwd: Path) -> dict[str, Any]:
     if not settings:
         return {}
     text = settings if settings.lstrip().startswith("{") else (cwd / settings).read_text(encoding="utf-8")
-    parsed: object = json.loads(text)
+    try:
+        parsed: object = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise UnsupportedOptionError(
+            "settings", f"ClaudeAgentOptions.settings is not JSON: {error}"
+        ) from None
     if not isinstance(parsed, dict):
-        raise ValueError("ClaudeAgentOptions.settings must be a JSON object")
+        raise UnsupportedOptionError("settings", "ClaudeAgentOptions.settings must be a JSON object")
     values = cast(dict[str, Any], parsed)
     if "hooks" in values:
-        raise ValueError(
-            "ClaudeAgentOptions.settings must not define hooks: sessionflow owns the CLI's hooks"
+        raise UnsupportedOptionError(
+            "settings", "ClaudeAgentOptions.settings must not define hooks: sessionflow owns the CLI's hooks"
         )
     return values
 

@@ -32,7 +32,7 @@ from mcp.types import (
 # context, so custom SDK MCP tools read it too.
 from sessionflow import current_tool_invocation
 from sessionflow.plugins import ToolInvocation, ToolSpec, effect_from_mcp_annotations
-from sessionflow.session import ToolEffect, ToolExecutionError, ToolPolicy
+from sessionflow.session import ToolEffect, ToolExecutionError, ToolPolicy, UnsupportedOptionError
 from sessionflow_claude_agent_sdk._builtin_tools import (
     BUILTIN_TOOL_EFFECTS,
     BUILTIN_TOOL_NAMES,
@@ -45,6 +45,7 @@ __all__ = [
     "TOOL_SPEC_SERVER",
     "ReplayedCall",
     "ToolSet",
+    "check_tool_options",
     "current_tool_invocation",
     "discover_tools",
 ]
@@ -144,36 +145,52 @@ async def discover_tools(options: ClaudeAgentOptions, tool_sources: Sequence[Too
     """The tools `options` and `tool_sources` give a session.
 
     Raises:
-        ValueError: A built-in the adapter cannot run, an MCP server that is not an
-            in-process SDK server, or two tools with one name.
+        UnsupportedOptionError: A built-in the adapter cannot run, an MCP server that is
+            not an in-process SDK server, or two tools with one name.
     """
-    builtins = _builtins(options.tools)
+    builtins = check_tool_options(options, tool_sources)
     seen: dict[str, str] = {name: "Claude Code" for name in builtins}
     specs: dict[str, ToolSpec] = {}
     for spec in tool_sources:
-        _claim(seen, spec.name, "the tool sources")
+        _claim(seen, spec.name, "the tool sources", "tool_sources")
         specs[spec.name] = spec
     custom: dict[str, _CustomTool] = {}
-    servers = options.mcp_servers
-    if not isinstance(servers, dict):
-        raise ValueError(
-            "mcp_servers must be a dict of in-process SDK servers (create_sdk_mcp_server); "
-            "give other MCP servers to the session as tool sources (sessionflow.mcp.McpToolSource)"
-        )
-    if specs and TOOL_SPEC_SERVER in servers:
-        raise ValueError(f"the MCP server name {TOOL_SPEC_SERVER!r} is reserved for sessionflow's tool specs")
+    servers = cast(dict[str, Any], options.mcp_servers)
     for server_name, config in servers.items():
-        if config.get("type") != "sdk":
-            raise ValueError(
-                f"MCP server {server_name!r} is a {config.get('type', 'stdio')!r} server; the adapter takes only "
-                "in-process SDK servers (create_sdk_mcp_server). Give other MCP servers to the session as "
-                "tool sources (sessionflow.mcp.McpToolSource), so that each call runs as its own durable step"
-            )
         instance = cast(McpSdkServerConfig, config)["instance"]
         for tool in await _list_tools(instance):
-            _claim(seen, tool.name, f"MCP server {server_name!r}")
+            _claim(seen, tool.name, f"MCP server {server_name!r}", f"mcp_servers[{server_name!r}]")
             custom[tool.name] = _CustomTool(server=server_name, tool=tool, instance=instance)
     return ToolSet(builtins=builtins, specs=specs, custom=custom)
+
+
+def check_tool_options(options: ClaudeAgentOptions, tool_sources: Sequence[ToolSpec]) -> tuple[str, ...]:
+    """Check ``tools`` and ``mcp_servers`` without listing any server; the built-ins they give.
+
+    Synchronous and free of side effects, so the runner can call it when the flow is built.
+    Only clashes between tool names wait for the servers' listings, in `discover_tools`.
+    """
+    builtins = _builtins(options.tools)
+    servers = options.mcp_servers
+    if not isinstance(servers, dict):
+        raise UnsupportedOptionError(
+            "mcp_servers",
+            "it must be a dict of in-process SDK servers (create_sdk_mcp_server); give other MCP "
+            "servers to the session as tool sources (sessionflow.mcp.McpToolSource)",
+        )
+    if tool_sources and TOOL_SPEC_SERVER in servers:
+        raise UnsupportedOptionError(
+            f"mcp_servers[{TOOL_SPEC_SERVER!r}]", "the name is reserved for sessionflow's tool specs"
+        )
+    for server_name, config in servers.items():
+        if config.get("type") != "sdk":
+            raise UnsupportedOptionError(
+                f"mcp_servers[{server_name!r}]",
+                f"a {config.get('type', 'stdio')!r} server; the adapter takes only in-process SDK servers "
+                "(create_sdk_mcp_server). Give other MCP servers to the session as tool sources "
+                "(sessionflow.mcp.McpToolSource), so that each call runs as its own durable step",
+            )
+    return builtins
 
 
 def _builtins(tools: object) -> tuple[str, ...]:
@@ -183,17 +200,20 @@ def _builtins(tools: object) -> tuple[str, ...]:
     names = [str(name) for name in cast(list[object], tools)]
     unsupported = sorted(set(names) - set(BUILTIN_TOOL_NAMES))
     if unsupported:
-        raise ValueError(
+        raise UnsupportedOptionError(
+            "tools",
             f"sessionflow cannot run Claude Code's tools {', '.join(unsupported)} in a tool step; "
-            f"it runs {', '.join(BUILTIN_TOOL_NAMES)}"
+            f"it runs {', '.join(BUILTIN_TOOL_NAMES)}",
         )
     return tuple(dict.fromkeys(names))
 
 
-def _claim(seen: dict[str, str], name: str, owner: str) -> None:
+def _claim(seen: dict[str, str], name: str, owner: str, option: str) -> None:
     other = seen.get(name)
     if other is not None:
-        raise ValueError(f"two tools are named {name!r} ({other} and {owner}); tool names must be unique")
+        raise UnsupportedOptionError(
+            option, f"two tools are named {name!r} ({other} and {owner}); tool names must be unique"
+        )
     seen[name] = owner
 
 

@@ -9,7 +9,7 @@ from langchain_core.tools import BaseTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 
 from sessionflow.plugins import effect_from_mcp_annotations
-from sessionflow.session import ToolEffect
+from sessionflow.session import ToolEffect, UnsupportedOptionError
 
 __all__ = ["EFFECT_METADATA_KEY", "MCP_ANNOTATIONS_METADATA_KEY", "tool_effect", "tool_schema"]
 
@@ -31,7 +31,7 @@ def tool_effect(tool: BaseTool) -> ToolEffect | None:
     langchain-mcp-adapters puts them).
 
     Raises:
-        ValueError: ``sessionflow_effect`` is not a `ToolEffect` value.
+        UnsupportedOptionError: ``sessionflow_effect`` is not a `ToolEffect` value (a `ValueError`).
     """
     metadata: Mapping[str, Any] = tool.metadata or {}
     declared = metadata.get(EFFECT_METADATA_KEY)
@@ -40,9 +40,9 @@ def tool_effect(tool: BaseTool) -> ToolEffect | None:
             return ToolEffect(declared)
         except ValueError:
             allowed = ", ".join(effect.value for effect in ToolEffect)
-            raise ValueError(
-                f"tool {tool.name!r}: metadata[{EFFECT_METADATA_KEY!r}] is {declared!r}; "
-                f"expected one of {allowed}"
+            raise UnsupportedOptionError(
+                f"metadata[{EFFECT_METADATA_KEY!r}]",
+                f"tool {tool.name!r}: metadata[{EFFECT_METADATA_KEY!r}] is {declared!r}; expected one of {allowed}",
             ) from None
     annotations = metadata.get(MCP_ANNOTATIONS_METADATA_KEY)
     if isinstance(annotations, Mapping):

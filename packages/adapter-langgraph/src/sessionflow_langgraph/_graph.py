@@ -15,6 +15,8 @@ from langgraph.graph import END, START, MessagesState, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.prebuilt import ToolNode, tools_condition
 
+from sessionflow.session import UnsupportedOptionError
+
 __all__ = ["AgentGraph", "GraphFactory", "PreparedGraph", "build_agent_graph"]
 
 AgentGraph = StateGraph[Any, Any, Any, Any] | CompiledStateGraph[Any, Any, Any, Any]
@@ -72,14 +74,18 @@ class PreparedGraph:
         """Compile ``graph`` (or take it compiled) and check that ``tool_node`` is one of its nodes.
 
         Raises:
-            ValueError: ``tool_node`` is not a node of the graph.
+            UnsupportedOptionError: ``tool_node`` is not a node of the graph, or the compiled
+                graph has interrupts of its own. Also a `ValueError`, as before.
         """
         # compile's checkpointer parameter is BaseCheckpointSaver without its type argument.
         compiled = graph.compile() if isinstance(graph, StateGraph) else graph  # pyright: ignore[reportUnknownMemberType]
         spec = compiled.builder.nodes.get(tool_node)
         if spec is None:
             names = ", ".join(repr(n) for n in compiled.builder.nodes) or "none"
-            raise ValueError(f"tool_node {tool_node!r} is not a node of the graph; its nodes are {names}")
+            raise UnsupportedOptionError(
+                "tool_node", f"tool_node {tool_node!r} is not a node of the graph; its nodes are {names}"
+            )
+        _check_no_interrupts(compiled)
         runnable: object = spec.runnable
         node_tools: dict[str, BaseTool] = {}
         key = messages_key or "messages"
@@ -96,3 +102,22 @@ class PreparedGraph:
     def with_saver(self, saver: BaseCheckpointSaver[Any]) -> CompiledStateGraph[Any, Any, Any, Any]:
         """A copy of the graph that checkpoints into ``saver`` (one per step: no shared state)."""
         return self.compiled.copy(update={"checkpointer": saver})
+
+
+def _check_no_interrupts(compiled: CompiledStateGraph[Any, Any, Any, Any]) -> None:
+    """Refuse ``compile(interrupt_before=..., interrupt_after=...)``.
+
+    Each step passes its own ``interrupt_before=[tool_node]``, which would silently replace
+    the graph's; ``interrupt_after`` would pause a step where it may not end. Approval is
+    the session's tool policies.
+    """
+    for option, nodes in (
+        ("interrupt_before", compiled.interrupt_before_nodes),
+        ("interrupt_after", compiled.interrupt_after_nodes),
+    ):
+        if nodes:
+            raise UnsupportedOptionError(
+                option,
+                f"the graph was compiled with {option}={nodes!r}; sessionflow pauses a graph only "
+                "before its tool node and asks for approval through tool policies, so compile without it",
+            )

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from sessionflow.lazy import lazy_exports
 
 if TYPE_CHECKING:
-    from sessionflow_openai_agents._errors import AgentGraphError
+    from sessionflow_openai_agents._errors import AgentGraphError, UnsupportedAgentOptionError
     from sessionflow_openai_agents._flow import openai_agents_session_flow
     from sessionflow_openai_agents._runner import HANDOFF_POLICY, ContextFactory, OpenAIAgentsRunner
     from sessionflow_openai_agents._tools import current_tool_invocation, function_tool_from_spec
@@ -29,6 +29,7 @@ __all__ = [
     "AgentGraphError",
     "ContextFactory",
     "OpenAIAgentsRunner",
+    "UnsupportedAgentOptionError",
     "__version__",
     "current_tool_invocation",
     "function_tool_from_spec",

@@ -2,13 +2,20 @@
 
 from __future__ import annotations
 
-from sessionflow.session import UserError
+from sessionflow.session import UnsupportedOptionError, UserError
 
-__all__ = ["AgentGraphError"]
+__all__ = ["AgentGraphError", "UnsupportedAgentOptionError"]
 
 
 class AgentGraphError(UserError, ValueError):
     """The agent graph cannot run as a durable session (duplicate names, unsupported tools).
 
     Also a `ValueError`, which it was before it joined the hierarchy.
+    """
+
+
+class UnsupportedAgentOptionError(AgentGraphError, UnsupportedOptionError):
+    """A tool, handoff or model of the agent graph the adapter cannot honour, by option name.
+
+    An `AgentGraphError` as before, and the `UnsupportedOptionError` every adapter raises.
     """

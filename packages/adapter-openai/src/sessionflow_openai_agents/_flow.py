@@ -36,8 +36,10 @@ def openai_agents_session_flow(
     `AgentSessionFlow`'s; the other arguments are `OpenAIAgentsRunner`'s.
 
     Raises:
-        AgentGraphError: Two agents share a name, two different tools share a name, a
-            handoff has no target agent, or a tool runs in-process (computer, local shell).
+        AgentGraphError: Two agents share a name, or two different tools share a name.
+        UnsupportedAgentOptionError: An `AgentGraphError` and `UnsupportedOptionError` naming
+            the option: a handoff without a target agent, a tool that runs in-process
+            (computer, local shell), or a hosted tool on a Chat Completions model instance.
     """
     runner = OpenAIAgentsRunner(
         agent_or_factory,

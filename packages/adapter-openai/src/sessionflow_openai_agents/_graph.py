@@ -32,7 +32,7 @@ from agents import (
 from agents.tool_context import ToolContext
 
 from sessionflow.session import SessionStateError, ToolEffect
-from sessionflow_openai_agents._errors import AgentGraphError
+from sessionflow_openai_agents._errors import AgentGraphError, UnsupportedAgentOptionError
 from sessionflow_openai_agents._tools import mcp_effect
 
 __all__ = ["AgentGraph", "AgentGraphError", "GraphSnapshot", "ToolEntry"]
@@ -134,12 +134,13 @@ def _collect(start: Agent[Any]) -> dict[str, Agent[Any]]:
                 "agent by name, so agent names must be unique (and stable across deploys)"
             )
         agents[agent.name] = agent
-        for item in agent.handoffs:
+        for index, item in enumerate(agent.handoffs):
             target = _handoff_target(item)
             if target is None:
-                raise AgentGraphError(
+                raise UnsupportedAgentOptionError(
+                    f"handoffs[{index}]",
                     f"agent {agent.name!r}: handoff {_handoff_tool_name(item)!r} has no target agent; "
-                    "build handoffs with agents.handoff(agent) or list the Agent itself"
+                    "build handoffs with agents.handoff(agent) or list the Agent itself",
                 )
             queue.append(target)
     return agents
@@ -148,13 +149,14 @@ def _collect(start: Agent[Any]) -> dict[str, Agent[Any]]:
 def _static_tools(agents: Mapping[str, Agent[Any]]) -> dict[str, ToolEntry]:
     found: dict[str, ToolEntry] = {}
     for agent in agents.values():
-        for tool in agent.tools:
+        for index, tool in enumerate(agent.tools):
             if isinstance(tool, _LOCAL_TOOL_TYPES) or (
                 isinstance(tool, ShellTool) and tool.executor is not None
             ):
-                raise AgentGraphError(
+                raise UnsupportedAgentOptionError(
+                    f"tools[{index}]",
                     f"agent {agent.name!r}: {type(tool).__name__} runs in-process without a durable step; "
-                    "wrap the action in a function tool instead"
+                    "wrap the action in a function tool instead",
                 )
             if not isinstance(tool, FunctionTool):
                 continue

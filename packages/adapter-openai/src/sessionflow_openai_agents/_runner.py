@@ -55,6 +55,7 @@ from sessionflow.session import (
 )
 from sessionflow_openai_agents._graph import AgentGraph, GraphSnapshot
 from sessionflow_openai_agents._items import answer_message, model_input, run_item_messages, user_message
+from sessionflow_openai_agents._models import check_model_tools
 from sessionflow_openai_agents._state import dump_run_state, load_run_state
 from sessionflow_openai_agents._stream import StepHooks, stream_into, usage_of
 from sessionflow_openai_agents._tools import function_tool_from_spec, run_function_tool
@@ -269,7 +270,9 @@ class OpenAIAgentsRunner(AgentFrameworkRunner):
     def _build_graph(self) -> AgentGraph:
         source = self._agent
         agent = cast(Agent[Any], source) if isinstance(source, Agent) else source()
-        return AgentGraph(agent, self._extra_tools)
+        graph = AgentGraph(agent, self._extra_tools)
+        check_model_tools(graph, self._run_config)
+        return graph
 
     def _graph(self) -> AgentGraph:
         return self._graph_cache if isinstance(self._agent, Agent) else self._build_graph()

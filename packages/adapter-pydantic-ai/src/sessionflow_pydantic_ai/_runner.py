@@ -25,6 +25,7 @@ from sessionflow.session import (
     ToolCallsRequested,
     ToolExecutionResult,
     TurnCompleted,
+    UnsupportedOptionError,
 )
 from sessionflow_pydantic_ai._effects import deferred_tool_call
 from sessionflow_pydantic_ai._execution import execute_tool_call
@@ -88,6 +89,9 @@ class PydanticAIRunner(AgentFrameworkRunner):
         )
         self._model_override = model_override
         self._instructions_override = instructions_override
+        if self._agent is not None and not callable(model_override):
+            # Known now, so refused now: Pydantic AI would refuse every model step for it.
+            _check_model(self._agent, model_override)
 
     @property
     def agent(self) -> AbstractAgent[Any, Any]:
@@ -97,8 +101,9 @@ class PydanticAIRunner(AgentFrameworkRunner):
                 source = self._agent_source
                 built = source() if callable(source) else source
                 if not isinstance(built, AbstractAgent):  # pyright: ignore[reportUnnecessaryIsInstance]
-                    raise TypeError(
-                        f"the agent factory returned {type(built).__name__}, expected a pydantic_ai Agent"
+                    raise UnsupportedOptionError(
+                        "agent",
+                        f"the agent factory returned {type(built).__name__}, expected a pydantic_ai Agent",
                     )
                 self._agent = built
             return self._agent
@@ -124,6 +129,9 @@ class PydanticAIRunner(AgentFrameworkRunner):
             call_ids = [c.tool_call_id for c in state.response.tool_calls]
             results = deferred_tool_results(state.deferred, call_ids, turn.recorded_tool_call)
         agent = await self._resolved_agent()
+        model = self._model(turn)
+        # A factory or a per-step override shows the model only now; as final as at build.
+        _check_model(agent, model)
         with self._instructions(agent, turn):
             step = await run_model_call(
                 agent,
@@ -131,7 +139,7 @@ class PydanticAIRunner(AgentFrameworkRunner):
                 results=results,
                 events=turn.events,
                 deps=await self._deps(),
-                model=self._model(turn),
+                model=model,
                 toolsets=self._toolsets,
                 conversation_id=turn.session_id,
             )
@@ -179,3 +187,12 @@ class PydanticAIRunner(AgentFrameworkRunner):
             return nullcontext()
         # Agent.override is context-local, so concurrent steps of other sessions are unaffected.
         return agent.override(instructions=instructions)
+
+
+def _check_model(agent: AbstractAgent[Any, Any], model: Model | str | None) -> None:
+    if model is None and agent.model is None:
+        raise UnsupportedOptionError(
+            "model",
+            f"agent {agent.name or 'without a name'} has no model and no model_override gives one; "
+            "give the agent a model or pass model_override",
+        )

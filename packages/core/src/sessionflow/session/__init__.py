@@ -7,6 +7,7 @@ from sessionflow.session.errors import (
     SessionRunError,
     SessionStateError,
     TurnAborted,
+    UnsupportedOptionError,
     UserError,
 )
 from sessionflow.session.events import (
@@ -125,6 +126,7 @@ __all__ = [
     "ToolPolicy",
     "TurnAborted",
     "TurnCompleted",
+    "UnsupportedOptionError",
     "UserError",
     "build_turn_failure_note",
     "call_fingerprint",

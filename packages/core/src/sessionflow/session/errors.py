@@ -7,7 +7,7 @@ error that sessionflow or an adapter defines sits under one of the two.
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import Any, ClassVar
 
 __all__ = [
     "InvalidToolCallError",
@@ -15,6 +15,7 @@ __all__ = [
     "SessionRunError",
     "SessionStateError",
     "TurnAborted",
+    "UnsupportedOptionError",
     "UserError",
 ]
 
@@ -39,6 +40,28 @@ class UserError(SessionError):
     """A mistake of the program or its configuration, not of the run: retrying cannot fix it."""
 
     retryable: ClassVar[bool] = False
+
+
+class UnsupportedOptionError(UserError, ValueError):
+    """An option or argument an adapter cannot honour, refused when the flow is built.
+
+    Adapters raise it from their runner's constructor for what is known then, and from a
+    step only where a factory hides the option until it runs; either way no attempt of a
+    step can fix it. Also a `ValueError`, which adapters raised for such options before.
+
+    Attributes:
+        option: Where the option sits, as the user wrote it (``"tools[2]"``, ``"can_use_tool"``).
+        why: Why sessionflow cannot honour it, and what to do instead.
+    """
+
+    def __init__(self, option: str, why: str) -> None:
+        super().__init__(f"option {option!r}: {why}")
+        self.option = option
+        self.why = why
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Pickling rebuilds from args, which hold only the message: rebuild from both parts.
+        return (type(self), (self.option, self.why))
 
 
 class SessionRunError(SessionError):

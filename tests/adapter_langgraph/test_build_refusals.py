@@ -1,0 +1,68 @@
+"""Graph options the adapter cannot honour are refused when the flow is built, by name."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import pytest
+from langchain_core.tools import BaseTool, StructuredTool
+from langgraph.graph import END, START, MessagesState, StateGraph
+from langgraph.graph.state import CompiledStateGraph
+
+from sessionflow import UnsupportedOptionError
+from sessionflow_langgraph import langgraph_session_flow
+
+
+def two_nodes() -> StateGraph[MessagesState]:
+    builder = StateGraph(MessagesState)
+    builder.add_node("agent", lambda state: {})  # pyright: ignore[reportUnknownMemberType]
+    builder.add_node("tools", lambda state: {})  # pyright: ignore[reportUnknownMemberType]
+    builder.add_edge(START, "agent")
+    builder.add_edge("agent", "tools")
+    builder.add_edge("tools", END)
+    return builder
+
+
+def refused(**flow_args: object) -> UnsupportedOptionError:
+    with pytest.raises(UnsupportedOptionError) as raised:
+        langgraph_session_flow(flow_type="refused", **flow_args)  # pyright: ignore[reportArgumentType]
+    return raised.value
+
+
+def test_a_tool_node_the_graph_lacks_is_refused() -> None:
+    error = refused(graph=two_nodes(), tool_node="act")
+    assert error.option == "tool_node"
+    assert "its nodes are 'agent', 'tools'" in str(error)
+
+
+@pytest.mark.parametrize("option", ["interrupt_before", "interrupt_after"])
+def test_a_graph_compiled_with_its_own_interrupts_is_refused(option: str) -> None:
+    compiled = two_nodes().compile(**{option: ["agent"]})  # pyright: ignore[reportArgumentType, reportUnknownMemberType]
+    error = refused(graph=compiled)
+    assert error.option == option
+    assert str(error).startswith(f"option {option!r}: the graph was compiled with {option}=['agent']")
+
+
+def test_a_graph_factory_runs_at_build_so_its_graph_is_refused_there() -> None:
+    built: list[int] = []
+
+    def factory(
+        tools: Sequence[BaseTool],
+    ) -> CompiledStateGraph[MessagesState, None, MessagesState, MessagesState]:
+        built.append(len(tools))
+        return two_nodes().compile(interrupt_after=["agent"])  # pyright: ignore[reportUnknownMemberType]
+
+    assert refused(graph=factory).option == "interrupt_after"
+    assert built == [0]
+
+
+def test_an_effect_that_is_not_one_is_refused() -> None:
+    def upper(text: str) -> str:
+        return text.upper()
+
+    shout = StructuredTool.from_function(
+        upper, name="shout", description="Shout.", metadata={"sessionflow_effect": "loud"}
+    )
+    error = refused(graph=two_nodes(), tools=[shout])
+    assert error.option == "metadata['sessionflow_effect']"
+    assert "tool 'shout'" in str(error)

@@ -1,0 +1,89 @@
+"""Tools the adapter cannot honour: refused when the flow is built, or after one attempt."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+import pytest
+from agents import (
+    Agent,
+    LocalShellTool,
+    OpenAIChatCompletionsModel,
+    OpenAIResponsesModel,
+    RunConfig,
+    WebSearchTool,
+    function_tool,
+)
+from openai import AsyncOpenAI
+
+from sessionflow import AgentSessionOptions, UnsupportedOptionError
+from sessionflow.testing import ScriptedModelServer
+from sessionflow_openai_agents import AgentGraphError, openai_agents_session_flow
+from tests.build_refusals import first_turn_error
+from tests.core.conftest import FAST
+
+
+@function_tool
+def ping() -> str:
+    """Answer pong."""
+    return "pong"
+
+
+def client(base_url: str = "http://127.0.0.1:9/v1") -> AsyncOpenAI:
+    return AsyncOpenAI(base_url=base_url, api_key="test-key", max_retries=0)
+
+
+def chat_model(base_url: str = "http://127.0.0.1:9/v1") -> OpenAIChatCompletionsModel:
+    return OpenAIChatCompletionsModel(model="scripted", openai_client=client(base_url))
+
+
+def refused(agent: Agent[Any], **runner_args: Any) -> UnsupportedOptionError:
+    with pytest.raises(UnsupportedOptionError) as raised:
+        openai_agents_session_flow(agent, flow_type="refused", **runner_args)
+    assert isinstance(raised.value, AgentGraphError)
+    return raised.value
+
+
+def test_an_in_process_tool_is_refused_by_its_index() -> None:
+    shell = LocalShellTool(executor=lambda request: "")
+    error = refused(Agent[Any](name="start", tools=[ping, shell]))
+    assert error.option == "tools[1]"
+    assert str(error).startswith("option 'tools[1]': agent 'start': LocalShellTool runs in-process")
+
+
+def test_a_hosted_tool_on_a_chat_completions_model_is_refused() -> None:
+    error = refused(Agent[Any](name="start", model=chat_model(), tools=[ping, WebSearchTool()]))
+    assert error.option == "tools[1]"
+    assert "WebSearchTool is a hosted tool, and the agent's model speaks Chat Completions" in str(error)
+
+
+def test_the_run_configs_model_decides_which_api_the_agent_speaks() -> None:
+    agent = Agent[Any](name="start", tools=[WebSearchTool()])
+    assert refused(agent, run_config=RunConfig(model=chat_model())).option == "tools[0]"
+    responses = OpenAIResponsesModel(model="scripted", openai_client=client())
+    openai_agents_session_flow(agent, flow_type="ok", run_config=RunConfig(model=responses))
+    # A model by name goes through the provider: not knowable without building a client.
+    openai_agents_session_flow(agent, flow_type="ok", run_config=RunConfig(model="gpt-4.1"))
+
+
+async def test_a_tool_only_a_later_factory_call_shows_fails_the_turn_after_one_attempt(
+    temporal_address: str, model_server: ScriptedModelServer
+) -> None:
+    key = f"oai-refused-{uuid.uuid4().hex[:10]}"
+    model = chat_model(model_server.base_url(key))
+    calls = 0
+
+    def agent_factory() -> Agent[Any]:
+        # The build sees a plain agent; the step's own call adds the hosted tool.
+        nonlocal calls
+        calls += 1
+        tools: list[Any] = [ping] if calls == 1 else [ping, WebSearchTool()]
+        return Agent[Any](name="start", model=model, tools=tools)
+
+    flow = openai_agents_session_flow(agent_factory, flow_type=key, options=AgentSessionOptions(timings=FAST))
+    error, steps = await first_turn_error(temporal_address, flow, key, model_server)
+    assert "option 'tools[1]'" in error
+    assert [(s.step_type, s.final_attempt, s.outcome) for s in steps] == [
+        ("sessionflow.RunModel", 1, "failed")
+    ]

@@ -1,0 +1,39 @@
+"""An agent without a model: refused when the flow is built, or after one attempt."""
+
+from __future__ import annotations
+
+import uuid
+
+import pytest
+from pydantic_ai import Agent
+
+from sessionflow import AgentSessionOptions, UnsupportedOptionError
+from sessionflow.testing import ScriptedModelServer
+from sessionflow_pydantic_ai import pydantic_ai_session_flow
+from tests.build_refusals import first_turn_error
+from tests.core.conftest import FAST
+
+
+def test_an_agent_without_a_model_is_refused_when_the_flow_is_built() -> None:
+    with pytest.raises(UnsupportedOptionError) as raised:
+        pydantic_ai_session_flow(Agent(name="nomodel"), flow_type="refused")
+    assert raised.value.option == "model"
+    assert "agent nomodel has no model and no model_override gives one" in str(raised.value)
+
+
+def test_a_model_override_makes_the_agent_acceptable() -> None:
+    pydantic_ai_session_flow(Agent(name="nomodel"), flow_type="ok", model_override="test")
+
+
+async def test_an_agent_only_a_factory_shows_fails_the_turn_after_one_attempt(
+    temporal_address: str, model_server: ScriptedModelServer
+) -> None:
+    key = f"pai-refused-{uuid.uuid4().hex[:10]}"
+    flow = pydantic_ai_session_flow(
+        lambda: Agent(name="nomodel"), flow_type=key, options=AgentSessionOptions(timings=FAST)
+    )
+    error, steps = await first_turn_error(temporal_address, flow, key, model_server)
+    assert "option 'model'" in error
+    assert [(s.step_type, s.final_attempt, s.outcome) for s in steps] == [
+        ("sessionflow.RunModel", 1, "failed")
+    ]
