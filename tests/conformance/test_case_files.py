@@ -37,6 +37,7 @@ REQUIRED = {
     "image_message",
     "continue_retry_prompt",
     "sigkill_after_continue",
+    "carry_between_turns",
 }
 
 
@@ -51,6 +52,7 @@ def test_bundled_cases_load_and_cover_the_required_scenarios() -> None:
     assert requires["image_message"] == {"images"}
     assert requires["text_answer"] == set()
     assert requires["continue_retry_prompt"] == {"continue_steps"}
+    assert requires["carry_between_turns"] == {"carry_state"}
 
 
 def test_the_repository_cases_are_the_bundled_ones() -> None:
@@ -125,6 +127,12 @@ def variant(path: str, value: object) -> dict[str, Any]:
         (variant("/images", {"red": {"width": 1, "height": 1, "rgb": [1, 2, 3]}}), "/", 'list "images"'),
         (variant("/output_check", {"must_contain": "x", "retry_prompt": "y"}), "/", 'list "continue_steps"'),
         (variant("/output_check", {"must_contain": "x"}), "/output_check", "retry_prompt"),
+        (variant("/carry_counter", {"label": "n"}), "/", 'list "carry_state"'),
+        (
+            variant("/carry_counter", {"reset_when": "x"}) | {"requires": ["carry_state"]},
+            "/carry_counter",
+            "label",
+        ),
         (
             variant("/steps/1", {"action": "kill_worker"}) | {"worker": "in_process"},
             "/steps/1",

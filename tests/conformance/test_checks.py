@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -309,3 +310,30 @@ def test_invariants_catch_double_runs_unapproved_runs_and_bad_keys() -> None:
         AgentEvent(type=T.TURN_STARTED, turn_id="", step_execution_id="", attempt=1, offset=6),
     ]
     assert any("lacks its identity" in f for f in check_invariants(observation(events=anonymous)))
+
+
+def test_the_carried_state_expectations_can_fail() -> None:
+    carried = observation(
+        snapshot=replace(
+            observation().snapshot, carried_state_preview="n: 1", carried_state_by_reference=True
+        )
+    )
+    assert (
+        check_expectations(
+            expect({"snapshot": {"carried_state_preview": "n: 1", "carried_state_by_reference": True}}),
+            carried,
+        )
+        == []
+    )
+    assert "carried_state_preview: expected None, got" in only_failure(
+        expect({"snapshot": {"carried_state_preview": None}}), carried
+    )
+    assert "snapshot carried_state_preview" in only_failure(
+        expect({"snapshot": {"carried_state_preview": "n: 2"}}), carried
+    )
+    assert "snapshot carried_state_preview" in only_failure(
+        expect({"snapshot": {"carried_state_preview": "n: 1"}}), observation()
+    )
+    assert only_failure(expect({"snapshot": {"carried_state_by_reference": False}}), carried) == (
+        "snapshot carried_state_by_reference: expected False, got True"
+    )

@@ -70,6 +70,20 @@ SCENARIOS: dict[str, tuple[list[list[dict[str, Any]]], dict[str, Any]]] = {
     # Nine continues against the default limit of eight: the turn stops (continue_limit)
     # and the next turn's model sees the stop note.
     "continue-limit": ([[{"continue": f"again {n}"} for n in range(1, 10)], [{"text": "after"}]], {}),
+    # Carry between turns (issue 20): turn 1 carries, turn 2 (a tool call, then the answer)
+    # replaces it, turn 3 fails and keeps it, turn 4 completes without one and clears it.
+    "carry-between-turns": (
+        [
+            [{"text": "one", "carry": "agent=billing"}],
+            [
+                {"tool_calls": [{"id": "r", "name": "lookup", "arguments": {"q": 1}}]},
+                {"text": "two", "carry": "agent=refunds"},
+            ],
+            [{"fail_attempts": 3}],
+            [{"text": "four"}],
+        ],
+        {"lookup": {"effect": "read"}},
+    ),
 }
 
 EARLY_ANSWERS = {"early-answer": ("early", "turn-1:w")}

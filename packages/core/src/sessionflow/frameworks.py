@@ -18,6 +18,7 @@ from sessionflow.tool_specs import ToolSpec
 
 __all__ = [
     "MODEL_APIS",
+    "CarryHook",
     "FrameworkCapabilities",
     "FrameworkSpec",
     "HarnessContext",
@@ -32,6 +33,9 @@ MODEL_APIS: tuple[ModelApi, ...] = get_args(ModelApi)
 
 OutputValidator = Callable[[str], str | None]
 """Checks a final answer: None accepts it; a string is the retry prompt for the model."""
+
+CarryHook = Callable[[str | None, str], str | None]
+"""(the carry the turn started with, its final answer) -> the carry for the next turn (None: none)."""
 
 _FRAMEWORK_NAME = re.compile(r"^[a-z][a-z0-9_-]*$")
 
@@ -51,6 +55,9 @@ class FrameworkCapabilities:
             again, no tool in between), and the runner honours
             `HarnessContext.output_validator` with it. Off by default, so adapters built
             before continue steps keep declaring only what they had.
+        carry_state: A completed turn may carry state into the next
+            (`TurnCompleted.carry`), and the runner honours `HarnessContext.carry` with
+            it. Off by default, like ``continue_steps``.
     """
 
     parallel_tool_calls: bool
@@ -58,6 +65,7 @@ class FrameworkCapabilities:
     images: bool
     mcp_annotations: bool
     continue_steps: bool = False
+    carry_state: bool = False
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -85,6 +93,9 @@ class HarnessContext:
         output_validator: Checks the agent's final text: None accepts it, a string is
             the retry prompt the model gets in another model call (a `ContinueRequested`
             step). Only a framework that declares ``continue_steps`` is given one.
+        carry: Decides what a completed turn carries into the next (`CarryHook`); the
+            next turn's model sees it. Only a framework that declares ``carry_state`` is
+            given one.
     """
 
     flow_type: str
@@ -100,6 +111,7 @@ class HarnessContext:
     api: ModelApi | None = None
     framework_tools: bool = True
     output_validator: OutputValidator | None = None
+    carry: CarryHook | None = None
 
     def setting(self, name: str, kind: type[_T]) -> _T | None:
         """The setting ``name`` if it is a ``kind``, else None; an empty string counts as unset.

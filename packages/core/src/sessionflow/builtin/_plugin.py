@@ -20,6 +20,7 @@ def _build_runner(ctx: HarnessContext) -> ChatCompletionsRunner:
         base_url=ctx.model_base_url or ctx.setting("base_url", str),
         api_key=ctx.api_key,
         output_validator=ctx.output_validator,
+        carry=ctx.carry,
     )
 
 
@@ -35,6 +36,7 @@ def sessionflow_register_frameworks(register: Callable[[FrameworkSpec], None]) -
                 images=True,
                 mcp_annotations=True,
                 continue_steps=True,
+                carry_state=True,
             ),
             build_runner=_build_runner,
             model_api="chat_completions",

@@ -11,6 +11,7 @@ from typing import Any, cast
 
 import httpx
 
+from sessionflow.builtin._carry import with_carried
 from sessionflow.images import image_data_url, image_ref_part, with_images_read
 from sessionflow.plugins import ToolSpec
 from sessionflow.session import (
@@ -70,6 +71,12 @@ class ChatCompletionsRunner(AgentFrameworkRunner):
     ends with `ContinueRequested`, and the next model call sees the refused answer and
     the prompt as a user message (as Pydantic AI's `ModelRetry` does). The refused answer
     and the prompt stay in the turn's messages, so the transcript shows what the model saw.
+
+    `carry` decides what a completed turn carries into the next: it gets the carry the
+    turn started with (or None) and the final answer, and returns the next one (None
+    clears it). Every model call of the next turn sees a carry as a system message just
+    before that turn's messages (`[sessionflow] Carried from the previous turn: ...`).
+    Without a hook nothing is carried.
     """
 
     def __init__(
@@ -84,6 +91,7 @@ class ChatCompletionsRunner(AgentFrameworkRunner):
         timeout: float = 600.0,
         extra_body: Json | None = None,
         output_validator: Callable[[str], str | None] | None = None,
+        carry: Callable[[str | None, str], str | None] | None = None,
     ) -> None:
         self.model = model
         self.tools = {spec.name: spec for spec in tools}
@@ -96,6 +104,7 @@ class ChatCompletionsRunner(AgentFrameworkRunner):
         self.timeout = timeout
         self.extra_body = extra_body or {}
         self.output_validator = output_validator
+        self.carry = carry
         self._clients: dict[int, httpx.AsyncClient] = {}
 
     # -- messages ------------------------------------------------------------------------
@@ -131,7 +140,7 @@ class ChatCompletionsRunner(AgentFrameworkRunner):
                         "content": describe_tool_call_outcome(record),
                     }
                 )
-        history = [cast(Json, m.message.framework_item) for m in turn.messages]
+        history = with_carried(turn, [cast(Json, m.message.framework_item) for m in turn.messages])
         messages = (
             ([{"role": "system", "content": self.system_prompt}] if self.system_prompt else [])
             + history
@@ -172,7 +181,11 @@ class ChatCompletionsRunner(AgentFrameworkRunner):
             return ContinueRequested(
                 framework_run_state=json.dumps(state), note=f"output validator: {retry}", usage=reply.usage
             )
-        return TurnCompleted(new_messages=[_framework_message(item) for item in produced], usage=reply.usage)
+        return TurnCompleted(
+            new_messages=[_framework_message(item) for item in produced],
+            usage=reply.usage,
+            carry=self.carry(turn.carried_state, reply.text) if self.carry is not None else None,
+        )
 
     def _framework_effect(self, name: str) -> ToolEffect | None:
         spec = self.tools.get(name)

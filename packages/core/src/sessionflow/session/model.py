@@ -14,6 +14,7 @@ from typing import Any
 
 from sessionflow.session.bodies import BodyRef
 from sessionflow.session.bounds import bounded_interrupt, bounded_messages, bounded_tool_call
+from sessionflow.session.carry import carry_of, carry_preview
 from sessionflow.session.errors import SessionStateError
 from sessionflow.session.events import AgentEvent, AgentEventType, EventLog
 from sessionflow.session.guardrails import Budget, ProposalCode, StopReason, call_fingerprint, estimate_tokens
@@ -116,6 +117,11 @@ class SessionModel:
     index_digest: str = ""
     media: list[str] = field(default_factory=lambda: [])
     """Images of the session kept in the payload store, so any worker can copy them back."""
+    carried_state: str | None = None
+    """What the last completed turn carried into the next (`TurnCompleted.carry`); its
+    preview when `carried_state_ref` is set. Only a completed turn changes it."""
+    carried_state_ref: BodyRef | None = None
+    """The carried state, when it was too large to keep inline."""
     """The stored message index: messages 1..`index_count` (rolling digest `index_digest`),
     so a model step reads earlier messages from the store instead of from the workflow."""
 
@@ -236,6 +242,7 @@ class SessionModel:
         self.record_usage(outcome.usage, budget)
         for message in outcome.new_messages:
             self.append_message(message)
+        self.carried_state, self.carried_state_ref = carry_of(outcome)
         turn_id = self._require_turn()
         self.emit(
             AgentEventType.TURN_COMPLETED, {"message_count": len(self.messages)}, step=f"{turn_id}/turn"
@@ -671,6 +678,8 @@ class SessionModel:
             usage=self.usage,
             queued_message_count=len(self.queued),
             stopped=self.stopped,
+            carried_state_preview=carry_preview(self.carried_state),
+            carried_state_by_reference=self.carried_state_ref is not None,
         )
 
     def page(self, *, after: int = 0, limit: int = 50) -> AgentMessagesPage:

@@ -22,6 +22,13 @@ class TurnCompleted:
 
     new_messages: list[FrameworkMessage]
     usage: AgentUsage = field(default_factory=AgentUsage)
+    carry: str | None = None
+    """State for the next turn, in the runner's own encoding (see `sessionflow.session.carry`).
+
+    It replaces the carry this turn started with (`AgentTurnContext.carried_state`); None
+    or "" leaves none. A runner that carries passes the old one on to keep it."""
+    carry_ref: BodyRef | None = None
+    """Set by the engine when it stored a large carry; `carry` is then its preview."""
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -62,6 +62,11 @@ class AgentTurnContext(_SessionIdAlias):
     heartbeat: Callable[..., None]
     session_settings: Mapping[str, Any] = field(default_factory=lambda: {})
     """Settings sent with the message that started this turn."""
+    carried_state: str | None = None
+    """What the last completed turn carried (`TurnCompleted.carry`), whole; None when none.
+
+    Every model step of the turn gets it, the same value each time: a runner reads it where
+    its framework starts a run, and passes it on in `TurnCompleted.carry` to keep it."""
 
     @property
     def is_resuming(self) -> bool:

@@ -62,6 +62,11 @@ class AgentSnapshot:
     stopped: bool = False
     environment: dict[str, str] = field(default_factory=lambda: {})
     """Where the session was started (host, user, workspace...), as its start input recorded."""
+    carried_state_preview: str | None = None
+    """The state the next turn starts from (`TurnCompleted.carry`): its first 2,048
+    characters, with a marker saying how much was cut; None when nothing is carried."""
+    carried_state_by_reference: bool = False
+    """The carried state is in the payload store (it was larger than the inline limit)."""
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -40,6 +40,7 @@ from sessionflow.session.bodies import BodyRef, cap_text, is_media_ref, preview_
 from sessionflow.session.proposals import check_proposal
 from sessionflow.session.runner import ImageInput
 from sessionflow.temporal._bodies import BodyStore, StoreScope
+from sessionflow.temporal._carry import stored_carry
 from sessionflow.temporal._delta_fallback import DeltaFallback
 from sessionflow.temporal._media import local_copy
 from sessionflow.temporal._payloads import (
@@ -171,6 +172,9 @@ class SessionActivities:
         run_state = request.framework_run_state
         if request.framework_run_state_ref is not None:
             run_state = await self._require_bodies().load_text(request.framework_run_state_ref)
+        carried = request.carried_state
+        if request.carried_state_ref is not None:
+            carried = await self._require_bodies().load_text(request.carried_state_ref)
         events = self._writer(request.session_id, request.turn_id)
         context = AgentTurnContext(
             flow_id=request.session_id,
@@ -183,6 +187,7 @@ class SessionActivities:
             events=events,
             heartbeat=activity.heartbeat,
             session_settings=request.session_settings,
+            carried_state=carried,
         )
         try:
             outcome = await _with_heartbeats(
@@ -192,6 +197,9 @@ class SessionActivities:
             events.close()
         if isinstance(outcome, TurnCompleted):
             # Storing can take a while against a slow store: the attempt keeps heartbeating.
+            outcome = await _with_heartbeats(
+                request.heartbeat_interval, stored_carry(self._bodies, outcome, _scope())
+            )
             return await _with_heartbeats(
                 request.heartbeat_interval, self._completed(request, entries, outcome)
             )

@@ -167,6 +167,10 @@ class RunModelInput:
     """The workflow handles `RunModelResult.continued`. A workflow built before continue
     steps sends no such field, so a newer worker refuses a `ContinueRequested` with a clear
     error instead of returning a result that workflow cannot read."""
+    carried_state: str | None = None
+    """What the last completed turn carried (`TurnCompleted.carry`), when kept inline."""
+    carried_state_ref: BodyRef | None = None
+    """The carried state in the payload store, when it was large; the step reads it whole."""
 
 
 @dataclass(frozen=True, kw_only=True)

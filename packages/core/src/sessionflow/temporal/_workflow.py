@@ -268,6 +268,9 @@ class AgentSessionWorkflow:
                     framework_run_state_ref=model.run_state_ref,
                     media=list(model.media),
                     accepts_continue=True,
+                    # A stored carry travels as its reference only (the model keeps its preview).
+                    carried_state=None if model.carried_state_ref else model.carried_state,
+                    carried_state_ref=model.carried_state_ref,
                 ),
                 result_type=RunModelResult,
                 activity_id=activity_id,

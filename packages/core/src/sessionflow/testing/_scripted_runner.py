@@ -14,7 +14,10 @@ A step is the reply to the n-th model call of a turn: `{"text": ...}` for a fina
 `deltas_by_attempt` (text deltas per attempt number), `reasoning`, `delay_after_deltas`,
 `abort` (raise TurnAborted with that message), `continue` (end the step with
 `ContinueRequested`: the next call sees the text as a user message; `state_bytes` pads the
-run state to at least that many bytes, to send it by reference).
+run state to at least that many bytes, to send it by reference), `carry` on a final answer
+(the turn's `TurnCompleted.carry`; null or absent carries nothing; `carry_bytes` pads it).
+Each model log entry has `carried`: the carried state the step got (its size and digest
+when longer than 200 characters).
 A tool spec has `effect` (the framework's metadata), `output`, `error` (ToolExecutionError),
 `user_error` (raise `UserError`, which is not retryable by its class),
 `crash_attempts`, `gate` + `gate_attempts`, `returns_answer` (the answer given with the approval), `sleep` (seconds).
@@ -147,6 +150,7 @@ class ScriptedRunner(AgentFrameworkRunner):
             seen=seen,
             message_count=len(turn.messages),
             settings=dict(turn.session_settings),
+            carried=_logged(turn.carried_state),
         )
         turns = cast(list[list[Json]], script["turns"])
         if number > len(turns) or run.calls >= len(turns[number - 1]):
@@ -195,7 +199,7 @@ class ScriptedRunner(AgentFrameworkRunner):
             return ContinueRequested(framework_run_state=encoded, note=str(step["continue"]), usage=usage)
         final = {"role": "assistant", "content": str(step.get("text", ""))}
         new_messages = [self._as_message(item) for item in [*run.items, final]]
-        return TurnCompleted(new_messages=new_messages, usage=usage)
+        return TurnCompleted(new_messages=new_messages, usage=usage, carry=_carry(step))
 
     @staticmethod
     def _defer(turn: AgentTurnContext, call: Json, tool: Json) -> DeferredToolCall:
@@ -265,6 +269,20 @@ class ScriptedRunner(AgentFrameworkRunner):
     def _fail(spec: Json, attempt: int, what: str) -> None:
         if attempt <= int(spec.get("fail_attempts", spec.get("crash_attempts", 0))):
             raise RuntimeError(f"scripted failure of {what} on attempt {attempt}")
+
+
+def _carry(step: Json) -> str | None:
+    carry = step.get("carry")
+    if carry is None:
+        return None
+    text = str(carry)
+    return text + "c" * max(0, int(step.get("carry_bytes", 0)) - len(text))
+
+
+def _logged(carried: str | None) -> str | None:
+    if carried is None or len(carried) <= 200:
+        return carried
+    return f"{len(carried)}:{hashlib.sha256(carried.encode()).hexdigest()[:16]}"
 
 
 def _usage(step: Json) -> AgentUsage:

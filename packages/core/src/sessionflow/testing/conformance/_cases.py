@@ -16,6 +16,7 @@ from typing import Any, Literal, get_args
 
 from sessionflow.session import ToolEffect, ToolPolicy
 from sessionflow.testing._model_script import ModelReply
+from sessionflow.testing.conformance._carry_counter import CarryCounter, parse_carry_counter
 from sessionflow.testing.conformance._case_files import CaseFileError, Node
 from sessionflow.testing.conformance._expect import (
     Expectations,
@@ -52,7 +53,9 @@ __all__ = [
 ]
 
 
-Capability = Literal["parallel_tool_calls", "reasoning_deltas", "images", "mcp_annotations", "continue_steps"]
+Capability = Literal[
+    "parallel_tool_calls", "reasoning_deltas", "images", "mcp_annotations", "continue_steps", "carry_state"
+]
 CAPABILITIES: tuple[Capability, ...] = get_args(Capability)
 BehaviourKind = Literal["return", "error", "crash", "block"]
 WorkerMode = Literal["process", "in_process"]
@@ -141,6 +144,8 @@ class ConformanceCase:
     expect: Expectations
     gates: frozenset[str] = field(default_factory=lambda: frozenset[str]())
     output_check: OutputCheck | None = None
+    carry_counter: CarryCounter | None = None
+    """The case's `CarryHook`, handed to the framework as `HarnessContext.carry`."""
 
     @property
     def tool_policies(self) -> dict[str, ToolPolicy]:
@@ -450,6 +455,8 @@ def _output_check(node: Node) -> OutputCheck:
 def _check_capabilities(case: ConformanceCase, root: Node) -> None:
     if case.output_check is not None and "continue_steps" not in case.requires:
         raise root.error('a case with an output_check must list "continue_steps" in /requires')
+    if case.carry_counter is not None and "carry_state" not in case.requires:
+        raise root.error('a case with a carry_counter must list "carry_state" in /requires')
     uses_images = bool(case.images)
     if uses_images and "images" not in case.requires:
         raise root.error('a case that sends images must list "images" in /requires')
@@ -477,6 +484,7 @@ def _parse(path: Path, root: Node) -> ConformanceCase:
             "images",
             "tools",
             "output_check",
+            "carry_counter",
         ),
     )
     requires = f["requires"].array() if "requires" in f else []
@@ -512,6 +520,7 @@ def _parse(path: Path, root: Node) -> ConformanceCase:
         expect=parse_expectations(f["expect"]),
         gates=frozenset(tool.behaviour.gate for tool in tools if tool.behaviour.kind == "block"),
         output_check=_output_check(f["output_check"]) if "output_check" in f else None,
+        carry_counter=parse_carry_counter(f["carry_counter"]) if "carry_counter" in f else None,
     )
     _check_references(case, step_nodes, f["expect"])
     _check_capabilities(case, root)

@@ -142,6 +142,7 @@ def _snapshot(expect: SnapshotExpect, obs: Observation) -> list[str]:
                 found.append(f"snapshot last_turn_error: expected None, got {preview(error)}")
         elif expect.last_turn_error.match is not None:
             found += expect.last_turn_error.match.failures(error, "snapshot last_turn_error")
+    found += _carried(expect, snap)
     compare("pending interrupts", expect.pending_interrupts, len(snap.pending_interrupts))
     compare("queued_message_count", expect.queued_message_count, snap.queued_message_count)
     if expect.usage is not None:
@@ -156,6 +157,23 @@ def _snapshot(expect: SnapshotExpect, obs: Observation) -> list[str]:
                 f"snapshot tool call {call_id!r}: expected status {status.value!r}, got "
                 f"{actual.value if actual else 'no record'!r} (records: {_statuses(records)})"
             )
+    return found
+
+
+def _carried(expect: SnapshotExpect, snap: AgentSnapshot) -> list[str]:
+    found: list[str] = []
+    wanted = expect.carried_state_preview
+    if wanted is not None and wanted.null and snap.carried_state_preview is not None:
+        found.append(
+            f"snapshot carried_state_preview: expected None, got {preview(snap.carried_state_preview)}"
+        )
+    elif wanted is not None and wanted.match is not None:
+        found += wanted.match.failures(snap.carried_state_preview, "snapshot carried_state_preview")
+    by_reference = expect.carried_state_by_reference
+    if by_reference is not None and by_reference is not snap.carried_state_by_reference:
+        found.append(
+            f"snapshot carried_state_by_reference: expected {by_reference}, got {snap.carried_state_by_reference}"
+        )
     return found
 
 

@@ -205,6 +205,7 @@ def build_case_flow(
         api=None,
         framework_tools=False,
         output_validator=case.output_check,
+        carry=case.carry_counter,
     )
     return AgentSessionFlow(build_runner(framework, context), flow_type=flow_type, options=options)
 

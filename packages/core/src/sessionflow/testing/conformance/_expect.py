@@ -65,6 +65,8 @@ class SnapshotExpect:
     queued_message_count: int | None = None
     usage: UsageExpect | None = None
     tool_calls: dict[str, AgentToolCallStatus] = field(default_factory=lambda: {})
+    carried_state_preview: NullableText | None = None
+    carried_state_by_reference: bool | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -197,6 +199,8 @@ def _snapshot(node: Node) -> SnapshotExpect:
             "queued_message_count",
             "usage",
             "tool_calls",
+            "carried_state_preview",
+            "carried_state_by_reference",
         )
     )
     status = fields.get("status")
@@ -213,6 +217,12 @@ def _snapshot(node: Node) -> SnapshotExpect:
         queued_message_count=_opt_int(fields, "queued_message_count"),
         usage=_usage(fields["usage"]) if "usage" in fields else None,
         tool_calls=_statuses(fields["tool_calls"]) if "tool_calls" in fields else {},
+        carried_state_preview=_nullable_text(fields["carried_state_preview"])
+        if "carried_state_preview" in fields
+        else None,
+        carried_state_by_reference=fields["carried_state_by_reference"].boolean()
+        if "carried_state_by_reference" in fields
+        else None,
     )
 
 
