@@ -51,6 +51,9 @@ class FrameworkCapabilities:
             again, no tool in between), and the runner honours
             `HarnessContext.output_validator` with it. Off by default, so adapters built
             before continue steps keep declaring only what they had.
+        tool_state: A tool step sees the run state of the model step that deferred it, may
+            return a state update (`ToolExecutionResult.state_update`), and the runner
+            applies `AgentTurnContext.state_updates` at the next model step.
     """
 
     parallel_tool_calls: bool
@@ -58,6 +61,7 @@ class FrameworkCapabilities:
     images: bool
     mcp_annotations: bool
     continue_steps: bool = False
+    tool_state: bool = False
 
 
 @dataclass(frozen=True, kw_only=True)
