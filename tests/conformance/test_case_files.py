@@ -37,6 +37,8 @@ REQUIRED = {
     "image_message",
     "continue_retry_prompt",
     "sigkill_after_continue",
+    "tool_state_parallel_updates",
+    "sigkill_after_tool_state",
 }
 
 
@@ -51,6 +53,7 @@ def test_bundled_cases_load_and_cover_the_required_scenarios() -> None:
     assert requires["image_message"] == {"images"}
     assert requires["text_answer"] == set()
     assert requires["continue_retry_prompt"] == {"continue_steps"}
+    assert requires["tool_state_parallel_updates"] == {"parallel_tool_calls", "tool_state"}
 
 
 def test_the_repository_cases_are_the_bundled_ones() -> None:
@@ -125,6 +128,17 @@ def variant(path: str, value: object) -> dict[str, Any]:
         (variant("/images", {"red": {"width": 1, "height": 1, "rgb": [1, 2, 3]}}), "/", 'list "images"'),
         (variant("/output_check", {"must_contain": "x", "retry_prompt": "y"}), "/", 'list "continue_steps"'),
         (variant("/output_check", {"must_contain": "x"}), "/output_check", "retry_prompt"),
+        (variant("/tools/0/behaviour/state_update", {"k": 1}), "/", 'list "tool_state"'),
+        (
+            variant("/tools/0/behaviour/state_update", {}) | {"requires": ["tool_state"]},
+            "/tools/0/behaviour/state_update",
+            "at least one key",
+        ),
+        (
+            variant("/steps/1", {"action": "wait_tool_calls", "statuses": {"c1": "done"}}),
+            "/steps/1/statuses/c1",
+            "'done' is not one of",
+        ),
         (
             variant("/steps/1", {"action": "kill_worker"}) | {"worker": "in_process"},
             "/steps/1",
