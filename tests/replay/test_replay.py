@@ -18,6 +18,7 @@ def test_recorded_histories_exist() -> None:
         "upgrade-from-v1",
         "continue-steps",
         "continue-limit",
+        "tool-state-update",
     }
 
 
