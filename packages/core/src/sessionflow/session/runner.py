@@ -152,6 +152,12 @@ class AgentFrameworkRunner(Protocol):
     offered". The session calls every method on every runner and probes for none, so a
     runner that wraps another (the CLI's per-turn runner) forwards them all and keeps
     every ability of the runner it wraps.
+
+    Tool state: a tool step gets the run state of the model step that deferred it
+    (`DeferredToolExecution.run_state`) and may return `ToolExecutionResult.state_update`.
+    The next model step applies `AgentTurnContext.state_updates()` with the framework's own
+    merge rule; a framework without one applies them one after another in model order
+    (the order of the calls in the model's response, whichever finished first).
     """
 
     def build_user_message(self, text: str) -> FrameworkMessage: ...
