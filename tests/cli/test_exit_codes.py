@@ -32,3 +32,5 @@ def test_listing_frameworks_exits_with_0(cli: Cli) -> None:
     assert "builtin  Framework-free runner" in result.stdout
     assert "scripted-text  The built-in runner with test tools (images: False)" in result.stdout
     assert "model API chat_completions; images no;" in result.stdout
+    builtin = next(line for line in result.stdout.splitlines() if "plugin sessionflow.builtin" in line)
+    assert "tool state yes" in builtin

@@ -38,6 +38,8 @@ REQUIRED = {
     "continue_retry_prompt",
     "sigkill_after_continue",
     "carry_between_turns",
+    "tool_state_parallel_updates",
+    "sigkill_after_tool_state",
 }
 
 
@@ -53,6 +55,7 @@ def test_bundled_cases_load_and_cover_the_required_scenarios() -> None:
     assert requires["text_answer"] == set()
     assert requires["continue_retry_prompt"] == {"continue_steps"}
     assert requires["carry_between_turns"] == {"carry_state"}
+    assert requires["tool_state_parallel_updates"] == {"parallel_tool_calls", "tool_state"}
 
 
 def test_the_repository_cases_are_the_bundled_ones() -> None:
@@ -132,6 +135,17 @@ def variant(path: str, value: object) -> dict[str, Any]:
             variant("/carry_counter", {"reset_when": "x"}) | {"requires": ["carry_state"]},
             "/carry_counter",
             "label",
+        ),
+        (variant("/tools/0/behaviour/state_update", {"k": 1}), "/", 'list "tool_state"'),
+        (
+            variant("/tools/0/behaviour/state_update", {}) | {"requires": ["tool_state"]},
+            "/tools/0/behaviour/state_update",
+            "at least one key",
+        ),
+        (
+            variant("/steps/1", {"action": "wait_tool_calls", "statuses": {"c1": "done"}}),
+            "/steps/1/statuses/c1",
+            "'done' is not one of",
         ),
         (
             variant("/steps/1", {"action": "kill_worker"}) | {"worker": "in_process"},

@@ -84,6 +84,26 @@ SCENARIOS: dict[str, tuple[list[list[dict[str, Any]]], dict[str, Any]]] = {
         ],
         {"lookup": {"effect": "read"}},
     ),
+    # Tool state (issue 20): two parallel calls return state updates, which the next model
+    # call gets in model order; a third call updates again before the answer.
+    "tool-state-update": (
+        [
+            [
+                {
+                    "tool_calls": [
+                        {"id": "a", "name": "seat", "arguments": {"n": 1}},
+                        {"id": "b", "name": "meal", "arguments": {"n": 2}},
+                    ]
+                },
+                {"tool_calls": [{"id": "c", "name": "seat", "arguments": {"n": 3}}]},
+                {"text": "all set"},
+            ]
+        ],
+        {
+            "seat": {"effect": "read", "state_update": {"step": "seat", "seat": "12A"}},
+            "meal": {"effect": "read", "state_update": {"step": "meal", "meal": "veg"}},
+        },
+    ),
 }
 
 EARLY_ANSWERS = {"early-answer": ("early", "turn-1:w")}

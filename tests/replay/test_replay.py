@@ -19,6 +19,7 @@ def test_recorded_histories_exist() -> None:
         "continue-steps",
         "continue-limit",
         "carry-between-turns",
+        "tool-state-update",
     }
 
 

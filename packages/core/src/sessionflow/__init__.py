@@ -76,6 +76,7 @@ from sessionflow.temporal import (
     run_agent_worker,
     serve_agent_flows,
 )
+from sessionflow.tool_output import ToolOutput
 
 # RedisDeltaTransport needs the `redis` extra: it loads on first use, so importing
 # sessionflow never needs redis, and a missing extra fails with its install hint.
@@ -139,6 +140,7 @@ __all__ = [
     "ToolExecutionError",
     "ToolExecutionResult",
     "ToolInvocation",
+    "ToolOutput",
     "ToolPolicy",
     "ToolSpec",
     "TurnAborted",

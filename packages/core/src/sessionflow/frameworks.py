@@ -58,6 +58,9 @@ class FrameworkCapabilities:
         carry_state: A completed turn may carry state into the next
             (`TurnCompleted.carry`), and the runner honours `HarnessContext.carry` with
             it. Off by default, like ``continue_steps``.
+        tool_state: A tool step sees the run state of the model step that deferred it, may
+            return a state update (`ToolExecutionResult.state_update`), and the runner
+            applies `AgentTurnContext.state_updates` at the next model step.
     """
 
     parallel_tool_calls: bool
@@ -66,6 +69,7 @@ class FrameworkCapabilities:
     mcp_annotations: bool
     continue_steps: bool = False
     carry_state: bool = False
+    tool_state: bool = False
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -14,12 +14,21 @@ from typing import Any
 # ToolInvocation lives in the pure session package, next to the `DeferredToolExecution`
 # that builds it; this module keeps its old import path.
 from sessionflow.session import AgentSessionOptions, ToolEffect, ToolInvocation, ToolPolicy
+from sessionflow.tool_output import ToolOutput
 
-__all__ = ["ToolHandler", "ToolInvocation", "ToolSpec", "effect_from_mcp_annotations", "merge_tool_policies"]
+__all__ = [
+    "ToolHandler",
+    "ToolInvocation",
+    "ToolOutput",
+    "ToolSpec",
+    "effect_from_mcp_annotations",
+    "merge_tool_policies",
+]
 
 
-ToolHandler = Callable[[dict[str, Any], ToolInvocation], Awaitable[str] | str]
-"""Runs a tool: parsed JSON arguments and the invocation in, model-visible text out."""
+ToolHandler = Callable[[dict[str, Any], ToolInvocation], Awaitable[str | ToolOutput] | str | ToolOutput]
+"""Runs a tool: parsed JSON arguments and the invocation in, model-visible text out (or a
+`ToolOutput`: the text plus a state update, for frameworks with the `tool_state` ability)."""
 
 
 def effect_from_mcp_annotations(annotations: Mapping[str, Any] | None) -> ToolEffect | None:
@@ -93,11 +102,27 @@ class ToolSpec:
         return effect_from_mcp_annotations(self.mcp_annotations)
 
     async def call(self, arguments: dict[str, Any], invocation: ToolInvocation) -> str:
-        """Run the handler, awaiting it if it is async, and check it returned text."""
+        """Run the handler, awaiting it if it is async, and check it returned text.
+
+        For a runner that applies no tool state: a `ToolOutput` with a state update is
+        refused (a `TypeError`) rather than its update silently lost.
+        """
+        output = await self.call_output(arguments, invocation)
+        if output.state_update:
+            raise TypeError(
+                f"tool {self.name!r} returned a state update, and this framework's runner "
+                "does not apply tool state (capability tool_state)"
+            )
+        return output.text
+
+    async def call_output(self, arguments: dict[str, Any], invocation: ToolInvocation) -> ToolOutput:
+        """Run the handler like `call`, keeping a state update it returns with its text."""
         result = self.handler(arguments, invocation)
-        text = await result if inspect.isawaitable(result) else result
+        value = await result if inspect.isawaitable(result) else result
+        if isinstance(value, ToolOutput):
+            return ToolOutput(text=_checked_text(self.name, value.text), state_update=value.state_update)
         # Handlers are plugin or user code; check the promise the type hints make.
-        return _checked_text(self.name, text)
+        return ToolOutput(text=_checked_text(self.name, value))
 
 
 def _checked_text(tool_name: str, value: object) -> str:

@@ -28,6 +28,7 @@ def run_frameworks(out: Console) -> int:
             f"{_yes(caps.parallel_tool_calls)}; reasoning deltas {_yes(caps.reasoning_deltas)}; "
             f"MCP annotations {_yes(caps.mcp_annotations)}; continue steps {_yes(caps.continue_steps)}; "
             f"carry state {_yes(caps.carry_state)}; "
+            f"tool state {_yes(caps.tool_state)}; "
             f"plugin {spec.plugin_name}",
             soft_wrap=True,
             highlight=False,

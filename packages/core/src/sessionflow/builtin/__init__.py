@@ -1,6 +1,7 @@
 """The built-in, framework-free runner for OpenAI-compatible Chat Completions endpoints."""
 
 from sessionflow.builtin._runner import ChatCompletionsRunner, ModelHTTPError
+from sessionflow.builtin._tool_state import tool_state
 from sessionflow.builtin._tools import tool
 
-__all__ = ["ChatCompletionsRunner", "ModelHTTPError", "tool"]
+__all__ = ["ChatCompletionsRunner", "ModelHTTPError", "tool", "tool_state"]

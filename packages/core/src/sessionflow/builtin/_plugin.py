@@ -37,6 +37,7 @@ def sessionflow_register_frameworks(register: Callable[[FrameworkSpec], None]) -
                 mcp_annotations=True,
                 continue_steps=True,
                 carry_state=True,
+                tool_state=True,
             ),
             build_runner=_build_runner,
             model_api="chat_completions",

@@ -12,6 +12,7 @@ from typing import Any, cast
 import httpx
 
 from sessionflow.builtin._carry import with_carried
+from sessionflow.builtin._tool_state import STATE_KEY, merged_tool_state, state_line
 from sessionflow.images import image_data_url, image_ref_part, with_images_read
 from sessionflow.plugins import ToolSpec
 from sessionflow.session import (
@@ -77,6 +78,11 @@ class ChatCompletionsRunner(AgentFrameworkRunner):
     clears it). Every model call of the next turn sees a carry as a system message just
     before that turn's messages (`[sessionflow] Carried from the previous turn: ...`).
     Without a hook nothing is carried.
+    Tool state: a tool that returns `ToolOutput(text, state_update={...})` sets keys of a
+    JSON object kept in the run state. The updates of one model response's calls merge in
+    model order (a shallow update per call; the call the model asked for later wins), the
+    next model call sees the state as a ``Tool state: {...}`` line of its system message,
+    and later tools read it with `sessionflow.builtin.tool_state`. It lasts for the turn.
     """
 
     def __init__(
@@ -126,11 +132,13 @@ class ChatCompletionsRunner(AgentFrameworkRunner):
 
     async def run_model_step(self, turn: AgentTurnContext) -> AgentTurnOutcome:
         items: list[Json] = []
+        tool_state: Json = {}
         if turn.framework_run_state is not None:
             state = cast(Json, json.loads(turn.framework_run_state))
             if state.get("v") != RUN_STATE_VERSION:
                 raise ValueError(f"unsupported run state version {state.get('v')!r}")
             items = list(cast(list[Json], state["items"]))
+            tool_state = cast(Json, state.get(STATE_KEY) or {})
             for tool_call_id in cast(list[str], state["pending"]):
                 record = turn.recorded_tool_call(tool_call_id)
                 items.append(
@@ -140,12 +148,17 @@ class ChatCompletionsRunner(AgentFrameworkRunner):
                         "content": describe_tool_call_outcome(record),
                     }
                 )
+        tool_state = merged_tool_state(tool_state, turn.state_updates())
         history = with_carried(turn, [cast(Json, m.message.framework_item) for m in turn.messages])
-        messages = (
-            ([{"role": "system", "content": self.system_prompt}] if self.system_prompt else [])
-            + history
-            + items
+        # The state joins the one leading system message: many chat templates refuse a
+        # second system message, or one after the conversation started.
+        system = "\n\n".join(
+            [
+                *([self.system_prompt] if self.system_prompt else []),
+                *([state_line(tool_state)] if tool_state else []),
+            ]
         )
+        messages = ([{"role": "system", "content": system}] if system else []) + history + items
         reply = await self._complete(turn, [_wire_message(m) for m in messages])
         assistant: Json = {"role": "assistant", "content": reply.text or None}
         if reply.tool_calls:
@@ -166,6 +179,7 @@ class ChatCompletionsRunner(AgentFrameworkRunner):
                 "v": RUN_STATE_VERSION,
                 "items": [*items, assistant],
                 "pending": [d.tool_call_id for d in deferred],
+                STATE_KEY: tool_state,
             }
             return ToolCallsRequested(
                 framework_run_state=json.dumps(state), tool_calls=deferred, usage=reply.usage
@@ -177,6 +191,7 @@ class ChatCompletionsRunner(AgentFrameworkRunner):
                 "v": RUN_STATE_VERSION,
                 "items": [*produced, {"role": "user", "content": retry}],
                 "pending": [],
+                STATE_KEY: tool_state,
             }
             return ContinueRequested(
                 framework_run_state=json.dumps(state), note=f"output validator: {retry}", usage=reply.usage
@@ -245,8 +260,9 @@ class ChatCompletionsRunner(AgentFrameworkRunner):
         spec = self.tools.get(record.tool_name)
         if spec is None:
             raise ToolExecutionError(f"unknown tool {record.tool_name!r}")
-        output = await spec.call(record.parsed_arguments(), call.invocation)
-        return ToolExecutionResult(output=output)
+        output = await spec.call_output(record.parsed_arguments(), call.invocation)
+        update = json.dumps(dict(output.state_update), ensure_ascii=False) if output.state_update else None
+        return ToolExecutionResult(output=output.text, state_update=update)
 
 
 def _apply_chunk(reply: _Reply, chunk: Json, turn: AgentTurnContext) -> None:

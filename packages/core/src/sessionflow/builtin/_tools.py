@@ -9,6 +9,7 @@ from typing import Any
 from sessionflow.builtin._schema import parameters_schema
 from sessionflow.plugins import ToolInvocation, ToolSpec
 from sessionflow.session import ToolEffect, ToolPolicy
+from sessionflow.tool_output import ToolOutput
 
 __all__ = ["tool"]
 
@@ -23,18 +24,19 @@ def tool(
 ) -> ToolSpec:
     """Describe `function` as a tool. A parameter named `invocation` receives the ToolInvocation.
 
-    The function may be sync or async and must return text (or something `str()` renders).
+    The function may be sync or async and must return text (or something `str()` renders),
+    or a `ToolOutput` to also set keys of the tool state.
     """
     wants_invocation = "invocation" in inspect.signature(function).parameters
 
-    async def handler(arguments: dict[str, Any], invocation: ToolInvocation) -> str:
+    async def handler(arguments: dict[str, Any], invocation: ToolInvocation) -> str | ToolOutput:
         kwargs = dict(arguments)
         if wants_invocation:
             kwargs["invocation"] = invocation
         result = function(**kwargs)
         if inspect.isawaitable(result):
             result = await result
-        return result if isinstance(result, str) else str(result)
+        return result if isinstance(result, str | ToolOutput) else str(result)
 
     return ToolSpec(
         name=name or function.__name__,

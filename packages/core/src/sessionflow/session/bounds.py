@@ -64,11 +64,12 @@ def _cut(text: str | None) -> str | None:
 
 
 def bounded_tool_call(record: AgentToolCall) -> AgentToolCall:
-    """A record with its long arguments and output cut to previews."""
+    """A record with its long arguments, output and state update cut to previews."""
     arguments, output = _cut(record.arguments) or "", _cut(record.output)
-    if arguments is record.arguments and output is record.output:
+    update = _cut(record.state_update)
+    if arguments is record.arguments and output is record.output and update is record.state_update:
         return record
-    return replace(record, arguments=arguments, output=output)
+    return replace(record, arguments=arguments, output=output, state_update=update)
 
 
 def bounded_interrupt(interrupt: AgentInterrupt) -> AgentInterrupt:

@@ -36,6 +36,8 @@ class ToolInvocation:
         session_settings: Settings of the turn that made the call; a tool authorizes
             its call again against them on the worker that runs it.
         answer: The person's answer given with the approval, for question tools.
+        run_state: The framework run state of the model step that deferred the call
+            (framework-encoded), or None; a tool reads the framework's state from it.
     """
 
     tool_call_id: str
@@ -46,6 +48,7 @@ class ToolInvocation:
     tool_name: str = ""
     session_settings: Mapping[str, Any] = field(default_factory=lambda: {})
     answer: str | None = None
+    run_state: str | None = None
 
     @classmethod
     def from_deferred(cls, call: DeferredToolExecution) -> ToolInvocation:

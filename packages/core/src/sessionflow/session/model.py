@@ -28,6 +28,7 @@ from sessionflow.session.state import (
     AgentState,
     AgentStatus,
 )
+from sessionflow.session.tool_state import check_state_update, without_applied_updates
 from sessionflow.session.tools import (
     AgentToolCall,
     AgentToolCallStatus,
@@ -100,6 +101,9 @@ class SessionModel:
     turn_tool_calls: int = 0
     turn_continues: int = 0
     """Model steps of the running turn that asked for another model call (`ContinueRequested`)."""
+    state_updates_applied_through: int = 0
+    """Tool calls of the running turn (by `deferral_order`) whose state updates the current
+    run state already holds; the next model step gets only the updates of later calls."""
     turn_fingerprints: list[str] = field(default_factory=lambda: [])
     consecutive_rejections: int = 0
     stop_reason: str | None = None
@@ -199,6 +203,7 @@ class SessionModel:
         self.turn_model_calls = 0
         self.turn_tool_calls = 0
         self.turn_continues = 0
+        self.state_updates_applied_through = 0
         self.turn_fingerprints = []
         self.consecutive_rejections = 0
         self.stop_reason = None
@@ -365,6 +370,7 @@ class SessionModel:
             raise SessionStateError("the previous tool calls of this turn are not final")
         self.record_usage(outcome.usage, budget)
         order = len(self.tool_calls)
+        applied_through = order  # the step that made this batch applied every earlier update
         created: list[AgentToolCall] = []
         for call in outcome.tool_calls:
             order += 1
@@ -424,6 +430,7 @@ class SessionModel:
             )
         self.run_state = outcome.framework_run_state or None
         self.run_state_ref = outcome.run_state_ref
+        self.state_updates_applied_through = applied_through
         self.state = replace(self.state, status=AgentStatus.RUNNING_TOOLS)
         return created
 
@@ -451,6 +458,7 @@ class SessionModel:
             return
         self.run_state = outcome.framework_run_state or None
         self.run_state_ref = outcome.run_state_ref
+        self.state_updates_applied_through = len(self.tool_calls)  # this step applied them all
         self.state = replace(self.state, status=AgentStatus.RUNNING_MODEL)
 
     def _screen(self, call: DeferredToolCall, budget: Budget | None) -> str | None:
@@ -519,6 +527,10 @@ class SessionModel:
 
     # -- tool call records ---------------------------------------------------------------
 
+    def model_step_tool_calls(self) -> list[AgentToolCall]:
+        """The turn's tool call records for the next model step, without applied state updates."""
+        return without_applied_updates(self.tool_calls.values(), self.state_updates_applied_through)
+
     def record(self, tool_call_id: str) -> AgentToolCall:
         try:
             return self.tool_calls[tool_call_id]
@@ -527,6 +539,7 @@ class SessionModel:
 
     def move_tool_call(self, tool_call_id: str, status: AgentToolCallStatus, **changes: Any) -> AgentToolCall:
         updated = self.record(tool_call_id).moved_to(status, **changes)
+        check_state_update(updated)
         self.tool_calls[tool_call_id] = updated
         step = self.tool_step(self._require_turn(), tool_call_id)
         names = {"tool_call_id": tool_call_id, "tool_name": updated.tool_name}

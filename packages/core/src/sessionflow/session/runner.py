@@ -12,6 +12,7 @@ from sessionflow.session.events import AgentEventWriter
 from sessionflow.session.invocation import ToolInvocation
 from sessionflow.session.messages import AgentMessage, FrameworkMessage
 from sessionflow.session.outcomes import AgentTurnOutcome
+from sessionflow.session.tool_state import state_updates_in_model_order
 from sessionflow.session.tools import AgentToolCall, ToolEffect, ToolExecutionResult, ToolPolicy
 
 __all__ = [
@@ -81,6 +82,18 @@ class AgentTurnContext(_SessionIdAlias):
     def resolve_tool_policy(self, name: str, framework_effect: ToolEffect | None = None) -> ToolPolicy:
         return self.policy_resolver(name, framework_effect)
 
+    def state_updates(self) -> list[tuple[str, str]]:
+        """The state updates this step applies: ``(tool_call_id, update)``, in model order.
+
+        These are the updates of the calls the previous model step deferred (calls of
+        earlier steps were applied by the step after them). The runner applies them to
+        its run state with the framework's own merge rule (LangGraph: the reducers); a
+        framework without one applies them one after another in this order, the order
+        the model asked for the calls, not the order they finished in. A call that
+        failed, was rejected or has an unknown outcome carries no update.
+        """
+        return state_updates_in_model_order(self.tool_calls.values())
+
 
 @dataclass(frozen=True, kw_only=True)
 class DeferredToolExecution(_SessionIdAlias):
@@ -99,6 +112,9 @@ class DeferredToolExecution(_SessionIdAlias):
     heartbeat: Callable[..., None]
     session_settings: Mapping[str, Any] = field(default_factory=lambda: {})
     """Settings of the turn that made this call, as the session recorded them."""
+    run_state: str | None = None
+    """The run state of the model step that deferred this call (framework-encoded), so a
+    tool can see the framework's state; None when the session has none for it."""
 
     @property
     def idempotency_key(self) -> str:
@@ -120,6 +136,7 @@ class DeferredToolExecution(_SessionIdAlias):
             tool_name=self.tool_call.tool_name,
             session_settings=self.session_settings,
             answer=self.tool_call.answer,
+            run_state=self.run_state,
         )
 
 
@@ -140,6 +157,12 @@ class AgentFrameworkRunner(Protocol):
     offered". The session calls every method on every runner and probes for none, so a
     runner that wraps another (the CLI's per-turn runner) forwards them all and keeps
     every ability of the runner it wraps.
+
+    Tool state: a tool step gets the run state of the model step that deferred it
+    (`DeferredToolExecution.run_state`) and may return `ToolExecutionResult.state_update`.
+    The next model step applies `AgentTurnContext.state_updates()` with the framework's own
+    merge rule; a framework without one applies them one after another in model order
+    (the order of the calls in the model's response, whichever finished first).
     """
 
     def build_user_message(self, text: str) -> FrameworkMessage: ...

@@ -175,6 +175,11 @@ class AgentToolCall:
     output_ref: BodyRef | None = None
     """The whole output, when it was too large to keep in the session; `output` is then a
     preview, and the model step reads the output (capped) from the store."""
+    state_update: str | None = None
+    """The framework state update the tool returned with a success (framework-encoded), for
+    the next model step; None when it returned none. A call that did not succeed has none."""
+    state_update_ref: BodyRef | None = None
+    """The update, when it was too large to keep in the session; `state_update` is then None."""
 
     @property
     def is_final(self) -> bool:
@@ -195,9 +200,15 @@ class AgentToolCall:
 
 @dataclass(frozen=True, kw_only=True)
 class ToolExecutionResult:
-    """What a tool returned, as the text the model will see."""
+    """What a tool returned, as the text the model will see.
+
+    `state_update` is a change to the framework's run state (framework-encoded text, such
+    as a LangGraph `Command(update=...)`), which the next model step applies; see
+    `AgentTurnContext.state_updates`.
+    """
 
     output: str
+    state_update: str | None = None
 
 
 class ToolExecutionError(SessionRunError):

@@ -36,7 +36,7 @@ from sessionflow.session import (
     message_digest,
     validate_tool_call_ids,
 )
-from sessionflow.session.bodies import BodyRef, cap_text, is_media_ref, preview_text
+from sessionflow.session.bodies import BodyRef, cap_text, is_media_ref, preview_text, utf8_size
 from sessionflow.session.proposals import check_proposal
 from sessionflow.session.runner import ImageInput
 from sessionflow.temporal._bodies import BodyStore, StoreScope
@@ -317,6 +317,10 @@ class SessionActivities:
     async def _model_view(self, record: AgentToolCall) -> AgentToolCall:
         """A tool call record as the model sees it: its whole output, capped for the model."""
         cap = self._flow.options.tool_output_cap(record.policy)
+        if record.state_update_ref is not None:
+            # The update is framework state, never capped: the runner gets all of it.
+            update = await self._require_bodies().load_text(record.state_update_ref, cache=False)
+            record = replace(record, state_update=update, state_update_ref=None)
         if record.output_ref is not None:
             return await self._require_bodies().model_view(record, cap)
         if record.output is None:
@@ -446,6 +450,7 @@ class SessionActivities:
             events=events,
             heartbeat=activity.heartbeat,
             session_settings=request.session_settings,
+            run_state=await self._tool_run_state(request),
         )
         sink_token = MEDIA_SINK.set(self._media_sink())
         try:
@@ -469,12 +474,50 @@ class SessionActivities:
                     raise  # the step runs again once the store is back
                 # A single-attempt tool has run: failing now would record outcome_unknown and
                 # lose a known success. Keep a head small enough for the history instead.
+                if (
+                    result.state_update is not None
+                    and utf8_size(result.state_update) > _FALLBACK_OUTPUT_BYTES
+                ):
+                    raise  # a cut update is no update: the call ends outcome_unknown instead
                 return ToolCallOutput(
-                    output=cap_text(result.output, _FALLBACK_OUTPUT_BYTES, what=f"output ({error})")
+                    output=cap_text(result.output, _FALLBACK_OUTPUT_BYTES, what=f"output ({error})"),
+                    state_update=result.state_update,
                 )
+            update, update_ref = await self._stored_state_update(request, result)
             if ref is not None:
-                return ToolCallOutput(output=preview_text(result.output), output_ref=ref)
-        return ToolCallOutput(output=result.output)
+                return ToolCallOutput(
+                    output=preview_text(result.output),
+                    output_ref=ref,
+                    state_update=update,
+                    state_update_ref=update_ref,
+                )
+            return ToolCallOutput(output=result.output, state_update=update, state_update_ref=update_ref)
+        return ToolCallOutput(output=result.output, state_update=result.state_update)
+
+    async def _tool_run_state(self, request: ToolCallInput) -> str | None:
+        """The run state of the model step that deferred the call, loaded when stored."""
+        if request.run_state_ref is None:
+            return request.run_state
+        return await _with_heartbeats(
+            request.heartbeat_interval, self._require_bodies().load_text(request.run_state_ref)
+        )
+
+    async def _stored_state_update(
+        self, request: ToolCallInput, result: ToolExecutionResult
+    ) -> tuple[str | None, BodyRef | None]:
+        """The update as the workflow records it: inline when small, else (None, its reference).
+
+        Unlike an output, a store failure is not softened: the update is framework state,
+        and a head of it is no update at all. The step fails and runs again (a read or an
+        idempotent write) or ends outcome_unknown (a non-idempotent write).
+        """
+        if result.state_update is None:
+            return None, None
+        assert self._bodies is not None
+        ref = await _with_heartbeats(
+            request.heartbeat_interval, self._bodies.store_text(result.state_update, _scope())
+        )
+        return (None, ref) if ref is not None else (result.state_update, None)
 
 
 class _StepWriter(AgentEventWriter):

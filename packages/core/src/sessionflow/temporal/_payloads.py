@@ -205,6 +205,10 @@ class ToolCallInput:
     tool_call: AgentToolCall
     heartbeat_interval: float
     session_settings: dict[str, Any] = field(default_factory=lambda: {})
+    run_state: str | None = None
+    """The run state of the model step that deferred the call, when it is kept inline (small)."""
+    run_state_ref: BodyRef | None = None
+    """That run state when it is stored: the step loads it, so a large state is never inline."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -215,6 +219,10 @@ class ToolCallOutput:
     error: str | None = None
     output_ref: BodyRef | None = None
     """The whole output when it was stored; `output` is then its preview."""
+    state_update: str | None = None
+    """The tool's state update (`ToolExecutionResult.state_update`), when small enough to keep inline."""
+    state_update_ref: BodyRef | None = None
+    """The update when it was stored; `state_update` is then None."""
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -257,7 +257,7 @@ class AgentSessionWorkflow:
                     framework_run_state=model.run_state,
                     # A stored output travels as its reference only: the step reads it whole.
                     tool_calls=[
-                        replace(r, output=None) if r.output_ref else r for r in model.tool_calls.values()
+                        replace(r, output=None) if r.output_ref else r for r in model.model_step_tool_calls()
                     ],
                     tail=tail,
                     prefix_count=prefix_count,
@@ -329,6 +329,9 @@ class AgentSessionWorkflow:
                     tool_call=record,
                     heartbeat_interval=config.heartbeat_interval,
                     session_settings=model.turn_settings,
+                    # The state of the step that deferred the call: by reference when stored.
+                    run_state=model.run_state if model.run_state_ref is None else None,
+                    run_state_ref=model.run_state_ref,
                 ),
                 result_type=ToolCallOutput,
                 activity_id=SessionModel.tool_step(turn_id, tool_call_id),
@@ -366,6 +369,8 @@ class AgentSessionWorkflow:
                 AgentToolCallStatus.SUCCEEDED,
                 output=output.output or "",
                 output_ref=output.output_ref,
+                state_update=output.state_update,
+                state_update_ref=output.state_update_ref,
             )
 
     async def _await_approval(self, record: AgentToolCall) -> None:

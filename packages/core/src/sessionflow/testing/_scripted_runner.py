@@ -18,9 +18,15 @@ run state to at least that many bytes, to send it by reference), `carry` on a fi
 (the turn's `TurnCompleted.carry`; null or absent carries nothing; `carry_bytes` pads it).
 Each model log entry has `carried`: the carried state the step got (its size and digest
 when longer than 200 characters).
+run state to at least that many bytes, to send it by reference; it pads a tool call step's
+run state too). The model log records the `state_updates` each call was handed (an update
+longer than 200 characters as `<length>:<digest>`), and the tool log the run state the
+tool step got (`run_state_calls`: the model call that deferred it; `run_state_bytes`).
 A tool spec has `effect` (the framework's metadata), `output`, `error` (ToolExecutionError),
 `user_error` (raise `UserError`, which is not retryable by its class),
-`crash_attempts`, `gate` + `gate_attempts`, `returns_answer` (the answer given with the approval), `sleep` (seconds).
+`crash_attempts`, `gate` + `gate_attempts`, `returns_answer` (the answer given with the approval), `sleep` (seconds),
+`state_update` (returned with the output: a string, or JSON for anything else) and
+`state_update_bytes` (an update of that many bytes, different for every call).
 """
 
 from __future__ import annotations
@@ -151,6 +157,7 @@ class ScriptedRunner(AgentFrameworkRunner):
             message_count=len(turn.messages),
             settings=dict(turn.session_settings),
             carried=_logged(turn.carried_state),
+            state_updates=[[tool_call_id, _logged(update)] for tool_call_id, update in turn.state_updates()],
         )
         turns = cast(list[list[Json]], script["turns"])
         if number > len(turns) or run.calls >= len(turns[number - 1]):
@@ -188,7 +195,11 @@ class ScriptedRunner(AgentFrameworkRunner):
                 ],
             }
             state = {"calls": run.calls + 1, "items": [*run.items, item]}
-            return ToolCallsRequested(framework_run_state=json.dumps(state), tool_calls=deferred, usage=usage)
+            return ToolCallsRequested(
+                framework_run_state=_padded(state, int(step.get("state_bytes", 0))),
+                tool_calls=deferred,
+                usage=usage,
+            )
         if "continue" in step:
             prompt = {"role": "user", "content": str(step["continue"])}
             state = {"calls": run.calls + 1, "items": [*run.items, prompt]}
@@ -234,6 +245,8 @@ class ScriptedRunner(AgentFrameworkRunner):
             idempotency_key=call.idempotency_key,
             arguments=record.arguments,
             settings=dict(call.session_settings),
+            run_state_calls=json.loads(call.run_state)["calls"] if call.run_state is not None else None,
+            run_state_bytes=len(call.run_state or ""),
         )
         try:
             await self._gate(tool, call.attempt)
@@ -249,6 +262,11 @@ class ScriptedRunner(AgentFrameworkRunner):
             raise UserError(str(tool["user_error"]))
         if "error" in tool:
             raise ToolExecutionError(str(tool["error"]))
+        if "state_update" in tool or "state_update_bytes" in tool:
+            return ToolExecutionResult(
+                output=str(tool.get("output", f"{record.tool_name} done")),
+                state_update=_state_update(tool, call),
+            )
         if tool.get("returns_answer"):
             return ToolExecutionResult(output=f"the user answered: {record.answer}")
         if "output_bytes" in tool:
@@ -279,10 +297,27 @@ def _carry(step: Json) -> str | None:
     return text + "c" * max(0, int(step.get("carry_bytes", 0)) - len(text))
 
 
-def _logged(carried: str | None) -> str | None:
-    if carried is None or len(carried) <= 200:
-        return carried
-    return f"{len(carried)}:{hashlib.sha256(carried.encode()).hexdigest()[:16]}"
+def _logged(text: str | None) -> str | None:
+    """How the logs keep a carry or a state update: as is, or as `<length>:<digest>` when long."""
+    if text is None or len(text) <= 200:
+        return text
+    return f"{len(text)}:{hashlib.sha256(text.encode()).hexdigest()[:16]}"
+
+
+def _padded(state: Json, size: int) -> str:
+    encoded = json.dumps(state)
+    padding = max(0, size - len(encoded))
+    return json.dumps({**state, "padding": "p" * padding}) if padding else encoded
+
+
+def _state_update(tool: Json, call: DeferredToolExecution) -> str:
+    if "state_update_bytes" in tool:
+        # Different bytes for every call, so the content-addressed store cannot share them.
+        seed = f"{call.idempotency_key}|"
+        size = int(tool["state_update_bytes"])
+        return (seed * (size // len(seed) + 1))[:size]
+    update = tool["state_update"]
+    return update if isinstance(update, str) else json.dumps(update, sort_keys=True)
 
 
 def _usage(step: Json) -> AgentUsage:

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, get_args
 
-from sessionflow.session import ToolEffect, ToolPolicy
+from sessionflow.session import AgentToolCallStatus, ToolEffect, ToolPolicy
 from sessionflow.testing._model_script import ModelReply
 from sessionflow.testing.conformance._carry_counter import CarryCounter, parse_carry_counter
 from sessionflow.testing.conformance._case_files import CaseFileError, Node
@@ -45,6 +45,7 @@ __all__ = [
     "WaitIdleStep",
     "WaitInterruptStep",
     "WaitModelRequestsStep",
+    "WaitToolCallsStep",
     "action_name",
     "bundled_cases_dir",
     "load_case",
@@ -54,7 +55,13 @@ __all__ = [
 
 
 Capability = Literal[
-    "parallel_tool_calls", "reasoning_deltas", "images", "mcp_annotations", "continue_steps", "carry_state"
+    "parallel_tool_calls",
+    "reasoning_deltas",
+    "images",
+    "mcp_annotations",
+    "continue_steps",
+    "carry_state",
+    "tool_state",
 ]
 CAPABILITIES: tuple[Capability, ...] = get_args(Capability)
 BehaviourKind = Literal["return", "error", "crash", "block"]
@@ -77,6 +84,8 @@ class ToolBehaviour:
     ``error``: raise `ToolExecutionError(message)`. ``crash``: raise a plain exception on
     attempts <= ``times``, then answer ``text``. ``block``: wait at FileGate ``gate`` on
     attempts <= ``attempts`` until the test releases it, then answer ``text``.
+    ``state_update`` (``return`` and ``block``): the keys the run sets in the framework's
+    tool state, returned with the text as a `ToolOutput`.
     """
 
     kind: BehaviourKind
@@ -86,6 +95,7 @@ class ToolBehaviour:
     times: int = 0
     gate: str = ""
     attempts: int = 1
+    state_update: dict[str, Any] | None = None
 
     def output(self) -> str:
         if self.size is None:
@@ -157,16 +167,16 @@ class ConformanceCase:
 
 def _behaviour(node: Node) -> ToolBehaviour:
     kind_node = node.object(
-        required=("kind",), optional=("text", "size", "message", "times", "gate", "attempts")
+        required=("kind",), optional=("text", "size", "message", "times", "gate", "attempts", "state_update")
     )["kind"]
     kind = kind_node.string(choices=get_args(BehaviourKind))
     if kind == "return":
-        fields = node.object(required=("kind", "text"), optional=("size",))
+        fields = node.object(required=("kind", "text"), optional=("size", "state_update"))
         text = fields["text"].string(allow_empty=True)
         size = fields["size"].integer(minimum=0) if "size" in fields else None
         if size is not None and not text:
             raise fields["text"].error("a sized output needs a non-empty text to repeat")
-        return ToolBehaviour(kind="return", text=text, size=size)
+        return ToolBehaviour(kind="return", text=text, size=size, state_update=_state_update(fields))
     if kind == "error":
         fields = node.object(required=("kind", "message"))
         return ToolBehaviour(kind="error", message=fields["message"].string())
@@ -177,7 +187,7 @@ def _behaviour(node: Node) -> ToolBehaviour:
             times=fields["times"].integer(minimum=1),
             text=fields["text"].string(allow_empty=True) if "text" in fields else "ok",
         )
-    fields = node.object(required=("kind", "gate"), optional=("text", "attempts"))
+    fields = node.object(required=("kind", "gate"), optional=("text", "attempts", "state_update"))
     gate = fields["gate"].string()
     if not _GATE.match(gate):
         raise fields["gate"].error(f"gate name {gate!r} must match {_GATE.pattern}")
@@ -186,7 +196,17 @@ def _behaviour(node: Node) -> ToolBehaviour:
         gate=gate,
         text=fields["text"].string(allow_empty=True) if "text" in fields else "ok",
         attempts=fields["attempts"].integer(minimum=1) if "attempts" in fields else 1,
+        state_update=_state_update(fields),
     )
+
+
+def _state_update(fields: dict[str, Node]) -> dict[str, Any] | None:
+    if "state_update" not in fields:
+        return None
+    update = fields["state_update"].raw_object()
+    if not update:
+        raise fields["state_update"].error("a state_update sets at least one key")
+    return update
 
 
 def _policy(node: Node) -> ToolPolicy:
@@ -293,6 +313,13 @@ class WaitModelRequestsStep:
 
 
 @dataclass(frozen=True, kw_only=True)
+class WaitToolCallsStep:
+    """Wait until the running turn's records show these statuses (one call finished first)."""
+
+    statuses: dict[str, AgentToolCallStatus]
+
+
+@dataclass(frozen=True, kw_only=True)
 class KillPoint:
     """Exactly one of: a FileGate reached, the N-th model request recorded, an approval pending."""
 
@@ -320,6 +347,7 @@ Step = (
     | WaitGatesStep
     | ReleaseGatesStep
     | WaitModelRequestsStep
+    | WaitToolCallsStep
     | KillWorkerStep
     | CheckStep
 )
@@ -345,6 +373,7 @@ _STEP_FIELDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "wait_gates": (("gates",), ()),
     "release_gates": (("gates",), ()),
     "wait_model_requests": (("count",), ()),
+    "wait_tool_calls": (("statuses",), ()),
     "kill_worker": ((), ("at",)),
     "check": (("expect",), ()),
 }
@@ -386,6 +415,13 @@ def parse_step(node: Node) -> Step:
             return ReleaseGatesStep(gates=f["gates"].strings(min_items=1))
         case "wait_model_requests":
             return WaitModelRequestsStep(count=f["count"].integer(minimum=1))
+        case "wait_tool_calls":
+            return WaitToolCallsStep(
+                statuses={
+                    key: AgentToolCallStatus(value.string(choices=[s.value for s in AgentToolCallStatus]))
+                    for key, value in f["statuses"].mapping().items()
+                }
+            )
         case "kill_worker":
             return KillWorkerStep(at=_kill_point(f["at"]) if "at" in f else None)
         case _:
@@ -403,6 +439,7 @@ def action_name(step: Step) -> str:
         WaitGatesStep: "wait_gates",
         ReleaseGatesStep: "release_gates",
         WaitModelRequestsStep: "wait_model_requests",
+        WaitToolCallsStep: "wait_tool_calls",
         KillWorkerStep: "kill_worker",
         CheckStep: "check",
     }
@@ -457,6 +494,8 @@ def _check_capabilities(case: ConformanceCase, root: Node) -> None:
         raise root.error('a case with an output_check must list "continue_steps" in /requires')
     if case.carry_counter is not None and "carry_state" not in case.requires:
         raise root.error('a case with a carry_counter must list "carry_state" in /requires')
+    if any(tool.behaviour.state_update for tool in case.tools) and "tool_state" not in case.requires:
+        raise root.error('a case whose tools return a state_update must list "tool_state" in /requires')
     uses_images = bool(case.images)
     if uses_images and "images" not in case.requires:
         raise root.error('a case that sends images must list "images" in /requires')

@@ -13,7 +13,7 @@ import contextlib
 import json
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from datetime import timedelta
 from pathlib import Path
@@ -27,6 +27,7 @@ from sessionflow.session import (
     AgentSessionOptions,
     AgentSnapshot,
     AgentStatus,
+    AgentToolCallStatus,
     SessionRunError,
     SessionTimings,
     ToolExecutionError,
@@ -58,6 +59,7 @@ from sessionflow.testing.conformance._cases import (
     WaitIdleStep,
     WaitInterruptStep,
     WaitModelRequestsStep,
+    WaitToolCallsStep,
     action_name,
 )
 from sessionflow.testing.conformance._checks import (
@@ -74,6 +76,7 @@ from sessionflow.testing.conformance._runtime import (
     WORKER_MODULE,
     ConformanceRuntime,
 )
+from sessionflow.tool_output import ToolOutput
 
 __all__ = [
     "CONFORMANCE_TIMINGS",
@@ -123,7 +126,7 @@ def build_tool(tool: CaseTool, state_dir: Path) -> ToolSpec:
     log = invocation_log(state_dir)
     behaviour = tool.behaviour
 
-    async def handler(arguments: dict[str, Any], invocation: ToolInvocation) -> str:
+    async def handler(arguments: dict[str, Any], invocation: ToolInvocation) -> str | ToolOutput:
         log.record(
             "tool",
             tool.name,
@@ -143,6 +146,8 @@ def build_tool(tool: CaseTool, state_dir: Path) -> ToolSpec:
                     await FileGate(state_dir, behaviour.gate).wait_for_release()
             case "return":
                 pass
+        if behaviour.state_update is not None:
+            return ToolOutput(text=behaviour.output(), state_update=behaviour.state_update)
         return behaviour.output()
 
     return ToolSpec(
@@ -458,6 +463,8 @@ class _CaseDriver:
                     FileGate(self.state_dir, gate).release()
             case WaitModelRequestsStep():
                 await self._wait_model_requests(step.count)
+            case WaitToolCallsStep():
+                await self._wait_tool_calls(step.statuses)
             case KillWorkerStep():
                 await self._kill(step.at)
             case CheckStep():
@@ -471,6 +478,13 @@ class _CaseDriver:
         return await wait_for_session(
             self.sessions, self.session_id, description, probe, timeout=WAIT_SECONDS
         )
+
+    async def _wait_tool_calls(self, statuses: Mapping[str, AgentToolCallStatus]) -> None:
+        def reached(snapshot: AgentSnapshot) -> bool | None:
+            now = {r.tool_call_id: r.status for r in snapshot.tool_calls}
+            return all(now.get(key) is status for key, status in statuses.items()) or None
+
+        await self._wait(f"tool calls {dict(statuses)} to be recorded", reached)
 
     async def _wait_idle(self, turns: int) -> AgentSnapshot:
         def done(snapshot: AgentSnapshot) -> AgentSnapshot | None:
