@@ -51,6 +51,11 @@ class FrameworkCapabilities:
             again, no tool in between), and the runner honours
             `HarnessContext.output_validator` with it. Off by default, so adapters built
             before continue steps keep declaring only what they had.
+        framework_approvals: The runner reports the framework's own approval rules on a
+            deferred call (`DeferredToolCall.framework_approval`: a tool's
+            ``needs_approval``, a pre-approval); the session's floor still decides.
+        questions: The runner turns the framework's request for input into a question
+            (`DeferredToolCall.question`), answered with a value.
     """
 
     parallel_tool_calls: bool
@@ -58,6 +63,8 @@ class FrameworkCapabilities:
     images: bool
     mcp_annotations: bool
     continue_steps: bool = False
+    framework_approvals: bool = False
+    questions: bool = False
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -32,6 +32,7 @@ from sessionflow.session import (
     TurnCompleted,
     describe_tool_call_outcome,
 )
+from sessionflow.tool_asks import with_tool_asks
 
 __all__ = ["ChatCompletionsRunner", "ModelHTTPError"]
 
@@ -70,6 +71,12 @@ class ChatCompletionsRunner(AgentFrameworkRunner):
     ends with `ContinueRequested`, and the next model call sees the refused answer and
     the prompt as a user message (as Pydantic AI's `ModelRetry` does). The refused answer
     and the prompt stay in the turn's messages, so the transcript shows what the model saw.
+
+    A tool's own approval rule (`ToolSpec.needs_approval`, `ToolSpec.pre_approved`) and
+    its question (`ToolSpec.question`, see `sessionflow.tool_asks.question_tool`) go on the
+    deferred call; the session's floor still decides. A question's answer is the tool's
+    output the model sees. A rejection, of the session's approval or the tool's own, reaches
+    the model as `describe_tool_call_outcome` words it (this runner has no wording of its own).
     """
 
     def __init__(
@@ -143,13 +150,16 @@ class ChatCompletionsRunner(AgentFrameworkRunner):
             calls = [reply.tool_calls[i] for i in sorted(reply.tool_calls)]
             assistant["tool_calls"] = calls
             deferred = [
-                DeferredToolCall(
-                    tool_call_id=str(c["id"]),
-                    tool_name=str(c["function"]["name"]),
-                    arguments=str(c["function"]["arguments"] or "{}"),
-                    policy=turn.resolve_tool_policy(
-                        str(c["function"]["name"]), self._framework_effect(str(c["function"]["name"]))
+                with_tool_asks(
+                    DeferredToolCall(
+                        tool_call_id=str(c["id"]),
+                        tool_name=str(c["function"]["name"]),
+                        arguments=str(c["function"]["arguments"] or "{}"),
+                        policy=turn.resolve_tool_policy(
+                            str(c["function"]["name"]), self._framework_effect(str(c["function"]["name"]))
+                        ),
                     ),
+                    self.tools.get(str(c["function"]["name"])),
                 )
                 for c in calls
             ]

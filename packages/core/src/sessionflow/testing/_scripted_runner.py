@@ -17,7 +17,9 @@ A step is the reply to the n-th model call of a turn: `{"text": ...}` for a fina
 run state to at least that many bytes, to send it by reference).
 A tool spec has `effect` (the framework's metadata), `output`, `error` (ToolExecutionError),
 `user_error` (raise `UserError`, which is not retryable by its class),
-`crash_attempts`, `gate` + `gate_attempts`, `returns_answer` (the answer given with the approval), `sleep` (seconds).
+`crash_attempts`, `gate` + `gate_attempts`, `returns_answer` (the answer given with the approval), `sleep` (seconds),
+`framework_approval` (``"required"`` or ``"pre_approved"``, the framework's own rule) and
+`question` (the call asks this text; ``true`` asks the call's ``question`` argument).
 """
 
 from __future__ import annotations
@@ -201,11 +203,16 @@ class ScriptedRunner(AgentFrameworkRunner):
     def _defer(turn: AgentTurnContext, call: Json, tool: Json) -> DeferredToolCall:
         effect = tool.get("effect")
         arguments = call.get("arguments", {})
+        question = tool.get("question")
+        if question is True:
+            question = str(cast(Json, arguments).get("question", "")) if isinstance(arguments, dict) else ""
         return DeferredToolCall(
             tool_call_id=str(call["id"]),
             tool_name=str(call["name"]),
             arguments=arguments if isinstance(arguments, str) else json.dumps(arguments, sort_keys=True),
             policy=turn.resolve_tool_policy(str(call["name"]), ToolEffect(effect) if effect else None),
+            framework_approval=tool.get("framework_approval"),
+            question=None if question is None else str(question),
         )
 
     @staticmethod
