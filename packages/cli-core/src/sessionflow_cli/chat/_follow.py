@@ -228,7 +228,7 @@ class TurnFollower:
                 continue
             self.handled.add(interrupt.interrupt_id)
             self.view.quiet()
-            if interrupt.tool_name == ASK_USER:
+            if interrupt.kind == "question" or interrupt.tool_name == ASK_USER:
                 await self._question(interrupt)
             else:
                 await self._approval(interrupt)
