@@ -37,6 +37,9 @@ REQUIRED = {
     "image_message",
     "continue_retry_prompt",
     "sigkill_after_continue",
+    "framework_approval_on_read",
+    "framework_pre_approval_floor",
+    "question_answered",
 }
 
 
@@ -51,6 +54,9 @@ def test_bundled_cases_load_and_cover_the_required_scenarios() -> None:
     assert requires["image_message"] == {"images"}
     assert requires["text_answer"] == set()
     assert requires["continue_retry_prompt"] == {"continue_steps"}
+    assert requires["framework_approval_on_read"] == {"framework_approvals"}
+    assert requires["framework_pre_approval_floor"] == {"framework_approvals"}
+    assert requires["question_answered"] == {"questions"}
 
 
 def test_the_repository_cases_are_the_bundled_ones() -> None:
@@ -125,6 +131,13 @@ def variant(path: str, value: object) -> dict[str, Any]:
         (variant("/images", {"red": {"width": 1, "height": 1, "rgb": [1, 2, 3]}}), "/", 'list "images"'),
         (variant("/output_check", {"must_contain": "x", "retry_prompt": "y"}), "/", 'list "continue_steps"'),
         (variant("/output_check", {"must_contain": "x"}), "/output_check", "retry_prompt"),
+        (variant("/tools/0/framework_approval", "required"), "/", 'list "framework_approvals"'),
+        (
+            variant("/tools/0/framework_approval", "maybe"),
+            "/tools/0/framework_approval",
+            "'maybe' is not one of",
+        ),
+        (variant("/tools/0/question_argument", "q"), "/", 'list "questions"'),
         (
             variant("/steps/1", {"action": "kill_worker"}) | {"worker": "in_process"},
             "/steps/1",
