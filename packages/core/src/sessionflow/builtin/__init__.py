@@ -2,5 +2,6 @@
 
 from sessionflow.builtin._runner import ChatCompletionsRunner, ModelHTTPError
 from sessionflow.builtin._tools import tool
+from sessionflow.tool_asks import question_tool
 
-__all__ = ["ChatCompletionsRunner", "ModelHTTPError", "tool"]
+__all__ = ["ChatCompletionsRunner", "ModelHTTPError", "question_tool", "tool"]
