@@ -18,6 +18,8 @@ def test_recorded_histories_exist() -> None:
         "upgrade-from-v1",
         "continue-steps",
         "continue-limit",
+        "framework-approval",
+        "question-answered",
     }
 
 

@@ -21,6 +21,7 @@ from sessionflow.session import (
     ToolPolicy,
     decide_approval,
 )
+from sessionflow.session.approvals import as_session_approval
 from tests.session.helpers import NOW, READ, call, model_in_turn, requested
 
 # Every floor a session can have: the effect's default, an explicit ToolPolicy either way,
@@ -232,3 +233,29 @@ def test_a_refused_proposal_never_asks_even_when_the_framework_does() -> None:
     (record,) = model.request_tools(requested(deferred), now=NOW, deadline=None)
     assert (record.status, record.approval_source) == (AgentToolCallStatus.REJECTED, None)
     assert model.pending_interrupts == []
+
+
+@pytest.mark.parametrize(
+    ("deferred", "requires_approval"),
+    [
+        pytest.param(replace(call("a"), framework_approval="required"), True, id="framework asks for a read"),
+        pytest.param(question(), True, id="a question on a read"),
+        pytest.param(replace(call("a"), framework_approval="pre_approved"), None, id="a pre-approved read"),
+        pytest.param(call("a"), None, id="no framework rule"),
+        pytest.param(
+            replace(
+                call("a", policy=ToolPolicy(effect=ToolEffect.NON_IDEMPOTENT_WRITE)),
+                framework_approval="required",
+            ),
+            None,
+            id="the floor asks already",
+        ),
+    ],
+)
+def test_a_workflow_before_framework_asks_still_waits_for_what_the_framework_asks(
+    deferred: DeferredToolCall, requires_approval: bool | None
+) -> None:
+    # Such a workflow reads only the policy: the call must wait there as an approval.
+    folded = as_session_approval(deferred)
+    assert folded.policy.requires_approval is requires_approval
+    assert folded.policy.is_approval_required is decide_approval(deferred).waits

@@ -25,14 +25,21 @@ the framework asked too), ``"framework"`` when only the framework did, None when
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from sessionflow.session.bodies import INLINE_BODY_BYTES, utf8_size
 from sessionflow.session.errors import SessionStateError, UserError
 from sessionflow.session.state import InterruptKind
 from sessionflow.session.tools import ApprovalSource, DeferredToolCall
 
-__all__ = ["MAX_ANSWER_BYTES", "ApprovalDecision", "InvalidAnswerError", "check_answer", "decide_approval"]
+__all__ = [
+    "MAX_ANSWER_BYTES",
+    "ApprovalDecision",
+    "InvalidAnswerError",
+    "as_session_approval",
+    "check_answer",
+    "decide_approval",
+]
 
 MAX_ANSWER_BYTES = INLINE_BODY_BYTES
 """Bytes of UTF-8 an answer to a question may have. The answer stays on the call's record
@@ -80,6 +87,20 @@ def decide_approval(call: DeferredToolCall) -> ApprovalDecision:
     if call.framework_approval == "required":
         return ApprovalDecision(waits=True, source="framework")
     return ApprovalDecision(waits=False)
+
+
+def as_session_approval(call: DeferredToolCall) -> DeferredToolCall:
+    """`call` for a workflow that predates framework approvals and questions.
+
+    Such a workflow reads only the policy, so a call that waits because the framework asks
+    (or asks a question) gets ``requires_approval=True``: it still waits, as an approval
+    whose answer travels as before (`AgentToolCall.answer`).
+    """
+    if call.framework_approval is None and call.question is None:
+        return call
+    if decide_approval(call).waits and not call.policy.is_approval_required:
+        return replace(call, policy=replace(call.policy, requires_approval=True))
+    return call
 
 
 def check_answer(kind: InterruptKind, *, approved: bool, answer: str | None) -> None:

@@ -167,6 +167,11 @@ class RunModelInput:
     """The workflow handles `RunModelResult.continued`. A workflow built before continue
     steps sends no such field, so a newer worker refuses a `ContinueRequested` with a clear
     error instead of returning a result that workflow cannot read."""
+    accepts_asks: bool = False
+    """The workflow reads `DeferredToolCall.framework_approval` and `question`. A workflow
+    built before them sends no such field; a newer worker then turns every call the
+    framework asks about into an explicit approval (`as_session_approval`), so that workflow
+    still waits for a person instead of running the call unasked."""
 
 
 @dataclass(frozen=True, kw_only=True)

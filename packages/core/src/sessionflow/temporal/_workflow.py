@@ -269,6 +269,7 @@ class AgentSessionWorkflow:
                     framework_run_state_ref=model.run_state_ref,
                     media=list(model.media),
                     accepts_continue=True,
+                    accepts_asks=True,
                 ),
                 result_type=RunModelResult,
                 activity_id=activity_id,
