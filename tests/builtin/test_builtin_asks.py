@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -42,7 +42,7 @@ async def model_server() -> AsyncIterator[ScriptedModelServer]:
 @asynccontextmanager
 async def serving(
     temporal_address: str, key: str, runner: ChatCompletionsRunner
-) -> AsyncIterator[AgentSessionClient]:
+) -> AsyncGenerator[AgentSessionClient]:
     client = await connect(temporal_address)
     flow = AgentSessionFlow(runner, flow_type=f"builtin-{key}", options=AgentSessionOptions(timings=FAST))
     stop = asyncio.Event()
