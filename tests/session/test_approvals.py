@@ -259,3 +259,10 @@ def test_a_workflow_before_framework_asks_still_waits_for_what_the_framework_ask
     folded = as_session_approval(deferred)
     assert folded.policy.requires_approval is requires_approval
     assert folded.policy.is_approval_required is decide_approval(deferred).waits
+
+
+def test_a_runner_mistake_in_a_batch_records_none_of_it() -> None:
+    model = model_in_turn()
+    with pytest.raises(SessionStateError, match="blank"):
+        model.request_tools(requested(call("a"), question("q", text="")), now=NOW, deadline=None)
+    assert (model.tool_calls, model.pending_interrupts, model.usage.requests) == ({}, [], 0)

@@ -357,13 +357,14 @@ class SessionModel:
         validate_tool_call_ids(outcome.tool_calls, self.tool_calls)
         if any(not r.is_final for r in self.tool_calls.values()):
             raise SessionStateError("the previous tool calls of this turn are not final")
+        # Decided before anything is recorded, so a runner's mistake leaves no half batch.
+        decisions = [decide_approval(call) for call in outcome.tool_calls]
         self.record_usage(outcome.usage, budget)
         order = len(self.tool_calls)
         created: list[AgentToolCall] = []
-        for call in outcome.tool_calls:
+        for call, decision in zip(outcome.tool_calls, decisions, strict=True):
             order += 1
             refusal = self._screen(call, budget)
-            decision = decide_approval(call)
             needs_approval = refusal is None and decision.waits
             interrupt_id = f"{turn_id}:{call.tool_call_id}" if needs_approval else None
             question = cap_text(call.question, MAX_ANSWER_BYTES, what="question") if call.question else None
