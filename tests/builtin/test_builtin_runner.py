@@ -68,6 +68,8 @@ def test_builtin_registers_as_a_framework() -> None:
     assert spec.capabilities.continue_steps
     assert spec.capabilities.carry_state
     assert spec.capabilities.tool_state
+    assert spec.capabilities.framework_approvals
+    assert spec.capabilities.questions
 
 
 def test_builtin_builds_from_a_context_and_refuses_other_apis(tmp_path: Path) -> None:

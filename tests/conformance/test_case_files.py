@@ -40,6 +40,9 @@ REQUIRED = {
     "carry_between_turns",
     "tool_state_parallel_updates",
     "sigkill_after_tool_state",
+    "framework_approval_on_read",
+    "framework_pre_approval_floor",
+    "question_answered",
 }
 
 
@@ -56,6 +59,9 @@ def test_bundled_cases_load_and_cover_the_required_scenarios() -> None:
     assert requires["continue_retry_prompt"] == {"continue_steps"}
     assert requires["carry_between_turns"] == {"carry_state"}
     assert requires["tool_state_parallel_updates"] == {"parallel_tool_calls", "tool_state"}
+    assert requires["framework_approval_on_read"] == {"framework_approvals"}
+    assert requires["framework_pre_approval_floor"] == {"framework_approvals"}
+    assert requires["question_answered"] == {"questions"}
 
 
 def test_the_repository_cases_are_the_bundled_ones() -> None:
@@ -147,6 +153,13 @@ def variant(path: str, value: object) -> dict[str, Any]:
             "/steps/1/statuses/c1",
             "'done' is not one of",
         ),
+        (variant("/tools/0/framework_approval", "required"), "/", 'list "framework_approvals"'),
+        (
+            variant("/tools/0/framework_approval", "maybe"),
+            "/tools/0/framework_approval",
+            "'maybe' is not one of",
+        ),
+        (variant("/tools/0/question_argument", "q"), "/", 'list "questions"'),
         (
             variant("/steps/1", {"action": "kill_worker"}) | {"worker": "in_process"},
             "/steps/1",

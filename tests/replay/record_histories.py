@@ -104,6 +104,35 @@ SCENARIOS: dict[str, tuple[list[list[dict[str, Any]]], dict[str, Any]]] = {
             "meal": {"effect": "read", "state_update": {"step": "meal", "meal": "veg"}},
         },
     ),
+    # Framework approvals (issue 20): the framework asks for a read the session would run
+    # at once, and pre-approves a write whose floor asks anyway; both are approved.
+    "framework-approval": (
+        [
+            [
+                {
+                    "tool_calls": [
+                        {"id": "r", "name": "lookup", "arguments": {"q": 1}},
+                        {"id": "w", "name": "publish", "arguments": {}},
+                    ]
+                },
+                {"text": "done"},
+            ]
+        ],
+        {
+            "lookup": {"effect": "read", "framework_approval": "required"},
+            "publish": {"effect": "non_idempotent_write", "framework_approval": "pre_approved"},
+        },
+    ),
+    # Questions (issue 20): a question answered with a value, which the tool returns.
+    "question-answered": (
+        [
+            [
+                {"tool_calls": [{"id": "q", "name": "ask", "arguments": {"question": "Which colour?"}}]},
+                {"text": "ok"},
+            ]
+        ],
+        {"ask": {"effect": "read", "question": True, "returns_answer": True}},
+    ),
 }
 
 EARLY_ANSWERS = {"early-answer": ("early", "turn-1:w")}
@@ -146,7 +175,10 @@ async def record(names: list[str]) -> None:
                         while True:
                             snapshot = await sessions.get_agent_snapshot(name)
                             for interrupt in snapshot.pending_interrupts:
-                                await sessions.resolve_interrupt(name, interrupt.interrupt_id, approved=True)
+                                answer = "teal" if interrupt.kind == "question" else None
+                                await sessions.resolve_interrupt(
+                                    name, interrupt.interrupt_id, approved=True, answer=answer
+                                )
                             state = snapshot.state
                             if (
                                 state

@@ -20,6 +20,8 @@ def test_recorded_histories_exist() -> None:
         "continue-limit",
         "carry-between-turns",
         "tool-state-update",
+        "framework-approval",
+        "question-answered",
     }
 
 

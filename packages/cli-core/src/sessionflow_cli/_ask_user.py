@@ -1,23 +1,26 @@
 """`ask_user`: the agent asks the person at the terminal a question.
 
-The question waits as an approval: the terminal shows it, and the answer travels with the
-approval (`resolve_interrupt(..., answer=...)`) to the tool, which returns it. Declining
-rejects the call, so the tool never runs.
+Every call is a question (`DeferredToolCall.question`, an interrupt of kind
+``"question"``): the builtin runner sets it from `ToolSpec.question`, and the command's
+`TurnRunner` sets it for the other frameworks (`as_question`). The terminal shows it, and
+the answer travels with `resolve_interrupt(..., answer=...)` to the tool, which returns
+it. Declining rejects the call, so the tool never runs.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
 from typing import Any, cast
 
-from sessionflow import ToolEffect, ToolInvocation, ToolPolicy, ToolSpec
+from sessionflow import DeferredToolCall, ToolEffect, ToolInvocation, ToolPolicy, ToolSpec
 from sessionflow.session import tool_arguments_object
 
-__all__ = ["ASK_USER", "DECLINED_MESSAGE", "Question", "ask_user_tool", "parse_question"]
+__all__ = ["ASK_USER", "DECLINED_MESSAGE", "Question", "as_question", "ask_user_tool", "parse_question"]
 
 ASK_USER = "ask_user"
 DECLINED_MESSAGE = "The user declined to answer."
+NO_QUESTION = "(the agent asked without a question)"
 
 _PARAMETERS: dict[str, Any] = {
     "type": "object",
@@ -59,6 +62,19 @@ def parse_question(arguments: str) -> Question:
     )
 
 
+def _question_text(arguments: Mapping[str, Any]) -> str:
+    # Never blank: the session refuses a blank question as an invalid model step.
+    text = arguments.get("question")
+    return text.strip() if isinstance(text, str) and text.strip() else NO_QUESTION
+
+
+def as_question(call: DeferredToolCall) -> DeferredToolCall:
+    """An `ask_user` call as a question, whichever framework proposed it; other calls unchanged."""
+    if call.tool_name != ASK_USER or call.question is not None:
+        return call
+    return replace(call, question=_question_text(tool_arguments_object(call.arguments) or {}))
+
+
 def _answer(arguments: dict[str, Any], invocation: ToolInvocation) -> str:
     # The answer came with the approval; without one the person approved without words.
     return invocation.answer if invocation.answer is not None else "The user gave no answer."
@@ -76,4 +92,5 @@ def ask_user_tool() -> ToolSpec:
         effect=ToolEffect.READ,
         policy=ToolPolicy(effect=ToolEffect.READ, requires_approval=True),
         handler=_answer,
+        question=_question_text,
     )

@@ -15,6 +15,7 @@ from __future__ import annotations
 import sys
 import threading
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from sessionflow import (
@@ -24,9 +25,11 @@ from sessionflow import (
     DeferredToolExecution,
     FrameworkMessage,
     ImageInput,
+    ToolCallsRequested,
     ToolExecutionError,
     ToolExecutionResult,
 )
+from sessionflow_cli._ask_user import as_question
 from sessionflow_cli.config import ConfigError, TurnConfig, ignored_setting_keys
 
 __all__ = ["BeforeModelStep", "TurnRunner", "wrap_runner"]
@@ -82,7 +85,11 @@ class TurnRunner(AgentFrameworkRunner):
         resolved = self.resolve(turn.session_settings)
         if self._before is not None:
             self._before(turn, resolved)
-        return await self.runner_for(resolved.model).run_model_step(turn)
+        outcome = await self.runner_for(resolved.model).run_model_step(turn)
+        if isinstance(outcome, ToolCallsRequested):
+            # `ask_user` is a question under every framework, not only those that say so.
+            outcome = replace(outcome, tool_calls=[as_question(c) for c in outcome.tool_calls])
+        return outcome
 
     def tool_catalog(self, session_settings: Mapping[str, Any]) -> Mapping[str, Mapping[str, Any]] | None:
         # The session asks right after the model step, whose settings resolved: the catalog

@@ -61,6 +61,11 @@ class FrameworkCapabilities:
         tool_state: A tool step sees the run state of the model step that deferred it, may
             return a state update (`ToolExecutionResult.state_update`), and the runner
             applies `AgentTurnContext.state_updates` at the next model step.
+        framework_approvals: The runner reports the framework's own approval rules on a
+            deferred call (`DeferredToolCall.framework_approval`: a tool's
+            ``needs_approval``, a pre-approval); the session's floor still decides.
+        questions: The runner turns the framework's request for input into a question
+            (`DeferredToolCall.question`), answered with a value.
     """
 
     parallel_tool_calls: bool
@@ -70,6 +75,8 @@ class FrameworkCapabilities:
     continue_steps: bool = False
     carry_state: bool = False
     tool_state: bool = False
+    framework_approvals: bool = False
+    questions: bool = False
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -71,6 +71,15 @@ class ToolSpec:
             it into `AgentSessionOptions.tool_policies` (`merge_tool_policies`).
         handler: Runs the tool; may be sync or async.
         mcp_annotations: MCP ``annotations`` of the tool, when it came from an MCP server.
+        needs_approval: The framework's own approval rule (as OpenAI's ``needs_approval``):
+            True, or a callable of the parsed arguments that answers whether this call
+            asks. It adds an approval to the session's floor, never removes one.
+        pre_approved: The framework allows the tool without asking (as Claude's
+            ``allowed_tools``). Recorded only: the session's floor still asks where it must.
+        question: Makes each call a question to the person: a callable of the parsed
+            arguments that answers the question text (see `sessionflow.tool_asks`).
+        Runners that declare ``framework_approvals`` / ``questions`` honour the last three
+        (`sessionflow.tool_asks.with_tool_asks`); others ignore them.
     """
 
     name: str
@@ -80,6 +89,9 @@ class ToolSpec:
     policy: ToolPolicy | None
     handler: ToolHandler
     mcp_annotations: Mapping[str, Any] | None = None
+    needs_approval: bool | Callable[[Mapping[str, Any]], bool] = False
+    pre_approved: bool = False
+    question: Callable[[Mapping[str, Any]], str] | None = None
 
     def __post_init__(self) -> None:
         if not self.name.strip():

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import deque
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Literal, Protocol
 
 from sessionflow import (
@@ -228,7 +228,7 @@ class TurnFollower:
                 continue
             self.handled.add(interrupt.interrupt_id)
             self.view.quiet()
-            if interrupt.tool_name == ASK_USER:
+            if interrupt.kind == "question" or interrupt.tool_name == ASK_USER:
                 await self._question(interrupt)
             else:
                 await self._approval(interrupt)
@@ -249,6 +249,9 @@ class TurnFollower:
 
     async def _question(self, interrupt: AgentInterrupt) -> None:
         question = parse_question(interrupt.arguments)
+        if interrupt.question:
+            # The session's question text: what the framework asked, whatever its arguments.
+            question = replace(question, text=interrupt.question)
         self.view.question(question.text, list(question.choices))
         reply = await self.responder.ask(interrupt, question)
         if reply is False:

@@ -29,6 +29,7 @@ def run_frameworks(out: Console) -> int:
             f"MCP annotations {_yes(caps.mcp_annotations)}; continue steps {_yes(caps.continue_steps)}; "
             f"carry state {_yes(caps.carry_state)}; "
             f"tool state {_yes(caps.tool_state)}; "
+            f"framework approvals {_yes(caps.framework_approvals)}; questions {_yes(caps.questions)}; "
             f"plugin {spec.plugin_name}",
             soft_wrap=True,
             highlight=False,

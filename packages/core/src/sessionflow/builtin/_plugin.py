@@ -38,6 +38,8 @@ def sessionflow_register_frameworks(register: Callable[[FrameworkSpec], None]) -
                 continue_steps=True,
                 carry_state=True,
                 tool_state=True,
+                framework_approvals=True,
+                questions=True,
             ),
             build_runner=_build_runner,
             model_api="chat_completions",

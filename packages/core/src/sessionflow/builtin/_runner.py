@@ -34,6 +34,7 @@ from sessionflow.session import (
     TurnCompleted,
     describe_tool_call_outcome,
 )
+from sessionflow.tool_asks import with_tool_asks
 
 __all__ = ["ChatCompletionsRunner", "ModelHTTPError"]
 
@@ -83,6 +84,11 @@ class ChatCompletionsRunner(AgentFrameworkRunner):
     model order (a shallow update per call; the call the model asked for later wins), the
     next model call sees the state as a ``Tool state: {...}`` line of its system message,
     and later tools read it with `sessionflow.builtin.tool_state`. It lasts for the turn.
+    A tool's own approval rule (`ToolSpec.needs_approval`, `ToolSpec.pre_approved`) and
+    its question (`ToolSpec.question`, see `sessionflow.tool_asks.question_tool`) go on the
+    deferred call; the session's floor still decides. A question's answer is the tool's
+    output the model sees. A rejection, of the session's approval or the tool's own, reaches
+    the model as `describe_tool_call_outcome` words it (this runner has no wording of its own).
     """
 
     def __init__(
@@ -165,13 +171,16 @@ class ChatCompletionsRunner(AgentFrameworkRunner):
             calls = [reply.tool_calls[i] for i in sorted(reply.tool_calls)]
             assistant["tool_calls"] = calls
             deferred = [
-                DeferredToolCall(
-                    tool_call_id=str(c["id"]),
-                    tool_name=str(c["function"]["name"]),
-                    arguments=str(c["function"]["arguments"] or "{}"),
-                    policy=turn.resolve_tool_policy(
-                        str(c["function"]["name"]), self._framework_effect(str(c["function"]["name"]))
+                with_tool_asks(
+                    DeferredToolCall(
+                        tool_call_id=str(c["id"]),
+                        tool_name=str(c["function"]["name"]),
+                        arguments=str(c["function"]["arguments"] or "{}"),
+                        policy=turn.resolve_tool_policy(
+                            str(c["function"]["name"]), self._framework_effect(str(c["function"]["name"]))
+                        ),
                     ),
+                    self.tools.get(str(c["function"]["name"])),
                 )
                 for c in calls
             ]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from sessionflow.builtin._schema import parameters_schema
@@ -21,11 +21,15 @@ def tool(
     policy: ToolPolicy | None = None,
     name: str | None = None,
     description: str | None = None,
+    needs_approval: bool | Callable[[Mapping[str, Any]], bool] = False,
+    pre_approved: bool = False,
 ) -> ToolSpec:
     """Describe `function` as a tool. A parameter named `invocation` receives the ToolInvocation.
 
     The function may be sync or async and must return text (or something `str()` renders),
     or a `ToolOutput` to also set keys of the tool state.
+    `needs_approval` and `pre_approved` are the tool's own approval rule
+    (`ToolSpec.needs_approval`, `ToolSpec.pre_approved`); the session's floor still decides.
     """
     wants_invocation = "invocation" in inspect.signature(function).parameters
 
@@ -45,4 +49,6 @@ def tool(
         effect=effect,
         policy=policy,
         handler=handler,
+        needs_approval=needs_approval,
+        pre_approved=pre_approved,
     )

@@ -1,5 +1,12 @@
 """The pure session model: records, statuses, policies and the turn state machine. No I/O."""
 
+from sessionflow.session.approvals import (
+    MAX_ANSWER_BYTES,
+    ApprovalDecision,
+    InvalidAnswerError,
+    check_answer,
+    decide_approval,
+)
 from sessionflow.session.bodies import BodyRef, is_media_ref
 from sessionflow.session.errors import (
     InvalidToolCallError,
@@ -57,11 +64,14 @@ from sessionflow.session.state import (
     AgentSnapshot,
     AgentState,
     AgentStatus,
+    InterruptKind,
 )
 from sessionflow.session.tools import (
     AgentToolCall,
     AgentToolCallStatus,
+    ApprovalSource,
     DeferredToolCall,
+    FrameworkApproval,
     ToolEffect,
     ToolExecutionError,
     ToolExecutionResult,
@@ -74,6 +84,7 @@ from sessionflow.session.tools import (
 from sessionflow.session.usage import AgentUsage
 
 __all__ = [
+    "MAX_ANSWER_BYTES",
     "MEMORY_TOOL_NAMES",
     "AgentEvent",
     "AgentEventType",
@@ -92,6 +103,8 @@ __all__ = [
     "AgentTurnContext",
     "AgentTurnOutcome",
     "AgentUsage",
+    "ApprovalDecision",
+    "ApprovalSource",
     "BodyRef",
     "Budget",
     "CallPolicy",
@@ -100,8 +113,11 @@ __all__ = [
     "DeferredToolExecution",
     "EventLog",
     "EventSink",
+    "FrameworkApproval",
     "FrameworkMessage",
     "ImageInput",
+    "InterruptKind",
+    "InvalidAnswerError",
     "InvalidToolCallError",
     "LiveText",
     "MemoryCode",
@@ -130,6 +146,8 @@ __all__ = [
     "UserError",
     "build_turn_failure_note",
     "call_fingerprint",
+    "check_answer",
+    "decide_approval",
     "describe_tool_call_outcome",
     "idempotency_key",
     "is_media_ref",

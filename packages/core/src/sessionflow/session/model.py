@@ -12,7 +12,8 @@ from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import Any
 
-from sessionflow.session.bodies import BodyRef
+from sessionflow.session.approvals import MAX_ANSWER_BYTES, check_answer, decide_approval
+from sessionflow.session.bodies import BodyRef, cap_text
 from sessionflow.session.bounds import bounded_interrupt, bounded_messages, bounded_tool_call
 from sessionflow.session.carry import carry_of, carry_preview
 from sessionflow.session.errors import SessionStateError
@@ -368,15 +369,18 @@ class SessionModel:
         validate_tool_call_ids(outcome.tool_calls, self.tool_calls)
         if any(not r.is_final for r in self.tool_calls.values()):
             raise SessionStateError("the previous tool calls of this turn are not final")
+        # Decided before anything is recorded, so a runner's mistake leaves no half batch.
+        decisions = [decide_approval(call) for call in outcome.tool_calls]
         self.record_usage(outcome.usage, budget)
         order = len(self.tool_calls)
         applied_through = order  # the step that made this batch applied every earlier update
         created: list[AgentToolCall] = []
-        for call in outcome.tool_calls:
+        for call, decision in zip(outcome.tool_calls, decisions, strict=True):
             order += 1
             refusal = self._screen(call, budget)
-            needs_approval = refusal is None and call.policy.is_approval_required
+            needs_approval = refusal is None and decision.waits
             interrupt_id = f"{turn_id}:{call.tool_call_id}" if needs_approval else None
+            question = cap_text(call.question, MAX_ANSWER_BYTES, what="question") if call.question else None
             record = AgentToolCall(
                 tool_call_id=call.tool_call_id,
                 tool_name=call.tool_name,
@@ -387,17 +391,25 @@ class SessionModel:
                 if needs_approval
                 else AgentToolCallStatus.PENDING,
                 interrupt_id=interrupt_id,
+                approval_source=decision.source if needs_approval else None,
+                framework_approval=call.framework_approval,
+                question=question,
             )
             self.tool_calls[call.tool_call_id] = record
-            self.emit(
-                AgentEventType.TOOL_CALL_DEFERRED,
-                {
-                    "tool_call_id": call.tool_call_id,
-                    "tool_name": call.tool_name,
-                    "effect": call.policy.effect.value,
-                    "requires_approval": needs_approval,
-                },
-            )
+            deferred: dict[str, Any] = {
+                "tool_call_id": call.tool_call_id,
+                "tool_name": call.tool_name,
+                "effect": call.policy.effect.value,
+                "requires_approval": needs_approval,
+            }
+            # Said only when there is something to say, so a call no framework rule touched
+            # keeps the event it always had.
+            if needs_approval:
+                deferred["approval_source"] = record.approval_source
+                deferred["kind"] = decision.kind
+            if call.framework_approval is not None:
+                deferred["framework_approval"] = call.framework_approval
+            self.emit(AgentEventType.TOOL_CALL_DEFERRED, deferred)
             if refusal is not None:
                 record = self.move_tool_call(call.tool_call_id, AgentToolCallStatus.REJECTED, error=refusal)
             elif interrupt_id is not None:
@@ -410,6 +422,9 @@ class SessionModel:
                         arguments=call.arguments,
                         raised_at=_iso(now),
                         deadline=_iso(now + deadline) if deadline is not None else None,
+                        kind=decision.kind,
+                        question=question,
+                        source=decision.source or "session",
                     )
                 )
                 raised = self.pending_interrupts[-1]
@@ -420,6 +435,9 @@ class SessionModel:
                         "tool_call_id": call.tool_call_id,
                         "tool_name": call.tool_name,
                         "deadline": raised.deadline,
+                        "kind": raised.kind,
+                        "question": raised.question,
+                        "source": raised.source,
                     },
                 )
             created.append(record)
@@ -605,11 +623,16 @@ class SessionModel:
         now: datetime,
         answer: str | None = None,
     ) -> AgentToolCall:
-        """Apply a person's answer. The message is dropped on approval."""
+        """Apply a person's answer. The message is dropped on approval.
+
+        A question approved without an answer, or with one too long, is refused with
+        `InvalidAnswerError` and stays pending; declining a question rejects its call.
+        """
         if not self.can_resolve(interrupt_id, now):
             raise SessionStateError(f"interrupt {interrupt_id!r} is not pending")
         interrupt = self.find_interrupt(interrupt_id)
         assert interrupt is not None
+        check_answer(interrupt.kind, approved=approved, answer=answer)
         self.pending_interrupts.remove(interrupt)
         message = None
         if not approved and rejection_message and rejection_message.strip():

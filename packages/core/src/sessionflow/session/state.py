@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import StrEnum
+from typing import Literal
 
 from sessionflow.session.messages import AgentMessage
-from sessionflow.session.tools import AgentToolCall
+from sessionflow.session.tools import AgentToolCall, ApprovalSource
 from sessionflow.session.usage import AgentUsage
 
 __all__ = [
@@ -15,7 +16,11 @@ __all__ = [
     "AgentSnapshot",
     "AgentState",
     "AgentStatus",
+    "InterruptKind",
 ]
+
+InterruptKind = Literal["approval", "question"]
+"""An approval is answered yes or no; a question is answered with a value (`answer`)."""
 
 
 class AgentStatus(StrEnum):
@@ -36,7 +41,7 @@ class AgentState:
 
 @dataclass(frozen=True, kw_only=True)
 class AgentInterrupt:
-    """A tool call waiting for a person's approval. Times are ISO 8601 in UTC."""
+    """A tool call waiting for a person's approval or answer. Times are ISO 8601 in UTC."""
 
     interrupt_id: str
     turn_id: str
@@ -45,6 +50,12 @@ class AgentInterrupt:
     arguments: str
     raised_at: str
     deadline: str | None = None
+    kind: InterruptKind = "approval"
+    question: str | None = None
+    """The question text, for `kind="question"`."""
+    source: ApprovalSource = "session"
+    """Who asked: the session's floor (effect, explicit policy, `approval.always`) or only
+    the framework (its own approval rule, or a question)."""
 
 
 @dataclass(frozen=True, kw_only=True)

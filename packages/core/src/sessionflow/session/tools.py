@@ -6,7 +6,7 @@ import json
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from enum import StrEnum
-from typing import Any, ClassVar, cast
+from typing import Any, ClassVar, Literal, cast
 
 from sessionflow.session.bodies import BodyRef
 from sessionflow.session.errors import InvalidToolCallError, SessionRunError, SessionStateError
@@ -14,7 +14,9 @@ from sessionflow.session.errors import InvalidToolCallError, SessionRunError, Se
 __all__ = [
     "AgentToolCall",
     "AgentToolCallStatus",
+    "ApprovalSource",
     "DeferredToolCall",
+    "FrameworkApproval",
     "ToolEffect",
     "ToolExecutionError",
     "ToolExecutionResult",
@@ -24,6 +26,13 @@ __all__ = [
     "tool_arguments_object",
     "validate_tool_call_ids",
 ]
+
+
+FrameworkApproval = Literal["required", "pre_approved"]
+"""What the framework itself says about approving a call (`DeferredToolCall.framework_approval`)."""
+
+ApprovalSource = Literal["session", "framework"]
+"""Who asked for a call's approval: the session's floor, or only the framework."""
 
 
 class ToolEffect(StrEnum):
@@ -150,6 +159,13 @@ class DeferredToolCall:
     policy: ToolPolicy
     proposal_error: str | None = None
     """Set by the session's proposal check (`<code>: <message>`); such a call never runs."""
+    framework_approval: FrameworkApproval | None = None
+    """The framework's own approval rule for this call (OpenAI `needs_approval`, Claude
+    `allowed_tools`, ...): ``"required"`` adds an approval; ``"pre_approved"`` is recorded
+    but never removes one the session's floor demands (see `sessionflow.session.approvals`)."""
+    question: str | None = None
+    """The framework asks the person this question (a LangGraph `interrupt(value)`, the
+    CLI's `ask_user`): the call waits as a question, answered with a value."""
 
     def parsed_arguments(self) -> dict[str, Any]:
         """The arguments as a JSON object; see `parse_tool_arguments`."""
@@ -180,6 +196,13 @@ class AgentToolCall:
     the next model step; None when it returned none. A call that did not succeed has none."""
     state_update_ref: BodyRef | None = None
     """The update, when it was too large to keep in the session; `state_update` is then None."""
+    approval_source: ApprovalSource | None = None
+    """Who asked for the approval (None: the call did not wait), so a runner can show a
+    rejection of the framework's own approval as the framework would."""
+    framework_approval: FrameworkApproval | None = None
+    """The framework's own rule as the runner reported it (`DeferredToolCall.framework_approval`)."""
+    question: str | None = None
+    """The question the call waits on (`DeferredToolCall.question`); `answer` holds the reply."""
 
     @property
     def is_final(self) -> bool:

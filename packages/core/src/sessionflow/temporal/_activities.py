@@ -36,6 +36,7 @@ from sessionflow.session import (
     message_digest,
     validate_tool_call_ids,
 )
+from sessionflow.session.approvals import as_session_approval
 from sessionflow.session.bodies import BodyRef, cap_text, is_media_ref, preview_text, utf8_size
 from sessionflow.session.proposals import check_proposal
 from sessionflow.session.runner import ImageInput
@@ -238,6 +239,8 @@ class SessionActivities:
                     outcome,
                     tool_calls=[replace(c, policy=call_policy(c, settings)) for c in outcome.tool_calls],
                 )
+            if not request.accepts_asks:
+                outcome = replace(outcome, tool_calls=[as_session_approval(c) for c in outcome.tool_calls])
             return RunModelResult(requested=outcome)
         raise ApplicationError(
             f"run_model_step returned {type(outcome).__name__}, "

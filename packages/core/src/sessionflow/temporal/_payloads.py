@@ -171,6 +171,11 @@ class RunModelInput:
     """What the last completed turn carried (`TurnCompleted.carry`), when kept inline."""
     carried_state_ref: BodyRef | None = None
     """The carried state in the payload store, when it was large; the step reads it whole."""
+    accepts_asks: bool = False
+    """The workflow reads `DeferredToolCall.framework_approval` and `question`. A workflow
+    built before them sends no such field; a newer worker then turns every call the
+    framework asks about into an explicit approval (`as_session_approval`), so that workflow
+    still waits for a person instead of running the call unasked."""
 
 
 @dataclass(frozen=True, kw_only=True)

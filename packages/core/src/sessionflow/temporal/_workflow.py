@@ -31,6 +31,7 @@ with workflow.unsafe.imports_passed_through():
         build_turn_failure_note,
         is_media_ref,
     )
+    from sessionflow.session.approvals import InvalidAnswerError, check_answer
     from sessionflow.temporal._payloads import (
         BUILD_USER_MESSAGE,
         CALL_SINGLE_ATTEMPT_TOOL,
@@ -271,6 +272,7 @@ class AgentSessionWorkflow:
                     # A stored carry travels as its reference only (the model keeps its preview).
                     carried_state=None if model.carried_state_ref else model.carried_state,
                     carried_state_ref=model.carried_state_ref,
+                    accepts_asks=True,
                 ),
                 result_type=RunModelResult,
                 activity_id=activity_id,
@@ -459,6 +461,7 @@ class AgentSessionWorkflow:
         # before either handler runs. The second one changes nothing and reports False.
         if not self._model.can_resolve(interrupt_id, workflow.now()):
             return False
+        self._check_answer(request)
         self._model.resolve_interrupt(
             interrupt_id,
             approved=request.approved,
@@ -473,6 +476,18 @@ class AgentSessionWorkflow:
         interrupt_id = request.interrupt_id
         if not (self._model.can_resolve(interrupt_id, workflow.now()) or self._may_be_raised(interrupt_id)):
             raise ValueError(f"interrupt {interrupt_id!r} is not pending or is past its deadline")
+        self._check_answer(request)
+
+    def _check_answer(self, request: ResolveInterruptRequest) -> None:
+        """Refuse a question approved without an answer (or with one too long); the question stays pending."""
+        interrupt = self._model.find_interrupt(request.interrupt_id)
+        if interrupt is None:
+            return
+        try:
+            check_answer(interrupt.kind, approved=request.approved, answer=request.answer)
+        except InvalidAnswerError as error:
+            # An ApplicationError fails only the update, and its type tells the client why.
+            raise ApplicationError(error.message, type=type(error).__name__, non_retryable=True) from None
 
     def _may_be_raised(self, interrupt_id: str) -> bool:
         """Not pending yet, but the running model step's result may raise it."""

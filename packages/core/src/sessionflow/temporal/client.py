@@ -22,6 +22,7 @@ from sessionflow.session import (
     SessionModel,
     UserError,
 )
+from sessionflow.temporal._answers import raise_invalid_answer
 from sessionflow.temporal._bodies import BodyStore, StoreScope
 from sessionflow.temporal._media import media_ref
 from sessionflow.temporal._payloads import (
@@ -129,7 +130,10 @@ class AgentSessionClient:
         step: the step's result may raise it (a worker can show an approval, then die before
         its workflow task is recorded, and the retried task brings the result and the answer
         together). It is then applied, or refused if the step raised no such approval.
-        `answer` goes with an approval to question tools (`AgentToolCall.answer`).
+        `answer` goes with an approval to question tools (`AgentToolCall.answer`). A
+        question (`AgentInterrupt.kind == "question"`) approved without an answer, or with
+        one above `MAX_ANSWER_BYTES`, raises `InvalidAnswerError` and stays pending;
+        `approved=False` declines it.
         """
         request = ResolveInterruptRequest(
             interrupt_id=interrupt_id,
@@ -254,8 +258,9 @@ class AgentSessionClient:
                 name, args=[] if arg is None else [arg], result_type=bool, id=update_id
             )
             return bool(result)
-        except WorkflowUpdateFailedError:
+        except WorkflowUpdateFailedError as error:
             # The validator refused: nothing was written to the session's history.
+            raise_invalid_answer(error)
             return False
         except RPCError as error:
             if error.status in (RPCStatusCode.NOT_FOUND, RPCStatusCode.FAILED_PRECONDITION):

@@ -27,6 +27,8 @@ A tool spec has `effect` (the framework's metadata), `output`, `error` (ToolExec
 `crash_attempts`, `gate` + `gate_attempts`, `returns_answer` (the answer given with the approval), `sleep` (seconds),
 `state_update` (returned with the output: a string, or JSON for anything else) and
 `state_update_bytes` (an update of that many bytes, different for every call).
+`framework_approval` (``"required"`` or ``"pre_approved"``, the framework's own rule) and
+`question` (the call asks this text; ``true`` asks the call's ``question`` argument).
 """
 
 from __future__ import annotations
@@ -216,11 +218,16 @@ class ScriptedRunner(AgentFrameworkRunner):
     def _defer(turn: AgentTurnContext, call: Json, tool: Json) -> DeferredToolCall:
         effect = tool.get("effect")
         arguments = call.get("arguments", {})
+        question = tool.get("question")
+        if question is True:
+            question = str(cast(Json, arguments).get("question", "")) if isinstance(arguments, dict) else ""
         return DeferredToolCall(
             tool_call_id=str(call["id"]),
             tool_name=str(call["name"]),
             arguments=arguments if isinstance(arguments, str) else json.dumps(arguments, sort_keys=True),
             policy=turn.resolve_tool_policy(str(call["name"]), ToolEffect(effect) if effect else None),
+            framework_approval=tool.get("framework_approval"),
+            question=None if question is None else str(question),
         )
 
     @staticmethod

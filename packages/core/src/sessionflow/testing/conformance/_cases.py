@@ -62,9 +62,11 @@ Capability = Literal[
     "continue_steps",
     "carry_state",
     "tool_state",
+    "framework_approvals",
+    "questions",
 ]
 CAPABILITIES: tuple[Capability, ...] = get_args(Capability)
-BehaviourKind = Literal["return", "error", "crash", "block"]
+BehaviourKind = Literal["return", "error", "crash", "block", "answer"]
 WorkerMode = Literal["process", "in_process"]
 
 _CASE_ID = re.compile(r"^[a-z][a-z0-9_]{0,59}$")
@@ -85,7 +87,8 @@ class ToolBehaviour:
     attempts <= ``times``, then answer ``text``. ``block``: wait at FileGate ``gate`` on
     attempts <= ``attempts`` until the test releases it, then answer ``text``.
     ``state_update`` (``return`` and ``block``): the keys the run sets in the framework's
-    tool state, returned with the text as a `ToolOutput`.
+    tool state, returned with the text as a `ToolOutput`. ``answer``: answer the person's
+    answer to the call's question (`ToolInvocation.answer`).
     """
 
     kind: BehaviourKind
@@ -112,6 +115,10 @@ class CaseTool:
     policy: ToolPolicy | None
     mcp_annotations: dict[str, Any] | None
     behaviour: ToolBehaviour
+    framework_approval: Literal["required", "pre_approved"] | None = None
+    """The framework's own rule for the tool (`ToolSpec.needs_approval` / `pre_approved`)."""
+    question_argument: str | None = None
+    """Every call is a question whose text is this argument (`ToolSpec.question`)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -177,6 +184,9 @@ def _behaviour(node: Node) -> ToolBehaviour:
         if size is not None and not text:
             raise fields["text"].error("a sized output needs a non-empty text to repeat")
         return ToolBehaviour(kind="return", text=text, size=size, state_update=_state_update(fields))
+    if kind == "answer":
+        node.object(required=("kind",))
+        return ToolBehaviour(kind="answer")
     if kind == "error":
         fields = node.object(required=("kind", "message"))
         return ToolBehaviour(kind="error", message=fields["message"].string())
@@ -221,13 +231,18 @@ def _policy(node: Node) -> ToolPolicy:
 def _tool(node: Node) -> CaseTool:
     fields = node.object(
         required=("name", "description", "parameters", "behaviour"),
-        optional=("effect", "policy", "mcp_annotations"),
+        optional=("effect", "policy", "mcp_annotations", "framework_approval", "question_argument"),
     )
     parameters = fields["parameters"].raw_object()
     if parameters.get("type") != "object":
         raise fields["parameters"].error('parameters must be a JSON schema with "type": "object"')
     effect = fields.get("effect")
     annotations = fields.get("mcp_annotations")
+    approval = (
+        fields["framework_approval"].string(choices=("required", "pre_approved"))
+        if "framework_approval" in fields
+        else None
+    )
     return CaseTool(
         name=fields["name"].string(),
         description=fields["description"].string(allow_empty=True),
@@ -236,6 +251,8 @@ def _tool(node: Node) -> CaseTool:
         policy=_policy(fields["policy"]) if "policy" in fields else None,
         mcp_annotations=None if annotations is None or annotations.is_null else annotations.raw_object(),
         behaviour=_behaviour(fields["behaviour"]),
+        framework_approval="required" if approval == "required" else "pre_approved" if approval else None,
+        question_argument=fields["question_argument"].string() if "question_argument" in fields else None,
     )
 
 
@@ -287,6 +304,8 @@ class WaitInterruptStep:
     tool_name: str | None = None
     arguments: dict[str, Any] | None = None
     has_deadline: bool | None = None
+    kind: Literal["approval", "question"] | None = None
+    question: str | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -295,6 +314,8 @@ class ResolveStep:
     approved: bool
     rejection_message: str | None = None
     expect_accepted: bool = True
+    answer: str | None = None
+    """The answer to a question, given with ``approved: true``."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -368,8 +389,8 @@ _STEP_FIELDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "start": ((), ("text",)),
     "send": (("text",), ("images", "expect_accepted")),
     "wait_idle": (("turns",), ()),
-    "wait_interrupt": (("tool_call_id",), ("tool_name", "arguments", "has_deadline")),
-    "resolve": (("tool_call_id", "approved"), ("rejection_message", "expect_accepted")),
+    "wait_interrupt": (("tool_call_id",), ("tool_name", "arguments", "has_deadline", "kind", "question")),
+    "resolve": (("tool_call_id", "approved"), ("rejection_message", "expect_accepted", "answer")),
     "wait_gates": (("gates",), ()),
     "release_gates": (("gates",), ()),
     "wait_model_requests": (("count",), ()),
@@ -377,6 +398,10 @@ _STEP_FIELDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "kill_worker": ((), ("at",)),
     "check": (("expect",), ()),
 }
+
+
+def _interrupt_kind(node: Node) -> Literal["approval", "question"]:
+    return "question" if node.string(choices=("approval", "question")) == "question" else "approval"
 
 
 def parse_step(node: Node) -> Step:
@@ -400,6 +425,8 @@ def parse_step(node: Node) -> Step:
                 tool_name=f["tool_name"].string() if "tool_name" in f else None,
                 arguments=f["arguments"].raw_object() if "arguments" in f else None,
                 has_deadline=f["has_deadline"].boolean() if "has_deadline" in f else None,
+                kind=_interrupt_kind(f["kind"]) if "kind" in f else None,
+                question=f["question"].string() if "question" in f else None,
             )
         case "resolve":
             message = f.get("rejection_message")
@@ -408,6 +435,7 @@ def parse_step(node: Node) -> Step:
                 approved=f["approved"].boolean(),
                 rejection_message=None if message is None or message.is_null else message.string(),
                 expect_accepted=accepted,
+                answer=f["answer"].string(allow_empty=True) if "answer" in f else None,
             )
         case "wait_gates":
             return WaitGatesStep(gates=f["gates"].strings(min_items=1))
@@ -496,6 +524,12 @@ def _check_capabilities(case: ConformanceCase, root: Node) -> None:
         raise root.error('a case with a carry_counter must list "carry_state" in /requires')
     if any(tool.behaviour.state_update for tool in case.tools) and "tool_state" not in case.requires:
         raise root.error('a case whose tools return a state_update must list "tool_state" in /requires')
+    if any(tool.framework_approval for tool in case.tools) and "framework_approvals" not in case.requires:
+        raise root.error(
+            'a case with a tool\'s framework_approval must list "framework_approvals" in /requires'
+        )
+    if any(tool.question_argument for tool in case.tools) and "questions" not in case.requires:
+        raise root.error('a case with a question tool must list "questions" in /requires')
     uses_images = bool(case.images)
     if uses_images and "images" not in case.requires:
         raise root.error('a case that sends images must list "images" in /requires')

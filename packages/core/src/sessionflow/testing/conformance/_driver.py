@@ -144,6 +144,8 @@ def build_tool(tool: CaseTool, state_dir: Path) -> ToolSpec:
             case "block":
                 if invocation.attempt <= behaviour.attempts:
                     await FileGate(state_dir, behaviour.gate).wait_for_release()
+            case "answer":
+                return invocation.answer if invocation.answer is not None else ""
             case "return":
                 pass
         if behaviour.state_update is not None:
@@ -158,7 +160,17 @@ def build_tool(tool: CaseTool, state_dir: Path) -> ToolSpec:
         policy=tool.policy,
         handler=handler,
         mcp_annotations=tool.mcp_annotations,
+        needs_approval=tool.framework_approval == "required",
+        pre_approved=tool.framework_approval == "pre_approved",
+        question=_question_of(tool.question_argument) if tool.question_argument else None,
     )
+
+
+def _question_of(argument: str) -> Callable[[Mapping[str, Any]], str]:
+    def question(arguments: Mapping[str, Any]) -> str:
+        return str(arguments.get(argument, ""))
+
+    return question
 
 
 # --------------------------------------------------------------------------- flow
@@ -514,6 +526,10 @@ class _CaseDriver:
                 arguments = interrupt.arguments
             if arguments != step.arguments:
                 problems.append(f"arguments {interrupt.arguments!r}, expected {step.arguments!r}")
+        if step.kind is not None and interrupt.kind != step.kind:
+            problems.append(f"kind {interrupt.kind!r}, expected {step.kind!r}")
+        if step.question is not None and interrupt.question != step.question:
+            problems.append(f"question {interrupt.question!r}, expected {step.question!r}")
         if step.has_deadline is not None and (interrupt.deadline is not None) is not step.has_deadline:
             problems.append(
                 f"deadline {interrupt.deadline!r}, expected {'one' if step.has_deadline else 'none'}"
@@ -526,7 +542,11 @@ class _CaseDriver:
         if interrupt_id is None:
             interrupt_id = (await self._wait_interrupt(step.tool_call_id)).interrupt_id
         accepted = await self.sessions.resolve_interrupt(
-            self.session_id, interrupt_id, approved=step.approved, rejection_message=step.rejection_message
+            self.session_id,
+            interrupt_id,
+            approved=step.approved,
+            rejection_message=step.rejection_message,
+            answer=step.answer,
         )
         if accepted is not step.expect_accepted:
             # The session's history shows what the workflow had seen when the answer came.
