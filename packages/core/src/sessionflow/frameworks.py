@@ -51,6 +51,9 @@ class FrameworkCapabilities:
             again, no tool in between), and the runner honours
             `HarnessContext.output_validator` with it. Off by default, so adapters built
             before continue steps keep declaring only what they had.
+        verified_outcomes: Defers the calls of a tool with a `ToolSpec.verify` as
+            verifiable and answers `AgentFrameworkRunner.verify_tool_call` with it, so a
+            write whose step died is settled by its verify. Off by default.
     """
 
     parallel_tool_calls: bool
@@ -58,6 +61,7 @@ class FrameworkCapabilities:
     images: bool
     mcp_annotations: bool
     continue_steps: bool = False
+    verified_outcomes: bool = False
 
 
 @dataclass(frozen=True, kw_only=True)

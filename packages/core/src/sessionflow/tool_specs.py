@@ -13,13 +13,40 @@ from typing import Any
 
 # ToolInvocation lives in the pure session package, next to the `DeferredToolExecution`
 # that builds it; this module keeps its old import path.
-from sessionflow.session import AgentSessionOptions, ToolEffect, ToolInvocation, ToolPolicy
+from sessionflow.session import (
+    AgentSessionOptions,
+    EffectUnknown,
+    NoEffect,
+    TookEffect,
+    ToolEffect,
+    ToolExecutionError,
+    ToolInvocation,
+    ToolPolicy,
+    VerifyCall,
+    VerifyResult,
+)
 
-__all__ = ["ToolHandler", "ToolInvocation", "ToolSpec", "effect_from_mcp_annotations", "merge_tool_policies"]
+__all__ = [
+    "ToolHandler",
+    "ToolInvocation",
+    "ToolSpec",
+    "ToolVerifier",
+    "ToolVerifyBasis",
+    "effect_from_mcp_annotations",
+    "merge_tool_policies",
+]
 
 
 ToolHandler = Callable[[dict[str, Any], ToolInvocation], Awaitable[str] | str]
 """Runs a tool: parsed JSON arguments and the invocation in, model-visible text out."""
+
+ToolVerifier = Callable[[dict[str, Any], VerifyCall], Awaitable[VerifyResult] | VerifyResult]
+"""Checks whether a write whose step died took effect: the write's arguments and a
+`VerifyCall` (its idempotency key, the basis recorded at deferral) in, a `VerifyResult` out."""
+
+ToolVerifyBasis = Callable[[dict[str, Any]], Awaitable[str | None] | str | None]
+"""Records, when the call is deferred, what its verify will need from before the write
+(hashes, an ID; small); None records nothing."""
 
 
 def effect_from_mcp_annotations(annotations: Mapping[str, Any] | None) -> ToolEffect | None:
@@ -62,6 +89,13 @@ class ToolSpec:
             it into `AgentSessionOptions.tool_policies` (`merge_tool_policies`).
         handler: Runs the tool; may be sync or async.
         mcp_annotations: MCP ``annotations`` of the tool, when it came from an MCP server.
+        verify: Checks the outcome of a write whose step died mid-call (see
+            `sessionflow.session.verify`); None: the outcome stays unknown. A runner that
+            declares ``verified_outcomes`` defers the tool's calls as verifiable and
+            answers `verify_tool_call` with it.
+        verify_basis: Runs when a call is deferred (in the model step), so what it
+            returns is durable before the write can start; handed to ``verify`` as
+            `VerifyCall.basis`. Only used with ``verify``.
     """
 
     name: str
@@ -71,6 +105,8 @@ class ToolSpec:
     policy: ToolPolicy | None
     handler: ToolHandler
     mcp_annotations: Mapping[str, Any] | None = None
+    verify: ToolVerifier | None = None
+    verify_basis: ToolVerifyBasis | None = None
 
     def __post_init__(self) -> None:
         if not self.name.strip():
@@ -98,6 +134,35 @@ class ToolSpec:
         text = await result if inspect.isawaitable(result) else result
         # Handlers are plugin or user code; check the promise the type hints make.
         return _checked_text(self.name, text)
+
+    async def run_verify(self, arguments: dict[str, Any], call: VerifyCall) -> VerifyResult:
+        """Run ``verify`` (sync or async) and check its answer; no verify answers unknown."""
+        if self.verify is None:
+            return EffectUnknown(reason=f"tool {self.name!r} has no verify")
+        result = self.verify(arguments, call)
+        answer = await result if inspect.isawaitable(result) else result
+        if not isinstance(answer, TookEffect | NoEffect | EffectUnknown):  # pyright: ignore[reportUnnecessaryIsInstance]
+            raise TypeError(
+                f"tool {self.name!r}: verify returned {type(answer).__name__}, expected a VerifyResult"
+            )
+        return answer
+
+    async def deferral_basis(self, arguments: dict[str, Any]) -> str | None:
+        """What ``verify_basis`` records for a call now; None without one, or when it refuses.
+
+        A basis that cannot be taken (`ToolExecutionError`: the file is missing) records
+        nothing, and the verify then decides without it.
+        """
+        if self.verify is None or self.verify_basis is None:
+            return None
+        try:
+            result = self.verify_basis(arguments)
+            basis = await result if inspect.isawaitable(result) else result
+        except ToolExecutionError:
+            return None
+        if basis is not None and not isinstance(basis, str):  # pyright: ignore[reportUnnecessaryIsInstance]
+            raise TypeError(f"tool {self.name!r}: verify_basis returned {type(basis).__name__}, expected str")
+        return basis
 
 
 def _checked_text(tool_name: str, value: object) -> str:

@@ -27,6 +27,7 @@ def run_frameworks(out: Console) -> int:
             f"  model API {spec.model_api}; images {_yes(caps.images)}; parallel tool calls "
             f"{_yes(caps.parallel_tool_calls)}; reasoning deltas {_yes(caps.reasoning_deltas)}; "
             f"MCP annotations {_yes(caps.mcp_annotations)}; continue steps {_yes(caps.continue_steps)}; "
+            f"verified outcomes {_yes(caps.verified_outcomes)}; "
             f"plugin {spec.plugin_name}",
             soft_wrap=True,
             highlight=False,

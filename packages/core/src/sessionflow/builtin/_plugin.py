@@ -35,6 +35,7 @@ def sessionflow_register_frameworks(register: Callable[[FrameworkSpec], None]) -
                 images=True,
                 mcp_annotations=True,
                 continue_steps=True,
+                verified_outcomes=True,
             ),
             build_runner=_build_runner,
             model_api="chat_completions",

@@ -72,6 +72,7 @@ from sessionflow.session.tools import (
     validate_tool_call_ids,
 )
 from sessionflow.session.usage import AgentUsage
+from sessionflow.session.verify import EffectUnknown, NoEffect, TookEffect, VerifyCall, VerifyResult
 
 __all__ = [
     "MEMORY_TOOL_NAMES",
@@ -98,6 +99,7 @@ __all__ = [
     "ContinueRequested",
     "DeferredToolCall",
     "DeferredToolExecution",
+    "EffectUnknown",
     "EventLog",
     "EventSink",
     "FrameworkMessage",
@@ -109,6 +111,7 @@ __all__ = [
     "MemoryOptions",
     "MemoryStore",
     "MessageRole",
+    "NoEffect",
     "ProposalCode",
     "QueuedUserMessage",
     "SessionBudget",
@@ -118,6 +121,7 @@ __all__ = [
     "SessionStateError",
     "SessionTimings",
     "StopReason",
+    "TookEffect",
     "ToolCallsRequested",
     "ToolEffect",
     "ToolExecutionError",
@@ -128,6 +132,8 @@ __all__ = [
     "TurnCompleted",
     "UnsupportedOptionError",
     "UserError",
+    "VerifyCall",
+    "VerifyResult",
     "build_turn_failure_note",
     "call_fingerprint",
     "describe_tool_call_outcome",

@@ -35,6 +35,7 @@ from sessionflow.session.tools import (
     validate_tool_call_ids,
 )
 from sessionflow.session.usage import AgentUsage
+from sessionflow.session.verify import VerifyResult, checked_verify_basis, settled_by_verify, verify_answer
 
 __all__ = ["MAX_PAGE_SIZE", "SNAPSHOT_MESSAGE_LIMIT", "QueuedUserMessage", "SessionModel"]
 
@@ -139,6 +140,11 @@ class SessionModel:
     def tool_step(turn_id: str, tool_call_id: str) -> str:
         """The step execution ID (activity ID) of one tool call."""
         return f"{turn_id}/tool/{tool_call_id}"
+
+    @staticmethod
+    def verify_step(turn_id: str, tool_call_id: str) -> str:
+        """The step execution ID (activity ID) of the verify of one tool call."""
+        return f"{turn_id}/verify/{tool_call_id}"
 
     # -- user messages -------------------------------------------------------------------
 
@@ -374,6 +380,8 @@ class SessionModel:
                 if needs_approval
                 else AgentToolCallStatus.PENDING,
                 interrupt_id=interrupt_id,
+                verifiable=call.verifiable,
+                verify_basis=checked_verify_basis(call),
             )
             self.tool_calls[call.tool_call_id] = record
             self.emit(
@@ -529,6 +537,35 @@ class SessionModel:
             finished = {**names, "status": status.value, "error": updated.error}
             self.emit(AgentEventType.TOOL_CALL_FINISHED, finished, step=step)
         return updated
+
+    def settle_by_verify(
+        self,
+        tool_call_id: str,
+        result: VerifyResult | None,
+        *,
+        write_error: str,
+        step: str,
+        output_ref: BodyRef | None = None,
+    ) -> AgentToolCall:
+        """Record what the tool's verify said about a write whose step died (see `session.verify`).
+
+        `output_ref` is the stored whole of a long `TookEffect` output (its preview is the output).
+        """
+        status, changes = settled_by_verify(result, write_error)
+        if status is AgentToolCallStatus.SUCCEEDED and output_ref is not None:
+            changes["output_ref"] = output_ref
+        record = self.record(tool_call_id)
+        self.emit(
+            AgentEventType.TOOL_CALL_VERIFIED,
+            {
+                "tool_call_id": tool_call_id,
+                "tool_name": record.tool_name,
+                "result": verify_answer(result),
+                "status": status.value,
+            },
+            step=step,
+        )
+        return self.move_tool_call(tool_call_id, status, **changes)
 
     # -- guarded memory ------------------------------------------------------------------
 

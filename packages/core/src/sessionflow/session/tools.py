@@ -150,6 +150,13 @@ class DeferredToolCall:
     policy: ToolPolicy
     proposal_error: str | None = None
     """Set by the session's proposal check (`<code>: <message>`); such a call never runs."""
+    verifiable: bool = False
+    """The runner can verify this call's outcome (`AgentFrameworkRunner.verify_tool_call`): a
+    write whose step dies mid-call is then checked by a verify step instead of ending
+    ``outcome_unknown`` at once."""
+    verify_basis: str | None = None
+    """What the verify needs from before the write (hashes, an ID), recorded now, when the
+    call is deferred, so it is durable; at most `MAX_VERIFY_BASIS_BYTES`."""
 
     def parsed_arguments(self) -> dict[str, Any]:
         """The arguments as a JSON object; see `parse_tool_arguments`."""
@@ -175,6 +182,12 @@ class AgentToolCall:
     output_ref: BodyRef | None = None
     """The whole output, when it was too large to keep in the session; `output` is then a
     preview, and the model step reads the output (capped) from the store."""
+    verifiable: bool = False
+    """From `DeferredToolCall.verifiable`: a verify step may settle a write whose step died."""
+    verify_basis: str | None = None
+    """From `DeferredToolCall.verify_basis`, handed to the verify."""
+    verified: bool = False
+    """The final status came from the tool's verify, not from the write's own step."""
 
     @property
     def is_final(self) -> bool:

@@ -16,10 +16,14 @@ from sessionflow.session import (
     AgentToolCall,
     Budget,
     ContinueRequested,
+    EffectUnknown,
+    NoEffect,
     SessionModel,
     SessionTimings,
+    TookEffect,
     ToolCallsRequested,
     TurnCompleted,
+    VerifyResult,
 )
 from sessionflow.session.bodies import BodyRef
 
@@ -28,6 +32,7 @@ RUN_MODEL = "sessionflow.RunModel"
 CALL_TOOL = "sessionflow.CallTool"
 CALL_SINGLE_ATTEMPT_TOOL = "sessionflow.CallSingleAttemptTool"
 BUILD_USER_MESSAGE = "sessionflow.BuildUserMessage"
+VERIFY_TOOL = "sessionflow.VerifyTool"
 SEND_USER_MESSAGE = "send_user_message"
 RESOLVE_INTERRUPT = "resolve_interrupt"
 CANCEL_TURN = "cancel_turn"
@@ -211,6 +216,27 @@ class ToolCallOutput:
     error: str | None = None
     output_ref: BodyRef | None = None
     """The whole output when it was stored; `output` is then its preview."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class VerifyToolOutput:
+    """What the verify step found about a write whose step died (its input is the write's `ToolCallInput`).
+
+    `answer` is ``succeeded`` (with `output`, or its preview and `output_ref` when it was
+    stored), ``failed`` (with `message`) or ``unknown`` (with `message` as the reason).
+    """
+
+    answer: str
+    output: str | None = None
+    output_ref: BodyRef | None = None
+    message: str = ""
+
+    def result(self) -> VerifyResult:
+        if self.answer == "succeeded":
+            return TookEffect(output=self.output or "")
+        if self.answer == "failed":
+            return NoEffect(message=self.message)
+        return EffectUnknown(reason=self.message)
 
 
 @dataclass(frozen=True, kw_only=True)

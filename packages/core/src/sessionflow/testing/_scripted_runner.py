@@ -17,7 +17,10 @@ A step is the reply to the n-th model call of a turn: `{"text": ...}` for a fina
 run state to at least that many bytes, to send it by reference).
 A tool spec has `effect` (the framework's metadata), `output`, `error` (ToolExecutionError),
 `user_error` (raise `UserError`, which is not retryable by its class),
-`crash_attempts`, `gate` + `gate_attempts`, `returns_answer` (the answer given with the approval), `sleep` (seconds).
+`crash_attempts`, `gate` + `gate_attempts`, `returns_answer` (the answer given with the approval), `sleep` (seconds),
+and `verify` (the tool's calls are deferred verifiable): `{"result": "succeeded" | "failed" |
+"unknown", "output", "message", "fail_attempts", "basis"}`; `basis` is recorded at deferral and
+handed back; every verify run is logged as kind `verify`.
 """
 
 from __future__ import annotations
@@ -38,8 +41,11 @@ from sessionflow.session import (
     ContinueRequested,
     DeferredToolCall,
     DeferredToolExecution,
+    EffectUnknown,
     FrameworkMessage,
     MessageRole,
+    NoEffect,
+    TookEffect,
     ToolCallsRequested,
     ToolEffect,
     ToolExecutionError,
@@ -47,6 +53,7 @@ from sessionflow.session import (
     TurnAborted,
     TurnCompleted,
     UserError,
+    VerifyResult,
     describe_tool_call_outcome,
 )
 from sessionflow.testing._gates import FileGate, InvocationLog
@@ -201,11 +208,14 @@ class ScriptedRunner(AgentFrameworkRunner):
     def _defer(turn: AgentTurnContext, call: Json, tool: Json) -> DeferredToolCall:
         effect = tool.get("effect")
         arguments = call.get("arguments", {})
+        verify = cast(Json | None, tool.get("verify"))
         return DeferredToolCall(
             tool_call_id=str(call["id"]),
             tool_name=str(call["name"]),
             arguments=arguments if isinstance(arguments, str) else json.dumps(arguments, sort_keys=True),
             policy=turn.resolve_tool_policy(str(call["name"]), ToolEffect(effect) if effect else None),
+            verifiable=verify is not None,
+            verify_basis=str(verify["basis"]) if verify is not None and "basis" in verify else None,
         )
 
     @staticmethod
@@ -255,6 +265,32 @@ class ScriptedRunner(AgentFrameworkRunner):
                 return ToolExecutionResult(output=(seed * (size // len(seed) + 1))[:size])
             return ToolExecutionResult(output="x" * size)
         return ToolExecutionResult(output=str(tool.get("output", f"{record.tool_name} done")))
+
+    async def verify_tool_call(self, call: DeferredToolExecution) -> VerifyResult | None:
+        record = call.tool_call
+        script = read_script(self.state_dir, call.session_id)
+        tool = cast(dict[str, Json], script.get("tools", {})).get(record.tool_name, {})
+        verify = cast(Json | None, tool.get("verify"))
+        self.log.record(
+            "verify",
+            record.tool_name,
+            session=call.session_id,
+            turn=call.turn_id,
+            tool_call_id=record.tool_call_id,
+            attempt=call.attempt,
+            idempotency_key=call.idempotency_key,
+            basis=record.verify_basis,
+        )
+        if verify is None:
+            return None
+        self._fail(verify, call.attempt, f"verify of {record.tool_name!r}")
+        match verify.get("result"):
+            case "succeeded":
+                return TookEffect(output=str(verify.get("output", f"{record.tool_name} done (verified)")))
+            case "failed":
+                return NoEffect(message=str(verify.get("message", f"{record.tool_name} did not take effect")))
+            case _:
+                return EffectUnknown(reason=str(verify.get("message", "")))
 
     async def _gate(self, spec: Json, attempt: int) -> None:
         gate = spec.get("gate")

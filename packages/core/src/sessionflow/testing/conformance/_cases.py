@@ -52,7 +52,14 @@ __all__ = [
 ]
 
 
-Capability = Literal["parallel_tool_calls", "reasoning_deltas", "images", "mcp_annotations", "continue_steps"]
+Capability = Literal[
+    "parallel_tool_calls",
+    "reasoning_deltas",
+    "images",
+    "mcp_annotations",
+    "continue_steps",
+    "verified_outcomes",
+]
 CAPABILITIES: tuple[Capability, ...] = get_args(Capability)
 BehaviourKind = Literal["return", "error", "crash", "block"]
 WorkerMode = Literal["process", "in_process"]
