@@ -37,6 +37,9 @@ REQUIRED = {
     "image_message",
     "continue_retry_prompt",
     "sigkill_after_continue",
+    "sigkill_during_write_verified_succeeded",
+    "sigkill_during_write_verified_failed",
+    "sigkill_during_write_verify_unknown",
 }
 
 
@@ -51,6 +54,7 @@ def test_bundled_cases_load_and_cover_the_required_scenarios() -> None:
     assert requires["image_message"] == {"images"}
     assert requires["text_answer"] == set()
     assert requires["continue_retry_prompt"] == {"continue_steps"}
+    assert requires["sigkill_during_write_verified_succeeded"] == {"verified_outcomes"}
 
 
 def test_the_repository_cases_are_the_bundled_ones() -> None:
@@ -125,6 +129,8 @@ def variant(path: str, value: object) -> dict[str, Any]:
         (variant("/images", {"red": {"width": 1, "height": 1, "rgb": [1, 2, 3]}}), "/", 'list "images"'),
         (variant("/output_check", {"must_contain": "x", "retry_prompt": "y"}), "/", 'list "continue_steps"'),
         (variant("/output_check", {"must_contain": "x"}), "/output_check", "retry_prompt"),
+        (variant("/tools/0/verify", {"answer": "succeeded"}), "/", 'list "verified_outcomes"'),
+        (variant("/tools/0/verify", {"answer": "maybe"}), "/tools/0/verify/answer", "'maybe' is not one of"),
         (
             variant("/steps/1", {"action": "kill_worker"}) | {"worker": "in_process"},
             "/steps/1",

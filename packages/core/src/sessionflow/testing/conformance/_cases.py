@@ -40,6 +40,7 @@ __all__ = [
     "StartStep",
     "Step",
     "ToolBehaviour",
+    "ToolVerify",
     "WaitGatesStep",
     "WaitIdleStep",
     "WaitInterruptStep",
@@ -97,6 +98,19 @@ class ToolBehaviour:
         return (self.text * (self.size // len(self.text) + 1))[: self.size]
 
 
+VerifyAnswerKind = Literal["succeeded", "failed", "unknown"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class ToolVerify:
+    """The tool's verify (`ToolSpec.verify`): it answers ``answer`` with ``text`` as the
+    output (succeeded), the failure (failed) or the reason (unknown). Every run is logged
+    (kind ``verify``)."""
+
+    answer: VerifyAnswerKind
+    text: str = ""
+
+
 @dataclass(frozen=True, kw_only=True)
 class CaseTool:
     name: str
@@ -106,6 +120,7 @@ class CaseTool:
     policy: ToolPolicy | None
     mcp_annotations: dict[str, Any] | None
     behaviour: ToolBehaviour
+    verify: ToolVerify | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -200,10 +215,19 @@ def _policy(node: Node) -> ToolPolicy:
     )
 
 
+def _verify(node: Node) -> ToolVerify:
+    fields = node.object(required=("answer",), optional=("text",))
+    answer = fields["answer"].string(choices=get_args(VerifyAnswerKind))
+    text = fields["text"].string(allow_empty=True) if "text" in fields else ""
+    if answer == "succeeded":
+        return ToolVerify(answer="succeeded", text=text)
+    return ToolVerify(answer="failed" if answer == "failed" else "unknown", text=text)
+
+
 def _tool(node: Node) -> CaseTool:
     fields = node.object(
         required=("name", "description", "parameters", "behaviour"),
-        optional=("effect", "policy", "mcp_annotations"),
+        optional=("effect", "policy", "mcp_annotations", "verify"),
     )
     parameters = fields["parameters"].raw_object()
     if parameters.get("type") != "object":
@@ -218,6 +242,7 @@ def _tool(node: Node) -> CaseTool:
         policy=_policy(fields["policy"]) if "policy" in fields else None,
         mcp_annotations=None if annotations is None or annotations.is_null else annotations.raw_object(),
         behaviour=_behaviour(fields["behaviour"]),
+        verify=_verify(fields["verify"]) if "verify" in fields else None,
     )
 
 
@@ -457,6 +482,8 @@ def _output_check(node: Node) -> OutputCheck:
 def _check_capabilities(case: ConformanceCase, root: Node) -> None:
     if case.output_check is not None and "continue_steps" not in case.requires:
         raise root.error('a case with an output_check must list "continue_steps" in /requires')
+    if any(tool.verify is not None for tool in case.tools) and "verified_outcomes" not in case.requires:
+        raise root.error('a case whose tools declare a verify must list "verified_outcomes" in /requires')
     uses_images = bool(case.images)
     if uses_images and "images" not in case.requires:
         raise root.error('a case that sends images must list "images" in /requires')

@@ -27,9 +27,14 @@ from sessionflow.session import (
     AgentSessionOptions,
     AgentSnapshot,
     AgentStatus,
+    EffectUnknown,
+    NoEffect,
     SessionRunError,
     SessionTimings,
+    TookEffect,
     ToolExecutionError,
+    VerifyCall,
+    VerifyResult,
 )
 from sessionflow.temporal import (
     AgentSessionClient,
@@ -54,6 +59,7 @@ from sessionflow.testing.conformance._cases import (
     SendStep,
     StartStep,
     Step,
+    ToolVerify,
     WaitGatesStep,
     WaitIdleStep,
     WaitInterruptStep,
@@ -74,6 +80,7 @@ from sessionflow.testing.conformance._runtime import (
     WORKER_MODULE,
     ConformanceRuntime,
 )
+from sessionflow.tool_specs import ToolVerifier
 
 __all__ = [
     "CONFORMANCE_TIMINGS",
@@ -153,7 +160,35 @@ def build_tool(tool: CaseTool, state_dir: Path) -> ToolSpec:
         policy=tool.policy,
         handler=handler,
         mcp_annotations=tool.mcp_annotations,
+        verify=_verifier(tool.verify, tool.name, log) if tool.verify is not None else None,
+        verify_basis=_basis if tool.verify is not None else None,
     )
+
+
+def _basis(arguments: dict[str, Any]) -> str:
+    """What a case tool records at deferral: its arguments, so a verify can be checked against them."""
+    return json.dumps(arguments, sort_keys=True)
+
+
+def _verifier(verify: ToolVerify, name: str, log: InvocationLog) -> ToolVerifier:
+    """The case's verify: logs the run (kind ``verify``), then answers as the case says."""
+
+    def run(arguments: dict[str, Any], call: VerifyCall) -> VerifyResult:
+        log.record(
+            "verify",
+            name,
+            tool_call_id=call.tool_call_id,
+            idempotency_key=call.idempotency_key,
+            attempt=call.attempt,
+            basis=call.basis,
+        )
+        if verify.answer == "succeeded":
+            return TookEffect(output=verify.text)
+        if verify.answer == "failed":
+            return NoEffect(message=verify.text)
+        return EffectUnknown(reason=verify.text)
+
+    return run
 
 
 # --------------------------------------------------------------------------- flow
