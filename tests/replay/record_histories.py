@@ -70,6 +70,21 @@ SCENARIOS: dict[str, tuple[list[list[dict[str, Any]]], dict[str, Any]]] = {
     # Nine continues against the default limit of eight: the turn stops (continue_limit)
     # and the next turn's model sees the stop note.
     "continue-limit": ([[{"continue": f"again {n}"} for n in range(1, 10)], [{"text": "after"}]], {}),
+    # Verified outcomes (issue 20): an approved write whose step fails, then its verify step
+    # (sessionflow.VerifyTool) answers; the patch marker sessionflow-verify is recorded.
+    **{
+        f"verify-{answer}": (
+            [[{"tool_calls": [{"id": "w", "name": "pay", "arguments": {"amount": 10}}]}, {"text": "done"}]],
+            {
+                "pay": {
+                    "effect": "non_idempotent_write",
+                    "crash_attempts": 1,
+                    "verify": {"result": answer, "output": "payment found", "message": f"verify says {answer}"},
+                }
+            },
+        )
+        for answer in ("succeeded", "failed", "unknown")
+    },
 }
 
 EARLY_ANSWERS = {"early-answer": ("early", "turn-1:w")}

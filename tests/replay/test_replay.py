@@ -18,6 +18,9 @@ def test_recorded_histories_exist() -> None:
         "upgrade-from-v1",
         "continue-steps",
         "continue-limit",
+        "verify-succeeded",
+        "verify-failed",
+        "verify-unknown",
     }
 
 
