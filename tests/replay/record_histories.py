@@ -79,7 +79,11 @@ SCENARIOS: dict[str, tuple[list[list[dict[str, Any]]], dict[str, Any]]] = {
                 "pay": {
                     "effect": "non_idempotent_write",
                     "crash_attempts": 1,
-                    "verify": {"result": answer, "output": "payment found", "message": f"verify says {answer}"},
+                    "verify": {
+                        "result": answer,
+                        "output": "payment found",
+                        "message": f"verify says {answer}",
+                    },
                 }
             },
         )
