@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
-from sessionflow import AgentEventType, ToolEffect, ToolPolicy
+from sessionflow import AgentEventType, PayloadStore, ToolEffect, ToolPolicy
 from sessionflow.testing import FileGate
 from tests.core.conftest import Harness, HarnessFactory
 from tests.core.helpers import idle_after
@@ -206,3 +207,23 @@ async def test_the_turn_failure_note_says_which_outcomes_were_verified(
     last = harness.log.entries("model", session="v-note")[-1]["seen"]
     note = next(text for text in last if text.startswith("[sessionflow]"))
     assert '- pay {"amount":10} -> succeeded (verified): payment p-9 found' in note
+
+
+async def test_a_long_verify_output_travels_by_reference(
+    harness_factory: HarnessFactory, tmp_path: Path
+) -> None:
+    harness: Harness = await harness_factory(
+        tool_policies=PAY_POLICY, payloads=PayloadStore(location=str(tmp_path / "payloads"))
+    )
+    harness.script(
+        "v-big",
+        [[{"tool_calls": [PAY]}, {"text": "done"}]],
+        {"pay": {"crash_attempts": 99, "verify": {"result": "succeeded", "output_bytes": 40_000}}},
+    )
+    await harness.sessions.start_session("v-big", "pay")
+    await idle_after(harness, "v-big", 1)
+    assert harness.seen("v-big", 2)[-1] == "v" * 40_000  # the model reads the whole output back
+    history = await harness.stack.client.get_workflow_handle("v-big").fetch_history()
+    for event in history.events:
+        for payload in event.activity_task_completed_event_attributes.result.payloads:
+            assert b"v" * 10_000 not in payload.data
