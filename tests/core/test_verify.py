@@ -227,3 +227,27 @@ async def test_a_long_verify_output_travels_by_reference(
     for event in history.events:
         for payload in event.activity_task_completed_event_attributes.result.payloads:
             assert b"v" * 10_000 not in payload.data
+
+
+async def test_a_verify_is_cancelled_with_its_turn_and_the_write_stays_unknown(
+    harness_factory: HarnessFactory,
+) -> None:
+    harness: Harness = await harness_factory(tool_policies=PAY_POLICY)
+    harness.script(
+        "v-cancel",
+        [[{"tool_calls": [PAY]}, {"text": "never"}]],
+        {"pay": {"crash_attempts": 99, "verify": {"result": "succeeded", "gate": "verify"}}},
+    )
+    await harness.sessions.start_session("v-cancel", "pay")
+    await FileGate(harness.state_dir, "verify").wait_until_reached()
+    assert await harness.sessions.cancel_turn("v-cancel")
+    snapshot = await idle_after(harness, "v-cancel", 1)
+    assert snapshot.state is not None and snapshot.state.last_turn_error == "turn cancelled"
+    status, error = (await _finished(harness, "v-cancel"))["c1"]
+    assert (
+        status == "outcome_unknown"
+        and error is not None
+        and error.endswith("verify could not tell: turn cancelled")
+    )
+    assert [data["result"] for _, data in await _verified_events(harness, "v-cancel")] == ["unknown"]
+    assert harness.log.count("model", session="v-cancel") == 1  # the turn ended without another model call

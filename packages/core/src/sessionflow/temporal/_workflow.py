@@ -409,6 +409,8 @@ class AgentSessionWorkflow:
             return
         except ActivityError as error:
             reason = f"the verify step failed: {describe_failure(error)}"
+            if self._cancel_requested and is_cancelled_exception(error):
+                reason = TURN_CANCELLED
             model.settle_by_verify(
                 tool_call_id, EffectUnknown(reason=reason), write_error=write_error, step=step_id
             )

@@ -19,7 +19,7 @@ A tool spec has `effect` (the framework's metadata), `output`, `error` (ToolExec
 `user_error` (raise `UserError`, which is not retryable by its class),
 `crash_attempts`, `gate` + `gate_attempts`, `returns_answer` (the answer given with the approval), `sleep` (seconds),
 and `verify` (the tool's calls are deferred verifiable): `{"result": "succeeded" | "failed" |
-"unknown", "output", "output_bytes", "message", "fail_attempts", "basis"}`; `basis` is recorded at deferral and
+"unknown", "output", "output_bytes", "message", "fail_attempts", "gate", "basis"}`; `basis` is recorded at deferral and
 handed back; every verify run is logged as kind `verify`.
 """
 
@@ -283,6 +283,7 @@ class ScriptedRunner(AgentFrameworkRunner):
         )
         if verify is None:
             return None
+        await self._gate(verify, call.attempt)
         self._fail(verify, call.attempt, f"verify of {record.tool_name!r}")
         match verify.get("result"):
             case "succeeded":
