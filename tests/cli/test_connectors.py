@@ -92,7 +92,7 @@ def test_connectors_lists_tools_effects_and_approvals(cli: Cli, tmp_path: Path) 
     assert _row(out, "get_current_time", "read", "no")
     assert _row(out, "convert_time", "read", "every call (approval.always)")
     # The fixture server: the effect follows the annotations; no promise is unclassified.
-    assert "3 tools of 8, enabled: lookup, upsert, send" in out
+    assert "3 tools of 10, enabled: lookup, upsert, send" in out
     assert _row(out, "lookup", "read", "no", "Read a value.")
     assert _row(out, "upsert", "idempotent write", "no")
     assert _row(out, "send", "unclassified", "every call")

@@ -20,11 +20,13 @@ from sessionflow import (
     ImageInput,
     MessageRole,
     SessionStateError,
+    TookEffect,
     ToolEffect,
     ToolExecutionError,
     ToolExecutionResult,
     ToolPolicy,
     TurnCompleted,
+    VerifyResult,
 )
 from sessionflow_cli._turn_runner import wrap_runner
 from sessionflow_cli.config import ConfigError, TurnConfig, parse_config, resolve_turn
@@ -51,6 +53,9 @@ class _FakeWithAbilities(_Fake):
 
     def tool_catalog(self, session_settings: Mapping[str, Any]) -> Mapping[str, Mapping[str, Any]]:
         return {f"tool_of_{self.model}": {"type": "object"}}
+
+    async def verify_tool_call(self, call: DeferredToolExecution) -> VerifyResult | None:
+        return TookEffect(output=f"verified on {self.model}")
 
 
 def _turn(settings: Mapping[str, Any]) -> AgentTurnContext:
@@ -119,6 +124,7 @@ async def test_the_turn_model_picks_the_runner(tmp_path: Path) -> None:
     assert built == ["small", "big"]
     # The framework's runner offers neither ability, and neither does the wrapper.
     assert runner.tool_catalog({}) is None
+    assert await runner.verify_tool_call(_call({})) is None
     with pytest.raises(SessionStateError, match="does not accept images"):
         runner.build_user_message_with_images("hi", [ImageInput(path="/x.png", media_type="image/png")])
 
@@ -142,6 +148,8 @@ async def test_the_optional_abilities_of_the_framework_are_forwarded(
     assert runner.tool_catalog({"model": "big"}) == {"tool_of_big": {"type": "object"}}
     message = runner.build_user_message_with_images("hi", [ImageInput(path="/x.png", media_type="image/png")])
     assert message.framework_item == ["hi", 1]
+    # The verify of the runner of the write's turn.
+    assert await runner.verify_tool_call(_call({"model": "big"})) == TookEffect(output="verified on big")
     await runner.run_model_step(_turn({"theme": "dark"}))
     await runner.run_model_step(_turn({"theme": "light"}))
     assert capsys.readouterr().err == "Session settings keys ignored: /theme\n"

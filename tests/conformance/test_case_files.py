@@ -43,6 +43,9 @@ REQUIRED = {
     "framework_approval_on_read",
     "framework_pre_approval_floor",
     "question_answered",
+    "sigkill_during_write_verified_succeeded",
+    "sigkill_during_write_verified_failed",
+    "sigkill_during_write_verify_unknown",
 }
 
 
@@ -62,6 +65,7 @@ def test_bundled_cases_load_and_cover_the_required_scenarios() -> None:
     assert requires["framework_approval_on_read"] == {"framework_approvals"}
     assert requires["framework_pre_approval_floor"] == {"framework_approvals"}
     assert requires["question_answered"] == {"questions"}
+    assert requires["sigkill_during_write_verified_succeeded"] == {"verified_outcomes"}
 
 
 def test_the_repository_cases_are_the_bundled_ones() -> None:
@@ -160,6 +164,8 @@ def variant(path: str, value: object) -> dict[str, Any]:
             "'maybe' is not one of",
         ),
         (variant("/tools/0/question_argument", "q"), "/", 'list "questions"'),
+        (variant("/tools/0/verify", {"answer": "succeeded"}), "/", 'list "verified_outcomes"'),
+        (variant("/tools/0/verify", {"answer": "maybe"}), "/tools/0/verify/answer", "'maybe' is not one of"),
         (
             variant("/steps/1", {"action": "kill_worker"}) | {"worker": "in_process"},
             "/steps/1",

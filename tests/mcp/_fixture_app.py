@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 import time
 from pathlib import Path
@@ -41,6 +42,12 @@ class FixtureServer(MCPServer):
         return tools
 
 
+def _ledger_entry(state_dir: Path, ctx: Context) -> Path:
+    """The ledger file of the call's idempotency key (the one its verify asks about)."""
+    key = str((ctx.request_context.meta or {}).get("io.sessionflow/idempotencyKey", ""))
+    return state_dir / f"posted-{hashlib.sha256(key.encode()).hexdigest()[:16]}"
+
+
 def build(state_dir: Path) -> FixtureServer:
     server = FixtureServer(state_dir)
 
@@ -73,6 +80,35 @@ def build(state_dir: Path) -> FixtureServer:
         while not (state_dir / "gate-slow.released").exists() and time.monotonic() < deadline:  # noqa: ASYNC110
             await anyio.sleep(0.05)
         return f"slowly sent to {to}"
+
+    @server.tool(meta={"io.sessionflow/verifyTool": "post_status"})
+    async def slow_post(to: str, ctx: Context) -> str:
+        """Post a status to someone, slowly (blocks at the gate "post"); verified by post_status.
+
+        With ``post-first`` in the state folder the post lands in the ledger before the
+        call blocks (a write that took effect); without it, only after the gate opens.
+        """
+        server.record_call("slow_post", ctx, to=to)
+        entry = _ledger_entry(state_dir, ctx)
+        if (state_dir / "post-first").exists():
+            entry.write_text(to)
+        (state_dir / "gate-post.reached").write_text(str(os.getpid()))
+        deadline = time.monotonic() + 120
+        while not (state_dir / "gate-post.released").exists() and time.monotonic() < deadline:  # noqa: ASYNC110
+            await anyio.sleep(0.05)
+        entry.write_text(to)
+        return f"posted to {to}"
+
+    @server.tool(annotations=READ_ONLY)
+    def post_status(to: str, ctx: Context) -> dict[str, str]:
+        """Whether the slow_post with this call's idempotency key landed (the verify tool of slow_post)."""
+        server.record_call("post_status", ctx, to=to)
+        if (state_dir / "ledger-offline").exists():
+            return {"outcome": "unknown", "message": "the ledger is offline"}
+        entry = _ledger_entry(state_dir, ctx)
+        if entry.exists():
+            return {"outcome": "succeeded", "output": f"posted to {entry.read_text()} (found in the ledger)"}
+        return {"outcome": "failed", "message": "no post with this key in the ledger"}
 
     @server.tool(annotations=READ_ONLY)
     def shifty(x: int, ctx: Context) -> str:

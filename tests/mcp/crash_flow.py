@@ -28,7 +28,9 @@ def save_flow_spec(state_dir: Path, *, flow_type: str, model_base_url: str, serv
 
 def mcp_source(state_dir: Path) -> McpToolSource:
     spec = json.loads((state_dir / SPEC_NAME).read_text())
-    server = fixture_config(Path(spec["server_state_dir"]), enabled=("slow_send", "lookup"))
+    server = fixture_config(
+        Path(spec["server_state_dir"]), enabled=("slow_send", "lookup", "slow_post", "post_status")
+    )
     return McpToolSource([server], media_dir=state_dir / "media")
 
 

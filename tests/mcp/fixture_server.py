@@ -7,7 +7,10 @@ tests can check what the server really received. Files in ``DIR`` steer it:
 * ``down``: exit at start (a server that does not come up);
 * ``shifted``: ``shifty`` lists a different input schema;
 * ``hidden-<tool>``: the tool is not listed;
-* ``gate-slow.released``: lets a blocked ``slow_send`` finish (the `FileGate` ``"slow"``).
+* ``gate-slow.released``: lets a blocked ``slow_send`` finish (the `FileGate` ``"slow"``);
+* ``gate-post.released``: the same for ``slow_post`` (the `FileGate` ``"post"``);
+* ``post-first``: ``slow_post`` writes its ledger entry before it blocks;
+* ``ledger-offline``: ``post_status`` (the verify tool of ``slow_post``) answers unknown.
 
 This module stays light (the server itself is in ``_fixture_app``) so that a ``down``
 server exits at once and tests can read the log without importing the MCP server SDK.

@@ -133,6 +133,25 @@ SCENARIOS: dict[str, tuple[list[list[dict[str, Any]]], dict[str, Any]]] = {
         ],
         {"ask": {"effect": "read", "question": True, "returns_answer": True}},
     ),
+    # Verified outcomes (issue 20): an approved write whose step fails, then its verify step
+    # (sessionflow.VerifyTool) answers; the patch marker sessionflow-verify is recorded.
+    **{
+        f"verify-{answer}": (
+            [[{"tool_calls": [{"id": "w", "name": "pay", "arguments": {"amount": 10}}]}, {"text": "done"}]],
+            {
+                "pay": {
+                    "effect": "non_idempotent_write",
+                    "crash_attempts": 1,
+                    "verify": {
+                        "result": answer,
+                        "output": "payment found",
+                        "message": f"verify says {answer}",
+                    },
+                }
+            },
+        )
+        for answer in ("succeeded", "failed", "unknown")
+    },
 }
 
 EARLY_ANSWERS = {"early-answer": ("early", "turn-1:w")}

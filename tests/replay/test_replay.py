@@ -22,6 +22,9 @@ def test_recorded_histories_exist() -> None:
         "tool-state-update",
         "framework-approval",
         "question-answered",
+        "verify-succeeded",
+        "verify-failed",
+        "verify-unknown",
     }
 
 

@@ -6,7 +6,7 @@ turn with that error). The framework's runner is built per model, so a turn's ``
 setting really picks the model. Tool calls run on the runner of their turn's model.
 
 Every method of the runner contract is forwarded, the optional abilities too (the tool
-catalog for the session's proposal checks, images), so the command's sessions keep every
+catalog for the session's proposal checks, images, the verify of a write whose step died), so the command's sessions keep every
 ability of the framework's runner.
 """
 
@@ -28,6 +28,7 @@ from sessionflow import (
     ToolCallsRequested,
     ToolExecutionError,
     ToolExecutionResult,
+    VerifyResult,
 )
 from sessionflow_cli._ask_user import as_question
 from sessionflow_cli.config import ConfigError, TurnConfig, ignored_setting_keys
@@ -102,6 +103,14 @@ class TurnRunner(AgentFrameworkRunner):
         except ConfigError as error:
             raise ToolExecutionError(f"the turn's session settings are rejected: {error}") from None
         return await self.runner_for(resolved.model).execute_deferred_tool_call(call)
+
+    async def verify_tool_call(self, call: DeferredToolExecution) -> VerifyResult | None:
+        # On the runner of the write's turn, the one that deferred it and knows its verify.
+        try:
+            resolved = self.resolve(call.session_settings)
+        except ConfigError as error:
+            raise ToolExecutionError(f"the turn's session settings are rejected: {error}") from None
+        return await self.runner_for(resolved.model).verify_tool_call(call)
 
 
 def wrap_runner(

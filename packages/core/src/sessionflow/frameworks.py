@@ -66,6 +66,9 @@ class FrameworkCapabilities:
             ``needs_approval``, a pre-approval); the session's floor still decides.
         questions: The runner turns the framework's request for input into a question
             (`DeferredToolCall.question`), answered with a value.
+        verified_outcomes: Defers the calls of a tool with a `ToolSpec.verify` as
+            verifiable and answers `AgentFrameworkRunner.verify_tool_call` with it, so a
+            write whose step died is settled by its verify. Off by default.
     """
 
     parallel_tool_calls: bool
@@ -77,6 +80,7 @@ class FrameworkCapabilities:
     tool_state: bool = False
     framework_approvals: bool = False
     questions: bool = False
+    verified_outcomes: bool = False
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -13,7 +13,18 @@ from typing import Any
 
 # ToolInvocation lives in the pure session package, next to the `DeferredToolExecution`
 # that builds it; this module keeps its old import path.
-from sessionflow.session import AgentSessionOptions, ToolEffect, ToolInvocation, ToolPolicy
+from sessionflow.session import (
+    AgentSessionOptions,
+    EffectUnknown,
+    NoEffect,
+    TookEffect,
+    ToolEffect,
+    ToolExecutionError,
+    ToolInvocation,
+    ToolPolicy,
+    VerifyCall,
+    VerifyResult,
+)
 from sessionflow.tool_output import ToolOutput
 
 __all__ = [
@@ -21,6 +32,8 @@ __all__ = [
     "ToolInvocation",
     "ToolOutput",
     "ToolSpec",
+    "ToolVerifier",
+    "ToolVerifyBasis",
     "effect_from_mcp_annotations",
     "merge_tool_policies",
 ]
@@ -29,6 +42,14 @@ __all__ = [
 ToolHandler = Callable[[dict[str, Any], ToolInvocation], Awaitable[str | ToolOutput] | str | ToolOutput]
 """Runs a tool: parsed JSON arguments and the invocation in, model-visible text out (or a
 `ToolOutput`: the text plus a state update, for frameworks with the `tool_state` ability)."""
+
+ToolVerifier = Callable[[dict[str, Any], VerifyCall], Awaitable[VerifyResult] | VerifyResult]
+"""Checks whether a write whose step died took effect: the write's arguments and a
+`VerifyCall` (its idempotency key, the basis recorded at deferral) in, a `VerifyResult` out."""
+
+ToolVerifyBasis = Callable[[dict[str, Any]], Awaitable[str | None] | str | None]
+"""Records, when the call is deferred, what its verify will need from before the write
+(hashes, an ID; small); None records nothing."""
 
 
 def effect_from_mcp_annotations(annotations: Mapping[str, Any] | None) -> ToolEffect | None:
@@ -80,6 +101,13 @@ class ToolSpec:
             arguments that answers the question text (see `sessionflow.tool_asks`).
         Runners that declare ``framework_approvals`` / ``questions`` honour the last three
         (`sessionflow.tool_asks.with_tool_asks`); others ignore them.
+        verify: Checks the outcome of a write whose step died mid-call (see
+            `sessionflow.session.verify`); None: the outcome stays unknown. A runner that
+            declares ``verified_outcomes`` defers the tool's calls as verifiable and
+            answers `verify_tool_call` with it.
+        verify_basis: Runs when a call is deferred (in the model step), so what it
+            returns is durable before the write can start; handed to ``verify`` as
+            `VerifyCall.basis`. Only used with ``verify``.
     """
 
     name: str
@@ -92,6 +120,8 @@ class ToolSpec:
     needs_approval: bool | Callable[[Mapping[str, Any]], bool] = False
     pre_approved: bool = False
     question: Callable[[Mapping[str, Any]], str] | None = None
+    verify: ToolVerifier | None = None
+    verify_basis: ToolVerifyBasis | None = None
 
     def __post_init__(self) -> None:
         if not self.name.strip():
@@ -135,6 +165,35 @@ class ToolSpec:
             return ToolOutput(text=_checked_text(self.name, value.text), state_update=value.state_update)
         # Handlers are plugin or user code; check the promise the type hints make.
         return ToolOutput(text=_checked_text(self.name, value))
+
+    async def run_verify(self, arguments: dict[str, Any], call: VerifyCall) -> VerifyResult:
+        """Run ``verify`` (sync or async) and check its answer; no verify answers unknown."""
+        if self.verify is None:
+            return EffectUnknown(reason=f"tool {self.name!r} has no verify")
+        result = self.verify(arguments, call)
+        answer = await result if inspect.isawaitable(result) else result
+        if not isinstance(answer, TookEffect | NoEffect | EffectUnknown):  # pyright: ignore[reportUnnecessaryIsInstance]
+            raise TypeError(
+                f"tool {self.name!r}: verify returned {type(answer).__name__}, expected a VerifyResult"
+            )
+        return answer
+
+    async def deferral_basis(self, arguments: dict[str, Any]) -> str | None:
+        """What ``verify_basis`` records for a call now; None without one, or when it refuses.
+
+        A basis that cannot be taken (`ToolExecutionError`: the file is missing) records
+        nothing, and the verify then decides without it.
+        """
+        if self.verify is None or self.verify_basis is None:
+            return None
+        try:
+            result = self.verify_basis(arguments)
+            basis = await result if inspect.isawaitable(result) else result
+        except ToolExecutionError:
+            return None
+        if basis is not None and not isinstance(basis, str):  # pyright: ignore[reportUnnecessaryIsInstance]
+            raise TypeError(f"tool {self.name!r}: verify_basis returned {type(basis).__name__}, expected str")
+        return basis
 
 
 def _checked_text(tool_name: str, value: object) -> str:

@@ -36,6 +36,7 @@ from sessionflow_local_tools._shell import (
     run_shell_command,
 )
 from sessionflow_local_tools._text import cap_text, clean_text, show_name, terminal_safe
+from sessionflow_local_tools._verify import edit_basis, file_sha256, verify_edit, verify_write, write_basis
 from sessionflow_local_tools._web import MAX_BODY_BYTES, MAX_REDIRECTS, check_web_url, fetch_web_page
 from sessionflow_local_tools._writes import MAX_EDIT_BYTES
 
@@ -60,9 +61,11 @@ __all__ = [
     "cap_text",
     "check_web_url",
     "clean_text",
+    "edit_basis",
     "edit_file",
     "effective_timeout",
     "fetch_web_page",
+    "file_sha256",
     "glob_files",
     "list_directory",
     "read_file",
@@ -71,6 +74,9 @@ __all__ = [
     "search_files",
     "show_name",
     "terminal_safe",
+    "verify_edit",
+    "verify_write",
     "with_floor",
+    "write_basis",
     "write_file",
 ]

@@ -30,6 +30,7 @@ def run_frameworks(out: Console) -> int:
             f"carry state {_yes(caps.carry_state)}; "
             f"tool state {_yes(caps.tool_state)}; "
             f"framework approvals {_yes(caps.framework_approvals)}; questions {_yes(caps.questions)}; "
+            f"verified outcomes {_yes(caps.verified_outcomes)}; "
             f"plugin {spec.plugin_name}",
             soft_wrap=True,
             highlight=False,

@@ -20,6 +20,7 @@ from sessionflow.session import ToolExecutionError
 from sessionflow_cli.local_tools._floors import LOCAL_TOOL_FLOORS, LOCAL_TOOL_GROUPS, SHELL_TOOL
 from sessionflow_cli.local_tools._schemas import DESCRIPTIONS, PARAMETERS
 from sessionflow_cli.local_tools._settings import LocalToolSettings
+from sessionflow_cli.local_tools._verify import verify_hooks
 from sessionflow_local_tools import Arguments, clean_text
 
 if TYPE_CHECKING:
@@ -74,6 +75,7 @@ def _spec(name: str, runner: Runner, workspace: Path, resolve_settings: Settings
             raise ToolExecutionError(f"{name} failed: {reason}") from None
 
     floor = LOCAL_TOOL_FLOORS[name]
+    verify, verify_basis = verify_hooks(name, workspace, known)
     return ToolSpec(
         name=name,
         description=DESCRIPTIONS[name],
@@ -81,6 +83,8 @@ def _spec(name: str, runner: Runner, workspace: Path, resolve_settings: Settings
         effect=floor.effect,
         policy=floor,
         handler=handler,
+        verify=verify,
+        verify_basis=verify_basis,
     )
 
 

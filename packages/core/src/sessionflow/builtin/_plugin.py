@@ -40,6 +40,7 @@ def sessionflow_register_frameworks(register: Callable[[FrameworkSpec], None]) -
                 tool_state=True,
                 framework_approvals=True,
                 questions=True,
+                verified_outcomes=True,
             ),
             build_runner=_build_runner,
             model_api="chat_completions",

@@ -6,7 +6,7 @@ import asyncio
 import json
 import os
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, cast
 
 import httpx
@@ -32,7 +32,10 @@ from sessionflow.session import (
     ToolExecutionError,
     ToolExecutionResult,
     TurnCompleted,
+    VerifyCall,
+    VerifyResult,
     describe_tool_call_outcome,
+    tool_arguments_object,
 )
 from sessionflow.tool_asks import with_tool_asks
 
@@ -184,6 +187,7 @@ class ChatCompletionsRunner(AgentFrameworkRunner):
                 )
                 for c in calls
             ]
+            deferred = [await self._verifiable(d) for d in deferred]
             state = {
                 "v": RUN_STATE_VERSION,
                 "items": [*items, assistant],
@@ -210,6 +214,15 @@ class ChatCompletionsRunner(AgentFrameworkRunner):
             usage=reply.usage,
             carry=self.carry(turn.carried_state, reply.text) if self.carry is not None else None,
         )
+
+    async def _verifiable(self, call: DeferredToolCall) -> DeferredToolCall:
+        """A call of a tool with a verify is deferred verifiable, with its basis recorded now."""
+        spec = self.tools.get(call.tool_name)
+        if spec is None or spec.verify is None:
+            return call
+        arguments = tool_arguments_object(call.arguments)
+        basis = await spec.deferral_basis(arguments) if arguments is not None else None
+        return replace(call, verifiable=True, verify_basis=basis)
 
     def _framework_effect(self, name: str) -> ToolEffect | None:
         spec = self.tools.get(name)
@@ -272,6 +285,13 @@ class ChatCompletionsRunner(AgentFrameworkRunner):
         output = await spec.call_output(record.parsed_arguments(), call.invocation)
         update = json.dumps(dict(output.state_update), ensure_ascii=False) if output.state_update else None
         return ToolExecutionResult(output=output.text, state_update=update)
+
+    async def verify_tool_call(self, call: DeferredToolExecution) -> VerifyResult | None:
+        """The tool's `ToolSpec.verify`, for a write whose step died; None when it has none."""
+        spec = self.tools.get(call.tool_call.tool_name)
+        if spec is None or spec.verify is None:
+            return None
+        return await spec.run_verify(call.tool_call.parsed_arguments(), VerifyCall.of(call))
 
 
 def _apply_chunk(reply: _Reply, chunk: Json, turn: AgentTurnContext) -> None:

@@ -13,6 +13,8 @@ as one durable tool step::
 
 Effects come from the tools' annotations: ``readOnlyHint`` is a read, ``idempotentHint``
 an idempotent write, and a tool that promises neither gets the session's default effect.
+A tool whose ``_meta`` names a verify tool of its server (`META_VERIFY_TOOL`) is verified
+by it when its step dies mid-call (see `sessionflow.mcp._verify` for the protocol).
 """
 
 try:
@@ -33,11 +35,14 @@ from sessionflow.mcp._source import (
     effect_from_hints,
     input_schema_hash,
 )
+from sessionflow.mcp._verify import META_VERIFIES, META_VERIFY_TOOL
 
 __all__ = [
     "MAX_MEDIA_BYTES",
     "META_EXPECTED_TOOL",
     "META_IDEMPOTENCY_KEY",
+    "META_VERIFIES",
+    "META_VERIFY_TOOL",
     "AvailabilityListener",
     "McpConnectionPool",
     "McpServerConfig",

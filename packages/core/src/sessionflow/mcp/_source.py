@@ -35,8 +35,9 @@ from sessionflow.mcp._config import META_EXPECTED_TOOL, META_IDEMPOTENCY_KEY, Mc
 from sessionflow.mcp._errors import McpTransportError, McpUnavailableError, describe_error
 from sessionflow.mcp._pool import McpConnectionPool, shared_pool
 from sessionflow.mcp._results import default_media_dir, render_content
+from sessionflow.mcp._verify import META_VERIFIES, verify_result, verify_tool_name
 from sessionflow.plugins import ToolInvocation, ToolSpec
-from sessionflow.session import ToolEffect, ToolExecutionError
+from sessionflow.session import EffectUnknown, ToolEffect, ToolExecutionError, VerifyCall, VerifyResult
 from sessionflow.tool_specs import effect_from_mcp_annotations
 
 __all__ = ["AvailabilityListener", "McpTool", "McpToolSource", "effect_from_hints", "input_schema_hash"]
@@ -337,6 +338,12 @@ class McpToolSource:
         async def handler(arguments: dict[str, Any], invocation: ToolInvocation) -> str:
             return await self._call(config, tool, arguments, invocation)
 
+        verify_tool = verify_tool_name(tool.meta)
+
+        async def verify(arguments: dict[str, Any], call: VerifyCall) -> VerifyResult:
+            assert verify_tool is not None
+            return await self._verify(config, tool, verify_tool, arguments, call)
+
         return ToolSpec(
             name=config.tool_prefix + tool.name,
             description=tool.description or tool.title or "",
@@ -345,6 +352,7 @@ class McpToolSource:
             policy=None,
             handler=handler,
             mcp_annotations=tool.annotations if tool.effect is not None else None,
+            verify=verify if verify_tool is not None else None,
         )
 
     def _spec_or_none(self, tool: McpTool) -> ToolSpec | None:
@@ -424,6 +432,28 @@ class McpToolSource:
                 text or f"Tool {tool.name!r} of MCP server {config.name!r} reported an error."
             )
         return text
+
+    async def _verify(
+        self,
+        config: McpServerConfig,
+        tool: McpTool,
+        verify_tool: str,
+        arguments: dict[str, Any],
+        call: VerifyCall,
+    ) -> VerifyResult:
+        """Ask the verify tool the write's ``_meta`` names (the protocol: `sessionflow.mcp._verify`)."""
+        meta = cast(RequestParamsMeta, {META_IDEMPOTENCY_KEY: call.idempotency_key, META_VERIFIES: tool.name})
+        try:
+            async with self.pool.connection(config) as client:
+                result = await client.session.call_tool(
+                    verify_tool, arguments, read_timeout_seconds=self.call_timeout, meta=meta
+                )
+        except MCPError as error:
+            # The server answered and refused: asking again will not do better.
+            return EffectUnknown(
+                reason=f"verify tool {verify_tool!r} of MCP server {config.name!r} refused the call: {error.message}"
+            )
+        return verify_result(result, verify_tool, config.name)
 
     # ------------------------------------------------------------------ lifecycle
 

@@ -82,6 +82,7 @@ from sessionflow.session.tools import (
     validate_tool_call_ids,
 )
 from sessionflow.session.usage import AgentUsage
+from sessionflow.session.verify import EffectUnknown, NoEffect, TookEffect, VerifyCall, VerifyResult
 
 __all__ = [
     "MAX_ANSWER_BYTES",
@@ -111,6 +112,7 @@ __all__ = [
     "ContinueRequested",
     "DeferredToolCall",
     "DeferredToolExecution",
+    "EffectUnknown",
     "EventLog",
     "EventSink",
     "FrameworkApproval",
@@ -125,6 +127,7 @@ __all__ = [
     "MemoryOptions",
     "MemoryStore",
     "MessageRole",
+    "NoEffect",
     "ProposalCode",
     "QueuedUserMessage",
     "SessionBudget",
@@ -134,6 +137,7 @@ __all__ = [
     "SessionStateError",
     "SessionTimings",
     "StopReason",
+    "TookEffect",
     "ToolCallsRequested",
     "ToolEffect",
     "ToolExecutionError",
@@ -144,6 +148,8 @@ __all__ = [
     "TurnCompleted",
     "UnsupportedOptionError",
     "UserError",
+    "VerifyCall",
+    "VerifyResult",
     "build_turn_failure_note",
     "call_fingerprint",
     "check_answer",

@@ -25,6 +25,7 @@ class AgentEventType(StrEnum):
     USAGE_RECORDED = "usage_recorded"
     ATTEMPT_RESTARTED = "attempt_restarted"
     MODEL_CONTINUED = "model_continued"
+    TOOL_CALL_VERIFIED = "tool_call_verified"
 
     @property
     def is_delta(self) -> bool:

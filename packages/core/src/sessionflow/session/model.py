@@ -38,6 +38,7 @@ from sessionflow.session.tools import (
     validate_tool_call_ids,
 )
 from sessionflow.session.usage import AgentUsage
+from sessionflow.session.verify import VerifyResult, checked_verify_basis, settled_by_verify, verify_answer
 
 __all__ = ["MAX_PAGE_SIZE", "SNAPSHOT_MESSAGE_LIMIT", "QueuedUserMessage", "SessionModel"]
 
@@ -150,6 +151,11 @@ class SessionModel:
     def tool_step(turn_id: str, tool_call_id: str) -> str:
         """The step execution ID (activity ID) of one tool call."""
         return f"{turn_id}/tool/{tool_call_id}"
+
+    @staticmethod
+    def verify_step(turn_id: str, tool_call_id: str) -> str:
+        """The step execution ID (activity ID) of the verify of one tool call."""
+        return f"{turn_id}/verify/{tool_call_id}"
 
     # -- user messages -------------------------------------------------------------------
 
@@ -371,11 +377,12 @@ class SessionModel:
             raise SessionStateError("the previous tool calls of this turn are not final")
         # Decided before anything is recorded, so a runner's mistake leaves no half batch.
         decisions = [decide_approval(call) for call in outcome.tool_calls]
+        bases = [checked_verify_basis(call) for call in outcome.tool_calls]
         self.record_usage(outcome.usage, budget)
         order = len(self.tool_calls)
         applied_through = order  # the step that made this batch applied every earlier update
         created: list[AgentToolCall] = []
-        for call, decision in zip(outcome.tool_calls, decisions, strict=True):
+        for call, decision, basis in zip(outcome.tool_calls, decisions, bases, strict=True):
             order += 1
             refusal = self._screen(call, budget)
             needs_approval = refusal is None and decision.waits
@@ -394,6 +401,8 @@ class SessionModel:
                 approval_source=decision.source if needs_approval else None,
                 framework_approval=call.framework_approval,
                 question=question,
+                verifiable=call.verifiable,
+                verify_basis=basis,
             )
             self.tool_calls[call.tool_call_id] = record
             deferred: dict[str, Any] = {
@@ -567,6 +576,35 @@ class SessionModel:
             finished = {**names, "status": status.value, "error": updated.error}
             self.emit(AgentEventType.TOOL_CALL_FINISHED, finished, step=step)
         return updated
+
+    def settle_by_verify(
+        self,
+        tool_call_id: str,
+        result: VerifyResult | None,
+        *,
+        write_error: str,
+        step: str,
+        output_ref: BodyRef | None = None,
+    ) -> AgentToolCall:
+        """Record what the tool's verify said about a write whose step died (see `session.verify`).
+
+        `output_ref` is the stored whole of a long `TookEffect` output (its preview is the output).
+        """
+        status, changes = settled_by_verify(result, write_error)
+        if status is AgentToolCallStatus.SUCCEEDED and output_ref is not None:
+            changes["output_ref"] = output_ref
+        record = self.record(tool_call_id)
+        self.emit(
+            AgentEventType.TOOL_CALL_VERIFIED,
+            {
+                "tool_call_id": tool_call_id,
+                "tool_name": record.tool_name,
+                "result": verify_answer(result),
+                "status": status.value,
+            },
+            step=step,
+        )
+        return self.move_tool_call(tool_call_id, status, **changes)
 
     # -- guarded memory ------------------------------------------------------------------
 

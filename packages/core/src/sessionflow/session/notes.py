@@ -41,4 +41,7 @@ def build_turn_failure_note(
 
 def _line(record: AgentToolCall) -> str:
     outcome = describe_tool_call_outcome(record).replace("\n", " ")
-    return f"- {record.tool_name} {render_arguments(record.arguments)} -> {record.status.value}: {outcome}"
+    # A verified outcome was checked by the tool after its step died: say so, so the next
+    # model trusts it more than an outcome nobody looked at.
+    status = f"{record.status.value} (verified)" if record.verified else record.status.value
+    return f"- {record.tool_name} {render_arguments(record.arguments)} -> {status}: {outcome}"

@@ -14,6 +14,7 @@ from sessionflow.session.messages import AgentMessage, FrameworkMessage
 from sessionflow.session.outcomes import AgentTurnOutcome
 from sessionflow.session.tool_state import state_updates_in_model_order
 from sessionflow.session.tools import AgentToolCall, ToolEffect, ToolExecutionResult, ToolPolicy
+from sessionflow.session.verify import VerifyResult
 
 __all__ = [
     "AgentFrameworkRunner",
@@ -188,6 +189,18 @@ class AgentFrameworkRunner(Protocol):
             SessionStateError: This runner does not send images to its model (the default).
         """
         raise SessionStateError("this runner does not accept images")
+
+    async def verify_tool_call(self, call: DeferredToolExecution) -> VerifyResult | None:
+        """Whether a write whose step died took effect; None (the default): no verify.
+
+        The session asks only for a call the runner deferred with
+        `DeferredToolCall.verifiable`, in a read step of its own (retried like a read)
+        with the write's idempotency key (`call.idempotency_key`); `call.attempt` is the
+        verify step's attempt. Answer `TookEffect(output)`, `NoEffect(message)` or
+        `EffectUnknown(reason)` (see `sessionflow.session.verify`). Raising retries the
+        step; when every attempt fails the call stays ``outcome_unknown``.
+        """
+        return None
 
 
 def is_runner(value: object) -> bool:

@@ -166,6 +166,13 @@ class DeferredToolCall:
     question: str | None = None
     """The framework asks the person this question (a LangGraph `interrupt(value)`, the
     CLI's `ask_user`): the call waits as a question, answered with a value."""
+    verifiable: bool = False
+    """The runner can verify this call's outcome (`AgentFrameworkRunner.verify_tool_call`): a
+    write whose step dies mid-call is then checked by a verify step instead of ending
+    ``outcome_unknown`` at once."""
+    verify_basis: str | None = None
+    """What the verify needs from before the write (hashes, an ID), recorded now, when the
+    call is deferred, so it is durable; at most `MAX_VERIFY_BASIS_BYTES`."""
 
     def parsed_arguments(self) -> dict[str, Any]:
         """The arguments as a JSON object; see `parse_tool_arguments`."""
@@ -203,6 +210,12 @@ class AgentToolCall:
     """The framework's own rule as the runner reported it (`DeferredToolCall.framework_approval`)."""
     question: str | None = None
     """The question the call waits on (`DeferredToolCall.question`); `answer` holds the reply."""
+    verifiable: bool = False
+    """From `DeferredToolCall.verifiable`: a verify step may settle a write whose step died."""
+    verify_basis: str | None = None
+    """From `DeferredToolCall.verify_basis`, handed to the verify."""
+    verified: bool = False
+    """The final status came from the tool's verify, not from the write's own step."""
 
     @property
     def is_final(self) -> bool:

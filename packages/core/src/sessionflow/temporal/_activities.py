@@ -50,6 +50,7 @@ from sessionflow.temporal._payloads import (
     CALL_TOOL,
     LIST_AGENT_MESSAGES,
     RUN_MODEL,
+    VERIFY_TOOL,
     BuildUserMessageInput,
     ListAgentMessagesRequest,
     MessageIndexChunk,
@@ -57,8 +58,10 @@ from sessionflow.temporal._payloads import (
     RunModelResult,
     ToolCallInput,
     ToolCallOutput,
+    VerifyToolOutput,
 )
 from sessionflow.temporal._store_errors import PayloadStoreError
+from sessionflow.temporal._verify_step import verify_write
 
 if TYPE_CHECKING:
     from sessionflow.temporal.flow import AgentSessionFlow
@@ -134,7 +137,13 @@ class SessionActivities:
         self._bodies = BodyStore.of(client)
 
     def activities(self) -> list[Callable[..., Any]]:
-        return [self.run_model, self.call_tool, self.call_single_attempt_tool, self.build_user_message]
+        return [
+            self.run_model,
+            self.call_tool,
+            self.call_single_attempt_tool,
+            self.build_user_message,
+            self.verify_tool,
+        ]
 
     # -- user messages -------------------------------------------------------------------
 
@@ -521,6 +530,36 @@ class SessionActivities:
             request.heartbeat_interval, self._bodies.store_text(result.state_update, _scope())
         )
         return (None, ref) if ref is not None else (result.state_update, None)
+
+    @activity.defn(name=VERIFY_TOOL)
+    async def verify_tool(self, request: ToolCallInput) -> VerifyToolOutput:
+        """Whether a write whose step died took effect (`_verify_step`); a read step."""
+        with _retry_by_class():
+            info = activity.info()
+            events = self._writer(request.session_id, request.turn_id)
+            activity.heartbeat()
+            execution = DeferredToolExecution(
+                flow_id=request.session_id,
+                turn_id=request.turn_id,
+                tool_call=request.tool_call,
+                attempt=info.attempt,
+                events=events,
+                heartbeat=activity.heartbeat,
+                session_settings=request.session_settings,
+            )
+            bodies = self._bodies
+
+            async def store(text: str) -> BodyRef | None:
+                assert bodies is not None
+                return await bodies.store_text(text, _scope())
+
+            try:
+                return await _with_heartbeats(
+                    request.heartbeat_interval,
+                    verify_write(self._flow.runner, execution, store if bodies is not None else None),
+                )
+            finally:
+                events.close()
 
 
 class _StepWriter(AgentEventWriter):

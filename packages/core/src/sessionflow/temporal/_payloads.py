@@ -16,10 +16,14 @@ from sessionflow.session import (
     AgentToolCall,
     Budget,
     ContinueRequested,
+    EffectUnknown,
+    NoEffect,
     SessionModel,
     SessionTimings,
+    TookEffect,
     ToolCallsRequested,
     TurnCompleted,
+    VerifyResult,
 )
 from sessionflow.session.bodies import BodyRef
 
@@ -28,6 +32,7 @@ RUN_MODEL = "sessionflow.RunModel"
 CALL_TOOL = "sessionflow.CallTool"
 CALL_SINGLE_ATTEMPT_TOOL = "sessionflow.CallSingleAttemptTool"
 BUILD_USER_MESSAGE = "sessionflow.BuildUserMessage"
+VERIFY_TOOL = "sessionflow.VerifyTool"
 SEND_USER_MESSAGE = "send_user_message"
 RESOLVE_INTERRUPT = "resolve_interrupt"
 CANCEL_TURN = "cancel_turn"
@@ -37,14 +42,23 @@ LIST_AGENT_MESSAGES = "list_agent_messages"
 LIST_AGENT_EVENTS = "list_agent_events"
 PUBLISH_DELTAS = "sessionflow.deltas"
 
-PAYLOAD_VERSION = 3
+PAYLOAD_VERSION = 4
 """2: bodies by reference (message bodies, tool outputs, run states) and a stored message
 index. Version 1 sessions continue: their inline bodies stay inline, and their first
 completed turn writes an index covering every earlier message.
 
 3: continue steps (`RunModelResult.continued`, `RunModelInput.accepts_continue`,
 `SessionRunConfig.max_continues_per_turn`). Only new fields with defaults, so version 2
-histories replay and their sessions continue unchanged."""
+histories replay and their sessions continue unchanged.
+
+4: the rest of the runner contract for real agents (issue 20): tool state
+(`ToolCallInput.run_state`/`run_state_ref`, `ToolCallOutput.state_update`/
+`state_update_ref`), the framework's own approvals and questions
+(`RunModelInput.accepts_asks`, the new record and interrupt fields), carry between turns
+(`RunModelInput.carried_state`/`carried_state_ref`, `TurnCompleted.carry`/`carry_ref`),
+and verified outcomes (the `sessionflow.VerifyTool` activity and `VerifyToolOutput`,
+behind the patch marker ``sessionflow-verify``). Again only new fields with defaults and
+one patched branch, so version 3 histories replay and their sessions continue."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -228,6 +242,27 @@ class ToolCallOutput:
     """The tool's state update (`ToolExecutionResult.state_update`), when small enough to keep inline."""
     state_update_ref: BodyRef | None = None
     """The update when it was stored; `state_update` is then None."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class VerifyToolOutput:
+    """What the verify step found about a write whose step died (its input is the write's `ToolCallInput`).
+
+    `answer` is ``succeeded`` (with `output`, or its preview and `output_ref` when it was
+    stored), ``failed`` (with `message`) or ``unknown`` (with `message` as the reason).
+    """
+
+    answer: str
+    output: str | None = None
+    output_ref: BodyRef | None = None
+    message: str = ""
+
+    def result(self) -> VerifyResult:
+        if self.answer == "succeeded":
+            return TookEffect(output=self.output or "")
+        if self.answer == "failed":
+            return NoEffect(message=self.message)
+        return EffectUnknown(reason=self.message)
 
 
 @dataclass(frozen=True, kw_only=True)

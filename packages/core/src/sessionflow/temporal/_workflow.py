@@ -21,6 +21,7 @@ with workflow.unsafe.imports_passed_through():
         AgentSnapshot,
         AgentToolCall,
         AgentToolCallStatus,
+        EffectUnknown,
         FrameworkMessage,
         MemoryStore,
         QueuedUserMessage,
@@ -45,6 +46,7 @@ with workflow.unsafe.imports_passed_through():
         RUN_MODEL,
         SEND_USER_MESSAGE,
         STOP_SESSION,
+        VERIFY_TOOL,
         BuildUserMessageInput,
         DeltaBatch,
         ListAgentEventsRequest,
@@ -57,9 +59,12 @@ with workflow.unsafe.imports_passed_through():
         SessionStartInput,
         ToolCallInput,
         ToolCallOutput,
+        VerifyToolOutput,
     )
 
 TURN_CANCELLED = "turn cancelled"
+VERIFY_PATCH = "sessionflow-verify"
+"""Marks histories whose dead writes may be followed by a verify step (issue 20, verified outcomes)."""
 # No list of non-retryable error types here: an error's class says whether a step may run
 # again (`SessionError.retryable`), and the activity reports it as non-retryable.
 
@@ -322,19 +327,20 @@ class AgentSessionWorkflow:
         attempts = config.tool_max_attempts if effect.is_retryable else 1
         turn_id = model.state.turn_id
         assert turn_id is not None
+        tool_input = ToolCallInput(
+            session_id=workflow.info().workflow_id,
+            turn_id=turn_id,
+            tool_call=record,
+            heartbeat_interval=config.heartbeat_interval,
+            session_settings=model.turn_settings,
+            # The state of the step that deferred the call: by reference when stored.
+            run_state=model.run_state if model.run_state_ref is None else None,
+            run_state_ref=model.run_state_ref,
+        )
         step = asyncio.ensure_future(
             workflow.execute_activity(
                 CALL_TOOL if effect.is_retryable else CALL_SINGLE_ATTEMPT_TOOL,
-                ToolCallInput(
-                    session_id=workflow.info().workflow_id,
-                    turn_id=turn_id,
-                    tool_call=record,
-                    heartbeat_interval=config.heartbeat_interval,
-                    session_settings=model.turn_settings,
-                    # The state of the step that deferred the call: by reference when stored.
-                    run_state=model.run_state if model.run_state_ref is None else None,
-                    run_state_ref=model.run_state_ref,
-                ),
+                tool_input,
                 result_type=ToolCallOutput,
                 activity_id=SessionModel.tool_step(turn_id, tool_call_id),
                 start_to_close_timeout=timedelta(seconds=config.tool_start_to_close),
@@ -360,6 +366,10 @@ class AgentSessionWorkflow:
                 if self._cancel_requested and is_cancelled_exception(error):
                     reason = TURN_CANCELLED
                 model.move_tool_call(tool_call_id, AgentToolCallStatus.FAILED, error=reason)
+            elif record.verifiable and workflow.patched(VERIFY_PATCH):
+                # Histories before verified outcomes ended the call here; the marker keeps
+                # their replay on that path.
+                await self._verify_write(tool_input, reason)
             else:
                 model.move_tool_call(tool_call_id, AgentToolCallStatus.OUTCOME_UNKNOWN, error=reason)
             return
@@ -374,6 +384,50 @@ class AgentSessionWorkflow:
                 state_update=output.state_update,
                 state_update_ref=output.state_update_ref,
             )
+
+    async def _verify_write(self, tool_input: ToolCallInput, write_error: str) -> None:
+        """The write's step died: ask the tool's verify, a read step, before recording its outcome."""
+        config = self._config
+        assert config is not None
+        model = self._model
+        tool_call_id = tool_input.tool_call.tool_call_id
+        step_id = SessionModel.verify_step(tool_input.turn_id, tool_call_id)
+        step = asyncio.ensure_future(
+            workflow.execute_activity(
+                VERIFY_TOOL,
+                tool_input,
+                result_type=VerifyToolOutput,
+                activity_id=step_id,
+                start_to_close_timeout=timedelta(seconds=config.tool_start_to_close),
+                schedule_to_close_timeout=timedelta(seconds=config.tool_schedule_to_close),
+                heartbeat_timeout=timedelta(seconds=config.tool_heartbeat_timeout),
+                retry_policy=RetryPolicy(
+                    maximum_attempts=config.tool_max_attempts,
+                    initial_interval=timedelta(seconds=config.retry_initial_interval),
+                ),
+            )
+        )
+        try:
+            # A read, so it is cancelled with the turn; the write's outcome then stays unknown.
+            found = await self._cancellable_step(step)
+        except asyncio.CancelledError:
+            if not self._cancel_requested:
+                raise
+            model.settle_by_verify(
+                tool_call_id, EffectUnknown(reason=TURN_CANCELLED), write_error=write_error, step=step_id
+            )
+            return
+        except ActivityError as error:
+            reason = f"the verify step failed: {describe_failure(error)}"
+            if self._cancel_requested and is_cancelled_exception(error):
+                reason = TURN_CANCELLED
+            model.settle_by_verify(
+                tool_call_id, EffectUnknown(reason=reason), write_error=write_error, step=step_id
+            )
+            return
+        model.settle_by_verify(
+            tool_call_id, found.result(), write_error=write_error, step=step_id, output_ref=found.output_ref
+        )
 
     async def _await_approval(self, record: AgentToolCall) -> None:
         model = self._model

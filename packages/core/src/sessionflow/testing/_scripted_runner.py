@@ -14,21 +14,22 @@ A step is the reply to the n-th model call of a turn: `{"text": ...}` for a fina
 `deltas_by_attempt` (text deltas per attempt number), `reasoning`, `delay_after_deltas`,
 `abort` (raise TurnAborted with that message), `continue` (end the step with
 `ContinueRequested`: the next call sees the text as a user message; `state_bytes` pads the
-run state to at least that many bytes, to send it by reference), `carry` on a final answer
-(the turn's `TurnCompleted.carry`; null or absent carries nothing; `carry_bytes` pads it).
-Each model log entry has `carried`: the carried state the step got (its size and digest
-when longer than 200 characters).
 run state to at least that many bytes, to send it by reference; it pads a tool call step's
-run state too). The model log records the `state_updates` each call was handed (an update
-longer than 200 characters as `<length>:<digest>`), and the tool log the run state the
-tool step got (`run_state_calls`: the model call that deferred it; `run_state_bytes`).
+run state too), `carry` on a final answer (the turn's `TurnCompleted.carry`; null or absent
+carries nothing; `carry_bytes` pads it). Each model log entry has `carried`, the carried
+state the step got, and `state_updates`, the updates it was handed (a text longer than 200
+characters as `<length>:<digest>`); the tool log has the run state the tool step got
+(`run_state_calls`: the model call that deferred it; `run_state_bytes`).
 A tool spec has `effect` (the framework's metadata), `output`, `error` (ToolExecutionError),
 `user_error` (raise `UserError`, which is not retryable by its class),
 `crash_attempts`, `gate` + `gate_attempts`, `returns_answer` (the answer given with the approval), `sleep` (seconds),
 `state_update` (returned with the output: a string, or JSON for anything else) and
-`state_update_bytes` (an update of that many bytes, different for every call).
+`state_update_bytes` (an update of that many bytes, different for every call),
 `framework_approval` (``"required"`` or ``"pre_approved"``, the framework's own rule) and
-`question` (the call asks this text; ``true`` asks the call's ``question`` argument).
+`question` (the call asks this text; ``true`` asks the call's ``question`` argument),
+and `verify` (the tool's calls are deferred verifiable): `{"result": "succeeded" | "failed" |
+"unknown", "output", "output_bytes", "message", "fail_attempts", "gate", "basis"}`; `basis` is recorded at deferral and
+handed back; every verify run is logged as kind `verify`.
 """
 
 from __future__ import annotations
@@ -49,8 +50,11 @@ from sessionflow.session import (
     ContinueRequested,
     DeferredToolCall,
     DeferredToolExecution,
+    EffectUnknown,
     FrameworkMessage,
     MessageRole,
+    NoEffect,
+    TookEffect,
     ToolCallsRequested,
     ToolEffect,
     ToolExecutionError,
@@ -58,6 +62,7 @@ from sessionflow.session import (
     TurnAborted,
     TurnCompleted,
     UserError,
+    VerifyResult,
     describe_tool_call_outcome,
 )
 from sessionflow.testing._gates import FileGate, InvocationLog
@@ -221,6 +226,7 @@ class ScriptedRunner(AgentFrameworkRunner):
         question = tool.get("question")
         if question is True:
             question = str(cast(Json, arguments).get("question", "")) if isinstance(arguments, dict) else ""
+        verify = cast(Json | None, tool.get("verify"))
         return DeferredToolCall(
             tool_call_id=str(call["id"]),
             tool_name=str(call["name"]),
@@ -228,6 +234,8 @@ class ScriptedRunner(AgentFrameworkRunner):
             policy=turn.resolve_tool_policy(str(call["name"]), ToolEffect(effect) if effect else None),
             framework_approval=tool.get("framework_approval"),
             question=None if question is None else str(question),
+            verifiable=verify is not None,
+            verify_basis=str(verify["basis"]) if verify is not None and "basis" in verify else None,
         )
 
     @staticmethod
@@ -284,6 +292,35 @@ class ScriptedRunner(AgentFrameworkRunner):
                 return ToolExecutionResult(output=(seed * (size // len(seed) + 1))[:size])
             return ToolExecutionResult(output="x" * size)
         return ToolExecutionResult(output=str(tool.get("output", f"{record.tool_name} done")))
+
+    async def verify_tool_call(self, call: DeferredToolExecution) -> VerifyResult | None:
+        record = call.tool_call
+        script = read_script(self.state_dir, call.session_id)
+        tool = cast(dict[str, Json], script.get("tools", {})).get(record.tool_name, {})
+        verify = cast(Json | None, tool.get("verify"))
+        self.log.record(
+            "verify",
+            record.tool_name,
+            session=call.session_id,
+            turn=call.turn_id,
+            tool_call_id=record.tool_call_id,
+            attempt=call.attempt,
+            idempotency_key=call.idempotency_key,
+            basis=record.verify_basis,
+        )
+        if verify is None:
+            return None
+        await self._gate(verify, call.attempt)
+        self._fail(verify, call.attempt, f"verify of {record.tool_name!r}")
+        match verify.get("result"):
+            case "succeeded":
+                if "output_bytes" in verify:
+                    return TookEffect(output="v" * int(verify["output_bytes"]))
+                return TookEffect(output=str(verify.get("output", f"{record.tool_name} done (verified)")))
+            case "failed":
+                return NoEffect(message=str(verify.get("message", f"{record.tool_name} did not take effect")))
+            case _:
+                return EffectUnknown(reason=str(verify.get("message", "")))
 
     async def _gate(self, spec: Json, attempt: int) -> None:
         gate = spec.get("gate")

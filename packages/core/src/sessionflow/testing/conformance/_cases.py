@@ -41,6 +41,7 @@ __all__ = [
     "StartStep",
     "Step",
     "ToolBehaviour",
+    "ToolVerify",
     "WaitGatesStep",
     "WaitIdleStep",
     "WaitInterruptStep",
@@ -64,6 +65,7 @@ Capability = Literal[
     "tool_state",
     "framework_approvals",
     "questions",
+    "verified_outcomes",
 ]
 CAPABILITIES: tuple[Capability, ...] = get_args(Capability)
 BehaviourKind = Literal["return", "error", "crash", "block", "answer"]
@@ -106,6 +108,19 @@ class ToolBehaviour:
         return (self.text * (self.size // len(self.text) + 1))[: self.size]
 
 
+VerifyAnswerKind = Literal["succeeded", "failed", "unknown"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class ToolVerify:
+    """The tool's verify (`ToolSpec.verify`): it answers ``answer`` with ``text`` as the
+    output (succeeded), the failure (failed) or the reason (unknown). Every run is logged
+    (kind ``verify``)."""
+
+    answer: VerifyAnswerKind
+    text: str = ""
+
+
 @dataclass(frozen=True, kw_only=True)
 class CaseTool:
     name: str
@@ -119,6 +134,7 @@ class CaseTool:
     """The framework's own rule for the tool (`ToolSpec.needs_approval` / `pre_approved`)."""
     question_argument: str | None = None
     """Every call is a question whose text is this argument (`ToolSpec.question`)."""
+    verify: ToolVerify | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -228,10 +244,19 @@ def _policy(node: Node) -> ToolPolicy:
     )
 
 
+def _verify(node: Node) -> ToolVerify:
+    fields = node.object(required=("answer",), optional=("text",))
+    answer = fields["answer"].string(choices=get_args(VerifyAnswerKind))
+    text = fields["text"].string(allow_empty=True) if "text" in fields else ""
+    if answer == "succeeded":
+        return ToolVerify(answer="succeeded", text=text)
+    return ToolVerify(answer="failed" if answer == "failed" else "unknown", text=text)
+
+
 def _tool(node: Node) -> CaseTool:
     fields = node.object(
         required=("name", "description", "parameters", "behaviour"),
-        optional=("effect", "policy", "mcp_annotations", "framework_approval", "question_argument"),
+        optional=("effect", "policy", "mcp_annotations", "framework_approval", "question_argument", "verify"),
     )
     parameters = fields["parameters"].raw_object()
     if parameters.get("type") != "object":
@@ -253,6 +278,7 @@ def _tool(node: Node) -> CaseTool:
         behaviour=_behaviour(fields["behaviour"]),
         framework_approval="required" if approval == "required" else "pre_approved" if approval else None,
         question_argument=fields["question_argument"].string() if "question_argument" in fields else None,
+        verify=_verify(fields["verify"]) if "verify" in fields else None,
     )
 
 
@@ -530,6 +556,8 @@ def _check_capabilities(case: ConformanceCase, root: Node) -> None:
         )
     if any(tool.question_argument for tool in case.tools) and "questions" not in case.requires:
         raise root.error('a case with a question tool must list "questions" in /requires')
+    if any(tool.verify is not None for tool in case.tools) and "verified_outcomes" not in case.requires:
+        raise root.error('a case whose tools declare a verify must list "verified_outcomes" in /requires')
     uses_images = bool(case.images)
     if uses_images and "images" not in case.requires:
         raise root.error('a case that sends images must list "images" in /requires')

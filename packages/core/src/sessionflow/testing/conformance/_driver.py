@@ -28,9 +28,14 @@ from sessionflow.session import (
     AgentSnapshot,
     AgentStatus,
     AgentToolCallStatus,
+    EffectUnknown,
+    NoEffect,
     SessionRunError,
     SessionTimings,
+    TookEffect,
     ToolExecutionError,
+    VerifyCall,
+    VerifyResult,
 )
 from sessionflow.temporal import (
     AgentSessionClient,
@@ -55,6 +60,7 @@ from sessionflow.testing.conformance._cases import (
     SendStep,
     StartStep,
     Step,
+    ToolVerify,
     WaitGatesStep,
     WaitIdleStep,
     WaitInterruptStep,
@@ -77,6 +83,7 @@ from sessionflow.testing.conformance._runtime import (
     ConformanceRuntime,
 )
 from sessionflow.tool_output import ToolOutput
+from sessionflow.tool_specs import ToolVerifier
 
 __all__ = [
     "CONFORMANCE_TIMINGS",
@@ -163,6 +170,8 @@ def build_tool(tool: CaseTool, state_dir: Path) -> ToolSpec:
         needs_approval=tool.framework_approval == "required",
         pre_approved=tool.framework_approval == "pre_approved",
         question=_question_of(tool.question_argument) if tool.question_argument else None,
+        verify=_verifier(tool.verify, tool.name, log) if tool.verify is not None else None,
+        verify_basis=_basis if tool.verify is not None else None,
     )
 
 
@@ -171,6 +180,32 @@ def _question_of(argument: str) -> Callable[[Mapping[str, Any]], str]:
         return str(arguments.get(argument, ""))
 
     return question
+
+
+def _basis(arguments: dict[str, Any]) -> str:
+    """What a case tool records at deferral: its arguments, so a verify can be checked against them."""
+    return json.dumps(arguments, sort_keys=True)
+
+
+def _verifier(verify: ToolVerify, name: str, log: InvocationLog) -> ToolVerifier:
+    """The case's verify: logs the run (kind ``verify``), then answers as the case says."""
+
+    def run(arguments: dict[str, Any], call: VerifyCall) -> VerifyResult:
+        log.record(
+            "verify",
+            name,
+            tool_call_id=call.tool_call_id,
+            idempotency_key=call.idempotency_key,
+            attempt=call.attempt,
+            basis=call.basis,
+        )
+        if verify.answer == "succeeded":
+            return TookEffect(output=verify.text)
+        if verify.answer == "failed":
+            return NoEffect(message=verify.text)
+        return EffectUnknown(reason=verify.text)
+
+    return run
 
 
 # --------------------------------------------------------------------------- flow
