@@ -246,10 +246,14 @@ class ScriptedRunner(AgentFrameworkRunner):
         )
         return FrameworkMessage(role=role, framework_item=item, text=scripted_text(item))
 
+    def _tool_spec(self, call: DeferredToolExecution) -> Json:
+        """The script's spec of the called tool; {} for a tool the script does not name."""
+        script = read_script(self.state_dir, call.session_id)
+        return cast(dict[str, Json], script.get("tools", {})).get(call.tool_call.tool_name, {})
+
     async def execute_deferred_tool_call(self, call: DeferredToolExecution) -> ToolExecutionResult:
         record = call.tool_call
-        script = read_script(self.state_dir, call.session_id)
-        tool = cast(dict[str, Json], script.get("tools", {})).get(record.tool_name, {})
+        tool = self._tool_spec(call)
         self.log.record(
             "tool",
             record.tool_name,
@@ -287,16 +291,13 @@ class ScriptedRunner(AgentFrameworkRunner):
         if "output_bytes" in tool:
             size = int(tool["output_bytes"])
             if tool.get("unique_output"):
-                # Different bytes for every call, so the content-addressed store cannot share them.
-                seed = f"{call.idempotency_key}|"
-                return ToolExecutionResult(output=(seed * (size // len(seed) + 1))[:size])
+                return ToolExecutionResult(output=_unique_text(call, size))
             return ToolExecutionResult(output="x" * size)
         return ToolExecutionResult(output=str(tool.get("output", f"{record.tool_name} done")))
 
     async def verify_tool_call(self, call: DeferredToolExecution) -> VerifyResult | None:
         record = call.tool_call
-        script = read_script(self.state_dir, call.session_id)
-        tool = cast(dict[str, Json], script.get("tools", {})).get(record.tool_name, {})
+        tool = self._tool_spec(call)
         verify = cast(Json | None, tool.get("verify"))
         self.log.record(
             "verify",
@@ -354,12 +355,15 @@ def _padded(state: Json, size: int) -> str:
     return json.dumps({**state, "padding": "p" * padding}) if padding else encoded
 
 
+def _unique_text(call: DeferredToolExecution, size: int) -> str:
+    """``size`` characters that differ for every call, so the content-addressed store cannot share them."""
+    seed = f"{call.idempotency_key}|"
+    return (seed * (size // len(seed) + 1))[:size]
+
+
 def _state_update(tool: Json, call: DeferredToolExecution) -> str:
     if "state_update_bytes" in tool:
-        # Different bytes for every call, so the content-addressed store cannot share them.
-        seed = f"{call.idempotency_key}|"
-        size = int(tool["state_update_bytes"])
-        return (seed * (size // len(seed) + 1))[:size]
+        return _unique_text(call, int(tool["state_update_bytes"]))
     update = tool["state_update"]
     return update if isinstance(update, str) else json.dumps(update, sort_keys=True)
 
