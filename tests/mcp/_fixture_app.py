@@ -73,12 +73,7 @@ def build(state_dir: Path) -> FixtureServer:
     async def slow_send(to: str, ctx: Context) -> str:
         """Send slowly: records the call, then blocks until the test releases the gate."""
         server.record_call("slow_send", ctx, to=to)
-        # The file protocol of sessionflow.testing.FileGate("slow").
-        (state_dir / "gate-slow.reached").write_text(str(os.getpid()))
-        deadline = time.monotonic() + 120
-        # Another process releases it through a file: there is no event to wait on.
-        while not (state_dir / "gate-slow.released").exists() and time.monotonic() < deadline:  # noqa: ASYNC110
-            await anyio.sleep(0.05)
+        await _wait_at_gate(state_dir, "slow")
         return f"slowly sent to {to}"
 
     @server.tool(meta={"io.sessionflow/verifyTool": "post_status"})
@@ -92,10 +87,7 @@ def build(state_dir: Path) -> FixtureServer:
         entry = _ledger_entry(state_dir, ctx)
         if (state_dir / "post-first").exists():
             entry.write_text(to)
-        (state_dir / "gate-post.reached").write_text(str(os.getpid()))
-        deadline = time.monotonic() + 120
-        while not (state_dir / "gate-post.released").exists() and time.monotonic() < deadline:  # noqa: ASYNC110
-            await anyio.sleep(0.05)
+        await _wait_at_gate(state_dir, "post")
         entry.write_text(to)
         return f"posted to {to}"
 
@@ -136,3 +128,15 @@ def build(state_dir: Path) -> FixtureServer:
         return authorization or "anonymous"
 
     return server
+
+
+async def _wait_at_gate(state_dir: Path, name: str) -> None:
+    """Mark the gate reached and block until the test releases it (at most 120 s).
+
+    The file protocol of `sessionflow.testing.FileGate(state_dir, name)`: another process
+    releases it through a file, so there is no event to wait on.
+    """
+    (state_dir / f"gate-{name}.reached").write_text(str(os.getpid()))
+    deadline = time.monotonic() + 120
+    while not (state_dir / f"gate-{name}.released").exists() and time.monotonic() < deadline:  # noqa: ASYNC110
+        await anyio.sleep(0.05)
