@@ -33,7 +33,7 @@ SPEC_FILE = "langgraph-flow.json"
 
 FAST = CRASH_TIMINGS
 
-GraphKind = Literal["agent", "counter", "two_calls"]
+GraphKind = Literal["agent", "counter", "two_calls", "one_node_twice"]
 Provider = Literal["openai", "anthropic"]
 
 
@@ -69,7 +69,12 @@ def build_flow(spec: FlowSpec, state_dir: Path) -> AgentSessionFlow:
             system_prompt=spec.system_prompt,
             options=options,
         )
-    builder = counter_graph(model, tools, state_dir) if spec.graph == "counter" else two_call_graph(model)
+    if spec.graph == "counter":
+        builder = counter_graph(model, tools, state_dir)
+    elif spec.graph == "two_calls":
+        builder = two_call_graph(model)
+    else:
+        builder = one_node_twice_graph(model)
     return langgraph_session_flow(flow_type=spec.flow_type, graph=builder, tool_node="tools", options=options)
 
 
@@ -178,5 +183,21 @@ def two_call_graph(model: BaseChatModel) -> StateGraph[DraftState]:
     builder.add_edge(START, "draft")
     builder.add_edge("draft", "review")
     builder.add_conditional_edges("review", tools_condition, {"tools": "tools", END: END})
+    builder.add_edge("tools", "draft")
+    return builder
+
+
+def one_node_twice_graph(model: BaseChatModel) -> StateGraph[DraftState]:
+    """``draft`` calls the model twice in one run: no checkpoint lies between the calls."""
+
+    async def draft(state: DraftState) -> dict[str, list[BaseMessage]]:
+        first = await model.ainvoke(state["messages"])
+        return {"messages": [first, await model.ainvoke([*state["messages"], first])]}
+
+    builder = StateGraph(DraftState)
+    builder.add_node("draft", draft)  # pyright: ignore[reportUnknownMemberType] - LangGraph's stubs
+    builder.add_node("tools", ToolNode([]))  # pyright: ignore[reportUnknownMemberType]
+    builder.add_edge(START, "draft")
+    builder.add_conditional_edges("draft", tools_condition, {"tools": "tools", END: END})
     builder.add_edge("tools", "draft")
     return builder

@@ -11,6 +11,7 @@ from langchain_core.tools import tool as as_langchain_tool
 from langgraph.graph import StateGraph
 from langgraph.graph.state import CompiledStateGraph
 
+from sessionflow.frameworks import CarryHook, OutputValidator
 from sessionflow.temporal import AgentSessionFlow, FlowArguments
 from sessionflow.tool_specs import ToolSpec
 from sessionflow_langgraph._graph import AgentGraph, GraphFactory, build_agent_graph
@@ -29,10 +30,12 @@ def langgraph_runner(
     graph: AgentGraph | GraphFactory | None = None,
     tools: Sequence[ToolLike] = (),
     tool_sources: Sequence[ToolSpec] = (),
-    tool_node: str = "tools",
+    tool_node: str | None = None,
     system_prompt: str | None = None,
     messages_key: str | None = None,
     recursion_limit: int = DEFAULT_RECURSION_LIMIT,
+    output_validator: OutputValidator | None = None,
+    carry: CarryHook | None = None,
 ) -> LangGraphRunner:
     """A `LangGraphRunner` for a chat model plus tools, or for your own graph.
 
@@ -42,7 +45,12 @@ def langgraph_runner(
       tool, and a `ToolNode` named ``tool_node``; ``system_prompt`` goes first in every call.
     * ``graph``: a `StateGraph` builder, a compiled graph, or a factory that receives every
       tool (``tools`` plus the converted ``tool_sources``) and returns either. The graph
-      is interrupted before ``tool_node``; bind the tools to your model yourself.
+      is interrupted before every tool node (each `ToolNode`, a node named ``"tools"``, and
+      ``tool_node`` when your tool node is a node of your own); bind the tools to your
+      model yourself.
+
+    ``output_validator`` and ``carry`` are the harness's (`HarnessContext`): the first
+    gives the ready-made agent a retry node, the second decides the carry between turns.
 
     ``tool_sources`` are neutral `ToolSpec`s (sessionflow tool sources, MCP tools); they
     become LangChain tools with `tool_from_spec`. Their `ToolSpec.policy` is not applied
@@ -54,7 +62,13 @@ def langgraph_runner(
     _check_unique(all_tools)
     built: AgentGraph
     if model is not None:
-        built = build_agent_graph(model, all_tools, system_prompt=system_prompt, tool_node=tool_node)
+        built = build_agent_graph(
+            model,
+            all_tools,
+            system_prompt=system_prompt,
+            tool_node=tool_node or "tools",
+            output_validator=output_validator,
+        )
     elif isinstance(graph, StateGraph | CompiledStateGraph):
         built = cast(AgentGraph, graph)
     else:
@@ -66,6 +80,7 @@ def langgraph_runner(
         tools=all_tools,
         messages_key=messages_key,
         recursion_limit=recursion_limit,
+        carry=carry,
     )
 
 
@@ -76,7 +91,7 @@ def langgraph_session_flow(
     graph: AgentGraph | GraphFactory | None = None,
     tools: Sequence[ToolLike] = (),
     tool_sources: Sequence[ToolSpec] = (),
-    tool_node: str = "tools",
+    tool_node: str | None = None,
     system_prompt: str | None = None,
     messages_key: str | None = None,
     recursion_limit: int = DEFAULT_RECURSION_LIMIT,

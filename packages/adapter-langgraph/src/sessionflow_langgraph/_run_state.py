@@ -23,7 +23,7 @@ from langgraph.checkpoint.serde.base import SerializerProtocol
 
 from sessionflow.session import AgentMessage, message_digest
 
-__all__ = ["RUN_STATE_VERSION", "THREAD_CONFIG", "RunState", "history_digest"]
+__all__ = ["RUN_STATE_VERSION", "THREAD_CONFIG", "RunState", "dump_value", "history_digest", "load_value"]
 
 RUN_STATE_VERSION = 1
 THREAD_ID = "sessionflow"
@@ -97,10 +97,10 @@ class RunState:
                 "messages_key": self.messages_key,
                 "pending": self.pending,
                 "history": {"count": self.history_count, "digest": self.history_digest},
-                "checkpoint": _dump(serde, self.checkpoint),
-                "metadata": _dump(serde, self.metadata),
+                "checkpoint": dump_value(serde, self.checkpoint),
+                "metadata": dump_value(serde, self.metadata),
                 "writes": [
-                    {"task": task_id, "channel": channel, "value": _dump(serde, value)}
+                    {"task": task_id, "channel": channel, "value": dump_value(serde, value)}
                     for task_id, channel, value in self.writes
                 ],
             },
@@ -119,10 +119,10 @@ class RunState:
             )
         history = cast(Json, raw["history"])
         return cls(
-            checkpoint=cast(Checkpoint, _load(serde, raw["checkpoint"])),
-            metadata=cast(CheckpointMetadata, _load(serde, raw["metadata"])),
+            checkpoint=cast(Checkpoint, load_value(serde, raw["checkpoint"])),
+            metadata=cast(CheckpointMetadata, load_value(serde, raw["metadata"])),
             writes=[
-                (str(w["task"]), str(w["channel"]), _load(serde, w["value"]))
+                (str(w["task"]), str(w["channel"]), load_value(serde, w["value"]))
                 for w in cast(list[Json], raw["writes"])
             ],
             pending=[str(p) for p in cast(list[Any], raw["pending"])],
@@ -159,11 +159,13 @@ def _starts_with(channel: list[Any], history: Sequence[BaseMessage]) -> bool:
     return len(channel) >= len(history) and all(a == b for a, b in zip(channel, history, strict=False))
 
 
-def _dump(serde: SerializerProtocol, value: Any) -> Json:
+def dump_value(serde: SerializerProtocol, value: Any) -> Json:
+    """One value in LangGraph's serializer, as JSON (msgpack in base64)."""
     kind, data = serde.dumps_typed(value)
     return {"type": kind, "data": base64.b64encode(data).decode("ascii")}
 
 
-def _load(serde: SerializerProtocol, raw: Any) -> Any:
+def load_value(serde: SerializerProtocol, raw: Any) -> Any:
+    """A value `dump_value` wrote."""
     encoded = cast(Json, raw)
     return serde.loads_typed((str(encoded["type"]), base64.b64decode(str(encoded["data"]))))

@@ -4,22 +4,26 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool
+from langgraph.checkpoint.base import Checkpoint
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.serde.base import SerializerProtocol
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from langgraph.errors import GraphRecursionError
+from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import StateSnapshot
 
+from sessionflow.frameworks import CarryHook
 from sessionflow.session import (
     AgentFrameworkRunner,
     AgentToolCallStatus,
     AgentTurnContext,
     AgentTurnOutcome,
+    ContinueRequested,
     DeferredToolCall,
     DeferredToolExecution,
     FrameworkMessage,
@@ -31,22 +35,27 @@ from sessionflow.session import (
     TurnCompleted,
     describe_tool_call_outcome,
 )
+from sessionflow_langgraph._carry import ThreadCarry
 from sessionflow_langgraph._deltas import write_deltas
 from sessionflow_langgraph._effects import tool_effect, tool_schema
-from sessionflow_langgraph._execution import run_tool
+from sessionflow_langgraph._execution import invocation_metadata, run_tool
 from sessionflow_langgraph._graph import AgentGraph, PreparedGraph
 from sessionflow_langgraph._messages import (
     framework_message,
     history_message,
+    message_text,
     user_message,
     user_message_with_images,
 )
 from sessionflow_langgraph._monitor import StepMonitor
 from sessionflow_langgraph._run_state import THREAD_CONFIG, RunState, history_digest
+from sessionflow_langgraph._settings import CARRY_CONFIG_KEY, GraphSettings
+from sessionflow_langgraph._tool_node import NodeWrites, run_in_tool_node
 
 __all__ = ["LangGraphRunner"]
 
 DEFAULT_RECURSION_LIMIT = 25
+ERROR_CHANNEL = "__error__"  # LangGraph's channel for a task's error (not public)
 
 
 class LangGraphRunner(AgentFrameworkRunner):
@@ -69,18 +78,20 @@ class LangGraphRunner(AgentFrameworkRunner):
         self,
         graph: AgentGraph,
         *,
-        tool_node: str = "tools",
+        tool_node: str | None = None,
         tools: Iterable[BaseTool] = (),
         messages_key: str | None = None,
         recursion_limit: int = DEFAULT_RECURSION_LIMIT,
         serializer: SerializerProtocol | None = None,
+        carry: CarryHook | None = None,
     ) -> None:
         """Wrap ``graph``.
 
         Args:
-            graph: A `StateGraph` builder, or a compiled graph (its checkpointer is ignored:
-                sessionflow keeps the run state).
-            tool_node: The node that executes tools; the graph is interrupted before it.
+            graph: A `StateGraph` builder, or a compiled graph without a checkpointer
+                (sessionflow keeps the checkpoint; a checkpointer is refused).
+            tool_node: The node that executes tools, when it is a node of your own. Every
+                `ToolNode` of the graph (and a node named ``"tools"``) is found by itself.
             tools: Tools the session runs. The tools of a `ToolNode` are found by
                 themselves; list tools here when the tool node is your own node (these win
                 over the node's on a name clash).
@@ -90,6 +101,9 @@ class LangGraphRunner(AgentFrameworkRunner):
             serializer: Serializes the checkpoint. Defaults to `JsonPlusSerializer` that
                 only loads LangChain, LangGraph and standard types (``allowed_msgpack_modules``
                 is how to allow your own state types).
+            carry: Decides the carry itself (`CarryHook`, the harness's); the graph reads
+                the carry the turn started with as ``config["configurable"]["sessionflow_carry"]``.
+                Without one the thread's state carries (`ThreadCarry`).
         """
         self._graph = PreparedGraph.of(graph, tool_node=tool_node, messages_key=messages_key)
         self.tools: dict[str, BaseTool] = {**self._graph.node_tools, **{t.name: t for t in tools}}
@@ -97,10 +111,16 @@ class LangGraphRunner(AgentFrameworkRunner):
         self._catalog = {name: tool_schema(t) for name, t in self.tools.items()}
         self.recursion_limit = recursion_limit
         self._serde: SerializerProtocol = serializer or JsonPlusSerializer(allowed_msgpack_modules=None)
+        self._carry_hook = carry
 
     @property
     def tool_node(self) -> str:
         return self._graph.tool_node
+
+    @property
+    def tool_nodes(self) -> tuple[str, ...]:
+        """Every node that runs tools; the graph is interrupted before each."""
+        return self._graph.tool_nodes
 
     @property
     def messages_key(self) -> str:
@@ -122,8 +142,12 @@ class LangGraphRunner(AgentFrameworkRunner):
         saver = InMemorySaver(serde=self._serde)
         graph = self._graph.with_saver(saver)
         monitor = StepMonitor(self.tool_node)
+        settings = GraphSettings.of(turn.session_settings)
+        configurable = {**settings.configurable, **THREAD_CONFIG.get("configurable", {})}
+        if self._carry_hook is not None:
+            configurable[CARRY_CONFIG_KEY] = turn.carried_state
         config: RunnableConfig = {
-            **THREAD_CONFIG,
+            "configurable": configurable,
             "callbacks": [monitor],
             "recursion_limit": self.recursion_limit,
         }
@@ -132,19 +156,28 @@ class LangGraphRunner(AgentFrameworkRunner):
             state = RunState.loads(turn.framework_run_state, self._serde)
             if state.history_digest != digest:
                 raise SessionStateError("the run state was made for other stored messages than this step's")
-            if (state.tool_node, state.messages_key) != (self.tool_node, self.messages_key):
+            if state.messages_key != self.messages_key or (
+                state.pending and state.tool_node not in self.tool_nodes
+            ):
                 raise SessionStateError(
                     f"the run state was made by a graph with tool node {state.tool_node!r} and messages key "
-                    f"{state.messages_key!r}; this runner has {self.tool_node!r} and {self.messages_key!r}"
+                    f"{state.messages_key!r}; this runner has {self.tool_nodes!r} and {self.messages_key!r}"
                 )
             await state.restore(saver, history)
-            results = [self._tool_message(turn, tool_call_id) for tool_call_id in state.pending]
-            await graph.aupdate_state(config, {self.messages_key: results}, as_node=self.tool_node)
+            if state.pending:
+                await self._apply_tool_results(graph, saver, config, turn, state)
             graph_input = None
+        elif turn.carried_state and self._carry_hook is None:
+            graph_input = await self._restore_thread(saver, turn.carried_state, history)
         try:
             # astream's overloads mention Command without its type argument in LangGraph's stubs.
             parts = graph.astream(  # pyright: ignore[reportUnknownMemberType]
-                graph_input, config, stream_mode="messages", interrupt_before=[self.tool_node], version="v2"
+                graph_input,
+                config,
+                stream_mode="messages",
+                interrupt_before=list(self.tool_nodes),
+                version="v2",
+                context=settings.context,
             )
             async for part in parts:
                 if part["type"] == "messages":
@@ -155,30 +188,132 @@ class LangGraphRunner(AgentFrameworkRunner):
                 f"the graph hit its recursion limit within one RunModel step: {error}"
             ) from None
         except Exception as error:
+            if monitor.continue_node is not None and monitor.violation is None:
+                return await self._continue(saver, config, history, digest, monitor)
             if monitor.violation is not None:
                 raise TurnAborted(monitor.violation) from error
             raise
         if monitor.violation is not None:
             raise TurnAborted(monitor.violation)
+        if monitor.continue_node is not None:
+            raise TurnAborted(
+                f"node {monitor.continue_node!r} caught the stop of its second model call in one step; "
+                "let the exception through so that the call runs in a step of its own"
+            )
         snapshot = await graph.aget_state(config)
         messages: list[BaseMessage] = list(snapshot.values.get(self.messages_key) or [])
         if not snapshot.next:
-            return TurnCompleted(new_messages=self._new_messages(history, messages), usage=monitor.usage)
-        self._check_paused_at_tool_node(snapshot)
-        calls = self._deferred_calls(turn, messages)
+            return TurnCompleted(
+                new_messages=self._new_messages(history, messages),
+                usage=monitor.usage,
+                carry=await self._carry(turn, saver, config, messages),
+            )
+        tool_node = self._check_paused_at_tool_node(snapshot)
+        calls = self._deferred_calls(turn, messages, tool_node)
         saved = await saver.aget_tuple(config)
         if saved is None:  # pragma: no cover - the graph has just checkpointed
             raise SessionStateError("the graph paused without a checkpoint")
         run_state = RunState.capture(
             saved,
             pending=[call.tool_call_id for call in calls],
-            history=history,
+            history=(),
             digest=digest,
             messages_key=self.messages_key,
-            tool_node=self.tool_node,
+            tool_node=tool_node,
         )
         return ToolCallsRequested(
             framework_run_state=run_state.dumps(self._serde), tool_calls=calls, usage=monitor.usage
+        )
+
+    async def _apply_tool_results(
+        self,
+        graph: CompiledStateGraph[Any, Any, Any, Any],
+        saver: InMemorySaver,
+        config: RunnableConfig,
+        turn: AgentTurnContext,
+        state: RunState,
+    ) -> None:
+        """Give the tool node every call's result, in model order, as LangGraph would have.
+
+        A call that ran in the tool node wrote its channel writes (its update); they become
+        the tool node's pending writes, so LangGraph applies them with the reducers and
+        follows the node's edges (and any `Command(goto=...)`). A call that did not run
+        there (failed, rejected, refused, or run by a worker before this) gets its
+        `ToolMessage` instead; with no update at all the messages are written as the node.
+        """
+        updates = dict(turn.state_updates())
+        writes: list[tuple[str, Any]] = []
+        ran = False
+        for tool_call_id in state.pending:
+            update = updates.get(tool_call_id)
+            if update is not None:
+                writes += NodeWrites.loads(update, self._serde).writes
+                ran = True
+            else:
+                writes.append((self.messages_key, [self._tool_message(turn, tool_call_id)]))
+        if not ran:
+            messages = [value for _, items in writes for value in items]
+            await graph.aupdate_state(config, {self.messages_key: messages}, as_node=state.tool_node)
+            return
+        snapshot = await graph.aget_state(config)
+        task = next((t for t in snapshot.tasks if t.name == state.tool_node), None)
+        if task is None:
+            raise SessionStateError(f"the run state has no pending task of tool node {state.tool_node!r}")
+        saved = await saver.aget_tuple(config)
+        assert saved is not None
+        await saver.aput_writes(saved.config, writes, task.id)
+
+    async def _restore_thread(
+        self, saver: InMemorySaver, carried: str, history: list[BaseMessage]
+    ) -> dict[str, Any]:
+        """Start from the last turn's checkpoint; the input is the messages stored since."""
+        thread = ThreadCarry.loads(carried, self._serde)
+        kept = thread.messages if thread.messages <= len(history) else 0
+        values = {**thread.checkpoint["channel_values"], self.messages_key: history[:kept]}
+        checkpoint = cast(Checkpoint, {**thread.checkpoint, "channel_values": values})
+        await saver.aput(THREAD_CONFIG, checkpoint, thread.metadata, checkpoint["channel_versions"])
+        return {self.messages_key: history[kept:]}
+
+    async def _carry(
+        self,
+        turn: AgentTurnContext,
+        saver: InMemorySaver,
+        config: RunnableConfig,
+        messages: list[BaseMessage],
+    ) -> str | None:
+        if self._carry_hook is not None:
+            last = messages[-1] if messages else None
+            return self._carry_hook(turn.carried_state, message_text(last) if last is not None else "")
+        saved = await saver.aget_tuple(config)
+        thread = ThreadCarry.capture(saved, self.messages_key) if saved is not None else None
+        return thread.dumps(self._serde, self.messages_key) if thread is not None else None
+
+    async def _continue(
+        self,
+        saver: InMemorySaver,
+        config: RunnableConfig,
+        history: list[BaseMessage],
+        digest: str,
+        monitor: StepMonitor,
+    ) -> ContinueRequested:
+        """The node that called the model again runs in the next step, from the last checkpoint."""
+        saved = await saver.aget_tuple(config)
+        if saved is None:  # pragma: no cover - the graph checkpoints its input first
+            raise SessionStateError("the graph called the model again before its first checkpoint")
+        # The stopped task's error is not kept: the next step runs that task again.
+        kept = [w for w in saved.pending_writes or [] if w[1] != ERROR_CHANNEL]
+        run_state = RunState.capture(
+            saved._replace(pending_writes=kept),
+            pending=[],
+            history=(),
+            digest=digest,
+            messages_key=self.messages_key,
+            tool_node="",
+        )
+        return ContinueRequested(
+            framework_run_state=run_state.dumps(self._serde),
+            note=f"node {monitor.continue_node!r} calls the model in a step of its own",
+            usage=monitor.usage,
         )
 
     def _tool_message(self, turn: AgentTurnContext, tool_call_id: str) -> ToolMessage:
@@ -191,24 +326,29 @@ class LangGraphRunner(AgentFrameworkRunner):
             status=status,
         )
 
-    def _check_paused_at_tool_node(self, snapshot: StateSnapshot) -> None:
+    def _check_paused_at_tool_node(self, snapshot: StateSnapshot) -> str:
         if snapshot.interrupts:
             raise TurnAborted(
                 f"the graph called interrupt() in node(s) {', '.join(repr(n) for n in snapshot.next)}; "
                 "sessionflow owns human approval (tool policies), so graphs it runs must not interrupt"
             )
-        others = sorted({node for node in snapshot.next if node != self.tool_node})
-        if others:
+        paused = sorted(set(snapshot.next))
+        others = [node for node in paused if node not in self.tool_nodes]
+        if others or len(paused) != 1:
             raise TurnAborted(
-                f"the graph stopped before node(s) {', '.join(repr(n) for n in others)}; a RunModel step may "
-                f"only pause before the tool node {self.tool_node!r}, alone"
+                f"the graph stopped before node(s) {', '.join(repr(n) for n in paused)}; a RunModel step may "
+                f"only pause before one tool node ({', '.join(repr(n) for n in self.tool_nodes)}), alone"
             )
+        return paused[0]
 
-    def _deferred_calls(self, turn: AgentTurnContext, messages: list[BaseMessage]) -> list[DeferredToolCall]:
-        last = messages[-1] if messages else None
-        if not isinstance(last, AIMessage) or not (last.tool_calls or last.invalid_tool_calls):
+    def _deferred_calls(
+        self, turn: AgentTurnContext, messages: list[BaseMessage], tool_node: str
+    ) -> list[DeferredToolCall]:
+        # A ToolNode runs the latest AI message's calls, wherever it is in the list.
+        last = next((m for m in reversed(messages) if isinstance(m, AIMessage)), None)
+        if last is None or not (last.tool_calls or last.invalid_tool_calls):
             raise TurnAborted(
-                f"the graph reached its tool node {self.tool_node!r} but the last message is not an AI "
+                f"the graph reached its tool node {tool_node!r} but the last message is not an AI "
                 "message with tool calls"
             )
         calls: list[DeferredToolCall] = []
@@ -245,5 +385,19 @@ class LangGraphRunner(AgentFrameworkRunner):
         return self._catalog
 
     async def execute_deferred_tool_call(self, call: DeferredToolExecution) -> ToolExecutionResult:
+        """Run the call in the graph's tool node, from the model step's checkpoint.
+
+        A call the tool node cannot run (an invalid call, a run state from before tool nodes
+        ran in tool steps) runs the tool directly, as before.
+        """
+        settings = GraphSettings.of(call.session_settings)
+        config: RunnableConfig = {
+            "configurable": {**settings.configurable, **THREAD_CONFIG.get("configurable", {})},
+            "metadata": invocation_metadata(call.invocation),
+            "recursion_limit": self.recursion_limit,
+        }
+        result = await run_in_tool_node(self._graph, self._serde, call, config, settings.context)
+        if result is not None:
+            return result
         output = await run_tool(self.tools.get(call.tool_call.tool_name), call)
         return ToolExecutionResult(output=output)

@@ -1,0 +1,197 @@
+"""One tool call run by the graph's own tool node, inside its tool step.
+
+The model step paused before a tool node and left its checkpoint as the run state. The
+tool step restores that checkpoint with the latest AI message narrowed to this one call,
+lets LangGraph run the tool node (its error handling, post-processing, `Command`s,
+injected state, store and runtime context), and stops right after it. What the node
+wrote (its channel writes, edges included) is the call's state update; the next model
+step hands the writes of every call, in model order, back to LangGraph as the tool
+node's pending writes, so they reach the state through the graph's reducers and its
+edges decide where the graph goes on.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, cast
+
+from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
+from langchain_core.runnables import RunnableConfig
+from langchain_core.tools import ToolException
+from langgraph.checkpoint.base import Checkpoint
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.checkpoint.serde.base import SerializerProtocol
+from langgraph.types import Send
+
+from sessionflow.session import (
+    DeferredToolExecution,
+    SessionStateError,
+    ToolExecutionError,
+    ToolExecutionResult,
+)
+from sessionflow_langgraph._graph import PreparedGraph
+from sessionflow_langgraph._messages import message_text
+from sessionflow_langgraph._run_state import RunState, dump_value, load_value
+
+__all__ = ["NodeWrites", "run_in_tool_node"]
+
+# LangGraph's reserved channels (langgraph._internal._constants, not public).
+_ERROR = "__error__"
+_INTERRUPT = "__interrupt__"
+_TASKS = "__pregel_tasks"
+_SKIPPED = frozenset({_ERROR, _INTERRUPT})
+
+UPDATE_VERSION = 1
+
+
+@dataclass(frozen=True, kw_only=True)
+class NodeWrites:
+    """The channel writes one call's run of the tool node made: the call's state update."""
+
+    node: str
+    writes: list[tuple[str, Any]]
+
+    def dumps(self, serde: SerializerProtocol) -> str:
+        return json.dumps(
+            {
+                "v": UPDATE_VERSION,
+                "node": self.node,
+                "writes": [{"channel": c, "value": dump_value(serde, v)} for c, v in self.writes],
+            },
+            separators=(",", ":"),
+        )
+
+    @classmethod
+    def loads(cls, text: str, serde: SerializerProtocol) -> NodeWrites:
+        raw = cast(dict[str, Any], json.loads(text))
+        if raw.get("v") != UPDATE_VERSION:
+            raise SessionStateError(
+                f"unsupported sessionflow-langgraph state update version {raw.get('v')!r}"
+            )
+        writes = [(str(w["channel"]), load_value(serde, w["value"])) for w in cast(list[Any], raw["writes"])]
+        return cls(node=str(raw["node"]), writes=writes)
+
+
+class _RecordingSaver(InMemorySaver):
+    """Keeps the writes of the watched tasks as LangGraph commits them."""
+
+    def __init__(self, serde: SerializerProtocol) -> None:
+        super().__init__(serde=serde)  # pyright: ignore[reportUnknownMemberType] - defaultdict in its signature
+        self.watched: set[str] = set()
+        self.recorded: list[tuple[str, Any]] = []
+
+    async def aput_writes(
+        self, config: RunnableConfig, writes: Sequence[tuple[str, Any]], task_id: str, task_path: str = ""
+    ) -> None:
+        if task_id in self.watched:
+            self.recorded.extend(writes)
+        await super().aput_writes(config, writes, task_id, task_path)
+
+
+async def run_in_tool_node(
+    prepared: PreparedGraph,
+    serde: SerializerProtocol,
+    call: DeferredToolExecution,
+    config: RunnableConfig,
+    context: Any,
+) -> ToolExecutionResult | None:
+    """Run ``call`` through the tool node the run state paused before; None: not a graph call.
+
+    None when the step has no run state of this adapter's graph, or the call is not one of
+    the latest AI message's tool calls (an invalid call): the caller runs it itself.
+
+    Raises:
+        ToolExecutionError: The tool raised `ToolException` or `ToolExecutionError`, or the
+            node called ``interrupt()``.
+        Exception: Anything else the node raised; the session treats it as a crash.
+    """
+    if call.run_state is None:
+        return None
+    state = RunState.loads(call.run_state, serde)
+    if state.tool_node not in prepared.tool_nodes or state.history_count:
+        # A run state written before tool nodes ran in tool steps cut the history out.
+        return None
+    tool_call_id = call.tool_call.tool_call_id
+    checkpoint = _narrowed(state.checkpoint, prepared, state.messages_key, tool_call_id)
+    if checkpoint is None:
+        return None
+    saver = _RecordingSaver(serde)
+    await dataclasses.replace(state, checkpoint=checkpoint).restore(saver, [])
+    graph = prepared.with_saver(saver)
+    snapshot = await graph.aget_state(config)
+    saver.watched = {task.id for task in snapshot.tasks if task.name in prepared.tool_nodes}
+    try:
+        # ainvoke's overloads mention Command without its type argument in LangGraph's stubs.
+        await graph.ainvoke(None, config, interrupt_after=list(prepared.tool_nodes), context=context)  # pyright: ignore[reportUnknownMemberType]
+    except ToolException as error:
+        raise ToolExecutionError(str(error) or type(error).__name__) from None
+    if any(channel == _INTERRUPT for channel, _ in saver.recorded):
+        raise ToolExecutionError(
+            f"the tool node {state.tool_node!r} called interrupt(); sessionflow does not resume interrupts "
+            "inside tool nodes yet (use a tool policy for approval)"
+        )
+    writes = [(channel, value) for channel, value in saver.recorded if channel not in _SKIPPED]
+    update = NodeWrites(node=state.tool_node, writes=writes)
+    return ToolExecutionResult(
+        output=_output_text(writes, state.messages_key, tool_call_id), state_update=update.dumps(serde)
+    )
+
+
+def _narrowed(
+    checkpoint: Checkpoint, prepared: PreparedGraph, messages_key: str, tool_call_id: str
+) -> Checkpoint | None:
+    """The checkpoint with only ``tool_call_id`` left to run; None if no tool call has that ID.
+
+    The latest AI message keeps only this call (a `ToolNode` runs every call of it), and
+    of the pending `Send`s to a tool node (one per call, as ``create_agent`` sends them)
+    only this call's stays.
+    """
+    values = dict(checkpoint["channel_values"])
+    found = False
+    messages = cast(list[BaseMessage], list(values.get(messages_key) or []))
+    for index in range(len(messages) - 1, -1, -1):
+        message = messages[index]
+        if isinstance(message, AIMessage):
+            calls = [c for c in message.tool_calls if c.get("id") == tool_call_id]
+            found = bool(calls)
+            messages[index] = message.model_copy(update={"tool_calls": calls, "invalid_tool_calls": []})
+            values[messages_key] = messages
+            break
+    sends = values.get(_TASKS)
+    if isinstance(sends, list):
+        kept: list[Any] = []
+        for send in cast(list[Any], sends):
+            ids = _send_call_ids(send, prepared.tool_nodes)
+            if ids is None or tool_call_id in ids:
+                kept.append(send)
+                found = found or ids is not None
+        values[_TASKS] = kept
+    if not found:
+        return None
+    return cast(Checkpoint, {**checkpoint, "channel_values": values})
+
+
+def _send_call_ids(send: object, tool_nodes: Sequence[str]) -> set[str] | None:
+    """The tool call IDs a `Send` to a tool node carries; None for any other `Send`."""
+    if not isinstance(send, Send) or send.node not in tool_nodes:
+        return None
+    arg: Any = send.arg
+    if isinstance(arg, dict) and cast(dict[str, Any], arg).get("__type") == "tool_call_with_context":
+        return {str(cast(dict[str, Any], arg)["tool_call"].get("id"))}
+    if isinstance(arg, list):
+        return {str(cast(dict[str, Any], c).get("id")) for c in cast(list[Any], arg) if isinstance(c, dict)}
+    return None
+
+
+def _output_text(writes: list[tuple[str, Any]], messages_key: str, tool_call_id: str) -> str:
+    """The call's text as the session records it: its `ToolMessage`, as the model will see it."""
+    found: list[ToolMessage] = []
+    for channel, value in writes:
+        if channel != messages_key:
+            continue
+        items = cast(list[Any], value) if isinstance(value, list) else [value]
+        found += [m for m in items if isinstance(m, ToolMessage) and m.tool_call_id == tool_call_id]
+    return "\n".join(message_text(m) for m in found)
