@@ -133,11 +133,15 @@ class RunState:
         )
 
     async def restore(
-        self, saver: BaseCheckpointSaver[Any], history: Sequence[BaseMessage]
+        self, saver: BaseCheckpointSaver[Any], history: Sequence[BaseMessage] | None
     ) -> RunnableConfig:
-        """Put the checkpoint (history back in front) and its pending writes into ``saver``."""
+        """Put the checkpoint (history back in front) and its pending writes into ``saver``.
+
+        ``history`` None leaves the history out: a tool step has no stored messages, so its
+        tool node sees the messages of this turn only.
+        """
         checkpoint = self.checkpoint
-        if self.history_count:
+        if self.history_count and history is not None:
             if len(history) != self.history_count:
                 raise ValueError(
                     f"the run state was made with {self.history_count} stored messages, the step has {len(history)}"

@@ -216,7 +216,7 @@ class LangGraphRunner(AgentFrameworkRunner):
         run_state = RunState.capture(
             saved,
             pending=[call.tool_call_id for call in calls],
-            history=(),
+            history=history,
             digest=digest,
             messages_key=self.messages_key,
             tool_node=tool_node,
@@ -305,7 +305,7 @@ class LangGraphRunner(AgentFrameworkRunner):
         run_state = RunState.capture(
             saved._replace(pending_writes=kept),
             pending=[],
-            history=(),
+            history=history,
             digest=digest,
             messages_key=self.messages_key,
             tool_node="",

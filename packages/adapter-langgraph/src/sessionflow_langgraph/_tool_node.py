@@ -111,15 +111,14 @@ async def run_in_tool_node(
     if call.run_state is None:
         return None
     state = RunState.loads(call.run_state, serde)
-    if state.tool_node not in prepared.tool_nodes or state.history_count:
-        # A run state written before tool nodes ran in tool steps cut the history out.
+    if state.tool_node not in prepared.tool_nodes:
         return None
     tool_call_id = call.tool_call.tool_call_id
     checkpoint = _narrowed(state.checkpoint, prepared, state.messages_key, tool_call_id)
     if checkpoint is None:
         return None
     saver = _RecordingSaver(serde)
-    await dataclasses.replace(state, checkpoint=checkpoint).restore(saver, [])
+    await dataclasses.replace(state, checkpoint=checkpoint).restore(saver, None)
     graph = prepared.with_saver(saver)
     snapshot = await graph.aget_state(config)
     saver.watched = {task.id for task in snapshot.tasks if task.name in prepared.tool_nodes}

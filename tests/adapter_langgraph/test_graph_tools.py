@@ -1,0 +1,202 @@
+"""Tools run in the graph's own tool node, one call per tool step, as they do in plain LangGraph.
+
+Each graph also runs plainly (``graph.ainvoke`` with a checkpointer) against the same
+scripted replies; the model requests and the final state must match the session's.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from langchain_core.messages import HumanMessage
+from langchain_openai import ChatOpenAI
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.graph import StateGraph
+from pydantic import SecretStr
+
+from sessionflow import AgentSessionOptions
+from sessionflow.testing import (
+    InvocationLog,
+    ModelReply,
+    RecordedRequest,
+    ScriptedModelServer,
+    ScriptedToolCall,
+    read_step_history,
+)
+from sessionflow_langgraph import langgraph_session_flow
+from tests.adapter_langgraph.conftest import serving, turn_ended, unique
+from tests.adapter_langgraph.flows import FAST
+from tests.adapter_langgraph.graphs_from_docs import (
+    basic_tool_node_graph,
+    goto_graph,
+    two_tool_nodes_graph,
+    user_info_graph,
+)
+
+SETTINGS = {"langgraph": {"configurable": {"user_id": "user_123"}, "context": {"user_name": "Ada"}}}
+
+
+def model(server: ScriptedModelServer, key: str) -> ChatOpenAI:
+    return ChatOpenAI(model="gpt-test", base_url=server.base_url(key), api_key=SecretStr("k"), max_retries=0)
+
+
+async def plain_run(
+    builder: StateGraph[Any, Any, Any, Any], turns: Sequence[str], settings: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
+    """Run the graph as LangGraph's docs do: one thread, one ``ainvoke`` per user message."""
+    section: Mapping[str, Any] = (settings or {}).get("langgraph", {})
+    graph = builder.compile(checkpointer=InMemorySaver())  # pyright: ignore[reportUnknownMemberType]
+    config: Any = {"configurable": {**section.get("configurable", {}), "thread_id": "plain"}}
+    for text in turns:
+        turn_input = {"messages": [HumanMessage(content=text)]}
+        await graph.ainvoke(turn_input, config, context=section.get("context"))  # pyright: ignore[reportUnknownMemberType]
+    return dict((await graph.aget_state(config)).values)
+
+
+def conversation(request: RecordedRequest) -> tuple[Any, Any]:
+    """What the model saw: the messages (without IDs the wire does not carry) and the tools offered."""
+    return request.body.get("messages"), request.body.get("tools")
+
+
+def runs(tmp_path: Path, name: str) -> list[dict[str, Any]]:
+    return InvocationLog(tmp_path / "invocations.jsonl").entries("tool", name)
+
+
+async def test_a_custom_tool_node_runs_with_its_post_processing_one_call_per_step(
+    temporal_address: str, model_server: ScriptedModelServer, tmp_path: Path
+) -> None:
+    key, plain = unique("lg-basic"), unique("lg-basic-plain")
+    replies = [
+        ModelReply.call(
+            ScriptedToolCall("c1", "weather", {"city": "Rome"}),
+            ScriptedToolCall("c2", "weather", {"city": "Oslo"}),
+        ),
+        ModelReply.say("Both sunny."),
+    ]
+    model_server.script(key, replies)
+    model_server.script(plain, replies)
+    builder, tools = basic_tool_node_graph(model(model_server, key), tmp_path)
+    flow = langgraph_session_flow(
+        flow_type=key, graph=builder, tools=tools, options=AgentSessionOptions(timings=FAST)
+    )
+    async with serving(temporal_address, flow) as sessions:
+        await sessions.start_session(key, "Weather in Rome and Oslo?")
+        snapshot = await turn_ended(sessions, key)
+        steps = await read_step_history(sessions.client, key)
+    plain_builder, _ = basic_tool_node_graph(model(model_server, plain), tmp_path / "plain")
+    await plain_run(plain_builder, ["Weather in Rome and Oslo?"])
+
+    assert snapshot.state is not None and snapshot.state.last_turn_error is None
+    requests = model_server.requests(key)
+    # The node's own json.dumps reached the model, and each call ran once, in its own step.
+    assert requests[1].tool_results() == {
+        "c1": json.dumps({"city": "Rome", "sky": "sunny"}),
+        "c2": json.dumps({"city": "Oslo", "sky": "sunny"}),
+    }
+    assert sorted(r["city"] for r in runs(tmp_path, "weather")) == ["Oslo", "Rome"]
+    assert [s.step_type for s in steps] == [
+        "sessionflow.RunModel",
+        "sessionflow.CallTool",
+        "sessionflow.CallTool",
+        "sessionflow.RunModel",
+    ]
+    assert [conversation(r) for r in requests] == [conversation(r) for r in model_server.requests(plain)]
+
+
+async def test_command_update_injected_state_config_and_context_match_plain_langgraph_across_turns(
+    temporal_address: str, model_server: ScriptedModelServer, tmp_path: Path
+) -> None:
+    key, plain = unique("lg-user"), unique("lg-user-plain")
+    replies = [
+        ModelReply.call(ScriptedToolCall("c1", "lookup_user", {})),
+        ModelReply.call(ScriptedToolCall("c2", "greet", {})),
+        ModelReply.say("Done."),
+        ModelReply.say("Still Bob."),
+    ]
+    model_server.script(key, replies)
+    model_server.script(plain, replies)
+    builder = user_info_graph(model(model_server, key), tmp_path)
+    flow = langgraph_session_flow(flow_type=key, graph=builder, options=AgentSessionOptions(timings=FAST))
+    async with serving(temporal_address, flow) as sessions:
+        await sessions.start_session(key, "who am I?", settings=SETTINGS)
+        await turn_ended(sessions, key)
+        await sessions.send_user_message(key, "and now?", settings=SETTINGS)
+        snapshot = await turn_ended(sessions, key, turns=2)
+    expected = await plain_run(
+        user_info_graph(model(model_server, plain), tmp_path / "plain"), ["who am I?", "and now?"], SETTINGS
+    )
+
+    assert snapshot.state is not None and snapshot.state.last_turn_error is None
+    requests = model_server.requests(key)
+    assert len(requests) == 4
+    # Command(update=...) set user_name through the state; its ToolMessage reached the model.
+    assert requests[1].tool_results() == {"c1": "Successfully looked up user information"}
+    assert requests[1].saw("user_name=Bob visits=1 context=Ada")
+    # InjectedState saw the update, get_runtime() the session's context.
+    assert requests[2].tool_results() == {
+        "c1": "Successfully looked up user information",
+        "c2": "Hello Bob! (context says Ada)",
+    }
+    # The thread's state carried into turn 2: user_name, and visits through its reducer.
+    assert requests[3].saw("user_name=Bob visits=3 context=Ada")
+    assert [r["user_id"] for r in runs(tmp_path, "lookup_user")] == ["user_123"]
+    assert [(r["seen"], r["context"]) for r in runs(tmp_path, "greet")] == [("Bob", "Ada")]
+    assert [conversation(r) for r in requests] == [conversation(r) for r in model_server.requests(plain)]
+    assert expected["user_name"] == "Bob" and expected["visits"] == 4
+    carried = json.loads(snapshot.carried_state_preview or "{}")
+    assert carried["state"] == {"user_name": expected["user_name"], "visits": expected["visits"]}
+
+
+async def test_command_goto_from_a_tool_ends_the_run_at_its_node(
+    temporal_address: str, model_server: ScriptedModelServer, tmp_path: Path
+) -> None:
+    key = unique("lg-goto")
+    model_server.script(
+        key, [ModelReply.call(ScriptedToolCall("c1", "submit", {"answer": "42"})), ModelReply.say("spare")]
+    )
+    flow = langgraph_session_flow(
+        flow_type=key,
+        graph=goto_graph(model(model_server, key), tmp_path),
+        options=AgentSessionOptions(timings=FAST),
+    )
+    async with serving(temporal_address, flow) as sessions:
+        await sessions.start_session(key, "answer")
+        snapshot = await turn_ended(sessions, key)
+
+    assert snapshot.state is not None and snapshot.state.last_turn_error is None
+    # goto="finish" went to `finish`, not back to the model: one request.
+    assert len(model_server.requests(key)) == 1
+    assert [m.message.text or "" for m in snapshot.messages] == ["answer", "", "submitted 42", "Final: 42"]
+    assert [r["answer"] for r in runs(tmp_path, "submit")] == ["42"]
+    assert json.loads(snapshot.carried_state_preview or "{}")["state"] == {"final_response": "42"}
+
+
+async def test_every_tool_node_of_the_graph_runs_its_calls(
+    temporal_address: str, model_server: ScriptedModelServer, tmp_path: Path
+) -> None:
+    key = unique("lg-two-nodes")
+    model_server.script(
+        key,
+        [
+            ModelReply.call(ScriptedToolCall("c1", "find", {"query": "q"})),
+            ModelReply.call(ScriptedToolCall("c2", "store", {"doc": "d"})),
+            ModelReply.say("Stored."),
+        ],
+    )
+    flow = langgraph_session_flow(
+        flow_type=key,
+        graph=two_tool_nodes_graph(model(model_server, key), tmp_path),
+        options=AgentSessionOptions(timings=FAST),
+    )
+    async with serving(temporal_address, flow) as sessions:
+        await sessions.start_session(key, "find and store")
+        snapshot = await turn_ended(sessions, key)
+
+    assert snapshot.state is not None and snapshot.state.last_turn_error is None
+    requests = model_server.requests(key)
+    assert requests[1].tool_results() == {"c1": "found q"}
+    assert requests[2].tool_results() == {"c1": "found q", "c2": "stored d"}
+    assert len(runs(tmp_path, "find")) == 1 and len(runs(tmp_path, "store")) == 1
