@@ -26,6 +26,7 @@ from sessionflow import AgentSessionFlow, AgentSessionOptions, ToolEffect
 from sessionflow.testing import CRASH_TIMINGS, FileGate, InvocationLog
 from sessionflow_langgraph import EFFECT_METADATA_KEY, current_tool_invocation, langgraph_session_flow
 from sessionflow_langgraph._models import chat_model
+from tests.adapter_langgraph.graphs_from_docs import user_info_graph
 
 __all__ = ["FAST", "SPEC_FILE", "FlowSpec", "build_flow", "load_flow", "save_flow"]
 
@@ -33,7 +34,7 @@ SPEC_FILE = "langgraph-flow.json"
 
 FAST = CRASH_TIMINGS
 
-GraphKind = Literal["agent", "counter", "two_calls", "one_node_twice"]
+GraphKind = Literal["agent", "counter", "two_calls", "one_node_twice", "user_info"]
 Provider = Literal["openai", "anthropic"]
 
 
@@ -73,6 +74,8 @@ def build_flow(spec: FlowSpec, state_dir: Path) -> AgentSessionFlow:
         builder = counter_graph(model, tools, state_dir)
     elif spec.graph == "two_calls":
         builder = two_call_graph(model)
+    elif spec.graph == "user_info":
+        builder = user_info_graph(model, state_dir, gate=True)
     else:
         builder = one_node_twice_graph(model)
     return langgraph_session_flow(flow_type=spec.flow_type, graph=builder, tool_node="tools", options=options)

@@ -6,8 +6,10 @@ from collections.abc import Sequence
 
 import pytest
 from langchain_core.tools import BaseTool, StructuredTool
+from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import END, START, MessagesState, StateGraph
 from langgraph.graph.state import CompiledStateGraph
+from langgraph.prebuilt import ToolNode
 
 from sessionflow import UnsupportedOptionError
 from sessionflow_langgraph import langgraph_session_flow
@@ -66,3 +68,22 @@ def test_an_effect_that_is_not_one_is_refused() -> None:
     error = refused(graph=two_nodes(), tools=[shout])
     assert error.option == "metadata['sessionflow_effect']"
     assert "tool 'shout'" in str(error)
+
+
+def test_a_graph_compiled_with_its_own_checkpointer_is_refused() -> None:
+    compiled = two_nodes().compile(checkpointer=InMemorySaver())  # pyright: ignore[reportUnknownMemberType]
+    error = refused(graph=compiled)
+    assert error.option == "checkpointer"
+    assert "compiled with checkpointer=InMemorySaver" in str(error)
+
+
+def test_a_tool_node_inside_a_subgraph_is_refused() -> None:
+    inner = StateGraph(MessagesState)
+    inner.add_node("act", ToolNode([]))  # pyright: ignore[reportUnknownMemberType]
+    inner.add_edge(START, "act")
+    outer = StateGraph(MessagesState)
+    outer.add_node("team", inner.compile())  # pyright: ignore[reportUnknownMemberType]
+    outer.add_edge(START, "team")
+    error = refused(graph=outer)
+    assert error.option == "tool_node"
+    assert "node 'team' is a subgraph whose node 'act' is a ToolNode" in str(error)

@@ -7,21 +7,16 @@ scripted replies; the model requests and the final state must match the session'
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from langchain_core.messages import HumanMessage
 from langchain_openai import ChatOpenAI
-from langgraph.checkpoint.memory import InMemorySaver
-from langgraph.graph import StateGraph
 from pydantic import SecretStr
 
 from sessionflow import AgentSessionOptions
 from sessionflow.testing import (
     InvocationLog,
     ModelReply,
-    RecordedRequest,
     ScriptedModelServer,
     ScriptedToolCall,
     read_step_history,
@@ -35,30 +30,11 @@ from tests.adapter_langgraph.graphs_from_docs import (
     two_tool_nodes_graph,
     user_info_graph,
 )
-
-SETTINGS = {"langgraph": {"configurable": {"user_id": "user_123"}, "context": {"user_name": "Ada"}}}
+from tests.adapter_langgraph.plain import SETTINGS, conversation, plain_run
 
 
 def model(server: ScriptedModelServer, key: str) -> ChatOpenAI:
     return ChatOpenAI(model="gpt-test", base_url=server.base_url(key), api_key=SecretStr("k"), max_retries=0)
-
-
-async def plain_run(
-    builder: StateGraph[Any, Any, Any, Any], turns: Sequence[str], settings: Mapping[str, Any] | None = None
-) -> dict[str, Any]:
-    """Run the graph as LangGraph's docs do: one thread, one ``ainvoke`` per user message."""
-    section: Mapping[str, Any] = (settings or {}).get("langgraph", {})
-    graph = builder.compile(checkpointer=InMemorySaver())  # pyright: ignore[reportUnknownMemberType]
-    config: Any = {"configurable": {**section.get("configurable", {}), "thread_id": "plain"}}
-    for text in turns:
-        turn_input = {"messages": [HumanMessage(content=text)]}
-        await graph.ainvoke(turn_input, config, context=section.get("context"))  # pyright: ignore[reportUnknownMemberType]
-    return dict((await graph.aget_state(config)).values)
-
-
-def conversation(request: RecordedRequest) -> tuple[Any, Any]:
-    """What the model saw: the messages (without IDs the wire does not carry) and the tools offered."""
-    return request.body.get("messages"), request.body.get("tools")
 
 
 def runs(tmp_path: Path, name: str) -> list[dict[str, Any]]:
