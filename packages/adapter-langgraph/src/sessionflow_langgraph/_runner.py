@@ -50,7 +50,7 @@ from sessionflow_langgraph._messages import (
 from sessionflow_langgraph._monitor import StepMonitor
 from sessionflow_langgraph._run_state import THREAD_CONFIG, RunState, history_digest
 from sessionflow_langgraph._settings import CARRY_CONFIG_KEY, GraphSettings
-from sessionflow_langgraph._tool_node import NodeWrites, run_in_tool_node
+from sessionflow_langgraph._tool_node import NodeWrites, run_in_tool_node, task_of_each_call
 
 __all__ = ["LangGraphRunner"]
 
@@ -242,26 +242,29 @@ class LangGraphRunner(AgentFrameworkRunner):
         `ToolMessage` instead; with no update at all the messages are written as the node.
         """
         updates = dict(turn.state_updates())
-        writes: list[tuple[str, Any]] = []
+        snapshot = await graph.aget_state(config)
+        saved = await saver.aget_tuple(config)
+        assert saved is not None
+        tasks = task_of_each_call(snapshot, saved.checkpoint, state.tool_node, self.tool_nodes)
+        by_task: dict[str, list[tuple[str, Any]]] = {}
         ran = False
         for tool_call_id in state.pending:
             update = updates.get(tool_call_id)
             if update is not None:
-                writes += NodeWrites.loads(update, self._serde).writes
+                writes = NodeWrites.loads(update, self._serde).writes
                 ran = True
             else:
-                writes.append((self.messages_key, [self._tool_message(turn, tool_call_id)]))
+                writes = [(self.messages_key, [self._tool_message(turn, tool_call_id)])]
+            task_id = tasks.get(tool_call_id) or tasks.get("")
+            if task_id is None:
+                raise SessionStateError(f"the run state has no pending task of tool node {state.tool_node!r}")
+            by_task.setdefault(task_id, []).extend(writes)
         if not ran:
-            messages = [value for _, items in writes for value in items]
+            messages = [value for writes in by_task.values() for _, items in writes for value in items]
             await graph.aupdate_state(config, {self.messages_key: messages}, as_node=state.tool_node)
             return
-        snapshot = await graph.aget_state(config)
-        task = next((t for t in snapshot.tasks if t.name == state.tool_node), None)
-        if task is None:
-            raise SessionStateError(f"the run state has no pending task of tool node {state.tool_node!r}")
-        saved = await saver.aget_tuple(config)
-        assert saved is not None
-        await saver.aput_writes(saved.config, writes, task.id)
+        for task_id, writes in by_task.items():
+            await saver.aput_writes(saved.config, writes, task_id)
 
     async def _restore_thread(
         self, saver: InMemorySaver, carried: str, history: list[BaseMessage]

@@ -24,7 +24,7 @@ from langchain_core.tools import ToolException
 from langgraph.checkpoint.base import Checkpoint
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.serde.base import SerializerProtocol
-from langgraph.types import Send
+from langgraph.types import Send, StateSnapshot
 
 from sessionflow.session import (
     DeferredToolExecution,
@@ -36,12 +36,13 @@ from sessionflow_langgraph._graph import PreparedGraph
 from sessionflow_langgraph._messages import message_text
 from sessionflow_langgraph._run_state import RunState, dump_value, load_value
 
-__all__ = ["NodeWrites", "run_in_tool_node"]
+__all__ = ["NodeWrites", "run_in_tool_node", "task_of_each_call"]
 
 # LangGraph's reserved channels (langgraph._internal._constants, not public).
 _ERROR = "__error__"
 _INTERRUPT = "__interrupt__"
 _TASKS = "__pregel_tasks"
+_PUSH = "__pregel_push"
 _SKIPPED = frozenset({_ERROR, _INTERRUPT})
 
 UPDATE_VERSION = 1
@@ -171,6 +172,25 @@ def _narrowed(
     if not found:
         return None
     return cast(Checkpoint, {**checkpoint, "channel_values": values})
+
+
+def task_of_each_call(
+    snapshot: StateSnapshot, checkpoint: Checkpoint, tool_node: str, tool_nodes: Sequence[str]
+) -> dict[str, str]:
+    """The pending task of ``tool_node`` that holds each tool call ID; ``""``: the node's one
+    edge-triggered task (it holds every call of the latest AI message)."""
+    sends: Any = checkpoint["channel_values"].get(_TASKS) or []
+    found: dict[str, str] = {}
+    for task in snapshot.tasks:
+        if task.name != tool_node:
+            continue
+        path = cast(tuple[Any, ...], task.path)  # pyright: ignore[reportUnknownMemberType] - nested tuples
+        if len(path) > 1 and path[0] == _PUSH and isinstance(path[1], int) and path[1] < len(sends):
+            for tool_call_id in _send_call_ids(cast(list[Any], sends)[path[1]], tool_nodes) or ():
+                found[tool_call_id] = task.id
+        else:
+            found.setdefault("", task.id)
+    return found
 
 
 def _send_call_ids(send: object, tool_nodes: Sequence[str]) -> set[str] | None:
