@@ -21,8 +21,10 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, SystemMessage, ToolMessage
 from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool, InjectedToolCallId, tool
+from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.message import add_messages
+from langgraph.graph.state import CompiledStateGraph
 from langgraph.prebuilt import InjectedState, ToolNode, tools_condition
 from langgraph.runtime import Runtime, get_runtime
 from langgraph.types import Command
@@ -38,6 +40,7 @@ __all__ = [
     "UserState",
     "basic_tool_node_graph",
     "goto_graph",
+    "react_agent",
     "two_tool_nodes_graph",
     "user_info_graph",
 ]
@@ -230,3 +233,12 @@ def two_tool_nodes_graph(model: BaseChatModel, state_dir: Path) -> StateGraph[Ch
     builder.add_edge("read_tools", "agent")
     builder.add_edge("write_tools", "agent")
     return builder
+
+
+def react_agent(
+    model: BaseChatModel, tools: Sequence[BaseTool], checkpointer: BaseCheckpointSaver[Any] | None = None
+) -> CompiledStateGraph[Any, Any, Any, Any]:
+    """The prebuilt ``create_react_agent`` of the quickstart: a ``Send`` per tool call to ``tools``."""
+    from langgraph.prebuilt import create_react_agent  # pyright: ignore[reportDeprecated, reportUnknownVariableType]
+
+    return create_react_agent(model, list(tools), checkpointer=checkpointer)  # pyright: ignore[reportDeprecated, reportUnknownVariableType]

@@ -10,7 +10,10 @@ import json
 from pathlib import Path
 from typing import Any
 
+from langchain_core.messages import HumanMessage
+from langchain_core.tools import BaseTool, StructuredTool
 from langchain_openai import ChatOpenAI
+from langgraph.checkpoint.memory import InMemorySaver
 from pydantic import SecretStr
 
 from sessionflow import AgentSessionOptions
@@ -27,6 +30,7 @@ from tests.adapter_langgraph.flows import FAST
 from tests.adapter_langgraph.graphs_from_docs import (
     basic_tool_node_graph,
     goto_graph,
+    react_agent,
     two_tool_nodes_graph,
     user_info_graph,
 )
@@ -35,6 +39,12 @@ from tests.adapter_langgraph.plain import SETTINGS, conversation, plain_run
 
 def model(server: ScriptedModelServer, key: str) -> ChatOpenAI:
     return ChatOpenAI(model="gpt-test", base_url=server.base_url(key), api_key=SecretStr("k"), max_retries=0)
+
+
+def _weather_tool(function: Any) -> BaseTool:
+    weather = StructuredTool.from_function(function)
+    weather.metadata = {"sessionflow_effect": "read"}
+    return weather
 
 
 def runs(tmp_path: Path, name: str) -> list[dict[str, Any]]:
@@ -176,3 +186,45 @@ async def test_every_tool_node_of_the_graph_runs_its_calls(
     assert requests[1].tool_results() == {"c1": "found q"}
     assert requests[2].tool_results() == {"c1": "found q", "c2": "stored d"}
     assert len(runs(tmp_path, "find")) == 1 and len(runs(tmp_path, "store")) == 1
+
+
+async def test_create_react_agent_runs_each_call_of_its_send_fan_out_in_its_tool_node(
+    temporal_address: str, model_server: ScriptedModelServer, tmp_path: Path
+) -> None:
+    key, plain = unique("lg-react"), unique("lg-react-plain")
+    replies = [
+        ModelReply.call(
+            ScriptedToolCall("c1", "get_weather", {"city": "sf"}),
+            ScriptedToolCall("c2", "get_weather", {"city": "nyc"}),
+        ),
+        ModelReply.say("sf is sunny, nyc is cloudy."),
+    ]
+    model_server.script(key, replies)
+    model_server.script(plain, replies)
+
+    def get_weather(city: str) -> str:
+        """Get the weather for a city."""
+        InvocationLog(tmp_path / "invocations.jsonl").record("tool", "get_weather", city=city)
+        return "It's always sunny in sf" if city == "sf" else f"It might be cloudy in {city}"
+
+    weather = _weather_tool(get_weather)
+    flow = langgraph_session_flow(
+        flow_type=key,
+        graph=react_agent(model(model_server, key), [weather]),
+        options=AgentSessionOptions(timings=FAST),
+    )
+    async with serving(temporal_address, flow) as sessions:
+        await sessions.start_session(key, "weather in sf and nyc?")
+        snapshot = await turn_ended(sessions, key)
+    plain_agent = react_agent(model(model_server, plain), [weather], checkpointer=InMemorySaver())
+    expected = await plain_agent.ainvoke(  # pyright: ignore[reportUnknownMemberType]
+        {"messages": [HumanMessage(content="weather in sf and nyc?")]}, {"configurable": {"thread_id": "t"}}
+    )
+
+    assert snapshot.state is not None and snapshot.state.last_turn_error is None
+    requests = model_server.requests(key)
+    assert requests[1].tool_results() == {"c1": "It's always sunny in sf", "c2": "It might be cloudy in nyc"}
+    # Each Send ran in its own tool step: twice for the session, twice for the plain run.
+    assert sorted(r["city"] for r in runs(tmp_path, "get_weather")) == ["nyc", "nyc", "sf", "sf"]
+    assert [conversation(r) for r in requests] == [conversation(r) for r in model_server.requests(plain)]
+    assert [m.message.text or "" for m in snapshot.messages] == [(m.text or "") for m in expected["messages"]]
