@@ -62,13 +62,16 @@ class LangGraphRunner(AgentFrameworkRunner):
     """Runs a LangGraph graph for sessionflow: one model call per step, every tool deferred.
 
     Each `run_model_step` runs the graph, with a fresh in-memory checkpointer, until it is
-    about to enter ``tool_node`` (``interrupt_before``) or reaches the end. Every node on
-    the way (model nodes and any other non-tool node) runs inside the step. A step that
-    would make a second model call, or run a tool, is stopped before it does and fails
-    the turn with `TurnAborted` naming the nodes. At the tool node the step returns the
-    last AI message's tool calls and the checkpoint as the run state; the next step
-    restores it, writes one `ToolMessage` per call as if ``tool_node`` had run
-    (``update_state(..., as_node=tool_node)``), and runs on.
+    about to enter one of its tool nodes (``interrupt_before``) or reaches the end. Every
+    node on the way runs inside the step. A second model call from another node is stopped
+    before its request and the step continues there (`ContinueRequested`); one from the
+    same run of a node, or a tool run outside a tool node, fails the turn with
+    `TurnAborted`. At a tool node the step returns the latest AI message's tool calls and
+    the checkpoint as the run state. Each tool step runs the graph's tool node for its one
+    call from that checkpoint (`run_in_tool_node`) and returns the node's writes as its
+    state update; the next step hands the writes of every call, in model order, to
+    LangGraph as the tool node's pending writes, and runs on. A completed turn carries the
+    thread's state into the next (`ThreadCarry`).
 
     The runner keeps no state between calls; concurrent calls share nothing but the
     compiled graph.
