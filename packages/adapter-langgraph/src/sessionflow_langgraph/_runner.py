@@ -393,8 +393,8 @@ class LangGraphRunner(AgentFrameworkRunner):
     async def execute_deferred_tool_call(self, call: DeferredToolExecution) -> ToolExecutionResult:
         """Run the call in the graph's tool node, from the model step's checkpoint.
 
-        A call the tool node cannot run (an invalid call, a run state from before tool nodes
-        ran in tool steps) runs the tool directly, as before.
+        A call the tool node cannot run (an invalid call, no run state, or one naming a tool
+        node the graph no longer has) runs the tool directly, as before.
         """
         settings = GraphSettings.of(call.session_settings)
         config: RunnableConfig = {
