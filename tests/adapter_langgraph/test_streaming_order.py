@@ -37,7 +37,9 @@ async def follow_turn(sessions: AgentSessionClient, session_id: str) -> list[Age
 
 
 def step_text(events: list[AgentEvent], step: str) -> str:
-    return "".join(str(e.data["text"]) for e in events if e.type is T.TEXT_DELTA and e.step_execution_id == step)
+    return "".join(
+        str(e.data["text"]) for e in events if e.type is T.TEXT_DELTA and e.step_execution_id == step
+    )
 
 
 def before_completion(events: list[AgentEvent], step: str) -> list[AgentEvent]:
@@ -59,7 +61,8 @@ async def test_every_delta_of_a_step_comes_before_its_end_in_many_runs(
                 key,
                 [
                     ModelReply(
-                        text_chunks=FIRST, tool_calls=[ScriptedToolCall(f"c{run}", "lookup", {"city": "Oslo"})]
+                        text_chunks=FIRST,
+                        tool_calls=[ScriptedToolCall(f"c{run}", "lookup", {"city": "Oslo"})],
                     ),
                     ModelReply.say("".join(SECOND), chunks=SECOND),
                 ],
