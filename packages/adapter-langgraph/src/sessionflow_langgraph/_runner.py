@@ -31,7 +31,6 @@ from sessionflow.session import (
     TurnCompleted,
     describe_tool_call_outcome,
 )
-from sessionflow_langgraph._deltas import write_deltas
 from sessionflow_langgraph._effects import tool_effect, tool_schema
 from sessionflow_langgraph._execution import run_tool
 from sessionflow_langgraph._graph import AgentGraph, PreparedGraph
@@ -43,6 +42,7 @@ from sessionflow_langgraph._messages import (
 )
 from sessionflow_langgraph._monitor import StepMonitor
 from sessionflow_langgraph._run_state import THREAD_CONFIG, RunState, history_digest
+from sessionflow_langgraph._stream import STREAM_MODES, tool_stream_writer, write_stream_part
 
 __all__ = ["LangGraphRunner"]
 
@@ -144,12 +144,15 @@ class LangGraphRunner(AgentFrameworkRunner):
         try:
             # astream's overloads mention Command without its type argument in LangGraph's stubs.
             parts = graph.astream(  # pyright: ignore[reportUnknownMemberType]
-                graph_input, config, stream_mode="messages", interrupt_before=[self.tool_node], version="v2"
+                graph_input,
+                config,
+                stream_mode=STREAM_MODES,  # streaming: messages and custom, subgraphs included (_stream)
+                subgraphs=True,
+                interrupt_before=[self.tool_node],
+                version="v2",
             )
             async for part in parts:
-                if part["type"] == "messages":
-                    message, _metadata = part["data"]
-                    write_deltas(turn.events, message)
+                write_stream_part(turn.events, part)  # streaming (_stream)
         except GraphRecursionError as error:
             raise TurnAborted(
                 f"the graph hit its recursion limit within one RunModel step: {error}"
@@ -245,5 +248,6 @@ class LangGraphRunner(AgentFrameworkRunner):
         return self._catalog
 
     async def execute_deferred_tool_call(self, call: DeferredToolExecution) -> ToolExecutionResult:
-        output = await run_tool(self.tools.get(call.tool_call.tool_name), call)
+        with tool_stream_writer(call.events):  # streaming: get_stream_writer() in a tool (_stream)
+            output = await run_tool(self.tools.get(call.tool_call.tool_name), call)
         return ToolExecutionResult(output=output)
