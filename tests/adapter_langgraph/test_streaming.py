@@ -106,7 +106,8 @@ async def plain_run(
     server: ScriptedModelServer, key: str, log: InvocationLog
 ) -> tuple[list[list[str]], list[Any]]:
     """Text chunks per model call and custom chunks, as plain LangGraph streams them."""
-    graph = streaming_graph(chat_model(server, key), [query_tool(log)]).compile(checkpointer=InMemorySaver())
+    builder = streaming_graph(chat_model(server, key), [query_tool(log)])
+    graph = builder.compile(checkpointer=InMemorySaver())  # pyright: ignore[reportUnknownMemberType] - LangGraph's stubs
     config: RunnableConfig = {"configurable": {"thread_id": "plain"}}
     texts: dict[str, list[str]] = {}
     custom: list[Any] = []

@@ -21,6 +21,7 @@ T = AgentEventType
 RUNS = 20
 FIRST = ["checking ", "the ", "files"]
 SECOND = ["all ", "files ", "are ", "fine"]
+LOOKUP: dict[str, object] = {"id": "a", "name": "lookup", "arguments": {}}
 
 
 async def follow_turn(harness: Harness, session_id: str) -> list[AgentEvent]:
@@ -57,7 +58,7 @@ async def test_live_deltas_come_before_their_step_end_in_many_runs(harness_facto
                 session_id,
                 [
                     [
-                        {"deltas": FIRST, "tool_calls": [{"id": "a", "name": "lookup", "arguments": {}}]},
+                        {"deltas": FIRST, "tool_calls": [LOOKUP]},
                         {"deltas": SECOND, "text": "".join(SECOND)},
                     ]
                 ],
