@@ -10,7 +10,9 @@ call; ``custom_event``s equal the plain run's custom chunks, in order.
 
 from __future__ import annotations
 
+import time
 from collections.abc import AsyncGenerator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, TypedDict, cast
 
@@ -26,9 +28,9 @@ from langgraph.graph.message import add_messages
 from langgraph.prebuilt import ToolNode, tools_condition
 from pydantic import SecretStr
 
-from sessionflow import AgentEvent, AgentEventType, AgentSessionClient, AgentSessionOptions
-from sessionflow.testing import InvocationLog, ModelReply, ScriptedModelServer, ScriptedToolCall
-from sessionflow_langgraph import EFFECT_METADATA_KEY, langgraph_session_flow
+from sessionflow import AgentEvent, AgentEventType, AgentSessionClient, AgentSessionOptions, AgentSnapshot
+from sessionflow.testing import FileGate, InvocationLog, ModelReply, ScriptedModelServer, ScriptedToolCall
+from sessionflow_langgraph import EFFECT_METADATA_KEY, current_tool_invocation, langgraph_session_flow
 from tests.adapter_langgraph.conftest import serving, turn_ended, unique
 from tests.adapter_langgraph.flows import FAST
 
@@ -41,13 +43,21 @@ class State(TypedDict):
     messages: Annotated[list[AnyMessage], add_messages]
 
 
-def query_tool(log: InvocationLog) -> BaseTool:
+def query_tool(log: InvocationLog, gate: FileGate | None = None) -> BaseTool:
+    """LangGraph's custom-data tool: progress before and after its work (``gate``: on attempt 1, between)."""
+
     @tool
     def query_database(query: str) -> str:
         """Query the database."""
         writer = get_stream_writer()
         writer({"data": "Retrieved 0/100 records", "type": "progress"})
-        log.record("tool", "query_database", query=query)
+        invocation = current_tool_invocation()
+        attempt = invocation.attempt if invocation is not None else None
+        log.record("tool", "query_database", query=query, attempt=attempt)
+        if gate is not None and attempt == 1:
+            gate.mark_reached()  # a sync tool runs in a thread: wait there (the test SIGKILLs us)
+            while not gate.is_released():
+                time.sleep(0.01)
         writer({"data": "Retrieved 100/100 records", "type": "progress"})
         return "100 records"
 
@@ -102,10 +112,17 @@ def chat_model(server: ScriptedModelServer, key: str) -> ChatOpenAI:
     return ChatOpenAI(model="gpt-test", base_url=server.base_url(key), api_key=SecretStr("k"), max_retries=0)
 
 
-async def plain_run(
-    server: ScriptedModelServer, key: str, log: InvocationLog
-) -> tuple[list[list[str]], list[Any]]:
-    """Text chunks per model call and custom chunks, as plain LangGraph streams them."""
+@dataclass(frozen=True)
+class PlainRun:
+    texts: list[list[str]]
+    """Text chunks per model call."""
+    custom: list[Any]
+    messages: list[tuple[str, str]]
+    """The final state's messages as (type, text)."""
+
+
+async def plain_run(server: ScriptedModelServer, key: str, log: InvocationLog) -> PlainRun:
+    """What plain LangGraph streams, and its final state."""
     builder = streaming_graph(chat_model(server, key), [query_tool(log)])
     graph = builder.compile(checkpointer=InMemorySaver())  # pyright: ignore[reportUnknownMemberType] - LangGraph's stubs
     config: RunnableConfig = {"configurable": {"thread_id": "plain"}}
@@ -125,7 +142,14 @@ async def plain_run(
                 texts.setdefault(message.id or "", []).append(message.text)
         elif part["type"] == "custom":
             custom.append(part["data"])
-    return list(texts.values()), custom
+    state = await graph.aget_state(config)
+    messages = cast(list[BaseMessage], state.values["messages"])
+    return PlainRun(list(texts.values()), custom, [(m.type, m.text) for m in messages])
+
+
+def stored_messages(snapshot: AgentSnapshot) -> list[tuple[str, str]]:
+    """The session's messages as (LangChain type, text), to compare with a plain run's state."""
+    return [(str(m.message.framework_item["type"]), m.message.text or "") for m in snapshot.messages]
 
 
 async def follow_turn(sessions: AgentSessionClient, session_id: str) -> list[AgentEvent]:
@@ -147,7 +171,8 @@ async def test_messages_and_custom_stream_as_in_plain_langgraph(
     log = InvocationLog(tmp_path / "session.jsonl")
     script(model_server, plain_key)
     script(model_server, key)
-    plain_texts, plain_custom = await plain_run(model_server, plain_key, plain_log)
+    plain = await plain_run(model_server, plain_key, plain_log)
+    plain_texts, plain_custom = plain.texts, plain.custom
 
     flow = langgraph_session_flow(
         flow_type=key,
@@ -195,4 +220,5 @@ async def test_messages_and_custom_stream_as_in_plain_langgraph(
     assert [r.body.get("tools") for r in requests] == [r.body.get("tools") for r in plain_requests]
     assert requests[1].tool_results() == {"c1": "100 records"}
     assert len(plain_log.entries("tool", "query_database")) == len(log.entries("tool", "query_database")) == 1
-    assert snapshot.messages[-1].message.text == "".join(SECOND)
+    assert stored_messages(snapshot) == plain.messages
+    assert plain.messages[-1] == ("ai", "".join(SECOND))
