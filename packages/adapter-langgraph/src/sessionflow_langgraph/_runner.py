@@ -36,7 +36,6 @@ from sessionflow.session import (
     describe_tool_call_outcome,
 )
 from sessionflow_langgraph._carry import ThreadCarry
-from sessionflow_langgraph._deltas import write_deltas
 from sessionflow_langgraph._effects import tool_effect, tool_schema
 from sessionflow_langgraph._execution import invocation_metadata, run_tool
 from sessionflow_langgraph._graph import AgentGraph, PreparedGraph
@@ -50,6 +49,7 @@ from sessionflow_langgraph._messages import (
 from sessionflow_langgraph._monitor import StepMonitor
 from sessionflow_langgraph._run_state import THREAD_CONFIG, RunState, history_digest
 from sessionflow_langgraph._settings import CARRY_CONFIG_KEY, GraphSettings
+from sessionflow_langgraph._stream import STREAM_MODES, tool_stream_writer, write_stream_part
 from sessionflow_langgraph._tool_node import NodeWrites, run_in_tool_node, task_of_each_call
 
 __all__ = ["LangGraphRunner"]
@@ -177,15 +177,14 @@ class LangGraphRunner(AgentFrameworkRunner):
             parts = graph.astream(  # pyright: ignore[reportUnknownMemberType]
                 graph_input,
                 config,
-                stream_mode="messages",
+                stream_mode=STREAM_MODES,  # streaming: messages and custom, subgraphs included (_stream)
+                subgraphs=True,
                 interrupt_before=list(self.tool_nodes),
                 version="v2",
                 context=settings.context,
             )
             async for part in parts:
-                if part["type"] == "messages":
-                    message, _metadata = part["data"]
-                    write_deltas(turn.events, message)
+                write_stream_part(turn.events, part)  # streaming (_stream)
         except GraphRecursionError as error:
             raise TurnAborted(
                 f"the graph hit its recursion limit within one RunModel step: {error}"
@@ -402,8 +401,11 @@ class LangGraphRunner(AgentFrameworkRunner):
             "metadata": invocation_metadata(call.invocation),
             "recursion_limit": self.recursion_limit,
         }
+        # TODO(merge i21-core + i21-stream): inside the tool node the graph's own runtime
+        # serves get_stream_writer(); its custom chunks are not forwarded yet.
         result = await run_in_tool_node(self._graph, self._serde, call, config, settings.context)
         if result is not None:
             return result
-        output = await run_tool(self.tools.get(call.tool_call.tool_name), call)
+        with tool_stream_writer(call.events):  # streaming: get_stream_writer() in a tool (_stream)
+            output = await run_tool(self.tools.get(call.tool_call.tool_name), call)
         return ToolExecutionResult(output=output)
