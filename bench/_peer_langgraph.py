@@ -15,13 +15,20 @@ laid out as the plugin wants it:
   OpenAI plugin's `activity_as_tool` does, so a turn has the shape of the other durable
   variants: model activity -> two parallel tool activities -> model activity.
 
-Why not LangGraph's `ToolNode`: the plugin replaces every node's function by a wrapper that
-calls the node's *sync* function (`RunnableCallable.func or .afunc`,
-`temporalio/langgraph/_plugin.py`), so a `ToolNode` runs its tools through a thread pool
-with sync `invoke`, which an async tool (and any tool that awaits an activity) cannot do,
-and which a workflow must not do. As an activity, `ToolNode` gets its state as plain dicts
-(the default converter has no type for `args: tuple[Any, ...]`) and finds no `AIMessage`.
-The node below is the custom tool node of LangGraph's own tutorial ("BasicToolNode"), async.
+Where the graph differs from the others', and why (each one tried with 0.1.0 on this bench):
+
+- The router is an async copy of `tools_condition`: LangGraph runs a sync router through
+  `run_in_executor`, which the workflow's event loop refuses (`NotImplementedError`).
+- The tool node is the custom tool node of LangGraph's own tutorial ("BasicToolNode"), async,
+  not `ToolNode`. With `ToolNode` as a workflow node, `compile()` in the workflow never
+  returns: the plugin makes the node's `afunc` a wrapper that closes over `ToolNode._func`
+  (`temporalio/langgraph/_workflow.py`), and LangGraph's subgraph search
+  (`find_subgraph_pregel`) follows that bound method back to the same `ToolNode`, for ever
+  (the worker reports a deadlock, TMPRL1101). As an activity, `ToolNode` gets the state as
+  plain dicts (`ActivityInput.args` is `tuple[Any, ...]`, so the converter has no message
+  type to decode into), raises "No AIMessage found in input", and is retried for ever.
+- `agent` converts its input with `convert_to_messages` for the same reason (a model takes
+  message dicts, so this one costs nothing).
 """
 
 from __future__ import annotations

@@ -379,6 +379,15 @@ def _script(model: ScriptedModelServer, key: str) -> None:
     )
 
 
+def _check_langgraph_turn(name: str, requests: list[RecordedRequest]) -> None:
+    """The LangGraph variants run one graph three ways, so the model must see the same turn:
+    both tools offered on both calls, and both results back, by call ID, in the second."""
+    tools = [sorted(r.tool_names()) for r in requests]
+    results = requests[1].tool_results()
+    if tools != [["read_a", "read_b"]] * 2 or results != {"call_a": "a:1", "call_b": "b:2"}:
+        raise RuntimeError(f"{name}: the model saw tools {tools} and tool results {results}")
+
+
 def _respond_by_conversation(request: RecordedRequest) -> ModelReply:
     """The turn's two replies, chosen by what each request already holds, so that many
     concurrent turns can share one key: no tool results yet -> call both tools; else answer."""
@@ -485,6 +494,8 @@ async def main() -> None:
                         raise RuntimeError(f"{variant.name}: unexpected answer {result}")
                     if model.remaining(key):
                         raise RuntimeError(f"{variant.name}: {model.remaining(key)} replies left")
+                    if "langgraph" in variant.name:
+                        _check_langgraph_turn(variant.name, model.requests(key)[-2:])
                     if rnd >= args.warmup:
                         variant.ms.append(float(result["ms"]))
                         if "events" in result:
