@@ -19,6 +19,7 @@ import asyncio
 import importlib.metadata
 import json
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -328,8 +329,16 @@ class Variant:
     rss_kib: int = 0
 
     def start(self, env: dict[str, str]) -> None:
+        # A session of its own, so that stop() can end the whole group: an isolated peer runs
+        # under `uv run`, and killing uv alone would leave its Python child running.
         self.proc = subprocess.Popen(
-            self.argv, cwd=ROOT, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+            self.argv,
+            cwd=ROOT,
+            env=env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            start_new_session=True,
         )
         ready = self.read()
         self.versions = ready["versions"]
@@ -363,7 +372,8 @@ class Variant:
             try:
                 self.proc.wait(timeout=5)
             except subprocess.TimeoutExpired:
-                self.proc.kill()
+                os.killpg(self.proc.pid, signal.SIGKILL)  # the group this variant started, only
+                self.proc.wait()
 
 
 def _script(model: ScriptedModelServer, key: str) -> None:
