@@ -69,17 +69,24 @@ GraphBuilder = Callable[[BaseChatModel, InvocationLog, InMemorySaver | None], Bu
 
 @dataclass(frozen=True)
 class Review:
-    """What the person decides about one tool call a framework approval stopped.
+    """What the person decides about one call a framework approval (or question) stopped.
 
     Plain LangChain gets it as its own decision (`HumanInTheLoopMiddleware`'s ``approve``,
     ``edit``, ``reject``). The session gets ``approve`` as ``approved=True``, ``reject``
     as ``approved=False`` with the message, and ``edit`` as ``approved=True`` with the
     decision itself as the answer (JSON), which the adapter resumes the graph with.
+    ``answer`` answers a plain ``interrupt(...)``: the graph resumes with ``message``
+    (``Command(resume=message)``), the session gets it as the question's answer.
     """
 
-    kind: Literal["approve", "edit", "reject"]
+    kind: Literal["approve", "edit", "reject", "answer"]
     message: str | None = None
     args: Mapping[str, Any] | None = None
+
+    def session_answer(self, tool_name: str) -> str | None:
+        if self.kind == "edit":
+            return json.dumps(self.decision(tool_name))
+        return self.message if self.kind == "answer" else None
 
     def decision(self, tool_name: str) -> dict[str, Any]:
         if self.kind == "edit":
@@ -168,7 +175,10 @@ def _resume_value(interrupt: Interrupt, reviews: list[Review]) -> Any:
         return {"decisions": [_take(reviews).decision(str(r["name"])) for r in requests]}
     if isinstance(value, dict) and cast(dict[str, Any], value).get("type") == "tool_approval":
         return _take(reviews).decision(str(cast(dict[str, Any], value)["name"]))
-    raise AssertionError(f"the plain run stopped at an interrupt the harness cannot answer: {value!r}")
+    review = _take(reviews)
+    if review.kind != "answer":
+        raise AssertionError(f"the graph called interrupt({value!r}); the scenario's review is {review}")
+    return review.message
 
 
 def _take(reviews: list[Review]) -> Review:
@@ -195,13 +205,16 @@ async def run_session(
     options = AgentSessionOptions(
         timings=FAST, default_tool_effect=ToolEffect.READ, **dict(scenario.flow_options)
     )
-    flow = langgraph_session_flow(
-        flow_type=key,
-        graph=built.graph,
-        tool_node=scenario.tool_node,
-        tools=list(built.tools) if scenario.pass_tools else [],
-        options=options,
-    )
+    try:
+        flow = langgraph_session_flow(
+            flow_type=key,
+            graph=built.graph,
+            tool_node=scenario.tool_node,
+            tools=list(built.tools) if scenario.pass_tools else [],
+            options=options,
+        )
+    except ValueError as error:  # UnsupportedOptionError: the adapter refused the graph
+        return Run(requests=[], state={}, tool_runs=[], errors=[f"the flow was refused: {error!r}"])
     reviews = list(scenario.reviews)
     errors: list[str] = []
     session_id = key
@@ -248,13 +261,12 @@ async def _play_turn(
                 # Nothing to say: leave the call pending and report it as a difference.
                 return snapshot
             review = reviews.pop(0)
-            answer = json.dumps(review.decision(interrupt.tool_name)) if review.kind == "edit" else None
             assert await sessions.resolve_interrupt(
                 session_id,
                 interrupt.interrupt_id,
                 approved=review.kind != "reject",
                 rejection_message=review.message if review.kind == "reject" else None,
-                answer=answer,
+                answer=review.session_answer(interrupt.tool_name),
             )
 
 
