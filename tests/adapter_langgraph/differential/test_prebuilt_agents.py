@@ -83,3 +83,27 @@ async def test_create_agent_with_tools_over_two_turns(
     assert len(plain.requests) == 4
     assert [run["name"] for run in plain.tool_runs] == ["book_hotel", "get_weather", "get_weather"]
     assert_same_run(plain, session)
+
+
+def direct_agent(model: BaseChatModel, log: InvocationLog, checkpointer: InMemorySaver | None) -> Built:
+    """`create_agent` with a ``return_direct`` tool: its result ends the run, no model call after it."""
+    weather = get_weather(log)
+    weather.return_direct = True
+    graph = cast(Compiled, create_agent(model, tools=[weather], checkpointer=checkpointer))
+    return Built(graph, [weather])
+
+
+async def test_create_agent_with_a_return_direct_tool(
+    temporal_address: str, model_server: ScriptedModelServer, tmp_path: Path
+) -> None:
+    scenario = Scenario(
+        name="return-direct",
+        build=direct_agent,
+        script=[WEATHER_SCRIPT[0], ModelReply.say("never asked for")],
+        turns=["what is the weather in sf"],
+    )
+    plain, session = await run_both(scenario, model_server, temporal_address, tmp_path)
+
+    assert len(plain.requests) == 1
+    assert plain.state["messages"][-1]["type"] == "tool"
+    assert_same_run(plain, session)
