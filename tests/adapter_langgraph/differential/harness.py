@@ -29,7 +29,14 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Command, Interrupt
 from pydantic import SecretStr
 
-from sessionflow import AgentSessionClient, AgentSessionOptions, AgentSnapshot, AgentStatus, ToolEffect
+from sessionflow import (
+    AgentSessionClient,
+    AgentSessionFlow,
+    AgentSessionOptions,
+    AgentSnapshot,
+    AgentStatus,
+    ToolEffect,
+)
 from sessionflow.testing import InvocationLog, ModelReply, ScriptedModelServer, wait_for_agent_snapshot
 from sessionflow_langgraph import langgraph_session_flow
 from tests.adapter_langgraph.conftest import serving, unique
@@ -44,10 +51,14 @@ __all__ = [
     "Run",
     "Scenario",
     "assert_same_run",
+    "model_at",
+    "play_session",
+    "refused_run",
     "run_both",
     "run_plain",
     "run_session",
     "scripted_model",
+    "session_flow",
 ]
 
 Compiled = CompiledStateGraph[Any, Any, Any, Any]
@@ -130,9 +141,11 @@ class Run:
 
 def scripted_model(model_server: ScriptedModelServer, key: str) -> ChatOpenAI:
     """The model both runs use, each on its own key of the same scripted server."""
-    return ChatOpenAI(
-        model="gpt-test", base_url=model_server.base_url(key), api_key=SecretStr("test-key"), max_retries=0
-    )
+    return model_at(model_server.base_url(key))
+
+
+def model_at(base_url: str) -> ChatOpenAI:
+    return ChatOpenAI(model="gpt-test", base_url=base_url, api_key=SecretStr("test-key"), max_retries=0)
 
 
 # -- plain -------------------------------------------------------------------------------
@@ -201,36 +214,55 @@ async def run_session(
     model_server.script(key, scenario.script)
     log = InvocationLog(log_dir / "session.jsonl")
     built = scenario.build(scripted_model(model_server, key), log, None)
+    try:
+        flow = session_flow(scenario, built, key)
+    except ValueError as error:  # UnsupportedOptionError: the adapter refused the graph
+        return refused_run(error)
+    async with serving(temporal_address, flow) as sessions:
+        return await play_session(scenario, sessions, key, model_server, log)
+
+
+def session_flow(scenario: Scenario, built: Built, flow_type: str) -> AgentSessionFlow:
+    """The session flow of a built graph, the same in the test process and in a worker child."""
     # Plain LangGraph asks nobody before a tool runs; the session's default effect would.
     options = AgentSessionOptions(
         timings=FAST, default_tool_effect=ToolEffect.READ, **dict(scenario.flow_options)
     )
-    try:
-        flow = langgraph_session_flow(
-            flow_type=key,
-            graph=built.graph,
-            tool_node=scenario.tool_node,
-            tools=list(built.tools) if scenario.pass_tools else [],
-            options=options,
-        )
-    except ValueError as error:  # UnsupportedOptionError: the adapter refused the graph
-        return Run(requests=[], state={}, tool_runs=[], errors=[f"the flow was refused: {error!r}"])
+    return langgraph_session_flow(
+        flow_type=flow_type,
+        graph=built.graph,
+        tool_node=scenario.tool_node,
+        tools=list(built.tools) if scenario.pass_tools else [],
+        options=options,
+    )
+
+
+def refused_run(error: ValueError) -> Run:
+    return Run(requests=[], state={}, tool_runs=[], errors=[f"the flow was refused: {error!r}"])
+
+
+async def play_session(
+    scenario: Scenario,
+    sessions: AgentSessionClient,
+    session_id: str,
+    model_server: ScriptedModelServer,
+    log: InvocationLog,
+) -> Run:
+    """Play the scenario's turns and reviews on a served flow (the session ID is the model key)."""
     reviews = list(scenario.reviews)
     errors: list[str] = []
-    session_id = key
-    async with serving(temporal_address, flow) as sessions:
-        for number, text in enumerate(scenario.turns, 1):
-            if number == 1:
-                await sessions.start_session(session_id, text)
-            else:
-                assert await sessions.send_user_message(session_id, text)
-            snapshot = await _play_turn(sessions, session_id, number, reviews)
-            assert snapshot.state is not None
-            if snapshot.state.last_turn_error:
-                errors.append(f"turn {number}: {snapshot.state.last_turn_error}")
-        final = await sessions.get_agent_snapshot(session_id)
+    for number, text in enumerate(scenario.turns, 1):
+        if number == 1:
+            await sessions.start_session(session_id, text)
+        else:
+            assert await sessions.send_user_message(session_id, text)
+        snapshot = await _play_turn(sessions, session_id, number, reviews)
+        assert snapshot.state is not None
+        if snapshot.state.last_turn_error:
+            errors.append(f"turn {number}: {snapshot.state.last_turn_error}")
+    final = await sessions.get_agent_snapshot(session_id)
     return Run(
-        requests=[normalise_request(r.body) for r in model_server.requests(key)],
+        requests=[normalise_request(r.body) for r in model_server.requests(session_id)],
         state=normalise_state(session_values(final)),
         tool_runs=_tool_runs(log),
         errors=errors + ([f"{len(reviews)} review(s) left unused"] if reviews else []),
