@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from importlib import import_module
 from pathlib import Path
 from typing import Any, cast
@@ -28,7 +28,7 @@ from tests.adapter_langgraph.differential.harness import (
 )
 from tests.adapter_langgraph.differential.tool_log import ToolLog, crash_gate
 
-__all__ = ["CrashedRun", "flow_from_spec", "run_session_with_crash"]
+__all__ = ["CrashedRun", "distinct_tool_runs", "flow_from_spec", "run_session_with_crash"]
 
 SPEC_FILE = "differential-flow.json"
 WORKER = "tests.adapter_langgraph.differential.worker"
@@ -40,11 +40,25 @@ class CrashedRun:
     killed_pid: int
     """The worker killed while the tool waited at its gate."""
     finished_pid: int
-    """The worker started after it."""
+    """The worker started after it (0 when the tool never ran)."""
     effect_pids: list[int]
     """The process of every completed run of the crashed tool."""
     steps: dict[str, tuple[int, str]]
     """Every step of the session by its ID (``turn-1/tool/<call>``): its final attempt and outcome."""
+
+
+def distinct_tool_runs(run: Run) -> Run:
+    """``run`` with each distinct tool run once.
+
+    A read whose work was done in the killed worker, but whose result had not reached the
+    server yet, runs again in the next one: its effect allows that. So the crash tests
+    compare which runs happened, and check the crashed tool's count apart.
+    """
+    distinct: list[dict[str, Any]] = []
+    for tool_run in run.tool_runs:
+        if tool_run not in distinct:
+            distinct.append(tool_run)
+    return replace(run, tool_runs=distinct)
 
 
 def _save_spec(state_dir: Path, spec: dict[str, Any]) -> None:
@@ -111,12 +125,12 @@ async def run_session_with_crash(
         killer = asyncio.create_task(kill_at_the_gate())
         log = ToolLog(log_path)
         run = await play_session(scenario, stack.sessions(), key, model_server, log)
-        if not killer.done():
+        finished = 0
+        if killer.done():
+            finished = await killer
+        else:
             killer.cancel()
-            raise AssertionError(
-                f"tool {crash_in!r} never ran in the session, so no worker was killed: {run}"
-            )
-        finished = await killer
+            run = replace(run, errors=[*run.errors, f"tool {crash_in!r} never ran, so no worker was killed"])
         history = await stack.read_step_history(key)
     pids = [int(entry["pid"]) for entry in log.entries("tool", crash_in)]
     steps = {step.step_execution_id: (step.final_attempt, step.outcome) for step in history}
