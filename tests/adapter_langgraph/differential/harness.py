@@ -257,6 +257,10 @@ async def play_session(
         else:
             assert await sessions.send_user_message(session_id, text)
         snapshot = await _play_turn(sessions, session_id, number, reviews)
+        if snapshot.pending_interrupts:
+            asked = ", ".join(f"{i.tool_name} ({i.tool_call_id})" for i in snapshot.pending_interrupts)
+            errors.append(f"turn {number}: the session waits for a person about {asked}, with no review left")
+            break
         assert snapshot.state is not None
         if snapshot.state.last_turn_error:
             errors.append(f"turn {number}: {snapshot.state.last_turn_error}")
@@ -290,7 +294,7 @@ async def _play_turn(
             return snapshot
         for interrupt in snapshot.pending_interrupts:
             if not reviews:
-                # Nothing to say: leave the call pending and report it as a difference.
+                # Nothing to say: the call stays pending, and `play_session` reports it.
                 return snapshot
             review = reviews.pop(0)
             assert await sessions.resolve_interrupt(
