@@ -15,6 +15,7 @@ from sessionflow.frameworks import CarryHook, OutputValidator
 from sessionflow.temporal import AgentSessionFlow, FlowArguments
 from sessionflow.tool_specs import ToolSpec
 from sessionflow_langgraph._graph import AgentGraph, GraphFactory, build_agent_graph
+from sessionflow_langgraph._model_strings import model_from_string
 from sessionflow_langgraph._runner import DEFAULT_RECURSION_LIMIT, LangGraphRunner
 from sessionflow_langgraph._tool_specs import tool_from_spec
 
@@ -26,7 +27,7 @@ ToolLike = BaseTool | Callable[..., Any]
 
 def langgraph_runner(
     *,
-    model: BaseChatModel | None = None,
+    model: BaseChatModel | str | None = None,
     graph: AgentGraph | GraphFactory | None = None,
     tools: Sequence[ToolLike] = (),
     tool_sources: Sequence[ToolSpec] = (),
@@ -43,6 +44,8 @@ def langgraph_runner(
 
     * ``model``: the ready-made agent (`build_agent_graph`): one model node bound to every
       tool, and a `ToolNode` named ``tool_node``; ``system_prompt`` goes first in every call.
+      A ``"provider:model"`` string is read by LangChain's `init_chat_model` when `langchain`
+      is installed, by `chat_model` otherwise (see `model_from_string`).
     * ``graph``: a `StateGraph` builder, a compiled graph, or a factory that receives every
       tool (``tools`` plus the converted ``tool_sources``) and returns either. The graph
       is interrupted before every tool node (each `ToolNode`, a node named ``"tools"``, and
@@ -62,8 +65,9 @@ def langgraph_runner(
     _check_unique(all_tools)
     built: AgentGraph
     if model is not None:
+        chat = model_from_string(model) if isinstance(model, str) else model
         built = build_agent_graph(
-            model,
+            chat,
             all_tools,
             system_prompt=system_prompt,
             tool_node=tool_node or "tools",
@@ -87,7 +91,7 @@ def langgraph_runner(
 def langgraph_session_flow(
     *,
     flow_type: str,
-    model: BaseChatModel | None = None,
+    model: BaseChatModel | str | None = None,
     graph: AgentGraph | GraphFactory | None = None,
     tools: Sequence[ToolLike] = (),
     tool_sources: Sequence[ToolSpec] = (),
