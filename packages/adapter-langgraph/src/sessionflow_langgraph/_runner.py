@@ -401,8 +401,6 @@ class LangGraphRunner(AgentFrameworkRunner):
             "metadata": invocation_metadata(call.invocation),
             "recursion_limit": self.recursion_limit,
         }
-        # TODO(merge i21-core + i21-stream): inside the tool node the graph's own runtime
-        # serves get_stream_writer(); its custom chunks are not forwarded yet.
         result = await run_in_tool_node(self._graph, self._serde, call, config, settings.context)
         if result is not None:
             return result

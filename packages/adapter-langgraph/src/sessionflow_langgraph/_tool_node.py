@@ -3,7 +3,9 @@
 The model step paused before a tool node and left its checkpoint as the run state. The
 tool step restores that checkpoint with the latest AI message narrowed to this one call,
 lets LangGraph run the tool node (its error handling, post-processing, `Command`s,
-injected state, store and runtime context), and stops right after it. What the node
+injected state, store and runtime context), and stops right after it. The node is
+streamed as a model step is (`STREAM_MODES`), so what it and its tools hand to
+``get_stream_writer()`` becomes the tool step's ``custom_event``s. What the node
 wrote (its channel writes, edges included) is the call's state update; the next model
 step hands the writes of every call, in model order, back to LangGraph as the tool
 node's pending writes, so they reach the state through the graph's reducers and its
@@ -35,6 +37,7 @@ from sessionflow.session import (
 from sessionflow_langgraph._graph import PreparedGraph
 from sessionflow_langgraph._messages import message_text
 from sessionflow_langgraph._run_state import RunState, dump_value, load_value
+from sessionflow_langgraph._stream import STREAM_MODES, write_stream_part
 
 __all__ = ["NodeWrites", "run_in_tool_node", "task_of_each_call"]
 
@@ -124,8 +127,18 @@ async def run_in_tool_node(
     snapshot = await graph.aget_state(config)
     saver.watched = {task.id for task in snapshot.tasks if task.name in prepared.tool_nodes}
     try:
-        # ainvoke's overloads mention Command without its type argument in LangGraph's stubs.
-        await graph.ainvoke(None, config, interrupt_after=list(prepared.tool_nodes), context=context)  # pyright: ignore[reportUnknownMemberType]
+        # astream's overloads mention Command without its type argument in LangGraph's stubs.
+        parts = graph.astream(  # pyright: ignore[reportUnknownMemberType]
+            None,
+            config,
+            stream_mode=STREAM_MODES,  # get_stream_writer() in the node and its tools (_stream)
+            subgraphs=True,
+            interrupt_after=list(prepared.tool_nodes),
+            version="v2",
+            context=context,
+        )
+        async for part in parts:
+            write_stream_part(call.events, part)
     except ToolException as error:
         raise ToolExecutionError(str(error) or type(error).__name__) from None
     if any(channel == _INTERRUPT for channel, _ in saver.recorded):
