@@ -307,26 +307,20 @@ async def _play_turn(
 
 
 def session_values(snapshot: AgentSnapshot, messages_key: str = "messages") -> dict[str, Any]:
-    """The session's view of the graph state: its stored messages, and the state it carries.
+    """The session's view of the graph state: the snapshot's `framework_state`, and its messages.
 
-    The messages are the stored LangChain message dicts. Other keys come from the state
-    the session carries to the next turn (`carried_state_preview`) when the adapter
-    writes it as a JSON object of state keys (or ``{"values": {...}}``): this is the one
-    place to change if the adapter exposes the thread's state another way.
+    The adapter shows the thread's state keys as `AgentSnapshot.framework_state`; the
+    message channel is there too when a node replaced it (a summary), and otherwise is
+    the stored transcript: the snapshot's messages (the stored LangChain message dicts).
+    A key the session left out for its size is reported, not hidden.
     """
-    items = [cast(dict[str, Any], m.message.framework_item) for m in snapshot.messages]
-    values: dict[str, Any] = {}
-    carried = snapshot.carried_state_preview
-    if carried:
-        try:
-            parsed: Any = json.loads(carried)
-        except ValueError:
-            parsed = None
-        if isinstance(parsed, dict):
-            inner: Any = cast(dict[str, Any], parsed).get("values", parsed)
-            if isinstance(inner, dict):
-                values.update(cast(dict[str, Any], inner))
-    values[messages_key] = messages_from_dict(items)
+    if snapshot.framework_state_omitted:
+        raise AssertionError(f"the snapshot left out state keys {snapshot.framework_state_omitted}")
+    values: dict[str, Any] = dict(snapshot.framework_state or {})
+    channel: Any = values.get(messages_key)
+    if channel is None:
+        channel = [m.message.framework_item for m in snapshot.messages]
+    values[messages_key] = messages_from_dict(cast(list[dict[str, Any]], channel))
     return values
 
 

@@ -23,7 +23,15 @@ from langgraph.checkpoint.serde.base import SerializerProtocol
 
 from sessionflow.session import AgentMessage, message_digest
 
-__all__ = ["RUN_STATE_VERSION", "THREAD_CONFIG", "RunState", "dump_value", "history_digest", "load_value"]
+__all__ = [
+    "RUN_STATE_VERSION",
+    "THREAD_CONFIG",
+    "RunState",
+    "dump_value",
+    "history_digest",
+    "load_value",
+    "starts_with",
+]
 
 RUN_STATE_VERSION = 1
 THREAD_ID = "sessionflow"
@@ -72,7 +80,7 @@ class RunState:
         values = checkpoint["channel_values"]
         channel: Any = values.get(messages_key)
         count = 0
-        if isinstance(channel, list) and _starts_with(cast(list[Any], channel), history):
+        if isinstance(channel, list) and starts_with(cast(list[Any], channel), history):
             count = len(history)
             trimmed = {**values, messages_key: cast(list[Any], channel)[count:]}
             checkpoint = cast(Checkpoint, {**checkpoint, "channel_values": trimmed})
@@ -159,7 +167,8 @@ class RunState:
         return config
 
 
-def _starts_with(channel: list[Any], history: Sequence[BaseMessage]) -> bool:
+def starts_with(channel: Sequence[Any], history: Sequence[BaseMessage]) -> bool:
+    """The message channel begins with the stored history (so it is the stored transcript)."""
     return len(channel) >= len(history) and all(a == b for a, b in zip(channel, history, strict=False))
 
 

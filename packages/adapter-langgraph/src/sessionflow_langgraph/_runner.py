@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, cast
+from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool
-from langgraph.checkpoint.base import Checkpoint
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.serde.base import SerializerProtocol
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
@@ -50,6 +49,7 @@ from sessionflow_langgraph._monitor import StepMonitor
 from sessionflow_langgraph._run_state import THREAD_CONFIG, RunState, history_digest
 from sessionflow_langgraph._settings import CARRY_CONFIG_KEY, GraphSettings
 from sessionflow_langgraph._stream import STREAM_MODES, tool_stream_writer, write_stream_part
+from sessionflow_langgraph._thread_view import thread_view
 from sessionflow_langgraph._tool_node import NodeWrites, run_in_tool_node, task_of_each_call
 
 __all__ = ["LangGraphRunner"]
@@ -205,10 +205,12 @@ class LangGraphRunner(AgentFrameworkRunner):
         snapshot = await graph.aget_state(config)
         messages: list[BaseMessage] = list(snapshot.values.get(self.messages_key) or [])
         if not snapshot.next:
+            produced = self._new_messages(history, messages)
             return TurnCompleted(
-                new_messages=self._new_messages(history, messages),
+                new_messages=produced,
                 usage=monitor.usage,
-                carry=await self._carry(turn, saver, config, messages),
+                carry=await self._carry(turn, saver, config, messages, history, len(history) + len(produced)),
+                framework_state=thread_view(snapshot.values, self.messages_key, history),  # the snapshot's
             )
         tool_node = self._check_paused_at_tool_node(snapshot)
         calls = self._deferred_calls(turn, messages, tool_node)
@@ -273,11 +275,9 @@ class LangGraphRunner(AgentFrameworkRunner):
     ) -> dict[str, Any]:
         """Start from the last turn's checkpoint; the input is the messages stored since."""
         thread = ThreadCarry.loads(carried, self._serde)
-        kept = thread.messages if thread.messages <= len(history) else 0
-        values = {**thread.checkpoint["channel_values"], self.messages_key: history[:kept]}
-        checkpoint = cast(Checkpoint, {**thread.checkpoint, "channel_values": values})
+        checkpoint, new = thread.restored(self.messages_key, history)
         await saver.aput(THREAD_CONFIG, checkpoint, thread.metadata, checkpoint["channel_versions"])
-        return {self.messages_key: history[kept:]}
+        return {self.messages_key: new}
 
     async def _carry(
         self,
@@ -285,13 +285,16 @@ class LangGraphRunner(AgentFrameworkRunner):
         saver: InMemorySaver,
         config: RunnableConfig,
         messages: list[BaseMessage],
+        history: list[BaseMessage],
+        stored: int,
     ) -> str | None:
+        """The next turn's carry; ``stored``: how many messages the session holds after this turn."""
         if self._carry_hook is not None:
             last = messages[-1] if messages else None
             return self._carry_hook(turn.carried_state, message_text(last) if last is not None else "")
         saved = await saver.aget_tuple(config)
-        thread = ThreadCarry.capture(saved, self.messages_key) if saved is not None else None
-        return thread.dumps(self._serde, self.messages_key) if thread is not None else None
+        thread = ThreadCarry.capture(saved, self.messages_key, history, stored) if saved is not None else None
+        return thread.dumps(self._serde) if thread is not None else None
 
     async def _continue(
         self,
