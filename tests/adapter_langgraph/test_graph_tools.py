@@ -132,8 +132,8 @@ async def test_command_update_injected_state_config_and_context_match_plain_lang
     assert [(r["seen"], r["context"]) for r in runs(tmp_path, "greet")] == [("Bob", "Ada")]
     assert [conversation(r) for r in requests] == [conversation(r) for r in model_server.requests(plain)]
     assert expected["user_name"] == "Bob" and expected["visits"] == 4
-    carried = json.loads(snapshot.carried_state_preview or "{}")
-    assert carried["state"] == {"user_name": expected["user_name"], "visits": expected["visits"]}
+    # The snapshot shows the thread's state as plain LangGraph's get_state() does.
+    assert snapshot.framework_state == {"user_name": expected["user_name"], "visits": expected["visits"]}
 
 
 async def test_command_goto_from_a_tool_ends_the_run_at_its_node(
@@ -157,7 +157,7 @@ async def test_command_goto_from_a_tool_ends_the_run_at_its_node(
     assert len(model_server.requests(key)) == 1
     assert [m.message.text or "" for m in snapshot.messages] == ["answer", "", "submitted 42", "Final: 42"]
     assert [r["answer"] for r in runs(tmp_path, "submit")] == ["42"]
-    assert json.loads(snapshot.carried_state_preview or "{}")["state"] == {"final_response": "42"}
+    assert snapshot.framework_state == {"final_response": "42"}
 
 
 async def test_every_tool_node_of_the_graph_runs_its_calls(

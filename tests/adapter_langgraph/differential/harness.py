@@ -122,6 +122,18 @@ class Scenario:
     """Give the session the graph's tools (`tools=`): what the adapter asks of a tool node of your own."""
     flow_options: Mapping[str, Any] = field(default_factory=lambda: cast(dict[str, Any], {}))
     """Extra `AgentSessionOptions` fields of the session run."""
+    configurable: Mapping[str, Any] | None = None
+    """``config["configurable"]`` of every turn: the plain run's config, the session's
+    per-turn settings ``{"langgraph": {"configurable": ...}}``."""
+    context: Any = None
+    """The runtime context of every turn: the plain run's ``context=``, the session's
+    ``{"langgraph": {"context": ...}}`` (JSON: LangGraph coerces it to ``context_schema``)."""
+
+    def settings(self) -> dict[str, Any] | None:
+        """The session's per-turn settings that give the graph ``configurable`` and ``context``."""
+        if self.configurable is None and self.context is None:
+            return None
+        return {"langgraph": {"configurable": dict(self.configurable or {}), "context": self.context}}
 
 
 @dataclass(frozen=True)
@@ -157,13 +169,15 @@ async def run_plain(scenario: Scenario, model_server: ScriptedModelServer, key: 
     log = InvocationLog(log_dir / "plain.jsonl")
     built = scenario.build(scripted_model(model_server, key), log, InMemorySaver())
     graph = built.graph
-    config: RunnableConfig = {"configurable": {"thread_id": f"plain-{uuid.uuid4().hex}"}}
+    configurable = {**(scenario.configurable or {}), "thread_id": f"plain-{uuid.uuid4().hex}"}
+    config: RunnableConfig = {"configurable": configurable}
     reviews = list(scenario.reviews)
     for text in scenario.turns:
         graph_input: Any = {"messages": [HumanMessage(content=text)]}
         while True:
             # astream's overloads mention Command without its type argument in LangGraph's stubs.
-            async for _part in graph.astream(graph_input, config, stream_mode="messages"):  # pyright: ignore[reportUnknownMemberType]
+            parts = graph.astream(graph_input, config, stream_mode="messages", context=scenario.context)  # pyright: ignore[reportUnknownMemberType]
+            async for _part in parts:
                 pass
             snapshot = await graph.aget_state(config)
             if not snapshot.interrupts:
@@ -253,9 +267,9 @@ async def play_session(
     errors: list[str] = []
     for number, text in enumerate(scenario.turns, 1):
         if number == 1:
-            await sessions.start_session(session_id, text)
+            await sessions.start_session(session_id, text, settings=scenario.settings())
         else:
-            assert await sessions.send_user_message(session_id, text)
+            assert await sessions.send_user_message(session_id, text, settings=scenario.settings())
         snapshot = await _play_turn(sessions, session_id, number, reviews)
         if snapshot.pending_interrupts:
             asked = ", ".join(f"{i.tool_name} ({i.tool_call_id})" for i in snapshot.pending_interrupts)
