@@ -137,3 +137,30 @@ async def test_summarization_middleware_summary_call_is_a_model_call_of_its_own(
     assert "Messages to summarize" in str(plain.requests[2]["messages"])
     assert "It is sunny." in str(plain.requests[3]["messages"])
     assert_same_run(plain, session)
+
+
+async def test_summarization_the_next_turn_starts_from_the_summarised_channel(
+    temporal_address: str, model_server: ScriptedModelServer, tmp_path: Path
+) -> None:
+    scenario = Scenario(
+        name="summarize-3",
+        build=summarizing_agent,
+        script=[
+            ModelReply.call(ScriptedToolCall("call_sf", "get_weather", {"city": "sf"})),
+            ModelReply.say("It's always sunny in sf!"),
+            ModelReply.say("## SESSION INTENT\nWeather in sf. ## SUMMARY\nIt is sunny."),
+            ModelReply.say("Still sunny, as I said."),
+            ModelReply.say("## SESSION INTENT\nWeather in sf. ## SUMMARY\nSunny, and sunny tomorrow."),
+            ModelReply.say("Sunny all week."),
+        ],
+        turns=["what is the weather in sf", "and tomorrow?", "and next week?"],
+    )
+    plain, session = await run_both(scenario, model_server, temporal_address, tmp_path)
+
+    # Turn 3 starts from turn 2's summarised channel: its summary call summarises that
+    # summary (not the first turn's messages), and the answer's request sees the new one.
+    assert len(plain.requests) == 6
+    assert "It is sunny." in str(plain.requests[4]["messages"])
+    assert "what is the weather in sf" not in str(plain.requests[4]["messages"])
+    assert "Sunny, and sunny tomorrow." in str(plain.requests[5]["messages"])
+    assert_same_run(plain, session)
