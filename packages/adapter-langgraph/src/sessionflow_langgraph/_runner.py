@@ -71,7 +71,7 @@ class LangGraphRunner(AgentFrameworkRunner):
     call from that checkpoint (`run_in_tool_node`) and returns the node's writes as its
     state update; the next step hands the writes of every call, in model order, to
     LangGraph as the tool node's pending writes, and runs on. A completed turn carries the
-    thread's state into the next (`ThreadCarry`).
+    thread's state into the next (`ThreadCarry`) and shows it in the snapshot (`thread_view`).
 
     The runner keeps no state between calls; concurrent calls share nothing but the
     compiled graph.
