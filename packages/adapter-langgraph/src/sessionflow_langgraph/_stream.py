@@ -6,8 +6,10 @@ or tool hands to ``get_stream_writer()`` becomes one ``custom_event``. Subgraphs
 included because a session has one stream per step: a model inside a subgraph is that
 step's model call, and its tokens are the step's text.
 
-A tool runs in its own tool step, outside the graph, where LangGraph gives it no stream
-writer (``get_stream_writer()`` raises ``KeyError: '__pregel_runtime'`` there);
+A tool call's tool step runs the graph's tool node, streamed with the same modes, so the
+node and its tools write ``custom_event``s of that step (`run_in_tool_node`). A call run
+directly, outside any graph (no tool node can take it), has no stream writer from
+LangGraph (``get_stream_writer()`` raises ``KeyError: '__pregel_runtime'`` there);
 `tool_stream_writer` gives it one that writes the same ``custom_event``s.
 """
 
