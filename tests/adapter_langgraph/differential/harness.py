@@ -117,7 +117,8 @@ class Scenario:
     turns: Sequence[str]
     reviews: Sequence[Review] = ()
     """One per tool call an approval stops, in the order the model made the calls."""
-    tool_node: str = "tools"
+    tool_node: str | None = None
+    """The session's ``tool_node=``: None lets the adapter find the graph's tool nodes (or none)."""
     pass_tools: bool = False
     """Give the session the graph's tools (`tools=`): what the adapter asks of a tool node of your own."""
     flow_options: Mapping[str, Any] = field(default_factory=lambda: cast(dict[str, Any], {}))
@@ -321,13 +322,29 @@ def session_values(snapshot: AgentSnapshot, messages_key: str = "messages") -> d
         try:
             parsed: Any = json.loads(carried)
         except ValueError:
-            parsed = None
+            parsed = _carried_state(carried)
         if isinstance(parsed, dict):
             inner: Any = cast(dict[str, Any], parsed).get("values", parsed)
             if isinstance(inner, dict):
                 values.update(cast(dict[str, Any], inner))
     values[messages_key] = messages_from_dict(items)
     return values
+
+
+def _carried_state(preview: str) -> dict[str, Any] | None:
+    """The readable ``state`` object at the front of the adapter's thread carry.
+
+    The preview is cut (`CARRY_PREVIEW_CHARS`) inside the carry's checkpoint, so the whole
+    text does not parse; its ``state`` comes first and does, when it fits.
+    """
+    head = '{"v":1,"state":'
+    if not preview.startswith(head):
+        return None
+    try:
+        state, _ = json.JSONDecoder().raw_decode(preview, len(head))
+    except ValueError:
+        return None
+    return cast(dict[str, Any], state) if isinstance(state, dict) else None
 
 
 def _tool_runs(log: InvocationLog) -> list[dict[str, Any]]:
