@@ -323,6 +323,8 @@ def session_values(snapshot: AgentSnapshot, messages_key: str = "messages") -> d
             parsed: Any = json.loads(carried)
         except ValueError:
             parsed = _carried_state(carried)
+        if isinstance(parsed, dict) and "v" in parsed and "state" in parsed:
+            parsed = cast(dict[str, Any], parsed)["state"]  # the adapter's thread carry, whole
         if isinstance(parsed, dict):
             inner: Any = cast(dict[str, Any], parsed).get("values", parsed)
             if isinstance(inner, dict):
