@@ -10,12 +10,13 @@ expert's answer goes back to the supervisor without a model call (its handoff-ba
 from __future__ import annotations
 
 from pathlib import Path
-from typing import cast
+from typing import Any, cast
 
 from langchain_core.language_models import BaseChatModel
 from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.graph import StateGraph
 from langgraph.prebuilt import create_react_agent  # pyright: ignore[reportDeprecated, reportUnknownVariableType]
-from langgraph_supervisor import create_supervisor
+from langgraph_supervisor import create_supervisor  # pyright: ignore[reportUnknownVariableType] - partial stubs
 
 from sessionflow.testing import InvocationLog, ModelReply, ScriptedModelServer, ScriptedToolCall
 from tests.adapter_langgraph.differential.harness import Built, Compiled, Scenario, assert_same_run, run_both
@@ -43,7 +44,7 @@ def supervisor_of_two_experts(
             prompt="You are a world class researcher with access to web search. Do not do any math.",
         ),
     )
-    workflow = create_supervisor(
+    workflow: StateGraph[Any, Any, Any, Any] = create_supervisor(  # pyright: ignore[reportUnknownVariableType]
         [research_agent, math_agent],
         model=model,
         prompt=(

@@ -9,12 +9,13 @@ the README's two ``invoke`` calls on one thread do.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import cast
+from typing import Any, cast
 
 from langchain.agents import create_agent  # pyright: ignore[reportUnknownVariableType] - partial stubs
 from langchain_core.language_models import BaseChatModel
 from langgraph.checkpoint.memory import InMemorySaver
-from langgraph_swarm import create_handoff_tool, create_swarm
+from langgraph.graph import StateGraph
+from langgraph_swarm import create_handoff_tool, create_swarm  # pyright: ignore[reportUnknownVariableType]
 
 from sessionflow.testing import InvocationLog, ModelReply, ScriptedModelServer, ScriptedToolCall
 from tests.adapter_langgraph.differential.harness import Built, Compiled, Scenario, assert_same_run, run_both
@@ -51,7 +52,7 @@ def alice_and_bob(model: BaseChatModel, log: InvocationLog, checkpointer: InMemo
             name="Bob",
         ),
     )
-    workflow = create_swarm([alice, bob], default_active_agent="Alice")
+    workflow = cast(StateGraph[Any, Any, Any, Any], create_swarm([alice, bob], default_active_agent="Alice"))
     return Built(workflow.compile(checkpointer=checkpointer))  # pyright: ignore[reportUnknownMemberType]
 
 
