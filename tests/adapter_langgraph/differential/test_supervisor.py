@@ -13,10 +13,11 @@ from pathlib import Path
 from typing import Any, cast
 
 from langchain_core.language_models import BaseChatModel
+from langchain_core.tools import BaseTool
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import StateGraph
 from langgraph.prebuilt import create_react_agent  # pyright: ignore[reportDeprecated, reportUnknownVariableType]
-from langgraph_supervisor import create_supervisor  # pyright: ignore[reportUnknownVariableType] - partial stubs
+from langgraph_supervisor import create_handoff_tool, create_supervisor  # pyright: ignore[reportUnknownVariableType] - partial stubs
 
 from sessionflow.testing import InvocationLog, ModelReply, ScriptedModelServer, ScriptedToolCall
 from tests.adapter_langgraph.differential.harness import Built, Compiled, Scenario, assert_same_run, run_both
@@ -25,6 +26,29 @@ from tests.adapter_langgraph.differential.multi_agent_tools import add, multiply
 
 def supervisor_of_two_experts(
     model: BaseChatModel, log: InvocationLog, checkpointer: InMemorySaver | None
+) -> Built:
+    return _supervisor(model, log, checkpointer, handoff_tools=None)
+
+
+def supervisor_with_its_handoff_tools(
+    model: BaseChatModel, log: InvocationLog, checkpointer: InMemorySaver | None
+) -> Built:
+    """The same, with the handoff tools given in a fixed order (the README's "custom handoff tools").
+
+    ``create_supervisor`` makes its handoff tools from a set of agent names, so their order
+    follows the process's string hash seed: a graph built in a worker child offers them in
+    another order than one built in the test process. A crash run builds the graph in both.
+    """
+    tools = [create_handoff_tool(agent_name="research_expert"), create_handoff_tool(agent_name="math_expert")]
+    return _supervisor(model, log, checkpointer, handoff_tools=tools)
+
+
+def _supervisor(
+    model: BaseChatModel,
+    log: InvocationLog,
+    checkpointer: InMemorySaver | None,
+    *,
+    handoff_tools: list[BaseTool] | None,
 ) -> Built:
     math_agent = cast(
         Compiled,
@@ -52,6 +76,7 @@ def supervisor_of_two_experts(
             "For current events, use research_agent. "
             "For math problems, use math_agent."
         ),
+        tools=list[Any](handoff_tools) if handoff_tools is not None else None,
     )
     return Built(workflow.compile(checkpointer=checkpointer))  # pyright: ignore[reportUnknownMemberType]
 
