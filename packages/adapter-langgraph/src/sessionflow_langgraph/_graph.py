@@ -112,6 +112,9 @@ class PreparedGraph:
     def of(cls, graph: AgentGraph, *, tool_node: str | None, messages_key: str | None) -> PreparedGraph:
         """Compile ``graph`` (or take it compiled) and find every node that runs tools.
 
+        Top-level tool nodes are ``tool_nodes``; the `ToolNode`s of subgraphs, at any depth,
+        are ``subgraphs`` (`find_subgraph_tool_nodes`).
+
         ``tool_node`` None finds them by themselves: each `ToolNode`, and a node named
         ``"tools"`` (the old default, for a tool node of your own).
 

@@ -7,7 +7,8 @@ injected state, store and runtime context), and stops right after it. What the n
 wrote (its channel writes, edges included) is the call's state update; the next model
 step hands the writes of every call, in model order, back to LangGraph as the tool
 node's pending writes, so they reach the state through the graph's reducers and its
-edges decide where the graph goes on.
+edges decide where the graph goes on. A tool node inside a subgraph runs the same way from
+every namespace's checkpoint (`_run_in_subgraph_tool_node`, `_subgraphs`).
 """
 
 from __future__ import annotations
