@@ -12,7 +12,7 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.prebuilt import ToolNode
 
 from sessionflow import UnsupportedOptionError
-from sessionflow_langgraph import langgraph_session_flow
+from sessionflow_langgraph import langgraph_runner, langgraph_session_flow
 
 
 def two_nodes() -> StateGraph[MessagesState]:
@@ -77,13 +77,18 @@ def test_a_graph_compiled_with_its_own_checkpointer_is_refused() -> None:
     assert "compiled with checkpointer=InMemorySaver" in str(error)
 
 
-def test_a_tool_node_inside_a_subgraph_is_refused() -> None:
+def test_a_tool_node_inside_a_subgraph_is_found_not_refused() -> None:
     inner = StateGraph(MessagesState)
-    inner.add_node("act", ToolNode([]))  # pyright: ignore[reportUnknownMemberType]
+
+    def shout(text: str) -> str:
+        """Shout."""
+        return text.upper()
+
+    inner.add_node("act", ToolNode([shout]))  # pyright: ignore[reportUnknownMemberType]
     inner.add_edge(START, "act")
     outer = StateGraph(MessagesState)
     outer.add_node("team", inner.compile())  # pyright: ignore[reportUnknownMemberType]
     outer.add_edge(START, "team")
-    error = refused(graph=outer)
-    assert error.option == "tool_node"
-    assert "node 'team' is a subgraph whose node 'act' is a ToolNode" in str(error)
+    runner = langgraph_runner(graph=outer)
+    assert runner.tool_nodes == ()  # none at the top: the subgraph's is paused as its task starts
+    assert set(runner.tools) == {"shout"}

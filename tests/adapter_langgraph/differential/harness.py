@@ -117,7 +117,8 @@ class Scenario:
     turns: Sequence[str]
     reviews: Sequence[Review] = ()
     """One per tool call an approval stops, in the order the model made the calls."""
-    tool_node: str = "tools"
+    tool_node: str | None = None
+    """The session's ``tool_node=``: None lets the adapter find the graph's tool nodes (or none)."""
     pass_tools: bool = False
     """Give the session the graph's tools (`tools=`): what the adapter asks of a tool node of your own."""
     flow_options: Mapping[str, Any] = field(default_factory=lambda: cast(dict[str, Any], {}))

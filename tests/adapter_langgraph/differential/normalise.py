@@ -7,6 +7,7 @@ Only what must differ between two runs of the same graph is normalised. Every ru
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from typing import Any, cast
 
@@ -20,10 +21,18 @@ __all__ = [
     "normalise_state",
 ]
 
+_UUID_TOOL_CALL_ID = (
+    "langgraph-supervisor's handoff back to the supervisor (create_handoff_back_messages) makes up "
+    "an AI message with a tool call whose ID is a random uuid4, in plain LangGraph too: two plain runs "
+    "differ here. A tool call ID that is a whole UUID is replaced by its position of first appearance "
+    "('uuid-0', ...), so the call and its tool message still match. The script's IDs are not UUIDs."
+)
+
 REQUEST_NORMALISATIONS: dict[str, str] = {
-    # None: the request bodies are compared whole. Both runs stream (the plain run uses
+    # Otherwise the request bodies are compared whole. Both runs stream (the plain run uses
     # `astream(stream_mode="messages")`, as a client showing tokens does), use the same
     # model object settings, and the scripted server's tool call IDs are the script's.
+    "uuid tool call id": _UUID_TOOL_CALL_ID,
 }
 
 STATE_NORMALISATIONS: dict[str, str] = {
@@ -35,7 +44,11 @@ STATE_NORMALISATIONS: dict[str, str] = {
         "(the session stores the user's message before add_messages names it) gets a placeholder "
         "the same way."
     ),
+    "uuid tool call id": _UUID_TOOL_CALL_ID,
 }
+
+_UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+_TOOL_CALL_ID_KEYS = frozenset({"id", "tool_call_id"})
 
 
 def json_value(value: Any) -> Any:
@@ -44,8 +57,8 @@ def json_value(value: Any) -> Any:
 
 
 def normalise_request(body: Mapping[str, Any]) -> dict[str, Any]:
-    """The request body as the model saw it, minus nothing (see `REQUEST_NORMALISATIONS`)."""
-    return json_value(dict(body))
+    """The request body as the model saw it, UUID tool call IDs renamed (`REQUEST_NORMALISATIONS`)."""
+    return cast(dict[str, Any], _rename_uuid_tool_call_ids(json_value(dict(body))))
 
 
 def normalise_state(values: Mapping[str, Any]) -> dict[str, Any]:
@@ -70,7 +83,27 @@ def normalise_state(values: Mapping[str, Any]) -> dict[str, Any]:
             return [rename(v) for v in cast(list[Any], node)]
         return node
 
-    return cast(dict[str, Any], rename(plain))
+    return cast(dict[str, Any], _rename_uuid_tool_call_ids(rename(plain)))
+
+
+def _rename_uuid_tool_call_ids(tree: Any) -> Any:
+    """Each whole-UUID ``id``/``tool_call_id`` string, by its order of first appearance."""
+    names: dict[str, str] = {}
+
+    def rename(node: Any) -> Any:
+        if isinstance(node, dict):
+            item = cast(dict[str, Any], node)
+            return {
+                k: names.setdefault(v, f"uuid-{len(names)}")
+                if k in _TOOL_CALL_ID_KEYS and isinstance(v, str) and _UUID.fullmatch(v)
+                else rename(v)
+                for k, v in item.items()
+            }
+        if isinstance(node, list):
+            return [rename(v) for v in cast(list[Any], node)]
+        return node
+
+    return rename(tree)
 
 
 def _default(value: object) -> object:

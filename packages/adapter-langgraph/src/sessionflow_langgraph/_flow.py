@@ -49,8 +49,8 @@ def langgraph_runner(
     * ``graph``: a `StateGraph` builder, a compiled graph, or a factory that receives every
       tool (``tools`` plus the converted ``tool_sources``) and returns either. The graph
       is interrupted before every tool node (each `ToolNode`, a node named ``"tools"``, and
-      ``tool_node`` when your tool node is a node of your own); bind the tools to your
-      model yourself.
+      ``tool_node`` when your tool node is a node of your own), and stopped before each
+      `ToolNode` of a subgraph, at any depth; bind the tools to your model yourself.
 
     ``output_validator`` and ``carry`` are the harness's (`HarnessContext`): the first
     gives the ready-made agent a retry node, the second decides the carry between turns.

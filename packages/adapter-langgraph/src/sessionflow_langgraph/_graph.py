@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from typing import Any, cast
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
 
 from langchain_core.language_models import BaseChatModel, LanguageModelInput
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
@@ -18,6 +18,7 @@ from langgraph.prebuilt import ToolNode, tools_condition
 from sessionflow.frameworks import OutputValidator
 from sessionflow.session import UnsupportedOptionError
 from sessionflow_langgraph._settings import CARRY_CONFIG_KEY
+from sessionflow_langgraph._subgraphs import SubgraphPath, SubgraphToolNodes, find_subgraph_tool_nodes
 from sessionflow_langgraph._tool_state import AgentState, tool_state_line
 
 __all__ = ["AgentGraph", "GraphFactory", "PreparedGraph", "build_agent_graph"]
@@ -98,7 +99,9 @@ class PreparedGraph:
     """Every top-level node that runs tools: each `ToolNode`, and the named ``tool_node``."""
     messages_key: str
     node_tools: dict[str, BaseTool]
-    """Tools of the `ToolNode`s (the first node wins on a name clash)."""
+    """Tools of the `ToolNode`s (the first node wins on a name clash; the top graph's first)."""
+    subgraphs: Mapping[SubgraphPath, SubgraphToolNodes] = field(default_factory=lambda: {})
+    """Every subgraph, at any depth, with tool nodes (`_subgraphs`)."""
 
     @property
     def tool_node(self) -> str:
@@ -109,13 +112,16 @@ class PreparedGraph:
     def of(cls, graph: AgentGraph, *, tool_node: str | None, messages_key: str | None) -> PreparedGraph:
         """Compile ``graph`` (or take it compiled) and find every node that runs tools.
 
+        Top-level tool nodes are ``tool_nodes``; the `ToolNode`s of subgraphs, at any depth,
+        are ``subgraphs`` (`find_subgraph_tool_nodes`).
+
         ``tool_node`` None finds them by themselves: each `ToolNode`, and a node named
         ``"tools"`` (the old default, for a tool node of your own).
 
         Raises:
-            UnsupportedOptionError: ``tool_node`` is not a node of the graph, a subgraph
-                holds a tool node, or the compiled graph has interrupts or a checkpointer
-                of its own. Also a `ValueError`, as before.
+            UnsupportedOptionError: ``tool_node`` is not a node of the graph, or the
+                compiled graph has interrupts or a checkpointer of its own (or a subgraph
+                with tool nodes has a checkpointer). Also a `ValueError`, as before.
         """
         # compile's checkpointer parameter is BaseCheckpointSaver without its type argument.
         compiled = graph.compile() if isinstance(graph, StateGraph) else graph  # pyright: ignore[reportUnknownMemberType]
@@ -137,8 +143,7 @@ class PreparedGraph:
                 for tool_name, tool in runnable.tools_by_name.items():
                     node_tools.setdefault(tool_name, tool)
                 key = key or runnable._messages_key  # pyright: ignore[reportPrivateUsage] - no public accessor
-            else:
-                _check_subgraph(name, runnable)
+        subgraphs = find_subgraph_tool_nodes(compiled, node_tools)
         named = tool_node if tool_node is not None else ("tools" if "tools" in nodes else None)
         if named is not None and named not in found:
             found.insert(0, named)
@@ -150,26 +155,12 @@ class PreparedGraph:
             tool_nodes=tuple(found),
             messages_key=key or "messages",
             node_tools=node_tools,
+            subgraphs=subgraphs,
         )
 
     def with_saver(self, saver: BaseCheckpointSaver[Any]) -> CompiledStateGraph[Any, Any, Any, Any]:
         """A copy of the graph that checkpoints into ``saver`` (one per step: no shared state)."""
         return self.compiled.copy(update={"checkpointer": saver})
-
-
-def _check_subgraph(name: str, runnable: object) -> None:
-    """Refuse a subgraph with a tool node: its tools would run inside a model step."""
-    if not isinstance(runnable, CompiledStateGraph):
-        return
-    sub = cast(CompiledStateGraph[Any, Any, Any, Any], runnable)
-    for inner, spec in sub.builder.nodes.items():
-        if isinstance(spec.runnable, ToolNode):
-            raise UnsupportedOptionError(
-                "tool_node",
-                f"node {name!r} is a subgraph whose node {inner!r} is a ToolNode; sessionflow runs tool "
-                "nodes of the top-level graph only, so make the tool node a node of the parent graph",
-            )
-        _check_subgraph(f"{name}/{inner}", spec.runnable)
 
 
 def _check_no_checkpointer(compiled: CompiledStateGraph[Any, Any, Any, Any]) -> None:

@@ -49,6 +49,12 @@ from sessionflow_langgraph._monitor import StepMonitor
 from sessionflow_langgraph._run_state import THREAD_CONFIG, RunState, history_digest
 from sessionflow_langgraph._settings import CARRY_CONFIG_KEY, GraphSettings
 from sessionflow_langgraph._stream import STREAM_MODES, tool_stream_writer, write_stream_part
+from sessionflow_langgraph._subgraph_steps import (
+    apply_subgraph_tool_results,
+    live_checkpoints,
+    subgraph_pause,
+)
+from sessionflow_langgraph._subgraphs import NestedToolPause, tool_nodes_at
 from sessionflow_langgraph._thread_view import thread_view
 from sessionflow_langgraph._tool_node import NodeWrites, run_in_tool_node, task_of_each_call
 
@@ -145,13 +151,15 @@ class LangGraphRunner(AgentFrameworkRunner):
         saver = InMemorySaver(serde=self._serde)
         graph = self._graph.with_saver(saver)
         monitor = StepMonitor(self.tool_node)
+        # Subgraphs' tool nodes: interrupt_before does not reach them (_subgraphs).
+        pause = NestedToolPause(self._graph.subgraphs) if self._graph.subgraphs else None
         settings = GraphSettings.of(turn.session_settings)
         configurable = {**settings.configurable, **THREAD_CONFIG.get("configurable", {})}
         if self._carry_hook is not None:
             configurable[CARRY_CONFIG_KEY] = turn.carried_state
         config: RunnableConfig = {
             "configurable": configurable,
-            "callbacks": [monitor],
+            "callbacks": [monitor] if pause is None else [monitor, pause],
             "recursion_limit": self.recursion_limit,
         }
         graph_input: dict[str, Any] | None = {self.messages_key: history}
@@ -159,9 +167,8 @@ class LangGraphRunner(AgentFrameworkRunner):
             state = RunState.loads(turn.framework_run_state, self._serde)
             if state.history_digest != digest:
                 raise SessionStateError("the run state was made for other stored messages than this step's")
-            if state.messages_key != self.messages_key or (
-                state.pending and state.tool_node not in self.tool_nodes
-            ):
+            known = tool_nodes_at(self._graph.subgraphs, state.tool_ns) if state.tool_ns else self.tool_nodes
+            if state.messages_key != self.messages_key or (state.pending and state.tool_node not in known):
                 raise SessionStateError(
                     f"the run state was made by a graph with tool node {state.tool_node!r} and messages key "
                     f"{state.messages_key!r}; this runner has {self.tool_nodes!r} and {self.messages_key!r}"
@@ -202,6 +209,8 @@ class LangGraphRunner(AgentFrameworkRunner):
                 f"node {monitor.continue_node!r} caught the stop of its second model call in one step; "
                 "let the exception through so that the call runs in a step of its own"
             )
+        if pause is not None and pause.paused:
+            return await self._paused_in_subgraph(turn, graph, saver, config, pause, history, digest, monitor)
         snapshot = await graph.aget_state(config)
         messages: list[BaseMessage] = list(snapshot.values.get(self.messages_key) or [])
         if not snapshot.next:
@@ -246,6 +255,17 @@ class LangGraphRunner(AgentFrameworkRunner):
         `ToolMessage` instead; with no update at all the messages are written as the node.
         """
         updates = dict(turn.state_updates())
+        if state.tool_ns:
+            await apply_subgraph_tool_results(
+                graph,
+                saver,
+                state,
+                self._graph.subgraphs,
+                updates,
+                lambda tool_call_id: self._tool_message(turn, tool_call_id),
+                self._serde,
+            )
+            return
         snapshot = await graph.aget_state(config)
         saved = await saver.aget_tuple(config)
         assert saved is not None
@@ -269,6 +289,37 @@ class LangGraphRunner(AgentFrameworkRunner):
             return
         for task_id, writes in by_task.items():
             await saver.aput_writes(saved.config, writes, task_id)
+
+    async def _paused_in_subgraph(
+        self,
+        turn: AgentTurnContext,
+        graph: CompiledStateGraph[Any, Any, Any, Any],
+        saver: InMemorySaver,
+        config: RunnableConfig,
+        pause: NestedToolPause,
+        history: list[BaseMessage],
+        digest: str,
+        monitor: StepMonitor,
+    ) -> ToolCallsRequested:
+        """The step stopped before a tool node inside a subgraph: its calls, every namespace's checkpoint."""
+        paused = await subgraph_pause(graph, saver, config, pause, self._graph.subgraphs)
+        calls = self._deferred_calls(turn, paused.messages, paused.tool_node)
+        saved = await saver.aget_tuple(config)
+        if saved is None:  # pragma: no cover - the graph has just checkpointed
+            raise SessionStateError("the graph paused without a checkpoint")
+        run_state = RunState.capture(
+            saved,
+            pending=[call.tool_call_id for call in calls],
+            history=history,
+            digest=digest,
+            messages_key=self.messages_key,
+            tool_node=paused.tool_node,
+            tool_ns=paused.ns,
+            nested=paused.nested,
+        )
+        return ToolCallsRequested(
+            framework_run_state=run_state.dumps(self._serde), tool_calls=calls, usage=monitor.usage
+        )
 
     async def _restore_thread(
         self, saver: InMemorySaver, carried: str, history: list[BaseMessage]
@@ -310,6 +361,10 @@ class LangGraphRunner(AgentFrameworkRunner):
             raise SessionStateError("the graph called the model again before its first checkpoint")
         # The stopped task's error is not kept: the next step runs that task again.
         kept = [w for w in saved.pending_writes or [] if w[1] != ERROR_CHANNEL]
+        graph = self._graph.with_saver(saver)
+        nested = (
+            await live_checkpoints(graph, saver, config, drop_errors=True) if self._graph.subgraphs else []
+        )
         run_state = RunState.capture(
             saved._replace(pending_writes=kept),
             pending=[],
@@ -317,6 +372,7 @@ class LangGraphRunner(AgentFrameworkRunner):
             digest=digest,
             messages_key=self.messages_key,
             tool_node="",
+            nested=nested,
         )
         return ContinueRequested(
             framework_run_state=run_state.dumps(self._serde),

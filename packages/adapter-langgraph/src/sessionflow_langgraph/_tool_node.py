@@ -9,7 +9,8 @@ streamed as a model step is (`STREAM_MODES`), so what it and its tools hand to
 wrote (its channel writes, edges included) is the call's state update; the next model
 step hands the writes of every call, in model order, back to LangGraph as the tool
 node's pending writes, so they reach the state through the graph's reducers and its
-edges decide where the graph goes on.
+edges decide where the graph goes on. A tool node inside a subgraph runs the same way from
+every namespace's checkpoint (`_run_in_subgraph_tool_node`, `_subgraphs`).
 """
 
 from __future__ import annotations
@@ -36,8 +37,9 @@ from sessionflow.session import (
 )
 from sessionflow_langgraph._graph import PreparedGraph
 from sessionflow_langgraph._messages import message_text
-from sessionflow_langgraph._run_state import RunState, dump_value, load_value
+from sessionflow_langgraph._run_state import RunState, dump_value, load_value, namespace_config
 from sessionflow_langgraph._stream import STREAM_MODES, write_stream_part
+from sessionflow_langgraph._subgraphs import ToolStepFence, ancestor_task_ids, graph_path
 
 __all__ = ["NodeWrites", "run_in_tool_node", "task_of_each_call"]
 
@@ -47,8 +49,12 @@ _INTERRUPT = "__interrupt__"
 _TASKS = "__pregel_tasks"
 _PUSH = "__pregel_push"
 _SKIPPED = frozenset({_ERROR, _INTERRUPT})
+_NS_SEP = "|"
 
-UPDATE_VERSION = 1
+UPDATE_VERSION = 2
+"""Version 2 adds ``ns``, the checkpoint namespace of the task that wrote (a subgraph's); an
+update of the top graph's tool node is still written, and read, as version 1."""
+_READ_UPDATE_VERSIONS = (1, 2)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -57,12 +63,16 @@ class NodeWrites:
 
     node: str
     writes: list[tuple[str, Any]]
+    ns: str = ""
+    """The checkpoint namespace of the graph the writing task belongs to (``""``: the top graph)."""
 
     def dumps(self, serde: SerializerProtocol) -> str:
+        nested = {"ns": self.ns} if self.ns else {}
         return json.dumps(
             {
-                "v": UPDATE_VERSION,
+                "v": UPDATE_VERSION if nested else 1,
                 "node": self.node,
+                **nested,
                 "writes": [{"channel": c, "value": dump_value(serde, v)} for c, v in self.writes],
             },
             separators=(",", ":"),
@@ -71,12 +81,12 @@ class NodeWrites:
     @classmethod
     def loads(cls, text: str, serde: SerializerProtocol) -> NodeWrites:
         raw = cast(dict[str, Any], json.loads(text))
-        if raw.get("v") != UPDATE_VERSION:
+        if raw.get("v") not in _READ_UPDATE_VERSIONS:
             raise SessionStateError(
                 f"unsupported sessionflow-langgraph state update version {raw.get('v')!r}"
             )
         writes = [(str(w["channel"]), load_value(serde, w["value"])) for w in cast(list[Any], raw["writes"])]
-        return cls(node=str(raw["node"]), writes=writes)
+        return cls(node=str(raw["node"]), writes=writes, ns=str(raw.get("ns", "")))
 
 
 class _RecordingSaver(InMemorySaver):
@@ -86,12 +96,15 @@ class _RecordingSaver(InMemorySaver):
         super().__init__(serde=serde)  # pyright: ignore[reportUnknownMemberType] - defaultdict in its signature
         self.watched: set[str] = set()
         self.recorded: list[tuple[str, Any]] = []
+        self.by_task: list[tuple[str, str, Any]] = []
+        """The watched writes as (task ID, channel, value)."""
 
     async def aput_writes(
         self, config: RunnableConfig, writes: Sequence[tuple[str, Any]], task_id: str, task_path: str = ""
     ) -> None:
         if task_id in self.watched:
             self.recorded.extend(writes)
+            self.by_task.extend((task_id, channel, value) for channel, value in writes)
         await super().aput_writes(config, writes, task_id, task_path)
 
 
@@ -115,10 +128,12 @@ async def run_in_tool_node(
     if call.run_state is None:
         return None
     state = RunState.loads(call.run_state, serde)
+    if state.tool_ns:
+        return await _run_in_subgraph_tool_node(prepared, serde, state, call, config, context)
     if state.tool_node not in prepared.tool_nodes:
         return None
     tool_call_id = call.tool_call.tool_call_id
-    checkpoint = _narrowed(state.checkpoint, prepared, state.messages_key, tool_call_id)
+    checkpoint = _narrowed(state.checkpoint, prepared.tool_nodes, state.messages_key, tool_call_id)
     if checkpoint is None:
         return None
     saver = _RecordingSaver(serde)
@@ -153,8 +168,66 @@ async def run_in_tool_node(
     )
 
 
+async def _run_in_subgraph_tool_node(
+    prepared: PreparedGraph,
+    serde: SerializerProtocol,
+    state: RunState,
+    call: DeferredToolExecution,
+    config: RunnableConfig,
+    context: Any,
+) -> ToolExecutionResult | None:
+    """`run_in_tool_node` for a tool node inside a subgraph (see `_subgraphs`).
+
+    The top graph runs from the restored checkpoints; the subgraph resumes at its tool
+    node, whose task is the only one let run (`ToolStepFence`). Its writes are the update;
+    when the tool handed off with ``Command(graph=Command.PARENT)`` the tool node's task
+    wrote nothing and the parent's task wrote the command, so that is the update.
+    """
+    sub = prepared.subgraphs.get(graph_path(state.tool_ns))
+    if sub is None or state.tool_node not in sub.tool_nodes:
+        return None
+    tool_call_id = call.tool_call.tool_call_id
+    inner = state.checkpoint_at(state.tool_ns)
+    checkpoint = _narrowed(inner, sub.tool_nodes, sub.messages_key, tool_call_id) if inner else None
+    if checkpoint is None:
+        return None
+    saver = _RecordingSaver(serde)
+    await state.with_checkpoint(state.tool_ns, checkpoint).restore(saver, None)
+    graph = prepared.with_saver(saver)
+    snapshot = await graph.aget_state(namespace_config(state.tool_ns))
+    tool_tasks = {task.id for task in snapshot.tasks if task.name == state.tool_node}
+    ancestors = ancestor_task_ids(state.tool_ns)
+    saver.watched = tool_tasks | set(ancestors)
+    fenced: RunnableConfig = {**config, "callbacks": [ToolStepFence((*sub.path, state.tool_node))]}
+    try:
+        await graph.ainvoke(None, fenced, context=context)  # pyright: ignore[reportUnknownMemberType]
+    except ToolException as error:
+        raise ToolExecutionError(str(error) or type(error).__name__) from None
+    own = [(c, v) for task, c, v in saver.by_task if task in tool_tasks]
+    if any(channel == _INTERRUPT for channel, _ in own):
+        raise ToolExecutionError(
+            f"the tool node {state.tool_node!r} called interrupt(); sessionflow does not resume interrupts "
+            "inside tool nodes yet (use a tool policy for approval)"
+        )
+    update = NodeWrites(
+        node=state.tool_node, ns=state.tool_ns, writes=[(c, v) for c, v in own if c not in _SKIPPED]
+    )
+    # The innermost parent task that took a Command(graph=PARENT): its writes are the update.
+    parts = [part for part in state.tool_ns.split(_NS_SEP) if ":" in part]  # as `ancestor_task_ids`
+    for depth in range(len(ancestors) - 1, -1, -1):
+        taken = [(c, v) for task, c, v in saver.by_task if task == ancestors[depth] and c not in _SKIPPED]
+        if taken:
+            node = graph_path(parts[depth])[0]
+            update = NodeWrites(node=node, ns=_NS_SEP.join(parts[:depth]), writes=taken)
+            break
+    messages_key = sub.messages_key if update.ns == state.tool_ns else state.messages_key
+    return ToolExecutionResult(
+        output=_output_text(update.writes, messages_key, tool_call_id), state_update=update.dumps(serde)
+    )
+
+
 def _narrowed(
-    checkpoint: Checkpoint, prepared: PreparedGraph, messages_key: str, tool_call_id: str
+    checkpoint: Checkpoint, tool_nodes: Sequence[str], messages_key: str, tool_call_id: str
 ) -> Checkpoint | None:
     """The checkpoint with only ``tool_call_id`` left to run; None if no tool call has that ID.
 
@@ -177,7 +250,7 @@ def _narrowed(
     if isinstance(sends, list):
         kept: list[Any] = []
         for send in cast(list[Any], sends):
-            ids = _send_call_ids(send, prepared.tool_nodes)
+            ids = _send_call_ids(send, tool_nodes)
             if ids is None or tool_call_id in ids:
                 kept.append(send)
                 found = found or ids is not None
