@@ -121,6 +121,8 @@ class SessionModel:
     index_ref: BodyRef | None = None
     index_count: int = 0
     index_digest: str = ""
+    """The stored message index: messages 1..`index_count` (rolling digest `index_digest`),
+    so a model step reads earlier messages from the store instead of from the workflow."""
     media: list[str] = field(default_factory=lambda: [])
     """Images of the session kept in the payload store, so any worker can copy them back."""
     carried_state: str | None = None
@@ -132,8 +134,6 @@ class SessionModel:
     framework_state_omitted: list[str] = field(default_factory=lambda: [])
     """The framework's state after the last completed turn (`TurnCompleted.framework_state`),
     bounded, and the keys left out of it. Only a completed turn changes it."""
-    """The stored message index: messages 1..`index_count` (rolling digest `index_digest`),
-    so a model step reads earlier messages from the store instead of from the workflow."""
 
     # -- events --------------------------------------------------------------------------
 
