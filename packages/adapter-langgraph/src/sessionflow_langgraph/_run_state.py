@@ -22,10 +22,17 @@ from langgraph.checkpoint.base import BaseCheckpointSaver, Checkpoint, Checkpoin
 from langgraph.checkpoint.serde.base import SerializerProtocol
 
 from sessionflow.session import AgentMessage, message_digest
+from sessionflow_langgraph._interrupts import InterruptCall
 
 __all__ = ["RUN_STATE_VERSION", "THREAD_CONFIG", "RunState", "dump_value", "history_digest", "load_value"]
 
 RUN_STATE_VERSION = 1
+"""The version of a run state without interrupts (workers from before interrupts read it)."""
+INTERRUPTS_VERSION = 2
+"""Version 2 adds interrupt calls (``interrupts``) and the updates of calls that finished
+before a tool node's ``interrupt()`` (``done``); version 1 reads as no interrupts. An
+older worker refuses version 2 with its version error rather than misread it."""
+_READS = (RUN_STATE_VERSION, INTERRUPTS_VERSION)
 THREAD_ID = "sessionflow"
 THREAD_CONFIG: RunnableConfig = {"configurable": {"thread_id": THREAD_ID, "checkpoint_ns": ""}}
 
@@ -54,6 +61,11 @@ class RunState:
     history_digest: str
     messages_key: str
     tool_node: str
+    interrupts: tuple[InterruptCall, ...] = ()
+    """The interrupt calls this step deferred (`sessionflow_langgraph._interrupts`)."""
+    done: tuple[tuple[str, str], ...] = ()
+    """``(tool_call_id, state update)`` of the pending calls that ran before a tool node's
+    ``interrupt()`` held the others: the next step applies them with the rest."""
 
     # -- export --------------------------------------------------------------------------
 
@@ -67,6 +79,7 @@ class RunState:
         digest: str,
         messages_key: str,
         tool_node: str,
+        interrupts: Sequence[InterruptCall] = (),
     ) -> RunState:
         checkpoint = saved.checkpoint
         values = checkpoint["channel_values"]
@@ -87,12 +100,19 @@ class RunState:
             history_digest=digest,
             messages_key=messages_key,
             tool_node=tool_node,
+            interrupts=tuple(interrupts),
         )
 
     def dumps(self, serde: SerializerProtocol) -> str:
+        extra: Json = {}
+        if self.interrupts:
+            extra["interrupts"] = [call.to_json() for call in self.interrupts]
+        if self.done:
+            extra["done"] = [{"id": tool_call_id, "update": update} for tool_call_id, update in self.done]
         return json.dumps(
             {
-                "v": RUN_STATE_VERSION,
+                "v": INTERRUPTS_VERSION if extra else RUN_STATE_VERSION,
+                **extra,
                 "tool_node": self.tool_node,
                 "messages_key": self.messages_key,
                 "pending": self.pending,
@@ -112,10 +132,10 @@ class RunState:
     @classmethod
     def loads(cls, text: str, serde: SerializerProtocol) -> RunState:
         raw = cast(Json, json.loads(text))
-        if raw.get("v") != RUN_STATE_VERSION:
+        if raw.get("v") not in _READS:
             raise ValueError(
                 f"unsupported sessionflow-langgraph run state version {raw.get('v')!r} "
-                f"(this adapter reads version {RUN_STATE_VERSION})"
+                f"(this adapter reads versions {', '.join(str(v) for v in _READS)})"
             )
         history = cast(Json, raw["history"])
         return cls(
@@ -130,7 +150,14 @@ class RunState:
             history_digest=str(history["digest"]),
             messages_key=str(raw["messages_key"]),
             tool_node=str(raw["tool_node"]),
+            interrupts=tuple(
+                InterruptCall.from_json(c) for c in cast(list[Json], raw.get("interrupts") or [])
+            ),
+            done=tuple((str(d["id"]), str(d["update"])) for d in cast(list[Json], raw.get("done") or [])),
         )
+
+    def interrupt_call(self, tool_call_id: str) -> InterruptCall | None:
+        return next((c for c in self.interrupts if c.tool_call_id == tool_call_id), None)
 
     async def restore(
         self, saver: BaseCheckpointSaver[Any], history: Sequence[BaseMessage] | None

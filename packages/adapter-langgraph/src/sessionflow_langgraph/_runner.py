@@ -15,7 +15,7 @@ from langgraph.checkpoint.serde.base import SerializerProtocol
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from langgraph.errors import GraphRecursionError
 from langgraph.graph.state import CompiledStateGraph
-from langgraph.types import StateSnapshot
+from langgraph.types import Command, StateSnapshot
 
 from sessionflow.frameworks import CarryHook
 from sessionflow.session import (
@@ -35,10 +35,21 @@ from sessionflow.session import (
     TurnCompleted,
     describe_tool_call_outcome,
 )
+from sessionflow.tool_asks import with_tool_asks
+from sessionflow.tool_specs import ToolSpec
 from sessionflow_langgraph._carry import ThreadCarry
 from sessionflow_langgraph._effects import tool_effect, tool_schema
 from sessionflow_langgraph._execution import invocation_metadata, run_tool
 from sessionflow_langgraph._graph import AgentGraph, PreparedGraph
+from sessionflow_langgraph._interrupts import (
+    INTERRUPT_TOOL,
+    INTERRUPT_TOOL_SCHEMA,
+    InterruptCall,
+    answer_output,
+    decision_of,
+    defer_interrupts,
+    resume_map,
+)
 from sessionflow_langgraph._messages import (
     framework_message,
     history_message,
@@ -50,7 +61,13 @@ from sessionflow_langgraph._monitor import StepMonitor
 from sessionflow_langgraph._run_state import THREAD_CONFIG, RunState, history_digest
 from sessionflow_langgraph._settings import CARRY_CONFIG_KEY, GraphSettings
 from sessionflow_langgraph._stream import STREAM_MODES, tool_stream_writer, write_stream_part
-from sessionflow_langgraph._tool_node import NodeWrites, run_in_tool_node, task_of_each_call
+from sessionflow_langgraph._tool_interrupts import ask_for_waiting_calls, call_results
+from sessionflow_langgraph._tool_node import (
+    NodeWrites,
+    resume_in_tool_node,
+    run_in_tool_node,
+    task_of_each_call,
+)
 
 __all__ = ["LangGraphRunner"]
 
@@ -87,6 +104,7 @@ class LangGraphRunner(AgentFrameworkRunner):
         recursion_limit: int = DEFAULT_RECURSION_LIMIT,
         serializer: SerializerProtocol | None = None,
         carry: CarryHook | None = None,
+        tool_specs: Iterable[ToolSpec] = (),
     ) -> None:
         """Wrap ``graph``.
 
@@ -107,11 +125,17 @@ class LangGraphRunner(AgentFrameworkRunner):
             carry: Decides the carry itself (`CarryHook`, the harness's); the graph reads
                 the carry the turn started with as ``config["configurable"]["sessionflow_carry"]``.
                 Without one the thread's state carries (`ThreadCarry`).
+            tool_specs: The neutral `ToolSpec`s some of ``tools`` were made from: their own
+                approval rule and question (`ToolSpec.needs_approval`, ``pre_approved``,
+                ``question``) go on their deferred calls, as the builtin runner's do.
         """
         self._graph = PreparedGraph.of(graph, tool_node=tool_node, messages_key=messages_key)
         self.tools: dict[str, BaseTool] = {**self._graph.node_tools, **{t.name: t for t in tools}}
         self._effects = {name: tool_effect(t) for name, t in self.tools.items()}  # validates metadata early
         self._catalog = {name: tool_schema(t) for name, t in self.tools.items()}
+        # A plain interrupt()'s question is a call of its own that no model proposes.
+        self._catalog.setdefault(INTERRUPT_TOOL, INTERRUPT_TOOL_SCHEMA)
+        self._specs = {spec.name: spec for spec in tool_specs}
         self.recursion_limit = recursion_limit
         self._serde: SerializerProtocol = serializer or JsonPlusSerializer(allowed_msgpack_modules=None)
         self._carry_hook = carry
@@ -154,7 +178,7 @@ class LangGraphRunner(AgentFrameworkRunner):
             "callbacks": [monitor],
             "recursion_limit": self.recursion_limit,
         }
-        graph_input: dict[str, Any] | None = {self.messages_key: history}
+        graph_input: dict[str, Any] | Command[Any] | None = {self.messages_key: history}
         if turn.framework_run_state is not None:
             state = RunState.loads(turn.framework_run_state, self._serde)
             if state.history_digest != digest:
@@ -166,10 +190,18 @@ class LangGraphRunner(AgentFrameworkRunner):
                     f"the run state was made by a graph with tool node {state.tool_node!r} and messages key "
                     f"{state.messages_key!r}; this runner has {self.tool_nodes!r} and {self.messages_key!r}"
                 )
+            graph_input = None
+            updates: dict[str, str] = {}
+            if state.pending:
+                results = call_results(state, turn, self._serde)
+                if results.waiting:  # interrupt() in a tool: ask first (_tool_interrupts)
+                    return ask_for_waiting_calls(state, results, turn.tool_calls, self._serde)
+                updates = results.updates
             await state.restore(saver, history)
             if state.pending:
-                await self._apply_tool_results(graph, saver, config, turn, state)
-            graph_input = None
+                await self._apply_tool_results(graph, saver, config, turn, state, updates)
+            elif state.interrupts:  # the person's answers, as LangGraph resumes (_interrupts)
+                graph_input = Command(resume=resume_map(state.interrupts, turn.tool_calls))
         elif turn.carried_state and self._carry_hook is None:
             graph_input = await self._restore_thread(saver, turn.carried_state, history)
         try:
@@ -204,6 +236,8 @@ class LangGraphRunner(AgentFrameworkRunner):
             )
         snapshot = await graph.aget_state(config)
         messages: list[BaseMessage] = list(snapshot.values.get(self.messages_key) or [])
+        if snapshot.interrupts:
+            return await self._ask(turn, saver, config, snapshot, messages, history, digest, monitor)
         if not snapshot.next:
             return TurnCompleted(
                 new_messages=self._new_messages(history, messages),
@@ -234,6 +268,7 @@ class LangGraphRunner(AgentFrameworkRunner):
         config: RunnableConfig,
         turn: AgentTurnContext,
         state: RunState,
+        updates: Mapping[str, str],
     ) -> None:
         """Give the tool node every call's result, in model order, as LangGraph would have.
 
@@ -243,7 +278,6 @@ class LangGraphRunner(AgentFrameworkRunner):
         there (failed, rejected, refused, or run by a worker before this) gets its
         `ToolMessage` instead; with no update at all the messages are written as the node.
         """
-        updates = dict(turn.state_updates())
         snapshot = await graph.aget_state(config)
         saved = await saver.aget_tuple(config)
         assert saved is not None
@@ -267,6 +301,48 @@ class LangGraphRunner(AgentFrameworkRunner):
             return
         for task_id, writes in by_task.items():
             await saver.aput_writes(saved.config, writes, task_id)
+
+    async def _ask(
+        self,
+        turn: AgentTurnContext,
+        saver: InMemorySaver,
+        config: RunnableConfig,
+        snapshot: StateSnapshot,
+        messages: list[BaseMessage],
+        history: list[BaseMessage],
+        digest: str,
+        monitor: StepMonitor,
+    ) -> ToolCallsRequested:
+        """The graph stopped at interrupt(): each interrupt becomes an interrupt call (`_interrupts`)."""
+        taken = set(turn.tool_calls)
+        for message in messages:
+            if isinstance(message, AIMessage):
+                taken.update(str(c.get("id")) for c in message.tool_calls)
+        held: list[InterruptCall] = []
+        calls: list[DeferredToolCall] = []
+        seen: set[str] = set()
+        for task in snapshot.tasks:
+            fresh = [i for i in task.interrupts if i.id not in seen]
+            seen.update(i.id for i in fresh)
+            for record, call in defer_interrupts(fresh, taken=taken, where=f"node {task.name!r}"):
+                taken.add(record.tool_call_id)
+                held.append(record)
+                calls.append(call)
+        saved = await saver.aget_tuple(config)
+        if saved is None:  # pragma: no cover - the graph has just checkpointed
+            raise SessionStateError("the graph interrupted without a checkpoint")
+        run_state = RunState.capture(
+            saved,
+            pending=[],
+            history=history,
+            digest=digest,
+            messages_key=self.messages_key,
+            tool_node="",
+            interrupts=held,
+        )
+        return ToolCallsRequested(
+            framework_run_state=run_state.dumps(self._serde), tool_calls=calls, usage=monitor.usage
+        )
 
     async def _restore_thread(
         self, saver: InMemorySaver, carried: str, history: list[BaseMessage]
@@ -332,11 +408,6 @@ class LangGraphRunner(AgentFrameworkRunner):
         )
 
     def _check_paused_at_tool_node(self, snapshot: StateSnapshot) -> str:
-        if snapshot.interrupts:
-            raise TurnAborted(
-                f"the graph called interrupt() in node(s) {', '.join(repr(n) for n in snapshot.next)}; "
-                "sessionflow owns human approval (tool policies), so graphs it runs must not interrupt"
-            )
         paused = sorted(set(snapshot.next))
         others = [node for node in paused if node not in self.tool_nodes]
         if others or len(paused) != 1:
@@ -371,7 +442,8 @@ class LangGraphRunner(AgentFrameworkRunner):
         self, turn: AgentTurnContext, tool_call_id: str, name: str, arguments: str
     ) -> DeferredToolCall:
         policy = turn.resolve_tool_policy(name, self._effects.get(name))
-        return DeferredToolCall(tool_call_id=tool_call_id, tool_name=name, arguments=arguments, policy=policy)
+        call = DeferredToolCall(tool_call_id=tool_call_id, tool_name=name, arguments=arguments, policy=policy)
+        return with_tool_asks(call, self._specs.get(name))
 
     @staticmethod
     def _new_messages(history: list[BaseMessage], messages: list[BaseMessage]) -> list[FrameworkMessage]:
@@ -401,6 +473,9 @@ class LangGraphRunner(AgentFrameworkRunner):
             "metadata": invocation_metadata(call.invocation),
             "recursion_limit": self.recursion_limit,
         }
+        held = self._interrupt_call(call)
+        if held is not None:
+            return await self._answer(call, held, config, settings.context)
         # TODO(merge i21-core + i21-stream): inside the tool node the graph's own runtime
         # serves get_stream_writer(); its custom chunks are not forwarded yet.
         result = await run_in_tool_node(self._graph, self._serde, call, config, settings.context)
@@ -409,3 +484,48 @@ class LangGraphRunner(AgentFrameworkRunner):
         with tool_stream_writer(call.events):  # streaming: get_stream_writer() in a tool (_stream)
             output = await run_tool(self.tools.get(call.tool_call.tool_name), call)
         return ToolExecutionResult(output=output)
+
+    def _interrupt_call(self, call: DeferredToolExecution) -> tuple[RunState, InterruptCall] | None:
+        """The interrupt call ``call`` is, by the run state of the step that deferred it."""
+        if call.run_state is None:
+            return None
+        state = RunState.loads(call.run_state, self._serde)
+        held = state.interrupt_call(call.tool_call.tool_call_id)
+        return (state, held) if held is not None else None
+
+    async def _answer(
+        self,
+        call: DeferredToolExecution,
+        held: tuple[RunState, InterruptCall],
+        config: RunnableConfig,
+        context: Any,
+    ) -> ToolExecutionResult:
+        """An interrupt call's tool step: runs no tool, unless a tool node's call waits for it.
+
+        A node's interrupt is resumed by the next model step, so this step only checks the
+        answer and returns it. A tool's interrupt is resumed here: that tool-node call runs
+        again from its checkpoint, and ``interrupt()`` returns the answer.
+        """
+        state, interrupt = held
+        answer = call.tool_call.answer
+        output = answer_output(interrupt, answer)  # raises ToolExecutionError for a bad decision
+        if interrupt.waiting_call is None:
+            return ToolExecutionResult(output=output)
+        paused = dict(state.done).get(interrupt.waiting_call)
+        if paused is None or call.run_state is None:
+            raise SessionStateError(
+                f"the run state has no paused run of tool call {interrupt.waiting_call!r}"
+            )
+        value: Any = (
+            (answer if answer is not None else "") if interrupt.kind == "question" else decision_of(answer)
+        )
+        return await resume_in_tool_node(
+            self._graph,
+            self._serde,
+            call.run_state,
+            interrupt.waiting_call,
+            NodeWrites.loads(paused, self._serde),
+            {interrupt.interrupt_id: value},
+            config,
+            context,
+        )

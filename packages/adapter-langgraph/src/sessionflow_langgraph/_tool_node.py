@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -24,7 +24,7 @@ from langchain_core.tools import ToolException
 from langgraph.checkpoint.base import Checkpoint
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.serde.base import SerializerProtocol
-from langgraph.types import Send, StateSnapshot
+from langgraph.types import Command, Interrupt, Send, StateSnapshot
 
 from sessionflow.session import (
     DeferredToolExecution,
@@ -36,44 +36,67 @@ from sessionflow_langgraph._graph import PreparedGraph
 from sessionflow_langgraph._messages import message_text
 from sessionflow_langgraph._run_state import RunState, dump_value, load_value
 
-__all__ = ["NodeWrites", "run_in_tool_node", "task_of_each_call"]
+__all__ = ["NodeWrites", "resume_in_tool_node", "run_in_tool_node", "task_of_each_call"]
 
 # LangGraph's reserved channels (langgraph._internal._constants, not public).
 _ERROR = "__error__"
 _INTERRUPT = "__interrupt__"
 _TASKS = "__pregel_tasks"
 _PUSH = "__pregel_push"
-_SKIPPED = frozenset({_ERROR, _INTERRUPT})
-
 UPDATE_VERSION = 1
+PAUSED_UPDATE_VERSION = 2
+"""Version 2: the run of the node stopped at ``interrupt()`` (`NodeWrites.paused`); a
+worker from before interrupts refuses it with its version error."""
+_RESUME = "__resume__"
+_SKIPPED = frozenset({_ERROR, _INTERRUPT, _RESUME})
 
 
 @dataclass(frozen=True, kw_only=True)
 class NodeWrites:
-    """The channel writes one call's run of the tool node made: the call's state update."""
+    """The channel writes one call's run of the tool node made: the call's state update.
+
+    A run that called ``interrupt()`` wrote nothing to the state yet: `paused` holds that
+    task's own writes (the interrupt, the answers given so far), which resuming it needs.
+    """
 
     node: str
     writes: list[tuple[str, Any]]
+    paused: list[tuple[str, str, Any]] = dataclasses.field(default_factory=lambda: [])
+    """``(task ID, channel, value)`` of a run stopped by ``interrupt()``; empty: it finished."""
+
+    @property
+    def interrupts(self) -> list[Interrupt]:
+        found: list[Interrupt] = []
+        for _, channel, value in self.paused:
+            if channel == _INTERRUPT:
+                found += [i for i in cast(list[Any], value) if isinstance(i, Interrupt)]
+        return found
 
     def dumps(self, serde: SerializerProtocol) -> str:
-        return json.dumps(
-            {
-                "v": UPDATE_VERSION,
-                "node": self.node,
-                "writes": [{"channel": c, "value": dump_value(serde, v)} for c, v in self.writes],
-            },
-            separators=(",", ":"),
-        )
+        raw: dict[str, Any] = {
+            "v": PAUSED_UPDATE_VERSION if self.paused else UPDATE_VERSION,
+            "node": self.node,
+            "writes": [{"channel": c, "value": dump_value(serde, v)} for c, v in self.writes],
+        }
+        if self.paused:
+            raw["paused"] = [
+                {"task": t, "channel": c, "value": dump_value(serde, v)} for t, c, v in self.paused
+            ]
+        return json.dumps(raw, separators=(",", ":"))
 
     @classmethod
     def loads(cls, text: str, serde: SerializerProtocol) -> NodeWrites:
         raw = cast(dict[str, Any], json.loads(text))
-        if raw.get("v") != UPDATE_VERSION:
+        if raw.get("v") not in (UPDATE_VERSION, PAUSED_UPDATE_VERSION):
             raise SessionStateError(
                 f"unsupported sessionflow-langgraph state update version {raw.get('v')!r}"
             )
         writes = [(str(w["channel"]), load_value(serde, w["value"])) for w in cast(list[Any], raw["writes"])]
-        return cls(node=str(raw["node"]), writes=writes)
+        paused = [
+            (str(w["task"]), str(w["channel"]), load_value(serde, w["value"]))
+            for w in cast(list[Any], raw.get("paused") or [])
+        ]
+        return cls(node=str(raw["node"]), writes=writes, paused=paused)
 
 
 class _RecordingSaver(InMemorySaver):
@@ -82,13 +105,13 @@ class _RecordingSaver(InMemorySaver):
     def __init__(self, serde: SerializerProtocol) -> None:
         super().__init__(serde=serde)  # pyright: ignore[reportUnknownMemberType] - defaultdict in its signature
         self.watched: set[str] = set()
-        self.recorded: list[tuple[str, Any]] = []
+        self.recorded: list[tuple[str, str, Any]] = []
 
     async def aput_writes(
         self, config: RunnableConfig, writes: Sequence[tuple[str, Any]], task_id: str, task_path: str = ""
     ) -> None:
         if task_id in self.watched:
-            self.recorded.extend(writes)
+            self.recorded.extend((task_id, channel, value) for channel, value in writes)
         await super().aput_writes(config, writes, task_id, task_path)
 
 
@@ -102,11 +125,12 @@ async def run_in_tool_node(
     """Run ``call`` through the tool node the run state paused before; None: not a graph call.
 
     None when the step has no run state of this adapter's graph, or the call is not one of
-    the latest AI message's tool calls (an invalid call): the caller runs it itself.
+    the latest AI message's tool calls (an invalid call): the caller runs it itself. A run
+    that calls ``interrupt()`` returns its paused writes as the update: the next model step
+    asks the person, and the answer's tool step resumes it (`resume_in_tool_node`).
 
     Raises:
-        ToolExecutionError: The tool raised `ToolException` or `ToolExecutionError`, or the
-            node called ``interrupt()``.
+        ToolExecutionError: The tool raised `ToolException` or `ToolExecutionError`.
         Exception: Anything else the node raised; the session treats it as a crash.
     """
     if call.run_state is None:
@@ -114,26 +138,70 @@ async def run_in_tool_node(
     state = RunState.loads(call.run_state, serde)
     if state.tool_node not in prepared.tool_nodes:
         return None
-    tool_call_id = call.tool_call.tool_call_id
+    return await _run_call(prepared, serde, state, call.tool_call.tool_call_id, config, context)
+
+
+async def resume_in_tool_node(
+    prepared: PreparedGraph,
+    serde: SerializerProtocol,
+    run_state: str,
+    waiting_call: str,
+    paused: NodeWrites,
+    resume: Mapping[str, Any],
+    config: RunnableConfig,
+    context: Any,
+) -> ToolExecutionResult:
+    """Run ``waiting_call`` through its tool node again, from the same checkpoint, resumed.
+
+    LangGraph runs an interrupted node again from its start, and ``interrupt()`` returns
+    the answer (``resume``: interrupt ID to value); its writes become the call's writes.
+    """
+    state = RunState.loads(run_state, serde)
+    result = await _run_call(
+        prepared, serde, state, waiting_call, config, context, paused=paused.paused, resume=resume
+    )
+    if result is None:
+        raise SessionStateError(f"the run state has no tool call {waiting_call!r} to resume")
+    return result
+
+
+async def _run_call(
+    prepared: PreparedGraph,
+    serde: SerializerProtocol,
+    state: RunState,
+    tool_call_id: str,
+    config: RunnableConfig,
+    context: Any,
+    *,
+    paused: Sequence[tuple[str, str, Any]] = (),
+    resume: Mapping[str, Any] | None = None,
+) -> ToolExecutionResult | None:
     checkpoint = _narrowed(state.checkpoint, prepared, state.messages_key, tool_call_id)
     if checkpoint is None:
         return None
     saver = _RecordingSaver(serde)
-    await dataclasses.replace(state, checkpoint=checkpoint).restore(saver, None)
+    restored = await dataclasses.replace(state, checkpoint=checkpoint).restore(saver, None)
+    by_task: dict[str, list[tuple[str, Any]]] = {}
+    for task_id, channel, value in paused:
+        by_task.setdefault(task_id, []).append((channel, value))
+    for task_id, writes in by_task.items():
+        await saver.aput_writes(restored, writes, task_id)
     graph = prepared.with_saver(saver)
     snapshot = await graph.aget_state(config)
     saver.watched = {task.id for task in snapshot.tasks if task.name in prepared.tool_nodes}
+    graph_input: Command[Any] | None = Command(resume=dict(resume)) if resume is not None else None
     try:
         # ainvoke's overloads mention Command without its type argument in LangGraph's stubs.
-        await graph.ainvoke(None, config, interrupt_after=list(prepared.tool_nodes), context=context)  # pyright: ignore[reportUnknownMemberType]
+        await graph.ainvoke(graph_input, config, interrupt_after=list(prepared.tool_nodes), context=context)  # pyright: ignore[reportUnknownMemberType]
     except ToolException as error:
         raise ToolExecutionError(str(error) or type(error).__name__) from None
-    if any(channel == _INTERRUPT for channel, _ in saver.recorded):
-        raise ToolExecutionError(
-            f"the tool node {state.tool_node!r} called interrupt(); sessionflow does not resume interrupts "
-            "inside tool nodes yet (use a tool policy for approval)"
+    if any(channel == _INTERRUPT for _, channel, _ in saver.recorded):
+        # Waits for a person: what resuming needs, and nothing for the state yet.
+        update = NodeWrites(node=state.tool_node, writes=[], paused=list(saver.recorded))
+        return ToolExecutionResult(
+            output="interrupt(): waiting for a person's answer", state_update=update.dumps(serde)
         )
-    writes = [(channel, value) for channel, value in saver.recorded if channel not in _SKIPPED]
+    writes = [(channel, value) for _, channel, value in saver.recorded if channel not in _SKIPPED]
     update = NodeWrites(node=state.tool_node, writes=writes)
     return ToolExecutionResult(
         output=_output_text(writes, state.messages_key, tool_call_id), state_update=update.dumps(serde)
