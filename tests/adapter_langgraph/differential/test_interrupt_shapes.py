@@ -21,9 +21,17 @@ from langgraph.prebuilt import ToolNode, tools_condition
 from langgraph.types import Command, Send, interrupt
 
 from sessionflow.testing import InvocationLog, ModelReply, ScriptedModelServer, ScriptedToolCall
+from tests.adapter_langgraph.conftest import unique
 from tests.adapter_langgraph.differential.docs_tools import get_weather
-from tests.adapter_langgraph.differential.harness import Built, Review, Scenario, assert_same_run, run_both
-from tests.adapter_langgraph.differential.test_interrupts import reviewed_chatbot
+from tests.adapter_langgraph.differential.harness import (
+    Built,
+    Review,
+    Scenario,
+    assert_same_run,
+    run_both,
+    run_session,
+)
+from tests.adapter_langgraph.differential.test_interrupts import assisted_chatbot, reviewed_chatbot
 from tests.adapter_langgraph.differential.test_tool_nodes import State
 
 
@@ -173,3 +181,33 @@ def _node_runs(path: Path) -> list[dict[str, Any]]:
         for entry in InvocationLog(path).entries("node")
     ]
     return sorted(runs, key=str)
+
+
+async def test_a_declined_question_inside_a_tool_leaves_the_tool_unrun(
+    temporal_address: str, model_server: ScriptedModelServer, tmp_path: Path
+) -> None:
+    """An intended difference (adapter README): the session does not run the tool again to
+    hand it the rejection, as that would run it inside a model step; the model sees the
+    rejection as the call's result, and the graph goes on from the tool node."""
+    scenario = Scenario(
+        name="tool-question-declined",
+        build=assisted_chatbot,
+        script=[
+            ModelReply.call(ScriptedToolCall("call_help", "human_assistance", {"query": "Which city?"})),
+            ModelReply.say("I will not ask again."),
+        ],
+        turns=["I need some expert guidance"],
+        reviews=[Review("reject", message="ask someone else")],
+    )
+    key = unique("lg-diff-tool-question-declined")
+    session = await run_session(scenario, model_server, key, tmp_path, temporal_address)
+
+    assert session.errors == []
+    assert session.tool_runs == []  # the tool logs only once interrupt() returned
+    assert len(session.requests) == 2
+    assert session.requests[1]["messages"][-1] == {
+        "role": "tool",
+        "tool_call_id": "call_help",
+        "content": "Tool call rejected by the user: ask someone else",
+    }
+    assert [m["type"] for m in session.state["messages"]] == ["human", "ai", "tool", "ai"]

@@ -61,7 +61,7 @@ from sessionflow_langgraph._monitor import StepMonitor
 from sessionflow_langgraph._run_state import THREAD_CONFIG, RunState, history_digest
 from sessionflow_langgraph._settings import CARRY_CONFIG_KEY, GraphSettings
 from sessionflow_langgraph._stream import STREAM_MODES, tool_stream_writer, write_stream_part
-from sessionflow_langgraph._tool_interrupts import ask_for_waiting_calls, call_results
+from sessionflow_langgraph._tool_interrupts import Resume, ask_for_waiting_calls, call_results
 from sessionflow_langgraph._tool_node import (
     NodeWrites,
     resume_in_tool_node,
@@ -193,7 +193,7 @@ class LangGraphRunner(AgentFrameworkRunner):
             graph_input = None
             updates: dict[str, str] = {}
             if state.pending:
-                results = call_results(state, turn, self._serde)
+                results = await call_results(state, turn, self._serde, self._resumer(turn, settings, monitor))
                 if results.waiting:  # interrupt() in a tool: ask first (_tool_interrupts)
                     return ask_for_waiting_calls(state, results, turn.tool_calls, self._serde)
                 updates = results.updates
@@ -286,9 +286,10 @@ class LangGraphRunner(AgentFrameworkRunner):
         ran = False
         for tool_call_id in state.pending:
             update = updates.get(tool_call_id)
-            if update is not None:
-                writes = NodeWrites.loads(update, self._serde).writes
-                ran = True
+            node_writes = NodeWrites.loads(update, self._serde) if update is not None else None
+            if node_writes is not None:
+                writes = node_writes.writes
+                ran = ran or not node_writes.unrun
             else:
                 writes = [(self.messages_key, [self._tool_message(turn, tool_call_id)])]
             task_id = tasks.get(tool_call_id) or tasks.get("")
@@ -484,6 +485,36 @@ class LangGraphRunner(AgentFrameworkRunner):
         with tool_stream_writer(call.events):  # streaming: get_stream_writer() in a tool (_stream)
             output = await run_tool(self.tools.get(call.tool_call.tool_name), call)
         return ToolExecutionResult(output=output)
+
+    def _resumer(self, turn: AgentTurnContext, settings: GraphSettings, monitor: StepMonitor) -> Resume:
+        """Resumes a waiting call's tool node inside this model step, for a declined approval.
+
+        The monitor still forbids tool runs, so a middleware that would run the tool on a
+        reject fails the step rather than run it here.
+        """
+
+        async def resume(held: InterruptCall, paused: NodeWrites, value: Any) -> str:
+            assert held.waiting_call is not None and turn.framework_run_state is not None
+            config: RunnableConfig = {
+                "configurable": {**settings.configurable, **THREAD_CONFIG.get("configurable", {})},
+                "callbacks": [monitor],
+                "recursion_limit": self.recursion_limit,
+            }
+            result = await resume_in_tool_node(
+                self._graph,
+                self._serde,
+                turn.framework_run_state,
+                held.waiting_call,
+                paused,
+                {held.interrupt_id: value},
+                config,
+                settings.context,
+            )
+            if result.state_update is None:  # pragma: no cover - resume_in_tool_node always writes one
+                raise SessionStateError(f"tool call {held.waiting_call!r} resumed without an update")
+            return result.state_update
+
+        return resume
 
     def _interrupt_call(self, call: DeferredToolExecution) -> tuple[RunState, InterruptCall] | None:
         """The interrupt call ``call`` is, by the run state of the step that deferred it."""

@@ -13,8 +13,9 @@ in model order, as if each had run once.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
+from typing import Any
 
 from langchain_core.messages import ToolMessage
 from langgraph.checkpoint.serde.base import SerializerProtocol
@@ -28,11 +29,11 @@ from sessionflow.session import (
     TurnAborted,
     describe_tool_call_outcome,
 )
-from sessionflow_langgraph._interrupts import InterruptCall, defer_interrupts
+from sessionflow_langgraph._interrupts import InterruptCall, defer_interrupts, resume_value
 from sessionflow_langgraph._run_state import RunState
 from sessionflow_langgraph._tool_node import NodeWrites
 
-__all__ = ["CallResults", "ask_for_waiting_calls", "call_results"]
+__all__ = ["CallResults", "Resume", "ask_for_waiting_calls", "call_results"]
 
 
 @dataclass(frozen=True)
@@ -45,12 +46,21 @@ class CallResults:
     """Calls still stopped at ``interrupt()``, in model order."""
 
 
-def call_results(state: RunState, turn: AgentTurnContext, serde: SerializerProtocol) -> CallResults:
+Resume = Callable[[InterruptCall, NodeWrites, Any], Awaitable[str]]
+"""Runs a waiting call's tool node again, resumed with a value, and returns its update."""
+
+
+async def call_results(
+    state: RunState, turn: AgentTurnContext, serde: SerializerProtocol, resume: Resume
+) -> CallResults:
     """The updates this step applies: the calls that finished earlier, then this step's.
 
     An interrupt call's update is the resumed run of the call it waited for, so it takes
-    that call's place. A question declined (or failed) leaves the call unrun: the model
-    sees the outcome of the question as the call's result.
+    that call's place. A declined approval (`HumanInTheLoopMiddleware`'s per-call mode)
+    resumes the tool node here with LangChain's reject decision, which runs no tool: the
+    middleware answers with its own message. A question declined (or failed) leaves the
+    call unrun: the model sees the outcome of the question as the call's result, because
+    resuming would run the tool again inside a model step.
     """
     updates = dict(state.done)
     updates.update(turn.state_updates())
@@ -61,12 +71,19 @@ def call_results(state: RunState, turn: AgentTurnContext, serde: SerializerProto
         if update is not None:
             updates[held.waiting_call] = update
             continue
-        waited = _paused(updates.pop(held.waiting_call, None), serde)
+        waited = _paused(updates.get(held.waiting_call), serde)
         record = turn.tool_calls.get(held.tool_call_id)
-        waiting_record = turn.tool_calls.get(held.waiting_call)
-        if record is not None and waited is not None:
-            message = _unrun_message(record, waiting_record, held.waiting_call, state.messages_key)
-            updates[held.waiting_call] = NodeWrites(node=waited.node, writes=[message]).dumps(serde)
+        if waited is None or record is None:
+            updates.pop(held.waiting_call, None)
+        elif held.kind != "question":
+            updates[held.waiting_call] = await resume(held, waited, resume_value(held, record))
+        else:
+            message = _unrun_message(
+                record, turn.tool_calls.get(held.waiting_call), held.waiting_call, state.messages_key
+            )
+            updates[held.waiting_call] = NodeWrites(node=waited.node, writes=[message], unrun=True).dumps(
+                serde
+            )
     waiting: list[tuple[str, NodeWrites]] = []
     for tool_call_id in state.pending:
         writes = _paused(updates.get(tool_call_id), serde)

@@ -63,6 +63,9 @@ class NodeWrites:
     writes: list[tuple[str, Any]]
     paused: list[tuple[str, str, Any]] = dataclasses.field(default_factory=lambda: [])
     """``(task ID, channel, value)`` of a run stopped by ``interrupt()``; empty: it finished."""
+    unrun: bool = False
+    """The call never finished in the tool node (its question was declined): `writes` is
+    only the `ToolMessage` the model sees, written as for a call that did not run."""
 
     @property
     def interrupts(self) -> list[Interrupt]:
@@ -74,10 +77,12 @@ class NodeWrites:
 
     def dumps(self, serde: SerializerProtocol) -> str:
         raw: dict[str, Any] = {
-            "v": PAUSED_UPDATE_VERSION if self.paused else UPDATE_VERSION,
+            "v": PAUSED_UPDATE_VERSION if self.paused or self.unrun else UPDATE_VERSION,
             "node": self.node,
             "writes": [{"channel": c, "value": dump_value(serde, v)} for c, v in self.writes],
         }
+        if self.unrun:
+            raw["unrun"] = True
         if self.paused:
             raw["paused"] = [
                 {"task": t, "channel": c, "value": dump_value(serde, v)} for t, c, v in self.paused
@@ -96,7 +101,7 @@ class NodeWrites:
             (str(w["task"]), str(w["channel"]), load_value(serde, w["value"]))
             for w in cast(list[Any], raw.get("paused") or [])
         ]
-        return cls(node=str(raw["node"]), writes=writes, paused=paused)
+        return cls(node=str(raw["node"]), writes=writes, paused=paused, unrun=bool(raw.get("unrun")))
 
 
 class _RecordingSaver(InMemorySaver):
