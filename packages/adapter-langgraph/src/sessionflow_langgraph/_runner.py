@@ -83,7 +83,8 @@ class LangGraphRunner(AgentFrameworkRunner):
     node on the way runs inside the step. A second model call from another node is stopped
     before its request and the step continues there (`ContinueRequested`); one from the
     same run of a node, or a tool run outside a tool node, fails the turn with
-    `TurnAborted`. At a tool node the step returns the latest AI message's tool calls and
+    `TurnAborted`. A run that stops at ``interrupt()`` defers interrupt calls (questions and
+    approvals, `_interrupts`), and the next step resumes it with ``Command(resume=...)``. At a tool node the step returns the latest AI message's tool calls and
     the checkpoint as the run state. Each tool step runs the graph's tool node for its one
     call from that checkpoint (`run_in_tool_node`) and returns the node's writes as its
     state update; the next step hands the writes of every call, in model order, to
@@ -322,10 +323,13 @@ class LangGraphRunner(AgentFrameworkRunner):
         held: list[InterruptCall] = []
         calls: list[DeferredToolCall] = []
         seen: set[str] = set()
-        for task in snapshot.tasks:
-            fresh = [i for i in task.interrupts if i.id not in seen]
+        by_node = [(f"node {task.name!r}", task.interrupts) for task in snapshot.tasks]
+        # Any interrupt no task shows (LangGraph lists each under its task) is asked too.
+        by_node.append(("the graph", snapshot.interrupts))
+        for where, interrupts in by_node:
+            fresh = [i for i in interrupts if i.id not in seen]
             seen.update(i.id for i in fresh)
-            for record, call in defer_interrupts(fresh, taken=taken, where=f"node {task.name!r}"):
+            for record, call in defer_interrupts(fresh, taken=taken, where=where):
                 taken.add(record.tool_call_id)
                 held.append(record)
                 calls.append(call)
