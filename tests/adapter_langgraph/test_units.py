@@ -37,6 +37,7 @@ from sessionflow.plugins import HarnessContext, SessionflowPlugins, ToolInvocati
 from sessionflow.testing import ModelReply, ScriptedModelServer, ScriptedToolCall
 from sessionflow_langgraph import (
     EFFECT_METADATA_KEY,
+    INTERRUPT_TOOL,
     RUN_STATE_VERSION,
     ChatOpenAICompatible,
     LangGraphRunner,
@@ -182,7 +183,8 @@ async def test_tool_from_spec_passes_schema_effect_and_invocation() -> None:
     with pytest.raises(RuntimeError, match="only inside a sessionflow tool step"):
         await converted.ainvoke({"q": "x"})
     runner = langgraph_runner(graph=lambda tools: _plain_graph(), tool_sources=[spec])
-    assert runner.tool_catalog({}) == {"find": schema}
+    # A plain interrupt()'s question is the one entry no tool of the graph makes.
+    assert runner.tool_catalog({}) == {"find": schema, INTERRUPT_TOOL: {"type": "object"}}
     call = execution("find", '{"q": "x"}')
     with tool_invocation_scope(call.invocation):  # what the tool activity does
         result = await runner.execute_deferred_tool_call(call)

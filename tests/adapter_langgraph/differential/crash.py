@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from sessionflow import AgentSessionFlow
-from sessionflow.testing import AgentTestStack, ScriptedModelServer
+from sessionflow.testing import AgentTestStack, ScriptedModelServer, WorkerProcess
 from tests.adapter_langgraph.differential.harness import (
     GraphBuilder,
     Run,
@@ -91,8 +91,14 @@ async def run_session_with_crash(
     state_dir: Path,
     temporal_address: str,
     *,
-    crash_in: str,
+    crash_in: str = "",
+    kill_while_asking: bool = False,
 ) -> CrashedRun:
+    """The session on worker children, one SIGKILLed inside ``crash_in`` or while it asks.
+
+    ``kill_while_asking``: the worker is killed when the session first waits for a person,
+    before the answer; another starts, and the answer goes to it.
+    """
     build = scenario.build
     if "<locals>" in build.__qualname__ or scenario.flow_options:
         raise AssertionError(
@@ -116,6 +122,13 @@ async def run_session_with_crash(
         return CrashedRun(refused_run(error), 0, 0, [], {})
     async with AgentTestStack(state_dir, [flow], WORKER, server_address=temporal_address) as stack:
         first = await stack.start_worker()
+        if kill_while_asking:
+            run, finished = await _kill_while_asking(
+                scenario, stack, first, key, model_server, ToolLog(log_path)
+            )
+            history = await stack.read_step_history(key)
+            steps = {step.step_execution_id: (step.final_attempt, step.outcome) for step in history}
+            return CrashedRun(run, killed_pid=first.pid, finished_pid=finished, effect_pids=[], steps=steps)
 
         async def kill_at_the_gate() -> int:
             await crash_gate(state_dir, crash_in).wait_until_reached(timeout=120)
@@ -135,3 +148,25 @@ async def run_session_with_crash(
     pids = [int(entry["pid"]) for entry in log.entries("tool", crash_in)]
     steps = {step.step_execution_id: (step.final_attempt, step.outcome) for step in history}
     return CrashedRun(run, killed_pid=first.pid, finished_pid=finished, effect_pids=pids, steps=steps)
+
+
+async def _kill_while_asking(
+    scenario: Scenario,
+    stack: AgentTestStack,
+    first: WorkerProcess,
+    key: str,
+    model_server: ScriptedModelServer,
+    log: ToolLog,
+) -> tuple[Run, int]:
+    restarted: list[int] = []
+
+    async def kill_and_restart() -> None:
+        first.kill()
+        restarted.append((await stack.start_worker()).pid)
+
+    run = await play_session(
+        scenario, stack.sessions(), key, model_server, log, before_reviews=kill_and_restart
+    )
+    if not restarted:
+        run = replace(run, errors=[*run.errors, "the session never asked, so no worker was killed"])
+    return run, restarted[0] if restarted else 0

@@ -14,7 +14,7 @@ from __future__ import annotations
 import difflib
 import json
 import uuid
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, cast
@@ -87,7 +87,9 @@ class Review:
     as ``approved=False`` with the message, and ``edit`` as ``approved=True`` with the
     decision itself as the answer (JSON), which the adapter resumes the graph with.
     ``answer`` answers a plain ``interrupt(...)``: the graph resumes with ``message``
-    (``Command(resume=message)``), the session gets it as the question's answer.
+    (``Command(resume=message)``), the session gets it as the question's answer. ``reject``
+    of a plain ``interrupt(...)`` declines the question: the session resumes the graph with
+    the rejection message, so the plain run resumes with it too.
     """
 
     kind: Literal["approve", "edit", "reject", "answer"]
@@ -204,6 +206,9 @@ def _resume_value(interrupt: Interrupt, reviews: list[Review]) -> Any:
     if isinstance(value, dict) and cast(dict[str, Any], value).get("type") == "tool_approval":
         return _take(reviews).decision(str(cast(dict[str, Any], value)["name"]))
     review = _take(reviews)
+    if review.kind == "reject":
+        # The adapter's contract: a declined question resumes with the rejection message.
+        return review.message
     if review.kind != "answer":
         raise AssertionError(f"the graph called interrupt({value!r}); the scenario's review is {review}")
     return review.message
@@ -262,16 +267,22 @@ async def play_session(
     session_id: str,
     model_server: ScriptedModelServer,
     log: InvocationLog,
+    before_reviews: Callable[[], Awaitable[None]] | None = None,
 ) -> Run:
-    """Play the scenario's turns and reviews on a served flow (the session ID is the model key)."""
+    """Play the scenario's turns and reviews on a served flow (the session ID is the model key).
+
+    ``before_reviews`` runs once, when the session first waits for a person and before any
+    answer (a crash test kills the worker there).
+    """
     reviews = list(scenario.reviews)
+    hooks = [before_reviews] if before_reviews is not None else []
     errors: list[str] = []
     for number, text in enumerate(scenario.turns, 1):
         if number == 1:
             await sessions.start_session(session_id, text, settings=scenario.settings())
         else:
             assert await sessions.send_user_message(session_id, text, settings=scenario.settings())
-        snapshot = await _play_turn(sessions, session_id, number, reviews)
+        snapshot = await _play_turn(sessions, session_id, number, reviews, hooks)
         if snapshot.pending_interrupts:
             asked = ", ".join(f"{i.tool_name} ({i.tool_call_id})" for i in snapshot.pending_interrupts)
             errors.append(f"turn {number}: the session waits for a person about {asked}, with no review left")
@@ -289,7 +300,11 @@ async def play_session(
 
 
 async def _play_turn(
-    sessions: AgentSessionClient, session_id: str, number: int, reviews: list[Review]
+    sessions: AgentSessionClient,
+    session_id: str,
+    number: int,
+    reviews: list[Review],
+    hooks: list[Callable[[], Awaitable[None]]],
 ) -> AgentSnapshot:
     """Answer the turn's approvals in the model's order until turn ``number`` has ended."""
 
@@ -307,6 +322,8 @@ async def _play_turn(
         )
         if not snapshot.pending_interrupts:
             return snapshot
+        while hooks:
+            await hooks.pop()()
         for interrupt in snapshot.pending_interrupts:
             if not reviews:
                 # Nothing to say: the call stays pending, and `play_session` reports it.

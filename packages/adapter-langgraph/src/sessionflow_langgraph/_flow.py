@@ -85,6 +85,7 @@ def langgraph_runner(
         messages_key=messages_key,
         recursion_limit=recursion_limit,
         carry=carry,
+        tool_specs=tool_sources,
     )
 
 

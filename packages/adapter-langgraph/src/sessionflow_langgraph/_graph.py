@@ -180,8 +180,8 @@ def _check_no_interrupts(compiled: CompiledStateGraph[Any, Any, Any, Any]) -> No
     """Refuse ``compile(interrupt_before=..., interrupt_after=...)``.
 
     Each step passes its own ``interrupt_before=[tool_node]``, which would silently replace
-    the graph's; ``interrupt_after`` would pause a step where it may not end. Approval is
-    the session's tool policies.
+    the graph's; ``interrupt_after`` would pause a step where it may not end. A person is
+    asked through the session's tool policies, or with ``interrupt()`` in a node or a tool.
     """
     for option, nodes in (
         ("interrupt_before", compiled.interrupt_before_nodes),
@@ -191,5 +191,6 @@ def _check_no_interrupts(compiled: CompiledStateGraph[Any, Any, Any, Any]) -> No
             raise UnsupportedOptionError(
                 option,
                 f"the graph was compiled with {option}={nodes!r}; sessionflow pauses a graph only "
-                "before its tool node and asks for approval through tool policies, so compile without it",
+                "before its tool node; ask a person with interrupt() in a node (a durable question) or "
+                "with tool policies, and compile without it",
             )

@@ -31,6 +31,11 @@ CAPABILITIES = FrameworkCapabilities(
     tool_state=True,
     # The thread's state carries between turns, or the harness's carry hook decides.
     carry_state=True,
+    # HumanInTheLoopMiddleware's requests and a ToolSpec's own rule (needs_approval,
+    # pre_approved) are approvals the session records as the framework's.
+    framework_approvals=True,
+    # interrupt(value) in a node or a tool, and a ToolSpec's question, wait as questions.
+    questions=True,
 )
 
 

@@ -24,6 +24,7 @@ from langgraph.checkpoint.base import BaseCheckpointSaver, Checkpoint, Checkpoin
 from langgraph.checkpoint.serde.base import SerializerProtocol
 
 from sessionflow.session import AgentMessage, message_digest
+from sessionflow_langgraph._interrupts import InterruptCall
 
 __all__ = [
     "RUN_STATE_VERSION",
@@ -38,8 +39,12 @@ __all__ = [
 ]
 
 RUN_STATE_VERSION = 2
-"""Version 2 adds subgraph checkpoints (``nested``, ``tool_ns``). A run state without them is
-still written as version 1, and version 1 is read as a run state without them."""
+"""Version 2 adds optional fields: subgraph checkpoints (``nested``, ``tool_ns``), interrupt
+calls (``interrupts``) and the updates of calls that finished before a tool node's
+``interrupt()`` (``done``). A run state without any of them is still written as version 1,
+so a worker of the version before reads it during a rolling deploy; version 1 is read as a
+run state without them. An older worker refuses version 2 with its version error rather
+than misread it."""
 _READ_VERSIONS = (1, 2)
 THREAD_ID = "sessionflow"
 THREAD_CONFIG: RunnableConfig = {"configurable": {"thread_id": THREAD_ID, "checkpoint_ns": ""}}
@@ -137,6 +142,12 @@ class RunState:
             return self.checkpoint
         return next((n.checkpoint for n in self.nested if n.ns == ns), None)
 
+    interrupts: tuple[InterruptCall, ...] = ()
+    """The interrupt calls this step deferred (`sessionflow_langgraph._interrupts`)."""
+    done: tuple[tuple[str, str], ...] = ()
+    """``(tool_call_id, state update)`` of the pending calls that ran before a tool node's
+    ``interrupt()`` held the others: the next step applies them with the rest."""
+
     # -- export --------------------------------------------------------------------------
 
     @classmethod
@@ -151,6 +162,7 @@ class RunState:
         tool_node: str,
         tool_ns: str = "",
         nested: Sequence[CheckpointTuple] = (),
+        interrupts: Sequence[InterruptCall] = (),
     ) -> RunState:
         checkpoint, count = _trimmed(saved.checkpoint, history, messages_key)
         return cls(
@@ -166,12 +178,17 @@ class RunState:
             tool_node=tool_node,
             tool_ns=tool_ns,
             nested=tuple(NestedCheckpoint.capture(n, history, messages_key) for n in nested),
+            interrupts=tuple(interrupts),
         )
 
     def dumps(self, serde: SerializerProtocol) -> str:
         extra: Json = {}
         if self.nested or self.tool_ns:
             extra = {"tool_ns": self.tool_ns, "nested": [n.dump(serde) for n in self.nested]}
+        if self.interrupts:
+            extra["interrupts"] = [call.to_json() for call in self.interrupts]
+        if self.done:
+            extra["done"] = [{"id": tool_call_id, "update": update} for tool_call_id, update in self.done]
         return json.dumps(
             {
                 # Version 1 when it suffices, so a worker of the version before reads it.
@@ -210,7 +227,14 @@ class RunState:
             tool_node=str(raw["tool_node"]),
             tool_ns=str(raw.get("tool_ns", "")),
             nested=tuple(NestedCheckpoint.load(n, serde) for n in cast(list[Json], raw.get("nested", []))),
+            interrupts=tuple(
+                InterruptCall.from_json(c) for c in cast(list[Json], raw.get("interrupts") or [])
+            ),
+            done=tuple((str(d["id"]), str(d["update"])) for d in cast(list[Json], raw.get("done") or [])),
         )
+
+    def interrupt_call(self, tool_call_id: str) -> InterruptCall | None:
+        return next((c for c in self.interrupts if c.tool_call_id == tool_call_id), None)
 
     async def restore(
         self, saver: BaseCheckpointSaver[Any], history: Sequence[BaseMessage] | None

@@ -14,7 +14,7 @@ from langgraph.checkpoint.serde.base import SerializerProtocol
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from langgraph.errors import GraphRecursionError
 from langgraph.graph.state import CompiledStateGraph
-from langgraph.types import StateSnapshot
+from langgraph.types import Command, StateSnapshot
 
 from sessionflow.frameworks import CarryHook
 from sessionflow.session import (
@@ -34,10 +34,21 @@ from sessionflow.session import (
     TurnCompleted,
     describe_tool_call_outcome,
 )
+from sessionflow.tool_asks import with_tool_asks
+from sessionflow.tool_specs import ToolSpec
 from sessionflow_langgraph._carry import ThreadCarry
 from sessionflow_langgraph._effects import tool_effect, tool_schema
 from sessionflow_langgraph._execution import invocation_metadata, run_tool
 from sessionflow_langgraph._graph import AgentGraph, PreparedGraph
+from sessionflow_langgraph._interrupts import (
+    INTERRUPT_TOOL,
+    INTERRUPT_TOOL_SCHEMA,
+    InterruptCall,
+    answer_output,
+    decision_of,
+    defer_interrupts,
+    resume_map,
+)
 from sessionflow_langgraph._messages import (
     framework_message,
     history_message,
@@ -56,7 +67,13 @@ from sessionflow_langgraph._subgraph_steps import (
 )
 from sessionflow_langgraph._subgraphs import NestedToolPause, tool_nodes_at
 from sessionflow_langgraph._thread_view import thread_view
-from sessionflow_langgraph._tool_node import NodeWrites, run_in_tool_node, task_of_each_call
+from sessionflow_langgraph._tool_interrupts import Resume, ask_for_waiting_calls, call_results
+from sessionflow_langgraph._tool_node import (
+    NodeWrites,
+    resume_in_tool_node,
+    run_in_tool_node,
+    task_of_each_call,
+)
 
 __all__ = ["LangGraphRunner"]
 
@@ -72,7 +89,8 @@ class LangGraphRunner(AgentFrameworkRunner):
     node on the way runs inside the step. A second model call from another node is stopped
     before its request and the step continues there (`ContinueRequested`); one from the
     same run of a node, or a tool run outside a tool node, fails the turn with
-    `TurnAborted`. At a tool node the step returns the latest AI message's tool calls and
+    `TurnAborted`. A run that stops at ``interrupt()`` defers interrupt calls (questions and
+    approvals, `_interrupts`), and the next step resumes it with ``Command(resume=...)``. At a tool node the step returns the latest AI message's tool calls and
     the checkpoint as the run state. Each tool step runs the graph's tool node for its one
     call from that checkpoint (`run_in_tool_node`) and returns the node's writes as its
     state update; the next step hands the writes of every call, in model order, to
@@ -93,6 +111,7 @@ class LangGraphRunner(AgentFrameworkRunner):
         recursion_limit: int = DEFAULT_RECURSION_LIMIT,
         serializer: SerializerProtocol | None = None,
         carry: CarryHook | None = None,
+        tool_specs: Iterable[ToolSpec] = (),
     ) -> None:
         """Wrap ``graph``.
 
@@ -113,11 +132,17 @@ class LangGraphRunner(AgentFrameworkRunner):
             carry: Decides the carry itself (`CarryHook`, the harness's); the graph reads
                 the carry the turn started with as ``config["configurable"]["sessionflow_carry"]``.
                 Without one the thread's state carries (`ThreadCarry`).
+            tool_specs: The neutral `ToolSpec`s some of ``tools`` were made from: their own
+                approval rule and question (`ToolSpec.needs_approval`, ``pre_approved``,
+                ``question``) go on their deferred calls, as the builtin runner's do.
         """
         self._graph = PreparedGraph.of(graph, tool_node=tool_node, messages_key=messages_key)
         self.tools: dict[str, BaseTool] = {**self._graph.node_tools, **{t.name: t for t in tools}}
         self._effects = {name: tool_effect(t) for name, t in self.tools.items()}  # validates metadata early
         self._catalog = {name: tool_schema(t) for name, t in self.tools.items()}
+        # A plain interrupt()'s question is a call of its own that no model proposes.
+        self._catalog.setdefault(INTERRUPT_TOOL, INTERRUPT_TOOL_SCHEMA)
+        self._specs = {spec.name: spec for spec in tool_specs}
         self.recursion_limit = recursion_limit
         self._serde: SerializerProtocol = serializer or JsonPlusSerializer(allowed_msgpack_modules=None)
         self._carry_hook = carry
@@ -162,7 +187,7 @@ class LangGraphRunner(AgentFrameworkRunner):
             "callbacks": [monitor] if pause is None else [monitor, pause],
             "recursion_limit": self.recursion_limit,
         }
-        graph_input: dict[str, Any] | None = {self.messages_key: history}
+        graph_input: dict[str, Any] | Command[Any] | None = {self.messages_key: history}
         if turn.framework_run_state is not None:
             state = RunState.loads(turn.framework_run_state, self._serde)
             if state.history_digest != digest:
@@ -173,10 +198,18 @@ class LangGraphRunner(AgentFrameworkRunner):
                     f"the run state was made by a graph with tool node {state.tool_node!r} and messages key "
                     f"{state.messages_key!r}; this runner has {self.tool_nodes!r} and {self.messages_key!r}"
                 )
+            graph_input = None
+            updates: dict[str, str] = {}
+            if state.pending:
+                results = await call_results(state, turn, self._serde, self._resumer(turn, settings, monitor))
+                if results.waiting:  # interrupt() in a tool: ask first (_tool_interrupts)
+                    return ask_for_waiting_calls(state, results, turn.tool_calls, self._serde)
+                updates = results.updates
             await state.restore(saver, history)
             if state.pending:
-                await self._apply_tool_results(graph, saver, config, turn, state)
-            graph_input = None
+                await self._apply_tool_results(graph, saver, config, turn, state, updates)
+            elif state.interrupts:  # the person's answers, as LangGraph resumes (_interrupts)
+                graph_input = Command(resume=resume_map(state.interrupts, turn.tool_calls))
         elif turn.carried_state and self._carry_hook is None:
             graph_input = await self._restore_thread(saver, turn.carried_state, history)
         try:
@@ -213,6 +246,8 @@ class LangGraphRunner(AgentFrameworkRunner):
             return await self._paused_in_subgraph(turn, graph, saver, config, pause, history, digest, monitor)
         snapshot = await graph.aget_state(config)
         messages: list[BaseMessage] = list(snapshot.values.get(self.messages_key) or [])
+        if snapshot.interrupts:
+            return await self._ask(turn, saver, config, snapshot, messages, history, digest, monitor)
         if not snapshot.next:
             produced = self._new_messages(history, messages)
             return TurnCompleted(
@@ -245,6 +280,7 @@ class LangGraphRunner(AgentFrameworkRunner):
         config: RunnableConfig,
         turn: AgentTurnContext,
         state: RunState,
+        updates: Mapping[str, str],
     ) -> None:
         """Give the tool node every call's result, in model order, as LangGraph would have.
 
@@ -254,14 +290,13 @@ class LangGraphRunner(AgentFrameworkRunner):
         there (failed, rejected, refused, or run by a worker before this) gets its
         `ToolMessage` instead; with no update at all the messages are written as the node.
         """
-        updates = dict(turn.state_updates())
         if state.tool_ns:
             await apply_subgraph_tool_results(
                 graph,
                 saver,
                 state,
                 self._graph.subgraphs,
-                updates,
+                dict(updates),
                 lambda tool_call_id: self._tool_message(turn, tool_call_id),
                 self._serde,
             )
@@ -274,9 +309,10 @@ class LangGraphRunner(AgentFrameworkRunner):
         ran = False
         for tool_call_id in state.pending:
             update = updates.get(tool_call_id)
-            if update is not None:
-                writes = NodeWrites.loads(update, self._serde).writes
-                ran = True
+            node_writes = NodeWrites.loads(update, self._serde) if update is not None else None
+            if node_writes is not None:
+                writes = node_writes.writes
+                ran = ran or not node_writes.unrun
             else:
                 writes = [(self.messages_key, [self._tool_message(turn, tool_call_id)])]
             task_id = tasks.get(tool_call_id) or tasks.get("")
@@ -316,6 +352,55 @@ class LangGraphRunner(AgentFrameworkRunner):
             tool_node=paused.tool_node,
             tool_ns=paused.ns,
             nested=paused.nested,
+        )
+        return ToolCallsRequested(
+            framework_run_state=run_state.dumps(self._serde), tool_calls=calls, usage=monitor.usage
+        )
+
+    async def _ask(
+        self,
+        turn: AgentTurnContext,
+        saver: InMemorySaver,
+        config: RunnableConfig,
+        snapshot: StateSnapshot,
+        messages: list[BaseMessage],
+        history: list[BaseMessage],
+        digest: str,
+        monitor: StepMonitor,
+    ) -> ToolCallsRequested:
+        """The graph stopped at interrupt(): each interrupt becomes an interrupt call (`_interrupts`)."""
+        taken = set(turn.tool_calls)
+        for message in messages:
+            if isinstance(message, AIMessage):
+                taken.update(str(c.get("id")) for c in message.tool_calls)
+        held: list[InterruptCall] = []
+        calls: list[DeferredToolCall] = []
+        seen: set[str] = set()
+        by_node = [(f"node {task.name!r}", task.interrupts) for task in snapshot.tasks]
+        # Any interrupt no task shows (LangGraph lists each under its task) is asked too.
+        by_node.append(("the graph", snapshot.interrupts))
+        for where, interrupts in by_node:
+            fresh = [i for i in interrupts if i.id not in seen]
+            seen.update(i.id for i in fresh)
+            for record, call in defer_interrupts(fresh, taken=taken, where=where):
+                taken.add(record.tool_call_id)
+                held.append(record)
+                calls.append(call)
+        saved = await saver.aget_tuple(config)
+        if saved is None:  # pragma: no cover - the graph has just checkpointed
+            raise SessionStateError("the graph interrupted without a checkpoint")
+        # An interrupt inside a subgraph resumes from that subgraph's own checkpoint.
+        graph = self._graph.with_saver(saver)
+        nested = await live_checkpoints(graph, saver, config) if self._graph.subgraphs else []
+        run_state = RunState.capture(
+            saved,
+            pending=[],
+            history=history,
+            digest=digest,
+            messages_key=self.messages_key,
+            tool_node="",
+            interrupts=held,
+            nested=nested,
         )
         return ToolCallsRequested(
             framework_run_state=run_state.dumps(self._serde), tool_calls=calls, usage=monitor.usage
@@ -391,11 +476,6 @@ class LangGraphRunner(AgentFrameworkRunner):
         )
 
     def _check_paused_at_tool_node(self, snapshot: StateSnapshot) -> str:
-        if snapshot.interrupts:
-            raise TurnAborted(
-                f"the graph called interrupt() in node(s) {', '.join(repr(n) for n in snapshot.next)}; "
-                "sessionflow owns human approval (tool policies), so graphs it runs must not interrupt"
-            )
         paused = sorted(set(snapshot.next))
         others = [node for node in paused if node not in self.tool_nodes]
         if others or len(paused) != 1:
@@ -430,7 +510,8 @@ class LangGraphRunner(AgentFrameworkRunner):
         self, turn: AgentTurnContext, tool_call_id: str, name: str, arguments: str
     ) -> DeferredToolCall:
         policy = turn.resolve_tool_policy(name, self._effects.get(name))
-        return DeferredToolCall(tool_call_id=tool_call_id, tool_name=name, arguments=arguments, policy=policy)
+        call = DeferredToolCall(tool_call_id=tool_call_id, tool_name=name, arguments=arguments, policy=policy)
+        return with_tool_asks(call, self._specs.get(name))
 
     @staticmethod
     def _new_messages(history: list[BaseMessage], messages: list[BaseMessage]) -> list[FrameworkMessage]:
@@ -460,9 +541,89 @@ class LangGraphRunner(AgentFrameworkRunner):
             "metadata": invocation_metadata(call.invocation),
             "recursion_limit": self.recursion_limit,
         }
+        held = self._interrupt_call(call)
+        if held is not None:
+            return await self._answer(call, held, config, settings.context)
         result = await run_in_tool_node(self._graph, self._serde, call, config, settings.context)
         if result is not None:
             return result
         with tool_stream_writer(call.events):  # streaming: get_stream_writer() in a tool (_stream)
             output = await run_tool(self.tools.get(call.tool_call.tool_name), call)
         return ToolExecutionResult(output=output)
+
+    def _resumer(self, turn: AgentTurnContext, settings: GraphSettings, monitor: StepMonitor) -> Resume:
+        """Resumes a waiting call's tool node inside this model step, for a declined approval.
+
+        The monitor still forbids tool runs, so a middleware that would run the tool on a
+        reject fails the step rather than run it here.
+        """
+
+        async def resume(held: InterruptCall, paused: NodeWrites, value: Any) -> str:
+            assert held.waiting_call is not None and turn.framework_run_state is not None
+            config: RunnableConfig = {
+                "configurable": {**settings.configurable, **THREAD_CONFIG.get("configurable", {})},
+                "callbacks": [monitor],
+                "recursion_limit": self.recursion_limit,
+            }
+            result = await resume_in_tool_node(
+                self._graph,
+                self._serde,
+                turn.framework_run_state,
+                held.waiting_call,
+                paused,
+                {held.interrupt_id: value},
+                config,
+                settings.context,
+                turn.events,
+            )
+            if result.state_update is None:  # pragma: no cover - resume_in_tool_node always writes one
+                raise SessionStateError(f"tool call {held.waiting_call!r} resumed without an update")
+            return result.state_update
+
+        return resume
+
+    def _interrupt_call(self, call: DeferredToolExecution) -> tuple[RunState, InterruptCall] | None:
+        """The interrupt call ``call`` is, by the run state of the step that deferred it."""
+        if call.run_state is None:
+            return None
+        state = RunState.loads(call.run_state, self._serde)
+        held = state.interrupt_call(call.tool_call.tool_call_id)
+        return (state, held) if held is not None else None
+
+    async def _answer(
+        self,
+        call: DeferredToolExecution,
+        held: tuple[RunState, InterruptCall],
+        config: RunnableConfig,
+        context: Any,
+    ) -> ToolExecutionResult:
+        """An interrupt call's tool step: runs no tool, unless a tool node's call waits for it.
+
+        A node's interrupt is resumed by the next model step, so this step only checks the
+        answer and returns it. A tool's interrupt is resumed here: that tool-node call runs
+        again from its checkpoint, and ``interrupt()`` returns the answer.
+        """
+        state, interrupt = held
+        answer = call.tool_call.answer
+        output = answer_output(interrupt, answer)  # raises ToolExecutionError for a bad decision
+        if interrupt.waiting_call is None:
+            return ToolExecutionResult(output=output)
+        paused = dict(state.done).get(interrupt.waiting_call)
+        if paused is None or call.run_state is None:
+            raise SessionStateError(
+                f"the run state has no paused run of tool call {interrupt.waiting_call!r}"
+            )
+        value: Any = (
+            (answer if answer is not None else "") if interrupt.kind == "question" else decision_of(answer)
+        )
+        return await resume_in_tool_node(
+            self._graph,
+            self._serde,
+            call.run_state,
+            interrupt.waiting_call,
+            NodeWrites.loads(paused, self._serde),
+            {interrupt.interrupt_id: value},
+            config,
+            context,
+            call.events,
+        )

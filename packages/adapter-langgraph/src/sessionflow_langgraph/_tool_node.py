@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -27,9 +27,10 @@ from langchain_core.tools import ToolException
 from langgraph.checkpoint.base import Checkpoint
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.serde.base import SerializerProtocol
-from langgraph.types import Send, StateSnapshot
+from langgraph.types import Command, Interrupt, Send, StateSnapshot
 
 from sessionflow.session import (
+    AgentEventWriter,
     DeferredToolExecution,
     SessionStateError,
     ToolExecutionError,
@@ -41,42 +42,67 @@ from sessionflow_langgraph._run_state import RunState, dump_value, load_value, n
 from sessionflow_langgraph._stream import STREAM_MODES, write_stream_part
 from sessionflow_langgraph._subgraphs import ToolStepFence, ancestor_task_ids, graph_path
 
-__all__ = ["NodeWrites", "run_in_tool_node", "task_of_each_call"]
+__all__ = ["NodeWrites", "resume_in_tool_node", "run_in_tool_node", "task_of_each_call"]
 
 # LangGraph's reserved channels (langgraph._internal._constants, not public).
 _ERROR = "__error__"
 _INTERRUPT = "__interrupt__"
 _TASKS = "__pregel_tasks"
 _PUSH = "__pregel_push"
-_SKIPPED = frozenset({_ERROR, _INTERRUPT})
+_RESUME = "__resume__"
+_SKIPPED = frozenset({_ERROR, _INTERRUPT, _RESUME})
 _NS_SEP = "|"
 
 UPDATE_VERSION = 2
-"""Version 2 adds ``ns``, the checkpoint namespace of the task that wrote (a subgraph's); an
-update of the top graph's tool node is still written, and read, as version 1."""
+"""Version 2 adds optional fields: ``ns``, the checkpoint namespace of the task that wrote
+(a subgraph's), and ``paused``/``unrun`` (the run of the node stopped at ``interrupt()``,
+or never finished). An update without them is still written, and read, as version 1; a
+worker from before refuses version 2 with its version error rather than misread it."""
 _READ_UPDATE_VERSIONS = (1, 2)
 
 
 @dataclass(frozen=True, kw_only=True)
 class NodeWrites:
-    """The channel writes one call's run of the tool node made: the call's state update."""
+    """The channel writes one call's run of the tool node made: the call's state update.
+
+    A run that called ``interrupt()`` wrote nothing to the state yet: `paused` holds that
+    task's own writes (the interrupt, the answers given so far), which resuming it needs.
+    """
 
     node: str
     writes: list[tuple[str, Any]]
     ns: str = ""
     """The checkpoint namespace of the graph the writing task belongs to (``""``: the top graph)."""
+    paused: list[tuple[str, str, Any]] = dataclasses.field(default_factory=lambda: [])
+    """``(task ID, channel, value)`` of a run stopped by ``interrupt()``; empty: it finished."""
+    unrun: bool = False
+    """The call never finished in the tool node (its question was declined): `writes` is
+    only the `ToolMessage` the model sees, written as for a call that did not run."""
+
+    @property
+    def interrupts(self) -> list[Interrupt]:
+        found: list[Interrupt] = []
+        for _, channel, value in self.paused:
+            if channel == _INTERRUPT:
+                found += [i for i in cast(list[Any], value) if isinstance(i, Interrupt)]
+        return found
 
     def dumps(self, serde: SerializerProtocol) -> str:
-        nested = {"ns": self.ns} if self.ns else {}
-        return json.dumps(
-            {
-                "v": UPDATE_VERSION if nested else 1,
-                "node": self.node,
-                **nested,
-                "writes": [{"channel": c, "value": dump_value(serde, v)} for c, v in self.writes],
-            },
-            separators=(",", ":"),
-        )
+        raw: dict[str, Any] = {"v": 1, "node": self.node}
+        if self.ns:
+            raw["ns"] = self.ns
+        raw["writes"] = [{"channel": c, "value": dump_value(serde, v)} for c, v in self.writes]
+        if self.unrun:
+            raw["unrun"] = True
+        if self.paused:
+            raw["paused"] = [
+                {"task": t, "channel": c, "value": dump_value(serde, v)} for t, c, v in self.paused
+            ]
+        if self.ns or self.unrun or self.paused:
+            raw["v"] = (
+                UPDATE_VERSION  # version 1 when it suffices, so a worker of the version before reads it
+            )
+        return json.dumps(raw, separators=(",", ":"))
 
     @classmethod
     def loads(cls, text: str, serde: SerializerProtocol) -> NodeWrites:
@@ -86,7 +112,17 @@ class NodeWrites:
                 f"unsupported sessionflow-langgraph state update version {raw.get('v')!r}"
             )
         writes = [(str(w["channel"]), load_value(serde, w["value"])) for w in cast(list[Any], raw["writes"])]
-        return cls(node=str(raw["node"]), writes=writes, ns=str(raw.get("ns", "")))
+        paused = [
+            (str(w["task"]), str(w["channel"]), load_value(serde, w["value"]))
+            for w in cast(list[Any], raw.get("paused") or [])
+        ]
+        return cls(
+            node=str(raw["node"]),
+            writes=writes,
+            ns=str(raw.get("ns", "")),
+            paused=paused,
+            unrun=bool(raw.get("unrun")),
+        )
 
 
 class _RecordingSaver(InMemorySaver):
@@ -95,16 +131,13 @@ class _RecordingSaver(InMemorySaver):
     def __init__(self, serde: SerializerProtocol) -> None:
         super().__init__(serde=serde)  # pyright: ignore[reportUnknownMemberType] - defaultdict in its signature
         self.watched: set[str] = set()
-        self.recorded: list[tuple[str, Any]] = []
-        self.by_task: list[tuple[str, str, Any]] = []
-        """The watched writes as (task ID, channel, value)."""
+        self.recorded: list[tuple[str, str, Any]] = []
 
     async def aput_writes(
         self, config: RunnableConfig, writes: Sequence[tuple[str, Any]], task_id: str, task_path: str = ""
     ) -> None:
         if task_id in self.watched:
-            self.recorded.extend(writes)
-            self.by_task.extend((task_id, channel, value) for channel, value in writes)
+            self.recorded.extend((task_id, channel, value) for channel, value in writes)
         await super().aput_writes(config, writes, task_id, task_path)
 
 
@@ -118,11 +151,12 @@ async def run_in_tool_node(
     """Run ``call`` through the tool node the run state paused before; None: not a graph call.
 
     None when the step has no run state of this adapter's graph, or the call is not one of
-    the latest AI message's tool calls (an invalid call): the caller runs it itself.
+    the latest AI message's tool calls (an invalid call): the caller runs it itself. A run
+    that calls ``interrupt()`` returns its paused writes as the update: the next model step
+    asks the person, and the answer's tool step resumes it (`resume_in_tool_node`).
 
     Raises:
-        ToolExecutionError: The tool raised `ToolException` or `ToolExecutionError`, or the
-            node called ``interrupt()``.
+        ToolExecutionError: The tool raised `ToolException` or `ToolExecutionError`.
         Exception: Anything else the node raised; the session treats it as a crash.
     """
     if call.run_state is None:
@@ -132,19 +166,76 @@ async def run_in_tool_node(
         return await _run_in_subgraph_tool_node(prepared, serde, state, call, config, context)
     if state.tool_node not in prepared.tool_nodes:
         return None
-    tool_call_id = call.tool_call.tool_call_id
+    if state.tool_ns:
+        return await _run_in_subgraph_tool_node(prepared, serde, state, call, config, context)
+    return await _run_call(
+        prepared, serde, state, call.tool_call.tool_call_id, config, context, events=call.events
+    )
+
+
+async def resume_in_tool_node(
+    prepared: PreparedGraph,
+    serde: SerializerProtocol,
+    run_state: str,
+    waiting_call: str,
+    paused: NodeWrites,
+    resume: Mapping[str, Any],
+    config: RunnableConfig,
+    context: Any,
+    events: AgentEventWriter | None = None,
+) -> ToolExecutionResult:
+    """Run ``waiting_call`` through its tool node again, from the same checkpoint, resumed.
+
+    LangGraph runs an interrupted node again from its start, and ``interrupt()`` returns
+    the answer (``resume``: interrupt ID to value); its writes become the call's writes.
+    """
+    state = RunState.loads(run_state, serde)
+    result = await _run_call(
+        prepared,
+        serde,
+        state,
+        waiting_call,
+        config,
+        context,
+        paused=paused.paused,
+        resume=resume,
+        events=events,
+    )
+    if result is None:
+        raise SessionStateError(f"the run state has no tool call {waiting_call!r} to resume")
+    return result
+
+
+async def _run_call(
+    prepared: PreparedGraph,
+    serde: SerializerProtocol,
+    state: RunState,
+    tool_call_id: str,
+    config: RunnableConfig,
+    context: Any,
+    *,
+    paused: Sequence[tuple[str, str, Any]] = (),
+    resume: Mapping[str, Any] | None = None,
+    events: AgentEventWriter | None = None,
+) -> ToolExecutionResult | None:
     checkpoint = _narrowed(state.checkpoint, prepared.tool_nodes, state.messages_key, tool_call_id)
     if checkpoint is None:
         return None
     saver = _RecordingSaver(serde)
-    await dataclasses.replace(state, checkpoint=checkpoint).restore(saver, None)
+    restored = await dataclasses.replace(state, checkpoint=checkpoint).restore(saver, None)
+    by_task: dict[str, list[tuple[str, Any]]] = {}
+    for task_id, channel, value in paused:
+        by_task.setdefault(task_id, []).append((channel, value))
+    for task_id, writes in by_task.items():
+        await saver.aput_writes(restored, writes, task_id)
     graph = prepared.with_saver(saver)
     snapshot = await graph.aget_state(config)
     saver.watched = {task.id for task in snapshot.tasks if task.name in prepared.tool_nodes}
+    graph_input: Command[Any] | None = Command(resume=dict(resume)) if resume is not None else None
     try:
         # astream's overloads mention Command without its type argument in LangGraph's stubs.
         parts = graph.astream(  # pyright: ignore[reportUnknownMemberType]
-            None,
+            graph_input,
             config,
             stream_mode=STREAM_MODES,  # get_stream_writer() in the node and its tools (_stream)
             subgraphs=True,
@@ -153,15 +244,17 @@ async def run_in_tool_node(
             context=context,
         )
         async for part in parts:
-            write_stream_part(call.events, part)
+            if events is not None:
+                write_stream_part(events, part)
     except ToolException as error:
         raise ToolExecutionError(str(error) or type(error).__name__) from None
-    if any(channel == _INTERRUPT for channel, _ in saver.recorded):
-        raise ToolExecutionError(
-            f"the tool node {state.tool_node!r} called interrupt(); sessionflow does not resume interrupts "
-            "inside tool nodes yet (use a tool policy for approval)"
+    if any(channel == _INTERRUPT for _, channel, _ in saver.recorded):
+        # Waits for a person: what resuming needs, and nothing for the state yet.
+        update = NodeWrites(node=state.tool_node, writes=[], paused=list(saver.recorded))
+        return ToolExecutionResult(
+            output="interrupt(): waiting for a person's answer", state_update=update.dumps(serde)
         )
-    writes = [(channel, value) for channel, value in saver.recorded if channel not in _SKIPPED]
+    writes = [(channel, value) for _, channel, value in saver.recorded if channel not in _SKIPPED]
     update = NodeWrites(node=state.tool_node, writes=writes)
     return ToolExecutionResult(
         output=_output_text(writes, state.messages_key, tool_call_id), state_update=update.dumps(serde)
@@ -200,10 +293,20 @@ async def _run_in_subgraph_tool_node(
     saver.watched = tool_tasks | set(ancestors)
     fenced: RunnableConfig = {**config, "callbacks": [ToolStepFence((*sub.path, state.tool_node))]}
     try:
-        await graph.ainvoke(None, fenced, context=context)  # pyright: ignore[reportUnknownMemberType]
+        # astream's overloads mention Command without its type argument in LangGraph's stubs.
+        parts = graph.astream(  # pyright: ignore[reportUnknownMemberType]
+            None,
+            fenced,
+            stream_mode=STREAM_MODES,  # get_stream_writer() in the node and its tools (_stream)
+            subgraphs=True,
+            version="v2",
+            context=context,
+        )
+        async for part in parts:
+            write_stream_part(call.events, part)
     except ToolException as error:
         raise ToolExecutionError(str(error) or type(error).__name__) from None
-    own = [(c, v) for task, c, v in saver.by_task if task in tool_tasks]
+    own = [(c, v) for task, c, v in saver.recorded if task in tool_tasks]
     if any(channel == _INTERRUPT for channel, _ in own):
         raise ToolExecutionError(
             f"the tool node {state.tool_node!r} called interrupt(); sessionflow does not resume interrupts "
@@ -215,7 +318,7 @@ async def _run_in_subgraph_tool_node(
     # The innermost parent task that took a Command(graph=PARENT): its writes are the update.
     parts = [part for part in state.tool_ns.split(_NS_SEP) if ":" in part]  # as `ancestor_task_ids`
     for depth in range(len(ancestors) - 1, -1, -1):
-        taken = [(c, v) for task, c, v in saver.by_task if task == ancestors[depth] and c not in _SKIPPED]
+        taken = [(c, v) for task, c, v in saver.recorded if task == ancestors[depth] and c not in _SKIPPED]
         if taken:
             node = graph_path(parts[depth])[0]
             update = NodeWrites(node=node, ns=_NS_SEP.join(parts[:depth]), writes=taken)
