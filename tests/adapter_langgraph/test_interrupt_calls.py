@@ -166,5 +166,5 @@ async def test_a_nodes_interrupt_is_a_question_in_a_version_2_run_state_and_its_
     )
     done = await runner.run_model_step(turn(runner, history, asked.framework_run_state, [answered]))
     assert isinstance(done, TurnCompleted)
-    carried = json.loads(done.carry or "{}")
-    assert carried["state"]["city"] == "Oslo"
+    assert done.framework_state is not None and done.framework_state["city"] == "Oslo"
+    assert json.loads(done.carry or "{}")["v"] == 2  # the thread carries into the next turn
