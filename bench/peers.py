@@ -19,6 +19,7 @@ import asyncio
 import importlib.metadata
 import json
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -34,6 +35,18 @@ from sessionflow.testing import ModelReply, RecordedRequest, ScriptedModelServer
 
 ROOT = Path(__file__).resolve().parent.parent
 PEER_OPENAI = ("temporalio-openai-agents==1.1.0", "temporalio==1.35.0")
+PEER_LANGGRAPH = "temporalio-langgraph==0.1.0"
+# The LangGraph peer's env gets the workspace's own versions of these, so every LangGraph
+# variant runs the same LangGraph and LangChain code and only the durability differs.
+LANGGRAPH_SHARED = (
+    "temporalio",
+    "langgraph",
+    "langgraph-checkpoint",
+    "langgraph-prebuilt",
+    "langchain-core",
+    "langchain-openai",
+    "openai",
+)
 
 
 # -- children that run in the workspace env ----------------------------------------------------
@@ -157,6 +170,46 @@ async def _child(kind: str, address: str) -> None:
 
             flow = pydantic_ai_session_flow(pydantic_agent(), flow_type="bench-peer-sf-pydantic")
             run_turn, burst = await _sessionflow_turns(flow, address)
+    elif kind in ("plain-langgraph", "sf-langgraph"):
+        from langchain_core.tools import tool
+        from langgraph.checkpoint.memory import InMemorySaver
+
+        @tool
+        async def read_a(key: str) -> str:
+            """Read record A."""
+            return f"a:{key}"
+
+        @tool
+        async def read_b(key: str) -> str:
+            """Read record B."""
+            return f"b:{key}"
+
+        builder = langgraph_agent(model_url, [read_a, read_b])
+        versions = {
+            n: importlib.metadata.version(n)
+            for n in ("langgraph", "langchain-core", "langchain-openai", "temporalio")
+        }
+        if kind == "plain-langgraph":
+            compiled = builder.compile(checkpointer=InMemorySaver())
+
+            async def plain_langgraph() -> dict[str, Any]:
+                start = time.perf_counter_ns()
+                config: Any = {"configurable": {"thread_id": uuid.uuid4().hex}}
+                result = await compiled.ainvoke({"messages": [("user", "read a and b")]}, config)
+                ms = (time.perf_counter_ns() - start) / 1e6
+                return {"ms": ms, "answer": str(result["messages"][-1].content)}
+
+            run_turn = plain_langgraph
+            burst = _gather_burst(plain_langgraph)
+        else:
+            from sessionflow_langgraph import EFFECT_METADATA_KEY, langgraph_session_flow
+
+            for read in (read_a, read_b):
+                read.metadata = {EFFECT_METADATA_KEY: "read"}
+            flow = langgraph_session_flow(
+                graph=builder, tool_node="tools", flow_type="bench-peer-sf-langgraph"
+            )
+            run_turn, burst = await _sessionflow_turns(flow, address)
     else:
         raise SystemExit(f"unknown child {kind}")
     print(json.dumps({"ready": True, "versions": versions}), flush=True)
@@ -169,6 +222,32 @@ async def _child(kind: str, address: str) -> None:
             print(json.dumps(await burst(int(line.split()[1]))), flush=True)
         else:
             print(json.dumps(await run_turn()), flush=True)
+
+
+def langgraph_agent(model_url: str, tools: list[Any]) -> Any:
+    """The graph of LangGraph's docs that every LangGraph variant runs: `agent` (one model call,
+    tools bound) <-> `tools` (a `ToolNode`), routed by `tools_condition`. The plugin's copy
+    (`bench/_peer_langgraph.py`) differs only where the plugin needs it to."""
+    from langchain_core.messages import AnyMessage
+    from langchain_openai import ChatOpenAI
+    from langgraph.graph import END, START, MessagesState, StateGraph
+    from langgraph.prebuilt import ToolNode, tools_condition
+    from pydantic import SecretStr
+
+    chat = ChatOpenAI(model="bench-model", base_url=model_url, api_key=SecretStr("x"))
+    # bind_tools and add_node mention generic types without their arguments in the stubs.
+    model = chat.bind_tools(tools)  # pyright: ignore[reportUnknownMemberType]
+
+    async def agent(state: MessagesState) -> dict[str, list[AnyMessage]]:
+        return {"messages": [await model.ainvoke(state["messages"])]}
+
+    builder = StateGraph(MessagesState)
+    builder.add_node("agent", agent)  # pyright: ignore[reportUnknownMemberType]
+    builder.add_node("tools", ToolNode(tools))  # pyright: ignore[reportUnknownMemberType]
+    builder.add_edge(START, "agent")
+    builder.add_conditional_edges("agent", tools_condition, {"tools": "tools", END: END})
+    builder.add_edge("tools", "agent")
+    return builder
 
 
 def _gather_burst(run_turn: Any) -> Any:
@@ -250,8 +329,16 @@ class Variant:
     rss_kib: int = 0
 
     def start(self, env: dict[str, str]) -> None:
+        # A session of its own, so that stop() can end the whole group: an isolated peer runs
+        # under `uv run`, and killing uv alone would leave its Python child running.
         self.proc = subprocess.Popen(
-            self.argv, cwd=ROOT, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+            self.argv,
+            cwd=ROOT,
+            env=env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            start_new_session=True,
         )
         ready = self.read()
         self.versions = ready["versions"]
@@ -285,7 +372,8 @@ class Variant:
             try:
                 self.proc.wait(timeout=5)
             except subprocess.TimeoutExpired:
-                self.proc.kill()
+                os.killpg(self.proc.pid, signal.SIGKILL)  # the group this variant started, only
+                self.proc.wait()
 
 
 def _script(model: ScriptedModelServer, key: str) -> None:
@@ -301,6 +389,15 @@ def _script(model: ScriptedModelServer, key: str) -> None:
     )
 
 
+def _check_langgraph_turn(name: str, requests: list[RecordedRequest]) -> None:
+    """The LangGraph variants run one graph three ways, so the model must see the same turn:
+    both tools offered on both calls, and both results back, by call ID, in the second."""
+    tools = [sorted(r.tool_names()) for r in requests]
+    results = requests[1].tool_results()
+    if tools != [["read_a", "read_b"]] * 2 or results != {"call_a": "a:1", "call_b": "b:2"}:
+        raise RuntimeError(f"{name}: the model saw tools {tools} and tool results {results}")
+
+
 def _respond_by_conversation(request: RecordedRequest) -> ModelReply:
     """The turn's two replies, chosen by what each request already holds, so that many
     concurrent turns can share one key: no tool results yet -> call both tools; else answer."""
@@ -310,6 +407,10 @@ def _respond_by_conversation(request: RecordedRequest) -> ModelReply:
         ScriptedToolCall(f"call_a_{request.index}", "read_a", {"key": "1"}),
         ScriptedToolCall(f"call_b_{request.index}", "read_b", {"key": "2"}),
     )
+
+
+def _langgraph_peer_packages() -> list[str]:
+    return [PEER_LANGGRAPH, *(f"{name}=={importlib.metadata.version(name)}" for name in LANGGRAPH_SHARED)]
 
 
 def _ws(kind: str) -> list[str]:
@@ -354,6 +455,21 @@ async def main() -> None:
             "workspace env",
         ),
         Variant("plain pydantic-ai", _ws("plain-pydantic"), "workspace env"),
+        Variant("sessionflow+langgraph", _ws("sf-langgraph"), "workspace env"),
+        Variant(
+            "temporalio-langgraph plugin",
+            [
+                "uv",
+                "run",
+                "--isolated",
+                "--no-project",
+                *[a for p in _langgraph_peer_packages() for a in ("--with", p)],
+                "python",
+                "bench/_peer_langgraph.py",
+            ],
+            "isolated uv env",
+        ),
+        Variant("plain langgraph", _ws("plain-langgraph"), "workspace env"),
     ]
     if args.only:
         variants = [v for v in variants if any(o in v.name for o in args.only.split(","))]
@@ -388,6 +504,8 @@ async def main() -> None:
                         raise RuntimeError(f"{variant.name}: unexpected answer {result}")
                     if model.remaining(key):
                         raise RuntimeError(f"{variant.name}: {model.remaining(key)} replies left")
+                    if "langgraph" in variant.name:
+                        _check_langgraph_turn(variant.name, model.requests(key)[-2:])
                     if rnd >= args.warmup:
                         variant.ms.append(float(result["ms"]))
                         if "events" in result:
@@ -421,6 +539,7 @@ async def main() -> None:
     pairs = {
         "sessionflow+openai-agents": ("temporalio-openai-agents plugin", "plain openai-agents"),
         "sessionflow+pydantic-ai": ("pydantic-ai TemporalAgent", "plain pydantic-ai"),
+        "sessionflow+langgraph": ("temporalio-langgraph plugin", "plain langgraph"),
     }
     print(
         f"\nturn = model -> 2 parallel read tools -> model -> answer; {args.turns} turns per variant, interleaved\n"

@@ -26,6 +26,7 @@ from sessionflow import AgentSessionFlow, AgentSessionOptions, ToolEffect
 from sessionflow.testing import CRASH_TIMINGS, FileGate, InvocationLog
 from sessionflow_langgraph import EFFECT_METADATA_KEY, current_tool_invocation, langgraph_session_flow
 from sessionflow_langgraph._models import chat_model
+from tests.adapter_langgraph.graphs_from_docs import user_info_graph
 
 __all__ = ["FAST", "SPEC_FILE", "FlowSpec", "build_flow", "load_flow", "save_flow"]
 
@@ -33,7 +34,7 @@ SPEC_FILE = "langgraph-flow.json"
 
 FAST = CRASH_TIMINGS
 
-GraphKind = Literal["agent", "counter", "two_calls"]
+GraphKind = Literal["agent", "counter", "two_calls", "one_node_twice", "user_info"]
 Provider = Literal["openai", "anthropic"]
 
 
@@ -69,7 +70,14 @@ def build_flow(spec: FlowSpec, state_dir: Path) -> AgentSessionFlow:
             system_prompt=spec.system_prompt,
             options=options,
         )
-    builder = counter_graph(model, tools, state_dir) if spec.graph == "counter" else two_call_graph(model)
+    if spec.graph == "counter":
+        builder = counter_graph(model, tools, state_dir)
+    elif spec.graph == "two_calls":
+        builder = two_call_graph(model)
+    elif spec.graph == "user_info":
+        builder = user_info_graph(model, state_dir, gate=True)
+    else:
+        builder = one_node_twice_graph(model)
     return langgraph_session_flow(flow_type=spec.flow_type, graph=builder, tool_node="tools", options=options)
 
 
@@ -178,5 +186,21 @@ def two_call_graph(model: BaseChatModel) -> StateGraph[DraftState]:
     builder.add_edge(START, "draft")
     builder.add_edge("draft", "review")
     builder.add_conditional_edges("review", tools_condition, {"tools": "tools", END: END})
+    builder.add_edge("tools", "draft")
+    return builder
+
+
+def one_node_twice_graph(model: BaseChatModel) -> StateGraph[DraftState]:
+    """``draft`` calls the model twice in one run: no checkpoint lies between the calls."""
+
+    async def draft(state: DraftState) -> dict[str, list[BaseMessage]]:
+        first = await model.ainvoke(state["messages"])
+        return {"messages": [first, await model.ainvoke([*state["messages"], first])]}
+
+    builder = StateGraph(DraftState)
+    builder.add_node("draft", draft)  # pyright: ignore[reportUnknownMemberType] - LangGraph's stubs
+    builder.add_node("tools", ToolNode([]))  # pyright: ignore[reportUnknownMemberType]
+    builder.add_edge(START, "draft")
+    builder.add_conditional_edges("draft", tools_condition, {"tools": "tools", END: END})
     builder.add_edge("tools", "draft")
     return builder

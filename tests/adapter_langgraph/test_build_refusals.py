@@ -6,11 +6,13 @@ from collections.abc import Sequence
 
 import pytest
 from langchain_core.tools import BaseTool, StructuredTool
+from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import END, START, MessagesState, StateGraph
 from langgraph.graph.state import CompiledStateGraph
+from langgraph.prebuilt import ToolNode
 
 from sessionflow import UnsupportedOptionError
-from sessionflow_langgraph import langgraph_session_flow
+from sessionflow_langgraph import langgraph_runner, langgraph_session_flow
 
 
 def two_nodes() -> StateGraph[MessagesState]:
@@ -66,3 +68,27 @@ def test_an_effect_that_is_not_one_is_refused() -> None:
     error = refused(graph=two_nodes(), tools=[shout])
     assert error.option == "metadata['sessionflow_effect']"
     assert "tool 'shout'" in str(error)
+
+
+def test_a_graph_compiled_with_its_own_checkpointer_is_refused() -> None:
+    compiled = two_nodes().compile(checkpointer=InMemorySaver())  # pyright: ignore[reportUnknownMemberType]
+    error = refused(graph=compiled)
+    assert error.option == "checkpointer"
+    assert "compiled with checkpointer=InMemorySaver" in str(error)
+
+
+def test_a_tool_node_inside_a_subgraph_is_found_not_refused() -> None:
+    inner = StateGraph(MessagesState)
+
+    def shout(text: str) -> str:
+        """Shout."""
+        return text.upper()
+
+    inner.add_node("act", ToolNode([shout]))  # pyright: ignore[reportUnknownMemberType]
+    inner.add_edge(START, "act")
+    outer = StateGraph(MessagesState)
+    outer.add_node("team", inner.compile())  # pyright: ignore[reportUnknownMemberType]
+    outer.add_edge(START, "team")
+    runner = langgraph_runner(graph=outer)
+    assert runner.tool_nodes == ()  # none at the top: the subgraph's is paused as its task starts
+    assert set(runner.tools) == {"shout"}

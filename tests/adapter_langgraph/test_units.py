@@ -37,6 +37,7 @@ from sessionflow.plugins import HarnessContext, SessionflowPlugins, ToolInvocati
 from sessionflow.testing import ModelReply, ScriptedModelServer, ScriptedToolCall
 from sessionflow_langgraph import (
     EFFECT_METADATA_KEY,
+    INTERRUPT_TOOL,
     RUN_STATE_VERSION,
     ChatOpenAICompatible,
     LangGraphRunner,
@@ -182,7 +183,8 @@ async def test_tool_from_spec_passes_schema_effect_and_invocation() -> None:
     with pytest.raises(RuntimeError, match="only inside a sessionflow tool step"):
         await converted.ainvoke({"q": "x"})
     runner = langgraph_runner(graph=lambda tools: _plain_graph(), tool_sources=[spec])
-    assert runner.tool_catalog({}) == {"find": schema}
+    # A plain interrupt()'s question is the one entry no tool of the graph makes.
+    assert runner.tool_catalog({}) == {"find": schema, INTERRUPT_TOOL: {"type": "object"}}
     call = execution("find", '{"q": "x"}')
     with tool_invocation_scope(call.invocation):  # what the tool activity does
         result = await runner.execute_deferred_tool_call(call)
@@ -304,7 +306,8 @@ async def test_run_state_is_versioned_json_without_the_history(tmp_path: Path) -
         first = await runner.run_model_step(turn(runner, history))
         assert isinstance(first, ToolCallsRequested)
         raw = json.loads(first.framework_run_state)
-        assert raw["v"] == RUN_STATE_VERSION and raw["pending"] == ["c1"]
+        # Without subgraph checkpoints the run state is still version 1, as before version 2.
+        assert raw["v"] == 1 < RUN_STATE_VERSION and raw["pending"] == ["c1"]
         assert raw["history"]["count"] == 1
         # The history (with its image bytes) is cut out of the checkpoint.
         assert "what is this?" not in first.framework_run_state and len(first.framework_run_state) < 4000

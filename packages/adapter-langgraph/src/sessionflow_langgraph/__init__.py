@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from sessionflow_langgraph._execution import INVOCATION_METADATA_KEYS
     from sessionflow_langgraph._flow import ToolLike, langgraph_runner, langgraph_session_flow
     from sessionflow_langgraph._graph import AgentGraph, GraphFactory, build_agent_graph
+    from sessionflow_langgraph._interrupts import INTERRUPT_TOOL
     from sessionflow_langgraph._invocation import current_tool_invocation
     from sessionflow_langgraph._models import chat_model
     from sessionflow_langgraph._openai_compat import ChatOpenAICompatible
@@ -36,6 +37,7 @@ __getattr__, __dir__ = lazy_exports(__name__)
 
 __all__ = [
     "EFFECT_METADATA_KEY",
+    "INTERRUPT_TOOL",
     "INVOCATION_METADATA_KEYS",
     "MCP_ANNOTATIONS_METADATA_KEY",
     "RUN_STATE_VERSION",

@@ -14,7 +14,7 @@ from sessionflow.plugins import ToolInvocation
 from sessionflow.session import DeferredToolExecution, ToolExecutionError
 from sessionflow_langgraph._messages import message_text
 
-__all__ = ["INVOCATION_METADATA_KEYS", "run_tool"]
+__all__ = ["INVOCATION_METADATA_KEYS", "invocation_metadata", "run_tool"]
 
 INVOCATION_METADATA_KEYS = (
     "sessionflow_idempotency_key",
@@ -42,7 +42,7 @@ async def run_tool(tool: BaseTool | None, call: DeferredToolExecution) -> str:
     # The tool activity already made this the current invocation; the metadata repeats it.
     invocation = call.invocation
     tool_call = ToolCall(name=record.tool_name, args=arguments, id=record.tool_call_id, type="tool_call")
-    config: RunnableConfig = {"metadata": _metadata(invocation), "run_name": record.tool_name}
+    config: RunnableConfig = {"metadata": invocation_metadata(invocation), "run_name": record.tool_name}
     try:
         result: object = await tool.ainvoke(tool_call, config)
     except ToolException as error:
@@ -57,7 +57,8 @@ async def run_tool(tool: BaseTool | None, call: DeferredToolExecution) -> str:
     return result if isinstance(result, str) else json.dumps(result, default=str, ensure_ascii=False)
 
 
-def _metadata(invocation: ToolInvocation) -> dict[str, Any]:
+def invocation_metadata(invocation: ToolInvocation) -> dict[str, Any]:
+    """The `RunnableConfig` metadata a tool of this call gets (`INVOCATION_METADATA_KEYS`)."""
     values = (
         invocation.idempotency_key,
         invocation.session_id,

@@ -11,9 +11,11 @@ from langchain_core.tools import tool as as_langchain_tool
 from langgraph.graph import StateGraph
 from langgraph.graph.state import CompiledStateGraph
 
+from sessionflow.frameworks import CarryHook, OutputValidator
 from sessionflow.temporal import AgentSessionFlow, FlowArguments
 from sessionflow.tool_specs import ToolSpec
 from sessionflow_langgraph._graph import AgentGraph, GraphFactory, build_agent_graph
+from sessionflow_langgraph._model_strings import model_from_string
 from sessionflow_langgraph._runner import DEFAULT_RECURSION_LIMIT, LangGraphRunner
 from sessionflow_langgraph._tool_specs import tool_from_spec
 
@@ -25,14 +27,16 @@ ToolLike = BaseTool | Callable[..., Any]
 
 def langgraph_runner(
     *,
-    model: BaseChatModel | None = None,
+    model: BaseChatModel | str | None = None,
     graph: AgentGraph | GraphFactory | None = None,
     tools: Sequence[ToolLike] = (),
     tool_sources: Sequence[ToolSpec] = (),
-    tool_node: str = "tools",
+    tool_node: str | None = None,
     system_prompt: str | None = None,
     messages_key: str | None = None,
     recursion_limit: int = DEFAULT_RECURSION_LIMIT,
+    output_validator: OutputValidator | None = None,
+    carry: CarryHook | None = None,
 ) -> LangGraphRunner:
     """A `LangGraphRunner` for a chat model plus tools, or for your own graph.
 
@@ -40,9 +44,16 @@ def langgraph_runner(
 
     * ``model``: the ready-made agent (`build_agent_graph`): one model node bound to every
       tool, and a `ToolNode` named ``tool_node``; ``system_prompt`` goes first in every call.
+      A ``"provider:model"`` string is read by LangChain's `init_chat_model` when `langchain`
+      is installed, by `chat_model` otherwise (see `model_from_string`).
     * ``graph``: a `StateGraph` builder, a compiled graph, or a factory that receives every
       tool (``tools`` plus the converted ``tool_sources``) and returns either. The graph
-      is interrupted before ``tool_node``; bind the tools to your model yourself.
+      is interrupted before every tool node (each `ToolNode`, a node named ``"tools"``, and
+      ``tool_node`` when your tool node is a node of your own), and stopped before each
+      `ToolNode` of a subgraph, at any depth; bind the tools to your model yourself.
+
+    ``output_validator`` and ``carry`` are the harness's (`HarnessContext`): the first
+    gives the ready-made agent a retry node, the second decides the carry between turns.
 
     ``tool_sources`` are neutral `ToolSpec`s (sessionflow tool sources, MCP tools); they
     become LangChain tools with `tool_from_spec`. Their `ToolSpec.policy` is not applied
@@ -54,7 +65,14 @@ def langgraph_runner(
     _check_unique(all_tools)
     built: AgentGraph
     if model is not None:
-        built = build_agent_graph(model, all_tools, system_prompt=system_prompt, tool_node=tool_node)
+        chat = model_from_string(model) if isinstance(model, str) else model
+        built = build_agent_graph(
+            chat,
+            all_tools,
+            system_prompt=system_prompt,
+            tool_node=tool_node or "tools",
+            output_validator=output_validator,
+        )
     elif isinstance(graph, StateGraph | CompiledStateGraph):
         built = cast(AgentGraph, graph)
     else:
@@ -66,17 +84,19 @@ def langgraph_runner(
         tools=all_tools,
         messages_key=messages_key,
         recursion_limit=recursion_limit,
+        carry=carry,
+        tool_specs=tool_sources,
     )
 
 
 def langgraph_session_flow(
     *,
     flow_type: str,
-    model: BaseChatModel | None = None,
+    model: BaseChatModel | str | None = None,
     graph: AgentGraph | GraphFactory | None = None,
     tools: Sequence[ToolLike] = (),
     tool_sources: Sequence[ToolSpec] = (),
-    tool_node: str = "tools",
+    tool_node: str | None = None,
     system_prompt: str | None = None,
     messages_key: str | None = None,
     recursion_limit: int = DEFAULT_RECURSION_LIMIT,

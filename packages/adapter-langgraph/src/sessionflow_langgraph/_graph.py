@@ -2,20 +2,24 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel, LanguageModelInput
-from langchain_core.messages import AIMessage, BaseMessage, SystemMessage
-from langchain_core.runnables import Runnable
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
+from langchain_core.runnables import Runnable, RunnableConfig
 from langchain_core.tools import BaseTool
 from langgraph.checkpoint.base import BaseCheckpointSaver
-from langgraph.graph import END, START, MessagesState, StateGraph
+from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.prebuilt import ToolNode, tools_condition
 
+from sessionflow.frameworks import OutputValidator
 from sessionflow.session import UnsupportedOptionError
+from sessionflow_langgraph._settings import CARRY_CONFIG_KEY
+from sessionflow_langgraph._subgraphs import SubgraphPath, SubgraphToolNodes, find_subgraph_tool_nodes
+from sessionflow_langgraph._tool_state import AgentState, tool_state_line
 
 __all__ = ["AgentGraph", "GraphFactory", "PreparedGraph", "build_agent_graph"]
 
@@ -26,6 +30,7 @@ GraphFactory = Callable[[Sequence[BaseTool]], AgentGraph]
 """Builds the graph from every tool the runner knows (LangChain tools and tool sources)."""
 
 AGENT_NODE = "agent"
+RETRY_NODE = "retry"
 
 
 def build_agent_graph(
@@ -34,27 +39,53 @@ def build_agent_graph(
     *,
     system_prompt: str | None = None,
     tool_node: str = "tools",
-) -> StateGraph[MessagesState, None, MessagesState, MessagesState]:
+    output_validator: OutputValidator | None = None,
+) -> StateGraph[AgentState, None, AgentState, AgentState]:
     """The classic tool-calling loop: ``agent`` (one model call) <-> ``tools`` (a `ToolNode`).
 
     A `ChatOpenAI` whose ``stream_usage`` is unset gets ``stream_usage=True`` so streamed
-    calls report token usage from any OpenAI-compatible server.
+    calls report token usage from any OpenAI-compatible server. The model also sees the
+    tool state (``Tool state: {...}``, joined to the system prompt) and a harness carry
+    (``config["configurable"]["sessionflow_carry"]``). With ``output_validator``, a final
+    answer it refuses goes to ``retry``, which adds its prompt as a user message, and the
+    model answers again (in a step of its own).
     """
     if "stream_usage" in type(model).model_fields and getattr(model, "stream_usage", None) is None:
         # ChatOpenAI leaves it unset (off) for custom base URLs; without it no usage arrives.
         model = model.model_copy(update={"stream_usage": True})
     bound: Runnable[LanguageModelInput, AIMessage] = model.bind_tools(list(tools)) if tools else model
-    prefix: list[BaseMessage] = [SystemMessage(content=system_prompt)] if system_prompt else []
 
-    async def agent(state: MessagesState) -> dict[str, list[BaseMessage]]:
+    async def agent(state: AgentState, config: RunnableConfig) -> dict[str, list[BaseMessage]]:
+        system = [text for text in (system_prompt, tool_state_line(dict(state))) if text]
+        prefix: list[BaseMessage] = [SystemMessage(content="\n\n".join(system))] if system else []
+        carried: object = (config.get("configurable") or {}).get(CARRY_CONFIG_KEY)
+        if carried:
+            prefix.append(SystemMessage(content=f"[sessionflow] Carried from the previous turn: {carried}"))
         return {"messages": [await bound.ainvoke([*prefix, *state["messages"]])]}
 
-    builder = StateGraph(MessagesState)
+    def retry_prompt(state: AgentState) -> str | None:
+        last = state["messages"][-1]
+        return output_validator(str(last.text)) if output_validator is not None else None
+
+    def route(state: AgentState) -> str:
+        if tools_condition(dict(state)) == "tools":
+            return tool_node
+        return RETRY_NODE if retry_prompt(state) is not None else END
+
+    def retry(state: AgentState) -> dict[str, list[BaseMessage]]:
+        return {"messages": [HumanMessage(content=retry_prompt(state) or "")]}
+
+    builder = StateGraph(AgentState)
     # add_node's overloads mention CachePolicy without its type argument in LangGraph's stubs.
     builder.add_node(AGENT_NODE, agent)  # pyright: ignore[reportUnknownMemberType]
     builder.add_node(tool_node, ToolNode(list(tools)))  # pyright: ignore[reportUnknownMemberType]
     builder.add_edge(START, AGENT_NODE)
-    builder.add_conditional_edges(AGENT_NODE, tools_condition, {"tools": tool_node, END: END})
+    if output_validator is not None:
+        builder.add_node(RETRY_NODE, retry)  # pyright: ignore[reportUnknownMemberType]
+        builder.add_edge(RETRY_NODE, AGENT_NODE)
+        builder.add_conditional_edges(AGENT_NODE, route, [tool_node, RETRY_NODE, END])
+    else:
+        builder.add_conditional_edges(AGENT_NODE, tools_condition, {"tools": tool_node, END: END})
     builder.add_edge(tool_node, AGENT_NODE)
     return builder
 
@@ -64,39 +95,67 @@ class PreparedGraph:
     """A compiled graph without a checkpointer, and what the runner needs to know about it."""
 
     compiled: CompiledStateGraph[Any, Any, Any, Any]
-    tool_node: str
+    tool_nodes: tuple[str, ...]
+    """Every top-level node that runs tools: each `ToolNode`, and the named ``tool_node``."""
     messages_key: str
     node_tools: dict[str, BaseTool]
-    """Tools of the tool node, when it is a `ToolNode`."""
+    """Tools of the `ToolNode`s (the first node wins on a name clash; the top graph's first)."""
+    subgraphs: Mapping[SubgraphPath, SubgraphToolNodes] = field(default_factory=lambda: {})
+    """Every subgraph, at any depth, with tool nodes (`_subgraphs`)."""
+
+    @property
+    def tool_node(self) -> str:
+        """The first tool node (the one the run state names when it predates several)."""
+        return self.tool_nodes[0] if self.tool_nodes else ""
 
     @classmethod
-    def of(cls, graph: AgentGraph, *, tool_node: str, messages_key: str | None) -> PreparedGraph:
-        """Compile ``graph`` (or take it compiled) and check that ``tool_node`` is one of its nodes.
+    def of(cls, graph: AgentGraph, *, tool_node: str | None, messages_key: str | None) -> PreparedGraph:
+        """Compile ``graph`` (or take it compiled) and find every node that runs tools.
+
+        Top-level tool nodes are ``tool_nodes``; the `ToolNode`s of subgraphs, at any depth,
+        are ``subgraphs`` (`find_subgraph_tool_nodes`).
+
+        ``tool_node`` None finds them by themselves: each `ToolNode`, and a node named
+        ``"tools"`` (the old default, for a tool node of your own).
 
         Raises:
-            UnsupportedOptionError: ``tool_node`` is not a node of the graph, or the compiled
-                graph has interrupts of its own. Also a `ValueError`, as before.
+            UnsupportedOptionError: ``tool_node`` is not a node of the graph, or the
+                compiled graph has interrupts or a checkpointer of its own (or a subgraph
+                with tool nodes has a checkpointer). Also a `ValueError`, as before.
         """
         # compile's checkpointer parameter is BaseCheckpointSaver without its type argument.
         compiled = graph.compile() if isinstance(graph, StateGraph) else graph  # pyright: ignore[reportUnknownMemberType]
-        spec = compiled.builder.nodes.get(tool_node)
-        if spec is None:
-            names = ", ".join(repr(n) for n in compiled.builder.nodes) or "none"
+        nodes = compiled.builder.nodes
+        if tool_node is not None and tool_node not in nodes:
+            names = ", ".join(repr(n) for n in nodes) or "none"
             raise UnsupportedOptionError(
                 "tool_node", f"tool_node {tool_node!r} is not a node of the graph; its nodes are {names}"
             )
         _check_no_interrupts(compiled)
-        runnable: object = spec.runnable
+        _check_no_checkpointer(compiled)
+        found: list[str] = []
         node_tools: dict[str, BaseTool] = {}
-        key = messages_key or "messages"
-        if isinstance(runnable, ToolNode):
-            node_tools = dict(runnable.tools_by_name)
-            key = messages_key or runnable._messages_key  # pyright: ignore[reportPrivateUsage] - no public accessor
+        key = messages_key
+        for name, spec in nodes.items():
+            runnable: object = spec.runnable
+            if isinstance(runnable, ToolNode):
+                found.append(name)
+                for tool_name, tool in runnable.tools_by_name.items():
+                    node_tools.setdefault(tool_name, tool)
+                key = key or runnable._messages_key  # pyright: ignore[reportPrivateUsage] - no public accessor
+        subgraphs = find_subgraph_tool_nodes(compiled, node_tools)
+        named = tool_node if tool_node is not None else ("tools" if "tools" in nodes else None)
+        if named is not None and named not in found:
+            found.insert(0, named)
+        elif named is not None:
+            found.remove(named)
+            found.insert(0, named)
         return cls(
             compiled=compiled.copy(update={"checkpointer": None}),
-            tool_node=tool_node,
-            messages_key=key,
+            tool_nodes=tuple(found),
+            messages_key=key or "messages",
             node_tools=node_tools,
+            subgraphs=subgraphs,
         )
 
     def with_saver(self, saver: BaseCheckpointSaver[Any]) -> CompiledStateGraph[Any, Any, Any, Any]:
@@ -104,12 +163,25 @@ class PreparedGraph:
         return self.compiled.copy(update={"checkpointer": saver})
 
 
+def _check_no_checkpointer(compiled: CompiledStateGraph[Any, Any, Any, Any]) -> None:
+    """Refuse ``compile(checkpointer=...)``: the session keeps the thread, so it would sit unused."""
+    checkpointer: object = getattr(compiled, "checkpointer", None)  # its saver type is unparameterized
+    if isinstance(checkpointer, BaseCheckpointSaver):
+        kind: str = checkpointer.__class__.__name__  # pyright: ignore[reportUnknownMemberType]
+        raise UnsupportedOptionError(
+            "checkpointer",
+            f"the graph was compiled with checkpointer={kind}; the session "
+            "keeps the graph's checkpoint (its run state and carry) and would never use it, so compile "
+            "without one",
+        )
+
+
 def _check_no_interrupts(compiled: CompiledStateGraph[Any, Any, Any, Any]) -> None:
     """Refuse ``compile(interrupt_before=..., interrupt_after=...)``.
 
     Each step passes its own ``interrupt_before=[tool_node]``, which would silently replace
-    the graph's; ``interrupt_after`` would pause a step where it may not end. Approval is
-    the session's tool policies.
+    the graph's; ``interrupt_after`` would pause a step where it may not end. A person is
+    asked through the session's tool policies, or with ``interrupt()`` in a node or a tool.
     """
     for option, nodes in (
         ("interrupt_before", compiled.interrupt_before_nodes),
@@ -119,5 +191,6 @@ def _check_no_interrupts(compiled: CompiledStateGraph[Any, Any, Any, Any]) -> No
             raise UnsupportedOptionError(
                 option,
                 f"the graph was compiled with {option}={nodes!r}; sessionflow pauses a graph only "
-                "before its tool node and asks for approval through tool policies, so compile without it",
+                "before its tool node; ask a person with interrupt() in a node (a durable question) or "
+                "with tool policies, and compile without it",
             )

@@ -31,8 +31,11 @@ class StepMonitor(BaseCallbackHandler):
         self._tool_node = tool_node
         self._lock = threading.Lock()
         self.model_nodes: list[str] = []
+        self._first_task: str | None = None
         self.usage = AgentUsage()
         self.violation: str | None = None
+        self.continue_node: str | None = None
+        """The node whose model call was stopped so that it runs in the next step (a continue)."""
 
     # -- model calls ---------------------------------------------------------------------
 
@@ -63,17 +66,24 @@ class StepMonitor(BaseCallbackHandler):
 
     def _model_call(self, metadata: dict[str, Any] | None) -> None:
         node = _node(metadata)
+        task = str((metadata or {}).get("langgraph_checkpoint_ns") or "")
         with self._lock:
             self.model_nodes.append(node)
             if len(self.model_nodes) < 2:
+                self._first_task = task
                 return
+            if task and task != self._first_task:
+                # Another task: the checkpoint before it holds the first call's result, so
+                # the next step resumes there and this call is its one model call.
+                self.continue_node = node
+                raise StepViolation(f"node {node!r} calls the model again; it runs in the next step")
             first, second = self.model_nodes[0], self.model_nodes[-1]
             where = f"node {second!r} called it again" if second != first else "it called the model again"
             self.violation = (
                 f"the graph made a second model call in one RunModel step: node {first!r} called the model, "
-                f"then {where} before the graph reached its tool node {self._tool_node!r} or the end. "
-                "sessionflow runs exactly one model call per step: route every model response to the tool "
-                "node or to END."
+                f"then {where} in the same run of the node, before the graph reached its tool node "
+                f"{self._tool_node!r} or the end. sessionflow runs exactly one model call per step, and a "
+                "node runs whole within one step: make each model call a node of its own."
             )
             raise StepViolation(self.violation)
 

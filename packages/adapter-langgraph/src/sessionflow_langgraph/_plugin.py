@@ -24,6 +24,18 @@ CAPABILITIES = FrameworkCapabilities(
     images=True,
     # ToolSpec.mcp_annotations (and MCP hints in a tool's metadata) map to effects.
     mcp_annotations=True,
+    # A second model call from another node is stopped before its request, and that node
+    # runs in a step of its own; the ready-made agent's retry node honours output_validator.
+    continue_steps=True,
+    # Tools run in the graph's tool node; its writes (Command updates) merge by the reducers.
+    tool_state=True,
+    # The thread's state carries between turns, or the harness's carry hook decides.
+    carry_state=True,
+    # HumanInTheLoopMiddleware's requests and a ToolSpec's own rule (needs_approval,
+    # pre_approved) are approvals the session records as the framework's.
+    framework_approvals=True,
+    # interrupt(value) in a node or a tool, and a ToolSpec's question, wait as questions.
+    questions=True,
 )
 
 
@@ -51,6 +63,8 @@ def _build_runner(ctx: HarnessContext) -> AgentFrameworkRunner:
         tool_sources=ctx.tools,
         system_prompt=ctx.system_prompt,
         recursion_limit=limit if limit is not None else DEFAULT_RECURSION_LIMIT,
+        output_validator=ctx.output_validator,
+        carry=ctx.carry,
     )
 
 

@@ -43,7 +43,11 @@ class DeltaSubscription:
             first = await asyncio.wait_for(self.queue.get(), timeout)
         except TimeoutError:
             return []
-        events = [first]
+        return [first, *self.ready()]
+
+    def ready(self) -> list[AgentEvent]:
+        """Everything that arrived so far, without waiting."""
+        events: list[AgentEvent] = []
         while not self.queue.empty():
             events.append(self.queue.get_nowait())
         return events

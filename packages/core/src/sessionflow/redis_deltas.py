@@ -103,8 +103,13 @@ class RedisDeltaTransport:
 
         async def pump() -> None:
             async for message in pubsub.listen():
-                if message.get("type") == "message":
-                    subscription.queue.put_nowait(_decode(cast(bytes, message["data"])))
+                if message.get("type") != "message":
+                    continue
+                try:
+                    event = _decode(cast(bytes, message["data"]))
+                except (ValueError, KeyError):
+                    continue  # an event type a newer worker writes: best effort, skip it
+                subscription.queue.put_nowait(event)
 
         reader = asyncio.create_task(pump())
         try:

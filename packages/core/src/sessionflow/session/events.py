@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -26,10 +27,20 @@ class AgentEventType(StrEnum):
     ATTEMPT_RESTARTED = "attempt_restarted"
     MODEL_CONTINUED = "model_continued"
     TOOL_CALL_VERIFIED = "tool_call_verified"
+    CUSTOM_EVENT = "custom_event"
+    """Data a framework streams beside the text (LangGraph's ``get_stream_writer()``): live only."""
 
     @property
     def is_delta(self) -> bool:
         return self in (AgentEventType.TEXT_DELTA, AgentEventType.REASONING_DELTA)
+
+    @property
+    def is_live(self) -> bool:
+        """Written by a step and carried by the delta transport, not by the workflow's event log.
+
+        (Deltas and restarts also reach the log in coarse batches when nobody listens live.)
+        """
+        return self.is_delta or self in (AgentEventType.ATTEMPT_RESTARTED, AgentEventType.CUSTOM_EVENT)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -78,6 +89,11 @@ class AgentEventWriter:
     def write_reasoning_delta(self, text: str) -> None:
         if text:
             self.write_event(AgentEventType.REASONING_DELTA, {"text": text})
+
+    def write_custom_event(self, data: Any, **fields: Any) -> None:
+        """A `custom_event` carrying ``data`` (and ``fields``), made JSON-safe for every transport."""
+        payload = json.loads(json.dumps({**fields, "data": data}, default=str, ensure_ascii=False))
+        self.write_event(AgentEventType.CUSTOM_EVENT, payload)
 
     def write_tool_call_started(self, tool_call_id: str, tool_name: str) -> None:
         self.write_event(

@@ -121,6 +121,8 @@ class SessionModel:
     index_ref: BodyRef | None = None
     index_count: int = 0
     index_digest: str = ""
+    """The stored message index: messages 1..`index_count` (rolling digest `index_digest`),
+    so a model step reads earlier messages from the store instead of from the workflow."""
     media: list[str] = field(default_factory=lambda: [])
     """Images of the session kept in the payload store, so any worker can copy them back."""
     carried_state: str | None = None
@@ -128,8 +130,10 @@ class SessionModel:
     preview when `carried_state_ref` is set. Only a completed turn changes it."""
     carried_state_ref: BodyRef | None = None
     """The carried state, when it was too large to keep inline."""
-    """The stored message index: messages 1..`index_count` (rolling digest `index_digest`),
-    so a model step reads earlier messages from the store instead of from the workflow."""
+    framework_state: dict[str, Any] | None = None
+    framework_state_omitted: list[str] = field(default_factory=lambda: [])
+    """The framework's state after the last completed turn (`TurnCompleted.framework_state`),
+    bounded, and the keys left out of it. Only a completed turn changes it."""
 
     # -- events --------------------------------------------------------------------------
 
@@ -255,6 +259,8 @@ class SessionModel:
         for message in outcome.new_messages:
             self.append_message(message)
         self.carried_state, self.carried_state_ref = carry_of(outcome)
+        self.framework_state = outcome.framework_state
+        self.framework_state_omitted = list(outcome.framework_state_omitted)
         turn_id = self._require_turn()
         self.emit(
             AgentEventType.TURN_COMPLETED, {"message_count": len(self.messages)}, step=f"{turn_id}/turn"
@@ -754,6 +760,8 @@ class SessionModel:
             stopped=self.stopped,
             carried_state_preview=carry_preview(self.carried_state),
             carried_state_by_reference=self.carried_state_ref is not None,
+            framework_state=self.framework_state,
+            framework_state_omitted=list(self.framework_state_omitted),
         )
 
     def page(self, *, after: int = 0, limit: int = 50) -> AgentMessagesPage:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from sessionflow.session.bodies import BodyRef
 from sessionflow.session.messages import FrameworkMessage
@@ -29,6 +30,12 @@ class TurnCompleted:
     or "" leaves none. A runner that carries passes the old one on to keep it."""
     carry_ref: BodyRef | None = None
     """Set by the engine when it stored a large carry; `carry` is then its preview."""
+    framework_state: dict[str, Any] | None = None
+    """The framework's state after the turn, as JSON values by key, for the snapshot
+    (`AgentSnapshot.framework_state`; see `sessionflow.session.framework_state`). Read
+    only: the session never gives it back to the runner. None shows none."""
+    framework_state_omitted: list[str] = field(default_factory=lambda: [])
+    """Keys of the view left out because it would have been too large (set by the engine)."""
 
 
 @dataclass(frozen=True, kw_only=True)

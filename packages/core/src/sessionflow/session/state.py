@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Literal
+from typing import Any, Literal
 
 from sessionflow.session.messages import AgentMessage
 from sessionflow.session.tools import AgentToolCall, ApprovalSource
@@ -78,6 +78,12 @@ class AgentSnapshot:
     characters, with a marker saying how much was cut; None when nothing is carried."""
     carried_state_by_reference: bool = False
     """The carried state is in the payload store (it was larger than the inline limit)."""
+    framework_state: dict[str, Any] | None = None
+    """The framework's state after the last completed turn, as JSON values by key (a
+    LangGraph thread's state keys); None when the runner shows none. At most 64 KiB of
+    JSON (`FRAMEWORK_STATE_BYTES`): a key that did not fit is in `framework_state_omitted`."""
+    framework_state_omitted: list[str] = field(default_factory=lambda: [])
+    """Keys of the framework's state left out of `framework_state` because of its size."""
 
 
 @dataclass(frozen=True, kw_only=True)

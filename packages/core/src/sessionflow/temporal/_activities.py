@@ -38,6 +38,7 @@ from sessionflow.session import (
 )
 from sessionflow.session.approvals import as_session_approval
 from sessionflow.session.bodies import BodyRef, cap_text, is_media_ref, preview_text, utf8_size
+from sessionflow.session.framework_state import bounded_framework_state
 from sessionflow.session.proposals import check_proposal
 from sessionflow.session.runner import ImageInput
 from sessionflow.temporal._bodies import BodyStore, StoreScope
@@ -206,6 +207,7 @@ class SessionActivities:
         finally:
             events.close()
         if isinstance(outcome, TurnCompleted):
+            outcome = bounded_framework_state(outcome)  # bounded before it enters the history
             # Storing can take a while against a slow store: the attempt keeps heartbeating.
             outcome = await _with_heartbeats(
                 request.heartbeat_interval, stored_carry(self._bodies, outcome, _scope())

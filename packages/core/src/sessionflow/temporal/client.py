@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import re
 from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any
@@ -24,6 +23,7 @@ from sessionflow.session import (
 )
 from sessionflow.temporal._answers import raise_invalid_answer
 from sessionflow.temporal._bodies import BodyStore, StoreScope
+from sessionflow.temporal._live_order import interleave
 from sessionflow.temporal._media import media_ref
 from sessionflow.temporal._payloads import (
     CANCEL_TURN,
@@ -215,14 +215,17 @@ class AgentSessionClient:
         """Follow a session: durable events from offset `after`, and live deltas as they come.
 
         Durable events carry an `offset`; pass the last one seen as `after` to resume after a
-        disconnect. Live deltas (offset None) are best effort: after `turn_completed` the
-        stored messages are the truth. The iterator ends when a stopped session has no more
-        events.
+        disconnect. Live events (offset None: deltas, `custom_event`s, restarts) are best
+        effort: after `turn_completed` the stored messages are the truth. With the in-process
+        bus, every live event of a step comes before the durable events the step's end caused
+        (`usage_recorded`, `tool_call_deferred`, `turn_completed`, ...; see `_live_order`).
+        The iterator ends when a stopped session has no more events.
         """
         transport = self.flow.delta_transport
         offset = after
         live_seen: set[tuple[str, int]] = set()
         async with transport.subscribe(session_id) as live:
+            arrived: list[AgentEvent] = []
             while True:
                 try:
                     page = await self.list_agent_events(session_id, after=offset)
@@ -231,25 +234,24 @@ class AgentSessionClient:
                     if error.status is not RPCStatusCode.NOT_FOUND:
                         raise
                     page = AgentEventsPage(events=[], next_offset=offset)
-                for event in page.events:
-                    if event.type.is_delta or event.type is AgentEventType.ATTEMPT_RESTARTED:
-                        # Fallback batches repeat what the live transport may already have shown.
-                        if (event.step_execution_id, event.attempt) in live_seen:
-                            offset = event.offset or offset
-                            continue
-                    offset = event.offset or offset
+                # Live events go out only with a page read after they arrived: that page holds
+                # every durable event from before their step began. And a step's live events
+                # were queued before the step returned, so before any page could show its end.
+                for event in interleave([*arrived, *live.ready()], page.events):
+                    if event.offset is None:
+                        if _shown_live(event):
+                            live_seen.add((event.step_execution_id, event.attempt))
+                            yield event
+                        continue
+                    offset = event.offset
+                    if event.type.is_live and (event.step_execution_id, event.attempt) in live_seen:
+                        continue  # fallback batches repeat what the live transport already showed
                     yield event
+                arrived = []
                 if page.closed and not page.events:
                     return
-                if page.events:
-                    continue
-                for event in await live.next(poll_interval):
-                    if event.type.is_delta or event.type is AgentEventType.ATTEMPT_RESTARTED:
-                        live_seen.add((event.step_execution_id, event.attempt))
-                        yield event
-                    elif event.type is AgentEventType.TOOL_CALL_STARTED and event.attempt > 1:
-                        yield event
-                await asyncio.sleep(0)
+                if not page.events:
+                    arrived = await live.next(poll_interval)
 
     async def _update(self, session_id: str, name: str, arg: Any, *, update_id: str | None = None) -> bool:
         handle = self.client.get_workflow_handle(session_id)
@@ -266,3 +268,8 @@ class AgentSessionClient:
             if error.status in (RPCStatusCode.NOT_FOUND, RPCStatusCode.FAILED_PRECONDITION):
                 return False
             raise
+
+
+def _shown_live(event: AgentEvent) -> bool:
+    """The live events a follower sees; the others repeat durable events (a retried start is news)."""
+    return event.type.is_live or (event.type is AgentEventType.TOOL_CALL_STARTED and event.attempt > 1)
