@@ -140,7 +140,11 @@ def make_venv(venv: Path, requirements: list[str], home: Path) -> subprocess.Com
 @pytest.fixture(scope="module")
 def environments(wheels: Path, home: Path) -> dict[str, subprocess.CompletedProcess[str]]:
     """Every environment of this module, installed side by side (pip waits on downloads)."""
-    core = [wheel(wheels, "sessionflow"), wheel(wheels, "sessionflow_local_tools"), wheel(wheels, "sessionflow_cli")]
+    core = [
+        wheel(wheels, "sessionflow"),
+        wheel(wheels, "sessionflow_local_tools"),
+        wheel(wheels, "sessionflow_cli"),
+    ]
     plans = {a.framework: [*core, wheel(wheels, a.wheel), *a.meta] for a in ADAPTERS}
     with ThreadPoolExecutor(max_workers=3) as pool:
         futures = {
