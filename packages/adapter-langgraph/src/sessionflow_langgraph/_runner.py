@@ -9,6 +9,7 @@ from typing import Any
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool
+from langgraph.checkpoint.base import CheckpointTuple
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.serde.base import SerializerProtocol
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
@@ -258,6 +259,22 @@ class LangGraphRunner(AgentFrameworkRunner):
             )
         tool_node = self._check_paused_at_tool_node(snapshot)
         calls = self._deferred_calls(turn, messages, tool_node)
+        return await self._requested(saver, config, calls, history, digest, monitor, tool_node=tool_node)
+
+    async def _requested(
+        self,
+        saver: InMemorySaver,
+        config: RunnableConfig,
+        calls: list[DeferredToolCall],
+        history: list[BaseMessage],
+        digest: str,
+        monitor: StepMonitor,
+        *,
+        tool_node: str,
+        tool_ns: str = "",
+        nested: Sequence[CheckpointTuple] = (),
+    ) -> ToolCallsRequested:
+        """The step stopped before ``tool_node``: its calls, with the checkpoint as the run state."""
         saved = await saver.aget_tuple(config)
         if saved is None:  # pragma: no cover - the graph has just checkpointed
             raise SessionStateError("the graph paused without a checkpoint")
@@ -268,6 +285,8 @@ class LangGraphRunner(AgentFrameworkRunner):
             digest=digest,
             messages_key=self.messages_key,
             tool_node=tool_node,
+            tool_ns=tool_ns,
+            nested=nested,
         )
         return ToolCallsRequested(
             framework_run_state=run_state.dumps(self._serde), tool_calls=calls, usage=monitor.usage
@@ -340,21 +359,16 @@ class LangGraphRunner(AgentFrameworkRunner):
         """The step stopped before a tool node inside a subgraph: its calls, every namespace's checkpoint."""
         paused = await subgraph_pause(graph, saver, config, pause, self._graph.subgraphs)
         calls = self._deferred_calls(turn, paused.messages, paused.tool_node)
-        saved = await saver.aget_tuple(config)
-        if saved is None:  # pragma: no cover - the graph has just checkpointed
-            raise SessionStateError("the graph paused without a checkpoint")
-        run_state = RunState.capture(
-            saved,
-            pending=[call.tool_call_id for call in calls],
-            history=history,
-            digest=digest,
-            messages_key=self.messages_key,
+        return await self._requested(
+            saver,
+            config,
+            calls,
+            history,
+            digest,
+            monitor,
             tool_node=paused.tool_node,
             tool_ns=paused.ns,
             nested=paused.nested,
-        )
-        return ToolCallsRequested(
-            framework_run_state=run_state.dumps(self._serde), tool_calls=calls, usage=monitor.usage
         )
 
     async def _ask(
