@@ -13,23 +13,19 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import shutil
-import subprocess
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pytest
-import redis
 from langchain_openai import ChatOpenAI
 from pydantic import SecretStr
 from temporalio.service import RPCError
 
 from sessionflow import AgentEvent, AgentEventType, AgentSessionClient, AgentSessionFlow, AgentSessionOptions
 from sessionflow.redis_deltas import RedisDeltaTransport
-from sessionflow.temporal import free_port, run_agent_worker
+from sessionflow.temporal import run_agent_worker
 from sessionflow.testing import (
     STATE_DIR_ENV,
     AgentTestStack,
@@ -50,6 +46,7 @@ from tests.adapter_langgraph.test_streaming import (
     stored_messages,
     streaming_graph,
 )
+from tests.redis_server import running_redis
 
 T = AgentEventType
 WORKER = "tests.adapter_langgraph.test_streaming_crash"
@@ -72,30 +69,8 @@ def build_flow(state_dir: Path) -> AgentSessionFlow:
 
 @pytest.fixture
 def redis_url() -> Iterator[str]:
-    binary = shutil.which("redis-server")
-    assert binary, "redis-server is required (`bash ci/test` installs it with apt-get)"
-    port = free_port()
-    process = subprocess.Popen(
-        [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    url = f"redis://127.0.0.1:{port}/0"
-    try:
-        client = redis.Redis.from_url(url)
-        deadline = time.monotonic() + 10
-        while True:
-            try:
-                if client.ping():
-                    break
-            except redis.ConnectionError:
-                if time.monotonic() > deadline:
-                    raise
-                time.sleep(0.02)
+    with running_redis() as url:
         yield url
-    finally:
-        process.terminate()
-        process.wait(10)
 
 
 @dataclass

@@ -5,47 +5,21 @@
 from __future__ import annotations
 
 import asyncio
-import shutil
-import subprocess
-import time
 from collections.abc import Iterator
 
 import pytest
-import redis
 
 from sessionflow import AgentEvent, AgentEventType
-from sessionflow.temporal import free_port
 from sessionflow.testing import wait_until
 from tests.core.conftest import Harness, HarnessFactory
 from tests.core.helpers import idle_after
+from tests.redis_server import running_redis
 
 
 @pytest.fixture
 def redis_url() -> Iterator[str]:
-    binary = shutil.which("redis-server")
-    assert binary, "redis-server is required (`bash ci/test` installs it with apt-get)"
-    port = free_port()
-    process = subprocess.Popen(
-        [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    url = f"redis://127.0.0.1:{port}/0"
-    try:
-        client = redis.Redis.from_url(url)
-        deadline = time.monotonic() + 10
-        while True:
-            try:
-                if client.ping():
-                    break
-            except redis.ConnectionError:
-                if time.monotonic() > deadline:
-                    raise
-                time.sleep(0.02)
+    with running_redis() as url:
         yield url
-    finally:
-        process.terminate()
-        process.wait(10)
 
 
 async def test_deltas_reach_a_client_in_another_process_live(
