@@ -41,6 +41,7 @@ from openai import AsyncOpenAI
 from sessionflow import AgentSessionClient, AgentSessionFlow, AgentSessionOptions, AgentSnapshot, AgentStatus
 from sessionflow import ToolEffect
 from sessionflow.session import MessageRole
+from sessionflow.temporal import read_step_history
 from sessionflow.testing import InvocationLog, ModelReply, ScriptedModelServer, wait_for_agent_snapshot
 from sessionflow_openai_agents import openai_agents_session_flow
 from tests.adapter_openai.differential.normalise import json_value, normalise_requests
@@ -149,6 +150,8 @@ class Run:
     """Every call stopped for approval: tool name and arguments."""
     tool_runs: list[dict[str, Any]]
     stream: list[StreamItem] | None
+    model_steps: int | None = None
+    """The session's model steps (distinct ``sessionflow.RunModel`` steps); None for plain."""
     problems: list[str] = field(default_factory=lambda: cast(list[str], []))
     """What stopped the run short (a refused flow, a call left waiting)."""
 
@@ -363,6 +366,8 @@ async def play_session(
             problems.append("the session's event stream did not reach the end of the last turn")
     final = await sessions.get_agent_snapshot(session_id)
     last_agent, context = session_view(final, built)
+    history = await read_step_history(sessions.client, session_id)
+    model_steps = len({s.step_execution_id for s in history if s.step_type == "sessionflow.RunModel"})
     return Run(
         requests=_requests(scenario, server, session_id),
         outputs=outputs,
@@ -372,6 +377,7 @@ async def play_session(
         asked=asked,
         tool_runs=tool_runs(log),
         stream=stream,
+        model_steps=model_steps,
         problems=problems,
     )
 
@@ -469,6 +475,10 @@ def assert_same_run(plain: Run, session: Run) -> None:
     """The session behaved as the plain run; every difference is listed at once."""
     problems = list(session.problems)
     problems += _turn_differences(plain, session)
+    calls = sum(len(requests) for requests in plain.requests.values())
+    if session.model_steps is not None and session.model_steps != calls:
+        # The session's promise: every model call is its own step, so a crash repeats one.
+        problems.append(f"the plain run made {calls} model call(s); the session made {session.model_steps} model step(s)")
     for name in sorted(set(plain.requests) | set(session.requests)):
         problems += _request_differences(name, plain.requests.get(name, []), session.requests.get(name, []))
     for what, a, b in [
