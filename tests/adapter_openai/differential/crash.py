@@ -62,6 +62,11 @@ def distinct_tool_runs(run: Run) -> Run:
     return replace(run, tool_runs=distinct)
 
 
+def _save_spec(state_dir: Path, spec: dict[str, Any]) -> None:
+    state_dir.mkdir(parents=True, exist_ok=True)
+    (state_dir / SPEC_FILE).write_text(json.dumps(spec))
+
+
 def built_from_spec(state_dir: Path) -> tuple[Built, str]:
     """The agent a spec file describes, with its tool log, and the flow type."""
     spec = cast(dict[str, Any], json.loads((state_dir / SPEC_FILE).read_text()))
@@ -100,8 +105,7 @@ async def run_session_with_crash(
         "log_path": str(log_path),
         "crash_in": crash_in,
     }
-    state_dir.mkdir(parents=True, exist_ok=True)
-    (state_dir / SPEC_FILE).write_text(json.dumps(spec))
+    _save_spec(state_dir, spec)
     try:
         built, _ = built_from_spec(state_dir)
         flow = session_flow(built, key)

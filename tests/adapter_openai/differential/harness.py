@@ -38,8 +38,14 @@ from agents import (
 from agents.run import DEFAULT_MAX_TURNS
 from openai import AsyncOpenAI
 
-from sessionflow import AgentSessionClient, AgentSessionFlow, AgentSessionOptions, AgentSnapshot, AgentStatus
-from sessionflow import ToolEffect
+from sessionflow import (
+    AgentSessionClient,
+    AgentSessionFlow,
+    AgentSessionOptions,
+    AgentSnapshot,
+    AgentStatus,
+    ToolEffect,
+)
 from sessionflow.session import MessageRole
 from sessionflow.temporal import read_step_history
 from sessionflow.testing import InvocationLog, ModelReply, ScriptedModelServer, wait_for_agent_snapshot
@@ -170,9 +176,7 @@ def _script(scenario: Scenario, server: ScriptedModelServer, key: str) -> None:
         server.script(key + name, replies)
 
 
-def _requests(
-    scenario: Scenario, server: ScriptedModelServer, key: str
-) -> dict[str, list[dict[str, Any]]]:
+def _requests(scenario: Scenario, server: ScriptedModelServer, key: str) -> dict[str, list[dict[str, Any]]]:
     return {
         name: normalise_requests(
             [r.body for r in server.requests(key + name)], plain_streamed=scenario.streamed
@@ -280,12 +284,18 @@ def session_flow(built: Built, flow_type: str) -> AgentSessionFlow:
     # says so); the session's default effect (unclassified) would ask about every call.
     options = AgentSessionOptions(timings=TIMINGS, default_tool_effect=ToolEffect.READ)
     make_context = built.context
+
+    def context_factory(session_id: str) -> Any:
+        # Called by the adapter on every step today (issue 22, item 2, wants one context per run).
+        assert make_context is not None
+        return make_context()
+
     build_flow = cast(Any, openai_agents_session_flow) if built.flow_args else openai_agents_session_flow
     return build_flow(
         built.agent,
         flow_type=flow_type,
         options=options,
-        context_factory=(lambda _session_id: make_context()) if make_context is not None else None,
+        context_factory=context_factory if make_context is not None else None,
         max_turns=built.max_turns,
         **dict(built.flow_args),
     )
@@ -349,7 +359,9 @@ async def play_session(
         snapshot = await _play_turn(sessions, session_id, number, approvals, asked)
         if snapshot.pending_interrupts:
             waiting = ", ".join(f"{i.tool_name} {i.arguments}" for i in snapshot.pending_interrupts)
-            problems.append(f"turn {number}: the session waits for a person about {waiting}, with no decision left")
+            problems.append(
+                f"turn {number}: the session waits for a person about {waiting}, with no decision left"
+            )
             break
         assert snapshot.state is not None
         error = snapshot.state.last_turn_error
@@ -357,7 +369,9 @@ async def play_session(
         outputs.append(None if error else _turn_output(snapshot, seen, built))
         seen = len(snapshot.messages)
     if approvals:
-        problems.append(f"{len(approvals)} approval decision(s) left unused: the session asked about fewer calls")
+        problems.append(
+            f"{len(approvals)} approval decision(s) left unused: the session asked about fewer calls"
+        )
     stream: list[StreamItem] | None = None
     if collector is not None:
         try:
@@ -482,7 +496,9 @@ def assert_same_run(plain: Run, session: Run) -> None:
     # conversation) runs inside the guardrail, which is not a step of the run.
     calls = len(plain.requests.get("", []))
     if session.model_steps is not None and session.model_steps != calls:
-        problems.append(f"the plain run made {calls} model call(s); the session made {session.model_steps} model step(s)")
+        problems.append(
+            f"the plain run made {calls} model call(s); the session made {session.model_steps} model step(s)"
+        )
     for name in sorted(set(plain.requests) | set(session.requests)):
         problems += _request_differences(name, plain.requests.get(name, []), session.requests.get(name, []))
     for what, a, b in [
@@ -495,7 +511,9 @@ def assert_same_run(plain: Run, session: Run) -> None:
         if a != b:
             problems.append(f"{what} differs (- plain, + session):\n{_diff(a, b)}")
     if problems:
-        raise AssertionError("the session differs from the plain OpenAI Agents SDK:\n\n" + "\n\n".join(problems))
+        raise AssertionError(
+            "the session differs from the plain OpenAI Agents SDK:\n\n" + "\n\n".join(problems)
+        )
 
 
 def _turn_differences(plain: Run, session: Run) -> list[str]:
@@ -509,11 +527,15 @@ def _turn_differences(plain: Run, session: Run) -> list[str]:
         if plain_error is None and session_error is not None:
             problems.append(f"turn {number} failed in the session: {session_error}")
         elif plain_error is not None and session_error is None:
-            problems.append(f"turn {number}: plain raised {plain_error}; the session answered {session_output!r}")
+            problems.append(
+                f"turn {number}: plain raised {plain_error}; the session answered {session_output!r}"
+            )
         elif plain_error is not None and session_error is not None:
             problems += _error_text_difference(number, plain_error, session_error)
         if output != session_output:
-            problems.append(f"turn {number}'s final output differs (- plain, + session):\n{_diff(output, session_output)}")
+            problems.append(
+                f"turn {number}'s final output differs (- plain, + session):\n{_diff(output, session_output)}"
+            )
     return problems
 
 

@@ -188,7 +188,9 @@ def human_in_the_loop(models: Models, log: InvocationLog) -> Built:
         log.record("tool", "get_weather", city=city)
         return f"The weather in {city} is sunny"
 
-    async def _needs_temperature_approval(_ctx: RunContextWrapper[Any], params: dict[str, Any], _call_id: str) -> bool:
+    async def _needs_temperature_approval(
+        _ctx: RunContextWrapper[Any], params: dict[str, Any], _call_id: str
+    ) -> bool:
         """Check if temperature tool needs approval."""
         return "Oakland" in params.get("city", "")
 
@@ -329,7 +331,9 @@ def tools_max_turns(models: Models, log: InvocationLog) -> Built:
 
 def tools_stop_at(models: Models, log: InvocationLog) -> Built:
     """basic/tools.py with ``tool_use_behavior=StopAtTools(...)``: the tool's result is the output."""
-    return Built(_weather_agent(models, log, tool_use_behavior=StopAtTools(stop_at_tool_names=["get_weather"])))
+    return Built(
+        _weather_agent(models, log, tool_use_behavior=StopAtTools(stop_at_tool_names=["get_weather"]))
+    )
 
 
 def stream_items(models: Models, log: InvocationLog) -> Built:
@@ -357,7 +361,9 @@ async def custom_tool_use_behavior(
     context: RunContextWrapper[Any], results: list[FunctionToolResult]
 ) -> ToolsToFinalOutputResult:
     weather: Weather = results[0].output
-    return ToolsToFinalOutputResult(is_final_output=True, final_output=f"{weather.city} is {weather.conditions}.")
+    return ToolsToFinalOutputResult(
+        is_final_output=True, final_output=f"{weather.city} is {weather.conditions}."
+    )
 
 
 def forcing_tool_use(models: Models, log: InvocationLog) -> Built:

@@ -8,7 +8,7 @@ made (by its call ID, which is the script's in both runs) and each tool result.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from agents import RawResponsesStreamEvent, RunItemStreamEvent, StreamEvent
 
@@ -34,7 +34,11 @@ def plain_stream_item(event: StreamEvent) -> StreamItem | None:
         return (kind, str(data.delta)) if kind is not None else None
     if isinstance(event, RunItemStreamEvent) and event.name in ("tool_called", "tool_output"):
         raw: Any = event.item.raw_item
-        call_id = raw.get("call_id") if isinstance(raw, dict) else getattr(raw, "call_id", None)
+        call_id: Any = (
+            cast(dict[str, Any], raw).get("call_id")
+            if isinstance(raw, dict)
+            else getattr(raw, "call_id", None)
+        )
         return (event.name, str(call_id))
     return None
 
@@ -61,7 +65,9 @@ def joined(items: list[StreamItem]) -> list[StreamItem]:
     return out
 
 
-async def collect_session_stream(sessions: AgentSessionClient, session_id: str, turns: int) -> list[StreamItem]:
+async def collect_session_stream(
+    sessions: AgentSessionClient, session_id: str, turns: int
+) -> list[StreamItem]:
     """Follow the session from its start until ``turns`` turns have ended."""
     items: list[StreamItem] = []
     ended = 0

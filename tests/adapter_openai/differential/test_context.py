@@ -38,6 +38,8 @@ async def test_on_handoff_and_a_tool_change_the_context_a_later_tool_reads(
         "passenger_name": None,
         "seat_number": "12A",
     }
-    assert plain.requests[""][2]["input"][-1]["output"] == "Updated seat to 12A for confirmation number ABC123"
+    assert (
+        plain.requests[""][2]["input"][-1]["output"] == "Updated seat to 12A for confirmation number ABC123"
+    )
     assert plain.last_agent == "Seat Booking Agent"
     assert_same_run(plain, session)

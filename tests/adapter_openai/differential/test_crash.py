@@ -36,7 +36,9 @@ def assert_crash_repeated_only_the_effect(session: CrashedRun, step: str) -> Non
     assert session.steps.get(step) == (2, "completed"), session.steps
 
 
-async def test_a_tool_sigkill(temporal_address: str, model_server: ScriptedModelServer, tmp_path: Path) -> None:
+async def test_a_tool_sigkill(
+    temporal_address: str, model_server: ScriptedModelServer, tmp_path: Path
+) -> None:
     """basic/tools.py: the baseline."""
     scenario = Scenario(name="tools", build=sdk_examples.tools, script=TOKYO_WEATHER, turns=[TOKYO])
     plain, session = await crashed(scenario, model_server, temporal_address, tmp_path, crash_in="get_weather")

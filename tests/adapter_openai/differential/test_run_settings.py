@@ -10,7 +10,9 @@ from tests.adapter_openai.differential.harness import Scenario, assert_same_run,
 from tests.adapter_openai.differential.scripts import TOKYO, TOKYO_WEATHER
 
 
-async def test_a_tool_and_its_answer(temporal_address: str, model_server: ScriptedModelServer, tmp_path: Path) -> None:
+async def test_a_tool_and_its_answer(
+    temporal_address: str, model_server: ScriptedModelServer, tmp_path: Path
+) -> None:
     """basic/tools.py as it is: the baseline every other test builds on."""
     scenario = Scenario(name="tools", build=sdk_examples.tools, script=TOKYO_WEATHER, turns=[TOKYO])
     plain, session = await run_both(scenario, model_server, temporal_address, tmp_path)
@@ -43,7 +45,10 @@ async def test_tool_use_behavior_stop_on_first_tool(
 ) -> None:
     """agent_patterns/forcing_tool_use.py ``-t first_tool``: the tool's Weather is the output."""
     scenario = Scenario(
-        name="stop-on-first-tool", build=sdk_examples.forcing_tool_use, script=TOKYO_WEATHER[:1], turns=[TOKYO]
+        name="stop-on-first-tool",
+        build=sdk_examples.forcing_tool_use,
+        script=TOKYO_WEATHER[:1],
+        turns=[TOKYO],
     )
     plain, session = await run_both(scenario, model_server, temporal_address, tmp_path)
 
@@ -72,7 +77,10 @@ async def test_tool_use_behavior_custom_function(
 ) -> None:
     """agent_patterns/forcing_tool_use.py ``-t custom``: the function reads the tool's pydantic result."""
     scenario = Scenario(
-        name="custom-tool-use", build=sdk_examples.forcing_tool_use_custom, script=TOKYO_WEATHER[:1], turns=[TOKYO]
+        name="custom-tool-use",
+        build=sdk_examples.forcing_tool_use_custom,
+        script=TOKYO_WEATHER[:1],
+        turns=[TOKYO],
     )
     plain, session = await run_both(scenario, model_server, temporal_address, tmp_path)
 

@@ -23,7 +23,9 @@ async def test_run_streamed_events_are_the_sessions_events(
         build=sdk_examples.stream_items,
         script=[
             ModelReply.call(ScriptedToolCall("call_jokes", "how_many_jokes", {}), reasoning="Count first."),
-            ModelReply.say(JOKES, ["Here are four jokes: ", "one, two, ", "three, four."], reasoning="Now tell them."),
+            ModelReply.say(
+                JOKES, ["Here are four jokes: ", "one, two, ", "three, four."], reasoning="Now tell them."
+            ),
         ],
         turns=["Hello"],
         streamed=True,
