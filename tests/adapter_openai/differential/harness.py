@@ -54,9 +54,10 @@ from tests.adapter_openai.differential.normalise import json_value, normalise_re
 from tests.adapter_openai.differential.serving import serving
 from tests.adapter_openai.differential.stream_view import (
     StreamItem,
-    collect_session_stream,
+    collect_session_events,
     joined,
     plain_stream_item,
+    session_stream,
 )
 from tests.adapter_openai.scenarios import TIMINGS
 
@@ -156,8 +157,8 @@ class Run:
     """Every call stopped for approval: tool name and arguments."""
     tool_runs: list[dict[str, Any]]
     stream: list[StreamItem] | None
-    model_steps: int | None = None
-    """The session's model steps (distinct ``sessionflow.RunModel`` steps); None for plain."""
+    model_attempts: int | None = None
+    """The attempts of the session's model steps (``sessionflow.RunModel``); None for plain."""
     problems: list[str] = field(default_factory=lambda: cast(list[str], []))
     """What stopped the run short (a refused flow, a call left waiting)."""
 
@@ -341,7 +342,7 @@ async def play_session(
     """Play the scenario's turns and decisions on a served flow (the session ID is the model key)."""
     approvals = list(scenario.approvals)
     collector = (
-        asyncio.create_task(collect_session_stream(sessions, session_id, len(scenario.turns)))
+        asyncio.create_task(collect_session_events(sessions, session_id, len(scenario.turns)))
         if scenario.streamed
         else None
     )
@@ -372,16 +373,18 @@ async def play_session(
         problems.append(
             f"{len(approvals)} approval decision(s) left unused: the session asked about fewer calls"
         )
-    stream: list[StreamItem] | None = None
-    if collector is not None:
-        try:
-            stream = await asyncio.wait_for(collector, timeout=30)
-        except TimeoutError:
-            problems.append("the session's event stream did not reach the end of the last turn")
     final = await sessions.get_agent_snapshot(session_id)
     last_agent, context = session_view(final, built)
     history = await read_step_history(sessions.client, session_id)
-    model_steps = len({s.step_execution_id for s in history if s.step_type == "sessionflow.RunModel"})
+    # Every attempt of a model step may call the model once; a call more is a hidden one.
+    model_attempts = sum(s.final_attempt for s in history if s.step_type == "sessionflow.RunModel")
+    stream: list[StreamItem] | None = None
+    if collector is not None:
+        try:
+            events = await asyncio.wait_for(collector, timeout=30)
+            stream = session_stream(events, [s.step_execution_id for s in history])
+        except TimeoutError:
+            problems.append("the session's event stream did not reach the end of the last turn")
     return Run(
         requests=_requests(scenario, server, session_id),
         outputs=outputs,
@@ -391,7 +394,7 @@ async def play_session(
         asked=asked,
         tool_runs=tool_runs(log),
         stream=stream,
-        model_steps=model_steps,
+        model_attempts=model_attempts,
         problems=problems,
     )
 
@@ -492,12 +495,13 @@ def assert_same_run(plain: Run, session: Run) -> None:
     problems = list(session.problems)
     problems += _turn_differences(plain, session)
     # The session's promise: every model call of the run (a sub-agent's as a tool too) is a
-    # model step of its own, so a crash repeats one. A guardrail's agent (its own
-    # conversation) runs inside the guardrail, which is not a step of the run.
-    calls = len(plain.requests.get("", []))
-    if session.model_steps is not None and session.model_steps != calls:
+    # model step of its own, so a crash repeats one call. A guardrail's agent (its own
+    # conversation) runs inside the guardrail, not as a step of the run.
+    calls = len(session.requests.get("", []))
+    if session.model_attempts is not None and calls > session.model_attempts:
         problems.append(
-            f"the plain run made {calls} model call(s); the session made {session.model_steps} model step(s)"
+            f"the session made {calls} model call(s) in {session.model_attempts} model step attempt(s): "
+            "a step made more than one (hidden model calls)"
         )
     for name in sorted(set(plain.requests) | set(session.requests)):
         problems += _request_differences(name, plain.requests.get(name, []), session.requests.get(name, []))

@@ -8,6 +8,7 @@ made (by its call ID, which is the script's in both runs) and each tool result.
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any, cast
 
 from agents import RawResponsesStreamEvent, RunItemStreamEvent, StreamEvent
@@ -15,7 +16,7 @@ from agents import RawResponsesStreamEvent, RunItemStreamEvent, StreamEvent
 from sessionflow import AgentSessionClient
 from sessionflow.session import AgentEvent, AgentEventType
 
-__all__ = ["StreamItem", "collect_session_stream", "plain_stream_item"]
+__all__ = ["StreamItem", "collect_session_events", "joined", "plain_stream_item", "session_stream"]
 
 StreamItem = tuple[str, str]
 """``("text", delta)``, ``("reasoning", delta)``, ``("tool_called", call_id)``, ``("tool_output", call_id)``."""
@@ -65,18 +66,45 @@ def joined(items: list[StreamItem]) -> list[StreamItem]:
     return out
 
 
-async def collect_session_stream(
+async def collect_session_events(
     sessions: AgentSessionClient, session_id: str, turns: int
-) -> list[StreamItem]:
-    """Follow the session from its start until ``turns`` turns have ended."""
-    items: list[StreamItem] = []
+) -> list[AgentEvent]:
+    """Follow the session from its start until ``turns`` turns have ended, then drain late deltas.
+
+    Live deltas are best effort and may reach the follower after the durable event that
+    ends their turn (`AgentSessionClient.events`), so the follow goes on until it has been
+    idle for a second.
+    """
+    events: list[AgentEvent] = []
     ended = 0
-    async for event in sessions.events(session_id):
-        item = session_stream_item(event)
-        if item is not None:
-            items.append(item)
+    stream = aiter(sessions.events(session_id))
+    while True:
+        try:
+            event = await (asyncio.wait_for(anext(stream), timeout=1.0) if ended >= turns else anext(stream))
+        except (TimeoutError, StopAsyncIteration):
+            return events
+        events.append(event)
         if event.type in (AgentEventType.TURN_COMPLETED, AgentEventType.TURN_FAILED):
             ended += 1
-            if ended >= turns:
-                break
-    return joined(items)
+
+
+def session_stream(events: list[AgentEvent], step_order: list[str]) -> list[StreamItem]:
+    """The session's events as a client shows them: step by step, in the steps' order.
+
+    Within a step its deltas come first (they were streamed while it ran), then what the
+    workflow recorded of its result; the steps follow the session's step history, because
+    live deltas and durable events reach the follower on two channels with no order
+    between them.
+    """
+    position = {step: index for index, step in enumerate(step_order)}
+
+    def key(pair: tuple[int, AgentEvent]) -> tuple[int, int, int]:
+        arrival, event = pair
+        return (
+            position.get(event.step_execution_id, len(position)),
+            0 if event.type.is_delta else 1,
+            arrival,
+        )
+
+    ordered = [event for _, event in sorted(enumerate(events), key=key)]
+    return joined([item for item in map(session_stream_item, ordered) if item is not None])
