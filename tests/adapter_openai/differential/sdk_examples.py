@@ -50,7 +50,9 @@ __all__ = [
     "human_in_the_loop",
     "human_in_the_loop_publish",
     "input_guardrails",
+    "input_guardrails_answering",
     "output_guardrails",
+    "output_guardrails_answering",
     "stream_items",
     "tools",
 ]
@@ -483,3 +485,17 @@ def output_guardrails(models: Models, log: InvocationLog) -> Built:
         model=models.model(),
     )
     return Built(agent)
+
+
+PHONE_REFUSAL = "Sorry, I can't share that."
+
+
+def refuse_phone_numbers(error: Exception) -> str | None:
+    return PHONE_REFUSAL
+
+
+def output_guardrails_answering(models: Models, log: InvocationLog) -> Built:
+    """The same assistant; the session is asked to answer an output tripwire (see
+    `input_guardrails_answering` for the proposed option)."""
+    built = output_guardrails(models, log)
+    return Built(built.agent, flow_args={"on_guardrail_tripwire": refuse_phone_numbers})

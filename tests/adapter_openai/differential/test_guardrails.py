@@ -68,12 +68,13 @@ async def test_an_input_tripwire_answered_with_the_examples_refusal(
     assert_same_run(plain, session)
 
 
+def answer(response: str) -> ModelReply:
+    return ModelReply.say(json.dumps({"reasoning": "r", "response": response, "user_name": None}))
+
+
 async def test_an_output_tripwire_fails_the_turn(
     temporal_address: str, model_server: ScriptedModelServer, tmp_path: Path
 ) -> None:
-    def answer(response: str) -> ModelReply:
-        return ModelReply.say(json.dumps({"reasoning": "r", "response": response, "user_name": None}))
-
     scenario = Scenario(
         name="output-tripwire",
         build=sdk_examples.output_guardrails,
@@ -84,4 +85,24 @@ async def test_an_output_tripwire_fails_the_turn(
 
     assert plain.outputs[0] == {"reasoning": "r", "response": "Sacramento.", "user_name": None}
     assert (plain.errors[1] or "").startswith("OutputGuardrailTripwireTriggered")
+    assert_same_run(plain, session)
+
+
+async def test_an_output_tripwire_answered_with_a_refusal(
+    temporal_address: str, model_server: ScriptedModelServer, tmp_path: Path
+) -> None:
+    scenario = Scenario(
+        name="output-refusal",
+        build=sdk_examples.output_guardrails_answering,
+        script=[answer("Your number 650-123-4567 is from the Bay Area."), answer("Sacramento.")],
+        turns=["My phone number is 650-123-4567. Where do you think I live?", CAPITAL],
+        refusal=sdk_examples.PHONE_REFUSAL,
+    )
+    plain, session = await run_both(scenario, model_server, temporal_address, tmp_path)
+
+    assert plain.outputs[0] == sdk_examples.PHONE_REFUSAL
+    # The tripped answer is not history: the next call sees the refusal in its place.
+    last_input = plain.requests[""][-1]["input"]
+    assert {"role": "assistant", "content": sdk_examples.PHONE_REFUSAL} in last_input
+    assert "650-123-4567 is from" not in json.dumps(last_input)
     assert_same_run(plain, session)
