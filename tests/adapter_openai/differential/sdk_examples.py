@@ -44,6 +44,7 @@ from tests.adapter_openai.differential.harness import Built, Models
 __all__ = [
     "AirlineAgentContext",
     "agents_as_tools",
+    "agents_as_tools_with_a_glossary",
     "customer_service",
     "forcing_tool_use",
     "hello_world",
@@ -283,6 +284,42 @@ def agents_as_tools(models: Models, log: InvocationLog) -> Built:
             french_agent.as_tool(
                 tool_name="translate_to_french",
                 tool_description="Translate the user's message to French",
+            ),
+        ],
+        model=model,
+    )
+    return Built(orchestrator_agent)
+
+
+def agents_as_tools_with_a_glossary(models: Models, log: InvocationLog) -> Built:
+    """agents_as_tools.py with a tool in the translator (not in the example), so a crash can
+    hit a sub-agent's own tool call: the example's translators have none."""
+
+    @function_tool
+    async def lookup_glossary(word: str) -> str:
+        """Look up the house translation of a word."""
+        log.record("tool", "lookup_glossary", word=word)
+        return f"{word}: mundo"
+
+    model = models.model()
+    spanish_agent = Agent[Any](
+        name="spanish_agent",
+        instructions="You translate the user's message to Spanish",
+        handoff_description="An english to spanish translator",
+        tools=[lookup_glossary],
+        model=model,
+    )
+    orchestrator_agent = Agent[Any](
+        name="orchestrator_agent",
+        instructions=(
+            "You are a translation agent. You use the tools given to you to translate."
+            "If asked for multiple translations, you call the relevant tools in order."
+            "You never translate on your own, you always use the provided tools."
+        ),
+        tools=[
+            spanish_agent.as_tool(
+                tool_name="translate_to_spanish",
+                tool_description="Translate the user's message to Spanish",
             ),
         ],
         model=model,

@@ -16,6 +16,7 @@ from tests.adapter_openai.differential import sdk_examples
 from tests.adapter_openai.differential.crash import CrashedRun, distinct_tool_runs, run_session_with_crash
 from tests.adapter_openai.differential.harness import Run, Scenario, assert_same_run, run_plain, unique
 from tests.adapter_openai.differential.scripts import TOKYO, TOKYO_WEATHER
+from tests.adapter_openai.differential.test_agents_as_tools import GLOSSARY_SCRIPT
 from tests.adapter_openai.differential.test_approvals import weather_and_temperature
 from tests.adapter_openai.differential.test_context import SEAT_CHANGE
 
@@ -83,3 +84,24 @@ async def test_approved_oakland_temperature_sigkill(
     assert plain.asked == [("get_temperature", '{"city":"Oakland"}')]
     assert_same_run(distinct_tool_runs(plain), distinct_tool_runs(session.run))
     assert_crash_repeated_only_the_effect(session, "turn-1/tool/call_temperature")
+
+
+async def test_a_sub_agents_tool_sigkill_repeats_only_that_call(
+    temporal_address: str, model_server: ScriptedModelServer, tmp_path: Path
+) -> None:
+    """Agents as tools (item 4): a crash in the translator's tool must not repeat the
+    translator's model call. Today the whole sub-agent run is one tool step, so it does."""
+    scenario = Scenario(
+        name="agents-as-tools-glossary",
+        build=sdk_examples.agents_as_tools_with_a_glossary,
+        script=GLOSSARY_SCRIPT,
+        turns=["Translate 'Hello, world!' to Spanish."],
+    )
+    plain, session = await crashed(
+        scenario, model_server, temporal_address, tmp_path, crash_in="lookup_glossary"
+    )
+
+    assert plain.outputs == ["In Spanish: ¡Hola, mundo!"]
+    assert_same_run(distinct_tool_runs(plain), distinct_tool_runs(session.run))
+    # The step the glossary call becomes is the adapter's to name; its effect happened once.
+    assert session.effect_pids == [session.finished_pid], "the effect happened once, after the restart"
