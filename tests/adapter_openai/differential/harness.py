@@ -216,6 +216,7 @@ async def run_plain(scenario: Scenario, server: ScriptedModelServer, key: str, l
             try:
                 result = await _run_once(scenario, built, agent, run_input, context, stream)
             except AgentsException as error:
+                # As the example loops: a failed turn keeps its user message in the input.
                 if scenario.refusal is not None and isinstance(error, _TRIPWIRES):
                     # The example's catch-and-answer: the refusal is the assistant's answer.
                     items.append({"role": "assistant", "content": scenario.refusal})

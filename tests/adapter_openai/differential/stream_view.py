@@ -9,6 +9,8 @@ made (by its call ID, which is the script's in both runs) and each tool result.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import AsyncGenerator
+from contextlib import aclosing
 from typing import Any, cast
 
 from agents import RawResponsesStreamEvent, RunItemStreamEvent, StreamEvent
@@ -77,15 +79,18 @@ async def collect_session_events(
     """
     events: list[AgentEvent] = []
     ended = 0
-    stream = aiter(sessions.events(session_id))
-    while True:
-        try:
-            event = await (asyncio.wait_for(anext(stream), timeout=1.0) if ended >= turns else anext(stream))
-        except (TimeoutError, StopAsyncIteration):
-            return events
-        events.append(event)
-        if event.type in (AgentEventType.TURN_COMPLETED, AgentEventType.TURN_FAILED):
-            ended += 1
+    # Closed on the way out, so its live subscription ends with the follow.
+    follow = cast(AsyncGenerator[AgentEvent], sessions.events(session_id))
+    async with aclosing(follow):
+        while True:
+            try:
+                next_event = anext(follow)
+                event = await (asyncio.wait_for(next_event, timeout=1.0) if ended >= turns else next_event)
+            except (TimeoutError, StopAsyncIteration):
+                return events
+            events.append(event)
+            if event.type in (AgentEventType.TURN_COMPLETED, AgentEventType.TURN_FAILED):
+                ended += 1
 
 
 def session_stream(events: list[AgentEvent], step_order: list[str]) -> list[StreamItem]:
