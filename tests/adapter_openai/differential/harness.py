@@ -447,28 +447,21 @@ def _turn_output(snapshot: AgentSnapshot, seen: int, built: Built) -> Any:
 
 
 def session_view(snapshot: AgentSnapshot, built: Built) -> tuple[str, Any]:
-    """The session's last agent and run context, from what the adapter exposes.
+    """The session's last agent and run context, as the adapter exposes them.
 
-    The one place to change when the adapter settles how it exposes them. Read today: the
-    state the session carries to the next turn (`carried_state_preview`), as a JSON object
-    ``{"last_agent": <name>, "context": <the context as JSON>}``. An agent with no
-    handoffs has no other agent to end on, so its last agent is known without the carry.
+    The adapter shows both as the framework's state of the last completed turn
+    (`AgentSnapshot.framework_state`, from `TurnCompleted.framework_state`):
+    ``{"last_agent": <name>, "context": <the context as JSON>}`` (a pydantic context as its
+    ``model_dump(mode="json")``, a dataclass as its fields). An agent with no handoffs has
+    no other agent to end on, so its last agent is known without it.
     """
-    carried: dict[str, Any] = {}
-    preview = snapshot.carried_state_preview
-    if preview:
-        try:
-            parsed: Any = json.loads(preview)
-        except ValueError:
-            parsed = None
-        if isinstance(parsed, dict):
-            carried = cast(dict[str, Any], parsed)
-    last_agent = carried.get("last_agent")
+    view: dict[str, Any] = dict(snapshot.framework_state or {})
+    last_agent = view.get("last_agent")
     if not isinstance(last_agent, str):
         last_agent = built.agent.name if not built.agent.handoffs else NOT_EXPOSED
     if built.context is None:
         return last_agent, None
-    return last_agent, carried.get("context", NOT_EXPOSED)
+    return last_agent, view.get("context", NOT_EXPOSED)
 
 
 # -- both --------------------------------------------------------------------------------

@@ -6,7 +6,7 @@ import dataclasses
 import json
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager, nullcontext
-from typing import Any, cast
+from typing import Any, Literal, cast
 
 from agents import (
     Agent,
@@ -53,18 +53,30 @@ from sessionflow.session import (
     TurnCompleted,
     describe_tool_call_outcome,
 )
+from sessionflow_openai_agents._approvals import framework_approval
+from sessionflow_openai_agents._carry import TurnCarry
+from sessionflow_openai_agents._context import ContextCodec, context_update, merge_context_update
 from sessionflow_openai_agents._graph import AgentGraph, GraphSnapshot
 from sessionflow_openai_agents._items import answer_message, model_input, run_item_messages, user_message
 from sessionflow_openai_agents._models import check_model_tools
-from sessionflow_openai_agents._state import dump_run_state, load_run_state
+from sessionflow_openai_agents._state import dump_run_state, parse_run_state
 from sessionflow_openai_agents._stream import StepHooks, stream_into, usage_of
 from sessionflow_openai_agents._tools import function_tool_from_spec, run_function_tool
 from sessionflow_openai_agents._warmup import build_response_models
 
-__all__ = ["HANDOFF_POLICY", "ContextFactory", "OpenAIAgentsRunner"]
+__all__ = ["HANDOFF_POLICY", "ContextFactory", "GuardrailTripwireAnswer", "OpenAIAgentsRunner", "TurnStart"]
 
 ContextFactory = Callable[[str], Any]
-"""Builds the run context (``RunContextWrapper.context``) for a session ID, on every step."""
+"""Builds the run context (``RunContextWrapper.context``) for a session ID, once per session:
+the context then lives for the whole run and carries into the next turn."""
+
+GuardrailTripwireAnswer = Callable[[Exception], str | None]
+"""Given the SDK's `InputGuardrailTripwireTriggered` or `OutputGuardrailTripwireTriggered`,
+the text to store as the assistant's answer of the turn, or None to fail the turn."""
+
+TurnStart = Literal["last_agent", "starting_agent"]
+"""Where each turn after the first starts: the agent the last turn ended on (the SDK's
+multi-turn examples, ``result.last_agent``), or the starting agent again."""
 
 HANDOFF_POLICY = ToolPolicy(effect=ToolEffect.READ, requires_approval=False)
 """The policy of a handoff's step: the SDK performs a handoff with the model call that asks for
@@ -73,6 +85,8 @@ it, so the step only records it and cannot hold it for approval."""
 # Model calls one step may make when a response neither finishes, calls tools, nor hands off
 # (reasoning only, or hosted tools only): the run has to go on and the session has no step for it.
 _MAX_MODEL_CALLS_PER_STEP = 3
+
+_ANSWERABLE_TRIPS = (InputGuardrailTripwireTriggered, OutputGuardrailTripwireTriggered)
 
 _GUARDRAIL_TRIPS = (
     InputGuardrailTripwireTriggered,
@@ -93,14 +107,23 @@ class OpenAIAgentsRunner(AgentFrameworkRunner):
         agent: The starting agent, or a factory called on every step (for agents that hold
             per-event-loop clients). Names must be unique across the handoff graph.
         tool_sources: Neutral tool specs added to the starting agent as function tools.
-        context_factory: Builds the run context from the session ID on every step and tool
-            call; None gives tools ``context=None``.
+        context_factory: Builds the session's run context from the session ID, once: the
+            context then travels with the run (changes by tools, handoffs, guardrails and
+            hooks reach every later step and the next turn). It must encode as JSON (a
+            pydantic model, a dataclass, a JSON dict); None gives tools ``context=None``.
         run_config: Run settings for every step (model provider, model settings, ...).
         hooks: Run hooks; ``on_llm_*`` and handoff hooks fire in model steps, tool hooks for
             the recorded results the model step hands back.
         max_turns: The SDK's limit of model calls in one session turn.
         tracing: Send traces to the SDK's configured trace processors. Off by default, so an
             offline or test run never tries to reach the network.
+        turns_start_at: ``"last_agent"`` (default) starts each turn at the agent the last
+            turn ended on; ``"starting_agent"`` restarts every turn at ``agent``.
+        on_guardrail_tripwire: Answers an input or output guardrail's tripwire instead of
+            failing the turn: the text it returns is stored as the assistant's answer.
+
+    Raises:
+        UnsupportedOptionError: The context the factory builds cannot travel as JSON.
     """
 
     def __init__(
@@ -113,11 +136,19 @@ class OpenAIAgentsRunner(AgentFrameworkRunner):
         hooks: RunHooks[Any] | None = None,
         max_turns: int = DEFAULT_MAX_TURNS,
         tracing: bool = False,
+        turns_start_at: TurnStart = "last_agent",
+        on_guardrail_tripwire: GuardrailTripwireAnswer | None = None,
     ) -> None:
         self._agent = agent
         self._extra_tools = [function_tool_from_spec(spec) for spec in tool_sources]
         self._spec_effects = {spec.name: spec.framework_effect for spec in tool_sources}
-        self._context_factory = context_factory
+        if turns_start_at not in ("last_agent", "starting_agent"):
+            raise ValueError(
+                f"turns_start_at must be 'last_agent' or 'starting_agent', not {turns_start_at!r}"
+            )
+        self._turns_start_at = turns_start_at
+        self._on_guardrail_tripwire = on_guardrail_tripwire
+        self._contexts = ContextCodec(context_factory)
         config = run_config or RunConfig()
         self._run_config = config if tracing else dataclasses.replace(config, tracing_disabled=True)
         self._hooks = hooks
@@ -139,18 +170,25 @@ class OpenAIAgentsRunner(AgentFrameworkRunner):
 
     async def run_model_step(self, turn: AgentTurnContext) -> AgentTurnOutcome:
         graph = self._graph()
-        context = self._context(turn.session_id)
+        carry = TurnCarry.decode(turn.carried_state)
+        saved = parse_run_state(turn.framework_run_state) if turn.framework_run_state is not None else None
+        if saved is not None:
+            context = self._contexts.load(_with_tool_updates(saved.context, turn), turn.session_id)
+        else:
+            context = self._contexts.load(carry.context if carry is not None else None, turn.session_id)
         snapshot = await graph.snapshot(RunContextWrapper(context=context))
         outputs = {
             call_id: describe_tool_call_outcome(r) for call_id, r in turn.tool_calls.items() if r.is_final
         }
-        start = snapshot.gated(outputs)
+        # Every model step of a turn is given the carry the turn started with, so the state
+        # saved by an earlier step is restored from the same agent the turn started at.
+        start = snapshot.gated(outputs, start=self._turn_start(graph, carry))
         turn_input = model_input(turn.messages)
         with self._trace_scope():
             try:
-                if turn.framework_run_state is None:
+                if saved is None:
                     return await self._advance(turn, snapshot, start, turn_input, turn_input, context)
-                state = await load_run_state(start, turn.framework_run_state, turn_input, context)
+                state = await saved.restore(start, turn_input, context)
                 _answer_interruptions(state, turn)
                 return await self._advance(turn, snapshot, start, state, turn_input, None)
             except _GUARDRAIL_TRIPS as error:
@@ -183,19 +221,34 @@ class OpenAIAgentsRunner(AgentFrameworkRunner):
             )
             hooks.result = result
             responses_before, items_before = len(result.raw_responses), len(result.new_items)
-            await stream_into(result, turn.events)
+            try:
+                await stream_into(result, turn.events)
+            except _ANSWERABLE_TRIPS as error:
+                answer = self._on_guardrail_tripwire(error) if self._on_guardrail_tripwire else None
+                if answer is None:
+                    raise
+                # As the SDK's examples catch the tripwire: the turn's answer is the refusal,
+                # and what the run made before the trip is not kept.
+                usage = usage + usage_of(result.raw_responses[responses_before:])
+                return self._completed(
+                    [answer_message(answer)], usage, result.last_agent, result.context_wrapper
+                )
             usage = usage + usage_of(result.raw_responses[responses_before:])
+            context_now = self._contexts.dump(result.context_wrapper.context)
             if result.interruptions:
                 return ToolCallsRequested(
-                    framework_run_state=dump_run_state(result.to_state(), turn_input),
-                    tool_calls=[self._deferred(item, snapshot, turn) for item in result.interruptions],
+                    framework_run_state=dump_run_state(result.to_state(), turn_input, context_now),
+                    tool_calls=[
+                        await self._deferred(item, snapshot, turn, result.context_wrapper)
+                        for item in result.interruptions
+                    ],
                     usage=usage,
                 )
             if result.final_output is not None:
                 messages = run_item_messages(result.new_items)
                 if not result.new_items or not isinstance(result.new_items[-1], MessageOutputItem):
                     messages.append(answer_message(result.final_output))
-                return TurnCompleted(new_messages=messages, usage=usage)
+                return self._completed(messages, usage, result.last_agent, result.context_wrapper)
             state = result.to_state()
             handoff = next(
                 (i for i in result.new_items[items_before:] if isinstance(i, HandoffCallItem)), None
@@ -210,24 +263,55 @@ class OpenAIAgentsRunner(AgentFrameworkRunner):
                     policy=HANDOFF_POLICY,
                 )
                 return ToolCallsRequested(
-                    framework_run_state=dump_run_state(state, turn_input), tool_calls=[call], usage=usage
+                    framework_run_state=dump_run_state(state, turn_input, context_now),
+                    tool_calls=[call],
+                    usage=usage,
                 )
             run_input, context = state, None
         raise SessionStateError(f"the agent made {_MAX_MODEL_CALLS_PER_STEP} model calls without an outcome")
 
-    def _deferred(
-        self, item: ToolApprovalItem, snapshot: GraphSnapshot, turn: AgentTurnContext
+    def _completed(
+        self,
+        messages: list[FrameworkMessage],
+        usage: AgentUsage,
+        last_agent: Agent[Any],
+        context: RunContextWrapper[Any],
+    ) -> TurnCompleted:
+        carry = TurnCarry(last_agent=last_agent.name, context=self._contexts.dump(context.context))
+        return TurnCompleted(
+            new_messages=messages, usage=usage, carry=carry.encode(), framework_state=carry.view()
+        )
+
+    def _turn_start(self, graph: AgentGraph, carry: TurnCarry | None) -> str:
+        if self._turns_start_at == "starting_agent" or carry is None:
+            return graph.start_name
+        # An agent renamed or removed by a deploy cannot be resumed: start where a new session would.
+        return carry.last_agent if carry.last_agent in graph.agents else graph.start_name
+
+    async def _deferred(
+        self,
+        item: ToolApprovalItem,
+        snapshot: GraphSnapshot,
+        turn: AgentTurnContext,
+        context: RunContextWrapper[Any],
     ) -> DeferredToolCall:
         call_id = item.call_id
         if not call_id:
             raise SessionStateError(f"tool call to {item.name!r} has no call ID")
         name = _record_name(item)
         effect = self._spec_effects.get(name) or snapshot.framework_effect(name)
+        arguments = item.arguments or "{}"
+        entry = snapshot.tools.get(name)
         return DeferredToolCall(
             tool_call_id=call_id,
             tool_name=name,
-            arguments=item.arguments or "{}",
+            arguments=arguments,
             policy=turn.resolve_tool_policy(name, effect),
+            framework_approval=(
+                await framework_approval(entry.tool, context, arguments, call_id)
+                if entry is not None
+                else None
+            ),
         )
 
     # -- tools ---------------------------------------------------------------------------
@@ -242,7 +326,8 @@ class OpenAIAgentsRunner(AgentFrameworkRunner):
             return ToolExecutionResult(
                 output="approved; the hosted MCP server runs it in the next model call"
             )
-        context = self._context(call.session_id)
+        before = parse_run_state(call.run_state).context if call.run_state is not None else None
+        context = self._contexts.load(before, call.session_id)
         snapshot = await graph.snapshot(RunContextWrapper(context=context))
         entry = snapshot.tools.get(record.tool_name)
         if entry is None:
@@ -263,7 +348,10 @@ class OpenAIAgentsRunner(AgentFrameworkRunner):
         )
         with self._trace_scope():
             output = await run_function_tool(entry.tool, tool_context, record.arguments)
-        return ToolExecutionResult(output=output)
+        # A context the model step did not save (a state written before it was durable) is a
+        # fresh one here, and the next model step has nothing to apply a change to.
+        update = context_update(before, self._contexts.dump(context)) if before is not None else None
+        return ToolExecutionResult(output=output, state_update=update)
 
     # -- helpers -------------------------------------------------------------------------
 
@@ -277,13 +365,19 @@ class OpenAIAgentsRunner(AgentFrameworkRunner):
     def _graph(self) -> AgentGraph:
         return self._graph_cache if isinstance(self._agent, Agent) else self._build_graph()
 
-    def _context(self, session_id: str) -> Any:
-        return self._context_factory(session_id) if self._context_factory is not None else None
-
     def _trace_scope(self) -> AbstractContextManager[Any]:
         # A disabled trace as the current one also keeps runs nested in tools (agents as tools
         # with their own run config) from starting traces of their own.
         return nullcontext() if self._tracing else trace("sessionflow", disabled=True)
+
+
+def _with_tool_updates(context: Any, turn: AgentTurnContext) -> Any:
+    """The saved context with the changes the turn's tool steps made since, in model order."""
+    if context is None:
+        return None
+    for _, update in turn.state_updates():
+        context = merge_context_update(context, update)
+    return context
 
 
 def _answer_interruptions(state: RunState[Any, Any], turn: AgentTurnContext) -> None:
@@ -292,7 +386,10 @@ def _answer_interruptions(state: RunState[Any, Any], turn: AgentTurnContext) -> 
         record = turn.tool_calls.get(item.call_id or "")
         if record is None or not record.is_final:
             raise SessionStateError(f"tool call {item.call_id!r} has no final record in {turn.turn_id!r}")
-        if record.status is AgentToolCallStatus.REJECTED:
+        if record.status is AgentToolCallStatus.REJECTED and record.approval_source == "framework":
+            # Only the tool's own needs_approval asked: the model reads the SDK's rejection text.
+            state.reject(item)
+        elif record.status is AgentToolCallStatus.REJECTED:
             # The SDK sends exactly this text to the model as the tool's output.
             state.reject(item, rejection_message=describe_tool_call_outcome(record))
         else:
