@@ -27,7 +27,6 @@ __all__ = ["ContextCodec", "context_update", "merge_context_update"]
 
 # The session ID the build check gives the factory; the context it builds is thrown away.
 BUILD_CHECK_SESSION_ID = "sessionflow-build-check"
-_UPDATE_FORMAT = "sessionflow-openai-agents/context-update-1"
 
 
 class ContextCodec:
@@ -86,8 +85,8 @@ class ContextCodec:
             )
 
 
-def context_update(before: Any, after: Any) -> str | None:
-    """A tool step's change of the context as a state update, or None when it changed nothing.
+def context_update(before: Any, after: Any) -> dict[str, Any] | None:
+    """A tool step's change of the context (JSON values), or None when it changed nothing.
 
     A context that encodes as an object gives the top-level keys that changed, so two
     parallel calls that change different fields both keep their change (later calls, in
@@ -98,23 +97,17 @@ def context_update(before: Any, after: Any) -> str | None:
     if isinstance(before, dict) and isinstance(after, dict):
         old, new = cast(dict[str, Any], before), cast(dict[str, Any], after)
         changed = {key: value for key, value in new.items() if key not in old or old[key] != value}
-        removed = [key for key in old if key not in new]
-        update: dict[str, Any] = {"format": _UPDATE_FORMAT, "set": changed, "unset": removed}
-    else:
-        update = {"format": _UPDATE_FORMAT, "value": after}
-    return json.dumps(update, separators=(",", ":"), ensure_ascii=False)
+        return {"set": changed, "unset": [key for key in old if key not in new]}
+    return {"value": after}
 
 
-def merge_context_update(context: Any, update: str) -> Any:
-    """``context`` (JSON values) with one tool step's update applied."""
-    data = cast(dict[str, Any], json.loads(update))
-    if data.get("format") != _UPDATE_FORMAT:
-        raise ValueError(f"unsupported context update format {data.get('format')!r}")
-    if "value" in data:
-        return data["value"]
+def merge_context_update(context: Any, update: dict[str, Any]) -> Any:
+    """``context`` (JSON values) with one tool step's `context_update` applied."""
+    if "value" in update:
+        return update["value"]
     merged = dict(cast(dict[str, Any], context)) if isinstance(context, dict) else {}
-    merged.update(cast(dict[str, Any], data["set"]))
-    for key in cast(list[str], data["unset"]):
+    merged.update(cast(dict[str, Any], update["set"]))
+    for key in cast(list[str], update["unset"]):
         merged.pop(key, None)
     return merged
 

@@ -32,9 +32,12 @@ from agents.run import DEFAULT_MAX_TURNS
 from agents.tool_context import ToolContext
 from openai.types.responses import ResponseFunctionToolCall
 
-from sessionflow.plugins import ToolSpec
+from sessionflow import current_tool_invocation
+from sessionflow.frameworks import CarryHook
+from sessionflow.plugins import ToolInvocation, ToolSpec
 from sessionflow.session import (
     AgentFrameworkRunner,
+    AgentToolCall,
     AgentToolCallStatus,
     AgentTurnContext,
     AgentTurnOutcome,
@@ -52,14 +55,18 @@ from sessionflow.session import (
     TurnAborted,
     TurnCompleted,
     describe_tool_call_outcome,
+    parse_tool_arguments,
 )
+from sessionflow.tool_asks import with_tool_asks
 from sessionflow_openai_agents._approvals import framework_approval
 from sessionflow_openai_agents._carry import TurnCarry
-from sessionflow_openai_agents._context import ContextCodec, context_update, merge_context_update
+from sessionflow_openai_agents._context import ContextCodec, context_update
 from sessionflow_openai_agents._graph import AgentGraph, GraphSnapshot
 from sessionflow_openai_agents._items import answer_message, model_input, run_item_messages, user_message
 from sessionflow_openai_agents._models import check_model_tools
+from sessionflow_openai_agents._shown import shown_input
 from sessionflow_openai_agents._state import dump_run_state, parse_run_state
+from sessionflow_openai_agents._step_update import StepState, encode_step_update
 from sessionflow_openai_agents._stream import StepHooks, stream_into, usage_of
 from sessionflow_openai_agents._tools import function_tool_from_spec, run_function_tool
 from sessionflow_openai_agents._warmup import build_response_models
@@ -121,6 +128,8 @@ class OpenAIAgentsRunner(AgentFrameworkRunner):
             turn ended on; ``"starting_agent"`` restarts every turn at ``agent``.
         on_guardrail_tripwire: Answers an input or output guardrail's tripwire instead of
             failing the turn: the text it returns is stored as the assistant's answer.
+        carry: Decides the carry itself (`CarryHook`, the harness's): the next turn's model
+            sees it, and every turn starts at ``agent`` with a fresh context.
 
     Raises:
         UnsupportedOptionError: The context the factory builds cannot travel as JSON.
@@ -138,10 +147,14 @@ class OpenAIAgentsRunner(AgentFrameworkRunner):
         tracing: bool = False,
         turns_start_at: TurnStart = "last_agent",
         on_guardrail_tripwire: GuardrailTripwireAnswer | None = None,
+        carry: CarryHook | None = None,
     ) -> None:
         self._agent = agent
         self._extra_tools = [function_tool_from_spec(spec) for spec in tool_sources]
         self._spec_effects = {spec.name: spec.framework_effect for spec in tool_sources}
+        self._specs = {spec.name: spec for spec in tool_sources}
+        self._spec_tools = {tool.name: tool for tool in self._extra_tools}
+        self._carry_hook = carry
         if turns_start_at not in ("last_agent", "starting_agent"):
             raise ValueError(
                 f"turns_start_at must be 'last_agent' or 'starting_agent', not {turns_start_at!r}"
@@ -170,12 +183,14 @@ class OpenAIAgentsRunner(AgentFrameworkRunner):
 
     async def run_model_step(self, turn: AgentTurnContext) -> AgentTurnOutcome:
         graph = self._graph()
-        carry = TurnCarry.decode(turn.carried_state)
+        # A carry hook's carry is its own text, not the adapter's.
+        carry = TurnCarry.decode(turn.carried_state) if self._carry_hook is None else None
         saved = parse_run_state(turn.framework_run_state) if turn.framework_run_state is not None else None
         if saved is not None:
-            context = self._contexts.load(_with_tool_updates(saved.context, turn), turn.session_id)
+            state = StepState(saved.context, saved.tool_state).apply(turn.state_updates())
         else:
-            context = self._contexts.load(carry.context if carry is not None else None, turn.session_id)
+            state = StepState(carry.context if carry is not None else None)
+        context = self._contexts.load(state.context, turn.session_id)
         snapshot = await graph.snapshot(RunContextWrapper(context=context))
         outputs = {
             call_id: describe_tool_call_outcome(r) for call_id, r in turn.tool_calls.items() if r.is_final
@@ -183,14 +198,15 @@ class OpenAIAgentsRunner(AgentFrameworkRunner):
         # Every model step of a turn is given the carry the turn started with, so the state
         # saved by an earlier step is restored from the same agent the turn started at.
         start = snapshot.gated(outputs, start=self._turn_start(graph, carry))
-        turn_input = model_input(turn.messages)
+        shown_carry = turn.carried_state if self._carry_hook is not None else None
+        turn_input = shown_input(turn, model_input(turn.messages), shown_carry, state.tool_state)
         with self._trace_scope():
             try:
                 if saved is None:
-                    return await self._advance(turn, snapshot, start, turn_input, turn_input, context)
-                state = await saved.restore(start, turn_input, context)
-                _answer_interruptions(state, turn)
-                return await self._advance(turn, snapshot, start, state, turn_input, None)
+                    return await self._advance(turn, snapshot, start, turn_input, turn_input, context, state)
+                run_state = await saved.restore(start, turn_input, context)
+                _answer_interruptions(run_state, turn)
+                return await self._advance(turn, snapshot, start, run_state, turn_input, None, state)
             except _GUARDRAIL_TRIPS as error:
                 raise TurnAborted(_describe_trip(error)) from error
             except MaxTurnsExceeded as error:
@@ -207,6 +223,7 @@ class OpenAIAgentsRunner(AgentFrameworkRunner):
         run_input: list[TResponseInputItem] | RunState[Any, Any],
         turn_input: list[TResponseInputItem],
         context: Any,
+        step: StepState,
     ) -> AgentTurnOutcome:
         usage = AgentUsage()
         for _ in range(_MAX_MODEL_CALLS_PER_STEP):
@@ -231,13 +248,15 @@ class OpenAIAgentsRunner(AgentFrameworkRunner):
                 # and what the run made before the trip is not kept.
                 usage = usage + usage_of(result.raw_responses[responses_before:])
                 return self._completed(
-                    [answer_message(answer)], usage, result.last_agent, result.context_wrapper
+                    turn, [answer_message(answer)], usage, result.last_agent, result.context_wrapper
                 )
             usage = usage + usage_of(result.raw_responses[responses_before:])
             context_now = self._contexts.dump(result.context_wrapper.context)
             if result.interruptions:
                 return ToolCallsRequested(
-                    framework_run_state=dump_run_state(result.to_state(), turn_input, context_now),
+                    framework_run_state=dump_run_state(
+                        result.to_state(), turn_input, context_now, step.tool_state
+                    ),
                     tool_calls=[
                         await self._deferred(item, snapshot, turn, result.context_wrapper)
                         for item in result.interruptions
@@ -248,7 +267,7 @@ class OpenAIAgentsRunner(AgentFrameworkRunner):
                 messages = run_item_messages(result.new_items)
                 if not result.new_items or not isinstance(result.new_items[-1], MessageOutputItem):
                     messages.append(answer_message(result.final_output))
-                return self._completed(messages, usage, result.last_agent, result.context_wrapper)
+                return self._completed(turn, messages, usage, result.last_agent, result.context_wrapper)
             state = result.to_state()
             handoff = next(
                 (i for i in result.new_items[items_before:] if isinstance(i, HandoffCallItem)), None
@@ -263,7 +282,7 @@ class OpenAIAgentsRunner(AgentFrameworkRunner):
                     policy=HANDOFF_POLICY,
                 )
                 return ToolCallsRequested(
-                    framework_run_state=dump_run_state(state, turn_input, context_now),
+                    framework_run_state=dump_run_state(state, turn_input, context_now, step.tool_state),
                     tool_calls=[call],
                     usage=usage,
                 )
@@ -272,15 +291,19 @@ class OpenAIAgentsRunner(AgentFrameworkRunner):
 
     def _completed(
         self,
+        turn: AgentTurnContext,
         messages: list[FrameworkMessage],
         usage: AgentUsage,
         last_agent: Agent[Any],
         context: RunContextWrapper[Any],
     ) -> TurnCompleted:
         carry = TurnCarry(last_agent=last_agent.name, context=self._contexts.dump(context.context))
-        return TurnCompleted(
-            new_messages=messages, usage=usage, carry=carry.encode(), framework_state=carry.view()
-        )
+        if self._carry_hook is not None:
+            answer = (messages[-1].text or "") if messages else ""
+            carried = self._carry_hook(turn.carried_state, answer)
+        else:
+            carried = carry.encode()
+        return TurnCompleted(new_messages=messages, usage=usage, carry=carried, framework_state=carry.view())
 
     def _turn_start(self, graph: AgentGraph, carry: TurnCarry | None) -> str:
         if self._turns_start_at == "starting_agent" or carry is None:
@@ -302,7 +325,7 @@ class OpenAIAgentsRunner(AgentFrameworkRunner):
         effect = self._spec_effects.get(name) or snapshot.framework_effect(name)
         arguments = item.arguments or "{}"
         entry = snapshot.tools.get(name)
-        return DeferredToolCall(
+        call = DeferredToolCall(
             tool_call_id=call_id,
             tool_name=name,
             arguments=arguments,
@@ -313,6 +336,8 @@ class OpenAIAgentsRunner(AgentFrameworkRunner):
                 else None
             ),
         )
+        # A neutral spec's own rule (its FunctionTool never asks): the harness's tools.
+        return with_tool_asks(call, self._specs.get(name))
 
     # -- tools ---------------------------------------------------------------------------
 
@@ -326,7 +351,8 @@ class OpenAIAgentsRunner(AgentFrameworkRunner):
             return ToolExecutionResult(
                 output="approved; the hosted MCP server runs it in the next model call"
             )
-        before = parse_run_state(call.run_state).context if call.run_state is not None else None
+        saved = parse_run_state(call.run_state) if call.run_state is not None else None
+        before = saved.context if saved is not None else None
         context = self._contexts.load(before, call.session_id)
         snapshot = await graph.snapshot(RunContextWrapper(context=context))
         entry = snapshot.tools.get(record.tool_name)
@@ -346,12 +372,19 @@ class OpenAIAgentsRunner(AgentFrameworkRunner):
             agent=entry.agent,
             run_config=self._run_config,
         )
+        spec = self._specs.get(record.tool_name)
+        tool_state: dict[str, Any] | None = None
         with self._trace_scope():
-            output = await run_function_tool(entry.tool, tool_context, record.arguments)
+            if spec is not None and self._spec_tools.get(spec.name) is entry.tool:
+                # The spec's own call keeps its `ToolOutput.state_update` (the tool state).
+                result = await spec.call_output(parse_tool_arguments(record.arguments), _invocation(record))
+                output, tool_state = result.text, dict(result.state_update or {})
+            else:
+                output = await run_function_tool(entry.tool, tool_context, record.arguments)
         # A context the model step did not save (a state written before it was durable) is a
         # fresh one here, and the next model step has nothing to apply a change to.
-        update = context_update(before, self._contexts.dump(context)) if before is not None else None
-        return ToolExecutionResult(output=output, state_update=update)
+        changed = context_update(before, self._contexts.dump(context)) if before is not None else None
+        return ToolExecutionResult(output=output, state_update=encode_step_update(changed, tool_state))
 
     # -- helpers -------------------------------------------------------------------------
 
@@ -371,13 +404,10 @@ class OpenAIAgentsRunner(AgentFrameworkRunner):
         return nullcontext() if self._tracing else trace("sessionflow", disabled=True)
 
 
-def _with_tool_updates(context: Any, turn: AgentTurnContext) -> Any:
-    """The saved context with the changes the turn's tool steps made since, in model order."""
-    if context is None:
-        return None
-    for _, update in turn.state_updates():
-        context = merge_context_update(context, update)
-    return context
+def _invocation(record: AgentToolCall) -> ToolInvocation:
+    return current_tool_invocation() or ToolInvocation(
+        tool_call_id=record.tool_call_id, idempotency_key=record.tool_call_id, attempt=1
+    )
 
 
 def _answer_interruptions(state: RunState[Any, Any], turn: AgentTurnContext) -> None:

@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -36,8 +37,14 @@ def _no_context(context: Any) -> dict[str, Any]:
     return {}
 
 
-def dump_run_state(state: RunState[Any, Any], turn_input: list[TResponseInputItem], context: Any) -> str:
-    """The state as text; ``context`` is the run context as JSON values (`ContextCodec.dump`)."""
+def dump_run_state(
+    state: RunState[Any, Any],
+    turn_input: list[TResponseInputItem],
+    context: Any,
+    tool_state: Mapping[str, Any],
+) -> str:
+    """The state as text; ``context`` is the run context as JSON values (`ContextCodec.dump`),
+    ``tool_state`` what neutral tool specs set in this turn."""
     data = state.to_json(context_serializer=_no_context)
     context_entry = cast(dict[str, Any], data["context"])
     context_entry["context"] = None
@@ -49,6 +56,7 @@ def dump_run_state(state: RunState[Any, Any], turn_input: list[TResponseInputIte
         "format": FORMAT,
         "input_from_messages": input_from_messages,
         "context": context,
+        "tool_state": dict(tool_state),
         "state": data,
     }
     return json.dumps(envelope, separators=(",", ":"), ensure_ascii=False)
@@ -62,6 +70,8 @@ class SavedRunState:
     input_from_messages: bool
     context: Any
     """The run context as JSON values; None in a format-1 state or a run without context."""
+    tool_state: dict[str, Any]
+    """What neutral tool specs set in this turn (empty in a format-1 state)."""
 
     async def restore(
         self, start: Agent[Any], turn_input: list[TResponseInputItem], context: Any
@@ -83,6 +93,7 @@ def parse_run_state(text: str) -> SavedRunState:
         data=cast(dict[str, Any], envelope["state"]),
         input_from_messages=bool(envelope.get("input_from_messages")),
         context=envelope.get("context"),
+        tool_state=cast(dict[str, Any], envelope.get("tool_state") or {}),
     )
 
 
