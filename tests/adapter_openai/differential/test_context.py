@@ -43,3 +43,38 @@ async def test_on_handoff_and_a_tool_change_the_context_a_later_tool_reads(
     )
     assert plain.last_agent == "Seat Booking Agent"
     assert_same_run(plain, session)
+
+
+SEAT_CHANGE_OVER_TWO_TURNS = [
+    *SEAT_CHANGE,
+    ModelReply.call(
+        ScriptedToolCall("call_seat_2", "update_seat", {"confirmation_number": "ABC123", "new_seat": "14C"})
+    ),
+    ModelReply.say("Your seat is now 14C."),
+]
+
+
+async def test_the_context_carries_into_the_next_turn(
+    temporal_address: str, model_server: ScriptedModelServer, tmp_path: Path
+) -> None:
+    # Turn 2 starts at the seat booking agent, whose update_seat needs the flight number
+    # the handoff of turn 1 set: only a context carried between turns has it.
+    scenario = Scenario(
+        name="context-turns",
+        build=sdk_examples.customer_service,
+        script=SEAT_CHANGE_OVER_TWO_TURNS,
+        turns=["Please move me to seat 12A; my confirmation number is ABC123.", "Make it 14C instead."],
+    )
+    plain, session = await run_both(scenario, model_server, temporal_address, tmp_path)
+
+    assert plain.outputs == ["Your seat is now 12A.", "Your seat is now 14C."]
+    assert plain.context == {
+        "confirmation_number": "ABC123",
+        "flight_number": "FLT-123",
+        "passenger_name": None,
+        "seat_number": "14C",
+    }
+    assert (
+        plain.requests[""][4]["input"][-1]["output"] == "Updated seat to 14C for confirmation number ABC123"
+    )
+    assert_same_run(plain, session)

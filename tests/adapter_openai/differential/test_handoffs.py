@@ -8,9 +8,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from sessionflow.testing import ModelReply, ScriptedModelServer, ScriptedToolCall
+from sessionflow.testing import InvocationLog, ModelReply, ScriptedModelServer, ScriptedToolCall
 from tests.adapter_openai.differential import sdk_examples
-from tests.adapter_openai.differential.harness import Scenario, assert_same_run, run_both
+from tests.adapter_openai.differential.harness import (
+    Built,
+    Models,
+    Scenario,
+    assert_same_run,
+    run_both,
+    run_session,
+)
 
 FAQ_OVER_TWO_TURNS = [
     ModelReply.call(ScriptedToolCall("call_to_faq", "transfer_to_faq_agent", {})),
@@ -38,3 +45,37 @@ async def test_the_second_turn_starts_at_the_last_agent(
     assert all("You are an FAQ agent" in r["instructions"] for r in plain.requests[""][3:])
     assert [run["question"] for run in plain.tool_runs] == ["baggage allowance", "wifi"]
     assert_same_run(plain, session)
+
+
+def customer_service_restarting(models: Models, log: InvocationLog) -> Built:
+    """customer_service with the adapter's option to start every turn at the triage agent."""
+    built = sdk_examples.customer_service(models, log)
+    return Built(built.agent, context=built.context, flow_args={"turns_start_at": "starting_agent"})
+
+
+async def test_an_option_restarts_every_turn_at_the_starting_agent(
+    temporal_address: str, model_server: ScriptedModelServer, tmp_path: Path
+) -> None:
+    # A deliberate difference from the examples' loop, so the session runs alone here.
+    script = [
+        *FAQ_OVER_TWO_TURNS[:3],
+        ModelReply.call(ScriptedToolCall("call_to_faq_2", "transfer_to_faq_agent", {})),
+        *FAQ_OVER_TWO_TURNS[3:],
+    ]
+    scenario = Scenario(
+        name="handoff-restart",
+        build=customer_service_restarting,
+        script=script,
+        turns=["What is the baggage allowance?", "Is there wifi?"],
+    )
+    session = await run_session(scenario, model_server, "handoff-restart", tmp_path, temporal_address)
+
+    assert session.problems == []
+    assert session.outputs == ["One bag under 50 pounds.", "Free wifi: join Airline-Wifi."]
+    requests = session.requests[""]
+    assert len(requests) == 6
+    # Turn 2's first call is triage's again; it hands off to the FAQ agent once more.
+    assert "You are a helpful triaging agent" in requests[3]["instructions"]
+    assert "You are an FAQ agent" in requests[4]["instructions"]
+    assert session.last_agent == "FAQ Agent"
+    assert [run["question"] for run in session.tool_runs] == ["baggage allowance", "wifi"]
