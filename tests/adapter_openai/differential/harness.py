@@ -112,7 +112,7 @@ class Built:
     """A fresh run context: the plain run's ``context=``, and the session's context factory."""
     max_turns: int = DEFAULT_MAX_TURNS
     flow_args: Mapping[str, Any] = field(default_factory=lambda: cast(dict[str, Any], {}))
-    """Adapter options the test proposes (not there yet): passed as keywords, so a flow that
+    """Adapter options the test uses (or proposes): passed as keywords, so a flow that
     refuses them (``TypeError``) shows as a difference."""
 
 
@@ -288,7 +288,7 @@ def session_flow(built: Built, flow_type: str) -> AgentSessionFlow:
     make_context = built.context
 
     def context_factory(session_id: str) -> Any:
-        # Called by the adapter on every step today (issue 22, item 2, wants one context per run).
+        # The adapter calls it once per session (and once when the flow is built, to check it).
         assert make_context is not None
         return make_context()
 

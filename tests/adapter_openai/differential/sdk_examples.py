@@ -476,7 +476,7 @@ def input_guardrails(models: Models, log: InvocationLog) -> Built:
 def input_guardrails_answering(models: Models, log: InvocationLog) -> Built:
     """The same agent; the session is asked to answer a tripwire as the example's loop does.
 
-    ``on_guardrail_tripwire`` is the option these tests propose (the adapter has none yet):
+    ``on_guardrail_tripwire`` is the adapter's option for it:
     given the SDK's tripwire exception, it returns the text to store as the assistant's
     answer, or None to fail the turn.
     """
