@@ -14,7 +14,13 @@ from sessionflow.lazy import lazy_exports
 if TYPE_CHECKING:
     from sessionflow_openai_agents._errors import AgentGraphError, UnsupportedAgentOptionError
     from sessionflow_openai_agents._flow import openai_agents_session_flow
-    from sessionflow_openai_agents._runner import HANDOFF_POLICY, ContextFactory, OpenAIAgentsRunner
+    from sessionflow_openai_agents._runner import (
+        HANDOFF_POLICY,
+        ContextFactory,
+        GuardrailTripwireAnswer,
+        OpenAIAgentsRunner,
+        TurnStart,
+    )
     from sessionflow_openai_agents._tools import current_tool_invocation, function_tool_from_spec
 
 __getattr__, __dir__ = lazy_exports(__name__)
@@ -28,7 +34,9 @@ __all__ = [
     "HANDOFF_POLICY",
     "AgentGraphError",
     "ContextFactory",
+    "GuardrailTripwireAnswer",
     "OpenAIAgentsRunner",
+    "TurnStart",
     "UnsupportedAgentOptionError",
     "__version__",
     "current_tool_invocation",

@@ -10,7 +10,12 @@ from agents.run import DEFAULT_MAX_TURNS
 
 from sessionflow.temporal import AgentSessionFlow, FlowArguments
 from sessionflow.tool_specs import ToolSpec
-from sessionflow_openai_agents._runner import ContextFactory, OpenAIAgentsRunner
+from sessionflow_openai_agents._runner import (
+    ContextFactory,
+    GuardrailTripwireAnswer,
+    OpenAIAgentsRunner,
+    TurnStart,
+)
 
 __all__ = ["openai_agents_session_flow"]
 
@@ -25,6 +30,8 @@ def openai_agents_session_flow(
     hooks: RunHooks[Any] | None = None,
     max_turns: int = DEFAULT_MAX_TURNS,
     tracing: bool = False,
+    turns_start_at: TurnStart = "last_agent",
+    on_guardrail_tripwire: GuardrailTripwireAnswer | None = None,
     **flow_args: Unpack[FlowArguments],
 ) -> AgentSessionFlow:
     """Serve ``agent_or_factory`` as the flow type ``flow_type``.
@@ -40,6 +47,7 @@ def openai_agents_session_flow(
         UnsupportedAgentOptionError: An `AgentGraphError` and `UnsupportedOptionError` naming
             the option: a handoff without a target agent, a tool that runs in-process
             (computer, local shell), or a hosted tool on a Chat Completions model instance.
+        UnsupportedOptionError: ``context_factory`` builds a context that cannot travel as JSON.
     """
     runner = OpenAIAgentsRunner(
         agent_or_factory,
@@ -49,5 +57,7 @@ def openai_agents_session_flow(
         hooks=hooks,
         max_turns=max_turns,
         tracing=tracing,
+        turns_start_at=turns_start_at,
+        on_guardrail_tripwire=on_guardrail_tripwire,
     )
     return AgentSessionFlow(runner, flow_type=flow_type, tool_specs=tool_sources, **flow_args)

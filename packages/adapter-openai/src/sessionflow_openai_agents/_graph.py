@@ -103,8 +103,11 @@ class GraphSnapshot:
         entry = self.tools.get(tool_name)
         return mcp_effect(entry.tool) if entry is not None else None
 
-    def gated(self, outputs: Mapping[str, str]) -> Agent[Any]:
-        """Clone the graph with every tool gated; approved stubs return ``outputs[call_id]``."""
+    def gated(self, outputs: Mapping[str, str], *, start: str | None = None) -> Agent[Any]:
+        """Clone the graph with every tool gated; approved stubs return ``outputs[call_id]``.
+
+        Returns the clone of ``start`` (an agent's name; the graph's starting agent by default).
+        """
         stub = _stub(outputs)
         clones: dict[str, Agent[Any]] = {}
         for name, agent in self.graph.agents.items():
@@ -112,7 +115,7 @@ class GraphSnapshot:
             clones[name] = agent.clone(tools=tools, mcp_servers=[], handoffs=[])
         for name, agent in self.graph.agents.items():
             clones[name].handoffs = [_redirect(item, clones) for item in agent.handoffs]
-        return clones[self.graph.start_name]
+        return clones[start or self.graph.start_name]
 
 
 def _target_name(item: Agent[Any] | Handoff[Any, Any]) -> str:

@@ -49,6 +49,7 @@ def _build_runner(ctx: HarnessContext) -> OpenAIAgentsRunner:
         tool_sources=ctx.tools,
         run_config=RunConfig(model_provider=provider),
         tracing=ctx.settings.get("tracing") is True,
+        carry=ctx.carry,
     )
 
 
@@ -59,7 +60,16 @@ def sessionflow_register_frameworks(register: Callable[[FrameworkSpec], None]) -
             name="openai-agents",
             description="OpenAI Agents SDK agents (Responses or Chat Completions models)",
             capabilities=FrameworkCapabilities(
-                parallel_tool_calls=True, reasoning_deltas=True, images=True, mcp_annotations=True
+                parallel_tool_calls=True,
+                reasoning_deltas=True,
+                images=True,
+                mcp_annotations=True,
+                # The run context, and a neutral spec's ToolOutput.state_update, reach later steps.
+                tool_state=True,
+                # The last agent and the context, or the harness's carry hook, carry between turns.
+                carry_state=True,
+                # A function tool's own needs_approval, and a spec's needs_approval/pre_approved.
+                framework_approvals=True,
             ),
             build_runner=_build_runner,
             model_api="responses",

@@ -6,7 +6,7 @@ import dataclasses
 import json
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager, nullcontext
-from typing import Any, cast
+from typing import Any, Literal, cast
 
 from agents import (
     Agent,
@@ -32,9 +32,12 @@ from agents.run import DEFAULT_MAX_TURNS
 from agents.tool_context import ToolContext
 from openai.types.responses import ResponseFunctionToolCall
 
-from sessionflow.plugins import ToolSpec
+from sessionflow import current_tool_invocation
+from sessionflow.frameworks import CarryHook
+from sessionflow.plugins import ToolInvocation, ToolSpec
 from sessionflow.session import (
     AgentFrameworkRunner,
+    AgentToolCall,
     AgentToolCallStatus,
     AgentTurnContext,
     AgentTurnOutcome,
@@ -52,19 +55,35 @@ from sessionflow.session import (
     TurnAborted,
     TurnCompleted,
     describe_tool_call_outcome,
+    parse_tool_arguments,
 )
+from sessionflow.tool_asks import with_tool_asks
+from sessionflow_openai_agents._approvals import framework_approval
+from sessionflow_openai_agents._carry import TurnCarry
+from sessionflow_openai_agents._context import ContextCodec, context_update
 from sessionflow_openai_agents._graph import AgentGraph, GraphSnapshot
 from sessionflow_openai_agents._items import answer_message, model_input, run_item_messages, user_message
 from sessionflow_openai_agents._models import check_model_tools
-from sessionflow_openai_agents._state import dump_run_state, load_run_state
+from sessionflow_openai_agents._shown import shown_input
+from sessionflow_openai_agents._state import dump_run_state, parse_run_state
+from sessionflow_openai_agents._step_update import StepState, encode_step_update
 from sessionflow_openai_agents._stream import StepHooks, stream_into, usage_of
 from sessionflow_openai_agents._tools import function_tool_from_spec, run_function_tool
 from sessionflow_openai_agents._warmup import build_response_models
 
-__all__ = ["HANDOFF_POLICY", "ContextFactory", "OpenAIAgentsRunner"]
+__all__ = ["HANDOFF_POLICY", "ContextFactory", "GuardrailTripwireAnswer", "OpenAIAgentsRunner", "TurnStart"]
 
 ContextFactory = Callable[[str], Any]
-"""Builds the run context (``RunContextWrapper.context``) for a session ID, on every step."""
+"""Builds the run context (``RunContextWrapper.context``) for a session ID, once per session:
+the context then lives for the whole run and carries into the next turn."""
+
+GuardrailTripwireAnswer = Callable[[Exception], str | None]
+"""Given the SDK's `InputGuardrailTripwireTriggered` or `OutputGuardrailTripwireTriggered`,
+the text to store as the assistant's answer of the turn, or None to fail the turn."""
+
+TurnStart = Literal["last_agent", "starting_agent"]
+"""Where each turn after the first starts: the agent the last turn ended on (the SDK's
+multi-turn examples, ``result.last_agent``), or the starting agent again."""
 
 HANDOFF_POLICY = ToolPolicy(effect=ToolEffect.READ, requires_approval=False)
 """The policy of a handoff's step: the SDK performs a handoff with the model call that asks for
@@ -73,6 +92,8 @@ it, so the step only records it and cannot hold it for approval."""
 # Model calls one step may make when a response neither finishes, calls tools, nor hands off
 # (reasoning only, or hosted tools only): the run has to go on and the session has no step for it.
 _MAX_MODEL_CALLS_PER_STEP = 3
+
+_ANSWERABLE_TRIPS = (InputGuardrailTripwireTriggered, OutputGuardrailTripwireTriggered)
 
 _GUARDRAIL_TRIPS = (
     InputGuardrailTripwireTriggered,
@@ -93,14 +114,25 @@ class OpenAIAgentsRunner(AgentFrameworkRunner):
         agent: The starting agent, or a factory called on every step (for agents that hold
             per-event-loop clients). Names must be unique across the handoff graph.
         tool_sources: Neutral tool specs added to the starting agent as function tools.
-        context_factory: Builds the run context from the session ID on every step and tool
-            call; None gives tools ``context=None``.
+        context_factory: Builds the session's run context from the session ID, once: the
+            context then travels with the run (changes by tools, handoffs, guardrails and
+            hooks reach every later step and the next turn). It must encode as JSON (a
+            pydantic model, a dataclass, a JSON dict); None gives tools ``context=None``.
         run_config: Run settings for every step (model provider, model settings, ...).
         hooks: Run hooks; ``on_llm_*`` and handoff hooks fire in model steps, tool hooks for
             the recorded results the model step hands back.
         max_turns: The SDK's limit of model calls in one session turn.
         tracing: Send traces to the SDK's configured trace processors. Off by default, so an
             offline or test run never tries to reach the network.
+        turns_start_at: ``"last_agent"`` (default) starts each turn at the agent the last
+            turn ended on; ``"starting_agent"`` restarts every turn at ``agent``.
+        on_guardrail_tripwire: Answers an input or output guardrail's tripwire instead of
+            failing the turn: the text it returns is stored as the assistant's answer.
+        carry: Decides the carry itself (`CarryHook`, the harness's): the next turn's model
+            sees it, and every turn starts at ``agent`` with a fresh context.
+
+    Raises:
+        UnsupportedOptionError: The context the factory builds cannot travel as JSON.
     """
 
     def __init__(
@@ -113,11 +145,23 @@ class OpenAIAgentsRunner(AgentFrameworkRunner):
         hooks: RunHooks[Any] | None = None,
         max_turns: int = DEFAULT_MAX_TURNS,
         tracing: bool = False,
+        turns_start_at: TurnStart = "last_agent",
+        on_guardrail_tripwire: GuardrailTripwireAnswer | None = None,
+        carry: CarryHook | None = None,
     ) -> None:
         self._agent = agent
         self._extra_tools = [function_tool_from_spec(spec) for spec in tool_sources]
         self._spec_effects = {spec.name: spec.framework_effect for spec in tool_sources}
-        self._context_factory = context_factory
+        self._specs = {spec.name: spec for spec in tool_sources}
+        self._spec_tools = {tool.name: tool for tool in self._extra_tools}
+        self._carry_hook = carry
+        if turns_start_at not in ("last_agent", "starting_agent"):
+            raise ValueError(
+                f"turns_start_at must be 'last_agent' or 'starting_agent', not {turns_start_at!r}"
+            )
+        self._turns_start_at = turns_start_at
+        self._on_guardrail_tripwire = on_guardrail_tripwire
+        self._contexts = ContextCodec(context_factory)
         config = run_config or RunConfig()
         self._run_config = config if tracing else dataclasses.replace(config, tracing_disabled=True)
         self._hooks = hooks
@@ -139,20 +183,30 @@ class OpenAIAgentsRunner(AgentFrameworkRunner):
 
     async def run_model_step(self, turn: AgentTurnContext) -> AgentTurnOutcome:
         graph = self._graph()
-        context = self._context(turn.session_id)
+        # A carry hook's carry is its own text, not the adapter's.
+        carry = TurnCarry.decode(turn.carried_state) if self._carry_hook is None else None
+        saved = parse_run_state(turn.framework_run_state) if turn.framework_run_state is not None else None
+        if saved is not None:
+            state = StepState(saved.context, saved.tool_state).apply(turn.state_updates())
+        else:
+            state = StepState(carry.context if carry is not None else None)
+        context = self._contexts.load(state.context, turn.session_id)
         snapshot = await graph.snapshot(RunContextWrapper(context=context))
         outputs = {
             call_id: describe_tool_call_outcome(r) for call_id, r in turn.tool_calls.items() if r.is_final
         }
-        start = snapshot.gated(outputs)
-        turn_input = model_input(turn.messages)
+        # Every model step of a turn is given the carry the turn started with, so the state
+        # saved by an earlier step is restored from the same agent the turn started at.
+        start = snapshot.gated(outputs, start=self._turn_start(graph, carry))
+        shown_carry = turn.carried_state if self._carry_hook is not None else None
+        turn_input = shown_input(turn, model_input(turn.messages), shown_carry, state.tool_state)
         with self._trace_scope():
             try:
-                if turn.framework_run_state is None:
-                    return await self._advance(turn, snapshot, start, turn_input, turn_input, context)
-                state = await load_run_state(start, turn.framework_run_state, turn_input, context)
-                _answer_interruptions(state, turn)
-                return await self._advance(turn, snapshot, start, state, turn_input, None)
+                if saved is None:
+                    return await self._advance(turn, snapshot, start, turn_input, turn_input, context, state)
+                run_state = await saved.restore(start, turn_input, context)
+                _answer_interruptions(run_state, turn)
+                return await self._advance(turn, snapshot, start, run_state, turn_input, None, state)
             except _GUARDRAIL_TRIPS as error:
                 raise TurnAborted(_describe_trip(error)) from error
             except MaxTurnsExceeded as error:
@@ -169,6 +223,7 @@ class OpenAIAgentsRunner(AgentFrameworkRunner):
         run_input: list[TResponseInputItem] | RunState[Any, Any],
         turn_input: list[TResponseInputItem],
         context: Any,
+        step: StepState,
     ) -> AgentTurnOutcome:
         usage = AgentUsage()
         for _ in range(_MAX_MODEL_CALLS_PER_STEP):
@@ -183,19 +238,36 @@ class OpenAIAgentsRunner(AgentFrameworkRunner):
             )
             hooks.result = result
             responses_before, items_before = len(result.raw_responses), len(result.new_items)
-            await stream_into(result, turn.events)
+            try:
+                await stream_into(result, turn.events)
+            except _ANSWERABLE_TRIPS as error:
+                answer = self._on_guardrail_tripwire(error) if self._on_guardrail_tripwire else None
+                if answer is None:
+                    raise
+                # As the SDK's examples catch the tripwire: the turn's answer is the refusal,
+                # and what the run made before the trip is not kept.
+                usage = usage + usage_of(result.raw_responses[responses_before:])
+                return self._completed(
+                    turn, [answer_message(answer)], usage, result.last_agent, result.context_wrapper
+                )
             usage = usage + usage_of(result.raw_responses[responses_before:])
+            context_now = self._contexts.dump(result.context_wrapper.context)
             if result.interruptions:
                 return ToolCallsRequested(
-                    framework_run_state=dump_run_state(result.to_state(), turn_input),
-                    tool_calls=[self._deferred(item, snapshot, turn) for item in result.interruptions],
+                    framework_run_state=dump_run_state(
+                        result.to_state(), turn_input, context_now, step.tool_state
+                    ),
+                    tool_calls=[
+                        await self._deferred(item, snapshot, turn, result.context_wrapper)
+                        for item in result.interruptions
+                    ],
                     usage=usage,
                 )
             if result.final_output is not None:
                 messages = run_item_messages(result.new_items)
                 if not result.new_items or not isinstance(result.new_items[-1], MessageOutputItem):
                     messages.append(answer_message(result.final_output))
-                return TurnCompleted(new_messages=messages, usage=usage)
+                return self._completed(turn, messages, usage, result.last_agent, result.context_wrapper)
             state = result.to_state()
             handoff = next(
                 (i for i in result.new_items[items_before:] if isinstance(i, HandoffCallItem)), None
@@ -210,25 +282,62 @@ class OpenAIAgentsRunner(AgentFrameworkRunner):
                     policy=HANDOFF_POLICY,
                 )
                 return ToolCallsRequested(
-                    framework_run_state=dump_run_state(state, turn_input), tool_calls=[call], usage=usage
+                    framework_run_state=dump_run_state(state, turn_input, context_now, step.tool_state),
+                    tool_calls=[call],
+                    usage=usage,
                 )
             run_input, context = state, None
         raise SessionStateError(f"the agent made {_MAX_MODEL_CALLS_PER_STEP} model calls without an outcome")
 
-    def _deferred(
-        self, item: ToolApprovalItem, snapshot: GraphSnapshot, turn: AgentTurnContext
+    def _completed(
+        self,
+        turn: AgentTurnContext,
+        messages: list[FrameworkMessage],
+        usage: AgentUsage,
+        last_agent: Agent[Any],
+        context: RunContextWrapper[Any],
+    ) -> TurnCompleted:
+        carry = TurnCarry(last_agent=last_agent.name, context=self._contexts.dump(context.context))
+        if self._carry_hook is not None:
+            answer = (messages[-1].text or "") if messages else ""
+            carried = self._carry_hook(turn.carried_state, answer)
+        else:
+            carried = carry.encode()
+        return TurnCompleted(new_messages=messages, usage=usage, carry=carried, framework_state=carry.view())
+
+    def _turn_start(self, graph: AgentGraph, carry: TurnCarry | None) -> str:
+        if self._turns_start_at == "starting_agent" or carry is None:
+            return graph.start_name
+        # An agent renamed or removed by a deploy cannot be resumed: start where a new session would.
+        return carry.last_agent if carry.last_agent in graph.agents else graph.start_name
+
+    async def _deferred(
+        self,
+        item: ToolApprovalItem,
+        snapshot: GraphSnapshot,
+        turn: AgentTurnContext,
+        context: RunContextWrapper[Any],
     ) -> DeferredToolCall:
         call_id = item.call_id
         if not call_id:
             raise SessionStateError(f"tool call to {item.name!r} has no call ID")
         name = _record_name(item)
         effect = self._spec_effects.get(name) or snapshot.framework_effect(name)
-        return DeferredToolCall(
+        arguments = item.arguments or "{}"
+        entry = snapshot.tools.get(name)
+        call = DeferredToolCall(
             tool_call_id=call_id,
             tool_name=name,
-            arguments=item.arguments or "{}",
+            arguments=arguments,
             policy=turn.resolve_tool_policy(name, effect),
+            framework_approval=(
+                await framework_approval(entry.tool, context, arguments, call_id)
+                if entry is not None
+                else None
+            ),
         )
+        # A neutral spec's own rule (its FunctionTool never asks): the harness's tools.
+        return with_tool_asks(call, self._specs.get(name))
 
     # -- tools ---------------------------------------------------------------------------
 
@@ -242,7 +351,9 @@ class OpenAIAgentsRunner(AgentFrameworkRunner):
             return ToolExecutionResult(
                 output="approved; the hosted MCP server runs it in the next model call"
             )
-        context = self._context(call.session_id)
+        saved = parse_run_state(call.run_state) if call.run_state is not None else None
+        before = saved.context if saved is not None else None
+        context = self._contexts.load(before, call.session_id)
         snapshot = await graph.snapshot(RunContextWrapper(context=context))
         entry = snapshot.tools.get(record.tool_name)
         if entry is None:
@@ -261,9 +372,19 @@ class OpenAIAgentsRunner(AgentFrameworkRunner):
             agent=entry.agent,
             run_config=self._run_config,
         )
+        spec = self._specs.get(record.tool_name)
+        tool_state: dict[str, Any] | None = None
         with self._trace_scope():
-            output = await run_function_tool(entry.tool, tool_context, record.arguments)
-        return ToolExecutionResult(output=output)
+            if spec is not None and self._spec_tools.get(spec.name) is entry.tool:
+                # The spec's own call keeps its `ToolOutput.state_update` (the tool state).
+                result = await spec.call_output(parse_tool_arguments(record.arguments), _invocation(record))
+                output, tool_state = result.text, dict(result.state_update or {})
+            else:
+                output = await run_function_tool(entry.tool, tool_context, record.arguments)
+        # A context the model step did not save (a state written before it was durable) is a
+        # fresh one here, and the next model step has nothing to apply a change to.
+        changed = context_update(before, self._contexts.dump(context)) if before is not None else None
+        return ToolExecutionResult(output=output, state_update=encode_step_update(changed, tool_state))
 
     # -- helpers -------------------------------------------------------------------------
 
@@ -277,13 +398,16 @@ class OpenAIAgentsRunner(AgentFrameworkRunner):
     def _graph(self) -> AgentGraph:
         return self._graph_cache if isinstance(self._agent, Agent) else self._build_graph()
 
-    def _context(self, session_id: str) -> Any:
-        return self._context_factory(session_id) if self._context_factory is not None else None
-
     def _trace_scope(self) -> AbstractContextManager[Any]:
         # A disabled trace as the current one also keeps runs nested in tools (agents as tools
         # with their own run config) from starting traces of their own.
         return nullcontext() if self._tracing else trace("sessionflow", disabled=True)
+
+
+def _invocation(record: AgentToolCall) -> ToolInvocation:
+    return current_tool_invocation() or ToolInvocation(
+        tool_call_id=record.tool_call_id, idempotency_key=record.tool_call_id, attempt=1
+    )
 
 
 def _answer_interruptions(state: RunState[Any, Any], turn: AgentTurnContext) -> None:
@@ -292,7 +416,10 @@ def _answer_interruptions(state: RunState[Any, Any], turn: AgentTurnContext) -> 
         record = turn.tool_calls.get(item.call_id or "")
         if record is None or not record.is_final:
             raise SessionStateError(f"tool call {item.call_id!r} has no final record in {turn.turn_id!r}")
-        if record.status is AgentToolCallStatus.REJECTED:
+        if record.status is AgentToolCallStatus.REJECTED and record.approval_source == "framework":
+            # Only the tool's own needs_approval asked: the model reads the SDK's rejection text.
+            state.reject(item)
+        elif record.status is AgentToolCallStatus.REJECTED:
             # The SDK sends exactly this text to the model as the tool's output.
             state.reject(item, rejection_message=describe_tool_call_outcome(record))
         else:

@@ -1,8 +1,9 @@
 """The framework run state: the SDK's `RunState` JSON, without what the session already stores.
 
-* The run context is never stored. It is rebuilt by the context factory on every step and
-  passed back with ``context_override`` (the SDK's own advice), so contexts need not be
-  JSON and secrets in them never reach the workflow history.
+* The run context is stored as JSON beside the SDK's state (`ContextCodec`), not through
+  the SDK's own context serializer, so it comes back as the factory's type in every
+  step. Run states of format 1 (written before the context was durable) hold no context:
+  a step that resumes one builds a fresh context with the factory, as steps did then.
 * The turn's input (every stored message before the turn, plus its user message) is left
   out when it equals what `model_input` rebuilds from the stored messages, so the state
   of a long session does not carry the whole conversation on every tool round. A handoff
@@ -12,15 +13,18 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any, cast
 
 from agents import Agent, RunContextWrapper, RunState, TResponseInputItem
 
 from sessionflow.session import SessionStateError
 
-__all__ = ["dump_run_state", "load_run_state"]
+__all__ = ["SavedRunState", "dump_run_state", "parse_run_state"]
 
-FORMAT = "sessionflow-openai-agents/1"
+FORMAT = "sessionflow-openai-agents/2"
+_READ_FORMATS = ("sessionflow-openai-agents/1", FORMAT)
 _NO_CONTEXT_META = {
     "original_type": "none",
     "serialized_via": "none",
@@ -33,7 +37,14 @@ def _no_context(context: Any) -> dict[str, Any]:
     return {}
 
 
-def dump_run_state(state: RunState[Any, Any], turn_input: list[TResponseInputItem]) -> str:
+def dump_run_state(
+    state: RunState[Any, Any],
+    turn_input: list[TResponseInputItem],
+    context: Any,
+    tool_state: Mapping[str, Any],
+) -> str:
+    """The state as text; ``context`` is the run context as JSON values (`ContextCodec.dump`),
+    ``tool_state`` what neutral tool specs set in this turn."""
     data = state.to_json(context_serializer=_no_context)
     context_entry = cast(dict[str, Any], data["context"])
     context_entry["context"] = None
@@ -41,23 +52,49 @@ def dump_run_state(state: RunState[Any, Any], turn_input: list[TResponseInputIte
     input_from_messages = _canonical(data.get("original_input")) == _canonical(turn_input)
     if input_from_messages:
         data["original_input"] = []
-    envelope = {"format": FORMAT, "input_from_messages": input_from_messages, "state": data}
+    envelope = {
+        "format": FORMAT,
+        "input_from_messages": input_from_messages,
+        "context": context,
+        "tool_state": dict(tool_state),
+        "state": data,
+    }
     return json.dumps(envelope, separators=(",", ":"), ensure_ascii=False)
 
 
-async def load_run_state(
-    start: Agent[Any], text: str, turn_input: list[TResponseInputItem], context: Any
-) -> RunState[Any, Agent[Any]]:
+@dataclass(frozen=True)
+class SavedRunState:
+    """A run state as stored: the SDK's part and the run context's JSON."""
+
+    data: dict[str, Any]
+    input_from_messages: bool
+    context: Any
+    """The run context as JSON values; None in a format-1 state or a run without context."""
+    tool_state: dict[str, Any]
+    """What neutral tool specs set in this turn (empty in a format-1 state)."""
+
+    async def restore(
+        self, start: Agent[Any], turn_input: list[TResponseInputItem], context: Any
+    ) -> RunState[Any, Agent[Any]]:
+        data = dict(self.data)
+        if self.input_from_messages:
+            data["original_input"] = list(turn_input)
+        return await RunState.from_json(start, data, context_override=RunContextWrapper(context=context))
+
+
+def parse_run_state(text: str) -> SavedRunState:
     try:
         envelope = cast(dict[str, Any], json.loads(text))
     except ValueError:
         raise SessionStateError("the framework run state is not JSON") from None
-    if envelope.get("format") != FORMAT:
+    if envelope.get("format") not in _READ_FORMATS:
         raise SessionStateError(f"unsupported framework run state format {envelope.get('format')!r}")
-    data = cast(dict[str, Any], envelope["state"])
-    if envelope.get("input_from_messages"):
-        data["original_input"] = list(turn_input)
-    return await RunState.from_json(start, data, context_override=RunContextWrapper(context=context))
+    return SavedRunState(
+        data=cast(dict[str, Any], envelope["state"]),
+        input_from_messages=bool(envelope.get("input_from_messages")),
+        context=envelope.get("context"),
+        tool_state=cast(dict[str, Any], envelope.get("tool_state") or {}),
+    )
 
 
 def _canonical(value: Any) -> str:

@@ -1,0 +1,58 @@
+"""What a tool step hands the next model step (`ToolExecutionResult.state_update`).
+
+Two things a tool changes travel this way: the run context (`context_update`) and the
+tool state that neutral tool specs set (`sessionflow.ToolOutput.state_update`). The next
+model step applies every update of the turn in model order (`AgentTurnContext.state_updates`).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, cast
+
+from sessionflow.session import SessionStateError
+from sessionflow_openai_agents._context import merge_context_update
+
+__all__ = ["StepState", "encode_step_update"]
+
+_FORMAT = "sessionflow-openai-agents/update-1"
+
+
+def encode_step_update(context: dict[str, Any] | None, tool_state: Mapping[str, Any] | None) -> str | None:
+    """The update text, or None when the tool changed neither."""
+    if context is None and not tool_state:
+        return None
+    update: dict[str, Any] = {"format": _FORMAT}
+    if context is not None:
+        update["context"] = context
+    if tool_state:
+        update["tool_state"] = dict(tool_state)
+    return json.dumps(update, separators=(",", ":"), ensure_ascii=False)
+
+
+@dataclass
+class StepState:
+    """The run context (JSON values; None: none saved) and the tool state, as a step sees them."""
+
+    context: Any
+    tool_state: dict[str, Any] = field(default_factory=lambda: cast(dict[str, Any], {}))
+
+    def apply(self, updates: list[tuple[str, str]]) -> StepState:
+        """This state with the tool steps' updates applied one after another, in model order."""
+        context, tool_state = self.context, dict(self.tool_state)
+        for tool_call_id, text in updates:
+            try:
+                update = cast(dict[str, Any], json.loads(text))
+            except ValueError:
+                raise SessionStateError(
+                    f"the state update of tool call {tool_call_id!r} is not JSON"
+                ) from None
+            if update.get("format") != _FORMAT:
+                raise SessionStateError(f"unsupported state update format {update.get('format')!r}")
+            if "context" in update and context is not None:
+                context = merge_context_update(context, cast(dict[str, Any], update["context"]))
+            # A shallow update per call: of two calls setting one key, the later one wins.
+            tool_state.update(cast(dict[str, Any], update.get("tool_state") or {}))
+        return StepState(context=context, tool_state=tool_state)

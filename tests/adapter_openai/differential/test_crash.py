@@ -1,0 +1,107 @@
+"""The differential cases again, with a SIGKILL of the worker inside a tool (issue 22, "Durability").
+
+Each test runs the plain agent, then the session on worker children, one of which is
+killed while the tool ``crash_in`` runs for the first time. The tool's effect happens once,
+in the second worker (a read is run again, by its effect), that step's final attempt is 2,
+and everything else equals the plain run: requests, outputs, last agent, context, and
+which tool runs happened (`distinct_tool_runs`).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from sessionflow.testing import ScriptedModelServer
+from tests.adapter_openai.differential import sdk_examples
+from tests.adapter_openai.differential.crash import CrashedRun, distinct_tool_runs, run_session_with_crash
+from tests.adapter_openai.differential.harness import Run, Scenario, assert_same_run, run_plain, unique
+from tests.adapter_openai.differential.scripts import TOKYO, TOKYO_WEATHER
+from tests.adapter_openai.differential.test_agents_as_tools import GLOSSARY_SCRIPT
+from tests.adapter_openai.differential.test_approvals import weather_and_temperature
+from tests.adapter_openai.differential.test_context import SEAT_CHANGE
+
+
+async def crashed(
+    scenario: Scenario, server: ScriptedModelServer, temporal_address: str, tmp_path: Path, *, crash_in: str
+) -> tuple[Run, CrashedRun]:
+    key = unique(f"oa-crash-{scenario.name}")
+    plain = await run_plain(scenario, server, f"{key}-plain", tmp_path / "plain")
+    session = await run_session_with_crash(
+        scenario, server, f"{key}-session", tmp_path / "session", temporal_address, crash_in=crash_in
+    )
+    return plain, session
+
+
+def assert_crash_repeated_only_the_effect(session: CrashedRun, step: str) -> None:
+    assert session.effect_pids == [session.finished_pid], "the effect happened once, after the restart"
+    assert session.steps.get(step) == (2, "completed"), session.steps
+
+
+async def test_a_tool_sigkill(
+    temporal_address: str, model_server: ScriptedModelServer, tmp_path: Path
+) -> None:
+    """basic/tools.py: the baseline."""
+    scenario = Scenario(name="tools", build=sdk_examples.tools, script=TOKYO_WEATHER, turns=[TOKYO])
+    plain, session = await crashed(scenario, model_server, temporal_address, tmp_path, crash_in="get_weather")
+
+    assert plain.outputs == ["The weather in Tokyo is sunny with wind."]
+    assert_same_run(distinct_tool_runs(plain), distinct_tool_runs(session.run))
+    assert_crash_repeated_only_the_effect(session, "turn-1/tool/call_tokyo")
+
+
+async def test_update_seat_sigkill_keeps_the_context(
+    temporal_address: str, model_server: ScriptedModelServer, tmp_path: Path
+) -> None:
+    """customer_service: a crash in ``update_seat`` after the handoff set the flight number."""
+    scenario = Scenario(
+        name="context",
+        build=sdk_examples.customer_service,
+        script=SEAT_CHANGE,
+        turns=["Please move me to seat 12A; my confirmation number is ABC123."],
+    )
+    plain, session = await crashed(scenario, model_server, temporal_address, tmp_path, crash_in="update_seat")
+
+    assert plain.context is not None and plain.context["seat_number"] == "12A"
+    assert_same_run(distinct_tool_runs(plain), distinct_tool_runs(session.run))
+    assert_crash_repeated_only_the_effect(session, "turn-1/tool/call_seat")
+
+
+async def test_approved_oakland_temperature_sigkill(
+    temporal_address: str, model_server: ScriptedModelServer, tmp_path: Path
+) -> None:
+    """human_in_the_loop: the approved call dies in its tool and runs again, once."""
+    scenario = Scenario(
+        name="hitl-oakland",
+        build=sdk_examples.human_in_the_loop,
+        script=weather_and_temperature("Oakland"),
+        turns=["What is the weather and temperature in Oakland?"],
+        approvals=[True],
+    )
+    plain, session = await crashed(
+        scenario, model_server, temporal_address, tmp_path, crash_in="get_temperature"
+    )
+
+    assert plain.asked == [("get_temperature", '{"city":"Oakland"}')]
+    assert_same_run(distinct_tool_runs(plain), distinct_tool_runs(session.run))
+    assert_crash_repeated_only_the_effect(session, "turn-1/tool/call_temperature")
+
+
+async def test_a_sub_agents_tool_sigkill_repeats_only_that_call(
+    temporal_address: str, model_server: ScriptedModelServer, tmp_path: Path
+) -> None:
+    """Agents as tools (item 4): a crash in the translator's tool must not repeat the
+    translator's model call. Today the whole sub-agent run is one tool step, so it does."""
+    scenario = Scenario(
+        name="agents-as-tools-glossary",
+        build=sdk_examples.agents_as_tools_with_a_glossary,
+        script=GLOSSARY_SCRIPT,
+        turns=["Translate 'Hello, world!' to Spanish."],
+    )
+    plain, session = await crashed(
+        scenario, model_server, temporal_address, tmp_path, crash_in="lookup_glossary"
+    )
+
+    assert plain.outputs == ["In Spanish: ¡Hola, mundo!"]
+    assert_same_run(distinct_tool_runs(plain), distinct_tool_runs(session.run))
+    # The step the glossary call becomes is the adapter's to name; its effect happened once.
+    assert session.effect_pids == [session.finished_pid], "the effect happened once, after the restart"
