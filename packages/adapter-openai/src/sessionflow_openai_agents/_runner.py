@@ -19,6 +19,7 @@ from agents import (
     RunConfig,
     RunContextWrapper,
     RunHooks,
+    RunItem,
     Runner,
     RunState,
     ToolApprovalItem,
@@ -38,7 +39,7 @@ from sessionflow.session import (
     AgentToolCallStatus,
     AgentTurnContext,
     AgentTurnOutcome,
-    AgentUsage,
+    ContinueRequested,
     DeferredToolCall,
     DeferredToolExecution,
     FrameworkMessage,
@@ -69,10 +70,6 @@ ContextFactory = Callable[[str], Any]
 HANDOFF_POLICY = ToolPolicy(effect=ToolEffect.READ, requires_approval=False)
 """The policy of a handoff's step: the SDK performs a handoff with the model call that asks for
 it, so the step only records it and cannot hold it for approval."""
-
-# Model calls one step may make when a response neither finishes, calls tools, nor hands off
-# (reasoning only, or hosted tools only): the run has to go on and the session has no step for it.
-_MAX_MODEL_CALLS_PER_STEP = 3
 
 _GUARDRAIL_TRIPS = (
     InputGuardrailTripwireTriggered,
@@ -170,50 +167,52 @@ class OpenAIAgentsRunner(AgentFrameworkRunner):
         turn_input: list[TResponseInputItem],
         context: Any,
     ) -> AgentTurnOutcome:
-        usage = AgentUsage()
-        for _ in range(_MAX_MODEL_CALLS_PER_STEP):
-            hooks = StepHooks(self._hooks)
-            result = Runner.run_streamed(
-                start,
-                run_input,
-                context=context,
-                max_turns=self._max_turns,
-                hooks=hooks,
-                run_config=self._run_config,
+        hooks = StepHooks(self._hooks)
+        result = Runner.run_streamed(
+            start,
+            run_input,
+            context=context,
+            max_turns=self._max_turns,
+            hooks=hooks,
+            run_config=self._run_config,
+        )
+        hooks.result = result
+        items_before = len(result.new_items)
+        await stream_into(result, turn.events)
+        usage = usage_of(result.raw_responses)
+        if result.interruptions:
+            return ToolCallsRequested(
+                framework_run_state=dump_run_state(result.to_state(), turn_input),
+                tool_calls=[self._deferred(item, snapshot, turn) for item in result.interruptions],
+                usage=usage,
             )
-            hooks.result = result
-            responses_before, items_before = len(result.raw_responses), len(result.new_items)
-            await stream_into(result, turn.events)
-            usage = usage + usage_of(result.raw_responses[responses_before:])
-            if result.interruptions:
-                return ToolCallsRequested(
-                    framework_run_state=dump_run_state(result.to_state(), turn_input),
-                    tool_calls=[self._deferred(item, snapshot, turn) for item in result.interruptions],
-                    usage=usage,
-                )
-            if result.final_output is not None:
-                messages = run_item_messages(result.new_items)
-                if not result.new_items or not isinstance(result.new_items[-1], MessageOutputItem):
-                    messages.append(answer_message(result.final_output))
-                return TurnCompleted(new_messages=messages, usage=usage)
-            state = result.to_state()
-            handoff = next(
-                (i for i in result.new_items[items_before:] if isinstance(i, HandoffCallItem)), None
+        if result.final_output is not None:
+            messages = run_item_messages(result.new_items)
+            if not result.new_items or not isinstance(result.new_items[-1], MessageOutputItem):
+                messages.append(answer_message(result.final_output))
+            return TurnCompleted(new_messages=messages, usage=usage)
+        state = result.to_state()
+        handoff = next((i for i in result.new_items[items_before:] if isinstance(i, HandoffCallItem)), None)
+        if handoff is not None:
+            raw = handoff.raw_item
+            assert isinstance(raw, ResponseFunctionToolCall)
+            call = DeferredToolCall(
+                tool_call_id=raw.call_id,
+                tool_name=raw.name,
+                arguments=raw.arguments,
+                policy=HANDOFF_POLICY,
             )
-            if handoff is not None:
-                raw = handoff.raw_item
-                assert isinstance(raw, ResponseFunctionToolCall)
-                call = DeferredToolCall(
-                    tool_call_id=raw.call_id,
-                    tool_name=raw.name,
-                    arguments=raw.arguments,
-                    policy=HANDOFF_POLICY,
-                )
-                return ToolCallsRequested(
-                    framework_run_state=dump_run_state(state, turn_input), tool_calls=[call], usage=usage
-                )
-            run_input, context = state, None
-        raise SessionStateError(f"the agent made {_MAX_MODEL_CALLS_PER_STEP} model calls without an outcome")
+            return ToolCallsRequested(
+                framework_run_state=dump_run_state(state, turn_input), tool_calls=[call], usage=usage
+            )
+        # Neither an answer, a tool call nor a handoff (reasoning only, or hosted tools the
+        # provider ran): the SDK would call the model again. That call is a model step of its
+        # own, so a crash repeats only it.
+        return ContinueRequested(
+            framework_run_state=dump_run_state(state, turn_input),
+            note=_continue_note(result.new_items[items_before:]),
+            usage=usage,
+        )
 
     def _deferred(
         self, item: ToolApprovalItem, snapshot: GraphSnapshot, turn: AgentTurnContext
@@ -297,6 +296,11 @@ def _answer_interruptions(state: RunState[Any, Any], turn: AgentTurnContext) -> 
             state.reject(item, rejection_message=describe_tool_call_outcome(record))
         else:
             state.approve(item)
+
+
+def _continue_note(items: Sequence[RunItem]) -> str:
+    kinds = sorted({str(getattr(item.raw_item, "type", item.type)) for item in items})
+    return f"the response held only {', '.join(kinds) or 'nothing'}; the SDK calls the model again"
 
 
 def _record_name(item: ToolApprovalItem) -> str:
