@@ -8,6 +8,7 @@ from typing import Any, Unpack
 from agents import Agent, RunConfig, RunHooks
 from agents.run import DEFAULT_MAX_TURNS
 
+from sessionflow.frameworks import OutputValidator
 from sessionflow.temporal import AgentSessionFlow, FlowArguments
 from sessionflow.tool_specs import ToolSpec
 from sessionflow_openai_agents._runner import ContextFactory, OpenAIAgentsRunner
@@ -25,6 +26,7 @@ def openai_agents_session_flow(
     hooks: RunHooks[Any] | None = None,
     max_turns: int = DEFAULT_MAX_TURNS,
     tracing: bool = False,
+    output_validator: OutputValidator | None = None,
     **flow_args: Unpack[FlowArguments],
 ) -> AgentSessionFlow:
     """Serve ``agent_or_factory`` as the flow type ``flow_type``.
@@ -49,5 +51,6 @@ def openai_agents_session_flow(
         hooks=hooks,
         max_turns=max_turns,
         tracing=tracing,
+        output_validator=output_validator,
     )
     return AgentSessionFlow(runner, flow_type=flow_type, tool_specs=tool_sources, **flow_args)

@@ -103,8 +103,11 @@ class GraphSnapshot:
         entry = self.tools.get(tool_name)
         return mcp_effect(entry.tool) if entry is not None else None
 
-    def gated(self, outputs: Mapping[str, str]) -> Agent[Any]:
-        """Clone the graph with every tool gated; approved stubs return ``outputs[call_id]``."""
+    def gated(self, outputs: Mapping[str, str], agent_name: str | None = None) -> Agent[Any]:
+        """Clone the graph with every tool gated; approved stubs return ``outputs[call_id]``.
+
+        Returns the clone of the agent named ``agent_name``, by default of the starting agent.
+        """
         stub = _stub(outputs)
         clones: dict[str, Agent[Any]] = {}
         for name, agent in self.graph.agents.items():
@@ -112,7 +115,10 @@ class GraphSnapshot:
             clones[name] = agent.clone(tools=tools, mcp_servers=[], handoffs=[])
         for name, agent in self.graph.agents.items():
             clones[name].handoffs = [_redirect(item, clones) for item in agent.handoffs]
-        return clones[self.graph.start_name]
+        name = agent_name if agent_name is not None else self.graph.start_name
+        if name not in clones:
+            raise SessionStateError(f"the run state names agent {name!r}, which the graph no longer has")
+        return clones[name]
 
 
 def _target_name(item: Agent[Any] | Handoff[Any, Any]) -> str:

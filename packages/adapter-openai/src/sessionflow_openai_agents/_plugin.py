@@ -49,6 +49,7 @@ def _build_runner(ctx: HarnessContext) -> OpenAIAgentsRunner:
         tool_sources=ctx.tools,
         run_config=RunConfig(model_provider=provider),
         tracing=ctx.settings.get("tracing") is True,
+        output_validator=ctx.output_validator,
     )
 
 
@@ -59,7 +60,13 @@ def sessionflow_register_frameworks(register: Callable[[FrameworkSpec], None]) -
             name="openai-agents",
             description="OpenAI Agents SDK agents (Responses or Chat Completions models)",
             capabilities=FrameworkCapabilities(
-                parallel_tool_calls=True, reasoning_deltas=True, images=True, mcp_annotations=True
+                parallel_tool_calls=True,
+                reasoning_deltas=True,
+                images=True,
+                mcp_annotations=True,
+                # A response that neither answers, calls a tool nor hands off, and an answer
+                # the harness's output_validator refuses, go on in a model step of their own.
+                continue_steps=True,
             ),
             build_runner=_build_runner,
             model_api="responses",

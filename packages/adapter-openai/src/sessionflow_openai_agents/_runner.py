@@ -33,6 +33,7 @@ from agents.run import DEFAULT_MAX_TURNS
 from agents.tool_context import ToolContext
 from openai.types.responses import ResponseFunctionToolCall
 
+from sessionflow.frameworks import OutputValidator
 from sessionflow.plugins import ToolSpec
 from sessionflow.session import (
     AgentFrameworkRunner,
@@ -57,6 +58,7 @@ from sessionflow.session import (
 from sessionflow_openai_agents._graph import AgentGraph, GraphSnapshot
 from sessionflow_openai_agents._items import answer_message, model_input, run_item_messages, user_message
 from sessionflow_openai_agents._models import check_model_tools
+from sessionflow_openai_agents._retry import earlier_messages, read_restart, restart_state, retry_prompt
 from sessionflow_openai_agents._state import dump_run_state, load_run_state
 from sessionflow_openai_agents._stream import StepHooks, stream_into, usage_of
 from sessionflow_openai_agents._tools import function_tool_from_spec, run_function_tool
@@ -98,6 +100,9 @@ class OpenAIAgentsRunner(AgentFrameworkRunner):
         max_turns: The SDK's limit of model calls in one session turn.
         tracing: Send traces to the SDK's configured trace processors. Off by default, so an
             offline or test run never tries to reach the network.
+        output_validator: Checks the final answer (its text, a structured output as JSON):
+            None accepts it; a string is a retry prompt, and a new run from the refused
+            answer and the prompt answers again in a model step of its own.
     """
 
     def __init__(
@@ -110,6 +115,7 @@ class OpenAIAgentsRunner(AgentFrameworkRunner):
         hooks: RunHooks[Any] | None = None,
         max_turns: int = DEFAULT_MAX_TURNS,
         tracing: bool = False,
+        output_validator: OutputValidator | None = None,
     ) -> None:
         self._agent = agent
         self._extra_tools = [function_tool_from_spec(spec) for spec in tool_sources]
@@ -120,6 +126,7 @@ class OpenAIAgentsRunner(AgentFrameworkRunner):
         self._hooks = hooks
         self._max_turns = max_turns
         self._tracing = tracing
+        self._output_validator = output_validator
         # Build once now, so a bad graph fails when the flow is built rather than in a step.
         self._graph_cache = self._build_graph()
         build_response_models()
@@ -147,6 +154,10 @@ class OpenAIAgentsRunner(AgentFrameworkRunner):
             try:
                 if turn.framework_run_state is None:
                     return await self._advance(turn, snapshot, start, turn_input, turn_input, context)
+                restart = read_restart(turn.framework_run_state)
+                if restart is not None:
+                    agent = snapshot.gated(outputs, restart.agent)
+                    return await self._advance(turn, snapshot, agent, restart.input, turn_input, context)
                 state = await load_run_state(start, turn.framework_run_state, turn_input, context)
                 _answer_interruptions(state, turn)
                 return await self._advance(turn, snapshot, start, state, turn_input, None)
@@ -187,7 +198,14 @@ class OpenAIAgentsRunner(AgentFrameworkRunner):
                 usage=usage,
             )
         if result.final_output is not None:
-            messages = run_item_messages(result.new_items)
+            prompt = retry_prompt(self._output_validator, result.final_output)
+            if prompt is not None:
+                return ContinueRequested(
+                    framework_run_state=restart_state(result, prompt),
+                    note="the output validator refused the answer",
+                    usage=usage,
+                )
+            messages = [*earlier_messages(result.input, turn_input), *run_item_messages(result.new_items)]
             if not result.new_items or not isinstance(result.new_items[-1], MessageOutputItem):
                 messages.append(answer_message(result.final_output))
             return TurnCompleted(new_messages=messages, usage=usage)
