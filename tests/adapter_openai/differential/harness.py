@@ -383,7 +383,7 @@ async def play_session(
     if collector is not None:
         try:
             events = await asyncio.wait_for(collector, timeout=30)
-            stream = session_stream(events, [s.step_execution_id for s in history])
+            stream = session_stream(events)
         except TimeoutError:
             problems.append("the session's event stream did not reach the end of the last turn")
     return Run(
