@@ -13,6 +13,7 @@ agent, the run context, the approvals asked, the real tool runs and the stream.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import difflib
 import json
 import uuid
@@ -33,6 +34,7 @@ from agents import (
     RunResult,
     RunResultStreaming,
     RunState,
+    SQLiteSession,
     TResponseInputItem,
 )
 from agents.run import DEFAULT_MAX_TURNS
@@ -114,6 +116,8 @@ class Built:
     flow_args: Mapping[str, Any] = field(default_factory=lambda: cast(dict[str, Any], {}))
     """Adapter options the test proposes (not there yet): passed as keywords, so a flow that
     refuses them (``TypeError``) shows as a difference."""
+    run_config: RunConfig | None = None
+    """The run config of both runs (plain with tracing off, as the session's default)."""
 
 
 AgentBuilder = Callable[[Models, InvocationLog], Built]
@@ -138,6 +142,10 @@ class Scenario:
     text as the assistant (``input_guardrails.py``); the session is asked to do the same."""
     streamed: bool = False
     """Run plain with `Runner.run_streamed` and compare its events with the session's."""
+    sdk_memory: bool = False
+    """Run plain as the SDK's memory examples do: one `SQLiteSession` for the conversation,
+    each turn's input only its user message. The session runs as always (its stored
+    messages are the memory), since the adapter refuses an SDK `Session`."""
 
 
 @dataclass(frozen=True)
@@ -209,12 +217,15 @@ async def run_plain(scenario: Scenario, server: ScriptedModelServer, key: str, l
     errors: list[str | None] = []
     asked: list[tuple[str, str]] = []
     stream: list[StreamItem] | None = [] if scenario.streamed else None
+    memory = SQLiteSession(session_id=key) if scenario.sdk_memory else None
     for text in scenario.turns:
         items.append({"role": "user", "content": text})
         run_input: list[TResponseInputItem] | RunState[Any, Any] = items
+        if memory is not None:
+            run_input = [{"role": "user", "content": text}]
         while True:
             try:
-                result = await _run_once(scenario, built, agent, run_input, context, stream)
+                result = await _run_once(scenario, built, agent, run_input, context, stream, memory)
             except AgentsException as error:
                 # As the example loops: a failed turn keeps its user message in the input.
                 if scenario.refusal is not None and isinstance(error, _TRIPWIRES):
@@ -261,10 +272,13 @@ async def _run_once(
     run_input: list[TResponseInputItem] | RunState[Any, Any],
     context: Any,
     stream: list[StreamItem] | None,
+    memory: SQLiteSession | None = None,
 ) -> RunResult | RunResultStreaming:
     # A resumed RunState carries its own context; a new run gets the scenario's.
-    config = RunConfig(tracing_disabled=True)
+    config = dataclasses.replace(built.run_config or RunConfig(), tracing_disabled=True)
     kwargs: dict[str, Any] = {"max_turns": built.max_turns, "run_config": config}
+    if memory is not None:
+        kwargs["session"] = memory
     if not isinstance(run_input, RunState):
         kwargs["context"] = context
     if stream is None:
@@ -299,6 +313,7 @@ def session_flow(built: Built, flow_type: str) -> AgentSessionFlow:
         options=options,
         context_factory=context_factory if make_context is not None else None,
         max_turns=built.max_turns,
+        run_config=built.run_config,
         **dict(built.flow_args),
     )
 

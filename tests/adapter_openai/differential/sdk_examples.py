@@ -24,7 +24,10 @@ from agents import (
     Agent,
     FunctionToolResult,
     GuardrailFunctionOutput,
+    Model,
+    ModelProvider,
     ModelSettings,
+    RunConfig,
     RunContextWrapper,
     Runner,
     StopAtTools,
@@ -45,6 +48,7 @@ __all__ = [
     "AirlineAgentContext",
     "agents_as_tools",
     "agents_as_tools_with_a_glossary",
+    "custom_provider",
     "customer_service",
     "forcing_tool_use",
     "hello_world",
@@ -54,6 +58,7 @@ __all__ = [
     "input_guardrails_answering",
     "output_guardrails",
     "output_guardrails_answering",
+    "sqlite_memory",
     "stream_items",
     "tools",
 ]
@@ -373,6 +378,44 @@ def tools_stop_at(models: Models, log: InvocationLog) -> Built:
     return Built(
         _weather_agent(models, log, tool_use_behavior=StopAtTools(stop_at_tool_names=["get_weather"]))
     )
+
+
+# -- model_providers/custom_example_provider.py, memory/sqlite_session_example.py ----------
+
+
+class _ScriptedProvider(ModelProvider):
+    """custom_example_provider.py's `CustomModelProvider`, on the scripted server."""
+
+    def __init__(self, models: Models) -> None:
+        self.models = models
+
+    def get_model(self, model_name: str | None) -> Model:
+        return self.models.model()
+
+
+def custom_provider(models: Models, log: InvocationLog) -> Built:
+    """custom_example_provider.py: the agent names no model; the run config's provider gives it.
+
+    The run config also sets model settings (temperature, top_p, max_tokens, a metadata
+    tag), which both runs must send on every request.
+    """
+
+    @function_tool
+    def get_weather(city: str) -> str:
+        """Get the current weather information for a specified city."""
+        log.record("tool", "get_weather", city=city)
+        return f"The weather in {city} is sunny."
+
+    agent = Agent[Any](name="Assistant", instructions="You only respond in haikus.", tools=[get_weather])
+    settings = ModelSettings(temperature=0.3, top_p=0.9, max_tokens=200, metadata={"example": "provider"})
+    return Built(
+        agent, run_config=RunConfig(model_provider=_ScriptedProvider(models), model_settings=settings)
+    )
+
+
+def sqlite_memory(models: Models, log: InvocationLog) -> Built:
+    """sqlite_session_example.py's agent; the plain run keeps the conversation in a SQLiteSession."""
+    return Built(Agent[Any](name="Assistant", instructions="Reply very concisely.", model=models.model()))
 
 
 def stream_items(models: Models, log: InvocationLog) -> Built:

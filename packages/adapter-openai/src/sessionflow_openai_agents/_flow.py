@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any, Unpack
 
-from agents import Agent, RunConfig, RunHooks
+from agents import Agent, RunConfig, RunHooks, Session
 from agents.run import DEFAULT_MAX_TURNS
 
 from sessionflow.frameworks import OutputValidator
@@ -27,6 +27,7 @@ def openai_agents_session_flow(
     max_turns: int = DEFAULT_MAX_TURNS,
     tracing: bool = False,
     output_validator: OutputValidator | None = None,
+    session: Session | None = None,
     **flow_args: Unpack[FlowArguments],
 ) -> AgentSessionFlow:
     """Serve ``agent_or_factory`` as the flow type ``flow_type``.
@@ -41,7 +42,8 @@ def openai_agents_session_flow(
         AgentGraphError: Two agents share a name, or two different tools share a name.
         UnsupportedAgentOptionError: An `AgentGraphError` and `UnsupportedOptionError` naming
             the option: a handoff without a target agent, a tool that runs in-process
-            (computer, local shell), or a hosted tool on a Chat Completions model instance.
+            (computer, local shell), a hosted tool on a Chat Completions model instance, or
+            an SDK ``session`` (the session's stored messages are the memory).
     """
     runner = OpenAIAgentsRunner(
         agent_or_factory,
@@ -52,5 +54,6 @@ def openai_agents_session_flow(
         max_turns=max_turns,
         tracing=tracing,
         output_validator=output_validator,
+        session=session,
     )
     return AgentSessionFlow(runner, flow_type=flow_type, tool_specs=tool_sources, **flow_args)

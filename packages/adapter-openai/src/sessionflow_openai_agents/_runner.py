@@ -22,6 +22,7 @@ from agents import (
     RunItem,
     Runner,
     RunState,
+    Session,
     ToolApprovalItem,
     ToolInputGuardrailTripwireTriggered,
     ToolOutputGuardrailTripwireTriggered,
@@ -57,6 +58,7 @@ from sessionflow.session import (
 )
 from sessionflow_openai_agents._graph import AgentGraph, GraphSnapshot
 from sessionflow_openai_agents._items import answer_message, model_input, run_item_messages, user_message
+from sessionflow_openai_agents._memory import refuse_sdk_session
 from sessionflow_openai_agents._models import check_model_tools
 from sessionflow_openai_agents._retry import earlier_messages, read_restart, restart_state, retry_prompt
 from sessionflow_openai_agents._state import dump_run_state, load_run_state
@@ -103,6 +105,9 @@ class OpenAIAgentsRunner(AgentFrameworkRunner):
         output_validator: Checks the final answer (its text, a structured output as JSON):
             None accepts it; a string is a retry prompt, and a new run from the refused
             answer and the prompt answers again in a model step of its own.
+        session: Refused (`UnsupportedAgentOptionError`): the session's stored messages are
+            the conversation's memory, so an SDK `Session` (``SQLiteSession``, ...) would
+            keep a second copy outside the workflow.
     """
 
     def __init__(
@@ -116,7 +121,9 @@ class OpenAIAgentsRunner(AgentFrameworkRunner):
         max_turns: int = DEFAULT_MAX_TURNS,
         tracing: bool = False,
         output_validator: OutputValidator | None = None,
+        session: Session | None = None,
     ) -> None:
+        refuse_sdk_session(session)
         self._agent = agent
         self._extra_tools = [function_tool_from_spec(spec) for spec in tool_sources]
         self._spec_effects = {spec.name: spec.framework_effect for spec in tool_sources}
