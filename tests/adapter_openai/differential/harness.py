@@ -51,7 +51,7 @@ from sessionflow import (
 from sessionflow.session import MessageRole
 from sessionflow.temporal import read_step_history
 from sessionflow.testing import InvocationLog, ModelReply, ScriptedModelServer, wait_for_agent_snapshot
-from sessionflow_openai_agents import openai_agents_session_flow
+from sessionflow_openai_agents import openai_agents_session_flow, structured_output
 from tests.adapter_openai.differential.normalise import json_value, normalise_requests
 from tests.adapter_openai.differential.serving import serving
 from tests.adapter_openai.differential.stream_view import (
@@ -447,16 +447,17 @@ async def _play_turn(
 
 
 def _turn_output(snapshot: AgentSnapshot, seen: int, built: Built) -> Any:
-    """The turn's final output: the text of its last assistant message (parsed for structured output)."""
-    answers = [m for m in snapshot.messages[seen:] if m.message.role is MessageRole.ASSISTANT]
+    """The turn's final output: the text of its last assistant message, or for a structured
+    output the adapter's typed accessor (`structured_output`) as JSON."""
+    turn = snapshot.messages[seen:]
+    answers = [m for m in turn if m.message.role is MessageRole.ASSISTANT]
     if not answers:
         return None
     text = answers[-1].message.text
     if text is not None and is_structured(built.agent):
-        # The session stores a structured output as its JSON text; compare it as the object.
         try:
-            return json.loads(text)
-        except ValueError:
+            return json_value(structured_output(turn, cast(type[Any], built.agent.output_type)))
+        except ValueError:  # not the output type (a refusal): compared as the text
             return text
     return text
 
