@@ -103,8 +103,10 @@ class GraphSnapshot:
         entry = self.tools.get(tool_name)
         return mcp_effect(entry.tool) if entry is not None else None
 
-    def gated(self, outputs: Mapping[str, str], agent_name: str | None = None) -> Agent[Any]:
+    def gated(self, outputs: Mapping[str, Any], agent_name: str | None = None) -> Agent[Any]:
         """Clone the graph with every tool gated; approved stubs return ``outputs[call_id]``.
+
+        An output is the recorded text, or the object the tool returned (`_tool_value`).
 
         Returns the clone of the agent named ``agent_name``, by default of the starting agent.
         """
@@ -176,8 +178,8 @@ def _static_tools(agents: Mapping[str, Agent[Any]]) -> dict[str, ToolEntry]:
     return found
 
 
-def _stub(outputs: Mapping[str, str]) -> Any:
-    async def recorded_result(context: ToolContext[Any], arguments: str) -> str:
+def _stub(outputs: Mapping[str, Any]) -> Any:
+    async def recorded_result(context: ToolContext[Any], arguments: str) -> Any:
         try:
             return outputs[context.tool_call_id]
         except KeyError:

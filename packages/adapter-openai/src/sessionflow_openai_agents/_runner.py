@@ -63,7 +63,8 @@ from sessionflow_openai_agents._models import check_model_tools
 from sessionflow_openai_agents._retry import earlier_messages, read_restart, restart_state, retry_prompt
 from sessionflow_openai_agents._state import dump_run_state, load_run_state
 from sessionflow_openai_agents._stream import StepHooks, stream_into, usage_of
-from sessionflow_openai_agents._tools import function_tool_from_spec, run_function_tool
+from sessionflow_openai_agents._tool_value import decode_tool_values, encode_tool_value
+from sessionflow_openai_agents._tools import function_tool_from_spec, invoke_function_tool, tool_output_text
 from sessionflow_openai_agents._warmup import build_response_models
 
 __all__ = ["HANDOFF_POLICY", "ContextFactory", "OpenAIAgentsRunner"]
@@ -152,9 +153,11 @@ class OpenAIAgentsRunner(AgentFrameworkRunner):
         graph = self._graph()
         context = self._context(turn.session_id)
         snapshot = await graph.snapshot(RunContextWrapper(context=context))
-        outputs = {
+        outputs: dict[str, Any] = {
             call_id: describe_tool_call_outcome(r) for call_id, r in turn.tool_calls.items() if r.is_final
         }
+        # A tool's returned object, where its step recorded one, for the SDK to see as returned.
+        outputs.update(decode_tool_values(turn.state_updates()))
         start = snapshot.gated(outputs)
         turn_input = model_input(turn.messages)
         with self._trace_scope():
@@ -286,8 +289,8 @@ class OpenAIAgentsRunner(AgentFrameworkRunner):
             run_config=self._run_config,
         )
         with self._trace_scope():
-            output = await run_function_tool(entry.tool, tool_context, record.arguments)
-        return ToolExecutionResult(output=output)
+            value = await invoke_function_tool(entry.tool, tool_context, record.arguments)
+        return ToolExecutionResult(output=tool_output_text(value), state_update=encode_tool_value(value))
 
     # -- helpers -------------------------------------------------------------------------
 
