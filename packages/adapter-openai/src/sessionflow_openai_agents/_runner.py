@@ -198,9 +198,10 @@ class OpenAIAgentsRunner(AgentFrameworkRunner):
             run_config=self._run_config,
         )
         hooks.result = result
-        items_before = len(result.new_items)
+        # A resumed run's result holds the earlier steps' responses and items too.
+        responses_before, items_before = len(result.raw_responses), len(result.new_items)
         await stream_into(result, turn.events)
-        usage = usage_of(result.raw_responses)
+        usage = usage_of(result.raw_responses[responses_before:])
         if result.interruptions:
             return ToolCallsRequested(
                 framework_run_state=dump_run_state(result.to_state(), turn_input),
