@@ -11,7 +11,11 @@ tools and settings. What changed, and why:
   here it is ``FLT-123``, because two runs of the example never agree on a random number;
 * the input guardrail example's guardrail runs before the agent (``run_in_parallel=False``)
   rather than beside it: beside it, whether the agent's model call of a tripped turn reaches
-  the server first is a race, in the plain SDK too.
+  the server first is a race, in the plain SDK too;
+* custom_example_provider.py's provider gives the scripted Responses model (the example's
+  is a Chat Completions model on an environment-given server), and its run config also
+  sets model settings, so both runs must send them;
+* sqlite_session_example.py's questions keep their order; the scripted answers are short.
 
 Each builder is module-level, so a worker child rebuilds it by name (`crash.py`).
 """

@@ -118,7 +118,8 @@ class ModelReply:
     ``text_chunks`` is given the text is their concatenation, and when both are given
     they must agree. ``delay_seconds`` sleeps before answering (a slow model).
     ``message=False`` leaves out the (empty) assistant message a reply without text or
-    tool calls otherwise gets, so it answers reasoning alone (``reasoning_only``).
+    tool calls otherwise gets, so it answers reasoning alone (``reasoning_only``): on the
+    Responses and Anthropic wires; a Chat Completions reply always has its message.
     """
 
     text: str | None = None
