@@ -18,6 +18,7 @@ import difflib
 import json
 import uuid
 from collections.abc import Callable, Mapping, Sequence
+from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
@@ -197,8 +198,21 @@ def _requests(scenario: Scenario, server: ScriptedModelServer, key: str) -> dict
 def tool_runs(log: InvocationLog) -> list[dict[str, Any]]:
     """Every real run of a tool, sorted: parallel calls of one response run concurrently."""
     skip = {"kind", "pid", "at"}
-    runs = [{k: v for k, v in entry.items() if k not in skip} for entry in log.entries("tool")]
+    # A local MCP server's tools log as "mcp" (tests/adapter_openai/mcp_server.py).
+    entries = [*log.entries("tool"), *log.entries("mcp")]
+    runs = [{k: v for k, v in entry.items() if k not in skip} for entry in entries]
     return sorted(runs, key=lambda run: (str(run["name"]), json.dumps(run, sort_keys=True)))
+
+
+async def mcp_connected(agent: Agent[Any]) -> AsyncExitStack:
+    """The agent's local MCP servers connected for one run, as the SDK's MCP examples do
+    (``async with MCPServerStdio(...) as server``); the session's in-process worker shares
+    them. Leaving the returned stack cleans them up."""
+    stack = AsyncExitStack()
+    for server in agent.mcp_servers:
+        await server.connect()
+        stack.push_async_callback(server.cleanup)
+    return stack
 
 
 # -- plain -------------------------------------------------------------------------------
@@ -209,60 +223,63 @@ async def run_plain(scenario: Scenario, server: ScriptedModelServer, key: str, l
     _script(scenario, server, key)
     log = InvocationLog(log_dir / "plain.jsonl")
     built = scenario.build(Models(server.url, key), log)
-    agent = built.agent
-    context = built.context() if built.context is not None else None
-    items: list[TResponseInputItem] = []
-    approvals = list(scenario.approvals)
-    outputs: list[Any] = []
-    errors: list[str | None] = []
-    asked: list[tuple[str, str]] = []
-    stream: list[StreamItem] | None = [] if scenario.streamed else None
-    memory = SQLiteSession(session_id=key) if scenario.sdk_memory else None
-    for text in scenario.turns:
-        items.append({"role": "user", "content": text})
-        run_input: list[TResponseInputItem] | RunState[Any, Any] = items
-        if memory is not None:
-            run_input = [{"role": "user", "content": text}]
-        while True:
-            try:
-                result = await _run_once(scenario, built, agent, run_input, context, stream, memory)
-            except AgentsException as error:
-                # As the example loops: a failed turn keeps its user message in the input.
-                if scenario.refusal is not None and isinstance(error, _TRIPWIRES):
-                    # The example's catch-and-answer: the refusal is the assistant's answer.
-                    items.append({"role": "assistant", "content": scenario.refusal})
-                    outputs.append(scenario.refusal)
-                    errors.append(None)
+    async with await mcp_connected(built.agent):
+        agent = built.agent
+        context = built.context() if built.context is not None else None
+        items: list[TResponseInputItem] = []
+        approvals = list(scenario.approvals)
+        outputs: list[Any] = []
+        errors: list[str | None] = []
+        asked: list[tuple[str, str]] = []
+        stream: list[StreamItem] | None = [] if scenario.streamed else None
+        memory = SQLiteSession(session_id=key) if scenario.sdk_memory else None
+        for text in scenario.turns:
+            items.append({"role": "user", "content": text})
+            run_input: list[TResponseInputItem] | RunState[Any, Any] = items
+            if memory is not None:
+                run_input = [{"role": "user", "content": text}]
+            while True:
+                try:
+                    result = await _run_once(scenario, built, agent, run_input, context, stream, memory)
+                except AgentsException as error:
+                    # As the example loops: a failed turn keeps its user message in the input.
+                    if scenario.refusal is not None and isinstance(error, _TRIPWIRES):
+                        # The example's catch-and-answer: the refusal is the assistant's answer.
+                        items.append({"role": "assistant", "content": scenario.refusal})
+                        outputs.append(scenario.refusal)
+                        errors.append(None)
+                        break
+                    outputs.append(None)
+                    errors.append(f"{type(error).__name__}: {error}")
                     break
-                outputs.append(None)
-                errors.append(f"{type(error).__name__}: {error}")
+                if result.interruptions:
+                    state = result.to_state()
+                    for item in result.interruptions:
+                        asked.append((item.name or "", item.arguments or ""))
+                        if not approvals:
+                            raise AssertionError(
+                                f"the plain run asked about {item.name} with no decision left"
+                            )
+                        (state.approve if approvals.pop(0) else state.reject)(item)
+                    run_input = state
+                    continue
+                outputs.append(json_value(result.final_output))
+                errors.append(None)
+                items = result.to_input_list()
+                agent = result.last_agent
                 break
-            if result.interruptions:
-                state = result.to_state()
-                for item in result.interruptions:
-                    asked.append((item.name or "", item.arguments or ""))
-                    if not approvals:
-                        raise AssertionError(f"the plain run asked about {item.name} with no decision left")
-                    (state.approve if approvals.pop(0) else state.reject)(item)
-                run_input = state
-                continue
-            outputs.append(json_value(result.final_output))
-            errors.append(None)
-            items = result.to_input_list()
-            agent = result.last_agent
-            break
-    if approvals:
-        raise AssertionError(f"the plain run left {len(approvals)} decision(s) unused")
-    return Run(
-        requests=_requests(scenario, server, key),
-        outputs=outputs,
-        errors=errors,
-        last_agent=agent.name,
-        context=json_value(context),
-        asked=asked,
-        tool_runs=tool_runs(log),
-        stream=joined(stream) if stream is not None else None,
-    )
+        if approvals:
+            raise AssertionError(f"the plain run left {len(approvals)} decision(s) unused")
+        return Run(
+            requests=_requests(scenario, server, key),
+            outputs=outputs,
+            errors=errors,
+            last_agent=agent.name,
+            context=json_value(context),
+            asked=asked,
+            tool_runs=tool_runs(log),
+            stream=joined(stream) if stream is not None else None,
+        )
 
 
 async def _run_once(
@@ -339,12 +356,13 @@ async def run_session(
     _script(scenario, server, key)
     log = InvocationLog(log_dir / "session.jsonl")
     built = scenario.build(Models(server.url, key), log)
-    try:
-        flow = session_flow(built, key)
-    except (ValueError, TypeError) as error:  # an option refused, or one the adapter lacks
-        return refused_run(error)
-    async with serving(temporal_address, flow) as sessions:
-        return await play_session(scenario, built, sessions, key, server, log)
+    async with await mcp_connected(built.agent):
+        try:
+            flow = session_flow(built, key)
+        except (ValueError, TypeError) as error:  # an option refused, or one the adapter lacks
+            return refused_run(error)
+        async with serving(temporal_address, flow) as sessions:
+            return await play_session(scenario, built, sessions, key, server, log)
 
 
 async def play_session(

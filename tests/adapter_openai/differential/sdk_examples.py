@@ -22,6 +22,9 @@ Each builder is module-level, so a worker child rebuilds it by name (`crash.py`)
 
 from __future__ import annotations
 
+import os
+import sys
+from pathlib import Path
 from typing import Any
 
 from agents import (
@@ -43,6 +46,7 @@ from agents import (
     output_guardrail,
 )
 from agents.extensions.handoff_prompt import RECOMMENDED_PROMPT_PREFIX
+from agents.mcp import MCPServerStdio
 from pydantic import BaseModel, Field
 
 from sessionflow.testing import InvocationLog
@@ -60,6 +64,8 @@ __all__ = [
     "human_in_the_loop_publish",
     "input_guardrails",
     "input_guardrails_answering",
+    "mcp_notes",
+    "mcp_notes_approval",
     "output_guardrails",
     "output_guardrails_answering",
     "sqlite_memory",
@@ -420,6 +426,47 @@ def custom_provider(models: Models, log: InvocationLog) -> Built:
 def sqlite_memory(models: Models, log: InvocationLog) -> Built:
     """sqlite_session_example.py's agent; the plain run keeps the conversation in a SQLiteSession."""
     return Built(Agent[Any](name="Assistant", instructions="Reply very concisely.", model=models.model()))
+
+
+# -- mcp/filesystem_example.py, on the tests' notes server ------------------------------------
+
+
+def _notes_server(log: InvocationLog, **settings: Any) -> MCPServerStdio:
+    """tests/adapter_openai/mcp_server.py over stdio: ``read_note`` (read-only, idempotent
+    hints) and ``delete_note`` (destructive); each real run logs to the run's log."""
+    return MCPServerStdio(
+        params={
+            "command": sys.executable,
+            "args": ["-m", "tests.adapter_openai.mcp_server"],
+            "cwd": str(Path(__file__).resolve().parents[3]),
+            "env": {**os.environ, "MCP_TEST_LOG": str(log.path)},
+        },
+        name="notes",
+        **settings,
+    )
+
+
+def mcp_notes(models: Models, log: InvocationLog) -> Built:
+    """filesystem_example.py's agent shape (``mcp_servers=[server]``) on the notes server."""
+    agent = Agent[Any](
+        name="Assistant",
+        instructions="Use the tools to read and manage the notes and answer questions about them.",
+        mcp_servers=[_notes_server(log)],
+        model=models.model(),
+    )
+    return Built(agent)
+
+
+def mcp_notes_approval(models: Models, log: InvocationLog) -> Built:
+    """The same, with the server's own ``require_approval`` for ``delete_note``."""
+    server = _notes_server(log, require_approval={"always": {"tool_names": ["delete_note"]}})
+    agent = Agent[Any](
+        name="Assistant",
+        instructions="Use the tools to read and manage the notes and answer questions about them.",
+        mcp_servers=[server],
+        model=models.model(),
+    )
+    return Built(agent)
 
 
 def stream_items(models: Models, log: InvocationLog) -> Built:

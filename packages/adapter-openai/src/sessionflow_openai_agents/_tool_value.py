@@ -8,8 +8,12 @@ update (``{"format", "type": "<module>:<qualname>", "data"}``, the class by refe
 the stub returns the object rebuilt from it. The SDK turns it into the same text the tool
 step recorded, so the model's input does not change.
 
-Anything else (text, numbers, lists, a class defined inside a function, which cannot be
-found again by name) is not recorded: the stub returns the recorded text, as before.
+A structured result of content parts (a list of `ToolOutputText`, `ToolOutputImage`, ... or
+their dicts, as an MCP tool returns) is recorded as the parts' JSON (``"parts"``), so the
+model gets the same list of parts, not their joined text.
+
+Anything else (text, numbers, a class defined inside a function, which cannot be found
+again by name) is not recorded: the stub returns the recorded text, as before.
 """
 
 from __future__ import annotations
@@ -17,9 +21,10 @@ from __future__ import annotations
 import dataclasses
 import importlib
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any, cast
 
+from agents import ItemHelpers
 from pydantic import BaseModel, TypeAdapter
 
 __all__ = ["decode_tool_values", "encode_tool_value"]
@@ -28,7 +33,28 @@ FORMAT = "sessionflow-openai-agents/tool-value-1"
 
 
 def encode_tool_value(value: Any) -> str | None:
-    """The state update recording ``value``, or None when it is not an object kept by class."""
+    """The state update recording ``value``, or None when the recorded text stands for it."""
+    by_class = _by_class(value)
+    if by_class is not None:
+        return by_class
+    if not isinstance(value, str) and _is_structured(value):
+        many = isinstance(value, list | tuple)
+        parts = [_plain(part) for part in cast(Sequence[Any], value)] if many else _plain(value)
+        return json.dumps({"format": FORMAT, "parts": parts}, separators=(",", ":"), ensure_ascii=False)
+    return None
+
+
+def _is_structured(value: Any) -> bool:
+    # The SDK sends such a value as a list of parts rather than as text.
+    converted = cast(Any, ItemHelpers)._convert_tool_output(value)
+    return isinstance(converted, list)
+
+
+def _plain(part: Any) -> Any:
+    return part.model_dump(mode="json", exclude_none=True) if isinstance(part, BaseModel) else part
+
+
+def _by_class(value: Any) -> str | None:
     kind: type[Any] = type(cast(object, value))
     if not (isinstance(value, BaseModel) or dataclasses.is_dataclass(kind)):
         return None
@@ -51,6 +77,9 @@ def decode_tool_values(updates: Iterable[tuple[str, str]]) -> dict[str, Any]:
             continue
         record = cast(dict[str, Any], parsed)
         if record.get("format") != FORMAT:
+            continue
+        if "parts" in record:
+            values[call_id] = record["parts"]
             continue
         kind = _find(str(record["type"]))
         if kind is None:
