@@ -12,6 +12,7 @@ from agents import (
     OpenAIChatCompletionsModel,
     OpenAIResponsesModel,
     RunConfig,
+    SQLiteSession,
     WebSearchTool,
     function_tool,
 )
@@ -65,6 +66,16 @@ def test_the_run_configs_model_decides_which_api_the_agent_speaks() -> None:
     openai_agents_session_flow(agent, flow_type="ok", run_config=RunConfig(model=responses))
     # A model by name goes through the provider: not knowable without building a client.
     openai_agents_session_flow(agent, flow_type="ok", run_config=RunConfig(model="gpt-4.1"))
+
+
+def test_an_sdk_session_memory_is_refused_the_session_is_the_memory() -> None:
+    memory = SQLiteSession(session_id="conversation_123")
+    try:
+        error = refused(Agent[Any](name="start", tools=[ping]), session=memory)
+    finally:
+        memory.close()
+    assert error.option == "session"
+    assert str(error).startswith("option 'session': SQLiteSession is a second conversation memory")
 
 
 async def test_a_tool_only_a_later_factory_call_shows_fails_the_turn_after_one_attempt(

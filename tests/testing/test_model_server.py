@@ -211,6 +211,30 @@ def test_responses_non_streaming(server: ScriptedModelServer, client: httpx.Clie
     }
 
 
+def test_a_reasoning_only_reply_has_no_message(server: ScriptedModelServer, client: httpx.Client) -> None:
+    thinking = ModelReply.reasoning_only("only thinking")
+    assert ModelReply.from_json(thinking.to_json()) == thinking
+    # A script written before the option: every reply keeps its message.
+    assert ModelReply.from_json({"reasoning": "x"}).message is True
+    with pytest.raises(ValueError, match="message=False"):
+        ModelReply(text="words", message=False)
+    server.script("k", [thinking, ModelReply(reasoning="with a message")])
+    for stream in (False, True):
+        response = client.post(
+            server.base_url("k") + "/responses", json={"model": "m", "input": "hi", "stream": stream}
+        )
+        assert response.status_code == 200
+        if not stream:
+            assert [item["type"] for item in response.json()["output"]] == ["reasoning"]
+        else:
+            done = [
+                json.loads(line[len("data: ") :])
+                for line in response.text.splitlines()
+                if line.startswith("data: ") and '"response.completed"' in line
+            ]
+            assert [item["type"] for item in done[0]["response"]["output"]] == ["reasoning", "message"]
+
+
 def test_responses_streaming(server: ScriptedModelServer, client: httpx.Client) -> None:
     server.script(
         "k",

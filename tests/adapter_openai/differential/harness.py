@@ -13,10 +13,12 @@ agent, the run context, the approvals asked, the real tool runs and the stream.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import difflib
 import json
 import uuid
 from collections.abc import Callable, Mapping, Sequence
+from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
@@ -33,6 +35,7 @@ from agents import (
     RunResult,
     RunResultStreaming,
     RunState,
+    SQLiteSession,
     TResponseInputItem,
 )
 from agents.run import DEFAULT_MAX_TURNS
@@ -49,7 +52,7 @@ from sessionflow import (
 from sessionflow.session import MessageRole
 from sessionflow.temporal import read_step_history
 from sessionflow.testing import InvocationLog, ModelReply, ScriptedModelServer, wait_for_agent_snapshot
-from sessionflow_openai_agents import openai_agents_session_flow
+from sessionflow_openai_agents import openai_agents_session_flow, structured_output
 from tests.adapter_openai.differential.normalise import json_value, normalise_requests
 from tests.adapter_openai.differential.serving import serving
 from tests.adapter_openai.differential.stream_view import (
@@ -114,6 +117,8 @@ class Built:
     flow_args: Mapping[str, Any] = field(default_factory=lambda: cast(dict[str, Any], {}))
     """Adapter options the test uses (or proposes): passed as keywords, so a flow that
     refuses them (``TypeError``) shows as a difference."""
+    run_config: RunConfig | None = None
+    """The run config of both runs (plain with tracing off, as the session's default)."""
 
 
 AgentBuilder = Callable[[Models, InvocationLog], Built]
@@ -138,6 +143,10 @@ class Scenario:
     text as the assistant (``input_guardrails.py``); the session is asked to do the same."""
     streamed: bool = False
     """Run plain with `Runner.run_streamed` and compare its events with the session's."""
+    sdk_memory: bool = False
+    """Run plain as the SDK's memory examples do: one `SQLiteSession` for the conversation,
+    each turn's input only its user message. The session runs as always (its stored
+    messages are the memory), since the adapter refuses an SDK `Session`."""
 
 
 @dataclass(frozen=True)
@@ -189,8 +198,21 @@ def _requests(scenario: Scenario, server: ScriptedModelServer, key: str) -> dict
 def tool_runs(log: InvocationLog) -> list[dict[str, Any]]:
     """Every real run of a tool, sorted: parallel calls of one response run concurrently."""
     skip = {"kind", "pid", "at"}
-    runs = [{k: v for k, v in entry.items() if k not in skip} for entry in log.entries("tool")]
+    # A local MCP server's tools log as "mcp" (tests/adapter_openai/mcp_server.py).
+    entries = [*log.entries("tool"), *log.entries("mcp")]
+    runs = [{k: v for k, v in entry.items() if k not in skip} for entry in entries]
     return sorted(runs, key=lambda run: (str(run["name"]), json.dumps(run, sort_keys=True)))
+
+
+async def mcp_connected(agent: Agent[Any]) -> AsyncExitStack:
+    """The agent's local MCP servers connected for one run, as the SDK's MCP examples do
+    (``async with MCPServerStdio(...) as server``); the session's in-process worker shares
+    them. Leaving the returned stack cleans them up."""
+    stack = AsyncExitStack()
+    for server in agent.mcp_servers:
+        await server.connect()
+        stack.push_async_callback(server.cleanup)
+    return stack
 
 
 # -- plain -------------------------------------------------------------------------------
@@ -201,57 +223,63 @@ async def run_plain(scenario: Scenario, server: ScriptedModelServer, key: str, l
     _script(scenario, server, key)
     log = InvocationLog(log_dir / "plain.jsonl")
     built = scenario.build(Models(server.url, key), log)
-    agent = built.agent
-    context = built.context() if built.context is not None else None
-    items: list[TResponseInputItem] = []
-    approvals = list(scenario.approvals)
-    outputs: list[Any] = []
-    errors: list[str | None] = []
-    asked: list[tuple[str, str]] = []
-    stream: list[StreamItem] | None = [] if scenario.streamed else None
-    for text in scenario.turns:
-        items.append({"role": "user", "content": text})
-        run_input: list[TResponseInputItem] | RunState[Any, Any] = items
-        while True:
-            try:
-                result = await _run_once(scenario, built, agent, run_input, context, stream)
-            except AgentsException as error:
-                # As the example loops: a failed turn keeps its user message in the input.
-                if scenario.refusal is not None and isinstance(error, _TRIPWIRES):
-                    # The example's catch-and-answer: the refusal is the assistant's answer.
-                    items.append({"role": "assistant", "content": scenario.refusal})
-                    outputs.append(scenario.refusal)
-                    errors.append(None)
+    async with await mcp_connected(built.agent):
+        agent = built.agent
+        context = built.context() if built.context is not None else None
+        items: list[TResponseInputItem] = []
+        approvals = list(scenario.approvals)
+        outputs: list[Any] = []
+        errors: list[str | None] = []
+        asked: list[tuple[str, str]] = []
+        stream: list[StreamItem] | None = [] if scenario.streamed else None
+        memory = SQLiteSession(session_id=key) if scenario.sdk_memory else None
+        for text in scenario.turns:
+            items.append({"role": "user", "content": text})
+            run_input: list[TResponseInputItem] | RunState[Any, Any] = items
+            if memory is not None:
+                run_input = [{"role": "user", "content": text}]
+            while True:
+                try:
+                    result = await _run_once(scenario, built, agent, run_input, context, stream, memory)
+                except AgentsException as error:
+                    # As the example loops: a failed turn keeps its user message in the input.
+                    if scenario.refusal is not None and isinstance(error, _TRIPWIRES):
+                        # The example's catch-and-answer: the refusal is the assistant's answer.
+                        items.append({"role": "assistant", "content": scenario.refusal})
+                        outputs.append(scenario.refusal)
+                        errors.append(None)
+                        break
+                    outputs.append(None)
+                    errors.append(f"{type(error).__name__}: {error}")
                     break
-                outputs.append(None)
-                errors.append(f"{type(error).__name__}: {error}")
+                if result.interruptions:
+                    state = result.to_state()
+                    for item in result.interruptions:
+                        asked.append((item.name or "", item.arguments or ""))
+                        if not approvals:
+                            raise AssertionError(
+                                f"the plain run asked about {item.name} with no decision left"
+                            )
+                        (state.approve if approvals.pop(0) else state.reject)(item)
+                    run_input = state
+                    continue
+                outputs.append(json_value(result.final_output))
+                errors.append(None)
+                items = result.to_input_list()
+                agent = result.last_agent
                 break
-            if result.interruptions:
-                state = result.to_state()
-                for item in result.interruptions:
-                    asked.append((item.name or "", item.arguments or ""))
-                    if not approvals:
-                        raise AssertionError(f"the plain run asked about {item.name} with no decision left")
-                    (state.approve if approvals.pop(0) else state.reject)(item)
-                run_input = state
-                continue
-            outputs.append(json_value(result.final_output))
-            errors.append(None)
-            items = result.to_input_list()
-            agent = result.last_agent
-            break
-    if approvals:
-        raise AssertionError(f"the plain run left {len(approvals)} decision(s) unused")
-    return Run(
-        requests=_requests(scenario, server, key),
-        outputs=outputs,
-        errors=errors,
-        last_agent=agent.name,
-        context=json_value(context),
-        asked=asked,
-        tool_runs=tool_runs(log),
-        stream=joined(stream) if stream is not None else None,
-    )
+        if approvals:
+            raise AssertionError(f"the plain run left {len(approvals)} decision(s) unused")
+        return Run(
+            requests=_requests(scenario, server, key),
+            outputs=outputs,
+            errors=errors,
+            last_agent=agent.name,
+            context=json_value(context),
+            asked=asked,
+            tool_runs=tool_runs(log),
+            stream=joined(stream) if stream is not None else None,
+        )
 
 
 async def _run_once(
@@ -261,10 +289,13 @@ async def _run_once(
     run_input: list[TResponseInputItem] | RunState[Any, Any],
     context: Any,
     stream: list[StreamItem] | None,
+    memory: SQLiteSession | None = None,
 ) -> RunResult | RunResultStreaming:
     # A resumed RunState carries its own context; a new run gets the scenario's.
-    config = RunConfig(tracing_disabled=True)
+    config = dataclasses.replace(built.run_config or RunConfig(), tracing_disabled=True)
     kwargs: dict[str, Any] = {"max_turns": built.max_turns, "run_config": config}
+    if memory is not None:
+        kwargs["session"] = memory
     if not isinstance(run_input, RunState):
         kwargs["context"] = context
     if stream is None:
@@ -299,6 +330,7 @@ def session_flow(built: Built, flow_type: str) -> AgentSessionFlow:
         options=options,
         context_factory=context_factory if make_context is not None else None,
         max_turns=built.max_turns,
+        run_config=built.run_config,
         **dict(built.flow_args),
     )
 
@@ -324,12 +356,13 @@ async def run_session(
     _script(scenario, server, key)
     log = InvocationLog(log_dir / "session.jsonl")
     built = scenario.build(Models(server.url, key), log)
-    try:
-        flow = session_flow(built, key)
-    except (ValueError, TypeError) as error:  # an option refused, or one the adapter lacks
-        return refused_run(error)
-    async with serving(temporal_address, flow) as sessions:
-        return await play_session(scenario, built, sessions, key, server, log)
+    async with await mcp_connected(built.agent):
+        try:
+            flow = session_flow(built, key)
+        except (ValueError, TypeError) as error:  # an option refused, or one the adapter lacks
+            return refused_run(error)
+        async with serving(temporal_address, flow) as sessions:
+            return await play_session(scenario, built, sessions, key, server, log)
 
 
 async def play_session(
@@ -383,7 +416,7 @@ async def play_session(
     if collector is not None:
         try:
             events = await asyncio.wait_for(collector, timeout=30)
-            stream = session_stream(events, [s.step_execution_id for s in history])
+            stream = session_stream(events)
         except TimeoutError:
             problems.append("the session's event stream did not reach the end of the last turn")
     return Run(
@@ -432,16 +465,17 @@ async def _play_turn(
 
 
 def _turn_output(snapshot: AgentSnapshot, seen: int, built: Built) -> Any:
-    """The turn's final output: the text of its last assistant message (parsed for structured output)."""
-    answers = [m for m in snapshot.messages[seen:] if m.message.role is MessageRole.ASSISTANT]
+    """The turn's final output: the text of its last assistant message, or for a structured
+    output the adapter's typed accessor (`structured_output`) as JSON."""
+    turn = snapshot.messages[seen:]
+    answers = [m for m in turn if m.message.role is MessageRole.ASSISTANT]
     if not answers:
         return None
     text = answers[-1].message.text
     if text is not None and is_structured(built.agent):
-        # The session stores a structured output as its JSON text; compare it as the object.
         try:
-            return json.loads(text)
-        except ValueError:
+            return json_value(structured_output(turn, cast(type[Any], built.agent.output_type)))
+        except ValueError:  # not the output type (a refusal): compared as the text
             return text
     return text
 

@@ -11,20 +11,30 @@ tools and settings. What changed, and why:
   here it is ``FLT-123``, because two runs of the example never agree on a random number;
 * the input guardrail example's guardrail runs before the agent (``run_in_parallel=False``)
   rather than beside it: beside it, whether the agent's model call of a tripped turn reaches
-  the server first is a race, in the plain SDK too.
+  the server first is a race, in the plain SDK too;
+* custom_example_provider.py's provider gives the scripted Responses model (the example's
+  is a Chat Completions model on an environment-given server), and its run config also
+  sets model settings, so both runs must send them;
+* sqlite_session_example.py's questions keep their order; the scripted answers are short.
 
 Each builder is module-level, so a worker child rebuilds it by name (`crash.py`).
 """
 
 from __future__ import annotations
 
+import os
+import sys
+from pathlib import Path
 from typing import Any
 
 from agents import (
     Agent,
     FunctionToolResult,
     GuardrailFunctionOutput,
+    Model,
+    ModelProvider,
     ModelSettings,
+    RunConfig,
     RunContextWrapper,
     Runner,
     StopAtTools,
@@ -36,6 +46,7 @@ from agents import (
     output_guardrail,
 )
 from agents.extensions.handoff_prompt import RECOMMENDED_PROMPT_PREFIX
+from agents.mcp import MCPServerStdio
 from pydantic import BaseModel, Field
 
 from sessionflow.testing import InvocationLog
@@ -45,6 +56,7 @@ __all__ = [
     "AirlineAgentContext",
     "agents_as_tools",
     "agents_as_tools_with_a_glossary",
+    "custom_provider",
     "customer_service",
     "forcing_tool_use",
     "hello_world",
@@ -52,8 +64,11 @@ __all__ = [
     "human_in_the_loop_publish",
     "input_guardrails",
     "input_guardrails_answering",
+    "mcp_notes",
+    "mcp_notes_approval",
     "output_guardrails",
     "output_guardrails_answering",
+    "sqlite_memory",
     "stream_items",
     "tools",
 ]
@@ -373,6 +388,85 @@ def tools_stop_at(models: Models, log: InvocationLog) -> Built:
     return Built(
         _weather_agent(models, log, tool_use_behavior=StopAtTools(stop_at_tool_names=["get_weather"]))
     )
+
+
+# -- model_providers/custom_example_provider.py, memory/sqlite_session_example.py ----------
+
+
+class _ScriptedProvider(ModelProvider):
+    """custom_example_provider.py's `CustomModelProvider`, on the scripted server."""
+
+    def __init__(self, models: Models) -> None:
+        self.models = models
+
+    def get_model(self, model_name: str | None) -> Model:
+        return self.models.model()
+
+
+def custom_provider(models: Models, log: InvocationLog) -> Built:
+    """custom_example_provider.py: the agent names no model; the run config's provider gives it.
+
+    The run config also sets model settings (temperature, top_p, max_tokens, a metadata
+    tag), which both runs must send on every request.
+    """
+
+    @function_tool
+    def get_weather(city: str) -> str:
+        """Get the current weather information for a specified city."""
+        log.record("tool", "get_weather", city=city)
+        return f"The weather in {city} is sunny."
+
+    agent = Agent[Any](name="Assistant", instructions="You only respond in haikus.", tools=[get_weather])
+    settings = ModelSettings(temperature=0.3, top_p=0.9, max_tokens=200, metadata={"example": "provider"})
+    return Built(
+        agent, run_config=RunConfig(model_provider=_ScriptedProvider(models), model_settings=settings)
+    )
+
+
+def sqlite_memory(models: Models, log: InvocationLog) -> Built:
+    """sqlite_session_example.py's agent; the plain run keeps the conversation in a SQLiteSession."""
+    return Built(Agent[Any](name="Assistant", instructions="Reply very concisely.", model=models.model()))
+
+
+# -- mcp/filesystem_example.py, on the tests' notes server ------------------------------------
+
+
+def _notes_server(log: InvocationLog, **settings: Any) -> MCPServerStdio:
+    """tests/adapter_openai/mcp_server.py over stdio: ``read_note`` (read-only, idempotent
+    hints) and ``delete_note`` (destructive); each real run logs to the run's log."""
+    return MCPServerStdio(
+        params={
+            "command": sys.executable,
+            "args": ["-m", "tests.adapter_openai.mcp_server"],
+            "cwd": str(Path(__file__).resolve().parents[3]),
+            "env": {**os.environ, "MCP_TEST_LOG": str(log.path)},
+        },
+        name="notes",
+        **settings,
+    )
+
+
+def mcp_notes(models: Models, log: InvocationLog) -> Built:
+    """filesystem_example.py's agent shape (``mcp_servers=[server]``) on the notes server."""
+    agent = Agent[Any](
+        name="Assistant",
+        instructions="Use the tools to read and manage the notes and answer questions about them.",
+        mcp_servers=[_notes_server(log)],
+        model=models.model(),
+    )
+    return Built(agent)
+
+
+def mcp_notes_approval(models: Models, log: InvocationLog) -> Built:
+    """The same, with the server's own ``require_approval`` for ``delete_note``."""
+    server = _notes_server(log, require_approval={"always": {"tool_names": ["delete_note"]}})
+    agent = Agent[Any](
+        name="Assistant",
+        instructions="Use the tools to read and manage the notes and answer questions about them.",
+        mcp_servers=[server],
+        model=models.model(),
+    )
+    return Built(agent)
 
 
 def stream_items(models: Models, log: InvocationLog) -> Built:

@@ -73,9 +73,9 @@ async def collect_session_events(
 ) -> list[AgentEvent]:
     """Follow the session from its start until ``turns`` turns have ended, then drain late deltas.
 
-    Live deltas are best effort and may reach the follower after the durable event that
-    ends their turn (`AgentSessionClient.events`), so the follow goes on until it has been
-    idle for a second.
+    The follow goes on until it has been idle for a second after the last turn ended, so a
+    delta that arrived late (after the durable event that ends its turn) is still seen, and
+    shows in the comparison as out of place.
     """
     events: list[AgentEvent] = []
     ended = 0
@@ -93,23 +93,11 @@ async def collect_session_events(
                 ended += 1
 
 
-def session_stream(events: list[AgentEvent], step_order: list[str]) -> list[StreamItem]:
-    """The session's events as a client shows them: step by step, in the steps' order.
+def session_stream(events: list[AgentEvent]) -> list[StreamItem]:
+    """The session's events as a client shows them, in the order they arrived.
 
-    Within a step its deltas come first (they were streamed while it ran), then what the
-    workflow recorded of its result; the steps follow the session's step history, because
-    live deltas and durable events reach the follower on two channels with no order
-    between them.
+    Not reordered: the core places a step's live deltas before the first durable event its
+    end caused (`sessionflow.temporal._live_order`), so a model step's text and reasoning
+    reach the follower before the tool calls it deferred, as the plain stream has them.
     """
-    position = {step: index for index, step in enumerate(step_order)}
-
-    def key(pair: tuple[int, AgentEvent]) -> tuple[int, int, int]:
-        arrival, event = pair
-        return (
-            position.get(event.step_execution_id, len(position)),
-            0 if event.type.is_delta else 1,
-            arrival,
-        )
-
-    ordered = [event for _, event in sorted(enumerate(events), key=key)]
-    return joined([item for item in map(session_stream_item, ordered) if item is not None])
+    return joined([item for item in map(session_stream_item, events) if item is not None])

@@ -14,6 +14,7 @@ from sessionflow.lazy import lazy_exports
 if TYPE_CHECKING:
     from sessionflow_openai_agents._errors import AgentGraphError, UnsupportedAgentOptionError
     from sessionflow_openai_agents._flow import openai_agents_session_flow
+    from sessionflow_openai_agents._output import structured_output
     from sessionflow_openai_agents._runner import (
         HANDOFF_POLICY,
         ContextFactory,
@@ -42,4 +43,5 @@ __all__ = [
     "current_tool_invocation",
     "function_tool_from_spec",
     "openai_agents_session_flow",
+    "structured_output",
 ]

@@ -5,9 +5,10 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any, Unpack
 
-from agents import Agent, RunConfig, RunHooks
+from agents import Agent, RunConfig, RunHooks, Session
 from agents.run import DEFAULT_MAX_TURNS
 
+from sessionflow.frameworks import OutputValidator
 from sessionflow.temporal import AgentSessionFlow, FlowArguments
 from sessionflow.tool_specs import ToolSpec
 from sessionflow_openai_agents._runner import (
@@ -32,6 +33,8 @@ def openai_agents_session_flow(
     tracing: bool = False,
     turns_start_at: TurnStart = "last_agent",
     on_guardrail_tripwire: GuardrailTripwireAnswer | None = None,
+    output_validator: OutputValidator | None = None,
+    session: Session | None = None,
     **flow_args: Unpack[FlowArguments],
 ) -> AgentSessionFlow:
     """Serve ``agent_or_factory`` as the flow type ``flow_type``.
@@ -46,7 +49,8 @@ def openai_agents_session_flow(
         AgentGraphError: Two agents share a name, or two different tools share a name.
         UnsupportedAgentOptionError: An `AgentGraphError` and `UnsupportedOptionError` naming
             the option: a handoff without a target agent, a tool that runs in-process
-            (computer, local shell), or a hosted tool on a Chat Completions model instance.
+            (computer, local shell), a hosted tool on a Chat Completions model instance, or
+            an SDK ``session`` (the session's stored messages are the memory).
         UnsupportedOptionError: ``context_factory`` builds a context that cannot travel as JSON.
     """
     runner = OpenAIAgentsRunner(
@@ -59,5 +63,7 @@ def openai_agents_session_flow(
         tracing=tracing,
         turns_start_at=turns_start_at,
         on_guardrail_tripwire=on_guardrail_tripwire,
+        output_validator=output_validator,
+        session=session,
     )
     return AgentSessionFlow(runner, flow_type=flow_type, tool_specs=tool_sources, **flow_args)

@@ -103,10 +103,12 @@ class GraphSnapshot:
         entry = self.tools.get(tool_name)
         return mcp_effect(entry.tool) if entry is not None else None
 
-    def gated(self, outputs: Mapping[str, str], *, start: str | None = None) -> Agent[Any]:
+    def gated(self, outputs: Mapping[str, Any], agent_name: str | None = None) -> Agent[Any]:
         """Clone the graph with every tool gated; approved stubs return ``outputs[call_id]``.
 
-        Returns the clone of ``start`` (an agent's name; the graph's starting agent by default).
+        An output is the recorded text, or the object the tool returned (`_tool_value`).
+
+        Returns the clone of the agent named ``agent_name``, by default of the starting agent.
         """
         stub = _stub(outputs)
         clones: dict[str, Agent[Any]] = {}
@@ -115,7 +117,10 @@ class GraphSnapshot:
             clones[name] = agent.clone(tools=tools, mcp_servers=[], handoffs=[])
         for name, agent in self.graph.agents.items():
             clones[name].handoffs = [_redirect(item, clones) for item in agent.handoffs]
-        return clones[start or self.graph.start_name]
+        name = agent_name if agent_name is not None else self.graph.start_name
+        if name not in clones:
+            raise SessionStateError(f"the run state names agent {name!r}, which the graph no longer has")
+        return clones[name]
 
 
 def _target_name(item: Agent[Any] | Handoff[Any, Any]) -> str:
@@ -173,8 +178,8 @@ def _static_tools(agents: Mapping[str, Agent[Any]]) -> dict[str, ToolEntry]:
     return found
 
 
-def _stub(outputs: Mapping[str, str]) -> Any:
-    async def recorded_result(context: ToolContext[Any], arguments: str) -> str:
+def _stub(outputs: Mapping[str, Any]) -> Any:
+    async def recorded_result(context: ToolContext[Any], arguments: str) -> Any:
         try:
             return outputs[context.tool_call_id]
         except KeyError:

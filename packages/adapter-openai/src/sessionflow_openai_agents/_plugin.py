@@ -50,6 +50,7 @@ def _build_runner(ctx: HarnessContext) -> OpenAIAgentsRunner:
         run_config=RunConfig(model_provider=provider),
         tracing=ctx.settings.get("tracing") is True,
         carry=ctx.carry,
+        output_validator=ctx.output_validator,
     )
 
 
@@ -70,6 +71,9 @@ def sessionflow_register_frameworks(register: Callable[[FrameworkSpec], None]) -
                 carry_state=True,
                 # A function tool's own needs_approval, and a spec's needs_approval/pre_approved.
                 framework_approvals=True,
+                # A response that neither answers, calls a tool nor hands off, and an answer
+                # the harness's output_validator refuses, go on in a model step of their own.
+                continue_steps=True,
             ),
             build_runner=_build_runner,
             model_api="responses",

@@ -19,8 +19,10 @@ from agents import (
     RunConfig,
     RunContextWrapper,
     RunHooks,
+    RunItem,
     Runner,
     RunState,
+    Session,
     ToolApprovalItem,
     ToolInputGuardrailTripwireTriggered,
     ToolOutputGuardrailTripwireTriggered,
@@ -33,7 +35,7 @@ from agents.tool_context import ToolContext
 from openai.types.responses import ResponseFunctionToolCall
 
 from sessionflow import current_tool_invocation
-from sessionflow.frameworks import CarryHook
+from sessionflow.frameworks import CarryHook, OutputValidator
 from sessionflow.plugins import ToolInvocation, ToolSpec
 from sessionflow.session import (
     AgentFrameworkRunner,
@@ -42,6 +44,7 @@ from sessionflow.session import (
     AgentTurnContext,
     AgentTurnOutcome,
     AgentUsage,
+    ContinueRequested,
     DeferredToolCall,
     DeferredToolExecution,
     FrameworkMessage,
@@ -63,12 +66,21 @@ from sessionflow_openai_agents._carry import TurnCarry
 from sessionflow_openai_agents._context import ContextCodec, context_update
 from sessionflow_openai_agents._graph import AgentGraph, GraphSnapshot
 from sessionflow_openai_agents._items import answer_message, model_input, run_item_messages, user_message
+from sessionflow_openai_agents._memory import refuse_sdk_session
 from sessionflow_openai_agents._models import check_model_tools
+from sessionflow_openai_agents._retry import (
+    Restart,
+    earlier_messages,
+    read_restart,
+    restart_state,
+    retry_prompt,
+)
 from sessionflow_openai_agents._shown import shown_input
-from sessionflow_openai_agents._state import dump_run_state, parse_run_state
+from sessionflow_openai_agents._state import SavedRunState, dump_run_state, parse_run_state
 from sessionflow_openai_agents._step_update import StepState, encode_step_update
 from sessionflow_openai_agents._stream import StepHooks, stream_into, usage_of
-from sessionflow_openai_agents._tools import function_tool_from_spec, run_function_tool
+from sessionflow_openai_agents._tool_value import decode_tool_values, encode_tool_value
+from sessionflow_openai_agents._tools import function_tool_from_spec, invoke_function_tool, tool_output_text
 from sessionflow_openai_agents._warmup import build_response_models
 
 __all__ = ["HANDOFF_POLICY", "ContextFactory", "GuardrailTripwireAnswer", "OpenAIAgentsRunner", "TurnStart"]
@@ -88,10 +100,6 @@ multi-turn examples, ``result.last_agent``), or the starting agent again."""
 HANDOFF_POLICY = ToolPolicy(effect=ToolEffect.READ, requires_approval=False)
 """The policy of a handoff's step: the SDK performs a handoff with the model call that asks for
 it, so the step only records it and cannot hold it for approval."""
-
-# Model calls one step may make when a response neither finishes, calls tools, nor hands off
-# (reasoning only, or hosted tools only): the run has to go on and the session has no step for it.
-_MAX_MODEL_CALLS_PER_STEP = 3
 
 _ANSWERABLE_TRIPS = (InputGuardrailTripwireTriggered, OutputGuardrailTripwireTriggered)
 
@@ -130,6 +138,12 @@ class OpenAIAgentsRunner(AgentFrameworkRunner):
             failing the turn: the text it returns is stored as the assistant's answer.
         carry: Decides the carry itself (`CarryHook`, the harness's): the next turn's model
             sees it, and every turn starts at ``agent`` with a fresh context.
+        output_validator: Checks the final answer (its text, a structured output as JSON):
+            None accepts it; a string is a retry prompt, and a new run from the refused
+            answer and the prompt answers again in a model step of its own.
+        session: Refused (`UnsupportedAgentOptionError`): the session's stored messages are
+            the conversation's memory, so an SDK `Session` (``SQLiteSession``, ...) would
+            keep a second copy outside the workflow.
 
     Raises:
         UnsupportedOptionError: The context the factory builds cannot travel as JSON.
@@ -148,7 +162,10 @@ class OpenAIAgentsRunner(AgentFrameworkRunner):
         turns_start_at: TurnStart = "last_agent",
         on_guardrail_tripwire: GuardrailTripwireAnswer | None = None,
         carry: CarryHook | None = None,
+        output_validator: OutputValidator | None = None,
+        session: Session | None = None,
     ) -> None:
+        refuse_sdk_session(session)
         self._agent = agent
         self._extra_tools = [function_tool_from_spec(spec) for spec in tool_sources]
         self._spec_effects = {spec.name: spec.framework_effect for spec in tool_sources}
@@ -167,6 +184,7 @@ class OpenAIAgentsRunner(AgentFrameworkRunner):
         self._hooks = hooks
         self._max_turns = max_turns
         self._tracing = tracing
+        self._output_validator = output_validator
         # Build once now, so a bad graph fails when the flow is built rather than in a step.
         self._graph_cache = self._build_graph()
         build_response_models()
@@ -185,23 +203,32 @@ class OpenAIAgentsRunner(AgentFrameworkRunner):
         graph = self._graph()
         # A carry hook's carry is its own text, not the adapter's.
         carry = TurnCarry.decode(turn.carried_state) if self._carry_hook is None else None
-        saved = parse_run_state(turn.framework_run_state) if turn.framework_run_state is not None else None
+        saved, restart = _saved_state(turn.framework_run_state)
         if saved is not None:
             state = StepState(saved.context, saved.tool_state).apply(turn.state_updates())
+        elif restart is not None:
+            state = StepState(restart.context, restart.tool_state)
         else:
             state = StepState(carry.context if carry is not None else None)
         context = self._contexts.load(state.context, turn.session_id)
         snapshot = await graph.snapshot(RunContextWrapper(context=context))
-        outputs = {
+        outputs: dict[str, Any] = {
             call_id: describe_tool_call_outcome(r) for call_id, r in turn.tool_calls.items() if r.is_final
         }
+        # A tool's returned object, where its step recorded one, for the SDK to see as returned.
+        outputs.update(decode_tool_values(turn.state_updates()))
         # Every model step of a turn is given the carry the turn started with, so the state
         # saved by an earlier step is restored from the same agent the turn started at.
-        start = snapshot.gated(outputs, start=self._turn_start(graph, carry))
+        start = snapshot.gated(outputs, self._turn_start(graph, carry))
         shown_carry = turn.carried_state if self._carry_hook is not None else None
         turn_input = shown_input(turn, model_input(turn.messages), shown_carry, state.tool_state)
         with self._trace_scope():
             try:
+                if restart is not None:
+                    agent = snapshot.gated(outputs, restart.agent)
+                    return await self._advance(
+                        turn, snapshot, agent, restart.input, turn_input, context, state
+                    )
                 if saved is None:
                     return await self._advance(turn, snapshot, start, turn_input, turn_input, context, state)
                 run_state = await saved.restore(start, turn_input, context)
@@ -225,69 +252,79 @@ class OpenAIAgentsRunner(AgentFrameworkRunner):
         context: Any,
         step: StepState,
     ) -> AgentTurnOutcome:
-        usage = AgentUsage()
-        for _ in range(_MAX_MODEL_CALLS_PER_STEP):
-            hooks = StepHooks(self._hooks)
-            result = Runner.run_streamed(
-                start,
-                run_input,
-                context=context,
-                max_turns=self._max_turns,
-                hooks=hooks,
-                run_config=self._run_config,
+        hooks = StepHooks(self._hooks)
+        result = Runner.run_streamed(
+            start,
+            run_input,
+            context=context,
+            max_turns=self._max_turns,
+            hooks=hooks,
+            run_config=self._run_config,
+        )
+        hooks.result = result
+        # A resumed run's result holds the earlier steps' responses and items too.
+        responses_before, items_before = len(result.raw_responses), len(result.new_items)
+        try:
+            await stream_into(result, turn.events)
+        except _ANSWERABLE_TRIPS as error:
+            answer = self._on_guardrail_tripwire(error) if self._on_guardrail_tripwire else None
+            if answer is None:
+                raise
+            # As the SDK's examples catch the tripwire: the turn's answer is the refusal,
+            # and what the run made before the trip is not kept.
+            usage = usage_of(result.raw_responses[responses_before:])
+            return self._completed(
+                turn, [answer_message(answer)], usage, result.last_agent, result.context_wrapper
             )
-            hooks.result = result
-            responses_before, items_before = len(result.raw_responses), len(result.new_items)
-            try:
-                await stream_into(result, turn.events)
-            except _ANSWERABLE_TRIPS as error:
-                answer = self._on_guardrail_tripwire(error) if self._on_guardrail_tripwire else None
-                if answer is None:
-                    raise
-                # As the SDK's examples catch the tripwire: the turn's answer is the refusal,
-                # and what the run made before the trip is not kept.
-                usage = usage + usage_of(result.raw_responses[responses_before:])
-                return self._completed(
-                    turn, [answer_message(answer)], usage, result.last_agent, result.context_wrapper
-                )
-            usage = usage + usage_of(result.raw_responses[responses_before:])
-            context_now = self._contexts.dump(result.context_wrapper.context)
-            if result.interruptions:
-                return ToolCallsRequested(
-                    framework_run_state=dump_run_state(
-                        result.to_state(), turn_input, context_now, step.tool_state
-                    ),
-                    tool_calls=[
-                        await self._deferred(item, snapshot, turn, result.context_wrapper)
-                        for item in result.interruptions
-                    ],
+        usage = usage_of(result.raw_responses[responses_before:])
+        context_now = self._contexts.dump(result.context_wrapper.context)
+        if result.interruptions:
+            return ToolCallsRequested(
+                framework_run_state=dump_run_state(
+                    result.to_state(), turn_input, context_now, step.tool_state
+                ),
+                tool_calls=[
+                    await self._deferred(item, snapshot, turn, result.context_wrapper)
+                    for item in result.interruptions
+                ],
+                usage=usage,
+            )
+        if result.final_output is not None:
+            prompt = retry_prompt(self._output_validator, result.final_output)
+            if prompt is not None:
+                return ContinueRequested(
+                    framework_run_state=restart_state(result, prompt, context_now, step.tool_state),
+                    note="the output validator refused the answer",
                     usage=usage,
                 )
-            if result.final_output is not None:
-                messages = run_item_messages(result.new_items)
-                if not result.new_items or not isinstance(result.new_items[-1], MessageOutputItem):
-                    messages.append(answer_message(result.final_output))
-                return self._completed(turn, messages, usage, result.last_agent, result.context_wrapper)
-            state = result.to_state()
-            handoff = next(
-                (i for i in result.new_items[items_before:] if isinstance(i, HandoffCallItem)), None
+            messages = [*earlier_messages(result.input, turn_input), *run_item_messages(result.new_items)]
+            if not result.new_items or not isinstance(result.new_items[-1], MessageOutputItem):
+                messages.append(answer_message(result.final_output))
+            return self._completed(turn, messages, usage, result.last_agent, result.context_wrapper)
+        state = result.to_state()
+        handoff = next((i for i in result.new_items[items_before:] if isinstance(i, HandoffCallItem)), None)
+        if handoff is not None:
+            raw = handoff.raw_item
+            assert isinstance(raw, ResponseFunctionToolCall)
+            call = DeferredToolCall(
+                tool_call_id=raw.call_id,
+                tool_name=raw.name,
+                arguments=raw.arguments,
+                policy=HANDOFF_POLICY,
             )
-            if handoff is not None:
-                raw = handoff.raw_item
-                assert isinstance(raw, ResponseFunctionToolCall)
-                call = DeferredToolCall(
-                    tool_call_id=raw.call_id,
-                    tool_name=raw.name,
-                    arguments=raw.arguments,
-                    policy=HANDOFF_POLICY,
-                )
-                return ToolCallsRequested(
-                    framework_run_state=dump_run_state(state, turn_input, context_now, step.tool_state),
-                    tool_calls=[call],
-                    usage=usage,
-                )
-            run_input, context = state, None
-        raise SessionStateError(f"the agent made {_MAX_MODEL_CALLS_PER_STEP} model calls without an outcome")
+            return ToolCallsRequested(
+                framework_run_state=dump_run_state(state, turn_input, context_now, step.tool_state),
+                tool_calls=[call],
+                usage=usage,
+            )
+        # Neither an answer, a tool call nor a handoff (reasoning only, or hosted tools the
+        # provider ran): the SDK would call the model again. That call is a model step of its
+        # own, so a crash repeats only it.
+        return ContinueRequested(
+            framework_run_state=dump_run_state(state, turn_input, context_now, step.tool_state),
+            note=_continue_note(result.new_items[items_before:]),
+            usage=usage,
+        )
 
     def _completed(
         self,
@@ -378,13 +415,14 @@ class OpenAIAgentsRunner(AgentFrameworkRunner):
             if spec is not None and self._spec_tools.get(spec.name) is entry.tool:
                 # The spec's own call keeps its `ToolOutput.state_update` (the tool state).
                 result = await spec.call_output(parse_tool_arguments(record.arguments), _invocation(record))
-                output, tool_state = result.text, dict(result.state_update or {})
+                output, tool_state, value = result.text, dict(result.state_update or {}), None
             else:
-                output = await run_function_tool(entry.tool, tool_context, record.arguments)
+                returned = await invoke_function_tool(entry.tool, tool_context, record.arguments)
+                output, value = tool_output_text(returned), encode_tool_value(returned)
         # A context the model step did not save (a state written before it was durable) is a
         # fresh one here, and the next model step has nothing to apply a change to.
         changed = context_update(before, self._contexts.dump(context)) if before is not None else None
-        return ToolExecutionResult(output=output, state_update=encode_step_update(changed, tool_state))
+        return ToolExecutionResult(output=output, state_update=encode_step_update(changed, tool_state, value))
 
     # -- helpers -------------------------------------------------------------------------
 
@@ -410,6 +448,14 @@ def _invocation(record: AgentToolCall) -> ToolInvocation:
     )
 
 
+def _saved_state(text: str | None) -> tuple[SavedRunState | None, Restart | None]:
+    """The step's saved run state: an SDK run, or a restart after a refused answer (`_retry`)."""
+    if text is None:
+        return None, None
+    restart = read_restart(text)
+    return (None, restart) if restart is not None else (parse_run_state(text), None)
+
+
 def _answer_interruptions(state: RunState[Any, Any], turn: AgentTurnContext) -> None:
     """Approve each pending call whose stub returns the recorded result; reject the rejected."""
     for item in state.get_interruptions():
@@ -424,6 +470,11 @@ def _answer_interruptions(state: RunState[Any, Any], turn: AgentTurnContext) -> 
             state.reject(item, rejection_message=describe_tool_call_outcome(record))
         else:
             state.approve(item)
+
+
+def _continue_note(items: Sequence[RunItem]) -> str:
+    kinds = sorted({str(getattr(item.raw_item, "type", item.type)) for item in items})
+    return f"the response held only {', '.join(kinds) or 'nothing'}; the SDK calls the model again"
 
 
 def _record_name(item: ToolApprovalItem) -> str:

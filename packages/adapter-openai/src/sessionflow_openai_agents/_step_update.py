@@ -1,8 +1,10 @@
 """What a tool step hands the next model step (`ToolExecutionResult.state_update`).
 
-Two things a tool changes travel this way: the run context (`context_update`) and the
-tool state that neutral tool specs set (`sessionflow.ToolOutput.state_update`). The next
-model step applies every update of the turn in model order (`AgentTurnContext.state_updates`).
+Three things travel this way: the run context the tool changed (`context_update`), the
+tool state that neutral tool specs set (`sessionflow.ToolOutput.state_update`), and the
+object the tool returned where the recorded text does not stand for it (`_tool_value`).
+The next model step applies the updates of the calls before it in model order
+(`AgentTurnContext.state_updates`).
 """
 
 from __future__ import annotations
@@ -20,15 +22,21 @@ __all__ = ["StepState", "encode_step_update"]
 _FORMAT = "sessionflow-openai-agents/update-1"
 
 
-def encode_step_update(context: dict[str, Any] | None, tool_state: Mapping[str, Any] | None) -> str | None:
-    """The update text, or None when the tool changed neither."""
-    if context is None and not tool_state:
+def encode_step_update(
+    context: dict[str, Any] | None,
+    tool_state: Mapping[str, Any] | None,
+    value: dict[str, Any] | None = None,
+) -> str | None:
+    """The update text, or None when there is nothing to hand on."""
+    if context is None and not tool_state and value is None:
         return None
     update: dict[str, Any] = {"format": _FORMAT}
     if context is not None:
         update["context"] = context
     if tool_state:
         update["tool_state"] = dict(tool_state)
+    if value is not None:
+        update["value"] = value
     return json.dumps(update, separators=(",", ":"), ensure_ascii=False)
 
 

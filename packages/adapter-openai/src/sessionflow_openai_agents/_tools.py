@@ -19,6 +19,7 @@ from sessionflow.session import ToolEffect, ToolExecutionError, parse_tool_argum
 __all__ = [
     "current_tool_invocation",
     "function_tool_from_spec",
+    "invoke_function_tool",
     "mcp_effect",
     "run_function_tool",
     "tool_output_text",
@@ -42,7 +43,12 @@ def mcp_effect(tool: FunctionTool) -> ToolEffect | None:
 
 
 async def run_function_tool(tool: FunctionTool, context: ToolContext[Any], arguments: str) -> str:
-    """Run the real tool once and return the text the model sees.
+    """Run the real tool once and return the text the model sees (see `invoke_function_tool`)."""
+    return tool_output_text(await invoke_function_tool(tool, context, arguments))
+
+
+async def invoke_function_tool(tool: FunctionTool, context: ToolContext[Any], arguments: str) -> Any:
+    """Run the real tool once and return what it returned (`tool_output_text` is what the model sees).
 
     The SDK turns a failure inside a tool into a message for the model through the tool's
     ``failure_error_function`` (by default a fixed "An error occurred" text). Here that
@@ -53,9 +59,9 @@ async def run_function_tool(tool: FunctionTool, context: ToolContext[Any], argum
     """
     work = _invoke(tool, context, arguments)
     if tool.timeout_seconds is None:
-        return tool_output_text(await work)
+        return await work
     try:
-        return tool_output_text(await asyncio.wait_for(work, timeout=tool.timeout_seconds))
+        return await asyncio.wait_for(work, timeout=tool.timeout_seconds)
     except TimeoutError:
         if tool.timeout_behavior == "raise_exception":
             raise

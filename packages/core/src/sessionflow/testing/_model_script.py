@@ -117,6 +117,9 @@ class ModelReply:
     ``text_chunks`` is how the text is split into streaming deltas; when only
     ``text_chunks`` is given the text is their concatenation, and when both are given
     they must agree. ``delay_seconds`` sleeps before answering (a slow model).
+    ``message=False`` leaves out the (empty) assistant message a reply without text or
+    tool calls otherwise gets, so it answers reasoning alone (``reasoning_only``): on the
+    Responses and Anthropic wires; a Chat Completions reply always has its message.
     """
 
     text: str | None = None
@@ -126,10 +129,13 @@ class ModelReply:
     usage: ScriptedUsage | None = None
     fault: ModelFault | None = None
     delay_seconds: float = 0.0
+    message: bool = True
 
     def __post_init__(self) -> None:
         if self.text is not None and self.text_chunks is not None and "".join(self.text_chunks) != self.text:
             raise ValueError(f"text_chunks {self.text_chunks!r} do not join to text {self.text!r}")
+        if not self.message and self.full_text is not None:
+            raise ValueError("a reply with message=False has no text")
         if self.delay_seconds < 0:
             raise ValueError("delay_seconds must be >= 0")
 
@@ -166,6 +172,11 @@ class ModelReply:
         return cls(text=text, reasoning=reasoning, tool_calls=list(tool_calls), usage=usage)
 
     @classmethod
+    def reasoning_only(cls, reasoning: str, *, usage: ScriptedUsage | None = None) -> ModelReply:
+        """A response that only thinks: a reasoning item, no message and no tool call."""
+        return cls(reasoning=reasoning, usage=usage, message=False)
+
+    @classmethod
     def fail(cls, kind: FaultKind, message: str | None = None, *, delay_seconds: float = 0.0) -> ModelReply:
         """A fault instead of an answer; it consumes one script entry like any reply."""
         return cls(fault=ModelFault(kind=kind, message=message), delay_seconds=delay_seconds)
@@ -197,6 +208,7 @@ class ModelReply:
             "usage": None if self.usage is None else self.usage.to_json(),
             "fault": None if self.fault is None else self.fault.to_json(),
             "delay_seconds": self.delay_seconds,
+            "message": self.message,
         }
 
     @classmethod
@@ -213,6 +225,8 @@ class ModelReply:
             usage=None if usage is None else ScriptedUsage.from_json(cast(dict[str, Any], usage)),
             fault=None if fault is None else ModelFault.from_json(cast(dict[str, Any], fault)),
             delay_seconds=float(data.get("delay_seconds") or 0.0),
+            # Scripts written before the option have every reply's message.
+            message=data.get("message") is not False,
         )
 
 

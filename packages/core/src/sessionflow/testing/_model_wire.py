@@ -108,7 +108,9 @@ def _fragments(text: str) -> list[str]:
 
 
 def _has_text_output(reply: ModelReply) -> bool:
-    return reply.full_text is not None or not reply.tool_calls
+    # A reply with neither text nor tool calls gets an empty message, unless it asks for
+    # none (`ModelReply.reasoning_only`).
+    return reply.full_text is not None or (not reply.tool_calls and reply.message)
 
 
 # Chat Completions ------------------------------------------------------------------

@@ -1,0 +1,115 @@
+"""An output validator's retry: the refused answer and its prompt start a new run in a step of its own.
+
+The SDK has no retry of a finished run, so a refused answer ends the model step with
+`ContinueRequested` and a *restart* run state: the finished run's input list (the turn's
+input, what the run produced, the refused answer) plus the prompt as a user item, and the
+agent the run ended on, with the run context and the tool state as they were then (the
+run state's, `_state`). The next model step starts a fresh `Runner.run_streamed` there, so
+the model sees the refused answer and the prompt, as in the builtin runner.
+
+The turn's stored messages come from the final run; whatever its input holds beyond the
+turn's input (the earlier runs' items and the prompts) is stored before them, a prompt with
+role ``system`` (the runner wrote it, not the person) and the wire item the model saw.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, cast
+
+from agents import RunResultStreaming, TResponseInputItem
+
+from sessionflow.frameworks import OutputValidator
+from sessionflow.session import FrameworkMessage, MessageRole, SessionStateError
+
+__all__ = ["Restart", "earlier_messages", "read_restart", "restart_state", "retry_prompt"]
+
+RESTART_FORMAT = "sessionflow-openai-agents/restart-1"
+
+
+@dataclass(frozen=True)
+class Restart:
+    """A new run of ``agent`` (by name) on ``input``."""
+
+    agent: str
+    input: list[TResponseInputItem]
+    context: Any = None
+    """The run context as JSON values (`ContextCodec.dump`)."""
+    tool_state: dict[str, Any] = field(default_factory=lambda: cast(dict[str, Any], {}))
+
+
+def retry_prompt(validator: OutputValidator | None, final_output: Any) -> str | None:
+    """The validator's prompt for this answer, or None when it accepts it (or there is none)."""
+    if validator is None:
+        return None
+    text = final_output if isinstance(final_output, str) else json.dumps(final_output, default=str)
+    return validator(text)
+
+
+def restart_state(
+    result: RunResultStreaming, prompt: str, context: Any, tool_state: Mapping[str, Any]
+) -> str:
+    items = [*result.to_input_list(), cast(TResponseInputItem, {"role": "user", "content": prompt})]
+    envelope = {
+        "format": RESTART_FORMAT,
+        "agent": result.last_agent.name,
+        "input": items,
+        "context": context,
+        "tool_state": dict(tool_state),
+    }
+    return json.dumps(envelope, separators=(",", ":"), ensure_ascii=False, default=str)
+
+
+def read_restart(text: str) -> Restart | None:
+    """The restart a run state asks for, or None for an SDK run state."""
+    if '"' + RESTART_FORMAT + '"' not in text[:200]:
+        return None
+    try:
+        envelope = cast(dict[str, Any], json.loads(text))
+    except ValueError:
+        raise SessionStateError("the framework run state is not JSON") from None
+    return Restart(
+        agent=str(envelope["agent"]),
+        input=cast(list[TResponseInputItem], envelope["input"]),
+        context=envelope.get("context"),
+        tool_state=cast(dict[str, Any], envelope.get("tool_state") or {}),
+    )
+
+
+def earlier_messages(run_input: Any, turn_input: Sequence[TResponseInputItem]) -> list[FrameworkMessage]:
+    """The messages of the turn's earlier runs, which the final run has as input."""
+    if not isinstance(run_input, list):
+        return []
+    items = cast(list[dict[str, Any]], run_input)
+    if len(items) <= len(turn_input) or items[: len(turn_input)] != list(turn_input):
+        return []
+    return [_message(item) for item in items[len(turn_input) :]]
+
+
+def _message(item: dict[str, Any]) -> FrameworkMessage:
+    # The turn's own user messages are all in its input, so a user item here is a prompt.
+    if item.get("role") == "user":
+        content = item.get("content")
+        return FrameworkMessage(
+            role=MessageRole.SYSTEM, framework_item=item, text=content if isinstance(content, str) else None
+        )
+    if item.get("type") == "function_call_output":
+        output = item.get("output")
+        return FrameworkMessage(
+            role=MessageRole.TOOL, framework_item=item, text=output if isinstance(output, str) else None
+        )
+    text = _message_text(item) if item.get("role") == "assistant" else None
+    return FrameworkMessage(role=MessageRole.ASSISTANT, framework_item=item, text=text)
+
+
+def _message_text(item: dict[str, Any]) -> str | None:
+    content = item.get("content")
+    if isinstance(content, str):
+        return content
+    if not isinstance(content, list):
+        return None
+    parts = cast(list[dict[str, Any]], content)
+    texts = [str(p.get("text", "")) for p in parts if p.get("type") == "output_text"]
+    return "".join(texts) if texts else None
