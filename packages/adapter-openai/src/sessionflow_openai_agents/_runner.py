@@ -53,6 +53,8 @@ from sessionflow.session import (
     TurnCompleted,
     describe_tool_call_outcome,
 )
+from sessionflow_openai_agents._agent_tool_steps import agent_tool_outcome, with_agent_tools
+from sessionflow_openai_agents._agent_tools import AGENT_TOOL_STARTED, Stepper, split_agent_tools, tree_of
 from sessionflow_openai_agents._graph import AgentGraph, GraphSnapshot
 from sessionflow_openai_agents._items import answer_message, model_input, run_item_messages, user_message
 from sessionflow_openai_agents._models import check_model_tools
@@ -144,15 +146,25 @@ class OpenAIAgentsRunner(AgentFrameworkRunner):
         outputs = {
             call_id: describe_tool_call_outcome(r) for call_id, r in turn.tool_calls.items() if r.is_final
         }
-        start = snapshot.gated(outputs)
         turn_input = model_input(turn.messages)
+        tree = tree_of(graph)
         with self._trace_scope():
             try:
                 if turn.framework_run_state is None:
-                    return await self._advance(turn, snapshot, start, turn_input, turn_input, context)
-                state = await load_run_state(start, turn.framework_run_state, turn_input, context)
+                    start = snapshot.gated(outputs)
+                    outcome = await self._advance(turn, snapshot, start, turn_input, turn_input, context)
+                    return with_agent_tools(outcome, tree)
+                run_state, entries = split_agent_tools(turn.framework_run_state)
+                if entries:
+                    step = await self._stepper(turn, context).step_entries(entries, tree)
+                    if step.moved:
+                        return agent_tool_outcome(run_state, entries, step)
+                    outputs.update(step.answers)
+                start = snapshot.gated(outputs)
+                state = await load_run_state(start, run_state, turn_input, context)
                 _answer_interruptions(state, turn)
-                return await self._advance(turn, snapshot, start, state, turn_input, None)
+                outcome = await self._advance(turn, snapshot, start, state, turn_input, None)
+                return with_agent_tools(outcome, tree)
             except _GUARDRAIL_TRIPS as error:
                 raise TurnAborted(_describe_trip(error)) from error
             except MaxTurnsExceeded as error:
@@ -242,9 +254,15 @@ class OpenAIAgentsRunner(AgentFrameworkRunner):
             return ToolExecutionResult(
                 output="approved; the hosted MCP server runs it in the next model call"
             )
+        if tree_of(graph).is_agent_tool(record.tool_name):
+            # The sub-agent's model calls and tool calls are steps of their own (`_agent_tools`).
+            return ToolExecutionResult(output=AGENT_TOOL_STARTED)
         context = self._context(call.session_id)
-        snapshot = await graph.snapshot(RunContextWrapper(context=context))
-        entry = snapshot.tools.get(record.tool_name)
+        run_context = RunContextWrapper(context=context)
+        snapshot = await graph.snapshot(run_context)
+        entry = snapshot.tools.get(record.tool_name) or await tree_of(graph).find_tool(
+            record.tool_name, run_context
+        )
         if entry is None:
             raise ToolExecutionError(f"unknown tool {record.tool_name!r}")
         tool_context = ToolContext(
@@ -272,7 +290,16 @@ class OpenAIAgentsRunner(AgentFrameworkRunner):
         agent = cast(Agent[Any], source) if isinstance(source, Agent) else source()
         graph = AgentGraph(agent, self._extra_tools)
         check_model_tools(graph, self._run_config)
+        tree_of(graph)
         return graph
+
+    def _stepper(self, turn: AgentTurnContext, context: Any) -> Stepper:
+        return Stepper(
+            records=turn.tool_calls,
+            context=context,
+            run_config=self._run_config,
+            defer=lambda item, snapshot: self._deferred(item, snapshot, turn),
+        )
 
     def _graph(self) -> AgentGraph:
         return self._graph_cache if isinstance(self._agent, Agent) else self._build_graph()
