@@ -89,8 +89,8 @@ async def test_approved_oakland_temperature_sigkill(
 async def test_a_sub_agents_tool_sigkill_repeats_only_that_call(
     temporal_address: str, model_server: ScriptedModelServer, tmp_path: Path
 ) -> None:
-    """Agents as tools (item 4): a crash in the translator's tool must not repeat the
-    translator's model call. Today the whole sub-agent run is one tool step, so it does."""
+    """Agents as tools (item 4): a crash in the translator's tool repeats that call alone,
+    not the translator's model call before it (every step but that one ran once)."""
     scenario = Scenario(
         name="agents-as-tools-glossary",
         build=sdk_examples.agents_as_tools_with_a_glossary,
@@ -103,5 +103,7 @@ async def test_a_sub_agents_tool_sigkill_repeats_only_that_call(
 
     assert plain.outputs == ["In Spanish: ¡Hola, mundo!"]
     assert_same_run(distinct_tool_runs(plain), distinct_tool_runs(session.run))
-    # The step the glossary call becomes is the adapter's to name; its effect happened once.
-    assert session.effect_pids == [session.finished_pid], "the effect happened once, after the restart"
+    # The translator's call is named under the orchestrator's call that started it.
+    assert_crash_repeated_only_the_effect(session, "turn-1/tool/call_es.call_glossary")
+    repeated = {step: attempt for step, (attempt, _) in session.steps.items() if attempt != 1}
+    assert repeated == {"turn-1/tool/call_es.call_glossary": 2}, session.steps

@@ -69,6 +69,7 @@ __all__ = [
     "join_agent_tools",
     "new_entries",
     "split_agent_tools",
+    "steps_agent_tool",
     "tree_of",
 ]
 
@@ -204,6 +205,28 @@ def join_agent_tools(text: str, entries: Entries) -> str:
     envelope = cast(dict[str, Any], json.loads(text))
     envelope["agent_tools"] = entries
     return json.dumps(envelope, separators=(",", ":"), ensure_ascii=False)
+
+
+def steps_agent_tool(run_state: str | None, tool_call_id: str) -> bool:
+    """Whether the state that deferred this agent tool call steps its sub-agent.
+
+    A state written before agent tools were stepped has no entry for it: that session's
+    call runs its whole sub-agent in its tool step, as it did when the state was written."""
+    if not run_state:
+        return False
+    try:
+        envelope: Any = json.loads(run_state)
+    except ValueError:
+        return False
+    path = tool_call_id.split(SEPARATOR)
+    for depth, call_id in enumerate(path):
+        entries = cast(dict[str, Any], envelope).get("agent_tools") if isinstance(envelope, dict) else None
+        entry = cast(dict[str, Any], entries).get(call_id) if isinstance(entries, dict) else None
+        if not isinstance(entry, dict):
+            return False
+        if depth < len(path) - 1:
+            envelope = cast(dict[str, Any], entry).get("run")
+    return True
 
 
 def new_entries(calls: list[DeferredToolCall], tree: AgentToolTree, prefix: str = "") -> Entries:

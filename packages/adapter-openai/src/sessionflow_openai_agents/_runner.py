@@ -54,7 +54,13 @@ from sessionflow.session import (
     describe_tool_call_outcome,
 )
 from sessionflow_openai_agents._agent_tool_steps import agent_tool_outcome, with_agent_tools
-from sessionflow_openai_agents._agent_tools import AGENT_TOOL_STARTED, Stepper, split_agent_tools, tree_of
+from sessionflow_openai_agents._agent_tools import (
+    AGENT_TOOL_STARTED,
+    Stepper,
+    split_agent_tools,
+    steps_agent_tool,
+    tree_of,
+)
 from sessionflow_openai_agents._graph import AgentGraph, GraphSnapshot
 from sessionflow_openai_agents._items import answer_message, model_input, run_item_messages, user_message
 from sessionflow_openai_agents._models import check_model_tools
@@ -254,7 +260,9 @@ class OpenAIAgentsRunner(AgentFrameworkRunner):
             return ToolExecutionResult(
                 output="approved; the hosted MCP server runs it in the next model call"
             )
-        if tree_of(graph).is_agent_tool(record.tool_name):
+        if tree_of(graph).is_agent_tool(record.tool_name) and steps_agent_tool(
+            call.run_state, record.tool_call_id
+        ):
             # The sub-agent's model calls and tool calls are steps of their own (`_agent_tools`).
             return ToolExecutionResult(output=AGENT_TOOL_STARTED)
         context = self._context(call.session_id)
