@@ -102,6 +102,8 @@ class _Builder:
             "assistant": self.assistant,
             "handoff": self.handoffs,
             "agent_tool": self.agent_tool,
+            "agent_tool_asks": self.agent_tool_asks,
+            "agent_tool_with_a_tool": self.agent_tool_with_a_tool,
             "mcp_annotations": self.mcp_annotations,
             "local_mcp": self.local_mcp,
             "context": self.context,
@@ -213,6 +215,51 @@ class _Builder:
             main,
             flow_type=self.scenario.flow_type,
             options=self.options(ask_expert=ToolPolicy(effect=ToolEffect.READ)),
+        )
+
+    def agent_tool_asks(self) -> AgentSessionFlow:
+        """`agent_tool` with the agent tool's call held for approval."""
+        expert = Agent[Any](name="expert", instructions="You are the expert.", model=self.model("-expert"))
+        main = Agent[Any](
+            name="main",
+            instructions="Ask the expert when unsure.",
+            model=self.model(),
+            tools=[expert.as_tool(tool_name="ask_expert", tool_description="Ask the expert a question.")],
+        )
+        return openai_agents_session_flow(
+            main,
+            flow_type=self.scenario.flow_type,
+            options=self.options(ask_expert=ToolPolicy(effect=ToolEffect.READ, requires_approval=True)),
+        )
+
+    def agent_tool_with_a_tool(self) -> AgentSessionFlow:
+        """`agent_tool` whose expert has a tool of its own."""
+        builder = self
+
+        @function_tool
+        async def get_weather(city: str) -> str:
+            """Weather for a city."""
+            await builder.ran("get_weather", city=city)
+            return f"sunny in {city}"
+
+        expert = Agent[Any](
+            name="expert",
+            instructions="You are the expert.",
+            model=self.model("-expert"),
+            tools=[get_weather],
+        )
+        main = Agent[Any](
+            name="main",
+            instructions="Ask the expert when unsure.",
+            model=self.model(),
+            tools=[expert.as_tool(tool_name="ask_expert", tool_description="Ask the expert a question.")],
+        )
+        return openai_agents_session_flow(
+            main,
+            flow_type=self.scenario.flow_type,
+            options=self.options(
+                ask_expert=ToolPolicy(effect=ToolEffect.READ), get_weather=ToolPolicy(effect=ToolEffect.READ)
+            ),
         )
 
     def mcp_annotations(self) -> AgentSessionFlow:
