@@ -52,6 +52,23 @@ def test_a_sub_agents_tool_named_like_another_is_refused() -> None:
         openai_agents_session_flow(main, flow_type="refused")
 
 
+def test_a_nested_sub_agents_tool_named_like_another_is_refused() -> None:
+    @function_tool(name_override="ping")
+    def other_ping() -> str:
+        """Another pong."""
+        return "pong too"
+
+    editor = Agent[Any](name="editor", tools=[other_ping])
+    expert = Agent[Any](
+        name="expert", tools=[editor.as_tool(tool_name="ask_editor", tool_description="Ask.")]
+    )
+    main = Agent[Any](
+        name="main", tools=[ping, expert.as_tool(tool_name="ask_expert", tool_description="Ask.")]
+    )
+    with pytest.raises(AgentGraphError, match="different tools named 'ping'"):
+        openai_agents_session_flow(main, flow_type="refused")
+
+
 def _tool_step(run_state: str | None) -> DeferredToolExecution:
     call = AgentToolCall(
         tool_call_id="call_x",

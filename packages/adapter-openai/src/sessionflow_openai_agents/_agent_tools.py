@@ -125,21 +125,23 @@ class AgentToolTree:
             self.nodes[entry.tool.name] = AgentToolNode(
                 entry.tool.name, options, sub, AgentToolTree(sub, _seen | {graph.start_name, agent.name})
             )
-        _check_unique_tools(graph, self)
+        if not _seen:
+            _check_unique_tools(graph, self)
 
     def is_agent_tool(self, name: str) -> bool:
-        return any(name in tree.nodes for tree in self._trees())
+        return any(name in tree.nodes for tree in self.trees())
 
     async def find_tool(self, name: str, run_context: RunContextWrapper[Any]) -> ToolEntry | None:
         """A sub-agent's tool by name, for its tool step (static or from its MCP servers)."""
-        for tree in self._trees():
+        for tree in self.trees():
             for node in tree.nodes.values():
                 entry = (await node.graph.snapshot(run_context)).tools.get(name)
                 if entry is not None:
                     return entry
         return None
 
-    def _trees(self) -> list[AgentToolTree]:
+    def trees(self) -> list[AgentToolTree]:
+        """This tree and the trees of every sub-agent, nested ones too."""
         trees: list[AgentToolTree] = [self]
         for tree in trees:
             trees.extend(node.tree for node in tree.nodes.values())
@@ -172,7 +174,7 @@ def _agent_tool_options(tool: FunctionTool) -> Mapping[str, Any] | None:
 
 def _check_unique_tools(graph: AgentGraph, tree: AgentToolTree) -> None:
     seen = dict(graph.static_tools)
-    for node in tree.nodes.values():
+    for node in (node for each in tree.trees() for node in each.nodes.values()):
         for name, entry in node.graph.static_tools.items():
             known = seen.setdefault(name, entry)
             if known.tool is not entry.tool:

@@ -95,7 +95,8 @@ class OpenAIAgentsRunner(AgentFrameworkRunner):
 
     Every model step resumes the SDK's `RunState` and makes exactly one model call; every
     tool call (function tools, agents used as tools, local and hosted MCP tools) becomes a
-    session tool step, and handoffs become recorded steps.
+    session tool step, and handoffs become recorded steps. An agent used as a tool runs its
+    sub-agent in the model steps after its call's step, one model call each (`_agent_tools`).
 
     Args:
         agent: The starting agent, or a factory called on every step (for agents that hold
