@@ -104,6 +104,7 @@ class _Builder:
             "agent_tool": self.agent_tool,
             "agent_tool_asks": self.agent_tool_asks,
             "agent_tool_with_a_tool": self.agent_tool_with_a_tool,
+            "two_agent_tools": self.two_agent_tools,
             "mcp_annotations": self.mcp_annotations,
             "local_mcp": self.local_mcp,
             "context": self.context,
@@ -259,6 +260,27 @@ class _Builder:
             flow_type=self.scenario.flow_type,
             options=self.options(
                 ask_expert=ToolPolicy(effect=ToolEffect.READ), get_weather=ToolPolicy(effect=ToolEffect.READ)
+            ),
+        )
+
+    def two_agent_tools(self) -> AgentSessionFlow:
+        """An agent that can ask an expert and a critic, each an agent used as a tool."""
+        expert = Agent[Any](name="expert", instructions="You are the expert.", model=self.model("-expert"))
+        critic = Agent[Any](name="critic", instructions="You are the critic.", model=self.model("-critic"))
+        main = Agent[Any](
+            name="main",
+            instructions="Ask both.",
+            model=self.model(),
+            tools=[
+                expert.as_tool(tool_name="ask_expert", tool_description="Ask the expert a question."),
+                critic.as_tool(tool_name="ask_critic", tool_description="Ask the critic a question."),
+            ],
+        )
+        return openai_agents_session_flow(
+            main,
+            flow_type=self.scenario.flow_type,
+            options=self.options(
+                ask_expert=ToolPolicy(effect=ToolEffect.READ), ask_critic=ToolPolicy(effect=ToolEffect.READ)
             ),
         )
 

@@ -192,6 +192,31 @@ async def test_an_agent_tools_own_tool_calls_are_grouped_under_its_call(
     assert [s.step_type for s in steps].count("sessionflow.RunModel") == 4
 
 
+async def test_two_agent_tools_of_one_response_each_run_in_steps(harness_factory: HarnessFactory) -> None:
+    harness = await harness_factory("two_agent_tools")
+    harness.script(
+        [
+            ModelReply.call(
+                ScriptedToolCall("call_e", "ask_expert", {"input": "Is 7 prime?"}),
+                ScriptedToolCall("call_c", "ask_critic", {"input": "Is 7 prime?"}),
+            ),
+            ModelReply.say("Both agree."),
+        ]
+    )
+    harness.script([ModelReply.say("Yes.")], suffix="-expert")
+    harness.script([ModelReply.say("Indeed.")], suffix="-critic")
+    await harness.start("Is 7 prime?")
+    snapshot = await harness.idle_after(1)
+
+    assert snapshot.messages[-1].message.text == "Both agree."
+    assert len(harness.requests("-expert")) == 1 and len(harness.requests("-critic")) == 1
+    assert harness.requests()[1].tool_results() == {"call_e": "Yes.", "call_c": "Indeed."}
+    steps = [s.step_type for s in await harness.steps()]
+    # The parent's call, both agent tools' steps, one model step per sub-agent, the answer.
+    assert steps.count("sessionflow.CallTool") == 2
+    assert steps.count("sessionflow.RunModel") == 4
+
+
 async def test_mcp_annotations_decide_the_effects(harness_factory: HarnessFactory) -> None:
     harness = await harness_factory("mcp_annotations")
     harness.script(
