@@ -102,6 +102,9 @@ class _Builder:
             "assistant": self.assistant,
             "handoff": self.handoffs,
             "agent_tool": self.agent_tool,
+            "agent_tool_asks": self.agent_tool_asks,
+            "agent_tool_with_a_tool": self.agent_tool_with_a_tool,
+            "two_agent_tools": self.two_agent_tools,
             "mcp_annotations": self.mcp_annotations,
             "local_mcp": self.local_mcp,
             "context": self.context,
@@ -213,6 +216,72 @@ class _Builder:
             main,
             flow_type=self.scenario.flow_type,
             options=self.options(ask_expert=ToolPolicy(effect=ToolEffect.READ)),
+        )
+
+    def agent_tool_asks(self) -> AgentSessionFlow:
+        """`agent_tool` with the agent tool's call held for approval."""
+        expert = Agent[Any](name="expert", instructions="You are the expert.", model=self.model("-expert"))
+        main = Agent[Any](
+            name="main",
+            instructions="Ask the expert when unsure.",
+            model=self.model(),
+            tools=[expert.as_tool(tool_name="ask_expert", tool_description="Ask the expert a question.")],
+        )
+        return openai_agents_session_flow(
+            main,
+            flow_type=self.scenario.flow_type,
+            options=self.options(ask_expert=ToolPolicy(effect=ToolEffect.READ, requires_approval=True)),
+        )
+
+    def agent_tool_with_a_tool(self) -> AgentSessionFlow:
+        """`agent_tool` whose expert has a tool of its own."""
+        builder = self
+
+        @function_tool
+        async def get_weather(city: str) -> str:
+            """Weather for a city."""
+            await builder.ran("get_weather", city=city)
+            return f"sunny in {city}"
+
+        expert = Agent[Any](
+            name="expert",
+            instructions="You are the expert.",
+            model=self.model("-expert"),
+            tools=[get_weather],
+        )
+        main = Agent[Any](
+            name="main",
+            instructions="Ask the expert when unsure.",
+            model=self.model(),
+            tools=[expert.as_tool(tool_name="ask_expert", tool_description="Ask the expert a question.")],
+        )
+        return openai_agents_session_flow(
+            main,
+            flow_type=self.scenario.flow_type,
+            options=self.options(
+                ask_expert=ToolPolicy(effect=ToolEffect.READ), get_weather=ToolPolicy(effect=ToolEffect.READ)
+            ),
+        )
+
+    def two_agent_tools(self) -> AgentSessionFlow:
+        """An agent that can ask an expert and a critic, each an agent used as a tool."""
+        expert = Agent[Any](name="expert", instructions="You are the expert.", model=self.model("-expert"))
+        critic = Agent[Any](name="critic", instructions="You are the critic.", model=self.model("-critic"))
+        main = Agent[Any](
+            name="main",
+            instructions="Ask both.",
+            model=self.model(),
+            tools=[
+                expert.as_tool(tool_name="ask_expert", tool_description="Ask the expert a question."),
+                critic.as_tool(tool_name="ask_critic", tool_description="Ask the critic a question."),
+            ],
+        )
+        return openai_agents_session_flow(
+            main,
+            flow_type=self.scenario.flow_type,
+            options=self.options(
+                ask_expert=ToolPolicy(effect=ToolEffect.READ), ask_critic=ToolPolicy(effect=ToolEffect.READ)
+            ),
         )
 
     def mcp_annotations(self) -> AgentSessionFlow:

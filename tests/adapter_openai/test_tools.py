@@ -111,7 +111,9 @@ async def test_tool_sources_get_their_policy_and_the_idempotency_key(harness_fac
     assert harness.requests()[1].tool_results() == {"call_n": "saved 'milk'"}
 
 
-async def test_an_agent_used_as_a_tool_runs_inside_the_tool_step(harness_factory: HarnessFactory) -> None:
+async def test_an_agent_used_as_a_tool_makes_its_model_call_in_a_step_of_its_own(
+    harness_factory: HarnessFactory,
+) -> None:
     harness = await harness_factory("agent_tool")
     harness.script(
         [
@@ -127,14 +129,92 @@ async def test_an_agent_used_as_a_tool_runs_inside_the_tool_step(harness_factory
     (expert_request,) = harness.requests("-expert")
     assert expert_request.body["instructions"] == "You are the expert."
     assert expert_request.last_user_text() == "Is 7 prime?"
+    # The model sees the expert's answer, not what the session recorded for the call's own step.
     assert harness.requests()[1].tool_results() == {"call_x": "Yes, 7 is prime."}
-    # The expert's model call belongs to the tool step: no model step of its own.
     steps = await harness.steps()
     assert [s.step_type for s in steps] == [
         "sessionflow.RunModel",
-        "sessionflow.CallTool",
+        "sessionflow.CallTool",  # ask_expert: its policy and approval, no model call
+        "sessionflow.RunModel",  # the expert's model call
         "sessionflow.RunModel",
     ]
+
+
+async def test_an_agent_tool_rejected_never_starts_its_agent(harness_factory: HarnessFactory) -> None:
+    harness = await harness_factory("agent_tool_asks")
+    harness.script(
+        [
+            ModelReply.call(ScriptedToolCall("call_x", "ask_expert", {"input": "Is 7 prime?"})),
+            ModelReply.say("I could not ask."),
+        ]
+    )
+    harness.script([ModelReply.say("Yes, 7 is prime.")], suffix="-expert")
+    await harness.start("Is 7 prime?")
+    (interrupt,) = await pending(harness)
+    assert interrupt.tool_call_id == "call_x"
+    assert await harness.sessions.resolve_interrupt(
+        harness.session_id, interrupt.interrupt_id, approved=False, rejection_message="not now"
+    )
+    snapshot = await harness.idle_after(1)
+
+    assert snapshot.messages[-1].message.text == "I could not ask."
+    assert harness.requests("-expert") == []
+    assert harness.requests()[1].tool_results() == {"call_x": "Tool call rejected by the user: not now"}
+
+
+async def test_an_agent_tools_own_tool_calls_are_grouped_under_its_call(
+    harness_factory: HarnessFactory,
+) -> None:
+    harness = await harness_factory("agent_tool_with_a_tool")
+    harness.script(
+        [
+            ModelReply.call(ScriptedToolCall("call_x", "ask_expert", {"input": "Weather in Paris?"})),
+            ModelReply.say("The expert says sunny."),
+        ]
+    )
+    harness.script(
+        [
+            ModelReply.call(ScriptedToolCall("call_w", "get_weather", {"city": "Paris"})),
+            ModelReply.say("Sunny in Paris."),
+        ],
+        suffix="-expert",
+    )
+    await harness.start("Weather in Paris?")
+    snapshot = await harness.idle_after(1)
+
+    assert snapshot.messages[-1].message.text == "The expert says sunny."
+    assert harness.log.count("tool", "get_weather") == 1
+    assert harness.requests("-expert")[1].tool_results() == {"call_w": "sunny in Paris"}
+    assert harness.requests()[1].tool_results() == {"call_x": "Sunny in Paris."}
+    steps = await harness.steps()
+    tool_steps = [s.step_execution_id for s in steps if s.step_type == "sessionflow.CallTool"]
+    assert tool_steps == ["turn-1/tool/call_x", "turn-1/tool/call_x.call_w"]
+    assert [s.step_type for s in steps].count("sessionflow.RunModel") == 4
+
+
+async def test_two_agent_tools_of_one_response_each_run_in_steps(harness_factory: HarnessFactory) -> None:
+    harness = await harness_factory("two_agent_tools")
+    harness.script(
+        [
+            ModelReply.call(
+                ScriptedToolCall("call_e", "ask_expert", {"input": "Is 7 prime?"}),
+                ScriptedToolCall("call_c", "ask_critic", {"input": "Is 7 prime?"}),
+            ),
+            ModelReply.say("Both agree."),
+        ]
+    )
+    harness.script([ModelReply.say("Yes.")], suffix="-expert")
+    harness.script([ModelReply.say("Indeed.")], suffix="-critic")
+    await harness.start("Is 7 prime?")
+    snapshot = await harness.idle_after(1)
+
+    assert snapshot.messages[-1].message.text == "Both agree."
+    assert len(harness.requests("-expert")) == 1 and len(harness.requests("-critic")) == 1
+    assert harness.requests()[1].tool_results() == {"call_e": "Yes.", "call_c": "Indeed."}
+    steps = [s.step_type for s in await harness.steps()]
+    # The parent's call, both agent tools' steps, one model step per sub-agent, the answer.
+    assert steps.count("sessionflow.CallTool") == 2
+    assert steps.count("sessionflow.RunModel") == 4
 
 
 async def test_mcp_annotations_decide_the_effects(harness_factory: HarnessFactory) -> None:

@@ -55,6 +55,7 @@ from tests.adapter_openai.differential.harness import Built, Models
 __all__ = [
     "AirlineAgentContext",
     "agents_as_tools",
+    "agents_as_tools_nested",
     "agents_as_tools_with_a_glossary",
     "custom_provider",
     "customer_service",
@@ -331,6 +332,43 @@ def agents_as_tools_with_a_glossary(models: Models, log: InvocationLog) -> Built
             "If asked for multiple translations, you call the relevant tools in order."
             "You never translate on your own, you always use the provided tools."
         ),
+        tools=[
+            spanish_agent.as_tool(
+                tool_name="translate_to_spanish",
+                tool_description="Translate the user's message to Spanish",
+            ),
+        ],
+        model=model,
+    )
+    return Built(orchestrator_agent)
+
+
+def agents_as_tools_nested(models: Models, log: InvocationLog) -> Built:
+    """agents_as_tools.py one level deeper (not in the example): the translator asks an
+    editor agent, itself used as a tool, and the editor looks the word up."""
+
+    @function_tool
+    async def lookup_glossary(word: str) -> str:
+        """Look up the house translation of a word."""
+        log.record("tool", "lookup_glossary", word=word)
+        return f"{word}: mundo"
+
+    model = models.model()
+    editor_agent = Agent[Any](
+        name="editor_agent",
+        instructions="You check translations against the house glossary",
+        tools=[lookup_glossary],
+        model=model,
+    )
+    spanish_agent = Agent[Any](
+        name="spanish_agent",
+        instructions="You translate the user's message to Spanish",
+        tools=[editor_agent.as_tool(tool_name="ask_editor", tool_description="Ask the editor about a word")],
+        model=model,
+    )
+    orchestrator_agent = Agent[Any](
+        name="orchestrator_agent",
+        instructions="You are a translation agent. You always use the provided tools.",
         tools=[
             spanish_agent.as_tool(
                 tool_name="translate_to_spanish",

@@ -16,7 +16,7 @@ from tests.adapter_openai.differential import sdk_examples
 from tests.adapter_openai.differential.crash import CrashedRun, distinct_tool_runs, run_session_with_crash
 from tests.adapter_openai.differential.harness import Run, Scenario, assert_same_run, run_plain, unique
 from tests.adapter_openai.differential.scripts import TOKYO, TOKYO_WEATHER
-from tests.adapter_openai.differential.test_agents_as_tools import GLOSSARY_SCRIPT
+from tests.adapter_openai.differential.test_agents_as_tools import GLOSSARY_SCRIPT, NESTED_SCRIPT
 from tests.adapter_openai.differential.test_approvals import weather_and_temperature
 from tests.adapter_openai.differential.test_context import SEAT_CHANGE
 
@@ -89,8 +89,8 @@ async def test_approved_oakland_temperature_sigkill(
 async def test_a_sub_agents_tool_sigkill_repeats_only_that_call(
     temporal_address: str, model_server: ScriptedModelServer, tmp_path: Path
 ) -> None:
-    """Agents as tools (item 4): a crash in the translator's tool must not repeat the
-    translator's model call. Today the whole sub-agent run is one tool step, so it does."""
+    """Agents as tools (item 4): a crash in the translator's tool repeats that call alone,
+    not the translator's model call before it (every step but that one ran once)."""
     scenario = Scenario(
         name="agents-as-tools-glossary",
         build=sdk_examples.agents_as_tools_with_a_glossary,
@@ -103,5 +103,30 @@ async def test_a_sub_agents_tool_sigkill_repeats_only_that_call(
 
     assert plain.outputs == ["In Spanish: ¡Hola, mundo!"]
     assert_same_run(distinct_tool_runs(plain), distinct_tool_runs(session.run))
-    # The step the glossary call becomes is the adapter's to name; its effect happened once.
-    assert session.effect_pids == [session.finished_pid], "the effect happened once, after the restart"
+    # The translator's call is named under the orchestrator's call that started it.
+    assert_crash_repeated_only_the_effect(session, "turn-1/tool/call_es.call_glossary")
+    repeated = {step: attempt for step, (attempt, _) in session.steps.items() if attempt != 1}
+    assert repeated == {"turn-1/tool/call_es.call_glossary": 2}, session.steps
+
+
+async def test_a_nested_sub_agents_tool_sigkill_repeats_only_that_call(
+    temporal_address: str, model_server: ScriptedModelServer, tmp_path: Path
+) -> None:
+    """Nested agents as tools: a crash in the editor's tool (the translator's agent tool's
+    agent) repeats that call alone."""
+    scenario = Scenario(
+        name="agents-as-tools-nested",
+        build=sdk_examples.agents_as_tools_nested,
+        script=NESTED_SCRIPT,
+        turns=["Translate 'Hello, world!' to Spanish."],
+    )
+    plain, session = await crashed(
+        scenario, model_server, temporal_address, tmp_path, crash_in="lookup_glossary"
+    )
+
+    assert plain.outputs == ["In Spanish: ¡Hola, mundo!"]
+    assert_same_run(distinct_tool_runs(plain), distinct_tool_runs(session.run))
+    step = "turn-1/tool/call_es.call_ed.call_glossary"
+    assert_crash_repeated_only_the_effect(session, step)
+    repeated = {name: attempt for name, (attempt, _) in session.steps.items() if attempt != 1}
+    assert repeated == {step: 2}, session.steps

@@ -8,13 +8,20 @@ from __future__ import annotations
 
 import inspect
 import json
+from collections.abc import Mapping
 from typing import Any, cast
 
-from agents import FunctionTool, RunContextWrapper
+from agents import FunctionTool, RunContextWrapper, RunState
 
-from sessionflow.session import FrameworkApproval
+from sessionflow.session import (
+    AgentToolCall,
+    AgentToolCallStatus,
+    FrameworkApproval,
+    SessionStateError,
+    describe_tool_call_outcome,
+)
 
-__all__ = ["framework_approval"]
+__all__ = ["answer_interruptions", "framework_approval"]
 
 
 async def framework_approval(
@@ -44,3 +51,24 @@ def _parsed(arguments: str) -> dict[str, Any] | None:
     except ValueError:
         return None
     return cast(dict[str, Any], value) if isinstance(value, dict) else None
+
+
+def answer_interruptions(
+    state: RunState[Any, Any], records: Mapping[str, AgentToolCall], prefix: str = ""
+) -> None:
+    """Approve each pending call whose stub returns the recorded result; reject the rejected.
+
+    ``prefix`` is an agent tool's call ID and separator: a sub-run's calls are recorded under it."""
+    for item in state.get_interruptions():
+        call_id = prefix + (item.call_id or "")
+        record = records.get(call_id)
+        if record is None or not record.is_final:
+            raise SessionStateError(f"tool call {call_id!r} has no final record")
+        if record.status is AgentToolCallStatus.REJECTED and record.approval_source == "framework":
+            # Only the tool's own needs_approval asked: the model reads the SDK's rejection text.
+            state.reject(item)
+        elif record.status is AgentToolCallStatus.REJECTED:
+            # The SDK sends exactly this text to the model as the tool's output.
+            state.reject(item, rejection_message=describe_tool_call_outcome(record))
+        else:
+            state.approve(item)

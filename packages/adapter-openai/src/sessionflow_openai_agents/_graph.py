@@ -193,7 +193,8 @@ def _gate(tool: Tool, stub: Any) -> Tool:
         gated = copy.copy(tool)
         gated.on_invoke_tool = stub
         gated.needs_approval = True
-        # The real tool (an agent-as-tool too) runs in the session's tool step, not here.
+        # The real tool runs in the session's tool step, not here (an agent tool's sub-agent
+        # in the model steps after it, see `_agent_tools`).
         gated._is_agent_tool = False  # pyright: ignore[reportPrivateUsage]
         gated._agent_instance = None  # pyright: ignore[reportPrivateUsage]
         return gated

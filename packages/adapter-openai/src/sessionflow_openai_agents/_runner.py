@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from typing import Any, Literal, cast
 
@@ -40,7 +40,6 @@ from sessionflow.plugins import ToolInvocation, ToolSpec
 from sessionflow.session import (
     AgentFrameworkRunner,
     AgentToolCall,
-    AgentToolCallStatus,
     AgentTurnContext,
     AgentTurnOutcome,
     AgentUsage,
@@ -61,7 +60,15 @@ from sessionflow.session import (
     parse_tool_arguments,
 )
 from sessionflow.tool_asks import with_tool_asks
-from sessionflow_openai_agents._approvals import framework_approval
+from sessionflow_openai_agents._agent_tool_steps import agent_tool_outcome, with_agent_tools
+from sessionflow_openai_agents._agent_tools import (
+    AGENT_TOOL_STARTED,
+    Stepper,
+    split_agent_tools,
+    steps_agent_tool,
+    tree_of,
+)
+from sessionflow_openai_agents._approvals import answer_interruptions, framework_approval
 from sessionflow_openai_agents._carry import TurnCarry
 from sessionflow_openai_agents._context import ContextCodec, context_update
 from sessionflow_openai_agents._graph import AgentGraph, GraphSnapshot
@@ -76,7 +83,7 @@ from sessionflow_openai_agents._retry import (
     retry_prompt,
 )
 from sessionflow_openai_agents._shown import shown_input
-from sessionflow_openai_agents._state import SavedRunState, dump_run_state, parse_run_state
+from sessionflow_openai_agents._state import SavedRunState, dump_run_state, parse_run_state, with_step_state
 from sessionflow_openai_agents._step_update import StepState, encode_step_update
 from sessionflow_openai_agents._stream import StepHooks, stream_into, usage_of
 from sessionflow_openai_agents._tool_value import decode_tool_values, encode_tool_value
@@ -116,7 +123,8 @@ class OpenAIAgentsRunner(AgentFrameworkRunner):
 
     Every model step resumes the SDK's `RunState` and makes exactly one model call; every
     tool call (function tools, agents used as tools, local and hosted MCP tools) becomes a
-    session tool step, and handoffs become recorded steps.
+    session tool step, and handoffs become recorded steps. An agent used as a tool runs its
+    sub-agent in the model steps after its call's step, one model call each (`_agent_tools`).
 
     Args:
         agent: The starting agent, or a factory called on every step (for agents that hold
@@ -216,24 +224,42 @@ class OpenAIAgentsRunner(AgentFrameworkRunner):
             call_id: describe_tool_call_outcome(r) for call_id, r in turn.tool_calls.items() if r.is_final
         }
         # A tool's returned object, where its step recorded one, for the SDK to see as returned.
-        outputs.update(decode_tool_values(turn.state_updates()))
+        values = decode_tool_values(turn.state_updates())
+        outputs.update(values)
         # Every model step of a turn is given the carry the turn started with, so the state
         # saved by an earlier step is restored from the same agent the turn started at.
-        start = snapshot.gated(outputs, self._turn_start(graph, carry))
+        start_name = self._turn_start(graph, carry)
+        start = snapshot.gated(outputs, start_name)
         shown_carry = turn.carried_state if self._carry_hook is not None else None
         turn_input = shown_input(turn, model_input(turn.messages), shown_carry, state.tool_state)
+        tree = tree_of(graph)
         with self._trace_scope():
             try:
                 if restart is not None:
                     agent = snapshot.gated(outputs, restart.agent)
-                    return await self._advance(
+                    outcome = await self._advance(
                         turn, snapshot, agent, restart.input, turn_input, context, state
                     )
-                if saved is None:
-                    return await self._advance(turn, snapshot, start, turn_input, turn_input, context, state)
-                run_state = await saved.restore(start, turn_input, context)
-                _answer_interruptions(run_state, turn)
-                return await self._advance(turn, snapshot, start, run_state, turn_input, None, state)
+                elif saved is None:
+                    outcome = await self._advance(
+                        turn, snapshot, start, turn_input, turn_input, context, state
+                    )
+                else:
+                    parent_state, entries = split_agent_tools(cast(str, turn.framework_run_state))
+                    if entries:
+                        step = await self._stepper(turn, context, values).step_entries(entries, tree)
+                        if step.moved:
+                            # The sub-agent's model call may have changed the shared context.
+                            now = with_step_state(
+                                parent_state, self._contexts.dump(context), state.tool_state
+                            )
+                            return agent_tool_outcome(now, entries, step)
+                        outputs.update(step.answers)
+                        start = snapshot.gated(outputs, start_name)
+                    run_state = await saved.restore(start, turn_input, context)
+                    answer_interruptions(run_state, turn.tool_calls)
+                    outcome = await self._advance(turn, snapshot, start, run_state, turn_input, None, state)
+                return with_agent_tools(outcome, tree)
             except _GUARDRAIL_TRIPS as error:
                 raise TurnAborted(_describe_trip(error)) from error
             except MaxTurnsExceeded as error:
@@ -388,11 +414,19 @@ class OpenAIAgentsRunner(AgentFrameworkRunner):
             return ToolExecutionResult(
                 output="approved; the hosted MCP server runs it in the next model call"
             )
+        if tree_of(graph).is_agent_tool(record.tool_name) and steps_agent_tool(
+            call.run_state, record.tool_call_id
+        ):
+            # The sub-agent's model calls and tool calls are steps of their own (`_agent_tools`).
+            return ToolExecutionResult(output=AGENT_TOOL_STARTED)
         saved = parse_run_state(call.run_state) if call.run_state is not None else None
         before = saved.context if saved is not None else None
         context = self._contexts.load(before, call.session_id)
-        snapshot = await graph.snapshot(RunContextWrapper(context=context))
-        entry = snapshot.tools.get(record.tool_name)
+        run_context = RunContextWrapper(context=context)
+        snapshot = await graph.snapshot(run_context)
+        entry = snapshot.tools.get(record.tool_name) or await tree_of(graph).find_tool(
+            record.tool_name, run_context
+        )
         if entry is None:
             raise ToolExecutionError(f"unknown tool {record.tool_name!r}")
         tool_context = ToolContext(
@@ -431,7 +465,17 @@ class OpenAIAgentsRunner(AgentFrameworkRunner):
         agent = cast(Agent[Any], source) if isinstance(source, Agent) else source()
         graph = AgentGraph(agent, self._extra_tools)
         check_model_tools(graph, self._run_config)
+        tree_of(graph)
         return graph
+
+    def _stepper(self, turn: AgentTurnContext, context: Any, values: Mapping[str, Any]) -> Stepper:
+        return Stepper(
+            records=turn.tool_calls,
+            values=values,
+            context=context,
+            run_config=self._run_config,
+            defer=lambda item, snapshot, wrapper: self._deferred(item, snapshot, turn, wrapper),
+        )
 
     def _graph(self) -> AgentGraph:
         return self._graph_cache if isinstance(self._agent, Agent) else self._build_graph()
@@ -454,22 +498,6 @@ def _saved_state(text: str | None) -> tuple[SavedRunState | None, Restart | None
         return None, None
     restart = read_restart(text)
     return (None, restart) if restart is not None else (parse_run_state(text), None)
-
-
-def _answer_interruptions(state: RunState[Any, Any], turn: AgentTurnContext) -> None:
-    """Approve each pending call whose stub returns the recorded result; reject the rejected."""
-    for item in state.get_interruptions():
-        record = turn.tool_calls.get(item.call_id or "")
-        if record is None or not record.is_final:
-            raise SessionStateError(f"tool call {item.call_id!r} has no final record in {turn.turn_id!r}")
-        if record.status is AgentToolCallStatus.REJECTED and record.approval_source == "framework":
-            # Only the tool's own needs_approval asked: the model reads the SDK's rejection text.
-            state.reject(item)
-        elif record.status is AgentToolCallStatus.REJECTED:
-            # The SDK sends exactly this text to the model as the tool's output.
-            state.reject(item, rejection_message=describe_tool_call_outcome(record))
-        else:
-            state.approve(item)
 
 
 def _continue_note(items: Sequence[RunItem]) -> str:

@@ -21,7 +21,7 @@ from agents import Agent, RunContextWrapper, RunState, TResponseInputItem
 
 from sessionflow.session import SessionStateError
 
-__all__ = ["SavedRunState", "dump_run_state", "parse_run_state"]
+__all__ = ["SavedRunState", "dump_run_state", "parse_run_state", "with_step_state"]
 
 FORMAT = "sessionflow-openai-agents/2"
 _READ_FORMATS = ("sessionflow-openai-agents/1", FORMAT)
@@ -59,6 +59,16 @@ def dump_run_state(
         "tool_state": dict(tool_state),
         "state": data,
     }
+    return json.dumps(envelope, separators=(",", ":"), ensure_ascii=False)
+
+
+def with_step_state(text: str, context: Any, tool_state: Mapping[str, Any]) -> str:
+    """The saved state ``text`` with the run context and the tool state as they are now: a
+    step that did not advance the SDK's run (an agent tool's sub-agent moved) still hands
+    them on."""
+    envelope = cast(dict[str, Any], json.loads(text))
+    envelope["context"] = context
+    envelope["tool_state"] = dict(tool_state)
     return json.dumps(envelope, separators=(",", ":"), ensure_ascii=False)
 
 
