@@ -19,6 +19,7 @@ from tests.adapter_openai.differential.scripts import TOKYO, TOKYO_WEATHER
 from tests.adapter_openai.differential.test_agents_as_tools import GLOSSARY_SCRIPT, NESTED_SCRIPT
 from tests.adapter_openai.differential.test_approvals import weather_and_temperature
 from tests.adapter_openai.differential.test_context import SEAT_CHANGE
+from tests.adapter_openai.differential.test_handoffs import FAQ_OVER_TWO_TURNS
 
 
 async def crashed(
@@ -130,3 +131,59 @@ async def test_a_nested_sub_agents_tool_sigkill_repeats_only_that_call(
     assert_crash_repeated_only_the_effect(session, step)
     repeated = {name: attempt for name, (attempt, _) in session.steps.items() if attempt != 1}
     assert repeated == {step: 2}, session.steps
+
+
+async def test_a_faq_lookup_sigkill_after_a_handoff_keeps_the_last_agent(
+    temporal_address: str, model_server: ScriptedModelServer, tmp_path: Path
+) -> None:
+    """customer_service over two turns (item 1): the crash comes after the handoff to the FAQ
+    agent; the repeat runs in that agent, and turn 2 still starts there."""
+    scenario = Scenario(
+        name="handoff-turns",
+        build=sdk_examples.customer_service,
+        script=FAQ_OVER_TWO_TURNS,
+        turns=["What is the baggage allowance?", "Is there wifi?"],
+    )
+    plain, session = await crashed(
+        scenario, model_server, temporal_address, tmp_path, crash_in="faq_lookup_tool"
+    )
+
+    assert plain.last_agent == "FAQ Agent"
+    assert len(plain.tool_runs) == 2
+    assert_same_run(distinct_tool_runs(plain), distinct_tool_runs(session.run))
+    # The tool runs in both turns: once after the restart in turn 1, once in turn 2.
+    assert session.effect_pids == [session.finished_pid] * 2
+    assert session.steps.get("turn-1/tool/call_bag") == (2, "completed"), session.steps
+    assert session.steps.get("turn-2/tool/call_wifi") == (1, "completed"), session.steps
+
+
+async def test_a_custom_tool_use_behavior_sigkill_still_gets_the_returned_object(
+    temporal_address: str, model_server: ScriptedModelServer, tmp_path: Path
+) -> None:
+    """forcing_tool_use.py's custom function (item 7): the repeated tool step records the
+    `Weather` it returned, and the function reads its fields."""
+    scenario = Scenario(
+        name="custom-tool-use",
+        build=sdk_examples.forcing_tool_use_custom,
+        script=TOKYO_WEATHER[:1],
+        turns=[TOKYO],
+    )
+    plain, session = await crashed(scenario, model_server, temporal_address, tmp_path, crash_in="get_weather")
+
+    assert plain.outputs == ["Tokyo is Sunny with wind."]
+    assert_same_run(distinct_tool_runs(plain), distinct_tool_runs(session.run))
+    assert_crash_repeated_only_the_effect(session, "turn-1/tool/call_tokyo")
+
+
+async def test_a_stop_at_tools_sigkill(
+    temporal_address: str, model_server: ScriptedModelServer, tmp_path: Path
+) -> None:
+    """`StopAtTools` (item 7): the tool's repeated result is the turn's answer."""
+    scenario = Scenario(
+        name="stop-at-tools", build=sdk_examples.tools_stop_at, script=TOKYO_WEATHER[:1], turns=[TOKYO]
+    )
+    plain, session = await crashed(scenario, model_server, temporal_address, tmp_path, crash_in="get_weather")
+
+    assert plain.outputs == ["city='Tokyo' temperature_range='14-20C' conditions='Sunny with wind.'"]
+    assert_same_run(distinct_tool_runs(plain), distinct_tool_runs(session.run))
+    assert_crash_repeated_only_the_effect(session, "turn-1/tool/call_tokyo")
