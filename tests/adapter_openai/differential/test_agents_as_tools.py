@@ -119,7 +119,7 @@ async def _failing(
     tmp_path: Path,
 ) -> tuple[Run, Run]:
     scenario = Scenario(
-        name=name, build=build, script=script, turns=["Translate 'Hello, world!' to Spanish."], streamed=True
+        name=name, build=build, script=script, turns=["Translate 'Hello, world!' to Spanish."]
     )
     return await run_both(scenario, model_server, temporal_address, tmp_path)
 
