@@ -10,8 +10,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from sessionflow.testing import ModelReply, ScriptedModelServer, ScriptedToolCall
-from tests.adapter_openai.differential import sdk_examples
-from tests.adapter_openai.differential.harness import Scenario, assert_same_run, run_both
+from tests.adapter_openai.differential import failing_sub_agents, sdk_examples
+from tests.adapter_openai.differential.harness import AgentBuilder, Run, Scenario, assert_same_run, run_both
 
 
 async def test_a_translator_agent_as_a_tool(
@@ -92,4 +92,122 @@ async def test_a_translator_that_asks_an_editor_agent(
     assert requests[4]["input"][-1]["output"] == "mundo"
     assert requests[5]["input"][-1]["output"] == "¡Hola, mundo!"
     assert plain.tool_runs == [{"name": "lookup_glossary", "word": "world"}]
+    assert_same_run(plain, session)
+
+
+# -- an error inside the sub-agent's run: the failure function's text is the tool's answer --
+
+MAX_TURNS_SCRIPT = [
+    ModelReply.call(ScriptedToolCall("call_es", "translate_to_spanish", {"input": "Hello, world!"})),
+    ModelReply.call(ScriptedToolCall("call_glossary", "lookup_glossary", {"word": "world"})),
+    ModelReply.say("The translator failed."),
+]
+
+MISSING_TOOL_SCRIPT = [
+    ModelReply.call(ScriptedToolCall("call_es", "translate_to_spanish", {"input": "Hello, world!"})),
+    ModelReply.call(ScriptedToolCall("call_web", "search_web", {"query": "mundo"})),
+    ModelReply.say("The translator failed."),
+]
+
+
+async def _failing(
+    name: str,
+    build: AgentBuilder,
+    script: list[ModelReply],
+    temporal_address: str,
+    model_server: ScriptedModelServer,
+    tmp_path: Path,
+) -> tuple[Run, Run]:
+    scenario = Scenario(
+        name=name, build=build, script=script, turns=["Translate 'Hello, world!' to Spanish."]
+    )
+    return await run_both(scenario, model_server, temporal_address, tmp_path)
+
+
+async def test_a_sub_agent_over_its_max_turns_answers_the_default_failure_text(
+    temporal_address: str, model_server: ScriptedModelServer, tmp_path: Path
+) -> None:
+    plain, session = await _failing(
+        "sub-max-turns-default",
+        failing_sub_agents.failing_translator_default_failure,
+        MAX_TURNS_SCRIPT,
+        temporal_address,
+        model_server,
+        tmp_path,
+    )
+    requests = plain.requests[""]
+    assert len(requests) == 3
+    assert requests[2]["input"][-1]["output"] == "An error occurred while running the tool. Please try again."
+    assert plain.tool_runs == [{"name": "lookup_glossary", "word": "world"}]
+    assert plain.outputs == ["The translator failed."]
+    assert_same_run(plain, session)
+
+
+async def test_a_sub_agent_over_its_max_turns_answers_a_custom_failure_text(
+    temporal_address: str, model_server: ScriptedModelServer, tmp_path: Path
+) -> None:
+    plain, session = await _failing(
+        "sub-max-turns-custom",
+        failing_sub_agents.failing_translator_custom_failure,
+        MAX_TURNS_SCRIPT,
+        temporal_address,
+        model_server,
+        tmp_path,
+    )
+    requests = plain.requests[""]
+    assert requests[2]["input"][-1]["output"] == (
+        "translate_to_spanish failed: MaxTurnsExceeded: Max turns (1) exceeded"
+    )
+    assert_same_run(plain, session)
+
+
+async def test_a_sub_agent_calling_a_tool_it_lacks_answers_the_default_failure_text(
+    temporal_address: str, model_server: ScriptedModelServer, tmp_path: Path
+) -> None:
+    plain, session = await _failing(
+        "sub-missing-tool-default",
+        failing_sub_agents.failing_translator_default_failure,
+        MISSING_TOOL_SCRIPT,
+        temporal_address,
+        model_server,
+        tmp_path,
+    )
+    requests = plain.requests[""]
+    assert len(requests) == 3
+    assert requests[2]["input"][-1]["output"] == "An error occurred while running the tool. Please try again."
+    assert plain.tool_runs == []
+    assert_same_run(plain, session)
+
+
+async def test_a_sub_agent_calling_a_tool_it_lacks_answers_a_custom_failure_text(
+    temporal_address: str, model_server: ScriptedModelServer, tmp_path: Path
+) -> None:
+    plain, session = await _failing(
+        "sub-missing-tool-custom",
+        failing_sub_agents.failing_translator_custom_failure,
+        MISSING_TOOL_SCRIPT,
+        temporal_address,
+        model_server,
+        tmp_path,
+    )
+    requests = plain.requests[""]
+    assert requests[2]["input"][-1]["output"] == (
+        "translate_to_spanish failed: ModelBehaviorError: Tool search_web not found in agent spanish_agent"
+    )
+    assert_same_run(plain, session)
+
+
+async def test_without_a_failure_function_the_sub_agents_error_fails_the_turn(
+    temporal_address: str, model_server: ScriptedModelServer, tmp_path: Path
+) -> None:
+    plain, session = await _failing(
+        "sub-max-turns-none",
+        failing_sub_agents.failing_translator_no_failure_function,
+        MAX_TURNS_SCRIPT[:2],
+        temporal_address,
+        model_server,
+        tmp_path,
+    )
+    assert plain.outputs == [None]
+    assert plain.errors[0] is not None and "Max turns (1) exceeded" in plain.errors[0]
     assert_same_run(plain, session)

@@ -29,6 +29,7 @@ from typing import Any, cast
 
 from agents import (
     Agent,
+    AgentsException,
     FunctionTool,
     ItemHelpers,
     MessageOutputItem,
@@ -42,6 +43,8 @@ from agents import (
 )
 from agents.agent_tool_input import resolve_agent_tool_input
 from agents.run import DEFAULT_MAX_TURNS
+from agents.tool import maybe_invoke_function_tool_failure_error_function
+from agents.tool_context import ToolContext
 
 from sessionflow.session import (
     AgentToolCall,
@@ -100,6 +103,8 @@ class AgentToolNode:
     options: Mapping[str, Any]
     graph: AgentGraph
     tree: AgentToolTree
+    tool: FunctionTool
+    """The agent tool itself: its failure function answers an error of the sub-run."""
 
 
 class AgentToolTree:
@@ -124,7 +129,11 @@ class AgentToolTree:
                     )
             sub = AgentGraph(agent)
             self.nodes[entry.tool.name] = AgentToolNode(
-                entry.tool.name, options, sub, AgentToolTree(sub, _seen | {graph.start_name, agent.name})
+                entry.tool.name,
+                options,
+                sub,
+                AgentToolTree(sub, _seen | {graph.start_name, agent.name}),
+                entry.tool,
             )
         if not _seen:
             _check_unique_tools(graph, self)
@@ -286,8 +295,18 @@ class Stepper:
                 raise SessionStateError(
                     f"agent tool {entry['tool']!r} of call {call_id!r} is no longer offered"
                 )
-            result = await self._step_run(node, entry, prefix + call_id + SEPARATOR)
-            return result
+            try:
+                return await self._step_run(node, entry, prefix + call_id + SEPARATOR)
+            except AgentsException as error:
+                # As `as_tool`: an error of the sub-run is the tool's answer, the failure
+                # function's text (None re-raises). Transport errors are no AgentsException:
+                # they fail the model step, which the session retries.
+                answer = await _failure_answer(node, entry, call_id, self.context, self.run_config, error)
+                if answer is None:
+                    raise
+                entry["run"] = None
+                entry["answer"] = answer
+                return EntriesStep(moved=True)
         return EntriesStep(answers=answers)
 
     async def _step_run(self, node: AgentToolNode, entry: dict[str, Any], prefix: str) -> EntriesStep:
@@ -356,6 +375,28 @@ class Stepper:
         # A handoff, or a response with neither tool calls nor an answer: the next step goes on.
         entry["run"] = json.loads(dump_run_state(result.to_state(), [], None, {}))
         return EntriesStep(moved=True, usage=usage)
+
+
+async def _failure_answer(
+    node: AgentToolNode,
+    entry: dict[str, Any],
+    call_id: str,
+    context: Any,
+    run_config: RunConfig,
+    error: AgentsException,
+) -> str | None:
+    """The text the agent tool's failure function gives for the error, called as the SDK's
+    tool invoker calls it: with the tool's context of the parent's call."""
+    tool_context = ToolContext(
+        context=context,
+        tool_name=node.name,
+        tool_call_id=call_id,
+        tool_arguments=cast(str, entry["arguments"]),
+        run_config=run_config,
+    )
+    return await maybe_invoke_function_tool_failure_error_function(
+        function_tool=node.tool, context=tool_context, error=error
+    )
 
 
 async def _drain(result: RunResultStreaming) -> None:
