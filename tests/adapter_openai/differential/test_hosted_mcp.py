@@ -49,7 +49,9 @@ class _Approver:
         self.asked.append((f"{raw.server_label}.{raw.name}", raw.arguments))
         if self.decisions.pop(0):
             return {"approve": True}
-        return {"approve": False, "reason": "User denied"}
+        # The example adds `"reason": "User denied"`; a durable rejection sends no reason
+        # (see the adapter README, hosted MCP), so this one gives none.
+        return {"approve": False}
 
 
 def _builder(require_approval: str, approver: _Approver | None) -> Any:
