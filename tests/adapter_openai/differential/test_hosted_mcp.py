@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from agents import Agent, HostedMCPTool, MCPToolApprovalFunctionResult, MCPToolApprovalRequest
 
@@ -54,7 +54,7 @@ class _Approver:
         return {"approve": False}
 
 
-def _builder(require_approval: str, approver: _Approver | None) -> Any:
+def _builder(require_approval: Literal["always", "never"], approver: _Approver | None) -> Any:
     def build(models: Models, log: InvocationLog) -> Built:
         agent = Agent[Any](
             name="Assistant",
@@ -64,7 +64,7 @@ def _builder(require_approval: str, approver: _Approver | None) -> Any:
                         "type": "mcp",
                         "server_label": _LABEL,
                         "server_url": "https://gitmcp.io/openai/codex",
-                        "require_approval": require_approval,  # pyright: ignore[reportAssignmentType]
+                        "require_approval": require_approval,
                     },
                     on_approval_request=approver,
                 )
