@@ -200,7 +200,9 @@ def _gate(tool: Tool, stub: Any) -> Tool:
         return gated
     if isinstance(tool, HostedMCPTool):
         config = dict(tool.tool_config)
-        config["require_approval"] = "always"
+        # A server that never asks is the provider's to run: no step holds its calls.
+        if config.get("require_approval") != "never":
+            config["require_approval"] = "always"
         return HostedMCPTool(tool_config=cast(Any, config), on_approval_request=None)
     return tool
 

@@ -46,6 +46,7 @@ from sessionflow.session import (
     ContinueRequested,
     DeferredToolCall,
     DeferredToolExecution,
+    FrameworkApproval,
     FrameworkMessage,
     ImageInput,
     SessionStateError,
@@ -396,7 +397,7 @@ class OpenAIAgentsRunner(AgentFrameworkRunner):
             framework_approval=(
                 await framework_approval(entry.tool, context, arguments, call_id)
                 if entry is not None
-                else None
+                else _hosted_mcp_approval(self._graph(), name)
             ),
         )
         # A neutral spec's own rule (its FunctionTool never asks): the harness's tools.
@@ -518,6 +519,22 @@ def _hosted_mcp_label(graph: AgentGraph, tool_name: str) -> str | None:
         for tool in agent.tools:
             if isinstance(tool, HostedMCPTool) and tool.tool_config.get("server_label") == label:
                 return label
+    return None
+
+
+def _hosted_mcp_approval(graph: AgentGraph, tool_name: str) -> FrameworkApproval | None:
+    """``"required"`` when the hosted server's own ``require_approval`` asks for this call."""
+    label, _, tool = tool_name.partition(".")
+    for agent in graph.agents.values():
+        for hosted in agent.tools:
+            if isinstance(hosted, HostedMCPTool) and hosted.tool_config.get("server_label") == label:
+                setting: Any = hosted.tool_config.get("require_approval", "always")
+                if setting == "always":
+                    return "required"
+                if isinstance(setting, dict):
+                    always: Any = cast(dict[str, Any], setting).get("always") or {}
+                    if tool in (cast(dict[str, Any], always).get("tool_names") or []):
+                        return "required"
     return None
 
 

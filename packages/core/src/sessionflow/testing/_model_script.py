@@ -130,6 +130,10 @@ class ModelReply:
     fault: ModelFault | None = None
     delay_seconds: float = 0.0
     message: bool = True
+    # Raw Responses output items the provider itself produced (hosted MCP's `mcp_list_tools`,
+    # `mcp_approval_request`, `mcp_call`; see `hosted_mcp`), sent after the reasoning and
+    # before the message. Only the Responses wire has them.
+    output_items: list[dict[str, Any]] = field(default_factory=lambda: cast(list[dict[str, Any]], []))
 
     def __post_init__(self) -> None:
         if self.text is not None and self.text_chunks is not None and "".join(self.text_chunks) != self.text:
@@ -209,6 +213,7 @@ class ModelReply:
             "fault": None if self.fault is None else self.fault.to_json(),
             "delay_seconds": self.delay_seconds,
             "message": self.message,
+            "output_items": [dict(item) for item in self.output_items],
         }
 
     @classmethod
@@ -227,6 +232,8 @@ class ModelReply:
             delay_seconds=float(data.get("delay_seconds") or 0.0),
             # Scripts written before the option have every reply's message.
             message=data.get("message") is not False,
+            # Scripts written before the option have none.
+            output_items=[dict(item) for item in cast(list[dict[str, Any]], data.get("output_items") or [])],
         )
 
 
@@ -311,6 +318,15 @@ class RecordedRequest:
                     results[str(block.get("tool_use_id"))] = "".join(_content_texts(block.get("content")))
         return results
 
+    def mcp_approval_responses(self) -> dict[str, bool]:
+        """The hosted MCP approvals the client sent (Responses), approve or not by request id."""
+        conversation: Any = self.body.get("input") if self.api == "responses" else None
+        return {
+            str(item.get("approval_request_id")): item.get("approve") is True
+            for item in _as_list(conversation)
+            if item.get("type") == "mcp_approval_response"
+        }
+
     def tool_names(self) -> list[str]:
         """Names of the tools offered to the model."""
         names: list[str] = []
@@ -351,6 +367,10 @@ _NOT_SENT_TEXT = frozenset(
         "server_tool_use",
         "function_call",
         "custom_tool_call",
+        "mcp_list_tools",
+        "mcp_approval_request",
+        "mcp_approval_response",
+        "mcp_call",
         "thinking",
         "redacted_thinking",
         "reasoning",

@@ -87,6 +87,8 @@ def render_error(
 def render_reply(api: ModelApi, reply: ModelReply, request: dict[str, Any], seq: int) -> WireResponse:
     """Render a non-fault reply; ``seq`` makes the generated ids unique."""
     stream = request.get("stream") is True
+    if reply.output_items and api != "responses":
+        raise ValueError(f"hosted output items are a Responses API feature, not {api}'s")
     if api == "chat_completions":
         return _chat_stream(reply, request, seq) if stream else _chat(reply, request, seq)
     if api == "responses":
@@ -110,7 +112,8 @@ def _fragments(text: str) -> list[str]:
 def _has_text_output(reply: ModelReply) -> bool:
     # A reply with neither text nor tool calls gets an empty message, unless it asks for
     # none (`ModelReply.reasoning_only`).
-    return reply.full_text is not None or (not reply.tool_calls and reply.message)
+    # Hosted output items are an answer of their own, as the provider sends them.
+    return reply.full_text is not None or (not reply.tool_calls and not reply.output_items and reply.message)
 
 
 # Chat Completions ------------------------------------------------------------------
@@ -271,6 +274,7 @@ def _response_items(reply: ModelReply, seq: int) -> list[dict[str, Any]]:
                 "summary": [{"type": "summary_text", "text": reply.reasoning}],
             }
         )
+    items.extend(dict(item) for item in reply.output_items)
     if _has_text_output(reply):
         items.append(
             {
@@ -339,6 +343,9 @@ def _responses_stream(reply: ModelReply, request: dict[str, Any], seq: int) -> W
                 emit("response.output_text.delta", **ids, delta=piece, logprobs=[])
             emit("response.output_text.done", **ids, text=text, logprobs=[])
             emit("response.content_part.done", **ids, part=_output_text(text))
+        elif kind != "function_call":
+            # A hosted item arrives whole, as the provider's own work (no deltas to join).
+            emit("response.output_item.added", output_index=out, item=item)
         else:
             emit(
                 "response.output_item.added",
