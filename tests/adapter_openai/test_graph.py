@@ -89,10 +89,18 @@ async def test_every_tool_of_the_clone_is_gated() -> None:
             "type": "mcp",
             "server_label": "docs",
             "server_url": "https://mcp.invalid",
+            "require_approval": {"always": {"tool_names": ["delete_page"]}},
+        }
+    )
+    never = HostedMCPTool(
+        tool_config={
+            "type": "mcp",
+            "server_label": "wiki",
+            "server_url": "https://mcp.invalid",
             "require_approval": "never",
         }
     )
-    helper = Agent[Any](name="helper", tools=[ping])
+    helper = Agent[Any](name="helper", tools=[ping, never])
     start = Agent[Any](name="start", tools=[docs, ping], handoffs=[handoff(helper)])
     snapshot = await AgentGraph(start).snapshot(RunContextWrapper(context=None))
     clone = snapshot.gated({"call_1": "recorded"})
@@ -102,7 +110,11 @@ async def test_every_tool_of_the_clone_is_gated() -> None:
     assert (
         gated_docs.tool_config.get("require_approval") == "always" and gated_docs.on_approval_request is None
     )
-    assert docs.tool_config.get("require_approval") == "never"
+    assert docs.tool_config.get("require_approval") == {"always": {"tool_names": ["delete_page"]}}
+    # A server that never asks is the provider's to run, as in the plain SDK: no step holds it.
+    helper_clone = snapshot.gated({}, "helper")
+    gated_never = next(t for t in helper_clone.tools if isinstance(t, HostedMCPTool))
+    assert gated_never.tool_config.get("require_approval") == "never"
     assert gated_ping.needs_approval is True and ping.needs_approval is False
     context = ToolContext(context=None, tool_name="ping", tool_call_id="call_1", tool_arguments="{}")
     assert await gated_ping.on_invoke_tool(context, "{}") == "recorded"
@@ -111,5 +123,5 @@ async def test_every_tool_of_the_clone_is_gated() -> None:
     assert isinstance(redirected, Handoff)
     target = await redirected.on_invoke_handoff(RunContextWrapper(context=None), "")
     assert target is not helper and target.name == "helper"
-    (helper_ping,) = target.tools
+    helper_ping, _ = target.tools
     assert isinstance(helper_ping, FunctionTool) and helper_ping.needs_approval is True
