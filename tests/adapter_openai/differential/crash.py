@@ -27,7 +27,7 @@ from tests.adapter_openai.differential.harness import (
     refused_run,
     session_flow,
 )
-from tests.adapter_openai.differential.tool_log import ToolLog, crash_gate
+from tests.crash_tool_log import ToolLog, crash_gate
 
 __all__ = ["CrashedRun", "distinct_tool_runs", "flow_from_spec", "run_session_with_crash"]
 

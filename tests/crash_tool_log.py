@@ -1,4 +1,5 @@
-"""The log every differential tool writes, which can also hold one tool at a gate to be SIGKILLed.
+"""The log every differential tool writes (OpenAI Agents, LangGraph), which can also hold one
+tool at a gate to be SIGKILLed.
 
 A tool logs a line when it has done its work (its effect), so a run killed before that
 leaves none, and the log says how often each tool's effect really happened.
@@ -23,9 +24,10 @@ class ToolLog(InvocationLog):
     """An `InvocationLog`; with ``crash_in``, the first run of that tool waits at its gate.
 
     The test SIGKILLs the worker while the tool waits; the run after (the step's next
-    attempt, in another worker) finds the gate reached and goes on. The wait is a plain
-    sleep loop that blocks the worker's event loop: the process is killed during it, and
-    nothing else in that process matters any more.
+    attempt, in another worker) finds the gate reached and goes on. A tool may be called from
+    the event loop or from a thread pool (LangChain's), so the wait is a plain sleep loop that
+    blocks whichever it runs on: the process is killed during it, and nothing else in that
+    process matters any more.
     """
 
     def __init__(
