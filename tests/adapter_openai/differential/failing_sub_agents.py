@@ -6,12 +6,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from agents import Agent, RunContextWrapper, function_tool
+from agents import Agent, RunContextWrapper
 from agents.tool import ToolErrorFunction, default_tool_error_function
 from agents.tool_context import ToolContext
 
 from sessionflow.testing import InvocationLog
 from tests.adapter_openai.differential.harness import Built, Models
+from tests.adapter_openai.differential.sdk_examples import glossary_tool
 
 __all__ = [
     "failing_translator_custom_failure",
@@ -28,12 +29,7 @@ def tell_the_error(ctx: RunContextWrapper[Any], error: Exception) -> str:
 
 
 def _failing_translator(models: Models, log: InvocationLog, failure: ToolErrorFunction | None) -> Built:
-    @function_tool
-    async def lookup_glossary(word: str) -> str:
-        """Look up the house translation of a word."""
-        log.record("tool", "lookup_glossary", word=word)
-        return f"{word}: mundo"
-
+    lookup_glossary = glossary_tool(log)
     model = models.model()
     spanish_agent = Agent[Any](
         name="spanish_agent",

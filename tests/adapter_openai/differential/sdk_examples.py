@@ -29,6 +29,7 @@ from typing import Any
 
 from agents import (
     Agent,
+    FunctionTool,
     FunctionToolResult,
     GuardrailFunctionOutput,
     Model,
@@ -307,9 +308,8 @@ def agents_as_tools(models: Models, log: InvocationLog) -> Built:
     return Built(orchestrator_agent)
 
 
-def agents_as_tools_with_a_glossary(models: Models, log: InvocationLog) -> Built:
-    """agents_as_tools.py with a tool in the translator (not in the example), so a crash can
-    hit a sub-agent's own tool call: the example's translators have none."""
+def glossary_tool(log: InvocationLog) -> FunctionTool:
+    """The translators' own tool in the agents-as-tools cases (not in the example)."""
 
     @function_tool
     async def lookup_glossary(word: str) -> str:
@@ -317,6 +317,14 @@ def agents_as_tools_with_a_glossary(models: Models, log: InvocationLog) -> Built
         log.record("tool", "lookup_glossary", word=word)
         return f"{word}: mundo"
 
+    return lookup_glossary
+
+
+def agents_as_tools_with_a_glossary(models: Models, log: InvocationLog) -> Built:
+    """agents_as_tools.py with a tool in the translator (not in the example), so a crash can
+    hit a sub-agent's own tool call: the example's translators have none."""
+
+    lookup_glossary = glossary_tool(log)
     model = models.model()
     spanish_agent = Agent[Any](
         name="spanish_agent",
@@ -347,12 +355,7 @@ def agents_as_tools_nested(models: Models, log: InvocationLog) -> Built:
     """agents_as_tools.py one level deeper (not in the example): the translator asks an
     editor agent, itself used as a tool, and the editor looks the word up."""
 
-    @function_tool
-    async def lookup_glossary(word: str) -> str:
-        """Look up the house translation of a word."""
-        log.record("tool", "lookup_glossary", word=word)
-        return f"{word}: mundo"
-
+    lookup_glossary = glossary_tool(log)
     model = models.model()
     editor_agent = Agent[Any](
         name="editor_agent",
