@@ -17,7 +17,13 @@ from pathlib import Path
 from typing import Any
 
 from sessionflow import AgentStatus, SessionTimings
-from sessionflow.temporal import AgentSessionClient, DevServer, DevServerConfig, serve_agent_flows
+from sessionflow.temporal import (
+    AgentSessionClient,
+    DevServer,
+    DevServerConfig,
+    serve_agent_flows,
+    with_payload_store,
+)
 from sessionflow.temporal.replay import export_history
 from sessionflow.testing import FileGate, save_scripted_flow, wait_for_agent_snapshot, write_script
 
@@ -133,6 +139,31 @@ SCENARIOS: dict[str, tuple[list[list[dict[str, Any]]], dict[str, Any]]] = {
         ],
         {"ask": {"effect": "read", "question": True, "returns_answer": True}},
     ),
+    # Compact payloads (issue 22): a tool turn written by the converter that leaves out
+    # absent fields: a read with a state update, an approved write, a question, a read
+    # whose step gets no run state (skip_run_state); then a text turn. Replayed by Temporal's default converter, as a worker before it would.
+    "compact-payloads": (
+        [
+            [
+                {
+                    "tool_calls": [
+                        {"id": "r", "name": "seat", "arguments": {"n": 1}},
+                        {"id": "w", "name": "publish", "arguments": {}},
+                        {"id": "q", "name": "ask", "arguments": {"question": "Which colour?"}},
+                        {"id": "s", "name": "lookup", "arguments": {"q": 1}},
+                    ]
+                },
+                {"text": "done", "carry": "agent=billing"},
+            ],
+            [{"text": "again"}],
+        ],
+        {
+            "seat": {"effect": "read", "state_update": {"step": "seat", "seat": "12A"}},
+            "publish": {"effect": "non_idempotent_write"},
+            "ask": {"effect": "read", "question": True, "returns_answer": True},
+            "lookup": {"effect": "read", "skip_run_state": True},
+        },
+    ),
     # Verified outcomes (issue 20): an approved write whose step fails, then its verify step
     # (sessionflow.VerifyTool) answers; the patch marker sessionflow-verify is recorded.
     **{
@@ -162,7 +193,8 @@ async def record(names: list[str]) -> None:
     with tempfile.TemporaryDirectory() as folder:
         root = Path(folder)
         async with DevServer(DevServerConfig(data_dir=root / "server")) as server:
-            client = await server.connect()
+            # The converter a worker uses (compact payloads), for the client's payloads too.
+            client = with_payload_store(await server.connect())
             timings = SessionTimings(
                 retry_initial_interval=timedelta(milliseconds=100), heartbeat_interval=timedelta(seconds=1)
             )

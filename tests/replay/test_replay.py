@@ -25,6 +25,7 @@ def test_recorded_histories_exist() -> None:
         "verify-succeeded",
         "verify-failed",
         "verify-unknown",
+        "compact-payloads",
     }
 
 

@@ -46,6 +46,11 @@ class ContextCodec:
                 self._type = type(cast(object, sample))
                 self._check(sample)
 
+    @property
+    def has_factory(self) -> bool:
+        """False: the run's context is None in every step."""
+        return self._factory is not None
+
     def fresh(self, session_id: str) -> Any:
         return self._factory(session_id) if self._factory is not None else None
 

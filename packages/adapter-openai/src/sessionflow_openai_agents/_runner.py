@@ -338,6 +338,7 @@ class OpenAIAgentsRunner(AgentFrameworkRunner):
                 tool_name=raw.name,
                 arguments=raw.arguments,
                 policy=HANDOFF_POLICY,
+                skip_run_state=True,  # the handoff step only names the new agent
             )
             return ToolCallsRequested(
                 framework_run_state=dump_run_state(state, turn_input, context_now, step.tool_state),
@@ -365,6 +366,9 @@ class OpenAIAgentsRunner(AgentFrameworkRunner):
         if self._carry_hook is not None:
             answer = (messages[-1].text or "") if messages else ""
             carried = self._carry_hook(turn.carried_state, answer)
+        elif carry.context is None and not self._contexts.has_factory and carry.last_agent == self._graph().start_name:
+            # What a turn with no carry assumes (the starting agent, no context): say nothing.
+            carried = None
         else:
             carried = carry.encode()
         return TurnCompleted(new_messages=messages, usage=usage, carry=carried, framework_state=carry.view())
@@ -399,6 +403,9 @@ class OpenAIAgentsRunner(AgentFrameworkRunner):
                 if entry is not None
                 else _hosted_mcp_approval(self._graph(), name)
             ),
+            # The tool step reads the run state for the context and for an agent tool's
+            # sub-run; without either it needs none, and its input stays small.
+            skip_run_state=not self._contexts.has_factory and not tree_of(self._graph()).is_agent_tool(name),
         )
         # A neutral spec's own rule (its FunctionTool never asks): the harness's tools.
         return with_tool_asks(call, self._specs.get(name))

@@ -409,6 +409,7 @@ class SessionModel:
                 question=question,
                 verifiable=call.verifiable,
                 verify_basis=basis,
+                skip_run_state=call.skip_run_state,
             )
             self.tool_calls[call.tool_call_id] = record
             deferred: dict[str, Any] = {

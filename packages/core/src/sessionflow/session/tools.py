@@ -173,6 +173,10 @@ class DeferredToolCall:
     verify_basis: str | None = None
     """What the verify needs from before the write (hashes, an ID), recorded now, when the
     call is deferred, so it is durable; at most `MAX_VERIFY_BASIS_BYTES`."""
+    skip_run_state: bool = False
+    """The runner's `execute_deferred_tool_call` reads nothing of the run state for this call,
+    so its tool step is given none (`DeferredToolExecution.run_state` is None): the step's
+    input stays small and the step does not read a stored run state."""
 
     def parsed_arguments(self) -> dict[str, Any]:
         """The arguments as a JSON object; see `parse_tool_arguments`."""
@@ -216,6 +220,8 @@ class AgentToolCall:
     """From `DeferredToolCall.verify_basis`, handed to the verify."""
     verified: bool = False
     """The final status came from the tool's verify, not from the write's own step."""
+    skip_run_state: bool = False
+    """From `DeferredToolCall.skip_run_state`: the tool step is given no run state."""
 
     @property
     def is_final(self) -> bool:

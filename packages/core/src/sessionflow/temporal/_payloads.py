@@ -42,7 +42,7 @@ LIST_AGENT_MESSAGES = "list_agent_messages"
 LIST_AGENT_EVENTS = "list_agent_events"
 PUBLISH_DELTAS = "sessionflow.deltas"
 
-PAYLOAD_VERSION = 4
+PAYLOAD_VERSION = 5
 """2: bodies by reference (message bodies, tool outputs, run states) and a stored message
 index. Version 1 sessions continue: their inline bodies stay inline, and their first
 completed turn writes an index covering every earlier message.
@@ -58,7 +58,14 @@ histories replay and their sessions continue unchanged.
 (`RunModelInput.carried_state`/`carried_state_ref`, `TurnCompleted.carry`/`carry_ref`),
 and verified outcomes (the `sessionflow.VerifyTool` activity and `VerifyToolOutput`,
 behind the patch marker ``sessionflow-verify``). Again only new fields with defaults and
-one patched branch, so version 3 histories replay and their sessions continue."""
+one patched branch, so version 3 histories replay and their sessions continue.
+
+5: compact JSON (`_compact_payloads`: a dataclass field holding its absent default is left
+out) and `AgentToolCall.skip_run_state` (a call whose tool step gets no run state). The
+same format for Temporal's decoder, which fills a missing field with its default: version 4
+workers read version 5 payloads and the reverse, and the recorded `compact-payloads`
+history replays on Temporal's default converter. From here on, a field whose default is an
+absence (None, False, 0, "", empty) keeps that default for good."""
 
 
 @dataclass(frozen=True, kw_only=True)

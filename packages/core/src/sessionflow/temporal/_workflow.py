@@ -333,9 +333,10 @@ class AgentSessionWorkflow:
             tool_call=record,
             heartbeat_interval=config.heartbeat_interval,
             session_settings=model.turn_settings,
-            # The state of the step that deferred the call: by reference when stored.
-            run_state=model.run_state if model.run_state_ref is None else None,
-            run_state_ref=model.run_state_ref,
+            # The state of the step that deferred the call: by reference when stored; none
+            # for a call whose runner reads none (a worker before the field passes it anyway).
+            run_state=None if record.skip_run_state or model.run_state_ref is not None else model.run_state,
+            run_state_ref=None if record.skip_run_state else model.run_state_ref,
         )
         step = asyncio.ensure_future(
             workflow.execute_activity(

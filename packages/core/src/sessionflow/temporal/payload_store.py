@@ -23,6 +23,7 @@ from urllib.parse import urlparse
 
 from temporalio.converter import DataConverter, ExternalStorage, StorageDriver
 
+from sessionflow.temporal._compact_payloads import COMPACT_DATA_CONVERTER
 from sessionflow.temporal._local_driver import LocalFolderDriver
 from sessionflow.temporal._store_errors import PayloadStoreError
 
@@ -159,8 +160,12 @@ def _is_windows_drive(location: str) -> bool:
 
 
 def build_data_converter(store: PayloadStore | None, base: DataConverter | None = None) -> DataConverter:
-    """`base` (Temporal's default converter) with External Storage on `store`; None for no store."""
-    converter = base or DataConverter.default
+    """`base` with External Storage on `store` (None: no store).
+
+    `base` is by default Temporal's converter with compact dataclass JSON
+    (`sessionflow.temporal._compact_payloads`), which any Temporal converter reads.
+    """
+    converter = base or COMPACT_DATA_CONVERTER
     if store is None:
         return converter
     return dataclasses.replace(

@@ -27,6 +27,7 @@ A tool spec has `effect` (the framework's metadata), `output`, `error` (ToolExec
 `state_update_bytes` (an update of that many bytes, different for every call),
 `framework_approval` (``"required"`` or ``"pre_approved"``, the framework's own rule) and
 `question` (the call asks this text; ``true`` asks the call's ``question`` argument),
+`skip_run_state` (the call is deferred with `skip_run_state`: its tool step gets no run state),
 and `verify` (the tool's calls are deferred verifiable): `{"result": "succeeded" | "failed" |
 "unknown", "output", "output_bytes", "message", "fail_attempts", "gate", "basis"}`; `basis` is recorded at deferral and
 handed back; every verify run is logged as kind `verify`.
@@ -236,6 +237,7 @@ class ScriptedRunner(AgentFrameworkRunner):
             question=None if question is None else str(question),
             verifiable=verify is not None,
             verify_basis=str(verify["basis"]) if verify is not None and "basis" in verify else None,
+            skip_run_state=bool(tool.get("skip_run_state", False)),
         )
 
     @staticmethod
