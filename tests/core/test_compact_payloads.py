@@ -121,7 +121,10 @@ def test_the_compact_history_has_no_absent_step_fields() -> None:
             assert call.get("skip_run_state", False) is (call["tool_call_id"] == "s"), where
         if kind is SessionStartInput:
             assert "carried" not in written and written["version"] == PAYLOAD_VERSION, where
+            assert written["initial_user_message"]["text"] == "start", where
     assert checked >= 8, compact
+    # The client built the user messages: no turn ran a BuildUserMessage step (a marker).
+    assert "MARKER_RECORDED" not in compact.read_text()
     # The call deferred with skip_run_state is the one tool step given no run state.
     assert given_state == {"r": True, "w": True, "q": True, "s": False}
 
@@ -199,17 +202,21 @@ def test_nested_records_in_lists_are_compact() -> None:
         output="ok",
     )
     written = _written([call, call])
-    assert written == [
-        {
-            "tool_call_id": "c",
-            "tool_name": "t",
-            "arguments": "{}",
-            "policy": {"effect": "read"},
-            "deferral_order": 1,
-            "status": "succeeded",
-            "output": "ok",
-        }
-    ] * 2
+    assert (
+        written
+        == [
+            {
+                "tool_call_id": "c",
+                "tool_name": "t",
+                "arguments": "{}",
+                "policy": {"effect": "read"},
+                "deferral_order": 1,
+                "status": "succeeded",
+                "output": "ok",
+            }
+        ]
+        * 2
+    )
 
 
 def test_the_session_converter_is_compact_with_or_without_a_store(tmp_path: Path) -> None:

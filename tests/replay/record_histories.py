@@ -141,7 +141,8 @@ SCENARIOS: dict[str, tuple[list[list[dict[str, Any]]], dict[str, Any]]] = {
     ),
     # Compact payloads (issue 22): a tool turn written by the converter that leaves out
     # absent fields: a read with a state update, an approved write, a question, a read
-    # whose step gets no run state (skip_run_state); then a text turn. Replayed by Temporal's default converter, as a worker before it would.
+    # whose step gets no run state (skip_run_state); then a text turn. The client builds
+    # both user messages, so neither turn runs a BuildUserMessage step. Replayed by Temporal's default converter, as a worker before it would.
     "compact-payloads": (
         [
             [

@@ -35,4 +35,5 @@ def test_a_recorded_start_input_reads_and_writes_back_the_same_json() -> None:
     # The history was recorded before budgets, memory and continue steps: those fields are
     # new, with their defaults.
     assert written["timings"] == {**old, "budget": None, "memory": None, "max_continues_per_turn": 8}
-    assert written.keys() - recorded.keys() == {"initial_settings"}  # also newer than the history
+    # Also newer than the history.
+    assert written.keys() - recorded.keys() == {"initial_settings", "initial_user_message"}

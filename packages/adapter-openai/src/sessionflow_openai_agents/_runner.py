@@ -366,7 +366,11 @@ class OpenAIAgentsRunner(AgentFrameworkRunner):
         if self._carry_hook is not None:
             answer = (messages[-1].text or "") if messages else ""
             carried = self._carry_hook(turn.carried_state, answer)
-        elif carry.context is None and not self._contexts.has_factory and carry.last_agent == self._graph().start_name:
+        elif (
+            carry.context is None
+            and not self._contexts.has_factory
+            and carry.last_agent == self._graph().start_name
+        ):
             # What a turn with no carry assumes (the starting agent, no context): say nothing.
             carried = None
         else:

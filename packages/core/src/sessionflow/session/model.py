@@ -65,6 +65,9 @@ class QueuedUserMessage:
     settings: dict[str, Any] = field(default_factory=lambda: {})
     message_id: str | None = None
     """A client-chosen ID: sending the same ID again queues nothing (a safe retry)."""
+    message: FrameworkMessage | None = None
+    """The framework's message for `text`, when the client built it (`AgentSessionClient`:
+    no images, small enough to stay inline); None: the turn builds it in a step."""
 
 
 def _iso(moment: datetime) -> str:

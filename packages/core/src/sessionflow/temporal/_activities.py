@@ -454,8 +454,10 @@ class SessionActivities:
         record = request.tool_call
         events = self._writer(request.session_id, request.turn_id)
         events.write_tool_call_started(record.tool_call_id, record.tool_name)
-        # Liveness first: the server learns the attempt is alive before the tool can act.
-        activity.heartbeat()
+        # No heartbeat before the tool acts (the reference engine's, which narrows a window in
+        # which its queue redelivers a step to a second worker): Temporal gives an attempt to
+        # one worker only, and the heartbeat timeout runs from the attempt's start whether or
+        # not it beat. That heartbeat cost a tool step an RPC its completion waited for.
         execution = DeferredToolExecution(
             flow_id=request.session_id,
             turn_id=request.turn_id,

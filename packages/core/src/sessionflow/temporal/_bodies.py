@@ -29,7 +29,20 @@ from sessionflow.session import AgentToolCall, FrameworkMessage
 from sessionflow.session.bodies import INLINE_BODY_BYTES, BodyRef, cap_text, preview_text, utf8_size
 from sessionflow.temporal._store_errors import PayloadStoreError
 
-__all__ = ["BodyStore", "StoreScope"]
+__all__ = ["BodyStore", "StoreScope", "inline_limit", "keeps_inline"]
+
+
+def inline_limit(storage: ExternalStorage) -> int:
+    """Bytes of a message body the session keeps inline with `storage` as its payload store."""
+    # A threshold of 0 ("everything by reference") applies to bodies too.
+    return min(INLINE_BODY_BYTES, storage.payload_size_threshold)
+
+
+def keeps_inline(message: FrameworkMessage, limit: int) -> bool:
+    """True: `BodyStore.store_message` keeps this message in the session, not by reference."""
+    encoded = json.dumps(message.framework_item, default=str, ensure_ascii=False)
+    return 0 < limit and utf8_size(encoded) + utf8_size(message.text or "") <= limit
+
 
 _CACHE_BYTES = int(os.environ.get("SESSIONFLOW_BODY_CACHE_BYTES", str(256 * 1024 * 1024)))
 """Bytes of bodies a worker keeps decoded, shared by all its sessions: a model step of a
@@ -52,8 +65,7 @@ class BodyStore:
     def __init__(self, storage: ExternalStorage, converter: DataConverter) -> None:
         self._driver = storage.drivers[0]
         self._converter = converter.payload_converter
-        # A threshold of 0 ("everything by reference") applies to bodies too.
-        self.inline_limit = min(INLINE_BODY_BYTES, storage.payload_size_threshold)
+        self.inline_limit = inline_limit(storage)
         self._cache: OrderedDict[str, Any] = OrderedDict()
         self._cache_sizes: dict[str, int] = {}
         self._cached_bytes = 0
@@ -134,10 +146,7 @@ class BodyStore:
 
     async def store_message(self, message: FrameworkMessage, scope: StoreScope) -> FrameworkMessage:
         """The message as the session keeps it: by reference when it is large."""
-        if message.body is not None:
-            return message
-        encoded = json.dumps(message.framework_item, default=str, ensure_ascii=False)
-        if utf8_size(encoded) + utf8_size(message.text or "") <= self.inline_limit and self.inline_limit > 0:
+        if message.body is not None or keeps_inline(message, self.inline_limit):
             return message
         item: Any = message.framework_item
         body: dict[str, Any] = {"framework_item": item, "text": message.text}

@@ -17,6 +17,7 @@ from sessionflow.session import (
     Budget,
     ContinueRequested,
     EffectUnknown,
+    FrameworkMessage,
     NoEffect,
     SessionModel,
     SessionTimings,
@@ -61,7 +62,10 @@ behind the patch marker ``sessionflow-verify``). Again only new fields with defa
 one patched branch, so version 3 histories replay and their sessions continue.
 
 5: compact JSON (`_compact_payloads`: a dataclass field holding its absent default is left
-out) and `AgentToolCall.skip_run_state` (a call whose tool step gets no run state). The
+out), `AgentToolCall.skip_run_state` (a call whose tool step gets no run state), and a
+user message the client built (`SendUserMessageRequest.message`,
+`SessionStartInput.initial_user_message`): the turn then runs no `BuildUserMessage` step.
+A version 4 workflow ignores the message and runs the step. The
 same format for Temporal's decoder, which fills a missing field with its default: version 4
 workers read version 5 payloads and the reverse, and the recorded `compact-payloads`
 history replays on Temporal's default converter. From here on, a field whose default is an
@@ -152,6 +156,8 @@ class SessionStartInput:
     carried: SessionModel | None = None
     event_offset: int = 0
     version: int = PAYLOAD_VERSION
+    initial_user_message: FrameworkMessage | None = None
+    """`initial_message` as the flow's runner builds it, built by the client."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -278,6 +284,8 @@ class SendUserMessageRequest:
     images: list[str] = field(default_factory=lambda: [])
     settings: dict[str, Any] = field(default_factory=lambda: {})
     message_id: str | None = None
+    message: FrameworkMessage | None = None
+    """`text` as the flow's runner builds it, built by the client (see `QueuedUserMessage.message`)."""
 
 
 @dataclass(frozen=True, kw_only=True)

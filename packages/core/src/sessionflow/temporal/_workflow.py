@@ -24,6 +24,7 @@ with workflow.unsafe.imports_passed_through():
         EffectUnknown,
         FrameworkMessage,
         MemoryStore,
+        MessageRole,
         QueuedUserMessage,
         SessionModel,
         SessionRunError,
@@ -116,7 +117,11 @@ class AgentSessionWorkflow:
             self._model = start.carried
         elif start.initial_message is not None:
             self._model.queue_user_message(
-                QueuedUserMessage(text=start.initial_message, settings=start.initial_settings)
+                QueuedUserMessage(
+                    text=start.initial_message,
+                    settings=start.initial_settings,
+                    message=start.initial_user_message,
+                )
             )
         self._model.event_log.max_bytes = start.timings.event_retention_bytes
         memory = start.timings.memory
@@ -167,7 +172,9 @@ class AgentSessionWorkflow:
         model.media += [image for image in queued.images if is_media_ref(image) and image not in model.media]
         budget = self._config.budget if self._config is not None else None
         try:
-            user_message = await self._build_user_message(queued.text, queued.images)
+            user_message = queued.message
+            if user_message is None or user_message.role is not MessageRole.USER or queued.images:
+                user_message = await self._build_user_message(queued.text, queued.images)
             model.store_user_message(user_message)
             while True:
                 self._raise_if_cancelled()
@@ -493,6 +500,7 @@ class AgentSessionWorkflow:
                 images=request.images,
                 settings=request.settings,
                 message_id=request.message_id,
+                message=request.message,
             )
         )
 

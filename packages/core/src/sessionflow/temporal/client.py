@@ -18,11 +18,13 @@ from sessionflow.session import (
     AgentMessage,
     AgentMessagesPage,
     AgentSnapshot,
+    FrameworkMessage,
+    MessageRole,
     SessionModel,
     UserError,
 )
 from sessionflow.temporal._answers import raise_invalid_answer
-from sessionflow.temporal._bodies import BodyStore, StoreScope
+from sessionflow.temporal._bodies import BodyStore, StoreScope, inline_limit, keeps_inline
 from sessionflow.temporal._live_order import interleave
 from sessionflow.temporal._media import media_ref
 from sessionflow.temporal._payloads import (
@@ -86,6 +88,7 @@ class AgentSessionClient:
                     initial_message=text,
                     initial_settings=dict(settings or {}),
                     environment=environment or {},
+                    initial_user_message=self._user_message(text) if text is not None else None,
                 ),
                 id=session_id,
                 task_queue=self.flow.task_queue,
@@ -111,9 +114,36 @@ class AgentSessionClient:
         if not SessionModel.is_acceptable_text(text):
             return False
         request = SendUserMessageRequest(
-            text=text, images=list(images), settings=dict(settings or {}), message_id=message_id
+            text=text,
+            images=list(images),
+            settings=dict(settings or {}),
+            message_id=message_id,
+            message=None if images else self._user_message(text),
         )
         return await self._update(session_id, SEND_USER_MESSAGE, request, update_id=message_id)
+
+    def _user_message(self, text: str) -> FrameworkMessage | None:
+        """`text` as the flow's runner builds it, when the session would keep it inline.
+
+        Built here, it spares the turn its `BuildUserMessage` step (a local activity: a
+        marker in the history and a round trip before the first model call). None leaves it
+        to that step: a large message (the worker stores it by reference), a client with no
+        payload store (it cannot tell the limit), or a runner that fails (its step reports it).
+        """
+        storage = self.client.data_converter.external_storage
+        if storage is None:
+            return None
+        try:
+            message = self.flow.runner.build_user_message(text)
+        except Exception:
+            return None
+        if (
+            message.role is not MessageRole.USER
+            or message.body is not None
+            or not keeps_inline(message, inline_limit(storage))
+        ):
+            return None
+        return message
 
     async def resolve_interrupt(
         self,
