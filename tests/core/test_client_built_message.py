@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from temporalio.api.enums.v1 import EventType
 
-from sessionflow.session import FrameworkMessage
+from sessionflow.session import FrameworkMessage, MessageRole
 from sessionflow.temporal._payloads import SEND_USER_MESSAGE, SendUserMessageRequest
 from tests.core.conftest import Harness
 from tests.core.helpers import idle_after, texts
@@ -40,7 +40,7 @@ async def test_a_small_message_is_built_by_the_client(harness: Harness) -> None:
 
 async def test_a_large_message_and_a_text_only_client_use_the_step(harness: Harness) -> None:
     large = "x" * 20_000  # over the 8 KiB a message body may keep inline
-    harness.script("s-large", [[{"text": "one"}], [{"text": "two"}]])
+    harness.script("s-large", [[{"text": "one"}], [{"text": "two"}], [{"text": "three"}]])
     await harness.sessions.start_session("s-large", large)
     await idle_after(harness, "s-large", 1)
     # What a client before this version sends: the text alone.
@@ -49,9 +49,18 @@ async def test_a_large_message_and_a_text_only_client_use_the_step(harness: Harn
         SEND_USER_MESSAGE, SendUserMessageRequest(text="old client"), result_type=bool
     )
     assert accepted
-    snapshot = await idle_after(harness, "s-large", 2)
-    assert harness.seen("s-large", 2) == [large, "one", "old client"]
-    first, second = _user_messages([m.message for m in snapshot.messages])
+    await idle_after(harness, "s-large", 2)
+    # A client's message the step would not have kept inline (or not as a user message) is
+    # rebuilt by the step, not stored as sent.
+    oversized = FrameworkMessage(role=MessageRole.USER, framework_item={"role": "user", "content": large})
+    accepted = await handle.execute_update(  # pyright: ignore[reportUnknownMemberType]
+        SEND_USER_MESSAGE, SendUserMessageRequest(text="small", message=oversized), result_type=bool
+    )
+    assert accepted
+    snapshot = await idle_after(harness, "s-large", 3)
+    assert harness.seen("s-large", 3) == [large, "one", "old client", "two", "small"]
+    first, second, third = _user_messages([m.message for m in snapshot.messages])
     assert first.body is not None and first.framework_item is None  # stored by reference, as before
     assert second == harness.flow.runner.build_user_message("old client")
-    assert await _user_message_steps(harness, "s-large") == 2
+    assert third == harness.flow.runner.build_user_message("small")
+    assert await _user_message_steps(harness, "s-large") == 3

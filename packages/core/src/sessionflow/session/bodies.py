@@ -7,7 +7,9 @@ the store is the engine binding's job, so this module stays pure.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
+from typing import Any
 
 __all__ = [
     "INLINE_BODY_BYTES",
@@ -15,6 +17,7 @@ __all__ = [
     "PREVIEW_CHARS",
     "BodyRef",
     "cap_text",
+    "fits_inline",
     "is_media_ref",
     "preview_text",
     "utf8_size",
@@ -54,6 +57,12 @@ class BodyRef:
 def utf8_size(text: str) -> int:
     """Bytes of `text` as UTF-8; lone surrogates count as the replacement they become."""
     return len(text.encode("utf-8", "replace"))
+
+
+def fits_inline(framework_item: Any, text: str | None, limit: int) -> bool:
+    """True: a message of this item and text stays in the session under an inline `limit`."""
+    encoded = json.dumps(framework_item, default=str, ensure_ascii=False)
+    return 0 < limit and utf8_size(encoded) + utf8_size(text or "") <= limit
 
 
 def _head(text: str, max_bytes: int) -> str:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import copy
 import hashlib
-import json
 import os
 from collections import OrderedDict
 from dataclasses import dataclass, replace
@@ -26,22 +25,23 @@ from temporalio.converter import (
 )
 
 from sessionflow.session import AgentToolCall, FrameworkMessage
-from sessionflow.session.bodies import INLINE_BODY_BYTES, BodyRef, cap_text, preview_text, utf8_size
+from sessionflow.session.bodies import (
+    INLINE_BODY_BYTES,
+    BodyRef,
+    cap_text,
+    fits_inline,
+    preview_text,
+    utf8_size,
+)
 from sessionflow.temporal._store_errors import PayloadStoreError
 
-__all__ = ["BodyStore", "StoreScope", "inline_limit", "keeps_inline"]
+__all__ = ["BodyStore", "StoreScope", "inline_limit"]
 
 
 def inline_limit(storage: ExternalStorage) -> int:
     """Bytes of a message body the session keeps inline with `storage` as its payload store."""
     # A threshold of 0 ("everything by reference") applies to bodies too.
     return min(INLINE_BODY_BYTES, storage.payload_size_threshold)
-
-
-def keeps_inline(message: FrameworkMessage, limit: int) -> bool:
-    """True: `BodyStore.store_message` keeps this message in the session, not by reference."""
-    encoded = json.dumps(message.framework_item, default=str, ensure_ascii=False)
-    return 0 < limit and utf8_size(encoded) + utf8_size(message.text or "") <= limit
 
 
 _CACHE_BYTES = int(os.environ.get("SESSIONFLOW_BODY_CACHE_BYTES", str(256 * 1024 * 1024)))
@@ -146,7 +146,7 @@ class BodyStore:
 
     async def store_message(self, message: FrameworkMessage, scope: StoreScope) -> FrameworkMessage:
         """The message as the session keeps it: by reference when it is large."""
-        if message.body is not None or keeps_inline(message, self.inline_limit):
+        if message.body is not None or fits_inline(message.framework_item, message.text, self.inline_limit):
             return message
         item: Any = message.framework_item
         body: dict[str, Any] = {"framework_item": item, "text": message.text}

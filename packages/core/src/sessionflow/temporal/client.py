@@ -23,8 +23,9 @@ from sessionflow.session import (
     SessionModel,
     UserError,
 )
+from sessionflow.session.bodies import fits_inline
 from sessionflow.temporal._answers import raise_invalid_answer
-from sessionflow.temporal._bodies import BodyStore, StoreScope, inline_limit, keeps_inline
+from sessionflow.temporal._bodies import BodyStore, StoreScope, inline_limit
 from sessionflow.temporal._live_order import interleave
 from sessionflow.temporal._media import media_ref
 from sessionflow.temporal._payloads import (
@@ -140,7 +141,7 @@ class AgentSessionClient:
         if (
             message.role is not MessageRole.USER
             or message.body is not None
-            or not keeps_inline(message, inline_limit(storage))
+            or not fits_inline(message.framework_item, message.text, inline_limit(storage))
         ):
             return None
         return message
