@@ -52,9 +52,9 @@ def _payload(raw: dict[str, Any]) -> Payload:
     )
 
 
-def _recorded() -> list[tuple[str, type, Payload]]:
+def _recorded() -> list[tuple[str, type[Any], Payload]]:
     """(where, type, payload) of every start input, step input and step result recorded."""
-    found: list[tuple[str, type, Payload]] = []
+    found: list[tuple[str, type[Any], Payload]] = []
     for path in HISTORIES:
         scheduled: dict[str, str] = {}
         for event in json.loads(path.read_text())["events"]:
@@ -167,7 +167,8 @@ def test_only_absent_defaults_are_left_out() -> None:
     # A value equal to an absence but of another type is a value: 0.0 is not the int 0.
     assert _written(_Shapes(required="x", count=0.0))["count"] == 0.0  # pyright: ignore[reportArgumentType]
     for value in (_Shapes(required="x"), full):
-        assert DEFAULT.from_payload(COMPACT.to_payload(value), _Shapes) == value  # pyright: ignore[reportArgumentType]
+        written = COMPACT.to_payload(value)
+        assert written is not None and DEFAULT.from_payload(written, _Shapes) == value
 
 
 def test_chosen_defaults_of_the_wire_formats_are_written() -> None:

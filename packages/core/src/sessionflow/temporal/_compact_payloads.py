@@ -20,7 +20,7 @@ is written even when it holds: a reader must not depend on today's default for i
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 
 from temporalio.converter import (
     AdvancedJSONEncoder,
@@ -40,7 +40,7 @@ def _absence(default: Any) -> Any:
     if default is None or default is False or (type(default) is int and default == 0):
         return default
     if isinstance(default, str | list | dict | tuple | set | frozenset) and not default:
-        return default
+        return cast(Any, default)
     return _KEEP
 
 
@@ -68,7 +68,7 @@ class CompactJSONEncoder(AdvancedJSONEncoder):
     _fields: ClassVar[dict[type, tuple[tuple[str, Any], ...]]] = {}
 
     def default(self, o: Any) -> Any:
-        cls = type(o)
+        cls: type = type(cast(object, o))
         if dataclasses.is_dataclass(o) and not isinstance(o, type):
             fields = self._fields.get(cls)
             if fields is None:

@@ -174,7 +174,7 @@ class AgentSessionWorkflow:
         budget = self._config.budget if self._config is not None else None
         try:
             user_message = queued.message
-            if not _usable_client_message(user_message, queued):
+            if user_message is None or not _usable_client_message(user_message, queued):
                 user_message = await self._build_user_message(queued.text, queued.images)
             model.store_user_message(user_message)
             while True:
@@ -615,13 +615,12 @@ class AgentSessionWorkflow:
         return replace(snapshot, environment=dict(self._environment))
 
 
-def _usable_client_message(message: FrameworkMessage | None, queued: QueuedUserMessage) -> bool:
+def _usable_client_message(message: FrameworkMessage, queued: QueuedUserMessage) -> bool:
     # A client's message is kept only as the step would have kept it: a user message for
     # the text alone, small enough to stay inline (a larger one goes to the step, which
     # stores it by reference). Anything else is rebuilt by the step, not refused.
     return (
-        message is not None
-        and message.role is MessageRole.USER
+        message.role is MessageRole.USER
         and message.body is None
         and not queued.images
         and fits_inline(message.framework_item, message.text, INLINE_BODY_BYTES)
