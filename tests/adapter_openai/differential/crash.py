@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from sessionflow import AgentSessionFlow
+from sessionflow.redis_deltas import RedisDeltaTransport
 from sessionflow.testing import AgentTestStack, ScriptedModelServer
 from tests.adapter_openai.differential.harness import (
     AgentBuilder,
@@ -43,7 +44,7 @@ class CrashedRun:
     finished_pid: int
     """The worker started after it (0 when the tool never ran)."""
     effect_pids: list[int]
-    """The process of every completed run of the crashed tool."""
+    """The worker of every completed run of the crashed tool."""
     steps: dict[str, tuple[int, str]]
     """Every step of the session by its ID (``turn-1/tool/<call>``): its final attempt and outcome."""
 
@@ -67,19 +68,18 @@ def _save_spec(state_dir: Path, spec: dict[str, Any]) -> None:
     (state_dir / SPEC_FILE).write_text(json.dumps(spec))
 
 
-def built_from_spec(state_dir: Path) -> tuple[Built, str]:
-    """The agent a spec file describes, with its tool log, and the flow type."""
+def flow_from_spec(state_dir: Path) -> tuple[Built, AgentSessionFlow]:
+    """The agent a spec file describes (with its tool log) and its flow, the same in the test
+    process and in every worker child. A streamed run's live events go through Redis, since
+    the workers are other processes than the test's follower."""
     spec = cast(dict[str, Any], json.loads((state_dir / SPEC_FILE).read_text()))
     module_name, _, qualname = str(spec["builder"]).partition(":")
     build = cast(AgentBuilder, getattr(import_module(module_name), qualname))
     log = ToolLog(spec["log_path"], state_dir=state_dir, crash_in=spec["crash_in"])
-    return build(Models(spec["server_url"], spec["key"]), log), str(spec["key"])
-
-
-def flow_from_spec(state_dir: Path) -> AgentSessionFlow:
-    """Build the flow a spec file describes (in the test process and in each worker child)."""
-    built, flow_type = built_from_spec(state_dir)
-    return session_flow(built, flow_type)
+    built = build(Models(spec["server_url"], spec["key"]), log)
+    redis_url = spec.get("redis_url")
+    transport = RedisDeltaTransport(redis_url) if redis_url else None
+    return built, session_flow(built, str(spec["key"]), delta_transport=transport)
 
 
 async def run_session_with_crash(
@@ -90,10 +90,13 @@ async def run_session_with_crash(
     temporal_address: str,
     *,
     crash_in: str,
+    redis_url: str | None = None,
 ) -> CrashedRun:
     build = scenario.build
-    if "<locals>" in build.__qualname__ or scenario.streamed:
-        raise AssertionError("a crash run needs a module-level builder (workers rebuild it) and no stream")
+    if "<locals>" in build.__qualname__:
+        raise AssertionError("a crash run needs a module-level builder (workers rebuild it)")
+    if scenario.streamed and redis_url is None:
+        raise AssertionError("a streamed crash run needs Redis: its workers are other processes")
     server.script(key, scenario.script)
     for name, replies in scenario.side_scripts.items():
         server.script(key + name, replies)
@@ -104,11 +107,11 @@ async def run_session_with_crash(
         "key": key,
         "log_path": str(log_path),
         "crash_in": crash_in,
+        "redis_url": redis_url,
     }
     _save_spec(state_dir, spec)
     try:
-        built, _ = built_from_spec(state_dir)
-        flow = session_flow(built, key)
+        built, flow = flow_from_spec(state_dir)
     except (ValueError, TypeError) as error:  # an option refused, or one the adapter lacks
         return CrashedRun(refused_run(error), 0, 0, [], {})
     async with AgentTestStack(state_dir, [flow], WORKER, server_address=temporal_address) as stack:
@@ -131,6 +134,8 @@ async def run_session_with_crash(
                 run, problems=[*run.problems, f"tool {crash_in!r} never ran, so no worker was killed"]
             )
         history = await stack.read_step_history(key)
-    pids = [int(entry["pid"]) for entry in log.entries("tool", crash_in)]
+    # A local MCP server's tool logs the worker that started the server.
+    entries = [*log.entries("tool", crash_in), *log.entries("mcp", crash_in)]
+    pids = [int(entry.get("worker", entry["pid"])) for entry in entries]
     steps = {step.step_execution_id: (step.final_attempt, step.outcome) for step in history}
     return CrashedRun(run, killed_pid=first.pid, finished_pid=finished, effect_pids=pids, steps=steps)

@@ -49,6 +49,7 @@ from sessionflow import (
     AgentStatus,
     ToolEffect,
 )
+from sessionflow.deltas import DeltaTransport
 from sessionflow.session import MessageRole
 from sessionflow.temporal import read_step_history
 from sessionflow.testing import InvocationLog, ModelReply, ScriptedModelServer, wait_for_agent_snapshot
@@ -197,8 +198,9 @@ def _requests(scenario: Scenario, server: ScriptedModelServer, key: str) -> dict
 
 def tool_runs(log: InvocationLog) -> list[dict[str, Any]]:
     """Every real run of a tool, sorted: parallel calls of one response run concurrently."""
-    skip = {"kind", "pid", "at"}
-    # A local MCP server's tools log as "mcp" (tests/adapter_openai/mcp_server.py).
+    # A local MCP server's tools log as "mcp" (tests/adapter_openai/mcp_server.py), with the
+    # process that started the server (``worker``), which differs from run to run like ``pid``.
+    skip = {"kind", "pid", "worker", "at"}
     entries = [*log.entries("tool"), *log.entries("mcp")]
     runs = [{k: v for k, v in entry.items() if k not in skip} for entry in entries]
     return sorted(runs, key=lambda run: (str(run["name"]), json.dumps(run, sort_keys=True)))
@@ -311,7 +313,9 @@ async def _run_once(
 # -- session -----------------------------------------------------------------------------
 
 
-def session_flow(built: Built, flow_type: str) -> AgentSessionFlow:
+def session_flow(
+    built: Built, flow_type: str, *, delta_transport: DeltaTransport | None = None
+) -> AgentSessionFlow:
     """The session flow of a built agent, the same in the test process and in a worker child."""
     # The plain SDK asks nobody before a tool runs (unless the tool's own needs_approval
     # says so); the session's default effect (unclassified) would ask about every call.
@@ -331,6 +335,7 @@ def session_flow(built: Built, flow_type: str) -> AgentSessionFlow:
         context_factory=context_factory if make_context is not None else None,
         max_turns=built.max_turns,
         run_config=built.run_config,
+        delta_transport=delta_transport,
         **dict(built.flow_args),
     )
 

@@ -52,6 +52,7 @@ from pydantic import BaseModel, Field
 
 from sessionflow.testing import InvocationLog
 from tests.adapter_openai.differential.harness import Built, Models
+from tests.crash_tool_log import ToolLog
 
 __all__ = [
     "AirlineAgentContext",
@@ -73,6 +74,7 @@ __all__ = [
     "sqlite_memory",
     "stream_items",
     "tools",
+    "weather_tool",
 ]
 
 
@@ -398,17 +400,23 @@ class Weather(BaseModel):
     conditions: str = Field(description="The weather conditions")
 
 
-def _weather_agent(models: Models, log: InvocationLog, **settings: Any) -> Agent[Any]:
+def weather_tool(log: InvocationLog) -> FunctionTool:
+    """basic/tools.py's ``get_weather``, logging each real run."""
+
     @function_tool
     def get_weather(city: str) -> Weather:
         """Get the current weather information for a specified city."""
         log.record("tool", "get_weather", city=city)
         return Weather(city=city, temperature_range="14-20C", conditions="Sunny with wind.")
 
+    return get_weather
+
+
+def _weather_agent(models: Models, log: InvocationLog, **settings: Any) -> Agent[Any]:
     return Agent[Any](
         name="Hello world",
         instructions="You are a helpful agent.",
-        tools=[get_weather],
+        tools=[weather_tool(log)],
         model=models.model(),
         **settings,
     )
@@ -480,7 +488,12 @@ def _notes_server(log: InvocationLog, **settings: Any) -> MCPServerStdio:
             "command": sys.executable,
             "args": ["-m", "tests.adapter_openai.mcp_server"],
             "cwd": str(Path(__file__).resolve().parents[3]),
-            "env": {**os.environ, "MCP_TEST_LOG": str(log.path)},
+            # A crash run's log passes its gate on, so the server holds its tool there.
+            "env": {
+                **os.environ,
+                "MCP_TEST_LOG": str(log.path),
+                **(log.env() if isinstance(log, ToolLog) else {}),
+            },
         },
         name="notes",
         **settings,

@@ -9,16 +9,19 @@ which tool runs happened (`distinct_tool_runs`).
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
-from sessionflow.testing import ScriptedModelServer
-from tests.adapter_openai.differential import sdk_examples
+from sessionflow.session.notes import TURN_FAILURE_NOTE_HEADER
+from sessionflow.testing import ModelReply, ScriptedModelServer
+from tests.adapter_openai.differential import crash_examples, sdk_examples
 from tests.adapter_openai.differential.crash import CrashedRun, distinct_tool_runs, run_session_with_crash
 from tests.adapter_openai.differential.harness import Run, Scenario, assert_same_run, run_plain, unique
 from tests.adapter_openai.differential.scripts import TOKYO, TOKYO_WEATHER
 from tests.adapter_openai.differential.test_agents_as_tools import GLOSSARY_SCRIPT, NESTED_SCRIPT
 from tests.adapter_openai.differential.test_approvals import weather_and_temperature
 from tests.adapter_openai.differential.test_context import SEAT_CHANGE
+from tests.adapter_openai.differential.test_guardrails import CAPITAL, HOMEWORK, answer, verdict
 from tests.adapter_openai.differential.test_handoffs import FAQ_OVER_TWO_TURNS
 
 
@@ -185,5 +188,79 @@ async def test_a_stop_at_tools_sigkill(
     plain, session = await crashed(scenario, model_server, temporal_address, tmp_path, crash_in="get_weather")
 
     assert plain.outputs == ["city='Tokyo' temperature_range='14-20C' conditions='Sunny with wind.'"]
+    assert_same_run(distinct_tool_runs(plain), distinct_tool_runs(session.run))
+    assert_crash_repeated_only_the_effect(session, "turn-1/tool/call_tokyo")
+
+
+async def test_a_sigkill_then_a_response_that_only_reasons(
+    temporal_address: str, model_server: ScriptedModelServer, tmp_path: Path
+) -> None:
+    """No hidden model calls (item 5): after the repeated tool, a structured agent's response
+    that only reasons is followed by a model step of its own (a continue), as the SDK calls
+    the model again."""
+    structured = '{"reasoning": "Looked it up.", "response": "Sunny with wind.", "user_name": null}'
+    scenario = Scenario(
+        name="reasoning-after-crash",
+        build=crash_examples.structured_weather,
+        script=[TOKYO_WEATHER[0], ModelReply.reasoning_only("Now answer."), ModelReply.say(structured)],
+        turns=[TOKYO],
+    )
+    plain, session = await crashed(scenario, model_server, temporal_address, tmp_path, crash_in="get_weather")
+
+    requests = plain.requests[""]
+    assert len(requests) == 3
+    assert requests[2]["input"][-1]["type"] == "reasoning"
+    assert plain.outputs == [json.loads(structured)]
+    # Three model calls, each in a step of its own at its first attempt (the harness's check).
+    assert_same_run(distinct_tool_runs(plain), distinct_tool_runs(session.run))
+    assert_crash_repeated_only_the_effect(session, "turn-1/tool/call_tokyo")
+
+
+async def test_a_sigkill_before_an_input_tripwire_answered_with_a_refusal(
+    temporal_address: str, model_server: ScriptedModelServer, tmp_path: Path
+) -> None:
+    """Guardrails (item 6): the support agent's first turn dies in its tool; the second trips
+    the input guardrail and is answered with the example's refusal, which the third sees."""
+    scenario = Scenario(
+        name="input-refusal-after-crash",
+        build=crash_examples.input_guardrails_with_weather_answering,
+        script=[*TOKYO_WEATHER, ModelReply.say("The capital of Oregon is Salem.")],
+        side_scripts={"-guardrail": [verdict(False), verdict(True), verdict(False)]},
+        turns=[TOKYO, HOMEWORK, "And of Oregon?"],
+        refusal=sdk_examples.MATH_REFUSAL,
+    )
+    plain, session = await crashed(scenario, model_server, temporal_address, tmp_path, crash_in="get_weather")
+
+    assert plain.outputs == [
+        TOKYO_WEATHER[1].text,
+        sdk_examples.MATH_REFUSAL,
+        "The capital of Oregon is Salem.",
+    ]
+    assert {"role": "assistant", "content": sdk_examples.MATH_REFUSAL} in plain.requests[""][-1]["input"]
+    assert_same_run(distinct_tool_runs(plain), distinct_tool_runs(session.run))
+    assert_crash_repeated_only_the_effect(session, "turn-1/tool/call_tokyo")
+
+
+async def test_a_sigkill_before_an_output_tripwire_fails_the_turn(
+    temporal_address: str, model_server: ScriptedModelServer, tmp_path: Path
+) -> None:
+    """Guardrails (item 6): the repeated tool's turn ends in an answer with a phone number, so
+    the output guardrail fails the turn, as `Runner.run` raises; the next turn goes on."""
+    scenario = Scenario(
+        name="output-tripwire-after-crash",
+        build=crash_examples.output_guardrails_with_weather,
+        script=[TOKYO_WEATHER[0], answer("Call 650-123-4567 for Tokyo."), answer("Sacramento.")],
+        turns=[TOKYO, CAPITAL],
+    )
+    plain, session = await crashed(scenario, model_server, temporal_address, tmp_path, crash_in="get_weather")
+
+    assert plain.outputs == [None, {"reasoning": "r", "response": "Sacramento.", "user_name": None}]
+    assert (plain.errors[0] or "").startswith("OutputGuardrailTripwireTriggered")
+    # The intended difference (adapter README): the failed turn's tool call ran, so the next
+    # turn's model is told, in a note after the failed turn's message; plain drops it.
+    requests = session.run.requests[""]
+    note = requests[2]["input"].pop(1)
+    assert note["role"] == "user" and note["content"].startswith(TURN_FAILURE_NOTE_HEADER)
+    assert 'get_weather {"city":"Tokyo"} -> succeeded' in note["content"]
     assert_same_run(distinct_tool_runs(plain), distinct_tool_runs(session.run))
     assert_crash_repeated_only_the_effect(session, "turn-1/tool/call_tokyo")

@@ -15,7 +15,7 @@ from sessionflow.testing import ModelReply, ScriptedModelServer, ScriptedToolCal
 from tests.adapter_openai.differential import sdk_examples
 from tests.adapter_openai.differential.harness import Scenario, assert_same_run, run_both
 
-_READ_AND_DELETE = [
+READ_AND_DELETE = [
     ModelReply.call(
         ScriptedToolCall("call_read", "read_note", {"name": "shopping"}),
         ScriptedToolCall("call_delete", "delete_note", {"name": "shopping"}),
@@ -30,7 +30,7 @@ async def test_a_local_mcp_servers_tools(
     scenario = Scenario(
         name="mcp",
         build=sdk_examples.mcp_notes,
-        script=_READ_AND_DELETE,
+        script=READ_AND_DELETE,
         turns=["Read the shopping note, then delete it."],
     )
     plain, session = await run_both(scenario, model_server, temporal_address, tmp_path)
@@ -52,7 +52,7 @@ async def test_the_mcp_servers_require_approval_stops_the_destructive_call(
     scenario = Scenario(
         name="mcp-approval",
         build=sdk_examples.mcp_notes_approval,
-        script=_READ_AND_DELETE,
+        script=READ_AND_DELETE,
         turns=["Read the shopping note, then delete it."],
         approvals=[False],
     )

@@ -250,21 +250,27 @@ class AgentSessionClient:
         effort: after `turn_completed` the stored messages are the truth. With the in-process
         bus, every live event of a step comes before the durable events the step's end caused
         (`usage_recorded`, `tool_call_deferred`, `turn_completed`, ...; see `_live_order`).
-        The iterator ends when a stopped session has no more events.
+        The iterator ends when a stopped session has no more events. A follow outlives a
+        worker's restart: while no worker answers the session's queries, it waits (up to
+        `_ABSENT_WORKER_WAIT` between tries) and asks again.
         """
         transport = self.flow.delta_transport
         offset = after
         live_seen: set[tuple[str, int]] = set()
         async with transport.subscribe(session_id) as live:
             arrived: list[AgentEvent] = []
+            wait = poll_interval
             while True:
                 try:
                     page = await self.list_agent_events(session_id, after=offset)
+                    wait = poll_interval
                 except RPCError as error:
-                    # Following a session that is about to start is allowed: wait for it.
-                    if error.status is not RPCStatusCode.NOT_FOUND:
+                    # Following a session that is about to start is allowed: wait for it. So
+                    # is following one whose worker died: the next worker takes it up.
+                    if error.status is not RPCStatusCode.NOT_FOUND and not _no_worker_answers(error):
                         raise
                     page = AgentEventsPage(events=[], next_offset=offset)
+                    wait = min(wait * 2, _ABSENT_WORKER_WAIT)
                 # Live events go out only with a page read after they arrived: that page holds
                 # every durable event from before their step began. And a step's live events
                 # were queued before the step returned, so before any page could show its end.
@@ -282,7 +288,7 @@ class AgentSessionClient:
                 if page.closed and not page.events:
                     return
                 if not page.events:
-                    arrived = await live.next(poll_interval)
+                    arrived = await live.next(wait)
 
     async def _update(self, session_id: str, name: str, arg: Any, *, update_id: str | None = None) -> bool:
         handle = self.client.get_workflow_handle(session_id)
@@ -299,6 +305,16 @@ class AgentSessionClient:
             if error.status in (RPCStatusCode.NOT_FOUND, RPCStatusCode.FAILED_PRECONDITION):
                 return False
             raise
+
+
+_ABSENT_WORKER_WAIT = 2.0
+"""Seconds between a follower's tries while no worker answers its session's queries."""
+
+
+def _no_worker_answers(error: RPCError) -> bool:
+    """The server refused a query because no worker polls the session's queue right now
+    (all of them restarting), or none answered it in time."""
+    return error.status in (RPCStatusCode.FAILED_PRECONDITION, RPCStatusCode.DEADLINE_EXCEEDED)
 
 
 def _shown_live(event: AgentEvent) -> bool:
