@@ -339,8 +339,9 @@ class Stepper:
             start = snapshot.gated(outputs)
             state_text = json.dumps({k: v for k, v in envelope.items() if k != "agent_tools"})
             # The sub-run's state holds no context of its own: it is the parent's.
-            state = await parse_run_state(state_text).restore(start, [], self.context)
-            answer_interruptions(state, self.records, prefix)
+            wrapper = RunContextWrapper(context=self.context)
+            state = await parse_run_state(state_text).restore(start, [], wrapper)
+            answer_interruptions(state, wrapper, self.records, prefix)
             run_input, context = state, None
         options = node.options
         hooks = StepHooks(cast(RunHooks[Any] | None, options.get("hooks")))

@@ -54,9 +54,20 @@ def _parsed(arguments: str) -> dict[str, Any] | None:
 
 
 def answer_interruptions(
-    state: RunState[Any, Any], records: Mapping[str, AgentToolCall], prefix: str = ""
+    state: RunState[Any, Any],
+    wrapper: RunContextWrapper[Any],
+    records: Mapping[str, AgentToolCall],
+    prefix: str = "",
 ) -> None:
     """Approve each pending call whose stub returns the recorded result; reject the rejected.
+
+    ``wrapper`` is the run context ``state`` was restored in (`SavedRunState.restore`).
+    The decisions go to it, as `RunState.approve` ends up doing: that method first matches
+    each item against every pending one by its invocation identity (a deep copy and
+    fingerprint per pair, about 14 ms a call), to find the owner among nested agent-tool
+    runs. A restored state here has none (a sub-agent's run is a state of its own,
+    `_agent_tools`), and its pending items are its own, so the match can only find the
+    item itself.
 
     ``prefix`` is an agent tool's call ID and separator: a sub-run's calls are recorded under it."""
     for item in state.get_interruptions():
@@ -66,9 +77,9 @@ def answer_interruptions(
             raise SessionStateError(f"tool call {call_id!r} has no final record")
         if record.status is AgentToolCallStatus.REJECTED and record.approval_source == "framework":
             # Only the tool's own needs_approval asked: the model reads the SDK's rejection text.
-            state.reject(item)
+            wrapper.reject_tool(item)
         elif record.status is AgentToolCallStatus.REJECTED:
             # The SDK sends exactly this text to the model as the tool's output.
-            state.reject(item, rejection_message=describe_tool_call_outcome(record))
+            wrapper.reject_tool(item, rejection_message=describe_tool_call_outcome(record))
         else:
-            state.approve(item)
+            wrapper.approve_tool(item)

@@ -257,8 +257,9 @@ class OpenAIAgentsRunner(AgentFrameworkRunner):
                             return agent_tool_outcome(now, entries, step)
                         outputs.update(step.answers)
                         start = snapshot.gated(outputs, start_name)
-                    run_state = await saved.restore(start, turn_input, context)
-                    answer_interruptions(run_state, turn.tool_calls)
+                    wrapper = RunContextWrapper(context=context)
+                    run_state = await saved.restore(start, turn_input, wrapper)
+                    answer_interruptions(run_state, wrapper, turn.tool_calls)
                     outcome = await self._advance(turn, snapshot, start, run_state, turn_input, None, state)
                 return with_agent_tools(outcome, tree)
             except _GUARDRAIL_TRIPS as error:

@@ -84,12 +84,15 @@ class SavedRunState:
     """What neutral tool specs set in this turn (empty in a format-1 state)."""
 
     async def restore(
-        self, start: Agent[Any], turn_input: list[TResponseInputItem], context: Any
+        self, start: Agent[Any], turn_input: list[TResponseInputItem], wrapper: RunContextWrapper[Any]
     ) -> RunState[Any, Agent[Any]]:
+        """The SDK's state, run in ``wrapper``: the state keeps that very object as its run
+        context (and rebuilds its approvals into it), so the caller can decide the pending
+        calls through it (`answer_interruptions`)."""
         data = dict(self.data)
         if self.input_from_messages:
             data["original_input"] = list(turn_input)
-        return await RunState.from_json(start, data, context_override=RunContextWrapper(context=context))
+        return await RunState.from_json(start, data, context_override=wrapper)
 
 
 def parse_run_state(text: str) -> SavedRunState:
