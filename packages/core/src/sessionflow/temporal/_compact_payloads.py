@@ -30,6 +30,8 @@ from temporalio.converter import (
     JSONPlainPayloadConverter,
 )
 
+from sessionflow.temporal._dataclass_decoding import CachedDataclassConverter
+
 __all__ = ["COMPACT_DATA_CONVERTER", "CompactJSONEncoder", "CompactPayloadConverter"]
 
 _KEEP = object()
@@ -87,13 +89,16 @@ class CompactJSONEncoder(AdvancedJSONEncoder):
 
 
 class CompactPayloadConverter(CompositePayloadConverter):
-    """Temporal's default payload converters, with `CompactJSONEncoder` for JSON."""
+    """Temporal's default payload converters, with `CompactJSONEncoder` for JSON (and
+    `CachedDataclassConverter` to read it back)."""
 
     def __init__(self) -> None:
         # Temporal's own list, so every other value is written as a default worker writes it.
         super().__init__(
             *(
-                JSONPlainPayloadConverter(encoder=CompactJSONEncoder)
+                JSONPlainPayloadConverter(
+                    encoder=CompactJSONEncoder, custom_type_converters=[CachedDataclassConverter()]
+                )
                 if isinstance(c, JSONPlainPayloadConverter)
                 else c
                 for c in DefaultPayloadConverter.default_encoding_payload_converters
