@@ -42,7 +42,7 @@ from sessionflow.temporal.sessions import (
     read_start_environment,
     reset_sticky_task_queue,
 )
-from sessionflow.temporal.worker import build_workers, run_agent_worker, serve_agent_flows
+from sessionflow.temporal.worker import build_workers, default_build_id, run_agent_worker, serve_agent_flows
 
 __all__ = [
     "DEFAULT_PAYLOAD_THRESHOLD",
@@ -71,6 +71,7 @@ __all__ = [
     "build_workers",
     "collect_payloads",
     "connect",
+    "default_build_id",
     "default_payload_folder",
     "describe_session",
     "find_temporal_binary",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import importlib.metadata
 import signal
 from collections.abc import Sequence
 
@@ -16,7 +17,29 @@ from sessionflow.temporal.connection import DEFAULT_SERVER_ADDRESS, connect, wit
 from sessionflow.temporal.flow import AgentSessionFlow
 from sessionflow.temporal.payload_store import PayloadStore
 
-__all__ = ["DEFAULT_SERVER_ADDRESS", "build_workers", "connect", "run_agent_worker", "serve_agent_flows"]
+__all__ = [
+    "DEFAULT_SERVER_ADDRESS",
+    "build_workers",
+    "connect",
+    "default_build_id",
+    "run_agent_worker",
+    "serve_agent_flows",
+]
+
+
+def default_build_id() -> str:
+    """``sessionflow-<version>``: the build ID a worker reports unless told its deployment's.
+
+    Temporal's own default hashes the bytecode of every loaded module when a worker is
+    built: 2-11 s with the agent SDKs imported (and every module compiled again where no
+    ``.pyc`` is written), on every worker start and every SIGKILL recovery. Without worker
+    versioning a build ID only names the code in the history (Temporal's reset by build
+    ID), so a deploy that wants that passes its own, such as a commit hash.
+    """
+    try:
+        return f"sessionflow-{importlib.metadata.version('sessionflow')}"
+    except importlib.metadata.PackageNotFoundError:
+        return "sessionflow-unknown"
 
 
 def sandbox_runner() -> SandboxedWorkflowRunner:
@@ -34,11 +57,13 @@ def build_workers(
     max_concurrent_activities: int = 100,
     max_cached_workflows: int = 1000,
     payloads: PayloadStore | None = None,
+    build_id: str | None = None,
 ) -> list[Worker]:
     """One worker per flow type. Activity slots bound the largest parallel tool batch.
 
     `payloads` names the payload store (see `with_payload_store`: the client's own, else
-    ``$SESSIONFLOW_PAYLOADS`` or the default folder).
+    ``$SESSIONFLOW_PAYLOADS`` or the default folder). `build_id` names the deployed code
+    (`default_build_id` if None).
     """
     client = with_payload_store(client, payloads)
     seen: set[str] = set()
@@ -57,6 +82,7 @@ def build_workers(
                 max_concurrent_activities=max_concurrent_activities,
                 max_concurrent_local_activities=max_concurrent_activities,
                 max_cached_workflows=max_cached_workflows,
+                build_id=build_id or default_build_id(),
             )
         )
     return workers
@@ -70,6 +96,7 @@ async def serve_agent_flows(
     max_concurrent_activities: int = 100,
     max_cached_workflows: int = 1000,
     payloads: PayloadStore | None = None,
+    build_id: str | None = None,
 ) -> None:
     """Serve until `stop` is set (or forever), then shut the workers down gracefully."""
     workers = build_workers(
@@ -78,6 +105,7 @@ async def serve_agent_flows(
         max_concurrent_activities=max_concurrent_activities,
         max_cached_workflows=max_cached_workflows,
         payloads=payloads,
+        build_id=build_id,
     )
     stop = stop or asyncio.Event()
     runs = [asyncio.create_task(worker.run()) for worker in workers]
@@ -99,6 +127,7 @@ def run_agent_worker(
     server_address: str | None = None,
     namespace: str | None = None,
     max_concurrent_activities: int = 100,
+    build_id: str | None = None,
 ) -> None:
     """Blocking entry point for a worker process; SIGTERM and SIGINT shut it down gracefully."""
 
@@ -109,6 +138,8 @@ def run_agent_worker(
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, stop.set)
         print("sessionflow worker ready", flush=True)
-        await serve_agent_flows(client, flows, stop=stop, max_concurrent_activities=max_concurrent_activities)
+        await serve_agent_flows(
+            client, flows, stop=stop, max_concurrent_activities=max_concurrent_activities, build_id=build_id
+        )
 
     asyncio.run(main())
