@@ -12,7 +12,8 @@ cd "$copy"
 # uv records the mode in the lock, so every command below must name it too.
 export UV_RESOLUTION=lowest-direct
 uv lock --quiet
-uv sync --locked --quiet
+uv sync --locked --quiet --compile-bytecode  # as ci/setup.sh: compiled once, not per process
+uv run --locked --no-sync python -m compileall -q -j 0 packages tests >/dev/null
 echo "ci/lowest.sh: the direct dependencies as installed:"
 uv run --locked --no-sync python ci/direct_versions.py
 uv run --locked pytest tests/conformance --ignore=tests/conformance/test_conformance_by_reference.py

@@ -32,7 +32,11 @@ if ! command -v uv >/dev/null 2>&1; then
   python3 -m pip install --quiet uv
 fi
 export UV_PYTHON=${UV_PYTHON:-python3}
-uv sync --locked --quiet
+# Bytecode written once here: the suite starts hundreds of Python processes (workers, CLI
+# runs), and where PYTHONDONTWRITEBYTECODE is set (or the tree is fresh) each of them would
+# compile every module it imports again, ~5 s of CPU for an agent SDK with Temporal.
+uv sync --locked --quiet --compile-bytecode
+uv run --locked --no-sync python -m compileall -q -j 0 packages tests >/dev/null
 
 # The public MCP test server (tests/mcp), pinned, into a folder .gitignore ignores.
 npm install --prefix .sessionflow-test/node --no-audit --no-fund --save-exact --loglevel=error \
