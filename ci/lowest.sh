@@ -16,4 +16,7 @@ uv sync --locked --quiet --compile-bytecode  # as ci/setup.sh: compiled once, no
 uv run --locked --no-sync python -m compileall -q -j 0 packages tests >/dev/null
 echo "ci/lowest.sh: the direct dependencies as installed:"
 uv run --locked --no-sync python ci/direct_versions.py
-uv run --locked pytest tests/conformance --ignore=tests/conformance/test_conformance_by_reference.py
+# The SIGKILL cases (each starts and kills worker children) ran in ci/test on the same
+# Temporal SDK and server; what the floors change is the frameworks' code, which every
+# other case exercises. Left out here to keep CI well inside its time.
+uv run --locked pytest tests/conformance --ignore=tests/conformance/test_conformance_by_reference.py -k "not sigkill"
