@@ -75,8 +75,9 @@ def redis_url() -> Iterator[str]:
 
 @dataclass
 class Follower:
-    """Follows a session as a client does: on an error (no worker answers the query), again from
-    the last durable offset it saw."""
+    """Follows a session as a client does: on an error, again from the last durable offset it
+    saw. `events()` itself waits out a time with no worker (its queries refused), so the test
+    expects no error at all."""
 
     sessions: AgentSessionClient
     session_id: str
@@ -133,11 +134,9 @@ async def test_custom_events_cross_processes_and_a_sigkill_inside_the_tool(
             # The first attempt's progress crossed to this process before the worker dies.
             await wait_until("the first attempt's progress", lambda: custom_of(seen, TOOL_STEP, 1) or None)
             first.kill()
-            # No worker answers its queries now; it follows again before the next worker can publish.
-            await wait_until(
-                "the follower to follow again",
-                lambda: (follower.failures and flow.delta_transport.has_subscribers(key)) or None,
-            )
+            # No worker answers its queries now, until the next one starts: the follow goes on.
+            await asyncio.sleep(2)
+            assert flow.delta_transport.has_subscribers(key) and not following.done()
             second = await stack.start_worker()
             snapshot = await turn_ended(sessions, key)
             await wait_until(
@@ -147,6 +146,7 @@ async def test_custom_events_cross_processes_and_a_sigkill_inside_the_tool(
         finally:
             following.cancel()
 
+    assert follower.failures == 0, "the follow broke while no worker served the session"
     assert snapshot.state is not None and snapshot.state.last_turn_error is None
     assert stored_messages(snapshot) == plain.messages
     # The read tool ran again, in the second worker, with the same key: its effect says so.
