@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
-from sessionflow.testing import ModelReply, ScriptedModelServer, ScriptedToolCall
+from sessionflow.testing import ModelReply, ScriptedModelServer
 from sessionflow.testing.hosted_mcp import mcp_approval_request, mcp_call, mcp_list_tools, mcp_tool
 from tests.adapter_openai.differential import crash_examples, sdk_examples
 from tests.adapter_openai.differential.crash import distinct_tool_runs, run_session_with_crash
@@ -19,7 +19,7 @@ from tests.adapter_openai.differential.harness import Scenario, assert_same_run,
 from tests.adapter_openai.differential.scripts import TOKYO_WEATHER
 from tests.adapter_openai.differential.test_crash import assert_crash_repeated_only_the_effect, crashed
 from tests.adapter_openai.differential.test_mcp import READ_AND_DELETE
-from tests.adapter_openai.differential.test_streaming import JOKES
+from tests.adapter_openai.differential.test_streaming import JOKES_SCRIPT, JOKES_STREAM
 from tests.redis_server import running_redis
 
 
@@ -33,12 +33,7 @@ async def test_a_streamed_run_with_a_sigkill_in_its_tool(
     scenario = Scenario(
         name="stream-items-crash",
         build=sdk_examples.stream_items,
-        script=[
-            ModelReply.call(ScriptedToolCall("call_jokes", "how_many_jokes", {}), reasoning="Count first."),
-            ModelReply.say(
-                JOKES, ["Here are four jokes: ", "one, two, ", "three, four."], reasoning="Now tell them."
-            ),
-        ],
+        script=JOKES_SCRIPT,
         turns=["Hello"],
         streamed=True,
     )
@@ -55,13 +50,7 @@ async def test_a_streamed_run_with_a_sigkill_in_its_tool(
             redis_url=redis_url,
         )
 
-    assert plain.stream == [
-        ("reasoning", "Count first."),
-        ("tool_called", "call_jokes"),
-        ("tool_output", "call_jokes"),
-        ("reasoning", "Now tell them."),
-        ("text", JOKES),
-    ]
+    assert plain.stream == JOKES_STREAM
     assert_same_run(distinct_tool_runs(plain), distinct_tool_runs(session.run))
     assert_crash_repeated_only_the_effect(session, "turn-1/tool/call_jokes")
 
