@@ -8,9 +8,15 @@ change nothing else.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
-from agents import Agent, HostedMCPTool, MCPToolApprovalFunctionResult, MCPToolApprovalRequest
+from agents import (
+    Agent,
+    HostedMCPTool,
+    MCPToolApprovalFunction,
+    MCPToolApprovalFunctionResult,
+    MCPToolApprovalRequest,
+)
 
 from sessionflow.testing import InvocationLog
 from tests.adapter_openai.differential import sdk_examples
@@ -18,6 +24,7 @@ from tests.adapter_openai.differential.harness import Built, Models
 
 __all__ = [
     "HOSTED_MCP_LABEL",
+    "gitmcp_tool",
     "hosted_mcp_with_weather",
     "input_guardrails_with_weather_answering",
     "output_guardrails_with_weather",
@@ -52,6 +59,21 @@ def output_guardrails_with_weather(models: Models, log: InvocationLog) -> Built:
     return Built(built.agent.clone(tools=[sdk_examples.weather_tool(log)]))
 
 
+def gitmcp_tool(
+    require_approval: Literal["always", "never"], on_approval_request: MCPToolApprovalFunction | None
+) -> HostedMCPTool:
+    """hosted_mcp/approvals.py's server (`HOSTED_MCP_LABEL`), asking as ``require_approval`` says."""
+    return HostedMCPTool(
+        tool_config={
+            "type": "mcp",
+            "server_label": HOSTED_MCP_LABEL,
+            "server_url": "https://gitmcp.io/openai/codex",
+            "require_approval": require_approval,
+        },
+        on_approval_request=on_approval_request,
+    )
+
+
 def _approve(request: MCPToolApprovalRequest) -> MCPToolApprovalFunctionResult:
     """hosted_mcp/approvals.py's callback, approving as the person at the prompt does here."""
     return {"approve": True}
@@ -62,15 +84,7 @@ def hosted_mcp_with_weather(models: Models, log: InvocationLog) -> Built:
     agent = Agent[Any](
         name="Assistant",
         tools=[
-            HostedMCPTool(
-                tool_config={
-                    "type": "mcp",
-                    "server_label": HOSTED_MCP_LABEL,
-                    "server_url": "https://gitmcp.io/openai/codex",
-                    "require_approval": "always",
-                },
-                on_approval_request=_approve,
-            ),
+            gitmcp_tool("always", _approve),
             sdk_examples.weather_tool(log),
         ],
         model=models.model(),

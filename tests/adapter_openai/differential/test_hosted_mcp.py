@@ -13,10 +13,11 @@ import dataclasses
 from pathlib import Path
 from typing import Any, Literal
 
-from agents import Agent, HostedMCPTool, MCPToolApprovalFunctionResult, MCPToolApprovalRequest
+from agents import Agent, MCPToolApprovalFunctionResult, MCPToolApprovalRequest
 
 from sessionflow.testing import InvocationLog, ModelReply, ScriptedModelServer
 from sessionflow.testing.hosted_mcp import mcp_approval_request, mcp_call, mcp_list_tools, mcp_tool
+from tests.adapter_openai.differential.crash_examples import HOSTED_MCP_LABEL, gitmcp_tool
 from tests.adapter_openai.differential.harness import (
     Built,
     Models,
@@ -28,7 +29,7 @@ from tests.adapter_openai.differential.harness import (
     unique,
 )
 
-_LABEL = "gitmcp"
+_LABEL = HOSTED_MCP_LABEL
 _ARGS = {"question": "Which language is this repo written in?"}
 _LISTED = mcp_list_tools(
     "mcpl_1",
@@ -58,17 +59,7 @@ def _builder(require_approval: Literal["always", "never"], approver: _Approver |
     def build(models: Models, log: InvocationLog) -> Built:
         agent = Agent[Any](
             name="Assistant",
-            tools=[
-                HostedMCPTool(
-                    tool_config={
-                        "type": "mcp",
-                        "server_label": _LABEL,
-                        "server_url": "https://gitmcp.io/openai/codex",
-                        "require_approval": require_approval,
-                    },
-                    on_approval_request=approver,
-                )
-            ],
+            tools=[gitmcp_tool(require_approval, approver)],
             model=models.model(),
         )
         return Built(agent)
