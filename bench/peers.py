@@ -89,7 +89,7 @@ async def _child(kind: str, address: str) -> None:
     versions: dict[str, str] = {}
     run_turn: Any
     burst: Any
-    if kind in ("plain-openai", "sf-openai"):
+    if kind in ("plain-openai", "sf-openai", "sf-openai-whole"):
         from agents import Agent, OpenAIResponsesModel, Runner, function_tool
         from openai import AsyncOpenAI
 
@@ -127,10 +127,13 @@ async def _child(kind: str, address: str) -> None:
             read = ToolPolicy(effect=ToolEffect.READ)
             # One agent for the process, as the peers share one model client: a factory is
             # called on every step, and a new AsyncOpenAI client costs ~20 ms (its TLS context).
+            # "whole": model calls in one piece, as the plugin's model activity makes them
+            # (no live deltas); the default streams every call.
             flow = openai_agents_session_flow(
                 openai_agent(),
-                flow_type="bench-peer-sf-openai",
+                flow_type=f"bench-peer-{kind}",
                 options=AgentSessionOptions(tool_policies={"read_a": read, "read_b": read}),
+                stream_model_calls=kind != "sf-openai-whole",
             )
             run_turn, burst = await _sessionflow_turns(flow, address)
     elif kind in ("plain-pydantic", "sf-pydantic"):
@@ -434,6 +437,7 @@ async def main() -> None:
 
     variants = [
         Variant("sessionflow+openai-agents", _ws("sf-openai"), "workspace env"),
+        Variant("sessionflow+openai-agents, unstreamed", _ws("sf-openai-whole"), "workspace env"),
         Variant(
             "temporalio-openai-agents plugin",
             [
@@ -538,6 +542,7 @@ async def main() -> None:
     by_name = {v.name: v for v in variants}
     pairs = {
         "sessionflow+openai-agents": ("temporalio-openai-agents plugin", "plain openai-agents"),
+        "sessionflow+openai-agents, unstreamed": ("temporalio-openai-agents plugin", "plain openai-agents"),
         "sessionflow+pydantic-ai": ("pydantic-ai TemporalAgent", "plain pydantic-ai"),
         "sessionflow+langgraph": ("temporalio-langgraph plugin", "plain langgraph"),
     }

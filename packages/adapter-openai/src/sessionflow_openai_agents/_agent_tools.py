@@ -60,6 +60,7 @@ from sessionflow_openai_agents._graph import AgentGraph, GraphSnapshot, ToolEntr
 from sessionflow_openai_agents._state import dump_run_state, parse_run_state
 from sessionflow_openai_agents._stream import StepHooks, usage_of
 from sessionflow_openai_agents._tools import tool_output_text
+from sessionflow_openai_agents._whole_responses import whole_response_config
 
 __all__ = [
     "AGENT_TOOL_STARTED",
@@ -127,7 +128,7 @@ class AgentToolTree:
                         f"as_tool({option}=...)",
                         f"agent tool {entry.tool.name!r}: {option} {why}; its model calls are steps of the session here",
                     )
-            sub = AgentGraph(agent)
+            sub = AgentGraph(agent, whole_responses=graph.whole_responses)
             self.nodes[entry.tool.name] = AgentToolNode(
                 entry.tool.name,
                 options,
@@ -345,13 +346,16 @@ class Stepper:
             run_input, context = state, None
         options = node.options
         hooks = StepHooks(cast(RunHooks[Any] | None, options.get("hooks")))
+        own_config = cast(RunConfig | None, options.get("run_config"))
+        if own_config is not None and node.graph.whole_responses:
+            own_config = whole_response_config(own_config)
         result = Runner.run_streamed(
             start,
             run_input,
             context=context,
             max_turns=cast(int | None, options.get("max_turns")) or DEFAULT_MAX_TURNS,
             hooks=hooks,
-            run_config=cast(RunConfig | None, options.get("run_config")) or self.run_config,
+            run_config=own_config or self.run_config,
         )
         hooks.result = result
         await _drain(result)

@@ -34,6 +34,7 @@ def openai_agents_session_flow(
     turns_start_at: TurnStart = "last_agent",
     on_guardrail_tripwire: GuardrailTripwireAnswer | None = None,
     output_validator: OutputValidator | None = None,
+    stream_model_calls: bool = True,
     session: Session | None = None,
     **flow_args: Unpack[FlowArguments],
 ) -> AgentSessionFlow:
@@ -64,6 +65,7 @@ def openai_agents_session_flow(
         turns_start_at=turns_start_at,
         on_guardrail_tripwire=on_guardrail_tripwire,
         output_validator=output_validator,
+        stream_model_calls=stream_model_calls,
         session=session,
     )
     return AgentSessionFlow(runner, flow_type=flow_type, tool_specs=tool_sources, **flow_args)

@@ -34,6 +34,7 @@ from agents.tool_context import ToolContext
 from sessionflow.session import SessionStateError, ToolEffect
 from sessionflow_openai_agents._errors import AgentGraphError, UnsupportedAgentOptionError
 from sessionflow_openai_agents._tools import mcp_effect
+from sessionflow_openai_agents._whole_responses import whole_response_agent
 
 __all__ = ["AgentGraph", "AgentGraphError", "GraphSnapshot", "ToolEntry"]
 
@@ -63,8 +64,12 @@ def _handoff_tool_name(item: Agent[Any] | Handoff[Any, Any]) -> str:
 class AgentGraph:
     """The starting agent and every agent reachable through handoffs, by unique name."""
 
-    def __init__(self, start: Agent[Any], extra_tools: Sequence[FunctionTool] = ()) -> None:
+    def __init__(
+        self, start: Agent[Any], extra_tools: Sequence[FunctionTool] = (), *, whole_responses: bool = False
+    ) -> None:
         agents = _collect(start)
+        self.whole_responses = whole_responses
+        """Clones make their model calls in one piece (`_whole_responses`), with no deltas."""
         if extra_tools:
             agents[start.name] = start.clone(tools=[*start.tools, *extra_tools])
         self.start_name = start.name
@@ -114,7 +119,8 @@ class GraphSnapshot:
         clones: dict[str, Agent[Any]] = {}
         for name, agent in self.graph.agents.items():
             tools = [_gate(tool, stub) for tool in self.listed[name]]
-            clones[name] = agent.clone(tools=tools, mcp_servers=[], handoffs=[])
+            clone = agent.clone(tools=tools, mcp_servers=[], handoffs=[])
+            clones[name] = whole_response_agent(clone) if self.graph.whole_responses else clone
         for name, agent in self.graph.agents.items():
             clones[name].handoffs = [_redirect(item, clones) for item in agent.handoffs]
         name = agent_name if agent_name is not None else self.graph.start_name

@@ -90,6 +90,7 @@ from sessionflow_openai_agents._stream import StepHooks, stream_into, usage_of
 from sessionflow_openai_agents._tool_value import decode_tool_values, encode_tool_value
 from sessionflow_openai_agents._tools import function_tool_from_spec, invoke_function_tool, tool_output_text
 from sessionflow_openai_agents._warmup import build_response_models
+from sessionflow_openai_agents._whole_responses import whole_response_config
 
 __all__ = ["HANDOFF_POLICY", "ContextFactory", "GuardrailTripwireAnswer", "OpenAIAgentsRunner", "TurnStart"]
 
@@ -150,6 +151,11 @@ class OpenAIAgentsRunner(AgentFrameworkRunner):
         output_validator: Checks the final answer (its text, a structured output as JSON):
             None accepts it; a string is a retry prompt, and a new run from the refused
             answer and the prompt answers again in a model step of its own.
+        stream_model_calls: True (default) streams every model call, so text and reasoning
+            deltas reach followers while the call runs. False makes each call in one piece,
+            as the SDK's ``Runner.run`` does (the request has no ``stream: true``): followers
+            see the step's text only when it ends, and the worker skips parsing every
+            server-sent event, which is most of a model step's CPU on a fast model.
         session: Refused (`UnsupportedAgentOptionError`): the session's stored messages are
             the conversation's memory, so an SDK `Session` (``SQLiteSession``, ...) would
             keep a second copy outside the workflow.
@@ -172,6 +178,7 @@ class OpenAIAgentsRunner(AgentFrameworkRunner):
         on_guardrail_tripwire: GuardrailTripwireAnswer | None = None,
         carry: CarryHook | None = None,
         output_validator: OutputValidator | None = None,
+        stream_model_calls: bool = True,
         session: Session | None = None,
     ) -> None:
         refuse_sdk_session(session)
@@ -189,7 +196,10 @@ class OpenAIAgentsRunner(AgentFrameworkRunner):
         self._on_guardrail_tripwire = on_guardrail_tripwire
         self._contexts = ContextCodec(context_factory)
         config = run_config or RunConfig()
-        self._run_config = config if tracing else dataclasses.replace(config, tracing_disabled=True)
+        config = config if tracing else dataclasses.replace(config, tracing_disabled=True)
+        self._checked_config = config
+        self._whole_responses = not stream_model_calls
+        self._run_config = whole_response_config(config) if self._whole_responses else config
         self._hooks = hooks
         self._max_turns = max_turns
         self._tracing = tracing
@@ -476,8 +486,8 @@ class OpenAIAgentsRunner(AgentFrameworkRunner):
     def _build_graph(self) -> AgentGraph:
         source = self._agent
         agent = cast(Agent[Any], source) if isinstance(source, Agent) else source()
-        graph = AgentGraph(agent, self._extra_tools)
-        check_model_tools(graph, self._run_config)
+        graph = AgentGraph(agent, self._extra_tools, whole_responses=self._whole_responses)
+        check_model_tools(graph, self._checked_config)
         tree_of(graph)
         return graph
 
