@@ -25,6 +25,7 @@ import sys
 import tempfile
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -324,6 +325,8 @@ class Variant:
     argv: list[str]
     env_note: str
     proc: subprocess.Popen[str] | None = None
+    env: dict[str, str] = field(default_factory=lambda: {})
+    """Added to the child's environment (which of a module's peers it serves, say)."""
     versions: dict[str, str] = field(default_factory=lambda: {})
     ms: list[float] = field(default_factory=lambda: [])
     events: list[int] = field(default_factory=lambda: [])
@@ -337,7 +340,7 @@ class Variant:
         self.proc = subprocess.Popen(
             self.argv,
             cwd=ROOT,
-            env=env,
+            env={**env, **self.env},
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             text=True,
@@ -420,6 +423,31 @@ def _ws(kind: str) -> list[str]:
     return [sys.executable, "-c", "from bench.peers import child_main; child_main()", kind]
 
 
+def _pydantic_peer(peer: str, name: str) -> Variant:
+    """One of `bench/_peer_pydantic.py`'s peers; `peer` picks which agent and workflow it serves.
+
+    Its `PEER_ENV` is spelled out here: importing that module would build its agent in this process.
+    """
+    return Variant(
+        name,
+        [sys.executable, "-c", "import bench._peer_pydantic as p; p.run()"],
+        "workspace env",
+        env={"BENCH_PYDANTIC_PEER": peer},
+    )
+
+
+def _pydantic_durability_missing() -> str | None:
+    """Why the installed Pydantic AI cannot run the `TemporalDurability` peer, or None if it can."""
+    try:
+        temporal = importlib.import_module("pydantic_ai.durable_exec.temporal")
+    except ImportError as error:
+        return f"pydantic_ai.durable_exec.temporal does not import: {error}"
+    if not hasattr(temporal, "TemporalDurability"):
+        version = importlib.metadata.version("pydantic-ai-slim")
+        return f"pydantic-ai-slim {version} has no TemporalDurability capability (TemporalAgent's successor)"
+    return None
+
+
 async def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--turns", type=int, default=40)
@@ -453,11 +481,8 @@ async def main() -> None:
         ),
         Variant("plain openai-agents", _ws("plain-openai"), "workspace env"),
         Variant("sessionflow+pydantic-ai", _ws("sf-pydantic"), "workspace env"),
-        Variant(
-            "pydantic-ai TemporalAgent",
-            [sys.executable, "-c", "import bench._peer_pydantic as p; p.run()"],
-            "workspace env",
-        ),
+        _pydantic_peer("durability", "pydantic-ai TemporalDurability"),
+        _pydantic_peer("temporal-agent", "pydantic-ai TemporalAgent"),
         Variant("plain pydantic-ai", _ws("plain-pydantic"), "workspace env"),
         Variant("sessionflow+langgraph", _ws("sf-langgraph"), "workspace env"),
         Variant(
@@ -477,6 +502,12 @@ async def main() -> None:
     ]
     if args.only:
         variants = [v for v in variants if any(o in v.name for o in args.only.split(","))]
+    # Older Pydantic AI releases have only TemporalAgent; the other variants still run on them.
+    if any(v.name == "pydantic-ai TemporalDurability" for v in variants) and (
+        missing := _pydantic_durability_missing()
+    ):
+        print(f"pydantic-ai TemporalDurability: skipped, {missing}")
+        variants = [v for v in variants if v.name != "pydantic-ai TemporalDurability"]
     print(f"load average at start: {os.getloadavg()}, cpus {os.cpu_count()}")
     with tempfile.TemporaryDirectory(prefix="sessionflow-peers-") as tmp, ScriptedModelServer() as model:
         server = DevServer(DevServerConfig(data_dir=Path(tmp)))
@@ -540,12 +571,34 @@ async def main() -> None:
             await server.stop()
     print(f"load average at end: {os.getloadavg()}")
     by_name = {v.name: v for v in variants}
-    pairs = {
-        "sessionflow+openai-agents": ("temporalio-openai-agents plugin", "plain openai-agents"),
-        "sessionflow+openai-agents, unstreamed": ("temporalio-openai-agents plugin", "plain openai-agents"),
-        "sessionflow+pydantic-ai": ("pydantic-ai TemporalAgent", "plain pydantic-ai"),
-        "sessionflow+langgraph": ("temporalio-langgraph plugin", "plain langgraph"),
+    # Each variant's durable peers (the first is the one it is mainly compared with) and plain peer.
+    pairs: dict[str, tuple[list[str], str]] = {
+        "sessionflow+openai-agents": (["temporalio-openai-agents plugin"], "plain openai-agents"),
+        "sessionflow+openai-agents, unstreamed": (["temporalio-openai-agents plugin"], "plain openai-agents"),
+        "sessionflow+pydantic-ai": (
+            ["pydantic-ai TemporalDurability", "pydantic-ai TemporalAgent"],
+            "plain pydantic-ai",
+        ),
+        # Pydantic AI's deprecated API against its replacement: what migrating changes.
+        "pydantic-ai TemporalAgent": (["pydantic-ai TemporalDurability"], "plain pydantic-ai"),
+        "sessionflow+langgraph": (["temporalio-langgraph plugin"], "plain langgraph"),
     }
+    # Pydantic AI has two durable peers, so a ratio against either names it in the cell.
+    peer_labels = {
+        "pydantic-ai TemporalDurability": "TemporalDurability",
+        "pydantic-ai TemporalAgent": "TemporalAgent",
+    }
+
+    def vs_peers(name: str, measure: Callable[[Variant], float | None]) -> str:
+        mine = measure(by_name[name])
+        cells: list[str] = []
+        for peer in pairs[name][0] if name in pairs else []:
+            theirs = measure(by_name[peer]) if peer in by_name else None
+            if mine is not None and theirs:
+                label = f" vs {peer_labels[peer]}" if peer in peer_labels else ""
+                cells.append(f"{mine / theirs:.2f}x{label}")
+        return "; ".join(cells) or "-"
+
     print(
         f"\nturn = model -> 2 parallel read tools -> model -> answer; {args.turns} turns per variant, interleaved\n"
     )
@@ -557,15 +610,10 @@ async def main() -> None:
         p50 = percentile(variant.ms, 50)
         ev = f"{percentile(variant.events, 50):.0f}" if variant.events else "-"
         sz = f"{percentile(variant.size, 50):.0f}" if variant.size else "-"
-        vs_peer = vs_plain = "-"
-        if variant.name in pairs:
-            peer, plain = pairs[variant.name]
-            if peer in by_name:
-                vs_peer = f"{p50 / percentile(by_name[peer].ms, 50):.2f}x"
-            if plain in by_name:
-                vs_plain = f"{p50 / percentile(by_name[plain].ms, 50):.2f}x"
-        for peer, plain in pairs.values():
-            if variant.name == peer and plain in by_name:
+        vs_peer = vs_peers(variant.name, lambda v: percentile(v.ms, 50))
+        vs_plain = "-"
+        for name, (peers, plain) in pairs.items():
+            if variant.name in (name, *peers) and plain in by_name:
                 vs_plain = f"{p50 / percentile(by_name[plain].ms, 50):.2f}x"
         print(
             f"| {variant.name} | {variant.env_note} | {p50:.1f} | {percentile(variant.ms, 95):.1f} | {ev} | {sz} | {vs_peer} | {vs_plain} |"
@@ -581,10 +629,7 @@ async def main() -> None:
             if not variant.bursts:
                 continue
             best = max(variant.bursts)
-            vs_peer = "-"
-            if variant.name in pairs and by_name.get(pairs[variant.name][0], variant).bursts:
-                peer = by_name[pairs[variant.name][0]]
-                vs_peer = f"{best / max(peer.bursts):.2f}x"
+            vs_peer = vs_peers(variant.name, lambda v: max(v.bursts) if v.bursts else None)
             rounds = ", ".join(f"{b:.1f}" for b in variant.bursts)
             print(f"| {variant.name} | {best:.1f} | {rounds} | {variant.rss_kib / 1024:.0f} | {vs_peer} |")
     print("\nversions:")
