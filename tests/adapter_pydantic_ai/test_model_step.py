@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 from pydantic import BaseModel
-from pydantic_ai import Agent, RunContext
+from pydantic_ai import Agent, ModelRetry, RunContext
+from pydantic_ai.messages import RetryInfo, ToolReturnPart
 from pydantic_ai.models import Model
 from pydantic_ai.tools import ToolDefinition
 
@@ -25,13 +26,14 @@ from sessionflow import (
     ToolCallsRequested,
     ToolEffect,
     ToolPolicy,
+    TurnAborted,
     TurnCompleted,
 )
 from sessionflow.plugins import ModelApi
 from sessionflow.testing import ModelReply, ScriptedModelServer, ScriptedToolCall, ScriptedUsage
-from sessionflow_pydantic_ai import OutputRejectedError, PydanticAIRunner
+from sessionflow_pydantic_ai import PydanticAIRunner
 from sessionflow_pydantic_ai._effects import framework_effect
-from sessionflow_pydantic_ai._messages import RunState
+from sessionflow_pydantic_ai._messages import RunState, load_messages
 from sessionflow_pydantic_ai._models import model_for_api
 from tests.adapter_pydantic_ai.turns import PlayedTurn, context, play_turn, record, stored
 
@@ -82,7 +84,7 @@ async def test_one_model_request_per_step_and_no_tool_runs_inside_it(
     ]
     assert (first.usage.requests, first.usage.input_tokens, first.usage.output_tokens) == (1, 21, 4)
     state = json.loads(first.framework_run_state)
-    assert state["version"] == 1 and state["deferred"] == ["c1", "c2"]
+    assert state["version"] == 2 and state["deferred"] == ["c1", "c2"]
 
     for call in first.tool_calls:
         played.records[call.tool_call_id] = record(
@@ -289,15 +291,98 @@ async def test_an_output_tool_next_to_function_tools_is_processed_after_them(
     assert json.loads(last.new_messages[0].text or "") == {"name": "Oslo", "population": 1}
 
 
-async def test_rejected_output_fails_the_step_instead_of_asking_again(
+async def test_rejected_output_is_asked_again_in_a_model_step_of_its_own(
     model_server: ScriptedModelServer,
 ) -> None:
     key = "bad-output"
-    model_server.script(key, [ModelReply.call(ScriptedToolCall("o1", "final_result", {"name": "Oslo"}))])
+    model_server.script(
+        key,
+        [
+            ModelReply.call(ScriptedToolCall("o1", "final_result", {"name": "Oslo"})),
+            ModelReply.call(ScriptedToolCall("o2", "final_result", {"name": "Oslo", "population": 709000})),
+        ],
+    )
     agent = Agent(chat_model(model_server, key), output_type=City)
-    with pytest.raises(OutputRejectedError, match="population"):
+    played = await play_turn(PydanticAIRunner(agent), "how big is Oslo?")
+
+    # One request per step: the refused answer's retry request went out in the next step.
+    assert [type(o).__name__ for o in played.outcomes] == ["ContinueRequested", "TurnCompleted"]
+    requests = model_server.requests(key)
+    assert len(requests) == 2
+    retry = requests[1].body["messages"][-1]
+    assert retry["role"] == "tool" and retry["tool_call_id"] == "o1"
+    # What plain Pydantic AI sends for it (chat completions): the validation errors as JSON.
+    assert json.loads(retry["content"])["error"][0]["loc"] == ["population"]
+    answer = [m for m in played.messages if m.role.value == "assistant"][-1]
+    assert json.loads(answer.text or "") == {"name": "Oslo", "population": 709000}
+
+
+async def test_output_retries_are_counted_across_steps(model_server: ScriptedModelServer) -> None:
+    key = "bad-output-twice"
+    bad = [ModelReply.call(ScriptedToolCall(f"o{n}", "final_result", {"name": "Oslo"})) for n in (1, 2)]
+    model_server.script(key, bad)
+    agent = Agent(chat_model(model_server, key), output_type=City)  # one output retry, the default
+    with pytest.raises(TurnAborted, match=r"Exceeded maximum output retries \(1\)"):
         await play_turn(PydanticAIRunner(agent), "how big is Oslo?")
-    assert len(model_server.requests(key)) == 1
+    assert len(model_server.requests(key)) == 2
+
+
+def flaky_city_agent(model_server: ScriptedModelServer, key: str, ran: list[str]) -> Agent[None, str]:
+    agent = Agent(chat_model(model_server, key))
+
+    @agent.tool_plain
+    def population(city: str) -> str:
+        ran.append(city)
+        if city != "Oslo":
+            raise ModelRetry(f"no city named {city!r}; use the English name")
+        return "709000"
+
+    return agent
+
+
+async def test_a_tools_model_retry_reaches_the_model_as_a_retry(model_server: ScriptedModelServer) -> None:
+    key = "tool-retry"
+    model_server.script(
+        key,
+        [
+            ModelReply.call(ScriptedToolCall("c1", "population", {"city": "Osló"})),
+            ModelReply.call(ScriptedToolCall("c2", "population", {"city": "Oslo"})),
+            ModelReply.say("709,000 people."),
+        ],
+    )
+    ran: list[str] = []
+    played = await play_turn(PydanticAIRunner(flaky_city_agent(model_server, key, ran)), "how big is Oslo?")
+
+    assert ran == ["Osló", "Oslo"]
+    assert played.records["c1"].status is AgentToolCallStatus.FAILED
+    retry = model_server.requests(key)[1].body["messages"][-1]
+    assert retry == {
+        "role": "tool",
+        "tool_call_id": "c1",
+        "content": '{"error":"no city named \'Osló\'; use the English name"}',
+    }
+    stored = load_messages(m.framework_item for m in played.messages)
+    parts = [p for m in stored for p in m.parts if isinstance(p, ToolReturnPart)]
+    part = next(p for p in parts if p.tool_call_id == "c1")
+    assert (part.outcome, part.retry) == ("retried", RetryInfo("model_retry", attempt=1, max_retries=1))
+
+
+async def test_a_tool_that_retries_past_its_budget_ends_the_turn_as_pydantic_ai_does(
+    model_server: ScriptedModelServer,
+) -> None:
+    key = "tool-retry-spent"
+    model_server.script(
+        key,
+        [
+            ModelReply.call(ScriptedToolCall("c1", "population", {"city": "Osló"})),
+            ModelReply.call(ScriptedToolCall("c2", "population", {"city": "Ósló"})),
+        ],
+    )
+    ran: list[str] = []
+    with pytest.raises(TurnAborted, match=r"Tool 'population' exceeded max retries count of 1\."):
+        await play_turn(PydanticAIRunner(flaky_city_agent(model_server, key, ran)), "how big is Oslo?")
+    # The second failure is charged before any third request, as in the plain run.
+    assert ran == ["Osló", "Ósló"] and len(model_server.requests(key)) == 2
 
 
 @dataclass

@@ -16,6 +16,7 @@ from sessionflow import (
     AgentToolCallStatus,
     AgentTurnContext,
     AgentTurnOutcome,
+    ContinueRequested,
     DeferredToolCall,
     DeferredToolExecution,
     FrameworkMessage,
@@ -123,6 +124,9 @@ async def play_turn(
         if isinstance(outcome, TurnCompleted):
             played.messages = [*messages, *outcome.new_messages]
             return played
+        if isinstance(outcome, ContinueRequested):  # Pydantic AI asks the model again
+            run_state = outcome.framework_run_state
+            continue
         assert isinstance(outcome, ToolCallsRequested)
         run_state = outcome.framework_run_state
         for call in outcome.tool_calls:
@@ -151,5 +155,5 @@ async def run_call(
         with tool_invocation_scope(execution.invocation):
             result = await runner.execute_deferred_tool_call(execution)
     except ToolExecutionError as error:
-        return record(call, AgentToolCallStatus.FAILED, error=error.message)
+        return record(call, AgentToolCallStatus.FAILED, error=error.message, state_update=error.state_update)
     return record(call, AgentToolCallStatus.SUCCEEDED, output=result.output)

@@ -10,8 +10,6 @@ __all__ = ["OutputRejectedError"]
 class OutputRejectedError(SessionRunError, RuntimeError):
     """Pydantic AI rejected the model's answer and wants to ask the model again.
 
-    That would be a second model call in one step, so the step fails instead and the
-    session retries it (the same request, as a fresh model call). Raised for output that
-    fails validation or an output validator, and for a response with no usable output.
-    Also a `RuntimeError`, which it was before it joined the hierarchy.
+    No longer raised: the retry request Pydantic AI makes is now the next model step (a
+    "continue"), as the plain run sends it. Kept so code that catches it still imports.
     """

@@ -33,6 +33,7 @@ from pydantic_graph import End
 # Pydantic AI runs sync tools in a thread with the caller's context, so they see it too.
 from sessionflow import current_tool_invocation
 from sessionflow.session import AgentToolCall, ToolExecutionError
+from sessionflow_pydantic_ai._retries import failure_account
 
 __all__ = ["current_tool_invocation", "execute_tool_call"]
 
@@ -124,5 +125,9 @@ def _returned_text(request: ModelRequest, record: AgentToolCall) -> str:
         if isinstance(part, ToolReturnPart) and part.tool_call_id == record.tool_call_id:
             if part.outcome == "success":
                 return part.model_response_str()
-            raise ToolExecutionError(part.model_response_str(wrap_if_error=False))
+            # A retry (`ModelRetry`, invalid arguments) or `ToolFailed`: the next model step
+            # hands it back as such (`_retries`), charged against the tool's retry budget.
+            raise ToolExecutionError(
+                part.model_response_str(wrap_if_error=False), state_update=failure_account(part)
+            )
     raise RuntimeError(f"Pydantic AI returned no result for tool call {record.tool_call_id!r}")

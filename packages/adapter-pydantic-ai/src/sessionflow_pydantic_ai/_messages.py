@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, cast
 
 import pydantic_core
@@ -18,6 +18,7 @@ from pydantic_ai.messages import (
 )
 
 from sessionflow.session import FrameworkMessage, MessageRole
+from sessionflow_pydantic_ai._retries import RetryBudget
 
 __all__ = [
     "RUN_STATE_VERSION",
@@ -29,8 +30,11 @@ __all__ = [
     "user_message",
 ]
 
-RUN_STATE_VERSION = 1
-"""Bumped whenever the run state's JSON shape changes; older states are refused, not guessed at."""
+RUN_STATE_VERSION = 2
+"""Bumped whenever the run state's JSON shape changes; versions not in `_READ_VERSIONS` are
+refused, not guessed at. 2 added the retry budget (and states that end with a retry request)."""
+
+_READ_VERSIONS = (1, 2)
 
 
 def dump_messages(messages: Sequence[ModelMessage]) -> list[dict[str, Any]]:
@@ -81,22 +85,35 @@ def render_output(output: object) -> str:
 
 @dataclass(frozen=True, kw_only=True)
 class RunState:
-    """What continues a turn after its tools: the turn's messages so far, ending with the
-    response that asked for tools, and the IDs of the calls the session runs.
+    """What continues a turn after a model step: the turn's messages so far, and the
+    retries it has used.
 
-    Calls of that response that are not deferred are output tool calls; Pydantic AI
-    processes them itself when the turn resumes.
+    After a response that asked for tools, the messages end with it and `deferred` holds
+    the IDs of the calls the session runs; calls of that response that are not deferred
+    are output tool calls, which Pydantic AI processes itself when the turn resumes. After
+    an answer Pydantic AI refused (an output validator's `ModelRetry`, invalid structured
+    output), the messages end with its retry request and `deferred` is empty: the next
+    model step sends that request.
     """
 
     messages: list[ModelMessage]
     deferred: list[str]
+    budget: RetryBudget = field(default_factory=RetryBudget)
 
     @property
     def response(self) -> ModelResponse:
         last = self.messages[-1]
         if not isinstance(last, ModelResponse):
-            raise ValueError("a run state must end with the model response that asked for tools")
+            raise ValueError(
+                "a run state with deferred calls must end with the model response that asked for them"
+            )
         return last
+
+    @property
+    def retry_request(self) -> ModelRequest | None:
+        """The refused answer's retry request, when the state ends with one."""
+        last = self.messages[-1] if self.messages else None
+        return last if isinstance(last, ModelRequest) and not self.deferred else None
 
     def to_json(self) -> str:
         return json.dumps(
@@ -104,6 +121,7 @@ class RunState:
                 "version": RUN_STATE_VERSION,
                 "messages": dump_messages(self.messages),
                 "deferred": self.deferred,
+                "retries": self.budget.to_json(),
             },
             separators=(",", ":"),
         )
@@ -111,13 +129,18 @@ class RunState:
     @classmethod
     def from_json(cls, text: str) -> RunState:
         raw = cast(dict[str, Any], json.loads(text))
-        if raw.get("version") != RUN_STATE_VERSION:
+        if raw.get("version") not in _READ_VERSIONS:
             raise ValueError(
-                f"unsupported Pydantic AI run state version {raw.get('version')!r}; expected {RUN_STATE_VERSION}"
+                f"unsupported Pydantic AI run state version {raw.get('version')!r}; expected one of {_READ_VERSIONS}"
             )
         state = cls(
             messages=load_messages(cast(list[Any], raw["messages"])),
             deferred=[str(i) for i in cast(list[Any], raw["deferred"])],
+            # Version 1 (before retries travelled) counted none: a fresh budget.
+            budget=RetryBudget.from_json(raw.get("retries")),
         )
-        _ = state.response  # validates the shape
+        if state.deferred:
+            _ = state.response  # validates the shape
+        elif state.retry_request is None:
+            raise ValueError("a run state without deferred calls must end with a retry request")
         return state

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from typing import Any
 
-import pydantic_core
 from pydantic_ai import CallToolsNode, DeferredToolResults, ModelRequestNode, RunContext
+from pydantic_ai._agent_graph import build_run_context  # pyright: ignore[reportPrivateUsage]
 from pydantic_ai.agent import AbstractAgent, AgentRun
 from pydantic_ai.capabilities import (
     AbstractCapability,
@@ -19,13 +19,11 @@ from pydantic_ai.messages import (
     ModelMessage,
     PartDeltaEvent,
     PartStartEvent,
-    RetryFeedbackPart,
     TextPart,
     TextPartDelta,
     ThinkingPart,
     ThinkingPartDelta,
     ToolCallPart,
-    ToolReturnPart,
 )
 from pydantic_ai.models import Model
 from pydantic_ai.tools import ToolDefinition
@@ -34,9 +32,8 @@ from pydantic_ai.usage import RunUsage
 from pydantic_graph import End
 
 from sessionflow.session import AgentEventWriter
-from sessionflow_pydantic_ai._errors import OutputRejectedError
 
-__all__ = ["ModelStepResult", "OutputRejectedError", "run_model_call"]
+__all__ = ["ModelStepResult", "run_model_call"]
 
 
 @dataclass
@@ -52,6 +49,13 @@ class ModelStepResult:
     deferred: list[ToolCallPart] = field(default_factory=lambda: [])
     tool_defs: dict[str, ToolDefinition] = field(default_factory=lambda: {})
     output: Any = None
+    retry_requested: bool = False
+    """Pydantic AI refused the answer and would ask again: `new_messages` ends with its
+    retry request, which the next model step sends."""
+    output_retries_used: int = 0
+    """The run's output retries after this step (``ctx.state.output_retries_used``)."""
+    tool_retries: dict[str, int] = field(default_factory=lambda: {})
+    """Each tool's retry count as the run's next step would start with it (``ctx.retries``)."""
 
 
 @dataclass
@@ -82,6 +86,8 @@ async def run_model_call(
     model: Model | str | None,
     toolsets: Sequence[AbstractToolset[Any]],
     conversation_id: str,
+    output_retries_used: int = 0,
+    tool_retries: Mapping[str, int] | None = None,
 ) -> ModelStepResult:
     """Make at most one model request and return before any function tool runs.
 
@@ -104,12 +110,24 @@ async def run_model_call(
         # every request instead, the way it would open a fresh conversation.
         capabilities=[ReinjectSystemPrompt(), *definitions.capabilities()],
     ) as run:
+        # The turn's earlier steps used these (an output validator's retries): the budget
+        # Pydantic AI checks is the run's, and this run is one step of it.
+        run.ctx.state.output_retries_used = output_retries_used
+        _carry_tool_retries(run, tool_retries or {})
         node = run.next_node
         requested = False
         while not isinstance(node, End):
             if isinstance(node, ModelRequestNode):
                 if requested:
-                    raise OutputRejectedError(_retry_feedback(node))
+                    # A second request in one run is Pydantic AI asking again after a refused
+                    # answer: that request is the next model step's (a "continue").
+                    return ModelStepResult(
+                        new_messages=[*run.new_messages(), node.request],
+                        usage=run.usage,
+                        retry_requested=True,
+                        output_retries_used=run.ctx.state.output_retries_used,
+                        tool_retries=_next_tool_retries(run),
+                    )
                 await _stream_request(node, run, events)
                 requested = True
             elif isinstance(node, CallToolsNode) and requested:
@@ -122,9 +140,17 @@ async def run_model_call(
                         usage=run.usage,
                         deferred=deferred,
                         tool_defs=dict(definitions.by_name),
+                        output_retries_used=run.ctx.state.output_retries_used,
+                        tool_retries=_next_tool_retries(run),
                     )
             node = await run.next(node)
-        return ModelStepResult(new_messages=run.new_messages(), usage=run.usage, output=node.data.output)
+        return ModelStepResult(
+            new_messages=run.new_messages(),
+            usage=run.usage,
+            output=node.data.output,
+            output_retries_used=run.ctx.state.output_retries_used,
+            tool_retries=_next_tool_retries(run),
+        )
 
 
 async def _stream_request(
@@ -145,16 +171,25 @@ async def _stream_request(
                     events.write_reasoning_delta(event.delta.content_delta)
 
 
-def _retry_feedback(node: ModelRequestNode[Any, Any]) -> str:
-    feedback: list[str] = []
-    for part in node.request.parts:
-        if isinstance(part, ToolReturnPart):
-            feedback.append(part.model_response_str(wrap_if_error=False))
-        elif isinstance(part, RetryFeedbackPart):
-            feedback.append(
-                part.content
-                if isinstance(part.content, str)
-                else pydantic_core.to_json(part.content).decode()
-            )
-    detail = "; ".join(feedback) or "no usable output"
-    return f"Pydantic AI rejected the model's output and would ask the model again: {detail}"
+def _carry_tool_retries(run: AgentRun[Any, Any], retries: Mapping[str, int]) -> None:
+    """Start the run's tool manager with the turn's retry counts (``ctx.retries``).
+
+    Its first `for_run_step` carries over the counts of the step "before" the run (minus
+    the tools that succeeded in it, plus one for each that failed: none here), as it does
+    between two steps of one plain run; an output tool's validation failures are charged
+    against them. The step number only has to differ from the run's first.
+    """
+    manager = run.ctx.deps.tool_manager
+    if manager.ctx is None and retries:
+        before = build_run_context(run.ctx)
+        manager.ctx = replace(before, retries=dict(retries), run_step=before.run_step - 1)
+
+
+def _next_tool_retries(run: AgentRun[Any, Any]) -> dict[str, int]:
+    """The counts the run's next `for_run_step` would carry over: those of this step, minus
+    the tools that succeeded in it, plus one for each tool that failed in it."""
+    manager = run.ctx.deps.tool_manager
+    current: dict[str, int] = dict(manager.ctx.retries) if manager.ctx is not None else {}
+    carried = {name: count for name, count in current.items() if name not in manager.succeeded_tools}
+    carried.update({name: current.get(name, 0) + 1 for name in manager.failed_tools})
+    return carried

@@ -10,6 +10,7 @@ from contextlib import AbstractContextManager, nullcontext
 from typing import Any, TypeAlias
 
 from pydantic_ai.agent import AbstractAgent
+from pydantic_ai.exceptions import UnexpectedModelBehavior
 from pydantic_ai.models import Model
 from pydantic_ai.toolsets import AbstractToolset
 
@@ -19,11 +20,13 @@ from sessionflow.session import (
     AgentTurnContext,
     AgentTurnOutcome,
     AgentUsage,
+    ContinueRequested,
     DeferredToolExecution,
     FrameworkMessage,
     ImageInput,
     ToolCallsRequested,
     ToolExecutionResult,
+    TurnAborted,
     TurnCompleted,
     UnsupportedOptionError,
 )
@@ -39,6 +42,7 @@ from sessionflow_pydantic_ai._messages import (
 )
 from sessionflow_pydantic_ai._model_step import run_model_call
 from sessionflow_pydantic_ai._results import deferred_tool_results
+from sessionflow_pydantic_ai._retries import RetryBudget, record_attempts
 from sessionflow_pydantic_ai._tool_sources import tool_spec_toolset
 
 __all__ = ["AgentSource", "DepsFactory", "InstructionsOverride", "ModelOverride", "PydanticAIRunner"]
@@ -124,34 +128,54 @@ class PydanticAIRunner(AgentFrameworkRunner):
         history = inline_images(load_messages(m.message.framework_item for m in turn.messages))
         state = RunState.from_json(turn.framework_run_state) if turn.framework_run_state is not None else None
         results = None
+        budget = state.budget if state is not None else RetryBudget()
+        attempts: dict[str, Any] = {}
         if state is not None:
             history += state.messages
-            call_ids = [c.tool_call_id for c in state.response.tool_calls]
-            results = deferred_tool_results(state.deferred, call_ids, turn.recorded_tool_call)
+            if state.deferred:
+                call_ids = [c.tool_call_id for c in state.response.tool_calls]
+                resumed = deferred_tool_results(state.deferred, call_ids, turn.recorded_tool_call, budget)
+                results, budget, attempts = resumed.results, resumed.budget, resumed.attempts
         agent = await self._resolved_agent()
         model = self._model(turn)
         # A factory or a per-step override shows the model only now; as final as at build.
         _check_model(agent, model)
         with self._instructions(agent, turn):
-            step = await run_model_call(
-                agent,
-                history,
-                results=results,
-                events=turn.events,
-                deps=await self._deps(),
-                model=model,
-                toolsets=self._toolsets,
-                conversation_id=turn.session_id,
-            )
+            try:
+                step = await run_model_call(
+                    agent,
+                    history,
+                    results=results,
+                    events=turn.events,
+                    deps=await self._deps(),
+                    model=model,
+                    toolsets=self._toolsets,
+                    conversation_id=turn.session_id,
+                    output_retries_used=budget.output,
+                    tool_retries=budget.tools,
+                )
+            except UnexpectedModelBehavior as error:
+                # A spent retry budget (or a response Pydantic AI cannot use): the plain run
+                # ends with this error, and a new attempt of the step would end the same way.
+                raise TurnAborted(str(error)) from error
+        record_attempts(step.new_messages, attempts)
+        budget = RetryBudget(step.tool_retries, step.output_retries_used)
         usage = AgentUsage(
             requests=step.usage.requests,
             input_tokens=step.usage.input_tokens,
             output_tokens=step.usage.output_tokens,
         )
         messages = [*(state.messages if state is not None else []), *step.new_messages]
+        if step.retry_requested:
+            next_state = RunState(messages=messages, deferred=[], budget=budget)
+            return ContinueRequested(
+                framework_run_state=next_state.to_json(),
+                note="Pydantic AI refused the answer and asks the model again",
+                usage=usage,
+            )
         if step.deferred:
             calls = [deferred_tool_call(c, step.tool_defs.get(c.tool_name), turn) for c in step.deferred]
-            next_state = RunState(messages=messages, deferred=[c.tool_call_id for c in calls])
+            next_state = RunState(messages=messages, deferred=[c.tool_call_id for c in calls], budget=budget)
             return ToolCallsRequested(framework_run_state=next_state.to_json(), tool_calls=calls, usage=usage)
         final_text = render_output(step.output)
         return TurnCompleted(new_messages=framework_messages(messages, final_text=final_text), usage=usage)

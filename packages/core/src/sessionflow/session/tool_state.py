@@ -32,9 +32,10 @@ def state_updates_in_model_order(records: Iterable[AgentToolCall]) -> list[tuple
 
 
 def check_state_update(record: AgentToolCall) -> None:
-    """Refuse an update on a call that did not succeed: only a tool that returned has one."""
+    """Refuse an update on a call that neither succeeded nor failed by its own account: only
+    a tool that returned, or raised `ToolExecutionError` with one, has one."""
     has_update = record.state_update is not None or record.state_update_ref is not None
-    if has_update and record.status is not AgentToolCallStatus.SUCCEEDED:
+    if has_update and record.status not in (AgentToolCallStatus.SUCCEEDED, AgentToolCallStatus.FAILED):
         raise SessionStateError(
             f"tool call {record.tool_call_id!r} is {record.status.value!r} and cannot carry a state update"
         )

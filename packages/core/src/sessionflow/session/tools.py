@@ -254,9 +254,19 @@ class ToolExecutionResult:
 
 
 class ToolExecutionError(SessionRunError):
-    """Raise from a tool to report a failure the model should see. It is never retried."""
+    """Raise from a tool to report a failure the model should see. It is never retried.
+
+    `state_update` is the framework's own account of the failure (framework-encoded text,
+    such as Pydantic AI's "retry with this prompt" as opposed to "failed"), kept on the
+    failed call's record for the next model step to read; it changes no run state
+    (`AgentTurnContext.state_updates` lists successful calls only).
+    """
 
     retryable: ClassVar[bool] = False
+
+    def __init__(self, message: str, *, state_update: str | None = None) -> None:
+        super().__init__(message)
+        self.state_update = state_update
 
 
 def parse_tool_arguments(arguments: str) -> dict[str, Any]:

@@ -476,7 +476,8 @@ class SessionActivities:
                     request.heartbeat_interval, self._flow.runner.execute_deferred_tool_call(execution)
                 )
         except ToolExecutionError as error:
-            return ToolCallOutput(error=error.message)
+            # The failure's own account is small framework text (a retry prompt): kept inline.
+            return ToolCallOutput(error=error.message, state_update=error.state_update)
         finally:
             MEDIA_SINK.reset(sink_token)
             events.close()

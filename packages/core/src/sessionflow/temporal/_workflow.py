@@ -383,7 +383,10 @@ class AgentSessionWorkflow:
                 model.move_tool_call(tool_call_id, AgentToolCallStatus.OUTCOME_UNKNOWN, error=reason)
             return
         if output.error is not None:
-            model.move_tool_call(tool_call_id, AgentToolCallStatus.FAILED, error=output.error)
+            # Outputs recorded before failures carried an update have none: the same record.
+            model.move_tool_call(
+                tool_call_id, AgentToolCallStatus.FAILED, error=output.error, state_update=output.state_update
+            )
         else:
             model.move_tool_call(
                 tool_call_id,
