@@ -8,8 +8,11 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import AsyncGenerator, Callable, Mapping
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from pydantic_ai import Agent, RunContext
 
@@ -25,17 +28,29 @@ MODEL = "scripted-model"
 
 @dataclass
 class Deps:
-    """Built fresh for every run by the deps factory, in whichever process runs it."""
+    """The run's deps: `greeting` is state, stored with the session; `log` and `pid` are the
+    worker's resources (`deps_resources`), put in by whichever process runs the step."""
 
-    log: InvocationLog
-    pid: int
     greeting: str
+    log: InvocationLog | None = None
+    pid: int = 0
 
 
-def deps_factory(state_dir: Path) -> Deps:
-    log = InvocationLog(state_dir / "invocations.jsonl")
-    log.record("deps", "built")
-    return Deps(log=log, pid=os.getpid(), greeting="hello from deps")
+def deps_factory() -> Deps:
+    return Deps(greeting="hello from deps")
+
+
+def deps_resources(state_dir: Path) -> Callable[[], AbstractAsyncContextManager[Mapping[str, Any]]]:
+    @asynccontextmanager
+    async def worker_resources() -> AsyncGenerator[Mapping[str, Any]]:
+        log = InvocationLog(state_dir / "invocations.jsonl")
+        log.record("deps", "opened")
+        try:
+            yield {"log": log, "pid": os.getpid()}
+        finally:
+            log.record("deps", "closed")
+
+    return worker_resources
 
 
 def weather_agent(base_url: str, api: ModelApi = "chat_completions") -> Agent[Deps, str]:
@@ -50,6 +65,7 @@ def weather_agent(base_url: str, api: ModelApi = "chat_completions") -> Agent[De
     def lookup(ctx: RunContext[Deps], city: str) -> str:
         """Look up the weather of a city."""
         invocation = current_tool_invocation()
+        assert ctx.deps.log is not None
         ctx.deps.log.record(
             "tool", "lookup", city=city, key=invocation.idempotency_key if invocation else None
         )
@@ -58,6 +74,7 @@ def weather_agent(base_url: str, api: ModelApi = "chat_completions") -> Agent[De
     @agent.tool
     async def delete_file(ctx: RunContext[Deps], path: str) -> str:
         """Delete a file (asks for approval: its effect is unclassified)."""
+        assert ctx.deps.log is not None
         ctx.deps.log.record("tool", "delete_file", path=path)
         return f"deleted {path}"
 
@@ -79,5 +96,6 @@ def load_flow(state_dir: Path) -> AgentSessionFlow:
         lambda: weather_agent(spec["base_url"], spec["api"]),
         flow_type=spec["flow_type"],
         options=AgentSessionOptions(timings=FAST, default_tool_effect=ToolEffect.UNCLASSIFIED),
-        deps_factory=lambda: deps_factory(state_dir),
+        deps_factory=deps_factory,
+        deps_resources=deps_resources(state_dir),
     )

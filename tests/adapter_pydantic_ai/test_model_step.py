@@ -5,8 +5,12 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
+import threading
+from collections.abc import AsyncGenerator, Mapping
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 from pydantic import BaseModel
@@ -28,6 +32,7 @@ from sessionflow import (
     ToolPolicy,
     TurnAborted,
     TurnCompleted,
+    UnsupportedOptionError,
 )
 from sessionflow.plugins import ModelApi
 from sessionflow.testing import ModelReply, ScriptedModelServer, ScriptedToolCall, ScriptedUsage
@@ -391,15 +396,36 @@ class Shop:
     builds: list[int]
 
 
-async def test_deps_come_from_the_factory_for_every_run(model_server: ScriptedModelServer) -> None:
+@dataclass
+class Holder:
+    """State (`name`) beside a resource (`lock`) that cannot be stored."""
+
+    name: str = "x"
+    lock: Any = None
+
+
+async def test_deps_are_built_once_and_live_for_the_run(model_server: ScriptedModelServer) -> None:
     key = "deps"
-    model_server.script(key, [ModelReply.call(ScriptedToolCall("c1", "whoami")), ModelReply.say("ok")])
+    model_server.script(
+        key,
+        [
+            ModelReply.call(ScriptedToolCall("c1", "rename", {"name": "Bolt"})),
+            ModelReply.say("Renamed."),
+            ModelReply.call(ScriptedToolCall("c2", "whoami")),
+            ModelReply.say("You are Bolt."),
+        ],
+    )
     agent = Agent(
         chat_model(model_server, key),
         deps_type=Shop,
         instructions=lambda ctx: f"You work for {ctx.deps.name}.",
     )
     built: list[int] = []
+
+    @agent.tool
+    def rename(ctx: RunContext[Shop], name: str) -> str:
+        ctx.deps.name = name
+        return "renamed"
 
     @agent.tool
     def whoami(ctx: RunContext[Shop]) -> str:
@@ -409,10 +435,57 @@ async def test_deps_come_from_the_factory_for_every_run(model_server: ScriptedMo
         built.append(len(built) + 1)
         return Shop(name="Acme", builds=list(built))
 
-    played = await play_turn(PydanticAIRunner(agent, deps_factory=make_deps), "who are you?")
-    assert built == [1, 2, 3]  # model step, tool call, model step
-    assert played.records["c1"].output == "Acme #2"
-    assert model_server.requests(key)[0].saw("You work for Acme.")
+    runner = PydanticAIRunner(agent, deps_factory=make_deps)
+    first = await play_turn(runner, "call yourself Bolt")
+    history = stored(first.messages)
+    second = await play_turn(runner, "who are you?", history=history, carried_state=first.completed.carry)
+    assert built == [1]  # once, for the session's first step
+    # The tool's change reached the next model step, and the next turn (carry) with its tool.
+    requests = model_server.requests(key)
+    assert [r.saw("You work for Bolt.") for r in requests] == [False, True, True, True]
+    assert second.records["c2"].output == "Bolt #1"
+    assert first.completed.framework_state == {"deps": {"name": "Bolt", "builds": [1]}}
+
+
+async def test_deps_that_cannot_be_stored_are_refused_with_the_reason(
+    model_server: ScriptedModelServer,
+) -> None:
+    model_server.script("deps-bad", [ModelReply.say("never")])
+    agent = Agent(chat_model(model_server, "deps-bad"), deps_type=Holder)
+    runner = PydanticAIRunner(agent, deps_factory=lambda: Holder(lock=threading.Lock()))
+    with pytest.raises(UnsupportedOptionError, match=r"deps_factory.*Holder.*deps_resources"):
+        await play_turn(runner, "hi")
+
+
+async def test_resource_fields_come_from_the_worker_and_are_never_stored(
+    model_server: ScriptedModelServer,
+) -> None:
+    key = "deps-resources"
+    model_server.script(key, [ModelReply.call(ScriptedToolCall("c1", "locked")), ModelReply.say("ok")])
+    agent = Agent(chat_model(model_server, key), deps_type=Holder)
+    opened: list[str] = []
+
+    @agent.tool
+    def locked(ctx: RunContext[Holder]) -> str:
+        with ctx.deps.lock:
+            return f"held {ctx.deps.name}"
+
+    @asynccontextmanager
+    async def worker_lock() -> AsyncGenerator[Mapping[str, Any]]:
+        opened.append("open")
+        yield {"lock": threading.Lock()}
+        opened.append("closed")
+
+    runner = PydanticAIRunner(agent, deps_factory=lambda: Holder(name="db"), deps_resources=worker_lock)
+    async with runner.worker_scope():
+        played = await play_turn(runner, "hi")
+        assert opened == ["open"]  # once for the worker, not per step
+    assert opened == ["open", "closed"]
+    assert played.records["c1"].output == "held db"
+    requested = played.outcomes[0]
+    assert isinstance(requested, ToolCallsRequested)
+    state = json.loads(requested.framework_run_state)
+    assert state["deps"] == {"name": "db"}  # the lock is the worker's, never stored
 
 
 async def test_overrides_replace_model_and_instructions_per_step(model_server: ScriptedModelServer) -> None:

@@ -42,7 +42,7 @@ from sessionflow.testing import (
 )
 from sessionflow_pydantic_ai import pydantic_ai_session_flow
 from sessionflow_pydantic_ai._models import model_for_api
-from tests.adapter_pydantic_ai.agents import deps_factory, weather_agent
+from tests.adapter_pydantic_ai.agents import deps_factory, deps_resources, weather_agent
 from tests.core.conftest import FAST
 
 # No crashes here, so heartbeats may be slow: the first Responses stream of a process
@@ -135,7 +135,8 @@ async def test_a_turn_with_a_tool_on_each_wire_api(
         weather_agent(base_url, api),
         flow_type=f"pai-{api}",
         options=AgentSessionOptions(timings=TIMINGS),
-        deps_factory=lambda: deps_factory(tmp_path),
+        deps_factory=deps_factory,
+        deps_resources=deps_resources(tmp_path),
     )
     async with serving(temporal_address, flow) as sessions:
         await sessions.start_session(key, "Weather in Oslo?")
@@ -176,7 +177,8 @@ async def test_a_rejection_reaches_the_model_verbatim(
         lambda: weather_agent(model_server.base_url(key)),
         flow_type="pai-reject",
         options=AgentSessionOptions(timings=TIMINGS),
-        deps_factory=lambda: deps_factory(tmp_path),
+        deps_factory=deps_factory,
+        deps_resources=deps_resources(tmp_path),
     )
     async with serving(temporal_address, flow) as sessions:
         await sessions.start_session(key, "Delete /etc/hosts")

@@ -89,9 +89,9 @@ async def test_run_state_and_deps_cross_worker_processes(
         f"{results['c1']}\ndeleted /tmp/old.log",
         "Sunny, and the log is gone.",
     ]
-    # Deps are built in every run, on the worker that runs it: never serialized.
-    deps_pids = [e["pid"] for e in log.entries("deps")]
-    assert deps_pids[0] == first.pid and deps_pids[-1] == second.pid
+    # The deps' state travelled; their resources were opened by each worker process that ran a step.
+    opened = [e["pid"] for e in log.entries("deps", "opened")]
+    assert opened[0] == first.pid and opened[-1] == second.pid
     assert log.entries("tool", "lookup")[0]["pid"] == first.pid
     assert [e["pid"] for e in log.entries("tool", "delete_file")] == [second.pid]
     assert f"pid {first.pid}" in results["c1"]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from sessionflow import (
@@ -39,6 +39,8 @@ class PlayedTurn:
     records: dict[str, AgentToolCall] = field(default_factory=lambda: {})
     events: list[AgentEvent] = field(default_factory=lambda: [])
     messages: list[FrameworkMessage] = field(default_factory=lambda: [])
+    latest: set[str] = field(default_factory=lambda: set[str]())
+    """The calls the last model step deferred: only their updates are new to the next one."""
 
     @property
     def completed(self) -> TurnCompleted:
@@ -76,8 +78,12 @@ def context(
     session_settings: Mapping[str, Any] | None = None,
     flow_id: str = "s1",
     turn_id: str = "turn-1",
+    carried_state: str | None = None,
 ) -> AgentTurnContext:
-    """The context of one model step; events go to `played.events`."""
+    """The context of one model step; events go to `played.events`.
+
+    As the session does, a call's state update is handed only to the model step after it
+    (an earlier step applied the updates of the calls before it)."""
     writer = AgentEventWriter(played.events.append, turn_id=turn_id, step_execution_id="step", attempt=1)
     return AgentTurnContext(
         flow_id=flow_id,
@@ -85,7 +91,11 @@ def context(
         attempt=1,
         messages=list(history),
         framework_run_state=run_state,
-        tool_calls=dict(played.records),
+        tool_calls={
+            call_id: r if call_id in played.latest else replace(r, state_update=None)
+            for call_id, r in played.records.items()
+        },
+        carried_state=carried_state,
         policy_resolver=(options or AgentSessionOptions()).resolve_tool_policy,
         events=writer,
         heartbeat=lambda *args: None,
@@ -103,6 +113,7 @@ async def play_turn(
     session_settings: Mapping[str, Any] | None = None,
     max_steps: int = 10,
     flow_id: str = "s1",
+    carried_state: str | None = None,
 ) -> PlayedTurn:
     """Run model steps and tool calls until the turn completes, like the session does."""
     messages = [m.message for m in history] + [runner.build_user_message(text)]
@@ -118,6 +129,7 @@ async def play_turn(
             session_settings=session_settings,
             flow_id=flow_id,
             turn_id=turn_id,
+            carried_state=carried_state,
         )
         outcome = await runner.run_model_step(turn)
         played.outcomes.append(outcome)
@@ -129,16 +141,22 @@ async def play_turn(
             continue
         assert isinstance(outcome, ToolCallsRequested)
         run_state = outcome.framework_run_state
+        played.latest = {call.tool_call_id for call in outcome.tool_calls}
         for call in outcome.tool_calls:
             decided = decide(call) if decide is not None else None
             played.records[call.tool_call_id] = decided or await run_call(
-                runner, call, flow_id=flow_id, turn_id=turn_id
+                runner, call, flow_id=flow_id, turn_id=turn_id, run_state=run_state
             )
     raise AssertionError(f"the turn did not complete in {max_steps} model steps")
 
 
 async def run_call(
-    runner: PydanticAIRunner, call: DeferredToolCall, *, flow_id: str = "s1", turn_id: str = "turn-1"
+    runner: PydanticAIRunner,
+    call: DeferredToolCall,
+    *,
+    flow_id: str = "s1",
+    turn_id: str = "turn-1",
+    run_state: str | None = None,
 ) -> AgentToolCall:
     """Run one call through the runner and record its outcome as the session would."""
     running = record(call, AgentToolCallStatus.RUNNING)
@@ -149,6 +167,7 @@ async def run_call(
         attempt=1,
         events=AgentEventWriter(None, turn_id=turn_id, step_execution_id="tool", attempt=1),
         heartbeat=lambda *args: None,
+        run_state=run_state,
     )
     try:
         # What the tool activity does around every tool step.
@@ -156,4 +175,4 @@ async def run_call(
             result = await runner.execute_deferred_tool_call(execution)
     except ToolExecutionError as error:
         return record(call, AgentToolCallStatus.FAILED, error=error.message, state_update=error.state_update)
-    return record(call, AgentToolCallStatus.SUCCEEDED, output=result.output)
+    return record(call, AgentToolCallStatus.SUCCEEDED, output=result.output, state_update=result.state_update)

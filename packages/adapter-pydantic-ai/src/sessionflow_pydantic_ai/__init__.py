@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from sessionflow.lazy import lazy_exports
 
 if TYPE_CHECKING:
+    from sessionflow_pydantic_ai._deps import DepsFactory, DepsResources
     from sessionflow_pydantic_ai._effects import EFFECT_METADATA_KEY
     from sessionflow_pydantic_ai._errors import OutputRejectedError
     from sessionflow_pydantic_ai._execution import current_tool_invocation
@@ -23,7 +24,6 @@ if TYPE_CHECKING:
     from sessionflow_pydantic_ai._models import build_model, model_for_api
     from sessionflow_pydantic_ai._runner import (
         AgentSource,
-        DepsFactory,
         InstructionsOverride,
         ModelOverride,
         PydanticAIRunner,
@@ -36,6 +36,7 @@ __all__ = [
     "RUN_STATE_VERSION",
     "AgentSource",
     "DepsFactory",
+    "DepsResources",
     "InstructionsOverride",
     "ModelOverride",
     "OutputRejectedError",

@@ -54,8 +54,8 @@ async def execute_tool_call(
     deps: Any,
     toolsets: Sequence[AbstractToolset[Any]],
     conversation_id: str,
-) -> str:
-    """Run the call once and return the text the model will see.
+) -> ToolReturnPart:
+    """Run the call once and return its part: the text the model will see, and the value.
 
     The call is replayed as the last response of a one-message history and marked
     approved (the session already applied its approval policy), so Pydantic AI validates
@@ -86,7 +86,7 @@ async def execute_tool_call(
         raise RuntimeError(
             f"Pydantic AI ended the run instead of returning tool call {record.tool_call_id!r}"
         )
-    return _returned_text(node.request, record)
+    return _returned_part(node.request, record)
 
 
 @dataclass
@@ -120,11 +120,11 @@ class _NoSecondDeferral(AbstractCapability[Any]):
             ) from deferral
 
 
-def _returned_text(request: ModelRequest, record: AgentToolCall) -> str:
+def _returned_part(request: ModelRequest, record: AgentToolCall) -> ToolReturnPart:
     for part in request.parts:
         if isinstance(part, ToolReturnPart) and part.tool_call_id == record.tool_call_id:
             if part.outcome == "success":
-                return part.model_response_str()
+                return part
             # A retry (`ModelRetry`, invalid arguments) or `ToolFailed`: the next model step
             # hands it back as such (`_retries`), charged against the tool's retry budget.
             raise ToolExecutionError(

@@ -9,9 +9,9 @@ from typing import Unpack
 from sessionflow.session import AgentSessionOptions
 from sessionflow.temporal import AgentSessionFlow, FlowArguments
 from sessionflow.tool_specs import ToolSpec, merge_tool_policies
+from sessionflow_pydantic_ai._deps import DepsFactory, DepsResources
 from sessionflow_pydantic_ai._runner import (
     AgentSource,
-    DepsFactory,
     InstructionsOverride,
     ModelOverride,
     PydanticAIRunner,
@@ -26,6 +26,7 @@ def pydantic_ai_session_flow(
     flow_type: str,
     tool_sources: Sequence[ToolSpec] = (),
     deps_factory: DepsFactory | None = None,
+    deps_resources: DepsResources | None = None,
     model_override: ModelOverride | None = None,
     instructions_override: InstructionsOverride | None = None,
     **flow_args: Unpack[FlowArguments],
@@ -41,6 +42,7 @@ def pydantic_ai_session_flow(
     runner = PydanticAIRunner(
         agent_or_factory,
         deps_factory=deps_factory,
+        deps_resources=deps_resources,
         tool_sources=tool_sources,
         model_override=model_override,
         instructions_override=instructions_override,

@@ -99,6 +99,10 @@ class RunState:
     messages: list[ModelMessage]
     deferred: list[str]
     budget: RetryBudget = field(default_factory=RetryBudget)
+    has_deps: bool = False
+    """Whether `deps` holds the run's deps (states written before deps travelled hold none)."""
+    deps: Any = None
+    """The run's deps as JSON values (`DepsCodec.dump`)."""
 
     @property
     def response(self) -> ModelResponse:
@@ -122,9 +126,16 @@ class RunState:
                 "messages": dump_messages(self.messages),
                 "deferred": self.deferred,
                 "retries": self.budget.to_json(),
+                **({"deps": self.deps} if self.has_deps else {}),
             },
             separators=(",", ":"),
         )
+
+    @staticmethod
+    def read_deps(text: str) -> tuple[bool, Any]:
+        """Only the deps of a stored state (a tool step needs no messages): (has_deps, deps)."""
+        raw = cast(dict[str, Any], json.loads(text))
+        return "deps" in raw, raw.get("deps")
 
     @classmethod
     def from_json(cls, text: str) -> RunState:
@@ -138,6 +149,8 @@ class RunState:
             deferred=[str(i) for i in cast(list[Any], raw["deferred"])],
             # Version 1 (before retries travelled) counted none: a fresh budget.
             budget=RetryBudget.from_json(raw.get("retries")),
+            has_deps="deps" in raw,
+            deps=raw.get("deps"),
         )
         if state.deferred:
             _ = state.response  # validates the shape

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from pydantic_ai import CallToolsNode, DeferredToolResults, ModelRequestNode, RunContext
-from pydantic_ai._agent_graph import build_run_context  # pyright: ignore[reportPrivateUsage]
+from pydantic_ai._agent_graph import build_run_context
 from pydantic_ai.agent import AbstractAgent, AgentRun
 from pydantic_ai.capabilities import (
     AbstractCapability,

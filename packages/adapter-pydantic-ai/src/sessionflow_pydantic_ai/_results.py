@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -29,6 +29,7 @@ def deferred_tool_results(
     response_call_ids: list[str],
     record: Callable[[str], AgentToolCall],
     budget: RetryBudget,
+    values: Mapping[str, Any],
 ) -> StepResults:
     """Results keyed by tool call ID for every call of the response that asked for tools.
 
@@ -39,6 +40,9 @@ def deferred_tool_results(
     step (`ModelRetry`, invalid arguments, `ToolFailed`) goes back as that failure and is
     charged against the tool's retry budget (`_retries`); any other failure goes in as
     plain text rather than `ToolFailed`, which the OpenAI models would wrap as ``{"error": ...}``.
+
+    A call that returned a value other than text (`values`, by call ID) goes in as that
+    value, so the history keeps it as the plain run's does.
 
     Calls the session did not run are output tool calls. Pydantic AI only needs to know
     they belong to this resume to process them; the value given for them is not used.
@@ -61,6 +65,9 @@ def deferred_tool_results(
             continue
         if call.status is AgentToolCallStatus.SUCCEEDED:
             succeeded.append(call.tool_name)
+            if tool_call_id in values:
+                results.calls[tool_call_id] = values[tool_call_id]
+                continue
         text = describe_tool_call_outcome(call)
         if call.status is AgentToolCallStatus.REJECTED:
             results.approvals[tool_call_id] = ToolDenied(text)

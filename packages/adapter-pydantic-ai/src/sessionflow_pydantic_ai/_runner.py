@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import asyncio
-import inspect
 import threading
-from collections.abc import Awaitable, Callable, Sequence
-from contextlib import AbstractContextManager, nullcontext
+from collections.abc import Callable, Sequence
+from contextlib import AbstractAsyncContextManager, AbstractContextManager, nullcontext
 from typing import Any, TypeAlias
 
+import pydantic_core
 from pydantic_ai.agent import AbstractAgent
 from pydantic_ai.exceptions import UnexpectedModelBehavior
 from pydantic_ai.models import Model
@@ -30,6 +30,14 @@ from sessionflow.session import (
     TurnCompleted,
     UnsupportedOptionError,
 )
+from sessionflow_pydantic_ai._carry import decode_carry, encode_carry
+from sessionflow_pydantic_ai._deps import (
+    DepsCodec,
+    DepsFactory,
+    DepsResources,
+    deps_update,
+    merge_deps_update,
+)
 from sessionflow_pydantic_ai._effects import deferred_tool_call
 from sessionflow_pydantic_ai._execution import execute_tool_call
 from sessionflow_pydantic_ai._images import inline_images, user_message_with_images
@@ -43,6 +51,7 @@ from sessionflow_pydantic_ai._messages import (
 from sessionflow_pydantic_ai._model_step import run_model_call
 from sessionflow_pydantic_ai._results import deferred_tool_results
 from sessionflow_pydantic_ai._retries import RetryBudget, record_attempts
+from sessionflow_pydantic_ai._step_update import encode_step_update, read_step_update, returned_values
 from sessionflow_pydantic_ai._tool_sources import tool_spec_toolset
 
 __all__ = ["AgentSource", "DepsFactory", "InstructionsOverride", "ModelOverride", "PydanticAIRunner"]
@@ -50,8 +59,6 @@ __all__ = ["AgentSource", "DepsFactory", "InstructionsOverride", "ModelOverride"
 AgentSource: TypeAlias = "AbstractAgent[Any, Any] | Callable[[], AbstractAgent[Any, Any]]"
 """An agent, or a zero-argument factory that builds it (called once per process, on first use)."""
 
-DepsFactory: TypeAlias = "Callable[[], Any | Awaitable[Any]]"
-"""Builds the agent's deps; called for every model step and every tool call, on any worker."""
 
 ModelOverride: TypeAlias = "Model | str | Callable[[AgentTurnContext], Model | str | None]"
 """A model used instead of the agent's, or a function choosing one per model step (None keeps the agent's)."""
@@ -68,7 +75,14 @@ class PydanticAIRunner(AgentFrameworkRunner):
 
     Args:
         agent: The agent, or a zero-argument factory returning it.
-        deps_factory: Builds the agent's ``deps`` for every run (deps are never serialized).
+        deps_factory: Builds a session's ``deps`` once, at its first model step. The deps then
+            live for the whole run: a change by a tool, an instructions function or an
+            output validator reaches every later step and the next turn. They travel as
+            JSON, so make them a dataclass or a pydantic model (`_deps`).
+        deps_resources: Opens the worker's resources (an async context manager giving
+            field name -> object: clients, connections), once per worker, closed when the
+            worker stops; every step puts them into those fields of the deps, which are
+            never stored.
         tool_sources: Neutral tool specs added to the agent's own tools.
         model_override: Replaces the agent's model, statically or per model step.
         instructions_override: Replaces the agent's instructions, statically or per model step.
@@ -79,6 +93,7 @@ class PydanticAIRunner(AgentFrameworkRunner):
         agent: AgentSource,
         *,
         deps_factory: DepsFactory | None = None,
+        deps_resources: DepsResources | None = None,
         tool_sources: Sequence[ToolSpec] = (),
         model_override: ModelOverride | None = None,
         instructions_override: InstructionsOverride | None = None,
@@ -86,7 +101,7 @@ class PydanticAIRunner(AgentFrameworkRunner):
         self._agent_source = agent
         self._agent: AbstractAgent[Any, Any] | None = agent if isinstance(agent, AbstractAgent) else None
         self._agent_lock = threading.Lock()
-        self._deps_factory = deps_factory
+        self._deps = DepsCodec(deps_factory, deps_resources)
         self.tool_sources: tuple[ToolSpec, ...] = tuple(tool_sources)
         self._toolsets: list[AbstractToolset[Any]] = (
             [tool_spec_toolset(self.tool_sources)] if tool_sources else []
@@ -124,6 +139,9 @@ class PydanticAIRunner(AgentFrameworkRunner):
     def build_user_message_with_images(self, text: str, images: Sequence[ImageInput]) -> FrameworkMessage:
         return user_message_with_images(text, images)
 
+    def worker_scope(self) -> AbstractAsyncContextManager[None]:
+        return self._deps.worker_scope()
+
     async def run_model_step(self, turn: AgentTurnContext) -> AgentTurnOutcome:
         history = inline_images(load_messages(m.message.framework_item for m in turn.messages))
         state = RunState.from_json(turn.framework_run_state) if turn.framework_run_state is not None else None
@@ -134,9 +152,13 @@ class PydanticAIRunner(AgentFrameworkRunner):
             history += state.messages
             if state.deferred:
                 call_ids = [c.tool_call_id for c in state.response.tool_calls]
-                resumed = deferred_tool_results(state.deferred, call_ids, turn.recorded_tool_call, budget)
+                values = returned_values(turn.state_updates())
+                resumed = deferred_tool_results(
+                    state.deferred, call_ids, turn.recorded_tool_call, budget, values
+                )
                 results, budget, attempts = resumed.results, resumed.budget, resumed.attempts
         agent = await self._resolved_agent()
+        deps = await self._step_deps(agent, turn, state)
         model = self._model(turn)
         # A factory or a per-step override shows the model only now; as final as at build.
         _check_model(agent, model)
@@ -147,7 +169,7 @@ class PydanticAIRunner(AgentFrameworkRunner):
                     history,
                     results=results,
                     events=turn.events,
-                    deps=await self._deps(),
+                    deps=deps,
                     model=model,
                     toolsets=self._toolsets,
                     conversation_id=turn.session_id,
@@ -166,8 +188,13 @@ class PydanticAIRunner(AgentFrameworkRunner):
             output_tokens=step.usage.output_tokens,
         )
         messages = [*(state.messages if state is not None else []), *step.new_messages]
+        # Instructions functions and output validators may have changed the deps too.
+        deps_now = self._deps.dump(deps)
+        has_deps = self._deps.has_factory
         if step.retry_requested:
-            next_state = RunState(messages=messages, deferred=[], budget=budget)
+            next_state = RunState(
+                messages=messages, deferred=[], budget=budget, has_deps=has_deps, deps=deps_now
+            )
             return ContinueRequested(
                 framework_run_state=next_state.to_json(),
                 note="Pydantic AI refused the answer and asks the model again",
@@ -175,26 +202,66 @@ class PydanticAIRunner(AgentFrameworkRunner):
             )
         if step.deferred:
             calls = [deferred_tool_call(c, step.tool_defs.get(c.tool_name), turn) for c in step.deferred]
-            next_state = RunState(messages=messages, deferred=[c.tool_call_id for c in calls], budget=budget)
+            next_state = RunState(
+                messages=messages,
+                deferred=[c.tool_call_id for c in calls],
+                budget=budget,
+                has_deps=has_deps,
+                deps=deps_now,
+            )
             return ToolCallsRequested(framework_run_state=next_state.to_json(), tool_calls=calls, usage=usage)
         final_text = render_output(step.output)
-        return TurnCompleted(new_messages=framework_messages(messages, final_text=final_text), usage=usage)
+        return TurnCompleted(
+            new_messages=framework_messages(messages, final_text=final_text),
+            usage=usage,
+            carry=encode_carry(deps_now) if has_deps else None,
+            framework_state={"deps": deps_now} if has_deps else None,
+        )
+
+    async def _step_deps(
+        self, agent: AbstractAgent[Any, Any], turn: AgentTurnContext, state: RunState | None
+    ) -> Any:
+        """The run's deps for this model step: the turn's (or the last turn's), with the
+        changes of the tool steps since the last model step applied in model order."""
+        if not self._deps.has_factory:
+            return None
+        self._deps.learn_type(agent.deps_type)
+        if state is not None and state.has_deps:
+            has_deps, data = True, state.deps
+        else:
+            has_deps, data = decode_carry(turn.carried_state)
+        if not has_deps:
+            return await self._deps.fresh()  # the session's first turn
+        for tool_call_id, text in turn.state_updates():
+            change = read_step_update(tool_call_id, text).deps
+            if change is not None:
+                data = merge_deps_update(data, change)
+        return await self._deps.load(data)
 
     async def execute_deferred_tool_call(self, call: DeferredToolExecution) -> ToolExecutionResult:
-        output = await execute_tool_call(
-            await self._resolved_agent(),
+        agent = await self._resolved_agent()
+        before: Any = None
+        if self._deps.has_factory:
+            self._deps.learn_type(agent.deps_type)
+            has_deps, before = RunState.read_deps(call.run_state) if call.run_state else (False, None)
+            # A state written before deps travelled has none: fresh deps, as steps had then.
+            deps = await self._deps.load(before if has_deps else None)
+        else:
+            deps = None
+        part = await execute_tool_call(
+            agent,
             call.tool_call,
-            deps=await self._deps(),
+            deps=deps,
             toolsets=self._toolsets,
             conversation_id=call.session_id,
         )
-        return ToolExecutionResult(output=output)
-
-    async def _deps(self) -> Any:
-        if self._deps_factory is None:
-            return None
-        deps = self._deps_factory()
-        return await deps if inspect.isawaitable(deps) else deps
+        changed = deps_update(before, self._deps.dump(deps)) if before is not None else None
+        # Text is what the record holds already; anything else goes back as the value.
+        returned = not isinstance(part.content, str)
+        content = pydantic_core.to_jsonable_python(part.content) if returned else None
+        return ToolExecutionResult(
+            output=part.model_response_str(), state_update=encode_step_update(changed, returned, content)
+        )
 
     def _model(self, turn: AgentTurnContext) -> Model | str | None:
         override = self._model_override

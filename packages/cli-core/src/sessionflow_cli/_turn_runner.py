@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import sys
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
+from contextlib import asynccontextmanager
 from dataclasses import replace
 from typing import Any
 
@@ -103,6 +104,19 @@ class TurnRunner(AgentFrameworkRunner):
         except ConfigError as error:
             raise ToolExecutionError(f"the turn's session settings are rejected: {error}") from None
         return await self.runner_for(resolved.model).execute_deferred_tool_call(call)
+
+    @asynccontextmanager
+    async def worker_scope(self) -> AsyncGenerator[None]:
+        # The runners are built per model on first use, after the worker started: each one
+        # opens what it needs then, and its own scope closes it when the worker stops.
+        try:
+            yield
+        finally:
+            with self._lock:
+                built = list(self._runners.values())
+            for runner in built:
+                async with runner.worker_scope():
+                    pass
 
     async def verify_tool_call(self, call: DeferredToolExecution) -> VerifyResult | None:
         # On the runner of the write's turn, the one that deferred it and knows its verify.

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from contextlib import AbstractAsyncContextManager, nullcontext
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Protocol, runtime_checkable
@@ -189,6 +190,14 @@ class AgentFrameworkRunner(Protocol):
             SessionStateError: This runner does not send images to its model (the default).
         """
         raise SessionStateError("this runner does not accept images")
+
+    def worker_scope(self) -> AbstractAsyncContextManager[None]:
+        """What the runner holds while a worker serves it (clients, connections); by default nothing.
+
+        `serve_agent_flows` (and `run_agent_worker`) enter it before the worker polls and
+        leave it after the worker has shut down, so what it opens is closed once no step runs.
+        """
+        return nullcontext()
 
     async def verify_tool_call(self, call: DeferredToolExecution) -> VerifyResult | None:
         """Whether a write whose step died took effect; None (the default): no verify.

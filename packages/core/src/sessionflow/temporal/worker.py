@@ -6,6 +6,7 @@ import asyncio
 import importlib.metadata
 import signal
 from collections.abc import Sequence
+from contextlib import AsyncExitStack, nullcontext
 
 from temporalio.client import Client
 from temporalio.worker import Worker
@@ -108,17 +109,23 @@ async def serve_agent_flows(
         build_id=build_id,
     )
     stop = stop or asyncio.Event()
-    runs = [asyncio.create_task(worker.run()) for worker in workers]
-    try:
-        waiter = asyncio.create_task(stop.wait())
-        done, _ = await asyncio.wait([waiter, *runs], return_when=asyncio.FIRST_COMPLETED)
-        for task in done:
-            if task is not waiter:
-                task.result()
-    finally:
-        await asyncio.gather(*(worker.shutdown() for worker in workers), return_exceptions=True)
-        for run in runs:
-            run.cancel()
+    async with AsyncExitStack() as scopes:
+        # Each runner's worker scope (`AgentFrameworkRunner.worker_scope`) outlives its workers.
+        # A runner that implements the protocol without subclassing it may lack one.
+        for flow in flows:
+            scope = getattr(flow.runner, "worker_scope", None)
+            await scopes.enter_async_context(scope() if scope is not None else nullcontext())
+        runs = [asyncio.create_task(worker.run()) for worker in workers]
+        try:
+            waiter = asyncio.create_task(stop.wait())
+            done, _ = await asyncio.wait([waiter, *runs], return_when=asyncio.FIRST_COMPLETED)
+            for task in done:
+                if task is not waiter:
+                    task.result()
+        finally:
+            await asyncio.gather(*(worker.shutdown() for worker in workers), return_exceptions=True)
+            for run in runs:
+                run.cancel()
 
 
 def run_agent_worker(

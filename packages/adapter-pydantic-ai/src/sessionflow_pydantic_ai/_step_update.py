@@ -1,0 +1,70 @@
+"""What a tool step hands the next model step (`ToolExecutionResult.state_update`).
+
+Two things travel this way: the deps the tool changed (`deps_update`), and what the tool
+returned when it was not text (a dict, a dataclass, a pydantic model, as JSON values), so
+the next model step gives Pydantic AI the value the plain run's history keeps, not the
+text the model was shown. The next model step applies the deps updates of the calls
+before it in model order (`AgentTurnContext.state_updates`).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any, cast
+
+from sessionflow.session import SessionStateError
+
+__all__ = ["StepUpdate", "encode_step_update", "read_step_update", "returned_values"]
+
+_FORMAT = "sessionflow-pydantic-ai/update-1"
+
+
+@dataclass(frozen=True)
+class StepUpdate:
+    deps: dict[str, Any] | None = None
+    """The deps' change (`deps_update`); None: unchanged."""
+    returned: bool = False
+    """Whether `content` holds the tool's return value."""
+    content: Any = None
+
+
+def encode_step_update(deps: dict[str, Any] | None, returned: bool, content: Any) -> str | None:
+    """The update text, or None when there is nothing to hand on."""
+    if deps is None and not returned:
+        return None
+    update: dict[str, Any] = {"format": _FORMAT}
+    if deps is not None:
+        update["deps"] = deps
+    if returned:
+        update["content"] = content
+    return json.dumps(update, separators=(",", ":"), ensure_ascii=False)
+
+
+def read_step_update(tool_call_id: str, text: str | None) -> StepUpdate:
+    """The update a successful call's record carries (an empty one for none)."""
+    if text is None:
+        return StepUpdate()
+    try:
+        raw: Any = json.loads(text)
+    except ValueError:
+        raise SessionStateError(f"the state update of tool call {tool_call_id!r} is not JSON") from None
+    update = cast(dict[str, Any], raw) if isinstance(raw, dict) else {}
+    if update.get("format") != _FORMAT:
+        raise SessionStateError(f"unsupported state update format {update.get('format')!r}")
+    return StepUpdate(
+        deps=cast(dict[str, Any] | None, update.get("deps")),
+        returned="content" in update,
+        content=update.get("content"),
+    )
+
+
+def returned_values(updates: Iterable[tuple[str, str]]) -> dict[str, Any]:
+    """The values the tool steps returned, by call ID (those that returned text are absent)."""
+    values: dict[str, Any] = {}
+    for tool_call_id, text in updates:
+        update = read_step_update(tool_call_id, text)
+        if update.returned:
+            values[tool_call_id] = update.content
+    return values
