@@ -27,6 +27,8 @@ from __future__ import annotations
 
 import asyncio
 import datetime
+from collections.abc import AsyncGenerator, Mapping
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -212,7 +214,14 @@ def weather_agent(models: Models, log: InvocationLog) -> Built:
     def deps() -> WeatherDeps:
         return WeatherDeps(client=AsyncClient(transport=httpx.MockTransport(_demo_endpoints)))
 
-    return Built(agent=weather_agent, deps=deps)
+    @asynccontextmanager
+    async def worker_client() -> AsyncGenerator[Mapping[str, Any]]:
+        # The session's one deliberate change: the client is the worker's resource, since
+        # an HTTP client cannot travel with the session's state (README "Deps").
+        async with AsyncClient(transport=httpx.MockTransport(_demo_endpoints)) as client:
+            yield {"client": client}
+
+    return Built(agent=weather_agent, deps=deps, deps_resources=worker_client)
 
 
 # -- flight_booking.py ---------------------------------------------------------------------

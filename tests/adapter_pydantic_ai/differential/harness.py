@@ -41,7 +41,7 @@ from sessionflow.testing import (
     ScriptedModelServer,
     wait_for_agent_snapshot,
 )
-from sessionflow_pydantic_ai import pydantic_ai_session_flow
+from sessionflow_pydantic_ai import DepsResources, pydantic_ai_session_flow
 from sessionflow_pydantic_ai._models import model_for_api
 from tests.adapter_pydantic_ai.differential.diff import diff, pretty
 from tests.adapter_pydantic_ai.differential.normalise import json_value, normalise_history, normalise_requests
@@ -93,6 +93,8 @@ class Built:
     deps: Callable[[], Any] | None = None
     """Fresh deps: called once for the plain conversation (as the examples build them once),
     and as the session's deps factory."""
+    deps_resources: DepsResources | None = None
+    """The session's worker resources (clients in the deps); plain has them in `deps`."""
 
 
 AgentBuilder = Callable[[Models, InvocationLog], Built]
@@ -233,7 +235,11 @@ def session_flow(built: Built, flow_type: str) -> AgentSessionFlow:
     # requires_approval); the session's default effect (unclassified) would ask about every call.
     options = AgentSessionOptions(timings=TIMINGS, default_tool_effect=ToolEffect.READ)
     return pydantic_ai_session_flow(
-        built.agent, flow_type=flow_type, deps_factory=built.deps, options=options
+        built.agent,
+        flow_type=flow_type,
+        deps_factory=built.deps,
+        deps_resources=built.deps_resources,
+        options=options,
     )
 
 

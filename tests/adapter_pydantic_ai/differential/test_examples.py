@@ -1,7 +1,6 @@
 """Differential tests of Pydantic AI's examples (examples.py) whose session runs as plain Pydantic AI.
 
-The examples that still differ for a reason in the adapter are in the uncommitted
-``pending_*.py`` files (see the README, *Pending*).
+weather_agent.py and flight_booking.py have files of their own.
 """
 
 from __future__ import annotations

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
 from typing import Any
 
 from pydantic_ai import CallToolsNode, DeferredToolResults, ModelRequestNode, RunContext
@@ -17,6 +18,7 @@ from pydantic_ai.capabilities import (
 )
 from pydantic_ai.messages import (
     ModelMessage,
+    ModelRequest,
     PartDeltaEvent,
     PartStartEvent,
     TextPart,
@@ -114,6 +116,7 @@ async def run_model_call(
         # Pydantic AI checks is the run's, and this run is one step of it.
         run.ctx.state.output_retries_used = output_retries_used
         _carry_tool_retries(run, tool_retries or {})
+        _stamp_retry_request(history, run)
         node = run.next_node
         requested = False
         while not isinstance(node, End):
@@ -193,3 +196,16 @@ def _next_tool_retries(run: AgentRun[Any, Any]) -> dict[str, int]:
     carried = {name: count for name, count in current.items() if name not in manager.succeeded_tools}
     carried.update({name: current.get(name, 0) + 1 for name in manager.failed_tools})
     return carried
+
+
+def _stamp_retry_request(history: Sequence[ModelMessage], run: AgentRun[Any, Any]) -> None:
+    """Stamp a refused answer's retry request as the run that sends it does (a "continue").
+
+    Pydantic AI sets a request's run, conversation and time when its node runs; the step
+    that built this one stopped before that, and the history's last request is sent as is.
+    """
+    last = history[-1] if history else None
+    if isinstance(last, ModelRequest) and last.run_id is None:
+        last.run_id = run.ctx.state.run_id
+        last.conversation_id = run.ctx.state.conversation_id
+        last.timestamp = datetime.now(UTC)
