@@ -1,0 +1,145 @@
+"""Differential tests of Pydantic AI's toolsets and per-step tool preparation (toolset_agents.py).
+
+Each agent is copied from Pydantic AI's toolsets and tools-advanced docs; the session must
+offer the same tools, call the same (renamed, prefixed) ones and show the model the same
+results as plain ``agent.run``.
+"""
+
+from __future__ import annotations
+
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from sessionflow.testing import ModelReply, ScriptedModelServer, ScriptedToolCall
+from tests.adapter_pydantic_ai.differential import toolset_agents
+from tests.adapter_pydantic_ai.differential.harness import Scenario, assert_same_run, run_both
+
+
+def offered(request: dict[str, Any]) -> list[str]:
+    """The names of the tools a request offered the model."""
+    return [t["function"]["name"] for t in request.get("tools", [])]
+
+
+def tool_results(request: dict[str, Any]) -> list[str]:
+    """The tool results a request carried, as the model saw them."""
+    return [m["content"] for m in request["messages"] if m["role"] == "tool"]
+
+
+async def test_prefixed_combined_filtered_toolsets(
+    temporal_address: str, model_server: ScriptedModelServer, tmp_path: Path
+) -> None:
+    """filtered_toolset.py: prefixed toolsets, combined, filtered; the model calls a prefixed name."""
+    scenario = Scenario(
+        name="filtered",
+        build=toolset_agents.filtered_toolsets,
+        script=[
+            ModelReply.call(ScriptedToolCall("call_temp", "weather_temperature_celsius", {"city": "London"})),
+            ModelReply.say("It is 21 °C in London."),
+        ],
+        turns=["How warm is it in London?"],
+    )
+    plain, session = await run_both(scenario, model_server, temporal_address, tmp_path)
+
+    assert plain.outputs == ["It is 21 °C in London."]
+    assert offered(plain.requests[""][0]) == [
+        "weather_temperature_celsius",
+        "weather_conditions",
+        "datetime_now",
+    ]
+    assert plain.tool_runs == [{"name": "temperature_celsius", "city": "London"}]
+    assert tool_results(plain.requests[""][1]) == ["21.0"]
+    assert_same_run(plain, session)
+
+
+async def test_renamed_and_prepared_toolsets(
+    temporal_address: str, model_server: ScriptedModelServer, tmp_path: Path
+) -> None:
+    """renamed_toolset.py with prepared_toolset.py's descriptions: the model calls the new names."""
+    scenario = Scenario(
+        name="renamed",
+        build=toolset_agents.prepared_renamed_toolsets,
+        script=[
+            ModelReply.call(
+                ScriptedToolCall("call_c", "temperature_celsius", {"city": "Paris"}),
+                ScriptedToolCall("call_f", "temperature_fahrenheit", {"city": "Paris"}),
+            ),
+            ModelReply.say("It is 21 °C, or 69.8 °F, in Paris."),
+        ],
+        turns=["Temperature in Paris, in both scales?"],
+    )
+    plain, session = await run_both(scenario, model_server, temporal_address, tmp_path)
+
+    first = plain.requests[""][0]
+    assert offered(first) == [
+        "temperature_celsius",
+        "temperature_fahrenheit",
+        "weather_conditions",
+        "current_time",
+    ]
+    assert [t["function"].get("description") for t in first["tools"]] == [
+        "Get the temperature in degrees Celsius",
+        "Get the temperature in degrees Fahrenheit",
+        "Get the current weather conditions",
+        "Get the current time",
+    ]
+    assert plain.tool_runs == [
+        {"name": "temperature_celsius", "city": "Paris"},
+        {"name": "temperature_fahrenheit", "city": "Paris"},
+    ]
+    assert tool_results(plain.requests[""][1]) == ["21.0", "69.8"]
+    assert plain.outputs == ["It is 21 °C, or 69.8 °F, in Paris."]
+    assert_same_run(plain, session)
+
+
+@pytest.mark.parametrize("deps", [42, 41])
+async def test_tool_prepare_by_deps(
+    deps: int, temporal_address: str, model_server: ScriptedModelServer, tmp_path: Path
+) -> None:
+    """tool_only_if_42.py and customize_name.py: ``prepare`` hides a tool and rewrites a schema by deps."""
+    calls = [ScriptedToolCall("call_greet", "greet", {"name": "Arthur"})]
+    if deps == 42:
+        calls.append(ScriptedToolCall("call_hh", "hitchhiker", {"answer": "a"}))
+    scenario = Scenario(
+        name=f"prepare-{deps}",
+        build=partial(toolset_agents.tool_prepare, deps=deps),
+        script=[ModelReply.call(*calls), ModelReply.say("Done.")],
+        turns=["testing..."],
+    )
+    plain, session = await run_both(scenario, model_server, temporal_address, tmp_path)
+
+    first = plain.requests[""][0]
+    who = "human" if deps == 42 else "machine"
+    assert offered(first) == (["greet", "hitchhiker"] if deps == 42 else ["greet"])
+    assert first["tools"][0]["function"]["parameters"]["properties"]["name"]["description"] == (
+        f"Name of the {who} to greet."
+    )
+    assert tool_results(plain.requests[""][1]) == (
+        ["hello Arthur", "42 a"] if deps == 42 else ["hello Arthur"]
+    )
+    assert_same_run(plain, session)
+
+
+@pytest.mark.parametrize("deps", [False, True])
+async def test_agent_wide_prepare_tools_by_deps(
+    deps: bool, temporal_address: str, model_server: ScriptedModelServer, tmp_path: Path
+) -> None:
+    """agent_prepare_tools_filter_out.py: the ``PrepareTools`` capability drops a tool by deps."""
+    call = (
+        ScriptedToolCall("call_answer", "answer", {"question": "potato?"})
+        if deps
+        else ScriptedToolCall("call_potato", "launch_potato", {"target": "the moon"})
+    )
+    scenario = Scenario(
+        name=f"prepare-tools-{str(deps).lower()}",
+        build=partial(toolset_agents.prepare_tools_filter_out, deps=deps),
+        script=[ModelReply.call(call), ModelReply.say("Done.")],
+        turns=["testing..."],
+    )
+    plain, session = await run_both(scenario, model_server, temporal_address, tmp_path)
+
+    assert offered(plain.requests[""][0]) == (["answer"] if deps else ["launch_potato", "answer"])
+    assert [r["name"] for r in plain.tool_runs] == (["answer"] if deps else ["launch_potato"])
+    assert_same_run(plain, session)
