@@ -7,6 +7,7 @@ results as plain ``agent.run``.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -14,8 +15,15 @@ from typing import Any
 import pytest
 
 from sessionflow.testing import ModelReply, ScriptedModelServer, ScriptedToolCall
-from tests.adapter_pydantic_ai.differential import toolset_agents
-from tests.adapter_pydantic_ai.differential.harness import Scenario, assert_same_run, run_both
+from tests.adapter_pydantic_ai.differential import run_toolsets, toolset_agents
+from tests.adapter_pydantic_ai.differential.harness import (
+    Scenario,
+    assert_same_run,
+    run_both,
+    run_plain,
+    run_session,
+    unique,
+)
 
 
 def offered(request: dict[str, Any]) -> list[str]:
@@ -142,4 +150,34 @@ async def test_agent_wide_prepare_tools_by_deps(
 
     assert offered(plain.requests[""][0]) == (["answer"] if deps else ["launch_potato", "answer"])
     assert [r["name"] for r in plain.tool_runs] == (["answer"] if deps else ["launch_potato"])
+    assert_same_run(plain, session)
+
+
+async def test_toolsets_given_at_run_time(
+    temporal_address: str, model_server: ScriptedModelServer, tmp_path: Path
+) -> None:
+    """toolsets.py: ``agent.run(toolsets=[extra_toolset])`` against ``with_toolsets(agent, [extra_toolset])``."""
+    scenario = Scenario(
+        name="run-toolsets",
+        build=run_toolsets.plain_run_toolsets,
+        script=[
+            ModelReply.call(
+                ScriptedToolCall("call_agent", "agent_tool", {}),
+                ScriptedToolCall("call_extra", "extra_tool", {}),
+            ),
+            ModelReply.say("Both tools answered."),
+        ],
+        turns=["What tools are available?"],
+    )
+    key = unique("pai-diff-run-toolsets")
+    plain = await run_plain(scenario, model_server, f"{key}-plain", tmp_path)
+    session_scenario = replace(scenario, build=run_toolsets.session_run_toolsets)
+    session = await run_session(session_scenario, model_server, f"{key}-session", tmp_path, temporal_address)
+
+    assert offered(plain.requests[""][0]) == ["agent_tool", "extra_tool"]
+    assert tool_results(plain.requests[""][1]) == [
+        "I'm registered directly on the agent",
+        "I'm passed as an extra tool for a specific run",
+    ]
+    assert [r["name"] for r in plain.tool_runs] == ["agent_tool", "extra_tool"]
     assert_same_run(plain, session)
