@@ -194,8 +194,8 @@ async def test_the_refusing_model_fails_the_turn_instead_of_sending_a_request() 
         sent.append(len(messages))
         yield "hello"
 
-    model = refusing_model(FunctionModel(answer, stream_function=stream_answer), "no more requests")
-    agent = Agent(model)
+    agent = Agent(FunctionModel(answer, stream_function=stream_answer))
+    agent.model = refusing_model(agent, None, "no more requests")  # the agent's own model
 
     with pytest.raises(TurnAborted, match="no more requests"):
         await agent.run("hi")
@@ -217,7 +217,8 @@ async def test_a_step_that_sends_no_request_completes_under_the_refusing_model()
     def never(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
         raise AssertionError("no request expected")
 
-    agent = Agent(refusing_model(FunctionModel(never), "request limit"), output_type=Weather)
+    agent = Agent(output_type=Weather)
+    agent.model = refusing_model(agent, FunctionModel(never), "request limit")
 
     @agent.tool_plain
     def lookup(city: str) -> str:
@@ -237,6 +238,11 @@ async def test_a_step_that_sends_no_request_completes_under_the_refusing_model()
     result = await agent.run(None, message_history=history, deferred_tool_results=results)
 
     assert result.output == Weather(summary="sunny")
+
+
+def test_a_step_without_a_model_is_refused_before_it_reaches_the_limits() -> None:
+    with pytest.raises(ValueError, match="no model"):
+        refusing_model(Agent(), None, "request limit")
 
 
 def test_limits_may_depend_on_the_turn() -> None:

@@ -19,6 +19,7 @@ from copy import copy
 from typing import Any, NoReturn, TypeAlias
 
 from pydantic_ai import RunContext
+from pydantic_ai.agent import AbstractAgent
 from pydantic_ai.exceptions import UsageLimitExceeded
 from pydantic_ai.messages import ModelMessage, ModelResponse
 from pydantic_ai.models import KnownModelName, Model, ModelRequestParameters, StreamedResponse
@@ -112,15 +113,18 @@ def check_after_response(
         raise TurnAborted(str(error)) from error
 
 
-def refusing_model(model: Model | KnownModelName | str, reason: str) -> Model:
-    """`model` for a step whose turn may make no further request.
+def refusing_model(agent: AbstractAgent[Any, Any], model: Model | str | None, reason: str) -> Model:
+    """The step's model (`model`, else the agent's) for a turn that may make no further request.
 
     Pydantic AI decides whether a step sends a request at all: a step that resumes a
     response whose output tool call ends the run sends none, and must still complete. So
     the step runs as usual, with the turn's model (its profile, settings and native tools
     as ever), and the turn fails only if Pydantic AI asks this model to send a request.
     """
-    return _RefusingModel(model, reason)
+    chosen = model if model is not None else agent.model
+    if chosen is None:  # the runner refuses a step without a model before it gets here
+        raise ValueError("the step has no model to refuse requests for")
+    return _RefusingModel(chosen, reason)
 
 
 class _RefusingModel(WrapperModel):
