@@ -217,7 +217,12 @@ async def test_effects_come_from_policy_then_metadata_then_the_default(
         context(stored([runner.build_user_message("go")]), PlayedTurn(), run_state=None, options=options)
     )
     assert isinstance(outcome, ToolCallsRequested)
-    policies = {c.tool_name: (c.policy.effect, c.policy.is_approval_required) for c in outcome.tool_calls}
+    policies = {
+        c.tool_name: (c.policy.effect, c.policy.is_approval_required or c.framework_approval == "required")
+        for c in outcome.tool_calls
+    }
+    # `requires_approval=True` asks as Pydantic AI's own rule, on top of the floor.
+    assert {c.tool_name for c in outcome.tool_calls if c.framework_approval} == {"needs_ok"}
     assert policies == {
         "mcp_read": (ToolEffect.READ, False),
         "mcp_put": (ToolEffect.IDEMPOTENT_WRITE, False),

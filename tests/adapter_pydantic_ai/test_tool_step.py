@@ -24,6 +24,7 @@ from sessionflow import (
     tool_invocation_scope,
 )
 from sessionflow.plugins import ToolInvocation, ToolSpec
+from sessionflow.session import ApprovalSource
 from sessionflow.testing import ModelReply, ScriptedModelServer, ScriptedToolCall
 from sessionflow_pydantic_ai import PydanticAIRunner, current_tool_invocation
 from sessionflow_pydantic_ai._models import model_for_api
@@ -85,7 +86,13 @@ def shop_agent(server: ScriptedModelServer) -> Agent[Inventory, str]:
     return agent
 
 
-async def run_tool(runner: PydanticAIRunner, name: str, arguments: str, tool_call_id: str = "call-9") -> str:
+async def run_tool(
+    runner: PydanticAIRunner,
+    name: str,
+    arguments: str,
+    tool_call_id: str = "call-9",
+    approval_source: ApprovalSource | None = None,
+) -> str:
     record = AgentToolCall(
         tool_call_id=tool_call_id,
         tool_name=name,
@@ -93,6 +100,7 @@ async def run_tool(runner: PydanticAIRunner, name: str, arguments: str, tool_cal
         policy=ToolPolicy(effect=ToolEffect.READ),
         deferral_order=1,
         status=AgentToolCallStatus.RUNNING,
+        approval_source=approval_source,
     )
     call = DeferredToolExecution(
         flow_id="s1",
@@ -120,7 +128,8 @@ async def test_results_are_the_tool_output_as_text(
         "items": ["a", "b"],
         "attempt": 2,
     }
-    assert await run_tool(runner, "audit", "{}") == "audited"  # the session already approved it
+    # A person approved it: the tool sees ctx.tool_call_approved.
+    assert await run_tool(runner, "audit", "{}", approval_source="framework") == "audited"
     assert model_server.requests(KEY) == []
     assert current_tool_invocation() is None
 
@@ -134,7 +143,8 @@ async def test_results_are_the_tool_output_as_text(
         ("pick", '{"n": 7}', "only 3 left, not 7"),
         ("refund", "{}", "refunds are closed today"),
         ("nope", "{}", "Unknown tool name: 'nope'"),
-        ("later", "{}", "deferred itself"),
+        ("later", "{}", "waits for a result from outside"),
+        ("audit", "{}", "asks for approval"),
     ],
 )
 async def test_failures_the_model_should_see_are_tool_execution_errors(
@@ -143,6 +153,17 @@ async def test_failures_the_model_should_see_are_tool_execution_errors(
     with pytest.raises(ToolExecutionError, match=message):
         await run_tool(runner, name, arguments)
     assert model_server.requests(KEY) == []
+
+
+async def test_a_tool_that_defers_itself_ends_its_step_with_the_deferral_as_its_account(
+    runner: PydanticAIRunner,
+) -> None:
+    with pytest.raises(ToolExecutionError) as raised:
+        await run_tool(runner, "audit", "{}")
+    assert json.loads(raised.value.state_update or "")["outcome"] == "approval_required"
+    with pytest.raises(ToolExecutionError) as raised:
+        await run_tool(runner, "later", "{}")
+    assert json.loads(raised.value.state_update or "")["outcome"] == "call_deferred"
 
 
 async def test_other_exceptions_propagate_so_the_session_retries_by_effect(runner: PydanticAIRunner) -> None:

@@ -114,6 +114,9 @@ class Scenario:
     """Scripts of the other conversations (see `Models`), by name."""
     approvals: Sequence[bool] = ()
     """One decision per tool call that stops for approval, in the model's order."""
+    external_results: Sequence[str] = ()
+    """One result per call whose tool defers itself (`CallDeferred`), in the model's order:
+    plain passes it in `DeferredToolResults.calls`, the session answers its question."""
 
 
 @dataclass(frozen=True)
@@ -182,6 +185,7 @@ async def run_plain(scenario: Scenario, server: ScriptedModelServer, key: str, l
     deps = built.deps() if built.deps is not None else None
     history: list[ModelMessage] = []
     approvals = list(scenario.approvals)
+    external = list(scenario.external_results)
     outputs: list[Any] = []
     errors: list[str | None] = []
     asked: list[tuple[str, Any]] = []
@@ -209,6 +213,11 @@ async def run_plain(scenario: Scenario, server: ScriptedModelServer, key: str, l
                             f"the plain run asked about {call.tool_name} with no decision left"
                         )
                     results.approvals[call.tool_call_id] = approvals.pop(0)
+                for call in result.output.calls:
+                    asked.append((call.tool_name, call.args_as_dict()))
+                    if not external:
+                        raise AssertionError(f"the plain run waits for {call.tool_name} with no result left")
+                    results.calls[call.tool_call_id] = external.pop(0)
                 prompt = None
                 continue
             outputs.append(json_value(result.output))
@@ -264,6 +273,7 @@ async def play_session(
 ) -> Run:
     """Play the scenario's turns and decisions on a served flow (the session ID is the model key)."""
     approvals = list(scenario.approvals)
+    external = list(scenario.external_results)
     outputs: list[Any] = []
     errors: list[str | None] = []
     asked: list[tuple[str, Any]] = []
@@ -274,7 +284,7 @@ async def play_session(
             await sessions.start_session(session_id, text)
         else:
             assert await sessions.send_user_message(session_id, text)
-        snapshot = await _play_turn(sessions, session_id, number, approvals, asked)
+        snapshot = await _play_turn(sessions, session_id, number, approvals, asked, external)
         if snapshot.pending_interrupts:
             waiting = ", ".join(f"{i.tool_name} {i.arguments}" for i in snapshot.pending_interrupts)
             problems.append(
@@ -326,6 +336,7 @@ async def _play_turn(
     number: int,
     approvals: list[bool],
     asked: list[tuple[str, Any]],
+    external: list[str],
 ) -> AgentSnapshot:
     """Decide the turn's approvals in the model's order until turn ``number`` has ended."""
 
@@ -344,6 +355,14 @@ async def _play_turn(
         if not snapshot.pending_interrupts:
             return snapshot
         for interrupt in snapshot.pending_interrupts:
+            if interrupt.kind == "question":  # a tool's CallDeferred: its result comes from outside
+                if not external:
+                    return snapshot  # the call stays pending, and `play_session` reports it
+                asked.append((interrupt.tool_name, _arguments(interrupt.arguments)))
+                assert await sessions.resolve_interrupt(
+                    session_id, interrupt.interrupt_id, approved=True, answer=external.pop(0)
+                )
+                continue
             if not approvals:
                 return snapshot  # the call stays pending, and `play_session` reports it
             asked.append((interrupt.tool_name, _arguments(interrupt.arguments)))

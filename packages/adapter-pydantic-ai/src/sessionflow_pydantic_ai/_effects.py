@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import replace
 from typing import Any, cast
 
 from pydantic_ai.messages import ToolCallPart
@@ -40,15 +39,16 @@ def deferred_tool_call(
 ) -> DeferredToolCall:
     """The session's record of one call: explicit policy, else the tool's metadata, else the default.
 
-    A tool Pydantic AI marks ``requires_approval=True`` keeps asking for approval unless an
+    A tool Pydantic AI marks ``requires_approval=True`` asks for approval as the framework's
+    own rule (``framework_approval="required"``, on top of the session's floor), unless an
     explicit policy says whether it needs one.
     """
     policy = turn.resolve_tool_policy(call.tool_name, framework_effect(tool_def))
-    if tool_def is not None and tool_def.kind == "unapproved" and policy.requires_approval is None:
-        policy = replace(policy, requires_approval=True)
+    asks = tool_def is not None and tool_def.kind == "unapproved" and policy.requires_approval is None
     return DeferredToolCall(
         tool_call_id=call.tool_call_id,
         tool_name=call.tool_name,
         arguments=call.args_as_json_str(),
         policy=policy,
+        framework_approval="required" if asks else None,
     )

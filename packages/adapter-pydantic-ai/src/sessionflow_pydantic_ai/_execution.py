@@ -34,6 +34,7 @@ from pydantic_graph import End
 from sessionflow import current_tool_invocation
 from sessionflow.session import AgentToolCall, ToolExecutionError
 from sessionflow_pydantic_ai._retries import failure_account
+from sessionflow_pydantic_ai._waits import WaitKind, deferral_account
 
 __all__ = ["current_tool_invocation", "execute_tool_call"]
 
@@ -54,49 +55,78 @@ async def execute_tool_call(
     deps: Any,
     toolsets: Sequence[AbstractToolset[Any]],
     conversation_id: str,
+    call_id: str | None = None,
+    approved: bool = True,
 ) -> ToolReturnPart:
     """Run the call once and return its part: the text the model will see, and the value.
 
-    The call is replayed as the last response of a one-message history and marked
-    approved (the session already applied its approval policy), so Pydantic AI validates
-    the arguments, injects deps through `RunContext` and runs the tool. The run stops at
-    the next model request node, before any request is sent, and reads the tool's return.
+    The call is replayed as the last response of a one-message history, so Pydantic AI
+    validates the arguments, injects deps through `RunContext` and runs the tool. The run
+    stops at the next model request node, before any request is sent, and reads the
+    tool's return. ``call_id`` is the ID Pydantic AI knows the call by (the model's, where
+    the session's record is a call of its own for it, `_waits`). ``approved`` is what the
+    tool sees as ``ctx.tool_call_approved``: True once a person approved the call (or a
+    policy said no approval is needed for a ``requires_approval`` tool).
 
     Raises:
         ToolExecutionError: Invalid arguments, an unknown tool, `ModelRetry` or `ToolFailed`
-            from the tool, or a tool that defers itself; the model sees the message.
+            from the tool; the model sees the message. A tool that is not approved and
+            raises `ApprovalRequired` or `CallDeferred` ends the step failed too, with that
+            deferral as its account (`_waits`): the next model step asks for it.
         Exception: Anything else the tool raised, unchanged, so the session retries per effect.
     """
-    call = ToolCallPart(tool_name=record.tool_name, args=record.arguments, tool_call_id=record.tool_call_id)
+    call_id = call_id or record.tool_call_id
+    call = ToolCallPart(tool_name=record.tool_name, args=record.arguments, tool_call_id=call_id)
     history: list[ModelMessage] = [ModelRequest(parts=[UserPromptPart(_PROMPT)]), ModelResponse(parts=[call])]
     async with agent.iter(
         None,
         message_history=history,
-        deferred_tool_results=DeferredToolResults(approvals={record.tool_call_id: True}),
+        deferred_tool_results=DeferredToolResults(approvals={call_id: True}) if approved else None,
         deps=deps,
         model=_NO_MODEL,
         toolsets=toolsets,
         conversation_id=conversation_id,
-        capabilities=[_NoSecondDeferral()],
+        capabilities=[_Deferrals(approved)],
     ) as run:
         node = run.next_node
-        while not isinstance(node, ModelRequestNode | End):
-            node = await run.next(node)
+        try:
+            while not isinstance(node, ModelRequestNode | End):
+                node = await run.next(node)
+        except _Deferred as deferred:
+            account = deferral_account(deferred.kind, deferred.metadata)
+            raise ToolExecutionError(deferred.text, state_update=account) from None
     if isinstance(node, End):
-        raise RuntimeError(
-            f"Pydantic AI ended the run instead of returning tool call {record.tool_call_id!r}"
+        raise RuntimeError(f"Pydantic AI ended the run instead of returning tool call {call_id!r}")
+    return _returned_part(node.request, call_id)
+
+
+class _Deferred(Exception):
+    """A tool that is not approved deferred itself: the session asks for it (`_waits`)."""
+
+    kind: WaitKind
+    metadata: dict[str, Any] | None
+
+    def __init__(self, kind: WaitKind, name: str, metadata: dict[str, Any] | None) -> None:
+        self.kind = kind
+        self.metadata = metadata
+        self.text = (
+            f"tool {name!r} asks for approval"
+            if kind == "approval"
+            else f"tool {name!r} waits for a result from outside"
         )
-    return _returned_part(node.request, record)
+        super().__init__(self.text)
 
 
 @dataclass
-class _NoSecondDeferral(AbstractCapability[Any]):
-    """Turns a tool deferring itself into a failure the model sees.
+class _Deferrals(AbstractCapability[Any]):
+    """Takes a tool's `ApprovalRequired` or `CallDeferred` out of the run, to the session.
 
-    The session already deferred the call and decided how it runs; Pydantic AI would
-    otherwise end the run with `DeferredToolRequests`, or refuse it for an output type
-    without them.
+    Pydantic AI would end the run with `DeferredToolRequests` (or refuse it for an output
+    type without them). A call a person already approved cannot defer again: that is a
+    failure the model sees, as it would be in the plain run's second pass.
     """
+
+    approved: bool
 
     @classmethod
     def get_serialization_name(cls) -> str | None:
@@ -113,16 +143,24 @@ class _NoSecondDeferral(AbstractCapability[Any]):
     ) -> Any:
         try:
             return await handler(args)
-        except (CallDeferred, ApprovalRequired) as deferral:
-            raise ToolFailed(
-                f"tool {call.tool_name!r} deferred itself ({type(deferral).__name__}); "
-                "sessionflow already decided how to run it and cannot defer it again"
-            ) from deferral
+        except ApprovalRequired as deferral:
+            if self.approved:
+                raise ToolFailed(
+                    f"tool {call.tool_name!r} asked for approval again after it was approved"
+                ) from deferral
+            raise _Deferred("approval", call.tool_name, deferral.metadata) from deferral
+        except CallDeferred as deferral:
+            if self.approved:
+                raise ToolFailed(
+                    f"tool {call.tool_name!r} deferred itself after it was approved; "
+                    "an approved call runs to its result"
+                ) from deferral
+            raise _Deferred("result", call.tool_name, deferral.metadata) from deferral
 
 
-def _returned_part(request: ModelRequest, record: AgentToolCall) -> ToolReturnPart:
+def _returned_part(request: ModelRequest, call_id: str) -> ToolReturnPart:
     for part in request.parts:
-        if isinstance(part, ToolReturnPart) and part.tool_call_id == record.tool_call_id:
+        if isinstance(part, ToolReturnPart) and part.tool_call_id == call_id:
             if part.outcome == "success":
                 return part
             # A retry (`ModelRetry`, invalid arguments) or `ToolFailed`: the next model step
@@ -130,4 +168,4 @@ def _returned_part(request: ModelRequest, record: AgentToolCall) -> ToolReturnPa
             raise ToolExecutionError(
                 part.model_response_str(wrap_if_error=False), state_update=failure_account(part)
             )
-    raise RuntimeError(f"Pydantic AI returned no result for tool call {record.tool_call_id!r}")
+    raise RuntimeError(f"Pydantic AI returned no result for tool call {call_id!r}")

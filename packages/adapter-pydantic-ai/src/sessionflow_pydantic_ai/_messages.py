@@ -19,6 +19,7 @@ from pydantic_ai.messages import (
 
 from sessionflow.session import FrameworkMessage, MessageRole
 from sessionflow_pydantic_ai._retries import RetryBudget
+from sessionflow_pydantic_ai._waits import WaitingCall
 
 __all__ = [
     "RUN_STATE_VERSION",
@@ -103,6 +104,10 @@ class RunState:
     """Whether `deps` holds the run's deps (states written before deps travelled hold none)."""
     deps: Any = None
     """The run's deps as JSON values (`DepsCodec.dump`)."""
+    waiting: dict[str, WaitingCall] = field(default_factory=lambda: {})
+    """The session's calls that stand for model calls that deferred themselves (`_waits`)."""
+    values: dict[str, Any] = field(default_factory=lambda: {})
+    """Values the response's calls returned, kept while others wait (`_step_update`)."""
 
     @property
     def response(self) -> ModelResponse:
@@ -127,15 +132,21 @@ class RunState:
                 "deferred": self.deferred,
                 "retries": self.budget.to_json(),
                 **({"deps": self.deps} if self.has_deps else {}),
+                **({"waiting": {k: w.to_json() for k, w in self.waiting.items()}} if self.waiting else {}),
+                **({"values": self.values} if self.values else {}),
             },
             separators=(",", ":"),
         )
 
     @staticmethod
-    def read_deps(text: str) -> tuple[bool, Any]:
-        """Only the deps of a stored state (a tool step needs no messages): (has_deps, deps)."""
+    def read_for_tool(text: str) -> tuple[bool, Any, dict[str, WaitingCall]]:
+        """What a tool step needs of a stored state (no messages): has_deps, deps, waiting."""
         raw = cast(dict[str, Any], json.loads(text))
-        return "deps" in raw, raw.get("deps")
+        waiting = {
+            str(k): WaitingCall.from_json(v)
+            for k, v in cast(dict[str, Any], raw.get("waiting") or {}).items()
+        }
+        return "deps" in raw, raw.get("deps"), waiting
 
     @classmethod
     def from_json(cls, text: str) -> RunState:
@@ -151,6 +162,11 @@ class RunState:
             budget=RetryBudget.from_json(raw.get("retries")),
             has_deps="deps" in raw,
             deps=raw.get("deps"),
+            waiting={
+                str(k): WaitingCall.from_json(v)
+                for k, v in cast(dict[str, Any], raw.get("waiting") or {}).items()
+            },
+            values=cast(dict[str, Any], raw.get("values") or {}),
         )
         if state.deferred:
             _ = state.response  # validates the shape

@@ -69,7 +69,12 @@ def deferred_tool_results(
                 results.calls[tool_call_id] = values[tool_call_id]
                 continue
         text = describe_tool_call_outcome(call)
-        if call.status is AgentToolCallStatus.REJECTED:
+        if call.status is AgentToolCallStatus.REJECTED and call.approval_source == "framework":
+            # Only Pydantic AI's own rule held the call: its words, or the person's message.
+            results.approvals[tool_call_id] = (
+                ToolDenied(call.rejection_message) if call.rejection_message else ToolDenied()
+            )
+        elif call.status is AgentToolCallStatus.REJECTED:
             results.approvals[tool_call_id] = ToolDenied(text)
         else:
             results.calls[tool_call_id] = text

@@ -6,6 +6,7 @@ import asyncio
 import threading
 from collections.abc import Callable, Sequence
 from contextlib import AbstractAsyncContextManager, AbstractContextManager, nullcontext
+from dataclasses import replace
 from typing import Any, TypeAlias
 
 import pydantic_core
@@ -53,6 +54,7 @@ from sessionflow_pydantic_ai._results import deferred_tool_results
 from sessionflow_pydantic_ai._retries import RetryBudget, record_attempts
 from sessionflow_pydantic_ai._step_update import encode_step_update, read_step_update, returned_values
 from sessionflow_pydantic_ai._tool_sources import tool_spec_toolset
+from sessionflow_pydantic_ai._waits import plain_deferred, resolved_record, split_as_plain, waits_for
 
 __all__ = ["AgentSource", "DepsFactory", "InstructionsOverride", "ModelOverride", "PydanticAIRunner"]
 
@@ -148,17 +150,29 @@ class PydanticAIRunner(AgentFrameworkRunner):
         results = None
         budget = state.budget if state is not None else RetryBudget()
         attempts: dict[str, Any] = {}
+        agent = await self._resolved_agent()
+        deps = await self._step_deps(agent, turn, state)
         if state is not None:
             history += state.messages
             if state.deferred:
+                values = {**state.values, **returned_values(turn.state_updates())}
+                waits = waits_for(state.deferred, turn.recorded_tool_call, state.waiting)
+                if waits:
+                    # Calls that deferred themselves: the turn waits for them, no request yet.
+                    waiting = {**state.waiting, **{call.tool_call_id: wait for call, wait in waits}}
+                    later = replace(state, waiting=waiting, values=values, deps=self._deps.dump(deps))
+                    return ToolCallsRequested(
+                        framework_run_state=later.to_json(), tool_calls=[call for call, _ in waits]
+                    )
                 call_ids = [c.tool_call_id for c in state.response.tool_calls]
-                values = returned_values(turn.state_updates())
                 resumed = deferred_tool_results(
-                    state.deferred, call_ids, turn.recorded_tool_call, budget, values
+                    state.deferred,
+                    call_ids,
+                    lambda call_id: resolved_record(call_id, turn.recorded_tool_call, state.waiting),
+                    budget,
+                    values,
                 )
                 results, budget, attempts = resumed.results, resumed.budget, resumed.attempts
-        agent = await self._resolved_agent()
-        deps = await self._step_deps(agent, turn, state)
         model = self._model(turn)
         # A factory or a per-step override shows the model only now; as final as at build.
         _check_model(agent, model)
@@ -181,6 +195,9 @@ class PydanticAIRunner(AgentFrameworkRunner):
                 # ends with this error, and a new attempt of the step would end the same way.
                 raise TurnAborted(str(error)) from error
         record_attempts(step.new_messages, attempts)
+        if state is not None and state.deferred:
+            held = plain_deferred(state.deferred, turn.recorded_tool_call, state.waiting)
+            step.new_messages = split_as_plain(step.new_messages, held)
         budget = RetryBudget(step.tool_retries, step.output_retries_used)
         usage = AgentUsage(
             requests=step.usage.requests,
@@ -240,20 +257,32 @@ class PydanticAIRunner(AgentFrameworkRunner):
 
     async def execute_deferred_tool_call(self, call: DeferredToolExecution) -> ToolExecutionResult:
         agent = await self._resolved_agent()
-        before: Any = None
+        record = call.tool_call
+        has_deps, before, waiting = (
+            RunState.read_for_tool(call.run_state) if call.run_state else (False, None, {})
+        )
+        wait = waiting.get(record.tool_call_id)
+        if wait is not None and wait.kind == "result":
+            # The result from outside is the person's (or system's) answer: no tool runs.
+            return ToolExecutionResult(output=record.answer or "")
         if self._deps.has_factory:
             self._deps.learn_type(agent.deps_type)
-            has_deps, before = RunState.read_deps(call.run_state) if call.run_state else (False, None)
             # A state written before deps travelled has none: fresh deps, as steps had then.
             deps = await self._deps.load(before if has_deps else None)
         else:
-            deps = None
+            before, deps = None, None
         part = await execute_tool_call(
             agent,
-            call.tool_call,
+            record,
             deps=deps,
             toolsets=self._toolsets,
             conversation_id=call.session_id,
+            call_id=wait.call if wait is not None else None,
+            # What the tool sees as ctx.tool_call_approved: a person approved it, or a policy
+            # waived the approval its requires_approval asks for.
+            approved=wait is not None
+            or record.approval_source is not None
+            or record.policy.requires_approval is False,
         )
         changed = deps_update(before, self._deps.dump(deps)) if before is not None else None
         # Text is what the record holds already; anything else goes back as the value.
