@@ -95,6 +95,8 @@ class Built:
     and as the session's deps factory."""
     deps_resources: DepsResources | None = None
     """The session's worker resources (clients in the deps); plain has them in `deps`."""
+    flow_args: Mapping[str, Any] = field(default_factory=lambda: cast(dict[str, Any], {}))
+    """The session flow's options for what plain passes to `agent.run` (``toolsets``, ...)."""
 
 
 AgentBuilder = Callable[[Models, InvocationLog], Built]
@@ -249,6 +251,7 @@ def session_flow(built: Built, flow_type: str) -> AgentSessionFlow:
         deps_factory=built.deps,
         deps_resources=built.deps_resources,
         options=options,
+        **dict(built.flow_args),
     )
 
 

@@ -3,8 +3,8 @@
 Copied from pydantic/pydantic-ai at commit 4fda38988f2939fa6ea9cdefcf120693e10ef491
 (``docs/toolsets.md``), with the run's scripted model instead of ``TestModel`` and each tool
 logging its run. The plain run passes the extra toolset as the docs do,
-``agent.run(..., toolsets=[extra_toolset])``; the session's flow is built from
-``with_toolsets(agent, [extra_toolset])``.
+``agent.run(..., toolsets=[extra_toolset])``; the session's flow is given
+``toolsets=[extra_toolset]``.
 """
 
 from __future__ import annotations
@@ -17,7 +17,6 @@ from pydantic_ai.agent import AbstractAgent, WrapperAgent
 from pydantic_ai.toolsets import AbstractToolset
 
 from sessionflow.testing import InvocationLog
-from sessionflow_pydantic_ai._run_toolsets import with_toolsets
 from tests.adapter_pydantic_ai.differential.harness import Built, Models
 
 __all__ = ["plain_run_toolsets", "session_run_toolsets"]
@@ -58,6 +57,6 @@ def plain_run_toolsets(models: Models, log: InvocationLog) -> Built:
 
 
 def session_run_toolsets(models: Models, log: InvocationLog) -> Built:
-    """The docs' agent wrapped by `with_toolsets`, which the session flow is built from."""
+    """The docs' agent, its session flow given the extra toolset (``toolsets=``)."""
     agent, extra_toolset = _agent_and_extra(models, log)
-    return Built(agent=cast(Agent[Any, Any], with_toolsets(agent, [extra_toolset])))
+    return Built(agent=agent, flow_args={"toolsets": [extra_toolset]})

@@ -156,7 +156,7 @@ async def test_agent_wide_prepare_tools_by_deps(
 async def test_toolsets_given_at_run_time(
     temporal_address: str, model_server: ScriptedModelServer, tmp_path: Path
 ) -> None:
-    """toolsets.py: ``agent.run(toolsets=[extra_toolset])`` against ``with_toolsets(agent, [extra_toolset])``."""
+    """toolsets.py: ``agent.run(toolsets=[extra_toolset])`` against the flow's ``toolsets=[extra_toolset]``."""
     scenario = Scenario(
         name="run-toolsets",
         build=run_toolsets.plain_run_toolsets,

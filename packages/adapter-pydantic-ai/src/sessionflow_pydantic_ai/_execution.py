@@ -57,13 +57,15 @@ async def execute_tool_call(
     conversation_id: str,
     call_id: str | None = None,
     approved: bool = True,
+    run_step: int = 0,
 ) -> ToolReturnPart:
     """Run the call once and return its part: the text the model will see, and the value.
 
     The call is replayed as the last response of a one-message history, so Pydantic AI
     validates the arguments, injects deps through `RunContext` and runs the tool. The run
     stops at the next model request node, before any request is sent, and reads the
-    tool's return. ``call_id`` is the ID Pydantic AI knows the call by (the model's, where
+    tool's return. ``run_step`` is the step of the response that asked for the call
+    (``ctx.run_step`` in the plain run that runs it). ``call_id`` is the ID Pydantic AI knows the call by (the model's, where
     the session's record is a call of its own for it, `_waits`). ``approved`` is what the
     tool sees as ``ctx.tool_call_approved``: True once a person approved the call (or a
     policy said no approval is needed for a ``requires_approval`` tool).
@@ -88,6 +90,7 @@ async def execute_tool_call(
         conversation_id=conversation_id,
         capabilities=[_Deferrals(approved)],
     ) as run:
+        run.ctx.state.run_step = run_step
         node = run.next_node
         try:
             while not isinstance(node, ModelRequestNode | End):

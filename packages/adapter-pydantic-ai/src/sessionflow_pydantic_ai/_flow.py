@@ -4,18 +4,22 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Sequence
-from typing import Unpack
+from typing import Any, Unpack
+
+from pydantic_ai.toolsets import AbstractToolset
 
 from sessionflow.session import AgentSessionOptions
 from sessionflow.temporal import AgentSessionFlow, FlowArguments
 from sessionflow.tool_specs import ToolSpec, merge_tool_policies
 from sessionflow_pydantic_ai._deps import DepsFactory, DepsResources
+from sessionflow_pydantic_ai._limits import UsageLimitsOption
 from sessionflow_pydantic_ai._runner import (
     AgentSource,
     InstructionsOverride,
     ModelOverride,
     PydanticAIRunner,
 )
+from sessionflow_pydantic_ai._settings import ModelSettingsOption
 
 __all__ = ["pydantic_ai_session_flow", "with_tool_source_policies"]
 
@@ -25,10 +29,13 @@ def pydantic_ai_session_flow(
     *,
     flow_type: str,
     tool_sources: Sequence[ToolSpec] = (),
+    toolsets: Sequence[AbstractToolset[Any]] = (),
     deps_factory: DepsFactory | None = None,
     deps_resources: DepsResources | None = None,
     model_override: ModelOverride | None = None,
     instructions_override: InstructionsOverride | None = None,
+    usage_limits: UsageLimitsOption | None = None,
+    model_settings: ModelSettingsOption | None = None,
     **flow_args: Unpack[FlowArguments],
 ) -> AgentSessionFlow:
     """A flow type whose sessions run `agent_or_factory`.
@@ -44,8 +51,11 @@ def pydantic_ai_session_flow(
         deps_factory=deps_factory,
         deps_resources=deps_resources,
         tool_sources=tool_sources,
+        toolsets=toolsets,
         model_override=model_override,
         instructions_override=instructions_override,
+        usage_limits=usage_limits,
+        model_settings=model_settings,
     )
     return AgentSessionFlow(runner, flow_type=flow_type, tool_specs=tool_sources, **flow_args)
 

@@ -84,6 +84,17 @@ def render_output(output: object) -> str:
     return pydantic_core.to_json(output).decode()
 
 
+@dataclass(frozen=True)
+class ToolStepView:
+    """A tool step's view of the run state of the model step that deferred its call."""
+
+    has_deps: bool = False
+    deps: Any = None
+    waiting: dict[str, WaitingCall] = field(default_factory=lambda: {})
+    run_step: int = 0
+    """The turn's model responses so far: the step the call's response was made in."""
+
+
 @dataclass(frozen=True, kw_only=True)
 class RunState:
     """What continues a turn after a model step: the turn's messages so far, and the
@@ -108,6 +119,9 @@ class RunState:
     """The session's calls that stand for model calls that deferred themselves (`_waits`)."""
     values: dict[str, Any] = field(default_factory=lambda: {})
     """Values the response's calls returned, kept while others wait (`_step_update`)."""
+    established_tools: list[str] | None = None
+    """The tools the turn's requests have offered the model so far (Pydantic AI's
+    ``established_tool_names``); None before the first request."""
 
     @property
     def response(self) -> ModelResponse:
@@ -134,19 +148,30 @@ class RunState:
                 **({"deps": self.deps} if self.has_deps else {}),
                 **({"waiting": {k: w.to_json() for k, w in self.waiting.items()}} if self.waiting else {}),
                 **({"values": self.values} if self.values else {}),
+                **(
+                    {"established_tools": self.established_tools}
+                    if self.established_tools is not None
+                    else {}
+                ),
             },
             separators=(",", ":"),
         )
 
     @staticmethod
-    def read_for_tool(text: str) -> tuple[bool, Any, dict[str, WaitingCall]]:
-        """What a tool step needs of a stored state (no messages): has_deps, deps, waiting."""
+    def read_for_tool(text: str) -> ToolStepView:
+        """What a tool step needs of a stored state (messages are not validated)."""
         raw = cast(dict[str, Any], json.loads(text))
         waiting = {
             str(k): WaitingCall.from_json(v)
             for k, v in cast(dict[str, Any], raw.get("waiting") or {}).items()
         }
-        return "deps" in raw, raw.get("deps"), waiting
+        messages = cast(list[dict[str, Any]], raw.get("messages") or [])
+        return ToolStepView(
+            has_deps="deps" in raw,
+            deps=raw.get("deps"),
+            waiting=waiting,
+            run_step=sum(1 for m in messages if m.get("kind") == "response"),
+        )
 
     @classmethod
     def from_json(cls, text: str) -> RunState:
@@ -167,6 +192,7 @@ class RunState:
                 for k, v in cast(dict[str, Any], raw.get("waiting") or {}).items()
             },
             values=cast(dict[str, Any], raw.get("values") or {}),
+            established_tools=cast(list[str] | None, raw.get("established_tools")),
         )
         if state.deferred:
             _ = state.response  # validates the shape

@@ -58,6 +58,8 @@ class ModelStepResult:
     """The run's output retries after this step (``ctx.state.output_retries_used``)."""
     tool_retries: dict[str, int] = field(default_factory=lambda: {})
     """Each tool's retry count as the run's next step would start with it (``ctx.retries``)."""
+    established_tools: list[str] | None = None
+    """The tools the model has been offered in this turn so far (None: none yet)."""
 
 
 @dataclass
@@ -90,6 +92,8 @@ async def run_model_call(
     conversation_id: str,
     output_retries_used: int = 0,
     tool_retries: Mapping[str, int] | None = None,
+    run_step: int = 0,
+    established_tools: Sequence[str] | None = None,
 ) -> ModelStepResult:
     """Make at most one model request and return before any function tool runs.
 
@@ -115,6 +119,13 @@ async def run_model_call(
         # The turn's earlier steps used these (an output validator's retries): the budget
         # Pydantic AI checks is the run's, and this run is one step of it.
         run.ctx.state.output_retries_used = output_retries_used
+        # The turn's steps so far (its model responses): this request is the next one, as
+        # `ctx.run_step` counts in one plain run (tools and `prepare` functions read it).
+        run.ctx.state.run_step = run_step
+        # The tools this turn's earlier requests offered: a tool that appears later (a dynamic
+        # toolset, `prepare_tools`) is announced to the model, as within one plain run.
+        if established_tools is not None:
+            run.ctx.deps.established_tool_names = set(established_tools)
         _carry_tool_retries(run, tool_retries or {})
         _stamp_retry_request(history, run)
         node = run.next_node
@@ -130,6 +141,7 @@ async def run_model_call(
                         retry_requested=True,
                         output_retries_used=run.ctx.state.output_retries_used,
                         tool_retries=_next_tool_retries(run),
+                        established_tools=_established(run),
                     )
                 await _stream_request(node, run, events)
                 requested = True
@@ -145,6 +157,7 @@ async def run_model_call(
                         tool_defs=dict(definitions.by_name),
                         output_retries_used=run.ctx.state.output_retries_used,
                         tool_retries=_next_tool_retries(run),
+                        established_tools=_established(run),
                     )
             node = await run.next(node)
         return ModelStepResult(
@@ -153,6 +166,7 @@ async def run_model_call(
             output=node.data.output,
             output_retries_used=run.ctx.state.output_retries_used,
             tool_retries=_next_tool_retries(run),
+            established_tools=_established(run),
         )
 
 
@@ -209,3 +223,8 @@ def _stamp_retry_request(history: Sequence[ModelMessage], run: AgentRun[Any, Any
         last.run_id = run.ctx.state.run_id
         last.conversation_id = run.ctx.state.conversation_id
         last.timestamp = datetime.now(UTC)
+
+
+def _established(run: AgentRun[Any, Any]) -> list[str] | None:
+    names = run.ctx.deps.established_tool_names
+    return sorted(names) if names is not None else None

@@ -12,6 +12,7 @@ from typing import Any, TypeAlias
 import pydantic_core
 from pydantic_ai.agent import AbstractAgent
 from pydantic_ai.exceptions import UnexpectedModelBehavior
+from pydantic_ai.messages import ModelResponse
 from pydantic_ai.models import Model
 from pydantic_ai.toolsets import AbstractToolset
 
@@ -42,8 +43,17 @@ from sessionflow_pydantic_ai._deps import (
 from sessionflow_pydantic_ai._effects import deferred_tool_call
 from sessionflow_pydantic_ai._execution import execute_tool_call
 from sessionflow_pydantic_ai._images import inline_images, user_message_with_images
+from sessionflow_pydantic_ai._limits import (
+    UsageLimitsOption,
+    check_after_response,
+    refusal_before_request,
+    refusing_model,
+    turn_usage,
+    usage_limits_for,
+)
 from sessionflow_pydantic_ai._messages import (
     RunState,
+    ToolStepView,
     framework_messages,
     load_messages,
     render_output,
@@ -52,6 +62,7 @@ from sessionflow_pydantic_ai._messages import (
 from sessionflow_pydantic_ai._model_step import run_model_call
 from sessionflow_pydantic_ai._results import deferred_tool_results
 from sessionflow_pydantic_ai._retries import RetryBudget, record_attempts
+from sessionflow_pydantic_ai._settings import ModelSettingsOption, turn_model_settings
 from sessionflow_pydantic_ai._step_update import encode_step_update, read_step_update, returned_values
 from sessionflow_pydantic_ai._tool_sources import tool_spec_toolset
 from sessionflow_pydantic_ai._waits import plain_deferred, resolved_record, split_as_plain, waits_for
@@ -86,8 +97,14 @@ class PydanticAIRunner(AgentFrameworkRunner):
             worker stops; every step puts them into those fields of the deps, which are
             never stored.
         tool_sources: Neutral tool specs added to the agent's own tools.
+        toolsets: Toolsets added to every run of the agent, as ``agent.run(toolsets=...)``
+            adds them to one run.
         model_override: Replaces the agent's model, statically or per model step.
         instructions_override: Replaces the agent's instructions, statically or per model step.
+        usage_limits: Pydantic AI's `UsageLimits` for each turn (one plain run), or a function
+            of the turn choosing them; a spent limit fails the turn with Pydantic AI's text.
+        model_settings: The run's `model_settings` for each turn, or a function of the turn
+            choosing them; merged over the agent's own.
     """
 
     def __init__(
@@ -97,19 +114,27 @@ class PydanticAIRunner(AgentFrameworkRunner):
         deps_factory: DepsFactory | None = None,
         deps_resources: DepsResources | None = None,
         tool_sources: Sequence[ToolSpec] = (),
+        toolsets: Sequence[AbstractToolset[Any]] = (),
         model_override: ModelOverride | None = None,
         instructions_override: InstructionsOverride | None = None,
+        usage_limits: UsageLimitsOption | None = None,
+        model_settings: ModelSettingsOption | None = None,
     ) -> None:
         self._agent_source = agent
         self._agent: AbstractAgent[Any, Any] | None = agent if isinstance(agent, AbstractAgent) else None
         self._agent_lock = threading.Lock()
         self._deps = DepsCodec(deps_factory, deps_resources)
         self.tool_sources: tuple[ToolSpec, ...] = tuple(tool_sources)
-        self._toolsets: list[AbstractToolset[Any]] = (
-            [tool_spec_toolset(self.tool_sources)] if tool_sources else []
-        )
+        # Given to every run, model steps' and tool steps' alike, as `agent.run(toolsets=...)`
+        # gives them to one run: after the agent's own toolsets.
+        self._toolsets: list[AbstractToolset[Any]] = [
+            *([tool_spec_toolset(self.tool_sources)] if tool_sources else []),
+            *toolsets,
+        ]
         self._model_override = model_override
         self._instructions_override = instructions_override
+        self._usage_limits = usage_limits
+        self._model_settings = model_settings
         if self._agent is not None and not callable(model_override):
             # Known now, so refused now: Pydantic AI would refuse every model step for it.
             _check_model(self._agent, model_override)
@@ -176,7 +201,14 @@ class PydanticAIRunner(AgentFrameworkRunner):
         model = self._model(turn)
         # A factory or a per-step override shows the model only now; as final as at build.
         _check_model(agent, model)
-        with self._instructions(agent, turn):
+        # Each step is a fresh run: the limits are checked against the turn's usage so far.
+        limits = usage_limits_for(self._usage_limits, turn)
+        used = turn_usage(state.messages if state is not None else [], turn.tool_calls.values())
+        refusal = refusal_before_request(limits, used)
+        if refusal is not None:
+            # Only a request the step actually sends fails the turn (see `refusing_model`).
+            model = refusing_model(agent, model, refusal)
+        with self._instructions(agent, turn), turn_model_settings(agent, self._model_settings, turn):
             try:
                 step = await run_model_call(
                     agent,
@@ -189,11 +221,14 @@ class PydanticAIRunner(AgentFrameworkRunner):
                     conversation_id=turn.session_id,
                     output_retries_used=budget.output,
                     tool_retries=budget.tools,
+                    run_step=sum(isinstance(m, ModelResponse) for m in state.messages) if state else 0,
+                    established_tools=state.established_tools if state else None,
                 )
             except UnexpectedModelBehavior as error:
                 # A spent retry budget (or a response Pydantic AI cannot use): the plain run
                 # ends with this error, and a new attempt of the step would end the same way.
                 raise TurnAborted(str(error)) from error
+        check_after_response(limits, used, step.usage, step.new_messages, len(step.deferred))
         record_attempts(step.new_messages, attempts)
         if state is not None and state.deferred:
             held = plain_deferred(state.deferred, turn.recorded_tool_call, state.waiting)
@@ -210,7 +245,12 @@ class PydanticAIRunner(AgentFrameworkRunner):
         has_deps = self._deps.has_factory
         if step.retry_requested:
             next_state = RunState(
-                messages=messages, deferred=[], budget=budget, has_deps=has_deps, deps=deps_now
+                messages=messages,
+                deferred=[],
+                budget=budget,
+                has_deps=has_deps,
+                deps=deps_now,
+                established_tools=step.established_tools,
             )
             return ContinueRequested(
                 framework_run_state=next_state.to_json(),
@@ -225,6 +265,7 @@ class PydanticAIRunner(AgentFrameworkRunner):
                 budget=budget,
                 has_deps=has_deps,
                 deps=deps_now,
+                established_tools=step.established_tools,
             )
             return ToolCallsRequested(framework_run_state=next_state.to_json(), tool_calls=calls, usage=usage)
         final_text = render_output(step.output)
@@ -258,10 +299,9 @@ class PydanticAIRunner(AgentFrameworkRunner):
     async def execute_deferred_tool_call(self, call: DeferredToolExecution) -> ToolExecutionResult:
         agent = await self._resolved_agent()
         record = call.tool_call
-        has_deps, before, waiting = (
-            RunState.read_for_tool(call.run_state) if call.run_state else (False, None, {})
-        )
-        wait = waiting.get(record.tool_call_id)
+        view = RunState.read_for_tool(call.run_state) if call.run_state else ToolStepView()
+        has_deps, before = view.has_deps, view.deps
+        wait = view.waiting.get(record.tool_call_id)
         if wait is not None and wait.kind == "result":
             # The result from outside is the person's (or system's) answer: no tool runs.
             return ToolExecutionResult(output=record.answer or "")
@@ -283,6 +323,7 @@ class PydanticAIRunner(AgentFrameworkRunner):
             approved=wait is not None
             or record.approval_source is not None
             or record.policy.requires_approval is False,
+            run_step=view.run_step,
         )
         changed = deps_update(before, self._deps.dump(deps)) if before is not None else None
         # Text is what the record holds already; anything else goes back as the value.
