@@ -18,6 +18,7 @@ from dataclasses import dataclass, field, replace
 from datetime import timedelta
 from pathlib import Path
 from typing import Any, cast
+from urllib.parse import quote
 
 from pydantic_ai import Agent, DeferredToolRequests, DeferredToolResults
 from pydantic_ai.exceptions import AgentRunError
@@ -76,12 +77,14 @@ class Models:
     agent) takes another name, so its requests are compared as a conversation of their own.
     """
 
-    def __init__(self, server: ScriptedModelServer, key: str) -> None:
-        self.server = server
+    def __init__(self, server: ScriptedModelServer | str, key: str) -> None:
+        # A worker child of a crash run knows the server by its URL only (`crash.py`).
+        self.server_url = server if isinstance(server, str) else server.url
         self.key = key
 
     def model(self, conversation: str = "") -> Model:
-        base_url = self.server.base_url(self.key + conversation)
+        # `ScriptedModelServer.base_url`'s layout, from the URL alone.
+        base_url = f"{self.server_url}/k/{quote(self.key + conversation, safe='')}/v1"
         return model_for_api("chat_completions", MODEL_NAME, base_url=base_url, api_key="x")
 
 
