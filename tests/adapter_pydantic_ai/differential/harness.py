@@ -164,8 +164,11 @@ def _requests(scenario: Scenario, server: ScriptedModelServer, key: str) -> dict
 
 def tool_runs(log: InvocationLog) -> list[dict[str, Any]]:
     """Every real run of a tool, sorted: parallel calls of one response run concurrently."""
-    skip = {"kind", "pid", "at"}
-    runs = [{k: v for k, v in entry.items() if k not in skip} for entry in log.entries("tool")]
+    # A local MCP server's tools log as "mcp", with the process that started the server
+    # (``worker``), which differs from run to run like ``pid``.
+    skip = {"kind", "pid", "at", "worker"}
+    entries = [*log.entries("tool"), *log.entries("mcp")]
+    runs = [{k: v for k, v in entry.items() if k not in skip} for entry in entries]
     return sorted(runs, key=lambda run: (str(run["name"]), json.dumps(run, sort_keys=True)))
 
 
