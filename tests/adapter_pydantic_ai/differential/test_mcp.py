@@ -13,8 +13,9 @@ import os
 import sys
 from pathlib import Path
 
+from fastmcp.client.transports import StdioTransport
 from pydantic_ai import Agent
-from pydantic_ai.mcp import MCPToolset, StdioTransport
+from pydantic_ai.mcp import MCPToolset
 
 from sessionflow.testing import InvocationLog, ModelReply, ScriptedModelServer, ScriptedToolCall
 from tests.adapter_pydantic_ai.differential.harness import (
