@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from sessionflow_pydantic_ai._errors import OutputRejectedError
     from sessionflow_pydantic_ai._execution import current_tool_invocation
     from sessionflow_pydantic_ai._flow import pydantic_ai_session_flow, with_tool_source_policies
+    from sessionflow_pydantic_ai._history import export_history, export_history_json, history_messages
     from sessionflow_pydantic_ai._messages import RUN_STATE_VERSION
     from sessionflow_pydantic_ai._models import build_model, model_for_api
     from sessionflow_pydantic_ai._runner import (
@@ -43,6 +44,9 @@ __all__ = [
     "PydanticAIRunner",
     "build_model",
     "current_tool_invocation",
+    "export_history",
+    "export_history_json",
+    "history_messages",
     "model_for_api",
     "pydantic_ai_session_flow",
     "with_tool_source_policies",
