@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from sessionflow import AgentStatus, SessionTimings
+from sessionflow.session import FrameworkMessage, MessageRole
 from sessionflow.temporal import (
     AgentSessionClient,
     DevServer,
@@ -165,6 +166,7 @@ SCENARIOS: dict[str, tuple[list[list[dict[str, Any]]], dict[str, Any]]] = {
             "lookup": {"effect": "read", "skip_run_state": True},
         },
     ),
+    "start-with-history": ([[{"text": "hello Ada"}], [{"text": "again"}]], {}),
     # Verified outcomes (issue 20): an approved write whose step fails, then its verify step
     # (sessionflow.VerifyTool) answers; the patch marker sessionflow-verify is recorded.
     **{
@@ -185,6 +187,25 @@ SCENARIOS: dict[str, tuple[list[list[dict[str, Any]]], dict[str, Any]]] = {
         for answer in ("succeeded", "failed", "unknown")
     },
 }
+
+HISTORIES: dict[str, list[FrameworkMessage]] = {
+    # A session started from an existing history (payload version 6): three messages, one
+    # large enough to go by reference, and the index chunk the client wrote for them.
+    "start-with-history": [
+        FrameworkMessage(
+            role=MessageRole.USER,
+            framework_item={"role": "user", "content": "my name is Ada"},
+            text="my name is Ada",
+        ),
+        FrameworkMessage(
+            role=MessageRole.ASSISTANT, framework_item={"role": "assistant", "content": "hello"}, text="hello"
+        ),
+        FrameworkMessage(
+            role=MessageRole.USER, framework_item={"role": "user", "content": "x" * 20_000}, text="x" * 20_000
+        ),
+    ],
+}
+"""Scenarios whose session starts from a history (`start_session(history=...)`)."""
 
 EARLY_ANSWERS = {"early-answer": ("early", "turn-1:w")}
 """Scenarios whose first model step waits at a gate until an answer naming its call was sent."""
@@ -208,7 +229,7 @@ async def record(names: list[str]) -> None:
                     if names and name not in names:
                         continue
                     write_script(root / "state", name, turns, tools)
-                    await sessions.start_session(name, "start")
+                    await sessions.start_session(name, "start", history=HISTORIES.get(name, ()))
                     early: asyncio.Task[bool] | None = None
                     if name in EARLY_ANSWERS:
                         gate_name, interrupt_id = EARLY_ANSWERS[name]

@@ -26,6 +26,7 @@ def test_recorded_histories_exist() -> None:
         "verify-failed",
         "verify-unknown",
         "compact-payloads",
+        "start-with-history",
     }
 
 

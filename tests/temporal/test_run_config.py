@@ -36,4 +36,9 @@ def test_a_recorded_start_input_reads_and_writes_back_the_same_json() -> None:
     # new, with their defaults.
     assert written["timings"] == {**old, "budget": None, "memory": None, "max_continues_per_turn": 8}
     # Also newer than the history.
-    assert written.keys() - recorded.keys() == {"initial_settings", "initial_user_message"}
+    assert written.keys() - recorded.keys() == {
+        "initial_settings",
+        "initial_user_message",
+        "history",
+        "history_index_ref",
+    }

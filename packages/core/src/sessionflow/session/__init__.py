@@ -36,7 +36,7 @@ from sessionflow.session.messages import (
     message_digest,
     message_sequence_key,
 )
-from sessionflow.session.model import QueuedUserMessage, SessionModel
+from sessionflow.session.model import HISTORY_TURN_ID, QueuedUserMessage, SessionModel
 from sessionflow.session.notes import build_turn_failure_note
 from sessionflow.session.options import (
     AgentSessionOptions,
@@ -85,6 +85,7 @@ from sessionflow.session.usage import AgentUsage
 from sessionflow.session.verify import EffectUnknown, NoEffect, TookEffect, VerifyCall, VerifyResult
 
 __all__ = [
+    "HISTORY_TURN_ID",
     "MAX_ANSWER_BYTES",
     "MEMORY_TOOL_NAMES",
     "AgentEvent",

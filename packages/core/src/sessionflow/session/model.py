@@ -40,7 +40,7 @@ from sessionflow.session.tools import (
 from sessionflow.session.usage import AgentUsage
 from sessionflow.session.verify import VerifyResult, checked_verify_basis, settled_by_verify, verify_answer
 
-__all__ = ["MAX_PAGE_SIZE", "SNAPSHOT_MESSAGE_LIMIT", "QueuedUserMessage", "SessionModel"]
+__all__ = ["HISTORY_TURN_ID", "MAX_PAGE_SIZE", "SNAPSHOT_MESSAGE_LIMIT", "QueuedUserMessage", "SessionModel"]
 
 SNAPSHOT_MESSAGE_LIMIT = 200
 SNAPSHOT_MESSAGE_BYTES = 512 * 1024
@@ -50,6 +50,8 @@ PAGE_BYTES = 512 * 1024
 RECENT_MESSAGE_IDS = 256
 MAX_PAGE_SIZE = 200
 APPROVAL_EXPIRED = "The approval deadline passed before anyone answered."
+HISTORY_TURN_ID = "history"
+"""The `turn_id` of messages a session started with (`load_history`): no turn produced them."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -77,6 +79,12 @@ def _iso(moment: datetime) -> str:
 def _tokens_of_size(size: int) -> int:
     # The same generous rate as `estimate_tokens` (about three bytes a token).
     return (size + 2) // 3
+
+
+def _message_tokens(message: FrameworkMessage) -> int:
+    if message.body is not None:
+        return _tokens_of_size(message.body.size)
+    return estimate_tokens(message.text or str(message.framework_item))
 
 
 @dataclass(kw_only=True)
@@ -225,6 +233,19 @@ class SessionModel:
         self.emit(AgentEventType.TURN_STARTED, {"sequence": self.next_sequence}, step=f"{turn_id}/turn")
         return turn_id
 
+    def load_history(self, messages: list[FrameworkMessage]) -> None:
+        """Store the messages the session starts with, before its first turn, as if earlier
+        turns had produced them: every model step sees them, reads list them."""
+        if self.messages or self.turn_active:
+            raise SessionStateError("a history is loaded only into a session with no messages")
+        for message in messages:
+            stored = AgentMessage(sequence=self.next_sequence, turn_id=HISTORY_TURN_ID, message=message)
+            self.messages.append(stored)
+            self.digest = message_digest(self.digest, stored)
+        # No model call has measured the conversation yet: the budget's estimate of the first
+        # call counts only that turn's messages on top of this, so it starts at the history.
+        self.last_input_tokens = sum(_message_tokens(m) for m in messages)
+
     def _require_turn(self) -> str:
         turn_id = self.state.turn_id
         if turn_id is None:
@@ -317,11 +338,7 @@ class SessionModel:
         for stored in reversed(self.messages):
             if stored.turn_id != turn_id:
                 break
-            body = stored.message.body
-            if body is not None:
-                added += _tokens_of_size(body.size)
-            else:
-                added += estimate_tokens(stored.message.text or str(stored.message.framework_item))
+            added += _message_tokens(stored.message)
         for record in self.tool_calls.values():
             output = (
                 _tokens_of_size(record.output_ref.size)

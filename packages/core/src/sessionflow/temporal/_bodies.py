@@ -144,9 +144,15 @@ class BodyStore:
 
     # -- messages ------------------------------------------------------------------------
 
-    async def store_message(self, message: FrameworkMessage, scope: StoreScope) -> FrameworkMessage:
-        """The message as the session keeps it: by reference when it is large."""
-        if message.body is not None or fits_inline(message.framework_item, message.text, self.inline_limit):
+    async def store_message(
+        self, message: FrameworkMessage, scope: StoreScope, *, inline_limit: int | None = None
+    ) -> FrameworkMessage:
+        """The message as the session keeps it: by reference when it is large.
+
+        `inline_limit` overrides the store's (0: by reference whatever its size).
+        """
+        limit = self.inline_limit if inline_limit is None else inline_limit
+        if message.body is not None or fits_inline(message.framework_item, message.text, limit):
             return message
         item: Any = message.framework_item
         body: dict[str, Any] = {"framework_item": item, "text": message.text}

@@ -43,7 +43,7 @@ LIST_AGENT_MESSAGES = "list_agent_messages"
 LIST_AGENT_EVENTS = "list_agent_events"
 PUBLISH_DELTAS = "sessionflow.deltas"
 
-PAYLOAD_VERSION = 5
+PAYLOAD_VERSION = 6
 """2: bodies by reference (message bodies, tool outputs, run states) and a stored message
 index. Version 1 sessions continue: their inline bodies stay inline, and their first
 completed turn writes an index covering every earlier message.
@@ -69,7 +69,13 @@ A version 4 workflow ignores the message and runs the step. The
 same format for Temporal's decoder, which fills a missing field with its default: version 4
 workers read version 5 payloads and the reverse, and the recorded `compact-payloads`
 history replays on Temporal's default converter. From here on, a field whose default is an
-absence (None, False, 0, "", empty) keeps that default for good."""
+absence (None, False, 0, "", empty) keeps that default for good.
+
+6: a session can start from an existing history (`SessionStartInput.history`, and
+`history_index_ref`: the index chunk the client wrote for it, so the first turn's model
+steps read the history by reference). Both default to an absence: version 5 histories
+decode, take the same path and replay. A version 5 worker ignores the fields and starts
+the session without the history, so upgrade workers before clients pass `history=`."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -158,6 +164,10 @@ class SessionStartInput:
     version: int = PAYLOAD_VERSION
     initial_user_message: FrameworkMessage | None = None
     """`initial_message` as the flow's runner builds it, built by the client."""
+    history: list[FrameworkMessage] = field(default_factory=lambda: [])
+    """Messages the session starts with, as the session keeps them (large bodies by reference)."""
+    history_index_ref: BodyRef | None = None
+    """The stored index chunk of `history` (messages 1..len(history)), when the client has a store."""
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -116,14 +116,16 @@ class AgentSessionWorkflow:
         self._nonce = start.session_nonce or str(workflow.uuid4())
         if start.carried is not None:
             self._model = start.carried
-        elif start.initial_message is not None:
-            self._model.queue_user_message(
-                QueuedUserMessage(
-                    text=start.initial_message,
-                    settings=start.initial_settings,
-                    message=start.initial_user_message,
+        else:
+            self._load_history(start)
+            if start.initial_message is not None:
+                self._model.queue_user_message(
+                    QueuedUserMessage(
+                        text=start.initial_message,
+                        settings=start.initial_settings,
+                        message=start.initial_user_message,
+                    )
                 )
-            )
         self._model.event_log.max_bytes = start.timings.event_retention_bytes
         memory = start.timings.memory
         if memory is not None and self._model.memory is None:
@@ -155,6 +157,16 @@ class AgentSessionWorkflow:
             self._turn_task = None
         await workflow.wait_condition(workflow.all_handlers_finished)
         return self._snapshot()
+
+    def _load_history(self, start: SessionStartInput) -> None:
+        # Inputs recorded before histories have none: nothing changes for them.
+        if not start.history:
+            return
+        model = self._model
+        model.load_history(start.history)
+        if start.history_index_ref is not None:
+            # The digest is the workflow's own: a model step checks the chunk it reads against it.
+            model.record_index(start.history_index_ref, len(model.messages), model.digest)
 
     def _should_continue_as_new(self) -> bool:
         assert self._config is not None

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import AsyncIterator, Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from temporalio.client import Client, WorkflowUpdateFailedError
@@ -26,6 +27,7 @@ from sessionflow.session import (
 from sessionflow.session.bodies import fits_inline
 from sessionflow.temporal._answers import raise_invalid_answer
 from sessionflow.temporal._bodies import BodyStore, StoreScope, inline_limit
+from sessionflow.temporal._history import start_history
 from sessionflow.temporal._live_order import interleave
 from sessionflow.temporal._media import media_ref
 from sessionflow.temporal._payloads import (
@@ -75,12 +77,26 @@ class AgentSessionClient:
         *,
         environment: dict[str, str] | None = None,
         settings: Mapping[str, Any] | None = None,
+        history: Sequence[FrameworkMessage] = (),
     ) -> None:
-        """Start a session whose workflow ID is `session_id`. A blank message starts no turn."""
+        """Start a session whose workflow ID is `session_id`. A blank message starts no turn.
+
+        `history` is the conversation so far, in the flow's framework format (an adapter
+        converts its framework's messages, e.g. ``sessionflow_pydantic_ai.history_messages``).
+        The session stores it before its first turn, exactly as if earlier turns had produced
+        it: every model step sees it, reads list it (turn ID `HISTORY_TURN_ID`), and
+        `export_messages` returns it. Large bodies go to the payload store, as a turn's do.
+        Raises `UserError` for a history that is not JSON `FrameworkMessage`s, or that a
+        client without a payload store cannot start with (more than 1 MiB).
+        """
         validate_session_id(session_id)
         text = (
             initial_message if initial_message and SessionModel.is_acceptable_text(initial_message) else None
         )
+        scope = StoreScope(
+            namespace=self.client.namespace, session_id=session_id, flow_type=self.flow.flow_type
+        )
+        start = await start_history(history, BodyStore.of(self.client), scope)
         try:
             await self.client.start_workflow(
                 self.flow.flow_type,
@@ -90,6 +106,8 @@ class AgentSessionClient:
                     initial_settings=dict(settings or {}),
                     environment=environment or {},
                     initial_user_message=self._user_message(text) if text is not None else None,
+                    history=start.messages,
+                    history_index_ref=start.index_ref,
                 ),
                 id=session_id,
                 task_queue=self.flow.task_queue,
@@ -217,6 +235,26 @@ class AgentSessionClient:
             turn_id=stored.turn_id,
             message=await bodies.load_message(stored.message),
         )
+
+    async def export_messages(self, session_id: str) -> list[AgentMessage]:
+        """Every stored message of the session, oldest first and whole (bodies read from the store).
+
+        Its history included: ``[m.message for m in ...]`` is a `history=` for a new session.
+        """
+        messages: list[AgentMessage] = []
+        after: int | None = 0
+        while after is not None:
+            page = await self.list_agent_messages(session_id, after=after, limit=200)
+            messages += page.messages
+            after = page.next_after
+        if all(m.message.body is None for m in messages):
+            return messages
+        bodies = BodyStore.of(self.client)
+        if bodies is None:
+            raise UserError(
+                f"session {session_id!r} keeps messages in a payload store, and this client has none"
+            )
+        return [replace(m, message=await bodies.load_message(m.message)) for m in messages]
 
     async def upload_image(self, session_id: str, data: bytes, media_type: str) -> str:
         """Put an image in the payload store; pass the returned text in `images=` of a message.
