@@ -449,7 +449,7 @@ async def test_deps_are_built_once_and_live_for_the_run(model_server: ScriptedMo
     requests = model_server.requests(key)
     assert [r.saw("You work for Bolt.") for r in requests] == [False, True, True, True]
     assert second.records["c2"].output == "Bolt #1"
-    assert first.completed.framework_state == {"deps": {"name": "Bolt", "builds": [1]}}
+    assert first.completed.framework_state == {"output": "Renamed.", "deps": {"name": "Bolt", "builds": [1]}}
 
 
 async def test_deps_that_cannot_be_stored_are_refused_with_the_reason(

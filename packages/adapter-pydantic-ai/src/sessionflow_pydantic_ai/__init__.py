@@ -29,6 +29,7 @@ if TYPE_CHECKING:
         ModelOverride,
         PydanticAIRunner,
     )
+    from sessionflow_pydantic_ai._typed_output import read_output
 
 __getattr__, __dir__ = lazy_exports(__name__)
 
@@ -49,5 +50,6 @@ __all__ = [
     "history_messages",
     "model_for_api",
     "pydantic_ai_session_flow",
+    "read_output",
     "with_tool_source_policies",
 ]

@@ -13,6 +13,7 @@ from sessionflow.temporal import AgentSessionFlow, FlowArguments
 from sessionflow.tool_specs import ToolSpec, merge_tool_policies
 from sessionflow_pydantic_ai._deps import DepsFactory, DepsResources
 from sessionflow_pydantic_ai._limits import UsageLimitsOption
+from sessionflow_pydantic_ai._partial_output import PARTIAL_OUTPUT_INTERVAL
 from sessionflow_pydantic_ai._runner import (
     AgentSource,
     InstructionsOverride,
@@ -36,6 +37,7 @@ def pydantic_ai_session_flow(
     instructions_override: InstructionsOverride | None = None,
     usage_limits: UsageLimitsOption | None = None,
     model_settings: ModelSettingsOption | None = None,
+    partial_output_interval: float | None = PARTIAL_OUTPUT_INTERVAL,
     **flow_args: Unpack[FlowArguments],
 ) -> AgentSessionFlow:
     """A flow type whose sessions run `agent_or_factory`.
@@ -56,6 +58,7 @@ def pydantic_ai_session_flow(
         instructions_override=instructions_override,
         usage_limits=usage_limits,
         model_settings=model_settings,
+        partial_output_interval=partial_output_interval,
     )
     return AgentSessionFlow(runner, flow_type=flow_type, tool_specs=tool_sources, **flow_args)
 

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
 
-from pydantic_ai import CallToolsNode, DeferredToolResults, ModelRequestNode, RunContext
+from pydantic_ai import CallToolsNode, DeferredToolResults, FinalResultEvent, ModelRequestNode, RunContext
 from pydantic_ai._agent_graph import build_run_context
 from pydantic_ai.agent import AbstractAgent, AgentRun
 from pydantic_ai.capabilities import (
@@ -34,6 +34,7 @@ from pydantic_ai.usage import RunUsage
 from pydantic_graph import End
 
 from sessionflow.session import AgentEventWriter
+from sessionflow_pydantic_ai._partial_output import PARTIAL_OUTPUT_INTERVAL, PartialOutputs
 
 __all__ = ["ModelStepResult", "run_model_call"]
 
@@ -94,6 +95,7 @@ async def run_model_call(
     tool_retries: Mapping[str, int] | None = None,
     run_step: int = 0,
     established_tools: Sequence[str] | None = None,
+    partial_output_interval: float | None = PARTIAL_OUTPUT_INTERVAL,
 ) -> ModelStepResult:
     """Make at most one model request and return before any function tool runs.
 
@@ -102,6 +104,8 @@ async def run_model_call(
     runs for a supplied result), the request, and the output; when the response asks for
     function tools, the run stops at the tools node and returns them instead of running
     them. Output tool calls are left to Pydantic AI, which validates them in-process.
+    While the response streams, its partial output is published at most once per
+    `partial_output_interval` seconds (`_partial_output`; None: never).
     """
     definitions = _ToolDefinitions()
     async with agent.iter(
@@ -143,7 +147,7 @@ async def run_model_call(
                         tool_retries=_next_tool_retries(run),
                         established_tools=_established(run),
                     )
-                await _stream_request(node, run, events)
+                await _stream_request(node, run, events, partial_output_interval)
                 requested = True
             elif isinstance(node, CallToolsNode) and requested:
                 deferred = [
@@ -171,11 +175,17 @@ async def run_model_call(
 
 
 async def _stream_request(
-    node: ModelRequestNode[Any, Any], run: AgentRun[Any, Any], events: AgentEventWriter
+    node: ModelRequestNode[Any, Any],
+    run: AgentRun[Any, Any],
+    events: AgentEventWriter,
+    partial_output_interval: float | None,
 ) -> None:
-    """Send the request streaming, forwarding text and thinking as they arrive."""
+    """Send the request streaming, forwarding text, thinking and partial output as they arrive."""
     async with node.stream(run.ctx) as stream:
+        partials = PartialOutputs(stream, run.ctx.deps.output_schema, events, partial_output_interval)
         async for event in stream:
+            if isinstance(event, FinalResultEvent):
+                partials.start(event)
             if isinstance(event, PartStartEvent):
                 if isinstance(event.part, TextPart):
                     events.write_text_delta(event.part.content)
@@ -186,6 +196,8 @@ async def _stream_request(
                     events.write_text_delta(event.delta.content_delta)
                 elif isinstance(event.delta, ThinkingPartDelta) and event.delta.content_delta:
                     events.write_reasoning_delta(event.delta.content_delta)
+            await partials.update()
+        await partials.finish()
 
 
 def _carry_tool_retries(run: AgentRun[Any, Any], retries: Mapping[str, int]) -> None:

@@ -60,11 +60,13 @@ from sessionflow_pydantic_ai._messages import (
     user_message,
 )
 from sessionflow_pydantic_ai._model_step import run_model_call
+from sessionflow_pydantic_ai._partial_output import PARTIAL_OUTPUT_INTERVAL
 from sessionflow_pydantic_ai._results import deferred_tool_results
 from sessionflow_pydantic_ai._retries import RetryBudget, record_attempts
 from sessionflow_pydantic_ai._settings import ModelSettingsOption, turn_model_settings
 from sessionflow_pydantic_ai._step_update import encode_step_update, read_step_update, returned_values
 from sessionflow_pydantic_ai._tool_sources import tool_spec_toolset
+from sessionflow_pydantic_ai._typed_output import OUTPUT_KEY, output_json
 from sessionflow_pydantic_ai._waits import plain_deferred, resolved_record, split_as_plain, waits_for
 
 __all__ = ["AgentSource", "DepsFactory", "InstructionsOverride", "ModelOverride", "PydanticAIRunner"]
@@ -105,6 +107,9 @@ class PydanticAIRunner(AgentFrameworkRunner):
             of the turn choosing them; a spent limit fails the turn with Pydantic AI's text.
         model_settings: The run's `model_settings` for each turn, or a function of the turn
             choosing them; merged over the agent's own.
+        partial_output_interval: While a structured output streams, its partial output is
+            published (a ``custom_event`` of kind ``partial_output``) at most once per this
+            many seconds; 0 publishes every change, None none.
     """
 
     def __init__(
@@ -119,6 +124,7 @@ class PydanticAIRunner(AgentFrameworkRunner):
         instructions_override: InstructionsOverride | None = None,
         usage_limits: UsageLimitsOption | None = None,
         model_settings: ModelSettingsOption | None = None,
+        partial_output_interval: float | None = PARTIAL_OUTPUT_INTERVAL,
     ) -> None:
         self._agent_source = agent
         self._agent: AbstractAgent[Any, Any] | None = agent if isinstance(agent, AbstractAgent) else None
@@ -135,6 +141,7 @@ class PydanticAIRunner(AgentFrameworkRunner):
         self._instructions_override = instructions_override
         self._usage_limits = usage_limits
         self._model_settings = model_settings
+        self._partial_output_interval = partial_output_interval
         if self._agent is not None and not callable(model_override):
             # Known now, so refused now: Pydantic AI would refuse every model step for it.
             _check_model(self._agent, model_override)
@@ -223,6 +230,7 @@ class PydanticAIRunner(AgentFrameworkRunner):
                     tool_retries=budget.tools,
                     run_step=sum(isinstance(m, ModelResponse) for m in state.messages) if state else 0,
                     established_tools=state.established_tools if state else None,
+                    partial_output_interval=self._partial_output_interval,
                 )
             except UnexpectedModelBehavior as error:
                 # A spent retry budget (or a response Pydantic AI cannot use): the plain run
@@ -273,7 +281,11 @@ class PydanticAIRunner(AgentFrameworkRunner):
             new_messages=framework_messages(messages, final_text=final_text),
             usage=usage,
             carry=encode_carry(deps_now) if has_deps else None,
-            framework_state={"deps": deps_now} if has_deps else None,
+            # The output as JSON (`read_output` types it), first: the view keeps keys in order.
+            framework_state={
+                OUTPUT_KEY: output_json(step.output),
+                **({"deps": deps_now} if has_deps else {}),
+            },
         )
 
     async def _step_deps(
