@@ -16,7 +16,7 @@ from pydantic_ai.messages import ModelMessage, ModelMessagesTypeAdapter
 from sessionflow.session import AgentMessage, AgentSnapshot, FrameworkMessage
 from sessionflow_pydantic_ai._messages import framework_messages, load_messages
 
-__all__ = ["export_history", "export_history_json", "history_messages"]
+__all__ = ["conversation_of", "export_history", "export_history_json", "history_messages"]
 
 StoredMessages = AgentSnapshot | Iterable[AgentMessage | FrameworkMessage]
 """A snapshot, `AgentSessionClient.export_messages(...)`, or stored messages of any source."""
@@ -43,6 +43,15 @@ def export_history(messages: StoredMessages) -> list[ModelMessage]:
 def export_history_json(messages: StoredMessages) -> bytes:
     """`export_history` as Pydantic AI's JSON (``ModelMessagesTypeAdapter``)."""
     return ModelMessagesTypeAdapter.dump_json(export_history(messages))
+
+
+def conversation_of(history: Sequence[ModelMessage], session_id: str) -> str:
+    """The conversation a step continues: the history's latest, as ``agent.run`` falls back to.
+
+    A session's own responses name the session, so only a history the session started
+    from (`history_messages`) brings another: its conversation goes on, as in plain runs.
+    """
+    return next((m.conversation_id for m in reversed(history) if m.conversation_id), session_id)
 
 
 def _items(messages: StoredMessages) -> list[Any]:

@@ -93,6 +93,8 @@ class ToolStepView:
     waiting: dict[str, WaitingCall] = field(default_factory=lambda: {})
     run_step: int = 0
     """The turn's model responses so far: the step the call's response was made in."""
+    conversation_id: str | None = None
+    """The conversation of the turn's latest message (None: the session's own)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -171,6 +173,9 @@ class RunState:
             deps=raw.get("deps"),
             waiting=waiting,
             run_step=sum(1 for m in messages if m.get("kind") == "response"),
+            conversation_id=next(
+                (m["conversation_id"] for m in reversed(messages) if m.get("conversation_id")), None
+            ),
         )
 
     @classmethod

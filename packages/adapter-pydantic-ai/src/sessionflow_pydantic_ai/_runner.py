@@ -42,6 +42,7 @@ from sessionflow_pydantic_ai._deps import (
 )
 from sessionflow_pydantic_ai._effects import deferred_tool_call
 from sessionflow_pydantic_ai._execution import execute_tool_call
+from sessionflow_pydantic_ai._history import conversation_of
 from sessionflow_pydantic_ai._images import inline_images, user_message_with_images
 from sessionflow_pydantic_ai._limits import (
     UsageLimitsOption,
@@ -225,7 +226,7 @@ class PydanticAIRunner(AgentFrameworkRunner):
                     deps=deps,
                     model=model,
                     toolsets=self._toolsets,
-                    conversation_id=turn.session_id,
+                    conversation_id=conversation_of(history, turn.session_id),
                     output_retries_used=budget.output,
                     tool_retries=budget.tools,
                     run_step=sum(isinstance(m, ModelResponse) for m in state.messages) if state else 0,
@@ -328,7 +329,7 @@ class PydanticAIRunner(AgentFrameworkRunner):
             record,
             deps=deps,
             toolsets=self._toolsets,
-            conversation_id=call.session_id,
+            conversation_id=view.conversation_id or call.session_id,
             call_id=wait.call if wait is not None else None,
             # What the tool sees as ctx.tool_call_approved: a person approved it, or a policy
             # waived the approval its requires_approval asks for.
