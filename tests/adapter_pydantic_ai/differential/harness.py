@@ -100,6 +100,9 @@ class Built:
     """The session's worker resources (clients in the deps); plain has them in `deps`."""
     flow_args: Mapping[str, Any] = field(default_factory=lambda: cast(dict[str, Any], {}))
     """The session flow's options for what plain passes to `agent.run` (``toolsets``, ...)."""
+    run_args: Mapping[str, Any] = field(default_factory=lambda: cast(dict[str, Any], {}))
+    """What plain passes to every `agent.run` (``usage_limits``, ``model_settings``): the
+    session gets the same through `flow_args`."""
 
 
 AgentBuilder = Callable[[Models, InvocationLog], Built]
@@ -203,7 +206,11 @@ async def run_plain(scenario: Scenario, server: ScriptedModelServer, key: str, l
         while True:
             try:
                 result = await built.agent.run(
-                    prompt, message_history=history or None, deferred_tool_results=results, deps=deps
+                    prompt,
+                    message_history=history or None,
+                    deferred_tool_results=results,
+                    deps=deps,
+                    **dict(built.run_args),
                 )
             except AgentRunError as error:
                 # A failed run returns no messages: the next turn goes on from the last good one.

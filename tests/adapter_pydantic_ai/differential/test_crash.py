@@ -9,9 +9,10 @@ which tool runs happened (`distinct_tool_runs`).
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
-from pydantic_ai import Agent, ModelRetry
+from pydantic_ai import Agent, ModelRetry, ModelSettings, UsageLimits
 
 from sessionflow.testing import InvocationLog, ModelReply, ScriptedModelServer, ScriptedToolCall
 from tests.adapter_pydantic_ai.differential import examples, run_toolsets, toolset_agents
@@ -31,6 +32,7 @@ from tests.adapter_pydantic_ai.differential.harness import (
 )
 from tests.adapter_pydantic_ai.differential.test_deferred_tools import file_agent, task_agent, update
 from tests.adapter_pydantic_ai.differential.test_examples import BALANCE_ADVICE, LOST_CARD_ADVICE
+from tests.adapter_pydantic_ai.differential.test_usage_limits import assert_same_failure
 from tests.adapter_pydantic_ai.differential.test_weather_agent import lat_lng, weather_at
 
 
@@ -68,6 +70,16 @@ def flaky_population(models: Models, log: InvocationLog) -> Built:
         return "709000"
 
     return Built(agent=agent)
+
+
+def limited_population(models: Models, log: InvocationLog) -> Built:
+    """`flaky_population` run with usage limits and model settings, as `agent.run` gets them."""
+    built = flaky_population(models, log)
+    run = {
+        "usage_limits": UsageLimits(request_limit=4, tool_calls_limit=2),
+        "model_settings": ModelSettings(temperature=0.2, max_tokens=300),
+    }
+    return replace(built, run_args=run, flow_args=run)
 
 
 async def test_bank_support_sigkill_in_a_tool_with_deps_and_structured_output(
@@ -226,3 +238,28 @@ async def test_run_toolsets_sigkill(
     assert [r["name"] for r in plain.tool_runs] == ["agent_tool", "extra_tool"]
     assert_same_run(distinct_tool_runs(plain), distinct_tool_runs(session.run))
     assert_crash_repeated_only_the_effect(session, "turn-1/tool/call_extra")
+
+
+async def test_usage_limits_and_model_settings_hold_across_a_sigkill(
+    temporal_address: str, model_server: ScriptedModelServer, tmp_path: Path
+) -> None:
+    """Items 7 and 8: the limits count the turn's usage and the settings reach every request,
+    whichever worker runs the step."""
+    scenario = Scenario(
+        name="limited",
+        build=limited_population,
+        script=[
+            ModelReply.call(ScriptedToolCall("c1", "population", {"city": "Oslo"})),
+            ModelReply.call(ScriptedToolCall("c2", "population", {"city": "Oslo"})),
+            ModelReply.call(ScriptedToolCall("c3", "population", {"city": "Oslo"})),
+        ],
+        turns=["How many people live in Oslo? Check it three times."],
+    )
+    plain, session = await crashed(scenario, model_server, temporal_address, tmp_path, crash_in="population")
+
+    assert all(r["temperature"] == 0.2 for r in plain.requests[""])
+    # The third call is refused before it runs, with Pydantic AI's text, in both (the failed
+    # turn's stored prompt is the session's; `assert_same_failure`).
+    text = assert_same_failure(distinct_tool_runs(plain), distinct_tool_runs(session.run))
+    assert "tool_calls_limit of 2" in text
+    assert session.steps.get("turn-1/tool/c1") == (2, "completed"), session.steps
