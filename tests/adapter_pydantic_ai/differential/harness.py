@@ -42,7 +42,7 @@ from sessionflow.testing import (
     ScriptedModelServer,
     wait_for_agent_snapshot,
 )
-from sessionflow_pydantic_ai import DepsResources, pydantic_ai_session_flow
+from sessionflow_pydantic_ai import DepsResources, history_messages, pydantic_ai_session_flow
 from sessionflow_pydantic_ai._models import model_for_api
 from tests.adapter_pydantic_ai.differential.diff import diff, pretty
 from tests.adapter_pydantic_ai.differential.normalise import json_value, normalise_history, normalise_requests
@@ -122,6 +122,9 @@ class Scenario:
     """Scripts of the other conversations (see `Models`), by name."""
     approvals: Sequence[bool] = ()
     """One decision per tool call that stops for approval, in the model's order."""
+    history: Sequence[ModelMessage] = ()
+    """An existing conversation both runs start from: plain's first ``message_history``, the
+    session's ``start_session(history=history_messages(...))``."""
     external_results: Sequence[str] = ()
     """One result per call whose tool defers itself (`CallDeferred`), in the model's order:
     plain passes it in `DeferredToolResults.calls`, the session answers its question."""
@@ -194,7 +197,7 @@ async def run_plain(scenario: Scenario, server: ScriptedModelServer, key: str, l
     log = InvocationLog(log_dir / "plain.jsonl")
     built = scenario.build(Models(server, key), log)
     deps = built.deps() if built.deps is not None else None
-    history: list[ModelMessage] = []
+    history: list[ModelMessage] = list(scenario.history)
     approvals = list(scenario.approvals)
     external = list(scenario.external_results)
     outputs: list[Any] = []
@@ -297,7 +300,7 @@ async def play_session(
     seen = 0
     for number, text in enumerate(scenario.turns, 1):
         if number == 1:
-            await sessions.start_session(session_id, text)
+            await sessions.start_session(session_id, text, history=history_messages(scenario.history))
         else:
             assert await sessions.send_user_message(session_id, text)
         snapshot = await _play_turn(sessions, session_id, number, approvals, asked, external)

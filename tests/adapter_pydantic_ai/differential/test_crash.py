@@ -13,6 +13,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from pydantic_ai import Agent, ModelRetry, ModelSettings, UsageLimits
+from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, TextPart, UserPromptPart
 
 from sessionflow.testing import InvocationLog, ModelReply, ScriptedModelServer, ScriptedToolCall
 from tests.adapter_pydantic_ai.differential import examples, run_toolsets, toolset_agents
@@ -263,3 +264,34 @@ async def test_usage_limits_and_model_settings_hold_across_a_sigkill(
     text = assert_same_failure(distinct_tool_runs(plain), distinct_tool_runs(session.run))
     assert "tool_calls_limit of 2" in text
     assert session.steps.get("turn-1/tool/c1") == (2, "completed"), session.steps
+
+
+OSLO_BEFORE: list[ModelMessage] = [
+    ModelRequest(parts=[UserPromptPart("How many people live in Oslo?")]),
+    ModelResponse(parts=[TextPart("About 709,000 people.")]),
+]
+
+
+async def test_a_session_from_an_existing_history_survives_a_sigkill(
+    temporal_address: str, model_server: ScriptedModelServer, tmp_path: Path
+) -> None:
+    """Item 6: the session starts from an existing history; its first turn dies in a tool."""
+    scenario = Scenario(
+        name="history",
+        build=flaky_population,
+        history=OSLO_BEFORE,
+        script=[
+            ModelReply.call(ScriptedToolCall("c1", "population", {"city": "Oslo"})),
+            ModelReply.say("Still about 709,000."),
+        ],
+        turns=["Check that again, please."],
+    )
+    plain, session = await crashed(scenario, model_server, temporal_address, tmp_path, crash_in="population")
+
+    first = plain.requests[""][0]["messages"]
+    assert [m["content"] for m in first if m["role"] in ("user", "assistant")][:2] == [
+        "How many people live in Oslo?",
+        "About 709,000 people.",
+    ]
+    assert_same_run(distinct_tool_runs(plain), distinct_tool_runs(session.run))
+    assert_crash_repeated_only_the_effect(session, "turn-1/tool/c1")
