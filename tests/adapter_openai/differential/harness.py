@@ -55,7 +55,6 @@ from sessionflow.temporal import read_step_history
 from sessionflow.testing import InvocationLog, ModelReply, ScriptedModelServer, wait_for_agent_snapshot
 from sessionflow_openai_agents import openai_agents_session_flow, structured_output
 from tests.adapter_openai.differential.normalise import json_value, normalise_requests
-from tests.adapter_openai.differential.serving import serving
 from tests.adapter_openai.differential.stream_view import (
     StreamItem,
     collect_session_events,
@@ -64,6 +63,7 @@ from tests.adapter_openai.differential.stream_view import (
     session_stream,
 )
 from tests.adapter_openai.scenarios import TIMINGS
+from tests.serving import serving
 
 __all__ = [
     "NOT_EXPOSED",

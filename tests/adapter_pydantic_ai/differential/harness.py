@@ -46,7 +46,7 @@ from sessionflow_pydantic_ai import DepsResources, history_messages, pydantic_ai
 from sessionflow_pydantic_ai._models import model_for_api
 from tests.adapter_pydantic_ai.differential.diff import diff, pretty
 from tests.adapter_pydantic_ai.differential.normalise import json_value, normalise_history, normalise_requests
-from tests.adapter_pydantic_ai.differential.serving import serving
+from tests.serving import serving
 
 __all__ = [
     "TIMINGS",

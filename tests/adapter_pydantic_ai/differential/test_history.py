@@ -56,7 +56,7 @@ from tests.adapter_pydantic_ai.differential.harness import (
     unique,
 )
 from tests.adapter_pydantic_ai.differential.normalise import json_value, normalise_history, normalise_requests
-from tests.adapter_pydantic_ai.differential.serving import serving
+from tests.serving import serving
 
 EARLIER = "What is 6 times 7?"
 PROMPT = "And that plus one?"

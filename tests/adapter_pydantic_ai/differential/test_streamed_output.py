@@ -31,7 +31,7 @@ from sessionflow_pydantic_ai import read_output
 from tests.adapter_pydantic_ai.differential import output_agents
 from tests.adapter_pydantic_ai.differential.harness import AgentBuilder, Built, Models, session_flow, unique
 from tests.adapter_pydantic_ai.differential.normalise import json_value
-from tests.adapter_pydantic_ai.differential.serving import serving
+from tests.serving import serving
 
 T = AgentEventType
 PROFILE = {"name": "Ben", "dob": "1990-01-28", "bio": "Likes the chain the dog and the pyramid"}

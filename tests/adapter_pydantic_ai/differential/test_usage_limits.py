@@ -45,7 +45,7 @@ from tests.adapter_pydantic_ai.differential.harness import (
     unique,
 )
 from tests.adapter_pydantic_ai.differential.normalise import json_value, normalise_history, normalise_requests
-from tests.adapter_pydantic_ai.differential.serving import serving
+from tests.serving import serving
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,4 @@
-"""Serving a flow from the test process while a block runs."""
+"""Serving a flow from the test process while a block runs (the differential harnesses of every adapter)."""
 
 from __future__ import annotations
 
