@@ -26,6 +26,7 @@ from sessionflow.testing import (
     ScriptedModelServer,
     ScriptedToolCall,
     wait_for_agent_snapshot,
+    wait_until,
 )
 from sessionflow_pydantic_ai import read_output
 from tests.adapter_pydantic_ai.differential import output_agents
@@ -81,7 +82,8 @@ async def session_stream(
     flow = session_flow(replace(built, flow_args={"partial_output_interval": 0}), key)
     async with serving(temporal_address, flow) as sessions:
         following = asyncio.create_task(follow(sessions, key))
-        await asyncio.sleep(0.3)  # subscribed to the live events before the first step streams
+        # Subscribed to the live events before the first step streams.
+        await wait_until("the follower to subscribe", lambda: flow.delta_transport.has_subscribers(key))
         await sessions.start_session(key, prompt)
         events = await following
         return events, await turn_ended(sessions, key, 1), built
