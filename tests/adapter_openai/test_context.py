@@ -12,8 +12,9 @@ from agents import Agent
 from pydantic import BaseModel
 
 from sessionflow import UnsupportedOptionError
+from sessionflow.session import value_change
 from sessionflow_openai_agents import openai_agents_session_flow
-from sessionflow_openai_agents._context import ContextCodec, context_update
+from sessionflow_openai_agents._context import ContextCodec
 from sessionflow_openai_agents._state import parse_run_state
 from sessionflow_openai_agents._step_update import StepState, encode_step_update
 
@@ -84,9 +85,9 @@ def test_a_missing_context_is_built_by_the_factory_for_the_session() -> None:
 
 def test_parallel_tool_changes_merge_field_by_field_in_model_order() -> None:
     before = {"flight_number": "FLT-1", "seat_number": None, "meal": None}
-    seat = context_update(before, {**before, "seat_number": "12A"})
-    meal = context_update(before, {**before, "meal": "veg", "seat_number": "14C"})
-    assert context_update(before, dict(before)) is None
+    seat = value_change(before, {**before, "seat_number": "12A"})
+    meal = value_change(before, {**before, "meal": "veg", "seat_number": "14C"})
+    assert value_change(before, dict(before)) is None
     updates = [("a", encode_step_update(seat, None)), ("b", encode_step_update(meal, {"k": 1}))]
     merged = StepState(before).apply([(call, text) for call, text in updates if text is not None])
     assert merged.context == {"flight_number": "FLT-1", "seat_number": "14C", "meal": "veg"}

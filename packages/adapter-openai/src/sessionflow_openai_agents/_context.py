@@ -23,7 +23,7 @@ from pydantic import TypeAdapter
 
 from sessionflow import UnsupportedOptionError
 
-__all__ = ["ContextCodec", "context_update", "merge_context_update"]
+__all__ = ["ContextCodec"]
 
 # The session ID the build check gives the factory; the context it builds is thrown away.
 BUILD_CHECK_SESSION_ID = "sessionflow-build-check"
@@ -88,33 +88,6 @@ class ContextCodec:
                 f"the run context ({name}) does not come back the same from JSON ({data!r} becomes "
                 f"{again!r}); the context travels between steps as JSON, so every field must round-trip",
             )
-
-
-def context_update(before: Any, after: Any) -> dict[str, Any] | None:
-    """A tool step's change of the context (JSON values), or None when it changed nothing.
-
-    A context that encodes as an object gives the top-level keys that changed, so two
-    parallel calls that change different fields both keep their change (later calls, in
-    the model's order, win on a field both change); anything else gives the whole value.
-    """
-    if before == after:
-        return None
-    if isinstance(before, dict) and isinstance(after, dict):
-        old, new = cast(dict[str, Any], before), cast(dict[str, Any], after)
-        changed = {key: value for key, value in new.items() if key not in old or old[key] != value}
-        return {"set": changed, "unset": [key for key in old if key not in new]}
-    return {"value": after}
-
-
-def merge_context_update(context: Any, update: dict[str, Any]) -> Any:
-    """``context`` (JSON values) with one tool step's `context_update` applied."""
-    if "value" in update:
-        return update["value"]
-    merged = dict(cast(dict[str, Any], context)) if isinstance(context, dict) else {}
-    merged.update(cast(dict[str, Any], update["set"]))
-    for key in cast(list[str], update["unset"]):
-        merged.pop(key, None)
-    return merged
 
 
 _ADAPTERS: dict[type[Any], TypeAdapter[Any]] = {}

@@ -59,6 +59,7 @@ from sessionflow.session import (
     TurnCompleted,
     describe_tool_call_outcome,
     parse_tool_arguments,
+    value_change,
 )
 from sessionflow.tool_asks import with_tool_asks
 from sessionflow_openai_agents._agent_tool_steps import agent_tool_outcome, with_agent_tools
@@ -71,7 +72,7 @@ from sessionflow_openai_agents._agent_tools import (
 )
 from sessionflow_openai_agents._approvals import answer_interruptions, framework_approval
 from sessionflow_openai_agents._carry import TurnCarry
-from sessionflow_openai_agents._context import ContextCodec, context_update
+from sessionflow_openai_agents._context import ContextCodec
 from sessionflow_openai_agents._graph import AgentGraph, GraphSnapshot
 from sessionflow_openai_agents._items import answer_message, model_input, run_item_messages, user_message
 from sessionflow_openai_agents._memory import refuse_sdk_session
@@ -478,7 +479,7 @@ class OpenAIAgentsRunner(AgentFrameworkRunner):
                 output, value = tool_output_text(returned), encode_tool_value(returned)
         # A context the model step did not save (a state written before it was durable) is a
         # fresh one here, and the next model step has nothing to apply a change to.
-        changed = context_update(before, self._contexts.dump(context)) if before is not None else None
+        changed = value_change(before, self._contexts.dump(context)) if before is not None else None
         return ToolExecutionResult(output=output, state_update=encode_step_update(changed, tool_state, value))
 
     # -- helpers -------------------------------------------------------------------------

@@ -1,6 +1,6 @@
 """What a tool step hands the next model step (`ToolExecutionResult.state_update`).
 
-Three things travel this way: the run context the tool changed (`context_update`), the
+Three things travel this way: the run context the tool changed (`sessionflow.session.value_change`), the
 tool state that neutral tool specs set (`sessionflow.ToolOutput.state_update`), and the
 object the tool returned where the recorded text does not stand for it (`_tool_value`).
 The next model step applies the updates of the calls before it in model order
@@ -14,8 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, cast
 
-from sessionflow.session import SessionStateError
-from sessionflow_openai_agents._context import merge_context_update
+from sessionflow.session import SessionStateError, apply_value_change
 
 __all__ = ["StepState", "encode_step_update"]
 
@@ -60,7 +59,7 @@ class StepState:
             if update.get("format") != _FORMAT:
                 raise SessionStateError(f"unsupported state update format {update.get('format')!r}")
             if "context" in update and context is not None:
-                context = merge_context_update(context, cast(dict[str, Any], update["context"]))
+                context = apply_value_change(context, cast(dict[str, Any], update["context"]))
             # A shallow update per call: of two calls setting one key, the later one wins.
             tool_state.update(cast(dict[str, Any], update.get("tool_state") or {}))
         return StepState(context=context, tool_state=tool_state)

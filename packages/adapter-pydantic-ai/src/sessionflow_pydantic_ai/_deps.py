@@ -31,7 +31,7 @@ from pydantic import BaseModel, TypeAdapter
 
 from sessionflow.session import UnsupportedOptionError
 
-__all__ = ["DepsCodec", "DepsFactory", "DepsResources", "deps_update", "merge_deps_update"]
+__all__ = ["DepsCodec", "DepsFactory", "DepsResources"]
 
 DepsFactory: TypeAlias = "Callable[[], Any | Awaitable[Any]]"
 """Builds a session's deps, once, at its first model step (sync or async, no arguments)."""
@@ -178,27 +178,3 @@ class DepsCodec:
             self._fields = {f.name: hints.get(f.name, Any) for f in dataclasses.fields(kind) if f.init}
         elif issubclass(kind, BaseModel):
             self._fields = {name: field.annotation for name, field in kind.model_fields.items()}
-
-
-def deps_update(before: Any, after: Any) -> dict[str, Any] | None:
-    """A tool step's change of the deps (JSON values), or None when it changed nothing.
-
-    Deps that encode as an object give the top-level fields that changed, so two parallel
-    calls that change different fields both keep their change (of two that change one
-    field, the later in the model's order wins); anything else gives the whole value.
-    """
-    if before == after:
-        return None
-    if isinstance(before, dict) and isinstance(after, dict):
-        old, new = cast(dict[str, Any], before), cast(dict[str, Any], after)
-        return {"set": {key: value for key, value in new.items() if key not in old or old[key] != value}}
-    return {"value": after}
-
-
-def merge_deps_update(deps: Any, update: Mapping[str, Any]) -> Any:
-    """``deps`` (JSON values) with one tool step's `deps_update` applied."""
-    if "value" in update:
-        return update["value"]
-    merged = dict(cast(dict[str, Any], deps)) if isinstance(deps, dict) else {}
-    merged.update(cast(dict[str, Any], update["set"]))
-    return merged

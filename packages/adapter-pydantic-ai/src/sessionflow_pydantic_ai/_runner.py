@@ -31,15 +31,11 @@ from sessionflow.session import (
     TurnAborted,
     TurnCompleted,
     UnsupportedOptionError,
+    apply_value_change,
+    value_change,
 )
 from sessionflow_pydantic_ai._carry import decode_carry, encode_carry
-from sessionflow_pydantic_ai._deps import (
-    DepsCodec,
-    DepsFactory,
-    DepsResources,
-    deps_update,
-    merge_deps_update,
-)
+from sessionflow_pydantic_ai._deps import DepsCodec, DepsFactory, DepsResources
 from sessionflow_pydantic_ai._effects import deferred_tool_call
 from sessionflow_pydantic_ai._execution import execute_tool_call
 from sessionflow_pydantic_ai._history import conversation_of
@@ -306,7 +302,7 @@ class PydanticAIRunner(AgentFrameworkRunner):
         for tool_call_id, text in turn.state_updates():
             change = read_step_update(tool_call_id, text).deps
             if change is not None:
-                data = merge_deps_update(data, change)
+                data = apply_value_change(data, change)
         return await self._deps.load(data)
 
     async def execute_deferred_tool_call(self, call: DeferredToolExecution) -> ToolExecutionResult:
@@ -338,7 +334,7 @@ class PydanticAIRunner(AgentFrameworkRunner):
             or record.policy.requires_approval is False,
             run_step=view.run_step,
         )
-        changed = deps_update(before, self._deps.dump(deps)) if before is not None else None
+        changed = value_change(before, self._deps.dump(deps)) if before is not None else None
         # Text is what the record holds already; anything else goes back as the value.
         returned = not isinstance(part.content, str)
         content = pydantic_core.to_jsonable_python(part.content) if returned else None

@@ -1,6 +1,6 @@
 """What a tool step hands the next model step (`ToolExecutionResult.state_update`).
 
-Two things travel this way: the deps the tool changed (`deps_update`), and what the tool
+Two things travel this way: the deps the tool changed (`sessionflow.session.value_change`), and what the tool
 returned when it was not text (a dict, a dataclass, a pydantic model, as JSON values), so
 the next model step gives Pydantic AI the value the plain run's history keeps, not the
 text the model was shown. The next model step applies the deps updates of the calls
@@ -24,7 +24,7 @@ _FORMAT = "sessionflow-pydantic-ai/update-1"
 @dataclass(frozen=True)
 class StepUpdate:
     deps: dict[str, Any] | None = None
-    """The deps' change (`deps_update`); None: unchanged."""
+    """The deps' change (`sessionflow.session.value_change`); None: unchanged."""
     returned: bool = False
     """Whether `content` holds the tool's return value."""
     content: Any = None

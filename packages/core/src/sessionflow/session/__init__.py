@@ -82,6 +82,7 @@ from sessionflow.session.tools import (
     validate_tool_call_ids,
 )
 from sessionflow.session.usage import AgentUsage
+from sessionflow.session.value_changes import apply_value_change, value_change
 from sessionflow.session.verify import EffectUnknown, NoEffect, TookEffect, VerifyCall, VerifyResult
 
 __all__ = [
@@ -151,6 +152,7 @@ __all__ = [
     "UserError",
     "VerifyCall",
     "VerifyResult",
+    "apply_value_change",
     "build_turn_failure_note",
     "call_fingerprint",
     "check_answer",
@@ -163,4 +165,5 @@ __all__ = [
     "parse_tool_arguments",
     "tool_arguments_object",
     "validate_tool_call_ids",
+    "value_change",
 ]
