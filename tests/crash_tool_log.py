@@ -1,4 +1,4 @@
-"""The log every differential tool writes (OpenAI Agents, LangGraph), which can also hold one
+"""The log every differential tool writes (OpenAI Agents, LangGraph, Pydantic AI), which can also hold one
 tool at a gate to be SIGKILLed.
 
 A tool logs a line when it has done its work (its effect), so a run killed before that
@@ -7,15 +7,16 @@ leaves none, and the log says how often each tool's effect really happened.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import time
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, TypeVar, cast
 
 from sessionflow.testing import FileGate, InvocationLog
 
-__all__ = ["GATED_KINDS", "ToolLog", "crash_gate"]
+__all__ = ["GATED_KINDS", "ToolLog", "crash_gate", "distinct_tool_runs"]
 
 GATED_KINDS = ("tool", "mcp")
 """The log kinds a crash gate holds: a function tool's run, and a local MCP server's tool."""
@@ -74,3 +75,25 @@ class ToolLog(InvocationLog):
                     os._exit(1)  # the worker above was killed; this run never finished
                 time.sleep(0.01)
         super().record(kind, name, **fields)
+
+
+class _WithToolRuns(Protocol):
+    @property
+    def tool_runs(self) -> list[dict[str, Any]]: ...
+
+
+RunT = TypeVar("RunT", bound=_WithToolRuns)
+
+
+def distinct_tool_runs(run: RunT) -> RunT:
+    """``run`` (a differential harness's `Run` dataclass) with each distinct tool run once.
+
+    A read whose work was done in the killed worker, but whose result had not reached the
+    server yet, runs again in the next one: its effect allows that. So the crash tests
+    compare which runs happened, and check the crashed tool's count apart.
+    """
+    distinct: list[dict[str, Any]] = []
+    for tool_run in run.tool_runs:
+        if tool_run not in distinct:
+            distinct.append(tool_run)
+    return cast(RunT, dataclasses.replace(cast(Any, run), tool_runs=distinct))

@@ -28,7 +28,7 @@ from tests.adapter_openai.differential.harness import (
     refused_run,
     session_flow,
 )
-from tests.crash_tool_log import ToolLog, crash_gate
+from tests.crash_tool_log import ToolLog, crash_gate, distinct_tool_runs
 
 __all__ = ["CrashedRun", "distinct_tool_runs", "flow_from_spec", "run_session_with_crash"]
 
@@ -47,20 +47,6 @@ class CrashedRun:
     """The worker of every completed run of the crashed tool."""
     steps: dict[str, tuple[int, str]]
     """Every step of the session by its ID (``turn-1/tool/<call>``): its final attempt and outcome."""
-
-
-def distinct_tool_runs(run: Run) -> Run:
-    """``run`` with each distinct tool run once.
-
-    A read whose work was done in the killed worker, but whose result had not reached the
-    server yet, runs again in the next one: its effect allows that. So the crash tests
-    compare which runs happened, and check the crashed tool's count apart.
-    """
-    distinct: list[dict[str, Any]] = []
-    for tool_run in run.tool_runs:
-        if tool_run not in distinct:
-            distinct.append(tool_run)
-    return replace(run, tool_runs=distinct)
 
 
 def _save_spec(state_dir: Path, spec: dict[str, Any]) -> None:
