@@ -1,0 +1,556 @@
+"""The differential harness: one `ClaudeAgentOptions`, run plainly and as a session, on one scripted model server.
+
+A `Scenario` names an options builder (`sdk_examples.py`: the same builder both times, given
+the run's workspace and tool log), what the model answers, the files the workspace starts
+with, and what the user does: the turns, and a decision for each call that asks.
+
+1. `run_plain`: the Claude Agent SDK itself, `ClaudeSDKClient` with one ``query`` per turn,
+   reading each turn's `ResultMessage`. A call that asks for permission goes to a
+   ``can_use_tool`` callback that records it and decides it from the scenario.
+2. `run_session`: the same options as a sessionflow session
+   (`claude_agent_session_flow`, served in-process on the real Temporal dev server), the same
+   turns sent as user messages, each approval decided the same way.
+
+Both point the CLI at the scripted server with the same environment (`scripted`).
+`assert_same_run` compares the model requests call by call (`normalise.normalise_request`),
+each turn's result text and error, the calls that asked, the real tool runs, the hooks
+that fired and the workspace's files, and prints every difference at once.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, cast
+
+from claude_agent_sdk import (
+    ClaudeAgentOptions,
+    ClaudeSDKClient,
+    PermissionResultAllow,
+    PermissionResultDeny,
+    ResultMessage,
+    ToolPermissionContext,
+)
+
+from sessionflow import (
+    AgentSessionClient,
+    AgentSessionFlow,
+    AgentSessionOptions,
+    AgentSnapshot,
+    AgentStatus,
+    ToolEffect,
+)
+from sessionflow.session import AgentMessage, MessageRole
+from sessionflow.temporal import read_step_history
+from sessionflow.testing import (
+    CRASH_TIMINGS,
+    InvocationLog,
+    ModelReply,
+    ScriptedModelServer,
+    wait_for_agent_snapshot,
+)
+from sessionflow_claude_agent_sdk import claude_agent_session_flow
+from tests.adapter_claude.differential.diff import diff, pretty
+from tests.adapter_claude.differential.normalise import normalise_request, normalise_value
+from tests.serving import serving
+
+__all__ = [
+    "MODEL",
+    "REJECTION",
+    "Builder",
+    "Run",
+    "RunFolders",
+    "Scenario",
+    "assert_same_run",
+    "play_session",
+    "run_both",
+    "run_plain",
+    "run_session",
+    "scripted",
+    "session_flow",
+    "tool_results",
+    "unique",
+]
+
+MODEL = "scripted-model"
+API_KEY = "sk-ant-test"
+TIMINGS = CRASH_TIMINGS
+REJECTION = "Not now, please."
+"""What the person says when rejecting a call, in both runs."""
+
+PLAIN_SETTINGS = json.dumps({"includeCoAuthoredBy": False, "attribution": {"commit": "", "pr": ""}})
+"""The plain run's inline settings: commit and PR attribution off, as the adapter sets for
+every CLI run (its README, "What the adapter owns"). With attribution on, the CLI adds a
+system reminder about commit attribution to the first user message."""
+
+Builder = Callable[[Path, InvocationLog], ClaudeAgentOptions]
+Script = Sequence[ModelReply] | Callable[[Path], Sequence[ModelReply]]
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """One agent and one conversation, the same for both runs."""
+
+    name: str
+    build: Builder
+    script: Script
+    """The model's replies; a function of the run's workspace where a call names a path."""
+    turns: Sequence[str]
+    files: Mapping[str, str] = field(default_factory=lambda: cast(dict[str, str], {}))
+    """Files (relative path: text) each run's workspace starts with."""
+    approvals: Sequence[bool] = ()
+    """One decision per call that asks, in the model's order; a call asking beyond them is
+    approved (so the run goes on) and shows in `Run.asked`."""
+
+    def replies(self, workspace: Path) -> Sequence[ModelReply]:
+        return self.script(workspace) if callable(self.script) else self.script
+
+
+@dataclass(frozen=True)
+class RunFolders:
+    """One run's folders: everything it may write is under ``root``."""
+
+    root: Path
+
+    @property
+    def workspace(self) -> Path:
+        return self.root / "workspace"
+
+    @property
+    def config(self) -> Path:
+        """Plain: ``CLAUDE_CONFIG_DIR``; the session: the adapter's ``config_root``."""
+        return self.root / "config"
+
+    @property
+    def home(self) -> Path:
+        return self.root / "home"
+
+    @property
+    def tool_log(self) -> Path:
+        return self.root / "tools.jsonl"
+
+    def placeholders(self) -> dict[str, Path]:
+        return {"<workspace>": self.workspace, "<run>": self.root}
+
+    def prepare(self, files: Mapping[str, str]) -> None:
+        for folder in (self.workspace, self.config, self.home, self.root / "tmp"):
+            folder.mkdir(parents=True, exist_ok=True)
+        for name, text in files.items():
+            path = self.workspace / name
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text)
+
+
+@dataclass(frozen=True)
+class Run:
+    """What one run showed."""
+
+    requests: list[dict[str, Any]]
+    """Every model request as the model saw it (`normalise_request`), in order."""
+    results: list[str | None]
+    """Each turn's final result text."""
+    errors: list[str | None]
+    asked: list[tuple[str, Any]]
+    """Every call that asked for approval: tool name and arguments (as JSON)."""
+    tool_runs: list[dict[str, Any]]
+    """Every real run of a custom tool (`InvocationLog` kind ``tool``), sorted."""
+    hooks: list[dict[str, Any]]
+    """Every hook callback that fired (`InvocationLog` kind ``hook``), in order."""
+    files: dict[str, str]
+    """The workspace's files after the run."""
+    model_attempts: int | None = None
+    """The attempts of the session's model steps; None for plain."""
+    problems: list[str] = field(default_factory=lambda: cast(list[str], []))
+    """What stopped the run short (a refused flow, a call left waiting)."""
+
+
+def unique(prefix: str) -> str:
+    """A session ID, flow type and model key no earlier run on the same dev server used."""
+    return f"{prefix}-{uuid.uuid4().hex[:10]}"
+
+
+def scripted(
+    options: ClaudeAgentOptions, base_url: str, folders: RunFolders, *, plain: bool
+) -> ClaudeAgentOptions:
+    """``options`` pointed at the scripted server, with the environment both runs share.
+
+    The plain run also gets what the adapter gives every CLI run of its own accord: a
+    private config folder and home (so the CLI never reads the user's ``~/.claude``) and no
+    setting sources (no user or project settings, no CLAUDE.md).
+    """
+    env = {
+        **options.env,
+        "ANTHROPIC_BASE_URL": base_url,
+        "ANTHROPIC_API_KEY": API_KEY,
+        "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+        "CLAUDE_CODE_MAX_RETRIES": "0",
+        "ENABLE_TOOL_SEARCH": "false",
+        "DISABLE_AUTOUPDATER": "1",
+    }
+    if not plain:
+        return replace(options, model=MODEL, env=env)
+    env |= {
+        "CLAUDE_CONFIG_DIR": str(folders.config),
+        "HOME": str(folders.home),
+        "TMPDIR": str(folders.root / "tmp"),
+    }
+    return replace(
+        options, model=MODEL, env=env, setting_sources=[], settings=options.settings or PLAIN_SETTINGS
+    )
+
+
+def _workspace_files(workspace: Path) -> dict[str, str]:
+    files: dict[str, str] = {}
+    for path in sorted(workspace.rglob("*")):
+        if path.is_file():
+            files[str(path.relative_to(workspace))] = path.read_text(errors="replace")
+    return files
+
+
+def _log_views(log: InvocationLog, folders: RunFolders) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    skip = {"kind", "pid", "at", "worker"}
+
+    def view(entry: dict[str, Any]) -> dict[str, Any]:
+        return cast(
+            dict[str, Any],
+            normalise_value({k: v for k, v in entry.items() if k not in skip}, folders.placeholders()),
+        )
+
+    runs = sorted((view(e) for e in log.entries("tool")), key=lambda r: json.dumps(r, sort_keys=True))
+    return runs, [view(e) for e in log.entries("hook")]
+
+
+def _arguments(raw: Any) -> Any:
+    if isinstance(raw, str):
+        try:
+            return json.loads(raw)
+        except ValueError:
+            return raw
+    return raw
+
+
+# -- plain -------------------------------------------------------------------------------
+
+
+async def run_plain(scenario: Scenario, server: ScriptedModelServer, key: str, root: Path) -> Run:
+    """The SDK itself: one `ClaudeSDKClient`, one ``query`` per turn."""
+    folders = RunFolders(root)
+    folders.prepare(scenario.files)
+    server.script(key, scenario.replies(folders.workspace))
+    log = InvocationLog(folders.tool_log)
+    options = scripted(
+        scenario.build(folders.workspace, log), server.base_url(key, api="anthropic"), folders, plain=True
+    )
+    approvals = list(scenario.approvals)
+    asked: list[tuple[str, Any]] = []
+    problems: list[str] = []
+
+    async def can_use_tool(
+        tool_name: str, tool_input: dict[str, Any], context: ToolPermissionContext
+    ) -> PermissionResultAllow | PermissionResultDeny:
+        asked.append((tool_name, normalise_value(tool_input, folders.placeholders())))
+        if approvals and not approvals.pop(0):
+            return PermissionResultDeny(message=REJECTION)
+        return PermissionResultAllow()
+
+    options = replace(options, can_use_tool=can_use_tool)
+    results: list[str | None] = []
+    errors: list[str | None] = []
+    async with ClaudeSDKClient(options) as client:
+        for text in scenario.turns:
+            await client.query(text)
+            result: ResultMessage | None = None
+            async for message in client.receive_response():
+                if isinstance(message, ResultMessage):
+                    result = message
+            if result is None:
+                results.append(None)
+                errors.append("no ResultMessage")
+            elif result.is_error:
+                results.append(None)
+                errors.append(f"{result.subtype}: {result.result}")
+            else:
+                results.append(result.result)
+                errors.append(None)
+    tool_runs, hooks = _log_views(log, folders)
+    return Run(
+        requests=[normalise_request(r.body, folders.placeholders()) for r in server.requests(key)],
+        results=results,
+        errors=errors,
+        asked=asked,
+        tool_runs=tool_runs,
+        hooks=hooks,
+        files=_workspace_files(folders.workspace),
+        problems=problems,
+    )
+
+
+# -- session -----------------------------------------------------------------------------
+
+
+def session_flow(options: ClaudeAgentOptions, flow_type: str, folders: RunFolders) -> AgentSessionFlow:
+    """The session flow of the options (already `scripted`)."""
+    # Plain asks nobody before a custom tool runs (the examples pre-approve them); the
+    # session's default effect (unclassified) would ask about every call. The adapter's
+    # floors for Write, Edit and Bash stay.
+    session_options = AgentSessionOptions(timings=TIMINGS, default_tool_effect=ToolEffect.READ)
+    return claude_agent_session_flow(
+        options, flow_type=flow_type, config_root=folders.config, options=session_options
+    )
+
+
+async def run_session(
+    scenario: Scenario, server: ScriptedModelServer, key: str, root: Path, temporal_address: str
+) -> Run:
+    """Serve the options as a sessionflow session (in-process worker) and play the same turns."""
+    folders = RunFolders(root)
+    folders.prepare(scenario.files)
+    server.script(key, scenario.replies(folders.workspace))
+    log = InvocationLog(folders.tool_log)
+    options = scripted(
+        scenario.build(folders.workspace, log), server.base_url(key, api="anthropic"), folders, plain=False
+    )
+    try:
+        flow = session_flow(options, key, folders)
+    except Exception as error:
+        return _refused(error, folders)
+    async with serving(temporal_address, flow) as sessions:
+        return await play_session(scenario, sessions, key, server, folders)
+
+
+def _refused(error: Exception, folders: RunFolders) -> Run:
+    return Run(
+        requests=[],
+        results=[],
+        errors=[],
+        asked=[],
+        tool_runs=[],
+        hooks=[],
+        files=_workspace_files(folders.workspace),
+        problems=[
+            f"the adapter refused the options when the flow was built: {type(error).__name__}: {error}"
+        ],
+    )
+
+
+async def play_session(
+    scenario: Scenario,
+    sessions: AgentSessionClient,
+    session_id: str,
+    server: ScriptedModelServer,
+    folders: RunFolders,
+) -> Run:
+    """Play the scenario's turns and decisions on a served flow (the session ID is the model key)."""
+    approvals = list(scenario.approvals)
+    asked: list[tuple[str, Any]] = []
+    problems: list[str] = []
+    results: list[str | None] = []
+    errors: list[str | None] = []
+    seen = 0
+    for number, text in enumerate(scenario.turns, 1):
+        if number == 1:
+            await sessions.start_session(session_id, text)
+        else:
+            assert await sessions.send_user_message(session_id, text)
+        try:
+            snapshot = await _play_turn(sessions, session_id, number, approvals, asked, folders)
+        except TimeoutError as error:
+            problems.append(f"turn {number} never ended: {error}")
+            break
+        assert snapshot.state is not None
+        error = snapshot.state.last_turn_error
+        messages = await stored_messages(sessions, session_id)
+        errors.append(error)
+        results.append(None if error else _turn_result(messages[seen:]))
+        seen = len(messages)
+    history = await read_step_history(sessions.client, session_id)
+    model_attempts = sum(s.final_attempt for s in history if s.step_type == "sessionflow.RunModel")
+    log = InvocationLog(folders.tool_log)
+    tool_runs, hooks = _log_views(log, folders)
+    return Run(
+        requests=[normalise_request(r.body, folders.placeholders()) for r in server.requests(session_id)],
+        results=results,
+        errors=errors,
+        asked=asked,
+        tool_runs=tool_runs,
+        hooks=hooks,
+        files=_workspace_files(folders.workspace),
+        model_attempts=model_attempts,
+        problems=problems,
+    )
+
+
+async def stored_messages(sessions: AgentSessionClient, session_id: str) -> list[AgentMessage]:
+    """Every stored message of the session, oldest first."""
+    messages: list[AgentMessage] = []
+    after: int | None = 0
+    while after is not None:
+        page = await sessions.list_agent_messages(session_id, after=after, limit=200)
+        messages += page.messages
+        after = page.next_after
+    return messages
+
+
+async def _play_turn(
+    sessions: AgentSessionClient,
+    session_id: str,
+    number: int,
+    approvals: list[bool],
+    asked: list[tuple[str, Any]],
+    folders: RunFolders,
+) -> AgentSnapshot:
+    """Decide the turn's approvals in the model's order until turn ``number`` has ended."""
+
+    def probe(snapshot: AgentSnapshot) -> AgentSnapshot | None:
+        state = snapshot.state
+        if snapshot.pending_interrupts:
+            return snapshot
+        if state and state.turn_count >= number and state.status is AgentStatus.WAITING_FOR_USER_MESSAGE:
+            return snapshot
+        return None
+
+    while True:
+        snapshot = await wait_for_agent_snapshot(
+            sessions, session_id, probe, description=f"turn {number} to end or ask", timeout=120
+        )
+        if not snapshot.pending_interrupts:
+            return snapshot
+        for interrupt in snapshot.pending_interrupts:
+            asked.append(
+                (
+                    interrupt.tool_name,
+                    normalise_value(_arguments(interrupt.arguments), folders.placeholders()),
+                )
+            )
+            approved = approvals.pop(0) if approvals else True
+            assert await sessions.resolve_interrupt(
+                session_id,
+                interrupt.interrupt_id,
+                approved=approved,
+                rejection_message=None if approved else REJECTION,
+            )
+
+
+def _turn_result(turn: Sequence[AgentMessage]) -> str | None:
+    """The turn's final result: the text of its last assistant message with text."""
+    texts = [m.message.text for m in turn if m.message.role is MessageRole.ASSISTANT and m.message.text]
+    return texts[-1] if texts else None
+
+
+# -- both --------------------------------------------------------------------------------
+
+
+async def run_both(
+    scenario: Scenario, server: ScriptedModelServer, temporal_address: str, tmp_path: Path
+) -> tuple[Run, Run]:
+    """The plain run, then the session, each on its own key of ``server``."""
+    key = unique(f"claude-diff-{scenario.name}")
+    plain = await run_plain(scenario, server, f"{key}-plain", tmp_path / "plain")
+    session = await run_session(scenario, server, f"{key}-session", tmp_path / "session", temporal_address)
+    return plain, session
+
+
+def assert_same_run(plain: Run, session: Run) -> None:
+    """The session behaved as the plain run; every difference is listed at once."""
+    problems = [f"plain: {p}" for p in plain.problems] + list(session.problems)
+    problems += _turn_differences(plain, session)
+    calls = len(session.requests)
+    if session.model_attempts is not None and calls > session.model_attempts:
+        problems.append(
+            f"the session made {calls} model call(s) in {session.model_attempts} model step attempt(s): "
+            "a step made more than one (hidden model calls)"
+        )
+    problems += _request_differences(plain.requests, session.requests)
+    for what, a, b in [
+        ("the calls that asked for approval", plain.asked, session.asked),
+        ("the real tool runs", plain.tool_runs, session.tool_runs),
+        ("the hooks that fired", plain.hooks, session.hooks),
+        ("the workspace's files", plain.files, session.files),
+    ]:
+        if a != b:
+            problems.append(f"{what} differ (- plain, + session):\n{diff(a, b)}")
+    if problems:
+        raise AssertionError(
+            "the session differs from the plain Claude Agent SDK:\n\n" + "\n\n".join(problems)
+        )
+
+
+def _turn_differences(plain: Run, session: Run) -> list[str]:
+    problems: list[str] = []
+    for index, (plain_error, result) in enumerate(zip(plain.errors, plain.results, strict=True)):
+        number = index + 1
+        if index >= len(session.errors):
+            problems.append(f"turn {number}: the session never finished it")
+            continue
+        session_error, session_result = session.errors[index], session.results[index]
+        if plain_error is None and session_error is not None:
+            problems.append(f"turn {number} failed in the session: {session_error}")
+        elif plain_error is not None and session_error is None:
+            problems.append(
+                f"turn {number}: plain failed with {plain_error}; the session answered {session_result!r}"
+            )
+        if result != session_result:
+            problems.append(f"turn {number}'s result differs:\n- {result!r}\n+ {session_result!r}")
+    return problems
+
+
+def _request_differences(plain: list[dict[str, Any]], session: list[dict[str, Any]]) -> list[str]:
+    problems: list[str] = []
+    if len(plain) != len(session):
+        problems.append(f"model requests: plain made {len(plain)}, the session {len(session)}")
+    for index, (a, b) in enumerate(zip(plain, session, strict=False)):
+        for part in ("system", "tools", "messages"):
+            if a[part] != b[part]:
+                problems.append(
+                    f"model request {index}, {part} differ (- plain, + session):\n{diff(a[part], b[part])}"
+                )
+    for index in range(len(session), len(plain)):
+        problems.append(f"model request {index}, plain only:\n{pretty(plain[index]['messages'][-1:])}")
+    for index in range(len(plain), len(session)):
+        problems.append(f"model request {index}, session only:\n{pretty(session[index]['messages'][-1:])}")
+    return problems
+
+
+# -- reading what the model saw ----------------------------------------------------------
+
+
+def _block_text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(
+            str(cast(dict[str, Any], b).get("text", ""))
+            for b in cast(list[Any], content)
+            if isinstance(b, dict)
+        )
+    return ""
+
+
+def tool_results(request: Mapping[str, Any]) -> dict[str, tuple[str, bool]]:
+    """Every tool result a (normalised) request sends: its text and whether it is an error."""
+    found: dict[str, tuple[str, bool]] = {}
+    for message in cast(list[dict[str, Any]], request["messages"]):
+        content = message.get("content")
+        if not isinstance(content, list):
+            continue
+        for block in cast(list[dict[str, Any]], content):
+            if block.get("type") == "tool_result":
+                found[str(block["tool_use_id"])] = (
+                    _block_text(block.get("content")),
+                    block.get("is_error") is True,
+                )
+    return found
+
+
+def user_texts(request: Mapping[str, Any]) -> list[str]:
+    """The text blocks of the request's last user message."""
+    users = [m for m in cast(list[dict[str, Any]], request["messages"]) if m.get("role") == "user"]
+    if not users:
+        return []
+    content = users[-1].get("content")
+    if isinstance(content, str):
+        return [content]
+    return [str(b.get("text")) for b in cast(list[dict[str, Any]], content or []) if b.get("type") == "text"]

@@ -1,0 +1,84 @@
+"""What the differential tests normalise before comparing a plain run with a session, and why.
+
+Only run-specific noise is normalised; every rule is in `NORMALISATIONS` with its reason
+(the README lists them too). Everything else the model saw is compared as sent.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any, cast
+
+__all__ = ["NORMALISATIONS", "normalise_request", "normalise_text", "normalise_value"]
+
+NORMALISATIONS: dict[str, str] = {
+    "role 'system' entries of `messages`": (
+        "the CLI puts its environment block (working directory, platform, OS version, agent "
+        "types) into `messages` as role 'system' entries; they describe the process, not the "
+        "conversation. Dropped from both runs."
+    ),
+    "cache_control": (
+        "the CLI marks the last block(s) of a request as a prompt-cache breakpoint; where it "
+        "puts them depends on how the request was assembled, not on what the model sees. "
+        "Dropped at every depth."
+    ),
+    "the run's folders": (
+        "each run has its own temporary folder (workspace, config folder, home, the adapter's "
+        "config root); its path is replaced by <workspace> / <run>, so a path of the other "
+        "run, or a path that is not replaced at all, still shows."
+    ),
+    "dates": "a date (YYYY-MM-DD) the CLI adds (today's date) is replaced by <date>.",
+    "uuids": "a UUID (a CLI session or message ID) is replaced by <uuid>.",
+}
+
+_UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", re.IGNORECASE)
+_DATE = re.compile(r"\b\d{4}-\d{2}-\d{2}\b")
+
+
+def normalise_text(text: str, folders: Mapping[str, Path]) -> str:
+    """``text`` with the run's folders (placeholder -> path), dates and UUIDs replaced."""
+    # The longest path first: the workspace lies inside the run's folder.
+    for placeholder, path in sorted(folders.items(), key=lambda item: -len(str(item[1]))):
+        for spelling in {str(path), str(path.resolve())}:
+            text = text.replace(spelling, placeholder)
+    text = _UUID.sub("<uuid>", text)
+    return _DATE.sub("<date>", text)
+
+
+def normalise_value(value: Any, folders: Mapping[str, Path]) -> Any:
+    """A JSON value with every string normalised and every ``cache_control`` key dropped."""
+    if isinstance(value, str):
+        return normalise_text(value, folders)
+    if isinstance(value, Mapping):
+        items = cast(Mapping[str, Any], value).items()
+        return {k: normalise_value(v, folders) for k, v in items if k != "cache_control"}
+    if isinstance(value, Sequence):
+        return [normalise_value(v, folders) for v in cast(Sequence[Any], value)]
+    return value
+
+
+def _system_text(system: Any) -> str:
+    if isinstance(system, str):
+        return system
+    if isinstance(system, list):
+        blocks = cast(list[Any], system)
+        return "\n\n".join(
+            str(cast(dict[str, Any], b).get("text", "")) for b in blocks if isinstance(b, dict)
+        )
+    return ""
+
+
+def normalise_request(body: Mapping[str, Any], folders: Mapping[str, Path]) -> dict[str, Any]:
+    """What one Anthropic Messages request showed the model: the system prompt text, the
+    names of the tools offered (sorted), and the messages (content blocks as parsed JSON)."""
+    raw = cast(dict[str, Any], json.loads(json.dumps(dict(body))))
+    messages = [m for m in cast(list[dict[str, Any]], raw.get("messages") or []) if m.get("role") != "system"]
+    tools = sorted(str(t.get("name")) for t in cast(list[dict[str, Any]], raw.get("tools") or []))
+    return {
+        "system": normalise_text(_system_text(raw.get("system")), folders),
+        "tools": tools,
+        "messages": normalise_value(messages, folders),
+    }
