@@ -1,7 +1,7 @@
 """The same scripted tool turn through sessionflow, the frameworks' own Temporal durability,
 and the plain frameworks (issue 13, item 1).
 
-    uv run python -m bench.peers [--turns N]
+    uv run python -m bench.peers [--turns N] [--only NAME,...] [--claude-turns N]
 
 One embedded dev server and one in-process `ScriptedModelServer` (zero latency). Every
 variant is a long-lived child process with its own worker, driven turn by turn over a line
@@ -10,6 +10,12 @@ read tools (`read_a`, `read_b`) -> model call -> final answer. Durable variants 
 workflow (session) per turn; latency is start -> answer seen: `execute_workflow` for the
 peers, and for sessionflow `start_session(id, prompt)` -> the workflow task that processes the
 second RunModel result (history long-poll, no query). History: `describe()` of that workflow.
+
+The Claude Agent SDK variants (`bench/_peer_claude.py`; `--only claude` runs them alone) have a
+turn of their own shape (one custom tool call; each CLI start costs about a second), run in their
+own rounds after the others (`--claude-turns`, `--claude-warmup`), take no part in the
+throughput rounds, and also report the CPU time of the Claude Code CLI processes each turn
+started.
 """
 
 from __future__ import annotations
@@ -53,7 +59,7 @@ LANGGRAPH_SHARED = (
 # -- children that run in the workspace env ----------------------------------------------------
 
 
-async def _tail_turn_done(client: Any, workflow_id: str, model_steps: int = 2) -> None:
+async def tail_turn_done(client: Any, workflow_id: str, model_steps: int = 2) -> None:
     """Long-poll the history until the WFT after the `model_steps`-th RunModel result completed."""
     from temporalio.api.common.v1 import WorkflowExecution
     from temporalio.api.enums.v1 import EventType
@@ -281,7 +287,7 @@ async def _sessionflow_turns(flow: Any, address: str) -> Any:
         session_id = f"peer-sf-{uuid.uuid4().hex[:12]}"
         start = time.perf_counter_ns()
         await sessions.start_session(session_id, "read a and b")
-        await _tail_turn_done(client, session_id)
+        await tail_turn_done(client, session_id)
         ms = (time.perf_counter_ns() - start) / 1e6
         info = (
             await client.get_workflow_handle(session_id).describe()
@@ -296,7 +302,7 @@ async def _sessionflow_turns(flow: Any, address: str) -> Any:
 
         async def one(session_id: str) -> None:
             await sessions.start_session(session_id, "read a and b")
-            await _tail_turn_done(client, session_id)
+            await tail_turn_done(client, session_id)
 
         start = time.perf_counter()
         await asyncio.gather(*(one(i) for i in ids))
@@ -333,6 +339,8 @@ class Variant:
     size: list[int] = field(default_factory=lambda: [])
     bursts: list[float] = field(default_factory=lambda: [])
     rss_kib: int = 0
+    results: list[dict[str, Any]] = field(default_factory=lambda: [])
+    """The Claude variants' measured turns, as their child reported them."""
 
     def start(self, env: dict[str, str]) -> None:
         # A session of its own, so that stop() can end the whole group: an isolated peer runs
@@ -436,6 +444,112 @@ def _pydantic_peer(peer: str, name: str) -> Variant:
     )
 
 
+def _claude_peer(kind: str, name: str) -> Variant:
+    """One of `bench/_peer_claude.py`'s variants (`kind`: `session`, `plain-query`, `plain-client`)."""
+    return Variant(
+        name, [sys.executable, "-c", "import bench._peer_claude as p; p.run()", kind], "workspace env"
+    )
+
+
+CLAUDE_SESSION = "sessionflow+claude-agent-sdk"
+CLAUDE_PLAINS = ("plain claude-agent-sdk query()", "plain claude-agent-sdk ClaudeSDKClient")
+
+
+def _claude_rounds(
+    model: ScriptedModelServer, variants: list[Variant], keys: dict[str, str], turns: int, warmup: int
+) -> None:
+    """`warmup + turns` Claude tool turns per variant, interleaved; each checked: the answer holds
+    the tool's output, and the turn made exactly two model requests."""
+    from bench import _peer_claude
+
+    for variant in variants:
+        model.reset(keys[variant.name])
+        model.respond(keys[variant.name], _peer_claude.respond)
+    for rnd in range(warmup + turns):
+        shift = rnd % len(variants)
+        for variant in variants[shift:] + variants[:shift]:
+            key = keys[variant.name]
+            before = len(model.requests(key))
+            result = variant.turn()
+            requests = len(model.requests(key)) - before
+            if _peer_claude.TOOL_OUTPUT not in str(result.get("answer")) or requests != 2:
+                raise RuntimeError(f"{variant.name}: {requests} model requests (expected 2), turn {result}")
+            if rnd >= warmup:
+                variant.results.append(result)
+                variant.ms.append(float(result["ms"]))
+            print(f"  claude round {rnd + 1}: {variant.name}: {result['ms']:.0f} ms", flush=True)
+
+
+def _print_claude(variants: list[Variant], turns: int) -> None:
+    variants = [v for v in variants if v.results]
+    if not variants:
+        return
+    by_name = {v.name: v for v in variants}
+
+    def cli_cpu(variant: Variant) -> list[float]:
+        return [r["cli_user_s"] + r["cli_sys_s"] for r in variant.results]
+
+    def mean(values: list[float]) -> float:
+        return sum(values) / len(values)
+
+    def ratios(variant: Variant, measure: Callable[[Variant], float]) -> str:
+        if variant.name != CLAUDE_SESSION:
+            return "-"
+        cells = [
+            f"{measure(variant) / measure(by_name[p]):.2f}x vs {p.rsplit(' ', 1)[1]}"
+            for p in CLAUDE_PLAINS
+            if p in by_name and measure(by_name[p])
+        ]
+        return "; ".join(cells) or "-"
+
+    print(
+        f"\nClaude Agent SDK: turn = user message -> model calls read_record (in-process SDK MCP tool) "
+        f"-> model answers; {turns} turns per variant, interleaved. CLI CPU = user+sys of every "
+        "process the turn started (the CLI and its children), from getrusage(RUSAGE_CHILDREN) "
+        "plus /proc/<pid>/stat of live descendants\n"
+    )
+    print(
+        "| variant | p50 ms | p95 ms | CLI CPU s/turn p50 (p95) | CLI user / sys s, mean "
+        "| processes seen/turn (50 ms poll) | own process CPU s/turn p50 | events/turn | history bytes/turn "
+        "| p50 ms vs plain | CLI CPU vs plain |"
+    )
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    for v in variants:
+        cpu = cli_cpu(v)
+        procs: dict[str, int] = {}
+        for result in v.results:
+            for comm, count in result["processes"].items():
+                procs[comm] = procs.get(comm, 0) + count
+        seen = ", ".join(f"{comm} {count / len(v.results):.1f}" for comm, count in sorted(procs.items()))
+        events = [int(r["events"]) for r in v.results if "events" in r]
+        size = [int(r["bytes"]) for r in v.results if "bytes" in r]
+        print(
+            f"| {v.name} | {percentile(v.ms, 50):.0f} | {percentile(v.ms, 95):.0f} "
+            f"| {percentile(cpu, 50):.2f} ({percentile(cpu, 95):.2f}) "
+            f"| {mean([r['cli_user_s'] for r in v.results]):.2f} / {mean([r['cli_sys_s'] for r in v.results]):.2f} "
+            f"| {seen or '-'} | {percentile([r['self_cpu_s'] for r in v.results], 50):.2f} "
+            f"| {f'{percentile(events, 50):.0f}' if events else '-'} "
+            f"| {f'{percentile(size, 50):.0f}' if size else '-'} "
+            f"| {ratios(v, lambda x: percentile(x.ms, 50))} "
+            f"| {ratios(v, lambda x: percentile(cli_cpu(x), 50))} |"
+        )
+    for v in variants:
+        steps = [r["steps"] for r in v.results if "steps" in r]
+        if steps and all(len(s) == len(steps[0]) for s in steps):
+            runs = [
+                f"{name} {percentile([s[i][1] for s in steps], 50):.0f}"
+                for i, (name, _) in enumerate(steps[0])
+            ]
+            rest = percentile([r["ms"] - sum(ms for _, ms in r["steps"]) for r in v.results], 50)
+            print(
+                f"  {v.name}: step runs (activity started -> completed) p50 ms: {', '.join(runs)}; "
+                f"the rest of the turn (start, dispatch, workflow tasks) {rest:.0f}"
+            )
+        if "answer_ms" in (v.results[0] if v.results else {}):
+            answer = percentile([float(r["answer_ms"]) for r in v.results], 50)
+            print(f"  {v.name}: ResultMessage after {answer:.0f} ms p50 (the CLI then exits)")
+
+
 def _pydantic_durability_missing() -> str | None:
     """Why the installed Pydantic AI cannot run the `TemporalDurability` peer, or None if it can."""
     try:
@@ -460,6 +574,10 @@ async def main() -> None:
         help="concurrent turns per throughput round, on one worker process (0: skip)",
     )
     parser.add_argument("--burst-rounds", type=int, default=2)
+    parser.add_argument(
+        "--claude-turns", type=int, default=5, help="measured turns per Claude variant (each starts a CLI)"
+    )
+    parser.add_argument("--claude-warmup", type=int, default=1)
     args = parser.parse_args()
     from sessionflow.temporal import DevServer, DevServerConfig
 
@@ -500,8 +618,14 @@ async def main() -> None:
         ),
         Variant("plain langgraph", _ws("plain-langgraph"), "workspace env"),
     ]
+    claude = [
+        _claude_peer("session", CLAUDE_SESSION),
+        _claude_peer("plain-query", CLAUDE_PLAINS[0]),
+        _claude_peer("plain-client", CLAUDE_PLAINS[1]),
+    ]
     if args.only:
         variants = [v for v in variants if any(o in v.name for o in args.only.split(","))]
+        claude = [v for v in claude if any(o in v.name for o in args.only.split(","))]
     # Older Pydantic AI releases have only TemporalAgent; the other variants still run on them.
     if any(v.name == "pydantic-ai TemporalDurability" for v in variants) and (
         missing := _pydantic_durability_missing()
@@ -513,14 +637,18 @@ async def main() -> None:
         server = DevServer(DevServerConfig(data_dir=Path(tmp)))
         handle = await server.start()
         try:
-            for index, variant in enumerate(variants):
-                key = f"v{index}"
+            keys = {variant.name: f"v{index}" for index, variant in enumerate(variants + claude)}
+            for variant in variants + claude:
+                key = keys[variant.name]
                 env = dict(os.environ)
                 env["BENCH_MODEL_URL"] = model.base_url(key)
+                env["BENCH_ANTHROPIC_URL"] = model.base_url(key, api="anthropic")
                 env["OPENAI_BASE_URL"] = model.base_url(key)
                 env["OPENAI_API_KEY"] = "x"
                 env["OPENAI_AGENTS_DISABLE_TRACING"] = "1"
-                env["PYTHONPATH"] = str(ROOT)
+                # The caller's PYTHONPATH stays after the repository: it can put another copy
+                # of a package first (`bench/README.md`: the Claude adapter as committed).
+                env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH")) if p)
                 variant.argv = [*variant.argv, handle.address]
                 started = time.monotonic()
                 variant.start(env)
@@ -528,7 +656,7 @@ async def main() -> None:
                     f"{variant.name}: ready in {time.monotonic() - started:.1f} s ({variant.env_note}) {variant.versions}",
                     flush=True,
                 )
-            for rnd in range(args.warmup + args.turns):
+            for rnd in range(args.warmup + args.turns if variants else 0):
                 shift = rnd % len(variants)
                 order = variants[shift:] + variants[:shift]
                 for variant in order:
@@ -546,7 +674,7 @@ async def main() -> None:
                         if "events" in result:
                             variant.events.append(int(result["events"]))
                             variant.size.append(int(result["bytes"]))
-            for rnd in range(args.burst_rounds if args.burst > 0 else 0):
+            for rnd in range(args.burst_rounds if args.burst > 0 and variants else 0):
                 shift = rnd % len(variants)
                 for variant in variants[shift:] + variants[:shift]:
                     key = f"v{variants.index(variant)}"
@@ -565,8 +693,10 @@ async def main() -> None:
                         f"  burst round {rnd + 1}: {variant.name}: {variant.bursts[-1]:.1f} turns/s",
                         flush=True,
                     )
+            if claude:
+                _claude_rounds(model, claude, keys, args.claude_turns, args.claude_warmup)
         finally:
-            for variant in variants:
+            for variant in variants + claude:
                 variant.stop()
             await server.stop()
     print(f"load average at end: {os.getloadavg()}")
@@ -599,41 +729,46 @@ async def main() -> None:
                 cells.append(f"{mine / theirs:.2f}x{label}")
         return "; ".join(cells) or "-"
 
-    print(
-        f"\nturn = model -> 2 parallel read tools -> model -> answer; {args.turns} turns per variant, interleaved\n"
-    )
-    print(
-        "| variant | env | p50 ms | p95 ms | events/turn | history bytes/turn | p50 vs durable peer | p50 vs plain |"
-    )
-    print("| --- | --- | --- | --- | --- | --- | --- | --- |")
-    for variant in variants:
-        p50 = percentile(variant.ms, 50)
-        ev = f"{percentile(variant.events, 50):.0f}" if variant.events else "-"
-        sz = f"{percentile(variant.size, 50):.0f}" if variant.size else "-"
-        vs_peer = vs_peers(variant.name, lambda v: percentile(v.ms, 50))
-        vs_plain = "-"
-        for name, (peers, plain) in pairs.items():
-            if variant.name in (name, *peers) and plain in by_name:
-                vs_plain = f"{p50 / percentile(by_name[plain].ms, 50):.2f}x"
+    if variants:
         print(
-            f"| {variant.name} | {variant.env_note} | {p50:.1f} | {percentile(variant.ms, 95):.1f} | {ev} | {sz} | {vs_peer} | {vs_plain} |"
+            f"\nturn = model -> 2 parallel read tools -> model -> answer; {args.turns} turns per variant, interleaved\n"
         )
-    if any(v.bursts for v in variants):
         print(
-            f"\nthroughput: {args.burst} turns at once on the variant's one worker process, "
-            f"{args.burst_rounds} rounds (turns/s, best round); RSS of that process after the rounds\n"
+            "| variant | env | p50 ms | p95 ms | events/turn | history bytes/turn | p50 vs durable peer | p50 vs plain |"
         )
-        print("| variant | turns/s | rounds | RSS MiB | vs durable peer |")
-        print("| --- | --- | --- | --- | --- |")
+        print("| --- | --- | --- | --- | --- | --- | --- | --- |")
         for variant in variants:
-            if not variant.bursts:
-                continue
-            best = max(variant.bursts)
-            vs_peer = vs_peers(variant.name, lambda v: max(v.bursts) if v.bursts else None)
-            rounds = ", ".join(f"{b:.1f}" for b in variant.bursts)
-            print(f"| {variant.name} | {best:.1f} | {rounds} | {variant.rss_kib / 1024:.0f} | {vs_peer} |")
+            p50 = percentile(variant.ms, 50)
+            ev = f"{percentile(variant.events, 50):.0f}" if variant.events else "-"
+            sz = f"{percentile(variant.size, 50):.0f}" if variant.size else "-"
+            vs_peer = vs_peers(variant.name, lambda v: percentile(v.ms, 50))
+            vs_plain = "-"
+            for name, (peers, plain) in pairs.items():
+                if variant.name in (name, *peers) and plain in by_name:
+                    vs_plain = f"{p50 / percentile(by_name[plain].ms, 50):.2f}x"
+            print(
+                f"| {variant.name} | {variant.env_note} | {p50:.1f} | {percentile(variant.ms, 95):.1f} | {ev} | {sz} | {vs_peer} | {vs_plain} |"
+            )
+        if any(v.bursts for v in variants):
+            print(
+                f"\nthroughput: {args.burst} turns at once on the variant's one worker process, "
+                f"{args.burst_rounds} rounds (turns/s, best round); RSS of that process after the rounds\n"
+            )
+            print("| variant | turns/s | rounds | RSS MiB | vs durable peer |")
+            print("| --- | --- | --- | --- | --- |")
+            for variant in variants:
+                if not variant.bursts:
+                    continue
+                best = max(variant.bursts)
+                vs_peer = vs_peers(variant.name, lambda v: max(v.bursts) if v.bursts else None)
+                rounds = ", ".join(f"{b:.1f}" for b in variant.bursts)
+                print(
+                    f"| {variant.name} | {best:.1f} | {rounds} | {variant.rss_kib / 1024:.0f} | {vs_peer} |"
+                )
+    if claude:
+        _print_claude(claude, args.claude_turns)
     print("\nversions:")
-    for variant in variants:
+    for variant in variants + claude:
         print(f"  {variant.name}: {variant.versions}")
 
 
