@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import uuid
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -54,7 +55,7 @@ from sessionflow.testing import (
 )
 from sessionflow_claude_agent_sdk import claude_agent_session_flow
 from tests.adapter_claude.differential.diff import diff, pretty
-from tests.adapter_claude.differential.normalise import normalise_request, normalise_value
+from tests.adapter_claude.differential.normalise import normalise_request, normalise_value, placeholders
 from tests.serving import serving
 
 __all__ = [
@@ -132,8 +133,8 @@ class RunFolders:
     def tool_log(self) -> Path:
         return self.root / "tools.jsonl"
 
-    def placeholders(self) -> dict[str, Path]:
-        return {"<workspace>": self.workspace, "<run>": self.root}
+    def placeholders(self) -> dict[str, str]:
+        return placeholders(self.root, self.workspace)
 
     def prepare(self, files: Mapping[str, str]) -> None:
         for folder in (self.workspace, self.config, self.home, self.root / "tmp"):
@@ -256,7 +257,11 @@ async def run_plain(scenario: Scenario, server: ScriptedModelServer, key: str, r
             return PermissionResultDeny(message=REJECTION)
         return PermissionResultAllow()
 
-    options = replace(options, can_use_tool=can_use_tool)
+    with warnings.catch_warnings():
+        # The SDK warns that allowed_tools shadow the callback: as intended, a pre-approved
+        # tool asks nobody, as in the examples.
+        warnings.simplefilter("ignore")
+        options = replace(options, can_use_tool=can_use_tool)
     results: list[str | None] = []
     errors: list[str | None] = []
     async with ClaudeSDKClient(options) as client:

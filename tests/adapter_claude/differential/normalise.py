@@ -12,7 +12,14 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, cast
 
-__all__ = ["NORMALISATIONS", "normalise_request", "normalise_text", "normalise_value"]
+__all__ = [
+    "NORMALISATIONS",
+    "normalise_request",
+    "normalise_text",
+    "normalise_value",
+    "placeholders",
+    "project_slug",
+]
 
 NORMALISATIONS: dict[str, str] = {
     "role 'system' entries of `messages`": (
@@ -28,7 +35,13 @@ NORMALISATIONS: dict[str, str] = {
     "the run's folders": (
         "each run has its own temporary folder (workspace, config folder, home, the adapter's "
         "config root); its path is replaced by <workspace> / <run>, so a path of the other "
-        "run, or a path that is not replaced at all, still shows."
+        "run, or a path that is not replaced at all, still shows. The CLI also names a "
+        "project folder after the workspace path ('/' and '_' as '-'): <workspace-slug>."
+    ),
+    "the CLI's config folder": (
+        "plain gives the CLI <run>/config as CLAUDE_CONFIG_DIR; the adapter gives each step "
+        "its own, <run>/config/step-<random>/config (its README, 'A model step'). Both are "
+        "<config> (the system prompt names the memory folder inside it)."
     ),
     "dates": "a date (YYYY-MM-DD) the CLI adds (today's date) is replaced by <date>.",
     "uuids": "a UUID (a CLI session or message ID) is replaced by <uuid>.",
@@ -38,17 +51,35 @@ _UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12
 _DATE = re.compile(r"\b\d{4}-\d{2}-\d{2}\b")
 
 
-def normalise_text(text: str, folders: Mapping[str, Path]) -> str:
-    """``text`` with the run's folders (placeholder -> path), dates and UUIDs replaced."""
-    # The longest path first: the workspace lies inside the run's folder.
-    for placeholder, path in sorted(folders.items(), key=lambda item: -len(str(item[1]))):
+_STEP_CONFIG = re.compile(r"<run>/config/step-[A-Za-z0-9_]+/config|<run>/config")
+
+
+def project_slug(path: Path) -> str:
+    """The CLI's name for a project folder: the path with every other character as '-'."""
+    return re.sub(r"[^A-Za-z0-9]", "-", str(path))
+
+
+def placeholders(root: Path, workspace: Path) -> dict[str, str]:
+    """What stands for the run's folders: ``root`` holds everything a run writes."""
+    found: dict[str, str] = {}
+    for placeholder, path in (("<workspace>", workspace), ("<run>", root)):
         for spelling in {str(path), str(path.resolve())}:
-            text = text.replace(spelling, placeholder)
+            found[spelling] = placeholder
+            found[project_slug(Path(spelling))] = f"{placeholder[:-1]}-slug>"
+    return found
+
+
+def normalise_text(text: str, folders: Mapping[str, str]) -> str:
+    """``text`` with the run's folders (`placeholders`), dates and UUIDs replaced."""
+    # The longest first: the workspace lies inside the run's folder.
+    for spelling in sorted(folders, key=len, reverse=True):
+        text = text.replace(spelling, folders[spelling])
+    text = _STEP_CONFIG.sub("<config>", text)
     text = _UUID.sub("<uuid>", text)
     return _DATE.sub("<date>", text)
 
 
-def normalise_value(value: Any, folders: Mapping[str, Path]) -> Any:
+def normalise_value(value: Any, folders: Mapping[str, str]) -> Any:
     """A JSON value with every string normalised and every ``cache_control`` key dropped."""
     if isinstance(value, str):
         return normalise_text(value, folders)
@@ -71,7 +102,7 @@ def _system_text(system: Any) -> str:
     return ""
 
 
-def normalise_request(body: Mapping[str, Any], folders: Mapping[str, Path]) -> dict[str, Any]:
+def normalise_request(body: Mapping[str, Any], folders: Mapping[str, str]) -> dict[str, Any]:
     """What one Anthropic Messages request showed the model: the system prompt text, the
     names of the tools offered (sorted), and the messages (content blocks as parsed JSON)."""
     raw = cast(dict[str, Any], json.loads(json.dumps(dict(body))))

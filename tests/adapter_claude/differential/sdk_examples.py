@@ -219,7 +219,9 @@ async def add_custom_instructions(
     """Add custom instructions when a session starts."""
     return {
         "hookSpecificOutput": {
-            "hookEventName": "SessionStart",
+            # The example says "SessionStart" here; this CLI fails the turn
+            # (error_during_execution) on a hook answer for another event.
+            "hookEventName": "UserPromptSubmit",
             "additionalContext": "My favorite color is hot pink",
         }
     }
@@ -369,6 +371,9 @@ def agents_code_reviewer(workspace: Path, log: InvocationLog) -> ClaudeAgentOpti
     return ClaudeAgentOptions(
         cwd=str(workspace),
         tools=[*CLAUDE_CODE_TOOLS, "Agent"],
+        # This CLI starts sub-agents in the background by default; the main conversation's
+        # next request then races the sub-agent's on the scripted server.
+        env={"CLAUDE_CODE_DISABLE_BACKGROUND_TASKS": "1"},
         agents={
             "code-reviewer": AgentDefinition(
                 description="Reviews code for best practices and potential issues",
