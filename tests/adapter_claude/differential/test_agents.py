@@ -4,11 +4,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from sessionflow.testing import ModelReply, ScriptedModelServer, ScriptedToolCall
 from tests.adapter_claude.differential import sdk_examples
 from tests.adapter_claude.differential.harness import Scenario, assert_same_run, run_both, tool_results
 
 
+@pytest.mark.xfail(strict=True, reason="issue 24 item 5: the Agent tool (sub-agents) is refused")
 async def test_the_code_reviewer_sub_agent(
     temporal_address: str, model_server: ScriptedModelServer, tmp_path: Path
 ) -> None:
