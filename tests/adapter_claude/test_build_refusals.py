@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import uuid
-from typing import Any
 
 import pytest
 from claude_agent_sdk import ClaudeAgentOptions, HookMatcher
@@ -15,15 +14,10 @@ from tests.build_refusals import first_turn_error
 from tests.core.conftest import FAST
 
 
-async def allow_all(name: str, arguments: dict[str, Any], context: Any) -> Any:
-    raise AssertionError("never called")
-
-
 @pytest.mark.parametrize(
     ("options", "option"),
     [
-        (ClaudeAgentOptions(can_use_tool=allow_all), "can_use_tool"),
-        (ClaudeAgentOptions(hooks={"PreToolUse": [HookMatcher()]}), "hooks"),
+        (ClaudeAgentOptions(hooks={"PermissionRequest": [HookMatcher()]}), "hooks"),
         (ClaudeAgentOptions(resume="abc", fork_session=True), "resume, fork_session"),
         (ClaudeAgentOptions(tools=["Read", "Task"]), "tools"),
         (ClaudeAgentOptions(mcp_servers={"fs": {"command": "mcp-fs"}}), "mcp_servers['fs']"),
@@ -49,14 +43,14 @@ async def test_an_option_only_a_factory_shows_fails_the_turn_after_one_attempt(
         return ClaudeAgentOptions(
             model="scripted-model",
             env={"ANTHROPIC_BASE_URL": model_server.base_url(key, api="anthropic")},
-            can_use_tool=allow_all,
+            plugins=[{"type": "local", "path": "/p"}],
         )
 
     flow = claude_agent_session_flow(
         options_factory, flow_type=key, options=AgentSessionOptions(timings=FAST)
     )
     error, steps = await first_turn_error(temporal_address, flow, key, model_server)
-    assert "option 'can_use_tool'" in error
+    assert "option 'plugins'" in error
     assert [(s.step_type, s.final_attempt, s.outcome) for s in steps] == [
         ("sessionflow.RunModel", 1, "failed")
     ]

@@ -43,12 +43,11 @@ def test_effects_follow_the_issue() -> None:
 
 
 def test_read_numbers_lines_and_honours_offset_and_limit(workspace: Path) -> None:
+    # As Claude Code numbers: no padding, and the empty line after the final newline.
     assert run("Read", {"file_path": str(workspace / "notes.txt")}, workspace) == (
-        "     1\talpha\n     2\tbeta\n     3\tgamma"
+        "1\talpha\n2\tbeta\n3\tgamma\n4\t"
     )
-    assert run("Read", {"file_path": "notes.txt", "offset": 2, "limit": 1}, workspace).startswith(
-        "     2\tbeta\n"
-    )
+    assert run("Read", {"file_path": "notes.txt", "offset": 2, "limit": 1}, workspace).startswith("2\tbeta\n")
     with pytest.raises(ToolExecutionError, match="no such file"):
         run("Read", {"file_path": "missing.txt"}, workspace)
 
@@ -78,9 +77,11 @@ def test_file_tools_refuse_paths_outside_the_working_directory(workspace: Path, 
 def test_write_is_idempotent_and_atomic(workspace: Path) -> None:
     target = workspace / "out" / "new.md"
     first = run("Write", {"file_path": str(target), "content": "# Title\n"}, workspace)
-    assert first == "Wrote 8 bytes to out/new.md (created)."
+    # Claude Code's own words, with the path as the model gave it.
+    note = " (file state is current in your context \u2014 no need to Read it back)"
+    assert first == f"File created successfully at: {target}{note}"
     again = run("Write", {"file_path": str(target), "content": "# Title\n"}, workspace)
-    assert again == "Wrote 8 bytes to out/new.md (replaced)."
+    assert again == f"The file {target} has been updated successfully.{note}"
     assert target.read_text() == "# Title\n"
     assert sorted(p.name for p in target.parent.iterdir()) == ["new.md"]
 
@@ -88,7 +89,7 @@ def test_write_is_idempotent_and_atomic(workspace: Path) -> None:
 def test_edit_replaces_exactly_one_match_unless_told(workspace: Path) -> None:
     path = str(workspace / "notes.txt")
     assert run("Edit", {"file_path": path, "old_string": "beta", "new_string": "BETA"}, workspace) == (
-        "Edited notes.txt: replaced 1 occurrence."
+        f"The file {path} has been updated successfully."
     )
     assert (workspace / "notes.txt").read_text() == "alpha\nBETA\ngamma\n"
     with pytest.raises(ToolExecutionError, match="old_string was not found"):

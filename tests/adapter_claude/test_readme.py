@@ -14,9 +14,7 @@ async def test_the_readme_example_runs(temporal_address: str, tmp_path: Path) ->
     assert """approving Bash {"command":"echo 'buy bread' >> todo.txt && wc -l < todo.txt"}""" in text
     expected = (
         "     user: Add bread to my list.\n"
-        "     tool: PreToolUse:Read hook error: Not an error: this call already ran in its own durable step "
-        "(sessionflow), and this is its result.\n"
-        "     1\tbuy milk\n"
+        "     tool: 1\tbuy milk\n2\t\n"
         "     tool: 2\n"
         "assistant: Added bread; the list has 2 items.\n"
         "todo.txt: 'buy milk\\nbuy bread\\n'"

@@ -3,7 +3,6 @@ scripted model server, in worker child processes a test can SIGKILL."""
 
 from __future__ import annotations
 
-import itertools
 import json
 from collections.abc import Callable
 from pathlib import Path
@@ -20,7 +19,7 @@ from sessionflow.testing import (
     ScriptedToolCall,
     wait_for_agent_snapshot,
 )
-from sessionflow_claude_agent_sdk import CONFIG_ROOT_ENV, PARALLEL_CALL_DENIAL
+from sessionflow_claude_agent_sdk import CONFIG_ROOT_ENV
 from tests.adapter_claude.flows import Scenario, load_flow, save_flow_spec
 
 WORKER = "tests.adapter_claude.worker"
@@ -106,9 +105,10 @@ async def test_a_turn_resumes_in_another_process_with_its_own_config_folder(
         key,
         [
             ModelReply.call(
-                ScriptedToolCall("c1", "delete_file", {"path": "/tmp/old.log"}), text="Cleaning up."
+                ScriptedToolCall("c1", "mcp__weather__delete_file", {"path": "/tmp/old.log"}),
+                text="Cleaning up.",
             ),
-            ModelReply.call(ScriptedToolCall("c2", "lookup", {"city": "Oslo"})),
+            ModelReply.call(ScriptedToolCall("c2", "mcp__weather__lookup", {"city": "Oslo"})),
             ModelReply.say("Deleted, and it is sunny in Oslo."),
         ],
     )
@@ -134,7 +134,8 @@ async def test_a_turn_resumes_in_another_process_with_its_own_config_folder(
     requests = model_server.requests(key)
     assert len(requests) == 3
     assert requests[0].last_user_text() == "Delete /tmp/old.log, then tell me the weather in Oslo"
-    assert requests[0].tool_names() == ["delete_file", "lookup"]
+    # SDK MCP tools keep their SDK names in what the model sees.
+    assert requests[0].tool_names() == ["mcp__weather__delete_file", "mcp__weather__lookup"]
     assert tool_results_of(requests[1]) == {"c1": ("deleted /tmp/old.log", False)}
     assert tool_results_of(requests[2]) == {
         "c1": ("deleted /tmp/old.log", False),
@@ -160,7 +161,7 @@ async def test_a_turn_resumes_in_another_process_with_its_own_config_folder(
     assert_nothing_written_outside(tmp_path)
 
 
-async def test_parallel_calls_run_one_per_model_call_and_none_is_lost(
+async def test_parallel_calls_run_as_steps_of_one_response(
     temporal_address: str, model_server: ScriptedModelServer, tmp_path: Path
 ) -> None:
     key = "claude-parallel"
@@ -174,7 +175,6 @@ async def test_parallel_calls_run_one_per_model_call_and_none_is_lost(
                 ScriptedToolCall("c1", "Read", {"file_path": str(workspace / "notes.txt")}),
                 ScriptedToolCall("c2", "Grep", {"pattern": "def beta"}),
             ),
-            ModelReply.call(ScriptedToolCall("c3", "Grep", {"pattern": "def beta"})),
             ModelReply.say("Both done."),
         ],
     )
@@ -188,32 +188,26 @@ async def test_parallel_calls_run_one_per_model_call_and_none_is_lost(
         steps = await stack.read_step_history(key)
 
     requests = model_server.requests(key)
-    assert len(requests) == 3
+    assert len(requests) == 2
     second = tool_results_of(requests[1])
     assert set(second) == {"c1", "c2"}
-    assert "     1\talpha\n     2\tbeta" in second["c1"][0]
-    assert second["c2"] == (f"PreToolUse:Grep hook error: {PARALLEL_CALL_DENIAL}", True)
-    third = tool_results_of(requests[2])
-    assert set(third) == {"c1", "c2", "c3"}
-    assert third["c3"][0].startswith("PreToolUse:Grep hook error: Not an error")
-    assert f"\n{workspace / 'code.py'}\n[searched 2 files]" in third["c3"][0]
-    # Nothing silently dropped: every call the model made has a result in the next request.
-    for request, following in itertools.pairwise(requests):
-        assert set(tool_use_ids(request)) <= set(tool_results_of(following))
-    assert set(tool_use_ids(requests[2])) == {"c1", "c2", "c3"}
-    assert [(s.step_type.removeprefix("sessionflow."), s.final_attempt) for s in steps] == [
-        ("RunModel", 1),
-        ("CallTool", 1),
-        ("RunModel", 1),
-        ("CallTool", 1),
-        ("RunModel", 1),
-    ]
+    assert "1\talpha\n" in second["c1"][0] and "2\tbeta" in second["c1"][0]
+    assert not second["c1"][1] and not second["c2"][1]
+    assert "code.py" in second["c2"][0]
+    # Both results in one user message, in the order the model asked, and nothing after them:
+    # the model sees what the plain SDK shows it.
+    last = cast(list[dict[str, Any]], requests[1].body["messages"])[-1]
+    assert last["role"] == "user"
+    assert [b.get("tool_use_id") for b in last["content"]] == ["c1", "c2"]
+    assert tool_use_ids(requests[1]) == ["c1", "c2"]
+    kinds = [(s.step_type.removeprefix("sessionflow."), s.final_attempt) for s in steps]
+    assert kinds == [("RunModel", 1), ("CallTool", 1), ("CallTool", 1), ("RunModel", 1)]
     stored = [m.message for m in snapshot.messages]
     assert stored[-1].text == "Both done."
     results = [
         r for m in stored if m.role.value == "tool" for r in cast(dict[str, Any], m.framework_item)["results"]
     ]
-    assert [r["tool_use_id"] for r in results] == ["c2", "c1", "c3"]
+    assert [r["tool_use_id"] for r in results] == ["c1", "c2"]
     assert_nothing_written_outside(tmp_path)
 
 
@@ -262,10 +256,7 @@ async def test_bash_waits_for_approval_and_a_rejection_reaches_the_model(
     assert tool_results_of(requests[1]) == {"c1": ("hello", False)}
     assert (workspace / "note.txt").read_text() == "hello\n"
     assert requests[2].last_user_text() == "Now delete it"
-    assert tool_results_of(requests[3])["c2"] == (
-        "PreToolUse:Bash hook error: Tool call rejected by the user: keep it",
-        True,
-    )
+    assert tool_results_of(requests[3])["c2"] == ("Tool call rejected by the user: keep it", True)
     assert snapshot.messages[-1].message.text == "I left it."
     assert sorted(p.name for p in workspace.iterdir()) == ["note.txt"]
     assert_nothing_written_outside(tmp_path)
@@ -312,11 +303,12 @@ async def test_a_write_killed_mid_step_is_retried_with_the_same_content(
     assert target.read_text() == "# Summary\n"
     assert sorted(p.name for p in target.parent.iterdir()) == ["summary.md"]
     result, is_error = tool_results_of(model_server.requests(key)[1])["c1"]
+    # Claude Code's words for a Write; the retried attempt found the file the first one wrote.
     assert result == (
-        "PreToolUse:Write hook error: Not an error: this call already ran in its own durable step "
-        "(sessionflow), and this is its result.\nWrote 10 bytes to docs/summary.md (replaced)."
+        f"The file {target} has been updated successfully."
+        " (file state is current in your context \u2014 no need to Read it back)"
     )
-    assert is_error
+    assert not is_error
     assert [(s.step_type.removeprefix("sessionflow."), s.final_attempt) for s in steps] == [
         ("RunModel", 1),
         ("CallTool", 2),

@@ -1,4 +1,4 @@
-"""The adapter's parts without the CLI: plugin, options, tools, transcript, replay decisions, hooks."""
+"""The adapter's parts without the CLI: plugin, options, tools, transcript, results, permissions, hooks."""
 
 from __future__ import annotations
 
@@ -13,7 +13,15 @@ from pathlib import Path
 from typing import Any, cast
 
 import pytest
-from claude_agent_sdk import ClaudeAgentOptions, HookMatcher, ToolAnnotations, create_sdk_mcp_server, tool
+from claude_agent_sdk import (
+    ClaudeAgentOptions,
+    HookMatcher,
+    PermissionResultAllow,
+    PermissionResultDeny,
+    ToolAnnotations,
+    create_sdk_mcp_server,
+    tool,
+)
 from mcp import Client
 
 from sessionflow import (
@@ -38,24 +46,29 @@ from sessionflow.plugins import (
 )
 from sessionflow_claude_agent_sdk import (
     CAPABILITIES,
-    PARALLEL_CALL_DENIAL,
     REPLACED_LOCAL_TOOL_GROUPS,
     ClaudeAgentRunner,
     ClaudeStepInfo,
     current_tool_invocation,
 )
-from sessionflow_claude_agent_sdk._runner import check_options, gate_for, replay_plan
-from sessionflow_claude_agent_sdk._step import STALE_AFTER_SECONDS, StepFolders, ToolGate, step_folders
-from sessionflow_claude_agent_sdk._tools import ReplayedCall, ToolSet, discover_tools
+from sessionflow_claude_agent_sdk._permissions import decide
+from sessionflow_claude_agent_sdk._results import tool_result_blocks
+from sessionflow_claude_agent_sdk._runner import check_options
+from sessionflow_claude_agent_sdk._step import STALE_AFTER_SECONDS, step_folders
+from sessionflow_claude_agent_sdk._tools import ToolSet, discover_tools
 from sessionflow_claude_agent_sdk._transcript import (
     TRANSCRIPT_KEY,
+    PendingCall,
     RunState,
     assemble_history,
     decode_lines,
+    drop_resume_pair,
     encode_lines,
     framework_messages,
+    pending_tool_uses,
     user_entries,
 )
+from sessionflow_claude_agent_sdk._wire import strip_resume_pair
 
 HOOK_SCRIPT = (
     Path(__file__).parents[2] / "packages/adapter-claude/src/sessionflow_claude_agent_sdk/_hook_command.py"
@@ -108,7 +121,7 @@ def test_the_plugin_registers_truthful_capabilities() -> None:
     framework = plugins.framework("claude-agent-sdk")
     assert framework.model_api == "anthropic_messages"
     assert framework.capabilities == CAPABILITIES
-    assert not CAPABILITIES.parallel_tool_calls and not CAPABILITIES.images
+    assert CAPABILITIES.parallel_tool_calls and CAPABILITIES.images
     assert CAPABILITIES.reasoning_deltas and CAPABILITIES.mcp_annotations
     assert REPLACED_LOCAL_TOOL_GROUPS == frozenset({"files", "shell", "web_fetch"})
     # The CLI reads these through the spec: it then offers none of its own file, shell or
@@ -178,15 +191,10 @@ def test_a_context_without_framework_tools_offers_no_claude_code_tool(tmp_path: 
 # --------------------------------------------------------------------------- options
 
 
-async def refuse_all(name: str, arguments: dict[str, Any], context: Any) -> Any:
-    raise AssertionError("never called")
-
-
 @pytest.mark.parametrize(
     ("changes", "complaint"),
     [
-        ({"can_use_tool": refuse_all}, "can_use_tool"),
-        ({"hooks": {"PreToolUse": [HookMatcher()]}}, "hooks for PreToolUse"),
+        ({"hooks": {"PermissionRequest": [HookMatcher()]}}, "PermissionRequest hooks"),
         ({"resume": "abc"}, "resume"),
         ({"session_id": "abc"}, "session_id"),
         ({"continue_conversation": True}, "continue_conversation"),
@@ -198,8 +206,12 @@ def test_options_that_would_bypass_the_session_are_refused(changes: dict[str, An
         check_options(ClaudeAgentOptions(**changes))
 
 
-def test_other_hooks_are_kept() -> None:
-    check_options(ClaudeAgentOptions(hooks={"Stop": [HookMatcher()]}))
+def test_the_users_hooks_and_permission_callback_are_accepted() -> None:
+    async def allow(name: str, arguments: dict[str, Any], context: Any) -> Any:
+        return PermissionResultAllow()
+
+    hooks: Any = {e: [HookMatcher()] for e in ("Stop", "PreToolUse", "PostToolUse", "UserPromptSubmit")}
+    check_options(ClaudeAgentOptions(hooks=hooks, can_use_tool=allow))
 
 
 # --------------------------------------------------------------------------- tools
@@ -213,20 +225,21 @@ def test_tools_get_effects_from_claude_code_specs_and_mcp_annotations() -> None:
     ]
     tools = asyncio.run(discover_tools(options, sources))
     assert tools.builtins == ("Read", "Bash")
-    effects = {
-        n: tools.framework_effect(n)
-        for n in ("Read", "Bash", "lookup", "tagged", "forecast", "upsert", "purge")
-    }
+    names = ("Read", "Bash", "lookup", "tagged", "mcp__ops__forecast", "mcp__ops__upsert", "mcp__ops__purge")
+    effects = {n: tools.framework_effect(n) for n in names}
     assert effects == {
         "Read": ToolEffect.READ,
         "Bash": ToolEffect.NON_IDEMPOTENT_WRITE,
         "lookup": ToolEffect.READ,
         "tagged": ToolEffect.IDEMPOTENT_WRITE,
-        "forecast": ToolEffect.READ,
-        "upsert": ToolEffect.IDEMPOTENT_WRITE,
-        "purge": None,
+        "mcp__ops__forecast": ToolEffect.READ,
+        "mcp__ops__upsert": ToolEffect.IDEMPOTENT_WRITE,
+        "mcp__ops__purge": None,
     }
-    assert set(tools.stub_servers(None)) == {"ops", "sessionflow"}
+    # A custom tool keeps its SDK name; its bare name is an alias for policies.
+    assert tools.aliases("mcp__ops__purge") == ("purge",)
+    assert tools.aliases("lookup") == ()
+    assert set(tools.stub_servers()) == {"ops", "sessionflow"}
 
 
 def test_the_default_tool_set_is_every_claude_code_tool_the_adapter_runs() -> None:
@@ -241,8 +254,8 @@ def test_the_default_tool_set_is_every_claude_code_tool_the_adapter_runs() -> No
         (ClaudeAgentOptions(tools=["Read"]), ["Read"], "two tools are named 'Read'"),
         (
             ClaudeAgentOptions(mcp_servers={"ops": custom_server()}),
-            ["forecast"],
-            "two tools are named 'forecast'",
+            ["mcp__ops__forecast"],
+            "two tools are named 'mcp__ops__forecast'",
         ),
         (
             ClaudeAgentOptions(mcp_servers={"git": {"command": "mcp-server-git"}}),
@@ -267,32 +280,35 @@ def test_a_tool_step_runs_the_real_handlers(tmp_path: Path) -> None:
         with tool_invocation_scope(invocation(name)):  # what the tool activity does
             return await tools.execute(name, arguments, invocation(name), tmp_path)
 
-    assert asyncio.run(run("forecast", {"city": "Bergen"})) == "rain in Bergen (s/turn-1/c1)"
+    assert asyncio.run(run("mcp__ops__forecast", {"city": "Bergen"})) == "rain in Bergen (s/turn-1/c1)"
     assert asyncio.run(run("lookup", {})) == "lookup ran with {} as s/turn-1/c1"
     with pytest.raises(ToolExecutionError, match="no"):
-        asyncio.run(run("upsert", {"id": 1}))
+        asyncio.run(run("mcp__ops__upsert", {"id": 1}))
     with pytest.raises(ToolExecutionError, match="unknown tool 'Bash'"):
         asyncio.run(run("Bash", {"command": "true"}))
     asyncio.run(run("Write", {"file_path": "a.txt", "content": "x"}))
     assert (tmp_path / "a.txt").read_text() == "x"
 
 
-def test_stub_servers_run_nothing_and_answer_only_the_replayed_call() -> None:
+def test_stub_servers_list_full_names_and_run_nothing() -> None:
     tools = asyncio.run(discover_tools(ClaudeAgentOptions(mcp_servers={"ops": custom_server()}), []))
-    replay = ReplayedCall(tool_call_id="c1", tool_name="purge", output="recorded", is_error=False)
-    stub = tools.stub_servers(replay)["ops"]["instance"]
+    stub = tools.stub_servers()["ops"]["instance"]
 
     async def call(name: str) -> tuple[str, bool]:
         async with Client(stub) as client:
             listed = await client.list_tools()
-            assert [t.name for t in listed.tools] == ["forecast", "upsert", "purge"]
+            assert [t.name for t in listed.tools] == [
+                "mcp__ops__forecast",
+                "mcp__ops__upsert",
+                "mcp__ops__purge",
+            ]
             assert all((t.meta or {}).get("anthropic/maxResultSizeChars") for t in listed.tools)
             result = await client.call_tool(name, {"city": "x"})
             return getattr(result.content[0], "text", ""), result.is_error
 
-    assert asyncio.run(call("purge")) == ("recorded", False)
-    text, is_error = asyncio.run(call("forecast"))
-    assert is_error and text.startswith("sessionflow did not run this call here")
+    for name in ("mcp__ops__purge", "mcp__ops__forecast"):
+        text, is_error = asyncio.run(call(name))
+        assert is_error and text.startswith("sessionflow did not run this call here")
 
 
 # --------------------------------------------------------------------------- transcript
@@ -363,14 +379,90 @@ def test_a_turn_is_stored_as_assistant_messages_and_tool_results_with_its_transc
     assert decode_lines(last[TRANSCRIPT_KEY]["delta"]) == lines
 
 
-def test_the_run_state_round_trips() -> None:
-    state = RunState(session_id="s", lines=["a", "b"], turn_base=1, deferred_id="c1", deferred_name="Bash")
+def test_the_run_state_round_trips_and_reads_version_1() -> None:
+    calls = [
+        PendingCall(id="c1", name="Bash", input={"command": "ls"}),
+        PendingCall(id="c2", name="Read", denial="no"),
+    ]
+    state = RunState(session_id="s", lines=["a", "b"], turn_base=1, calls=calls, model_calls=3)
     assert RunState.from_json(state.to_json()) == state
+    old = json.loads(state.to_json())
+    old.update(v=1, deferred={"id": "c9", "name": "Write"})
+    del old["calls"], old["model_calls"]
+    assert RunState.from_json(json.dumps(old)) == RunState(
+        session_id="s",
+        lines=["a", "b"],
+        turn_base=1,
+        calls=[PendingCall(id="c9", name="Write")],
+        model_calls=1,
+    )
     with pytest.raises(ValueError, match="version"):
         RunState.from_json(json.dumps({"v": 99}))
 
 
-# --------------------------------------------------------------------------- replay and hooks
+def test_pending_tool_uses_are_the_unanswered_calls_of_the_last_response() -> None:
+    def use(uuid: str, parent: str, message_id: str, call_id: str) -> str:
+        content: list[dict[str, Any]] = [{"type": "tool_use", "id": call_id, "name": "Read", "input": {}}]
+        return entry("assistant", uuid, parent, message={"id": message_id, "content": content})
+
+    lines = [
+        entry("user", "u1", None, message={"role": "user", "content": "go"}),
+        use("a1", "u1", "m1", "c1"),
+        entry("user", "r1", "a1", message={"content": [{"type": "tool_result", "tool_use_id": "c1"}]}),
+        use("a2", "r1", "m2", "c2"),
+        use("a3", "a2", "m2", "c3"),
+        entry("user", "s1", "a3", isSidechain=True, message={"content": [{"type": "tool_use", "id": "x"}]}),
+    ]
+    assert [u["id"] for u in pending_tool_uses(lines)] == ["c2", "c3"]
+
+
+def test_the_cli_resume_pair_leaves_the_request_and_the_transcript() -> None:
+    request: dict[str, Any] = {  # the CLI's request after a resume
+        "messages": [
+            {"role": "user", "content": "go"},
+            {"role": "assistant", "content": [{"type": "tool_use", "id": "c1"}]},
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "c1", "content": "ok"}]},
+            {"role": "assistant", "content": [{"type": "text", "text": "No response requested."}]},
+            {
+                "role": "user",
+                "content": [
+                    {
+                        "type": "text",
+                        "text": "Continue from where you left off.",
+                        "cache_control": {"type": "ephemeral"},
+                    }
+                ],
+            },
+        ]
+    }
+    assert strip_resume_pair(request, ("Continue from where you left off.",))
+    assert request["messages"][-1]["content"] == [
+        {"type": "tool_result", "tool_use_id": "c1", "content": "ok", "cache_control": {"type": "ephemeral"}}
+    ]
+    # Only that exact pair, at the end.
+    assert not strip_resume_pair(request, ("Continue from where you left off.",))
+    lines = [
+        entry("user", "r1", "a1", message={"content": [{"type": "tool_result"}]}),
+        entry(
+            "assistant",
+            "s1",
+            "r1",
+            message={"model": "<synthetic>", "content": [{"type": "text", "text": "No response requested."}]},
+        ),
+        entry(
+            "user",
+            "m1",
+            "s1",
+            isMeta=True,
+            message={"content": [{"type": "text", "text": "Continue from where you left off."}]},
+        ),
+        entry("assistant", "a2", "m1", message={"id": "m2", "content": [{"type": "text", "text": "Done."}]}),
+    ]
+    kept = [json.loads(line) for line in drop_resume_pair(lines, 1, ("Continue from where you left off.",))]
+    assert [(e["uuid"], e["parentUuid"]) for e in kept] == [("r1", "a1"), ("a2", "r1")]
+
+
+# --------------------------------------------------------------------------- results, permissions and hooks
 
 
 def record(name: str, status: AgentToolCallStatus, **fields: Any) -> AgentToolCall:
@@ -385,61 +477,108 @@ def record(name: str, status: AgentToolCallStatus, **fields: Any) -> AgentToolCa
     )
 
 
-def decision(plan: dict[str, Any]) -> tuple[str, str | None]:
-    output = plan["pre"]["hookSpecificOutput"]
-    return output["permissionDecision"], output.get("permissionDecisionReason")
-
-
-def test_the_replayed_call_never_runs_for_real(tmp_path: Path) -> None:
-    folders = StepFolders(root=tmp_path)
-    (tmp_path / "hooks").mkdir()
+def test_results_are_shaped_as_claude_code_shapes_its_own() -> None:
     tools = ToolSet(builtins=("Read", "Bash"), specs={"lookup": spec("lookup")})
-
-    replay, plan = replay_plan(record("lookup", AgentToolCallStatus.SUCCEEDED, output="42"), tools, folders)
-    assert replay == ReplayedCall(tool_call_id="c1", tool_name="lookup", output="42", is_error=False)
-    assert decision(plan) == ("allow", None)
-    assert plan["post"]["hookSpecificOutput"]["updatedToolOutput"] == "42"
-
-    failed = record("lookup", AgentToolCallStatus.FAILED, error="boom")
-    replay, plan = replay_plan(failed, tools, folders)
-    assert replay is not None and replay.is_error and replay.output == "Tool call failed: boom"
-    assert "post" not in plan
-
-    _, plan = replay_plan(record("Bash", AgentToolCallStatus.SUCCEEDED, output="hello"), tools, folders)
-    stub = plan["pre"]["hookSpecificOutput"]["updatedInput"]["command"]
-    assert stub == f"cat {tmp_path / 'hooks' / 'bash-output.txt'}"
-    assert (tmp_path / "hooks" / "bash-output.txt").read_text() == "hello"
-
-    _, plan = replay_plan(record("Read", AgentToolCallStatus.SUCCEEDED, output="text"), tools, folders)
-    assert decision(plan) == (
-        "deny",
-        "Not an error: this call already ran in its own durable step (sessionflow), and this is its result.\ntext",
-    )
-    # Whatever the tool, the in-process gate leaves the replayed call to the plan.
-    assert gate_for(plan).replay_id == "c1"
-    rejected = record("Bash", AgentToolCallStatus.REJECTED, rejection_message="no")
-    assert decision(replay_plan(rejected, tools, folders)[1]) == (
-        "deny",
-        "Tool call rejected by the user: no",
-    )
-
-
-def test_the_gate_defers_the_first_new_call_and_denies_the_others() -> None:
-    gate = ToolGate(replay_id="r1")
-
-    async def ask(tool_use_id: str) -> Any:
-        return await gate(cast(Any, {}), tool_use_id, {"signal": None})
-
-    assert asyncio.run(ask("r1")) == {}
-    first = asyncio.run(ask("c1"))
-    assert first["hookSpecificOutput"]["permissionDecision"] == "defer"
-    second = asyncio.run(ask("c2"))
-    assert second["hookSpecificOutput"] == {
-        "hookEventName": "PreToolUse",
-        "permissionDecision": "deny",
-        "permissionDecisionReason": PARALLEL_CALL_DENIAL,
+    records = {
+        "c1": record("lookup", AgentToolCallStatus.SUCCEEDED, output="42"),
+        "c2": replace(record("Bash", AgentToolCallStatus.SUCCEEDED, output="hi"), tool_call_id="c2"),
+        "c3": replace(record("Read", AgentToolCallStatus.SUCCEEDED, output="1\tx"), tool_call_id="c3"),
+        "c4": replace(record("Read", AgentToolCallStatus.FAILED, error="no such file"), tool_call_id="c4"),
+        "c5": replace(
+            record("Bash", AgentToolCallStatus.REJECTED, rejection_message="no"), tool_call_id="c5"
+        ),
     }
-    assert (gate.deferred, gate.denied) == ("c1", ["c2"])
+    calls = [PendingCall(id=k, name=r.tool_name) for k, r in records.items()]
+    calls.append(PendingCall(id="c6", name="Read", denial="PreToolUse:Read hook error: nope"))
+
+    async def post(event: Any, tool_use_id: str | None, context: Any) -> Any:
+        assert event["tool_response"] == "42"
+        return {"hookSpecificOutput": {"hookEventName": "PostToolUse", "updatedMCPToolOutput": "forty-two"}}
+
+    options = ClaudeAgentOptions(hooks={"PostToolUse": [HookMatcher(matcher="lookup", hooks=[post])]})
+    blocks = asyncio.run(tool_result_blocks(calls, records.__getitem__, tools, options, {}))
+    assert blocks == [
+        {"tool_use_id": "c1", "type": "tool_result", "content": [{"type": "text", "text": "forty-two"}]},
+        {"tool_use_id": "c2", "type": "tool_result", "content": "hi", "is_error": False},
+        {"tool_use_id": "c3", "type": "tool_result", "content": "1\tx"},
+        {"tool_use_id": "c4", "type": "tool_result", "content": "no such file", "is_error": True},
+        {
+            "tool_use_id": "c5",
+            "type": "tool_result",
+            "content": "Tool call rejected by the user: no",
+            "is_error": True,
+        },
+        {
+            "tool_use_id": "c6",
+            "type": "tool_result",
+            "content": "PreToolUse:Read hook error: nope",
+            "is_error": True,
+        },
+    ]
+
+
+def verdict_of(options: ClaudeAgentOptions, name: str = "mcp__calc__divide", **tool_input: Any) -> Any:
+    return asyncio.run(
+        decide(
+            options,
+            tool_name=name,
+            aliases=("divide",) if name.startswith("mcp__") else (),
+            tool_input=tool_input,
+            tool_use_id="c1",
+            hook_input={},
+        )
+    )
+
+
+def test_permissions_follow_claude_codes_order_under_the_session_floor() -> None:
+    unclassified = ToolPolicy(effect=ToolEffect.UNCLASSIFIED)
+    write = ToolPolicy(effect=ToolEffect.NON_IDEMPOTENT_WRITE)
+    read = ToolPolicy(effect=ToolEffect.READ)
+
+    allowed = verdict_of(ClaudeAgentOptions(allowed_tools=["mcp__calc__divide"]))
+    assert allowed.kind == "allow"
+    # An allow lifts the default approval of a tool nobody classified...
+    assert allowed.policy(unclassified, floored=False) == (
+        replace(unclassified, requires_approval=False),
+        "pre_approved",
+    )
+    # ...but never a write's, nor a floor's.
+    assert allowed.policy(write, floored=False) == (write, "pre_approved")
+    assert allowed.policy(unclassified, floored=True) == (unclassified, "pre_approved")
+    assert verdict_of(ClaudeAgentOptions(allowed_tools=["divide"])).kind == "allow"
+    assert verdict_of(ClaudeAgentOptions(allowed_tools=["mcp__calc"])).kind == "allow"
+    assert verdict_of(ClaudeAgentOptions(allowed_tools=["mcp__calc__add"])).kind == "none"
+    assert verdict_of(ClaudeAgentOptions(permission_mode="bypassPermissions")).kind == "allow"
+    assert verdict_of(ClaudeAgentOptions(), "Read").kind == "allow"
+    denied = verdict_of(ClaudeAgentOptions(permission_mode="dontAsk"))
+    assert denied.kind == "deny" and "don't ask mode" in (denied.denial or "")
+    assert denied.policy(write, floored=True)[0].requires_approval is False  # nothing runs, nobody is asked
+
+    async def pre(event: Any, tool_use_id: str | None, context: Any) -> Any:
+        if event["tool_input"].get("b") == 0:
+            return {
+                "hookSpecificOutput": {
+                    "hookEventName": "PreToolUse",
+                    "permissionDecision": "deny",
+                    "permissionDecisionReason": "no zero",
+                }
+            }
+        if event["tool_input"].get("b") == 1:
+            return {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "ask"}}
+        return {"hookSpecificOutput": {"hookEventName": "PreToolUse", "updatedInput": {"a": 1, "b": 3}}}
+
+    async def callback(name: str, arguments: dict[str, Any], context: Any) -> Any:
+        assert arguments == {"a": 1, "b": 3}, "can_use_tool sees the hook's updated input"
+        return PermissionResultDeny(message="not today")
+
+    hooked = ClaudeAgentOptions(hooks={"PreToolUse": [HookMatcher(matcher="mcp__calc__.*", hooks=[pre])]})
+    zero = verdict_of(hooked, a=1, b=0)
+    assert (zero.kind, zero.denial) == ("deny", "PreToolUse:mcp__calc__divide hook error: no zero")
+    # A hook's ask adds an approval even to a read.
+    assert verdict_of(hooked, a=1, b=1).policy(read, floored=False) == (read, "required")
+    assert verdict_of(hooked, a=1, b=2).updated_input == {"a": 1, "b": 3}
+    judged = verdict_of(replace(hooked, can_use_tool=callback), a=1, b=2)
+    assert (judged.kind, judged.denial) == ("deny", "not today")
 
 
 def run_hook(plan_path: Path, event: dict[str, Any]) -> str:
@@ -453,15 +592,10 @@ def run_hook(plan_path: Path, event: dict[str, Any]) -> str:
     return completed.stdout
 
 
-def test_the_command_hook_answers_the_replay_and_defers_everything_else(tmp_path: Path) -> None:
+def test_the_command_hook_defers_every_call_and_logs_any_the_cli_ran(tmp_path: Path) -> None:
     plan_path = tmp_path / "plan.json"
     ran = tmp_path / "ran.jsonl"
-    plan = {"replay_id": "r1", "pre": {"a": 1}, "post": {"b": 2}, "fresh": {"c": 3}, "ran_log": str(ran)}
-    plan_path.write_text(json.dumps(plan))
-    assert json.loads(run_hook(plan_path, {"hook_event_name": "PreToolUse", "tool_use_id": "r1"})) == {"a": 1}
-    assert json.loads(run_hook(plan_path, {"hook_event_name": "PostToolUse", "tool_use_id": "r1"})) == {
-        "b": 2
-    }
+    plan_path.write_text(json.dumps({"fresh": {"c": 3}, "ran_log": str(ran)}))
     assert json.loads(run_hook(plan_path, {"hook_event_name": "PreToolUse", "tool_use_id": "x"})) == {"c": 3}
     assert (
         run_hook(plan_path, {"hook_event_name": "PostToolUse", "tool_use_id": "x", "tool_name": "Read"}) == ""

@@ -6,8 +6,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-
 from sessionflow.testing import ModelReply, ScriptedModelServer, ScriptedToolCall
 from tests.adapter_claude.differential import sdk_examples
 from tests.adapter_claude.differential.harness import Run, Scenario, assert_same_run, run_both, tool_results
@@ -17,10 +15,6 @@ def results_of_last_request(run: Run) -> dict[str, tuple[str, bool]]:
     return tool_results(run.requests[-1])
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 24 item 1: built-in results reach the model as `PreToolUse:<tool> hook error: Not an error: ...`",
-)
 async def test_read_write_and_bash_results(
     temporal_address: str, model_server: ScriptedModelServer, tmp_path: Path
 ) -> None:

@@ -10,8 +10,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-
 from sessionflow.testing import ModelReply, ScriptedModelServer, ScriptedToolCall
 from tests.adapter_claude.differential import sdk_examples
 from tests.adapter_claude.differential.crash import CrashedRun, distinct_tool_runs, run_session_with_crash
@@ -41,10 +39,6 @@ def assert_crash_repeated_only_the_effect(session: CrashedRun, step: str) -> Non
     assert session.steps.get(step) == (2, "completed"), session.steps
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 24 item 9: SDK MCP tools are offered as `add`, not `mcp__calc__add`, so the gated tool never runs",
-)
 async def test_a_calculator_tool_sigkill(
     temporal_address: str, model_server: ScriptedModelServer, tmp_path: Path
 ) -> None:
@@ -67,10 +61,6 @@ async def test_a_calculator_tool_sigkill(
     assert_crash_repeated_only_the_effect(session, "turn-1/tool/toolu_add")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 24 item 9: SDK MCP tools are offered as `add`, not `mcp__calc__add`, so the gated tool never runs",
-)
 async def test_a_sigkill_in_the_second_turns_tool(
     temporal_address: str, model_server: ScriptedModelServer, tmp_path: Path
 ) -> None:

@@ -8,16 +8,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-
 from sessionflow.testing import ModelReply, ScriptedModelServer, ScriptedToolCall
 from tests.adapter_claude.differential import sdk_examples
 from tests.adapter_claude.differential.harness import Scenario, assert_same_run, run_both, tool_results
 
 
-@pytest.mark.xfail(
-    strict=True, reason="issue 24 item 2: the adapter refuses PreToolUse hooks (sessionflow owns them)"
-)
 async def test_pretooluse_blocks_one_command_and_lets_another_run(
     temporal_address: str, model_server: ScriptedModelServer, tmp_path: Path
 ) -> None:
@@ -72,9 +67,6 @@ async def test_userpromptsubmit_adds_context(
     assert_same_run(plain, session)
 
 
-@pytest.mark.xfail(
-    strict=True, reason="issue 24 item 2: the adapter refuses PostToolUse hooks (sessionflow owns them)"
-)
 async def test_posttooluse_reviews_a_commands_output(
     temporal_address: str, model_server: ScriptedModelServer, tmp_path: Path
 ) -> None:
@@ -101,9 +93,6 @@ async def test_posttooluse_reviews_a_commands_output(
     assert_same_run(plain, session)
 
 
-@pytest.mark.xfail(
-    strict=True, reason="issue 24 item 2: the adapter refuses PreToolUse hooks (sessionflow owns them)"
-)
 async def test_permission_decision_denies_one_write_and_allows_another(
     temporal_address: str, model_server: ScriptedModelServer, tmp_path: Path
 ) -> None:

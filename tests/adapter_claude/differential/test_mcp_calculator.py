@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-
 from sessionflow.testing import ModelReply, ScriptedModelServer, ScriptedToolCall
 from tests.adapter_claude.differential import sdk_examples
 from tests.adapter_claude.differential.harness import Scenario, assert_same_run, run_both, tool_results
@@ -23,9 +21,6 @@ CALCULATOR = Scenario(
 )
 
 
-@pytest.mark.xfail(
-    strict=True, reason="issue 24 item 9: SDK MCP tools are offered as `add`, not `mcp__calc__add`"
-)
 async def test_calculator_tools_and_an_error_result(
     temporal_address: str, model_server: ScriptedModelServer, tmp_path: Path
 ) -> None:

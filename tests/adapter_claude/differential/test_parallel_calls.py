@@ -4,16 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-
 from sessionflow.testing import ModelReply, ScriptedModelServer, ScriptedToolCall
 from tests.adapter_claude.differential import sdk_examples
 from tests.adapter_claude.differential.harness import Scenario, assert_same_run, run_both, tool_results
 
 
-@pytest.mark.xfail(
-    strict=True, reason="issue 24 item 6: the second call of a response is denied and re-issued"
-)
 async def test_two_reads_in_one_response(
     temporal_address: str, model_server: ScriptedModelServer, tmp_path: Path
 ) -> None:

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-
 from sessionflow.testing import ModelReply, ScriptedModelServer, ScriptedToolCall
 from tests.adapter_claude.differential import sdk_examples
 from tests.adapter_claude.differential.harness import (
@@ -51,10 +49,6 @@ async def test_with_options_example(
     assert_same_run(plain, session)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 24 items 1 and 3: Write result shown as a hook error; allowed_tools does not lift an approval",
-)
 async def test_with_tools_example(
     temporal_address: str, model_server: ScriptedModelServer, tmp_path: Path
 ) -> None:

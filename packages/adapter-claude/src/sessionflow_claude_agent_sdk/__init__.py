@@ -30,7 +30,6 @@ if TYPE_CHECKING:
         OptionsFactory,
         OptionsSource,
     )
-    from sessionflow_claude_agent_sdk._step import PARALLEL_CALL_DENIAL
     from sessionflow_claude_agent_sdk._tools import current_tool_invocation
     from sessionflow_claude_agent_sdk._transcript import RUN_STATE_VERSION
 
@@ -42,7 +41,6 @@ __all__ = [
     "CAPABILITIES",
     "CONFIG_ROOT_ENV",
     "DEMO_TOUR",
-    "PARALLEL_CALL_DENIAL",
     "REPLACED_LOCAL_TOOL_GROUPS",
     "RUN_STATE_VERSION",
     "ClaudeAgentRunner",

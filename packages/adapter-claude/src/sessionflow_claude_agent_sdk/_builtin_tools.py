@@ -16,6 +16,7 @@ as Claude Code does.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 from types import MappingProxyType
@@ -73,6 +74,10 @@ def _args(arguments: Json, *known: str) -> Arguments:
     return Arguments(arguments, frozenset(known))
 
 
+_PADDED_NUMBER = re.compile(r"(?m)^ +(\d+)\t")
+_LINE_NUMBER = re.compile(r"(?m)^(\d+)\t")
+
+
 async def _read(arguments: Json, root: Path) -> str:
     a = _args(arguments, "file_path", "offset", "limit")
     text = await runtime.read_file(
@@ -82,23 +87,37 @@ async def _read(arguments: Json, root: Path) -> str:
         a.integer("limit", runtime.DEFAULT_READ_LINES, minimum=1, maximum=runtime.MAX_READ_LINES),
         numbered=True,
     )
-    return text.removesuffix("\n")  # Claude Code's Read ends with the last line, not after it
+    # Claude Code's numbering: no padding, and a file that ends with a newline shows the
+    # empty line after it ("2\t" below "1\tlast line").
+    text = _PADDED_NUMBER.sub(r"\1\t", text)
+    numbers = _LINE_NUMBER.findall(text)
+    if text.endswith("\n") and numbers:
+        text += f"{int(numbers[-1]) + 1}\t"
+    return text
+
+
+_FILE_STATE_NOTE = " (file state is current in your context \u2014 no need to Read it back)"
+"""Claude Code ends Write's answer with this note."""
 
 
 async def _write(arguments: Json, root: Path) -> str:
     a = _args(arguments, "file_path", "content")
-    return await runtime.write_file(root, a.text("file_path"), a.text("content"))
+    path = a.text("file_path")
+    done = await runtime.write_file(root, path, a.text("content"))
+    # Claude Code's own words, with the path as the model gave it.
+    if done.endswith("(created)."):
+        return f"File created successfully at: {path}{_FILE_STATE_NOTE}"
+    return f"The file {path} has been updated successfully.{_FILE_STATE_NOTE}"
 
 
 async def _edit(arguments: Json, root: Path) -> str:
     a = _args(arguments, "file_path", "old_string", "new_string", "replace_all")
-    return await runtime.edit_file(
-        root,
-        a.text("file_path"),
-        a.text("old_string"),
-        a.text("new_string"),
-        replace_all=a.flag("replace_all"),
-    )
+    path = a.text("file_path")
+    replace_all = a.flag("replace_all")
+    await runtime.edit_file(root, path, a.text("old_string"), a.text("new_string"), replace_all=replace_all)
+    if replace_all:
+        return f"The file {path} has been updated. All occurrences were successfully replaced."
+    return f"The file {path} has been updated successfully."
 
 
 async def _glob(arguments: Json, root: Path) -> str:

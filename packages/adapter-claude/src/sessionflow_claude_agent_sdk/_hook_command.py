@@ -3,12 +3,13 @@
 Run as ``python -I -S _hook_command.py PLAN``; it imports only the standard library. The
 adapter writes PLAN (JSON) before it starts the CLI:
 
-* ``replay_id``, ``pre``, ``post``: the decisions for the call that replays when a
-  deferred turn resumes. The CLI settles that call while it boots, before the SDK's own
-  hook callbacks are registered, so only a hook from the settings is sure to see it.
-* ``fresh``: the decision for every other PreToolUse (defer: nothing runs in the CLI).
-* ``ran_log``: a file that records any other call the CLI reports as run (PostToolUse);
-  there should never be one, and the adapter fails the step if there is.
+* ``fresh``: the decision for every new PreToolUse (defer: nothing runs in the CLI).
+* ``answered`` and ``answered_ids``: the decision for a call whose result the transcript
+  already holds. A resumed CLI asks again about the last call it deferred before it goes on;
+  denied, it keeps the result sessionflow wrote, runs nothing and continues the turn
+  (allowed, it would run the call again; deferred again, it would stop).
+* ``ran_log``: a file that records any call the CLI reports as run (PostToolUse); there
+  should never be one, and the adapter fails the step if there is.
 
 It prints the decision as the hook's JSON output, or nothing when it has none.
 """
@@ -28,13 +29,12 @@ def main(argv: list[str]) -> int:
     except (IndexError, OSError) as error:
         plan = {"fresh": _deny(f"sessionflow could not read its hook plan ({error}); the call was not run")}
     name = event.get("hook_event_name")
-    replay_id = plan.get("replay_id")
-    replayed = replay_id is not None and event.get("tool_use_id") == replay_id
     decision: object = None
-    if name == "PreToolUse":
-        decision = plan.get("pre") if replayed else plan.get("fresh")
-    elif name == "PostToolUse" and replayed:
-        decision = plan.get("post")
+    answered = plan.get("answered_ids")
+    if name == "PreToolUse" and isinstance(answered, list) and event.get("tool_use_id") in answered:
+        decision = plan.get("answered")
+    elif name == "PreToolUse":
+        decision = plan.get("fresh")
     elif name == "PostToolUse":
         ran_log = plan.get("ran_log")
         if isinstance(ran_log, str):

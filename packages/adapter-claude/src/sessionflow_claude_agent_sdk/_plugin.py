@@ -23,13 +23,12 @@ from sessionflow.session import AgentFrameworkRunner
 __all__ = ["CAPABILITIES", "DEMO_TOUR", "REPLACED_LOCAL_TOOL_GROUPS", "sessionflow_register_frameworks"]
 
 CAPABILITIES = FrameworkCapabilities(
-    # The CLI keeps only one deferred call per model response: the adapter defers the
-    # first call and denies the others with a message asking the model to issue them again.
-    parallel_tool_calls=False,
+    # Every call of a response is deferred, and each runs as its own step.
+    parallel_tool_calls=True,
     # Thinking deltas from the CLI's partial messages (include_partial_messages).
     reasoning_deltas=True,
-    # User messages are sent to the CLI as text.
-    images=False,
+    # A user message's images go to the CLI as image blocks, as the SDK sends them.
+    images=True,
     # ToolSpec.mcp_annotations, and the annotations of custom SDK MCP tools, map to effects.
     mcp_annotations=True,
 )

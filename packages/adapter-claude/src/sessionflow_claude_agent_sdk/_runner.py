@@ -2,56 +2,66 @@
 
 from __future__ import annotations
 
+import base64
 import json
 import os
-import shlex
 import tempfile
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, TypeAlias, cast
 
-from claude_agent_sdk import ClaudeAgentOptions, HookMatcher
+from claude_agent_sdk import ClaudeAgentOptions
 
+from sessionflow.images import image_bytes
 from sessionflow.plugins import ToolSpec
 from sessionflow.session import (
     AgentFrameworkRunner,
-    AgentToolCall,
-    AgentToolCallStatus,
     AgentTurnContext,
     AgentTurnOutcome,
     DeferredToolCall,
     DeferredToolExecution,
     FrameworkMessage,
+    ImageInput,
     MessageRole,
     ToolCallsRequested,
+    ToolExecutionError,
     ToolExecutionResult,
+    ToolPolicy,
     TurnAborted,
     TurnCompleted,
     UnsupportedOptionError,
-    describe_tool_call_outcome,
 )
+from sessionflow_claude_agent_sdk._permissions import decide
+from sessionflow_claude_agent_sdk._results import tool_result_blocks, tool_result_entry
 from sessionflow_claude_agent_sdk._step import (
     ClaudeStepError,
     StepFolders,
     StepResult,
-    ToolGate,
     hook_settings,
     pre_tool_use,
     run_cli,
     step_folders,
 )
-from sessionflow_claude_agent_sdk._tools import ReplayedCall, ToolSet, check_tool_options, discover_tools
+from sessionflow_claude_agent_sdk._tools import ToolSet, check_tool_options, discover_tools
 from sessionflow_claude_agent_sdk._transcript import (
+    ANSWERED_DENIAL,
+    PendingCall,
     RunState,
     assemble_history,
     claude_session_id,
+    drop_resume_pair,
     framework_messages,
     message_text,
+    pending_tool_uses,
     read_transcript,
     user_entries,
+    without_answer_denials,
+    without_deferrals,
     write_transcript,
 )
+from sessionflow_claude_agent_sdk._wire import RESUME_PAIR_TEXTS, ModelWire
 
 __all__ = [
     "CONFIG_ROOT_ENV",
@@ -64,11 +74,6 @@ __all__ = [
 
 CONFIG_ROOT_ENV = "SESSIONFLOW_CLAUDE_CONFIG_ROOT"
 """Folder under which each CLI run gets its private config, home and temp folders."""
-
-RAN_ELSEWHERE = (
-    "Not an error: this call already ran in its own durable step (sessionflow), and this is its result.\n"
-)
-"""Leads the denial that carries a Claude Code tool's recorded result to the model."""
 
 ENV_DEFAULTS: Mapping[str, str] = {
     # The session retries a failed model step itself; retries inside the CLI would
@@ -88,7 +93,11 @@ ENV_FORCED: Mapping[str, str] = {
 }
 """Environment the CLI always gets (plus its private folders)."""
 
-_OWNED_HOOKS = ("PreToolUse", "PostToolUse", "PermissionRequest")
+_STEP_HOOKS = frozenset({"PreToolUse", "PostToolUse", "PostToolUseFailure", "PermissionRequest"})
+"""Hook events the steps run themselves, so the CLI does not get them."""
+
+DEFAULT_API_URL = "https://api.anthropic.com"
+_CLOUD_PROVIDER_FLAGS = ("CLAUDE_CODE_USE_BEDROCK", "CLAUDE_CODE_USE_VERTEX", "CLAUDE_CODE_USE_FOUNDRY")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -169,6 +178,14 @@ class ClaudeAgentRunner(AgentFrameworkRunner):
 
     # -- model ---------------------------------------------------------------------------
 
+    def build_user_message_with_images(self, text: str, images: Sequence[ImageInput]) -> FrameworkMessage:
+        item = {
+            "type": "user",
+            "content": text,
+            "images": [{"path": image.path, "media_type": image.media_type} for image in images],
+        }
+        return FrameworkMessage(role=MessageRole.USER, framework_item=item, text=text)
+
     async def run_model_step(self, turn: AgentTurnContext) -> AgentTurnOutcome:
         info = ClaudeStepInfo(
             session_id=turn.session_id, turn_id=turn.turn_id, settings=turn.session_settings
@@ -177,41 +194,54 @@ class ClaudeAgentRunner(AgentFrameworkRunner):
         tools = await discover_tools(user_options, self.tool_sources)
         cwd = working_directory(user_options)
         session_id = claude_session_id(turn.session_id)
-        with step_folders(self.config_root) as folders:
-            replay: ReplayedCall | None = None
-            plan: dict[str, Any] = {"fresh": pre_tool_use("defer")}
-            if turn.framework_run_state is not None:
-                state = RunState.from_json(turn.framework_run_state)
-                if state.session_id != session_id:
-                    raise ValueError(
-                        f"the run state belongs to Claude session {state.session_id}, not {session_id}"
-                    )
-                lines, base, prompt = state.lines, state.turn_base, None
-                record = turn.recorded_tool_call(state.deferred_id)
-                replay, plan = replay_plan(record, tools, folders)
-            else:
-                history = assemble_history(turn.messages)
-                base = len(history.lines)
-                lines = history.lines + user_entries(
-                    history.lines, history.pending, session_id=session_id, cwd=cwd
+        hook_input = _hook_input(user_options, session_id, cwd)
+        prompt: str | list[dict[str, Any]] | None = None
+        answered: list[str] = []
+        resumed = turn.framework_run_state is not None
+        model_calls = 0
+        if turn.framework_run_state is not None:
+            state = RunState.from_json(turn.framework_run_state)
+            if state.session_id != session_id:
+                raise ValueError(
+                    f"the run state belongs to Claude session {state.session_id}, not {session_id}"
                 )
-                prompt = message_text(history.prompt)
-            plan["ran_log"] = str(folders.hooks / "ran-in-cli.jsonl")
+            base, model_calls = state.turn_base, state.model_calls
+            blocks = await tool_result_blocks(
+                state.calls, turn.recorded_tool_call, tools, user_options, hook_input
+            )
+            lines = [*state.lines, tool_result_entry(state.lines, blocks, session_id=session_id, cwd=cwd)]
+            answered = [call.id for call in state.calls]
+            if user_options.max_turns is not None and model_calls >= user_options.max_turns:
+                return max_turns_reached(lines, base, session_id, user_options.max_turns, model_calls)
+        else:
+            history = assemble_history(turn.messages)
+            earlier = without_deferrals(history.lines)
+            base = len(earlier)
+            lines = earlier + user_entries(earlier, history.pending, session_id=session_id, cwd=cwd)
+            prompt = prompt_content(history.prompt)
+        resume_texts = _resume_texts(user_options)
+        with step_folders(self.config_root) as folders:
+            plan: dict[str, Any] = {
+                "fresh": pre_tool_use("defer"),
+                "answered_ids": answered,
+                # Denied, the CLI keeps the result the transcript holds and runs nothing.
+                "answered": pre_tool_use("deny", ANSWERED_DENIAL),
+                "ran_log": str(folders.hooks / "ran-in-cli.jsonl"),
+            }
             if lines:
                 write_transcript(folders.config, cwd, session_id, lines)
-            gate = gate_for(plan)
-            options = step_options(
-                user_options,
-                tools=tools,
-                folders=folders,
-                plan=plan,
-                gate=gate,
-                session_id=session_id,
-                resume=bool(lines),
-                replay=replay,
-                cwd=cwd,
-            )
-            step = await run_cli(options, prompt, turn.events)
+            async with relay(user_options, resume_texts if resumed else ()) as wire:
+                options = step_options(
+                    user_options,
+                    tools=tools,
+                    folders=folders,
+                    plan=plan,
+                    session_id=session_id,
+                    resume=bool(lines),
+                    cwd=cwd,
+                    base_url=wire.base_url if wire is not None else None,
+                )
+                step = await run_cli(options, prompt, turn.events)
             transcript = read_transcript(folders.config, cwd, session_id)
             ran_in_cli = _read_ran_log(folders)
         if ran_in_cli:
@@ -222,17 +252,33 @@ class ClaudeAgentRunner(AgentFrameworkRunner):
             raise ClaudeStepError(
                 "the Claude Code CLI rewrote the earlier transcript; cannot keep the session"
             )
-        return self._outcome(turn, tools, step, gate, transcript, base, session_id)
+        if resumed:
+            transcript = drop_resume_pair(transcript, len(lines), resume_texts)
+            transcript = without_answer_denials(transcript, len(lines))
+        return await self._outcome(
+            turn,
+            tools,
+            user_options,
+            step,
+            transcript,
+            base=base,
+            session_id=session_id,
+            model_calls=model_calls + step.model_calls,
+            hook_input=hook_input,
+        )
 
-    def _outcome(
+    async def _outcome(
         self,
         turn: AgentTurnContext,
         tools: ToolSet,
+        options: ClaudeAgentOptions,
         step: StepResult,
-        gate: ToolGate,
         transcript: list[str],
+        *,
         base: int,
         session_id: str,
+        model_calls: int,
+        hook_input: dict[str, Any],
     ) -> AgentTurnOutcome:
         result = step.result
         if step.model_calls == 0:
@@ -242,35 +288,30 @@ class ClaudeAgentRunner(AgentFrameworkRunner):
         if result.stop_reason != "tool_deferred":
             delta = transcript[base:]
             return TurnCompleted(
-                new_messages=framework_messages(delta, session_id=session_id, delta=delta), usage=step.usage
+                new_messages=framework_messages(delta, session_id=session_id, delta=delta),
+                usage=step.usage,
+                framework_state={
+                    "result": {
+                        "subtype": result.subtype,
+                        "is_error": result.is_error,
+                        "num_turns": model_calls,
+                        "result": result.result,
+                    }
+                },
             )
-        deferred = result.deferred_tool_use
-        if deferred is None:
-            raise ClaudeStepError("the Claude Code CLI deferred a tool call but did not say which")
-        if gate.deferred is None and len(step.tool_uses) > 1:
-            raise ClaudeStepError(
-                "the CLI deferred a call before sessionflow's hook could keep parallel calls apart"
-            )
-        if gate.deferred is not None and gate.deferred != deferred.id:
-            raise ClaudeStepError(
-                f"the CLI deferred {deferred.id!r}, but sessionflow deferred {gate.deferred!r}"
-            )
-        call = DeferredToolCall(
-            tool_call_id=deferred.id,
-            tool_name=deferred.name,
-            arguments=json.dumps(deferred.input, ensure_ascii=False, separators=(",", ":")),
-            policy=tools.floored(
-                deferred.name, turn.resolve_tool_policy(deferred.name, tools.framework_effect(deferred.name))
-            ),
-        )
+        uses = pending_tool_uses(transcript[base:])
+        if not uses:
+            raise ClaudeStepError("the Claude Code CLI deferred a tool call the transcript does not hold")
+        calls: list[PendingCall] = []
+        deferred: list[DeferredToolCall] = []
+        for use in uses:
+            call, request = await _defer(turn, tools, options, use, hook_input)
+            calls.append(call)
+            deferred.append(request)
         state = RunState(
-            session_id=session_id,
-            lines=transcript,
-            turn_base=base,
-            deferred_id=deferred.id,
-            deferred_name=deferred.name,
+            session_id=session_id, lines=transcript, turn_base=base, calls=calls, model_calls=model_calls
         )
-        return ToolCallsRequested(framework_run_state=state.to_json(), tool_calls=[call], usage=step.usage)
+        return ToolCallsRequested(framework_run_state=state.to_json(), tool_calls=deferred, usage=step.usage)
 
     # -- tools ---------------------------------------------------------------------------
 
@@ -281,6 +322,11 @@ class ClaudeAgentRunner(AgentFrameworkRunner):
         options = self.options_for(info)
         tools = await discover_tools(options, self.tool_sources)
         record = call.tool_call
+        if call.run_state is not None:
+            # Only a denied call carries the run state: it never runs, the model sees the denial.
+            denial = denial_of(call.run_state, record.tool_call_id)
+            if denial is not None:
+                raise ToolExecutionError(denial)
         output = await tools.execute(
             record.tool_name,
             record.parsed_arguments(),
@@ -309,11 +355,8 @@ def check_build_options(options: ClaudeAgentOptions, tool_sources: Sequence[Tool
 def check_options(options: ClaudeAgentOptions) -> None:
     """Refuse options that would let a tool run inside the CLI or take the session's state."""
     problems: list[tuple[str, str]] = []
-    if options.can_use_tool is not None:
-        problems.append(("can_use_tool", "sessionflow decides about every tool call"))
-    owned = sorted(set(options.hooks or {}) & set(_OWNED_HOOKS))
-    if owned:
-        problems.append(("hooks", f"hooks for {', '.join(owned)}: sessionflow owns them"))
+    if "PermissionRequest" in (options.hooks or {}):
+        problems.append(("hooks", "PermissionRequest hooks: the CLI never asks, each call's step does"))
     kept = [
         name
         for name in ("resume", "continue_conversation", "session_id", "fork_session")
@@ -346,27 +389,29 @@ def step_options(
     tools: ToolSet,
     folders: StepFolders,
     plan: dict[str, Any],
-    gate: ToolGate,
     session_id: str,
     resume: bool,
-    replay: ReplayedCall | None,
     cwd: Path,
+    base_url: str | None,
 ) -> ClaudeAgentOptions:
     """The options of one CLI run: the user's, with everything about tools and state owned here."""
     env = {**ENV_DEFAULTS, **options.env, **ENV_FORCED, **folders.environment()}
+    if base_url is not None:
+        env["ANTHROPIC_BASE_URL"] = base_url
     settings = {
         **_user_settings(options.settings, cwd),
         "hooks": hook_settings(folders, plan),
         "includeCoAuthoredBy": False,
         "attribution": {"commit": "", "pr": ""},
     }
-    hooks = dict(options.hooks or {})
-    hooks["PreToolUse"] = [HookMatcher(matcher=None, hooks=[gate])]
+    # The tool hooks run in the steps (`_permissions`, `_results`); the CLI runs no tool.
+    hooks = {event: matchers for event, matchers in (options.hooks or {}).items() if event not in _STEP_HOOKS}
     return replace(
         options,
         tools=list(tools.builtins),
         allowed_tools=[],
-        mcp_servers=dict(tools.stub_servers(replay)),
+        can_use_tool=None,
+        mcp_servers=dict(tools.stub_servers()),
         strict_mcp_config=True,
         permission_mode="dontAsk",
         continue_conversation=False,
@@ -378,7 +423,7 @@ def step_options(
         settings=json.dumps(settings),
         env=env,
         cwd=str(cwd),
-        hooks=hooks,
+        hooks=cast(Any, hooks) or None,
         include_partial_messages=True,
         verbatim_prompts=True,
         enable_file_checkpointing=False,
@@ -405,53 +450,133 @@ def _user_settings(settings: str | None, cwd: Path) -> dict[str, Any]:
     return values
 
 
-def replay_plan(
-    record: AgentToolCall, tools: ToolSet, folders: StepFolders
-) -> tuple[ReplayedCall | None, dict[str, Any]]:
-    """How the CLI settles the deferred call when the turn resumes; nothing runs for real.
+async def _defer(
+    turn: AgentTurnContext,
+    tools: ToolSet,
+    options: ClaudeAgentOptions,
+    use: dict[str, Any],
+    hook_input: dict[str, Any],
+) -> tuple[PendingCall, DeferredToolCall]:
+    """One call of the model's response: Claude Code's permission verdict under the session's floor."""
+    name, call_id = str(use.get("name")), str(use.get("id"))
+    original = cast(dict[str, Any], use.get("input") or {})
+    verdict = await decide(
+        options,
+        tool_name=name,
+        aliases=tools.aliases(name),
+        tool_input=original,
+        tool_use_id=call_id,
+        hook_input=hook_input,
+    )
+    policy = session_policy(turn, tools, name)
+    floored = tools.has_floor(name) or policy.requires_approval is not None
+    policy, approval = verdict.policy(tools.floored(name, policy), floored=floored)
+    run_input = verdict.updated_input if verdict.updated_input is not None else original
+    pending = PendingCall(id=call_id, name=name, input=original, denial=verdict.denial)
+    request = DeferredToolCall(
+        tool_call_id=call_id,
+        tool_name=name,
+        arguments=json.dumps(run_input, ensure_ascii=False, separators=(",", ":")),
+        policy=policy,
+        framework_approval=approval,
+        # A denied call's step reads the denial from the run state; the others read nothing.
+        skip_run_state=verdict.denial is None,
+    )
+    return pending, request
 
-    The model sees `describe_tool_call_outcome(record)`, the text every adapter sends.
 
-    * A custom tool or tool spec: allowed; the in-process stub answers with that text (an
-      error result unless the call succeeded), and for a success PostToolUse replaces the
-      output with it as well.
-    * `Bash` that succeeded: allowed with its command replaced by ``cat`` of a private
-      file that holds the recorded output, so the model sees it as a normal result.
-    * Any other Claude Code tool, and `Bash` that did not succeed: denied, the reason
-      carrying the text (the model sees ``PreToolUse:<tool> hook error: <text>``; a
-      success is introduced as "Not an error: ...").
-    """
-    fresh = pre_tool_use("defer")
-    call_id = record.tool_call_id
-    text = describe_tool_call_outcome(record)
-    succeeded = record.status is AgentToolCallStatus.SUCCEEDED
-    plan: dict[str, Any] = {"replay_id": call_id, "fresh": fresh}
-    if tools.is_mcp(record.tool_name):
-        replay = ReplayedCall(
-            tool_call_id=call_id, tool_name=record.tool_name, output=text, is_error=not succeeded
+def session_policy(turn: AgentTurnContext, tools: ToolSet, name: str) -> ToolPolicy:
+    """The session's policy for a tool, by its full name or (a custom tool) its bare name."""
+    effect = tools.framework_effect(name)
+    policy = turn.resolve_tool_policy(name, effect)
+    for alias in tools.aliases(name):
+        other = turn.resolve_tool_policy(alias, effect)
+        if other != policy and policy == ToolPolicy(effect=policy.effect):
+            return other
+    return policy
+
+
+def denial_of(run_state: str, call_id: str) -> str | None:
+    for call in RunState.from_json(run_state).calls:
+        if call.id == call_id:
+            return call.denial
+    return None
+
+
+def max_turns_reached(
+    lines: list[str], base: int, session_id: str, max_turns: int, model_calls: int
+) -> TurnCompleted:
+    """The turn ends as Claude Code ends it at ``max_turns``: the tool results are kept, no
+    model call is made, and the result is ``error_max_turns``."""
+    delta = lines[base:]
+    return TurnCompleted(
+        new_messages=framework_messages(delta, session_id=session_id, delta=delta),
+        framework_state={
+            "result": {
+                "subtype": "error_max_turns",
+                "is_error": True,
+                "num_turns": model_calls,
+                "errors": [f"Reached maximum number of turns ({max_turns})"],
+            }
+        },
+    )
+
+
+def prompt_content(message: FrameworkMessage) -> str | list[dict[str, Any]]:
+    """The turn's prompt: its text, or content blocks when it has images (read from the store now)."""
+    text = message_text(message)
+    item: object = message.framework_item
+    images = cast(dict[str, Any], item).get("images") if isinstance(item, dict) else None
+    if not images:
+        return text
+    blocks: list[dict[str, Any]] = [{"type": "text", "text": text}] if text else []
+    for image in cast(list[dict[str, str]], images):
+        data = image_bytes(ImageInput(path=image["path"], media_type=image["media_type"]))
+        blocks.append(
+            {
+                "type": "image",
+                "source": {
+                    "type": "base64",
+                    "media_type": image["media_type"],
+                    "data": base64.b64encode(data).decode("ascii"),
+                },
+            }
         )
-        plan["pre"] = pre_tool_use("allow")
-        if succeeded:
-            plan["post"] = {"hookSpecificOutput": {"hookEventName": "PostToolUse", "updatedToolOutput": text}}
-        return replay, plan
-    if succeeded and record.tool_name == "Bash":
-        recorded = folders.hooks / "bash-output.txt"
-        recorded.write_text(text, encoding="utf-8")
-        stub = {"command": f"cat {shlex.quote(str(recorded))}", "description": "Show the recorded output"}
-        plan["pre"] = pre_tool_use("allow", updatedInput=stub)
-        return None, plan
-    plan["pre"] = pre_tool_use("deny", RAN_ELSEWHERE + text if succeeded else text)
-    return None, plan
+    return blocks
 
 
-def gate_for(plan: dict[str, Any]) -> ToolGate:
-    """The in-process gate of a step: the replayed call is the plan's to answer, whatever the tool.
+def model_upstream(options: ClaudeAgentOptions) -> str | None:
+    """Where the CLI's model requests go; None when a cloud provider (no base URL) serves them."""
+    env = {**os.environ, **options.env}
+    if any(env.get(flag) for flag in _CLOUD_PROVIDER_FLAGS):
+        return None
+    return env.get("ANTHROPIC_BASE_URL") or DEFAULT_API_URL
 
-    Were the gate to treat it as a new call, its deferral would win over the plan's answer
-    whenever the SDK registered its callbacks before the CLI replayed the call.
-    """
-    replay_id = plan.get("replay_id")
-    return ToolGate(replay_id if isinstance(replay_id, str) else None)
+
+@asynccontextmanager
+async def relay(options: ClaudeAgentOptions, resume_texts: Sequence[str]) -> AsyncGenerator[ModelWire | None]:
+    upstream = model_upstream(options)
+    if upstream is None:
+        yield None
+        return
+    async with ModelWire(upstream, resume_texts=resume_texts) as wire:
+        yield wire
+
+
+def _resume_texts(options: ClaudeAgentOptions) -> tuple[str, ...]:
+    configured = (
+        options.env.get("CLAUDE_CODE_RESUME_PROMPT") or os.environ.get("CLAUDE_CODE_RESUME_PROMPT") or ""
+    ).strip()
+    return (*RESUME_PAIR_TEXTS, configured) if configured else RESUME_PAIR_TEXTS
+
+
+def _hook_input(options: ClaudeAgentOptions, session_id: str, cwd: Path) -> dict[str, Any]:
+    return {
+        "session_id": session_id,
+        "transcript_path": "",
+        "cwd": str(cwd),
+        "permission_mode": options.permission_mode or "default",
+    }
 
 
 def _read_ran_log(folders: StepFolders) -> list[str]:

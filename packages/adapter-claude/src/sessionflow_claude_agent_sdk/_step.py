@@ -1,15 +1,10 @@
 """One run of the Claude Code CLI: at most one model call, every tool call deferred.
 
-Who decides about a tool call, and when:
-
-* A command hook from the CLI's settings (`_hook_command`) sees every PreToolUse and
-  PostToolUse. It answers the call that replays when a deferred turn resumes (the CLI
-  settles that call while it boots, before the SDK's hook callbacks are registered), and
-  defers every other call, so nothing ever runs inside the CLI.
-* An in-process PreToolUse callback (`ToolGate`) sees the calls of the model response in
-  the order the CLI starts them: the first one is deferred, every later one is denied
-  with a message asking the model to issue it again (the CLI keeps only one deferred call
-  per turn; a denial keeps the transcript whole). A denial wins over a deferral.
+A command hook from the CLI's settings (`_hook_command`) answers every PreToolUse with
+``defer``, so nothing ever runs inside the CLI: the CLI stops after the model's response
+and the step returns its tool calls. A hook from the settings is used, not an in-process
+callback, because the CLI may ask before the SDK has registered its callbacks. The same
+hook records any call the CLI reports as run (PostToolUse); there should never be one.
 """
 
 from __future__ import annotations
@@ -22,7 +17,7 @@ import sys
 import tempfile
 import time
 from collections import deque
-from collections.abc import Generator
+from collections.abc import AsyncIterator, Generator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,9 +27,6 @@ from claude_agent_sdk import (
     AssistantMessage,
     ClaudeAgentOptions,
     ClaudeSDKClient,
-    HookContext,
-    HookInput,
-    HookJSONOutput,
     ResultMessage,
     StreamEvent,
     ToolUseBlock,
@@ -44,20 +36,13 @@ from sessionflow.session import AgentEventWriter, AgentUsage
 from sessionflow_claude_agent_sdk._errors import ClaudeStepError
 
 __all__ = [
-    "PARALLEL_CALL_DENIAL",
     "ClaudeStepError",
     "StepFolders",
     "StepResult",
-    "ToolGate",
     "hook_settings",
     "run_cli",
     "step_folders",
 ]
-
-PARALLEL_CALL_DENIAL = (
-    "Not run: sessionflow runs one tool call per model response, and this response already "
-    "asked for an earlier one. Issue this call again after that call's result."
-)
 
 _HOOK_SCRIPT = Path(__file__).with_name("_hook_command.py")
 _STDERR_LINES = 40
@@ -146,27 +131,6 @@ def pre_tool_use(decision: str, reason: str | None = None, **extra: Any) -> Json
     return {"hookSpecificOutput": output}
 
 
-class ToolGate:
-    """The in-process PreToolUse callback: defer the first new call, deny the others."""
-
-    def __init__(self, replay_id: str | None) -> None:
-        self.replay_id = replay_id
-        self.deferred: str | None = None
-        self.denied: list[str] = []
-
-    async def __call__(
-        self, hook_input: HookInput, tool_use_id: str | None, context: HookContext
-    ) -> HookJSONOutput:
-        # Decide before the first await: the CLI asks in the order it starts the calls.
-        if tool_use_id is None or tool_use_id == self.replay_id:
-            return {}
-        if self.deferred is None or self.deferred == tool_use_id:
-            self.deferred = tool_use_id
-            return cast(HookJSONOutput, pre_tool_use("defer"))
-        self.denied.append(tool_use_id)
-        return cast(HookJSONOutput, pre_tool_use("deny", PARALLEL_CALL_DENIAL))
-
-
 @dataclass(kw_only=True)
 class StepResult:
     """What one CLI run produced."""
@@ -221,8 +185,11 @@ class _Stream:
         )
 
 
-async def run_cli(options: ClaudeAgentOptions, prompt: str | None, events: AgentEventWriter) -> StepResult:
-    """Run the CLI until its result: send `prompt`, or (None) let a deferred call replay.
+async def run_cli(
+    options: ClaudeAgentOptions, prompt: str | list[Json] | None, events: AgentEventWriter
+) -> StepResult:
+    """Run the CLI until its result: send `prompt` (text, or content blocks with images), or
+    (None) let it continue the turn whose tool results the transcript now holds.
 
     Raises:
         ClaudeStepError: The CLI failed, ended without a result, or reported an error
@@ -236,8 +203,10 @@ async def run_cli(options: ClaudeAgentOptions, prompt: str | None, events: Agent
     client = ClaudeSDKClient(options=options)
     try:
         await client.connect()
-        if prompt is not None:
+        if isinstance(prompt, str):
             await client.query(prompt)
+        elif prompt is not None:
+            await client.query(_one_message(prompt))
         async for message in client.receive_response():
             if isinstance(message, StreamEvent):
                 if message.parent_tool_use_id is None:
@@ -263,6 +232,10 @@ async def run_cli(options: ClaudeAgentOptions, prompt: str | None, events: Agent
     return StepResult(
         result=result, usage=stream.usage(), model_calls=len(stream.message_ids), tool_uses=tool_uses
     )
+
+
+async def _one_message(content: list[Json]) -> AsyncIterator[Json]:
+    yield {"type": "user", "message": {"role": "user", "content": content}, "parent_tool_use_id": None}
 
 
 def _with_stderr(message: str, stderr: deque[str]) -> str:

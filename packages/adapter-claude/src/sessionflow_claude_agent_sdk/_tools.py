@@ -1,10 +1,15 @@
 """The tools of one session: Claude Code's own, custom SDK MCP tools, and sessionflow tool specs.
 
-In a model step the CLI sees every tool with its real name, schema and annotations, but
-the in-process MCP servers behind the custom tools and the tool specs are replaced by
-stubs: a stub never runs a handler. It only answers the one call that replays when a
-deferred turn resumes, with the result the session recorded. The real handlers run in
-the tool step (`ToolSet.execute`).
+In a model step the CLI sees every tool with its real schema and annotations, but the
+in-process MCP servers behind the custom tools and the tool specs are replaced by stubs
+that never run a handler (every call is deferred; a resumed step writes the recorded
+result into the transcript itself). The real handlers run in the tool step
+(`ToolSet.execute`).
+
+Names: a custom tool keeps its SDK name, ``mcp__<server>__<tool>``, in what the model
+sees and in the session (policies and approval lists take that name or the bare tool
+name). The CLI runs with ``CLAUDE_AGENT_SDK_MCP_NO_PREFIX=1`` so that the tool specs keep
+their own names; the stubs therefore list the custom tools under their full names.
 """
 
 from __future__ import annotations
@@ -43,11 +48,11 @@ from sessionflow_local_tools import with_floor
 
 __all__ = [
     "TOOL_SPEC_SERVER",
-    "ReplayedCall",
     "ToolSet",
     "check_tool_options",
     "current_tool_invocation",
     "discover_tools",
+    "sdk_tool_name",
 ]
 
 TOOL_SPEC_SERVER = "sessionflow"
@@ -56,26 +61,19 @@ TOOL_SPEC_SERVER = "sessionflow"
 MAX_RESULT_SIZE_CHARS = 50_000_000
 """Claude Code keeps a tool result this large inline instead of saving it to a file."""
 
-_NOT_RUN = (
-    "sessionflow did not run this call here: every tool call runs in its own durable step, "
-    "and only a call the session already ran is answered during a model step."
-)
+_NOT_RUN = "sessionflow did not run this call here: every tool call runs in its own durable step."
 
 
-@dataclass(frozen=True, kw_only=True)
-class ReplayedCall:
-    """The call a resumed model step replays, answered with the session's record."""
-
-    tool_call_id: str
-    tool_name: str
-    output: str
-    is_error: bool = False
+def sdk_tool_name(server: str, tool: str) -> str:
+    """The name Claude Code gives a tool of an SDK MCP server."""
+    return f"mcp__{server}__{tool}"
 
 
 @dataclass(frozen=True, kw_only=True)
 class _CustomTool:
     server: str
     tool: Tool
+    """As the server lists it (its own, bare name)."""
     instance: Server[Any]
 
 
@@ -107,20 +105,29 @@ class ToolSet:
             return effect_from_mcp_annotations(hints)
         return None
 
+    def aliases(self, name: str) -> tuple[str, ...]:
+        """Other names a policy or an approval list may use for the tool: a custom tool's bare name."""
+        custom = self.custom.get(name)
+        return (custom.tool.name,) if custom is not None else ()
+
+    def has_floor(self, name: str) -> bool:
+        return name in self.builtins
+
     def floored(self, name: str, policy: ToolPolicy) -> ToolPolicy:
         """``policy`` raised to the floor of a Claude Code tool (`Write` and `Edit` always ask)."""
         if name in self.builtins:
             return with_floor(BUILTIN_TOOL_POLICIES[name], policy)
         return policy
 
-    def stub_servers(self, replay: ReplayedCall | None) -> dict[str, McpSdkServerConfig]:
+    def stub_servers(self) -> dict[str, McpSdkServerConfig]:
         """In-process MCP servers with the real tool definitions and handlers that run nothing."""
         by_server: dict[str, list[Tool]] = {}
-        for custom in self.custom.values():
-            by_server.setdefault(custom.server, []).append(_inline_results(custom.tool))
+        for name, custom in self.custom.items():
+            listed = custom.tool.model_copy(update={"name": name})
+            by_server.setdefault(custom.server, []).append(_inline_results(listed))
         if self.specs:
             by_server[TOOL_SPEC_SERVER] = [_inline_results(_spec_tool(spec)) for spec in self.specs.values()]
-        return {name: _stub_server(name, tools, replay) for name, tools in by_server.items()}
+        return {name: _stub_server(name, tools) for name, tools in by_server.items()}
 
     async def execute(
         self, name: str, arguments: dict[str, Any], invocation: ToolInvocation, cwd: Path
@@ -159,8 +166,9 @@ async def discover_tools(options: ClaudeAgentOptions, tool_sources: Sequence[Too
     for server_name, config in servers.items():
         instance = cast(McpSdkServerConfig, config)["instance"]
         for tool in await _list_tools(instance):
-            _claim(seen, tool.name, f"MCP server {server_name!r}", f"mcp_servers[{server_name!r}]")
-            custom[tool.name] = _CustomTool(server=server_name, tool=tool, instance=instance)
+            name = sdk_tool_name(server_name, tool.name)
+            _claim(seen, name, f"MCP server {server_name!r}", f"mcp_servers[{server_name!r}]")
+            custom[name] = _CustomTool(server=server_name, tool=tool, instance=instance)
     return ToolSet(builtins=builtins, specs=specs, custom=custom)
 
 
@@ -247,17 +255,13 @@ def _inline_results(tool: Tool) -> Tool:
     return tool.model_copy(update={"meta": meta})
 
 
-def _stub_server(name: str, tools: list[Tool], replay: ReplayedCall | None) -> McpSdkServerConfig:
+def _stub_server(name: str, tools: list[Tool]) -> McpSdkServerConfig:
     async def on_list_tools(
         ctx: ServerRequestContext[Any], params: PaginatedRequestParams | None
     ) -> ListToolsResult:
         return ListToolsResult(tools=tools)
 
     async def on_call_tool(ctx: ServerRequestContext[Any], params: CallToolRequestParams) -> CallToolResult:
-        if replay is not None and params.name == replay.tool_name:
-            return CallToolResult(
-                content=[TextContent(type="text", text=replay.output)], is_error=replay.is_error
-            )
         return CallToolResult(content=[TextContent(type="text", text=_NOT_RUN)], is_error=True)
 
     server: Server[Any] = Server(name, version="1", on_list_tools=on_list_tools, on_call_tool=on_call_tool)

@@ -21,8 +21,8 @@ import base64
 import json
 import uuid
 import zlib
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, cast
@@ -32,20 +32,28 @@ from claude_agent_sdk import project_key_for_directory
 from sessionflow.session import AgentMessage, FrameworkMessage, MessageRole
 
 __all__ = [
+    "ANSWERED_DENIAL",
     "RUN_STATE_VERSION",
     "TRANSCRIPT_KEY",
     "History",
+    "PendingCall",
     "RunState",
     "assemble_history",
     "claude_session_id",
+    "drop_resume_pair",
+    "entry_field",
     "framework_messages",
+    "last_assistant_uuid",
+    "pending_tool_uses",
     "read_transcript",
     "user_entries",
+    "without_answer_denials",
+    "without_deferrals",
     "write_transcript",
 ]
 
-RUN_STATE_VERSION = 1
-"""Bumped whenever the run state's JSON shape changes; other versions are refused."""
+RUN_STATE_VERSION = 2
+"""Bumped whenever the run state's JSON shape changes; version 1 is still read, others are refused."""
 
 TRANSCRIPT_KEY = "claude_transcript"
 """Key, in a turn's last stored message, of the transcript lines that turn added."""
@@ -103,15 +111,44 @@ def read_transcript(config_dir: Path, cwd: Path, session_id: str) -> list[str]:
 
 
 @dataclass(frozen=True, kw_only=True)
+class PendingCall:
+    """A tool call of the model's last response, deferred to its own step."""
+
+    id: str
+    name: str
+    input: Json = field(default_factory=lambda: {})
+    """The arguments the model sent (the transcript keeps them; the step may run updated ones)."""
+    denial: str | None = None
+    """Set when the user's hooks or permission options denied the call: the text the model sees."""
+
+    def to_json(self) -> Json:
+        data: Json = {"id": self.id, "name": self.name, "input": self.input}
+        if self.denial is not None:
+            data["denial"] = self.denial
+        return data
+
+    @classmethod
+    def from_json(cls, data: Json) -> PendingCall:
+        denial = data.get("denial")
+        return cls(
+            id=str(data["id"]),
+            name=str(data["name"]),
+            input=cast(Json, data.get("input") or {}),
+            denial=denial if isinstance(denial, str) else None,
+        )
+
+
+@dataclass(frozen=True, kw_only=True)
 class RunState:
-    """An open turn: the transcript so far and the call the CLI deferred."""
+    """An open turn: the transcript so far and the calls of the model's last response."""
 
     session_id: str
     lines: list[str]
     turn_base: int
     """How many of `lines` the turn started with (earlier turns' lines)."""
-    deferred_id: str
-    deferred_name: str
+    calls: list[PendingCall]
+    model_calls: int = 1
+    """Model requests the turn has made so far (`max_turns` counts them)."""
 
     def to_json(self) -> str:
         return json.dumps(
@@ -120,7 +157,8 @@ class RunState:
                 "session_id": self.session_id,
                 "transcript": encode_lines(self.lines),
                 "turn_base": self.turn_base,
-                "deferred": {"id": self.deferred_id, "name": self.deferred_name},
+                "calls": [call.to_json() for call in self.calls],
+                "model_calls": self.model_calls,
             },
             separators=(",", ":"),
         )
@@ -128,16 +166,160 @@ class RunState:
     @classmethod
     def from_json(cls, text: str) -> RunState:
         data = cast(Json, json.loads(text))
-        if data.get("v") != RUN_STATE_VERSION:
-            raise ValueError(f"unsupported Claude Agent SDK run state version {data.get('v')!r}")
-        deferred = cast(Json, data["deferred"])
+        version = data.get("v")
+        if version == 1:
+            # One deferred call, replayed by the CLI; its result is now written like any other.
+            deferred = cast(Json, data["deferred"])
+            calls = [PendingCall(id=str(deferred["id"]), name=str(deferred["name"]))]
+            model_calls = 1
+        elif version == RUN_STATE_VERSION:
+            calls = [PendingCall.from_json(cast(Json, c)) for c in cast(list[Any], data["calls"])]
+            model_calls = int(data.get("model_calls") or 1)
+        else:
+            raise ValueError(f"unsupported Claude Agent SDK run state version {version!r}")
         return cls(
             session_id=str(data["session_id"]),
             lines=decode_lines(str(data["transcript"])),
             turn_base=int(data["turn_base"]),
-            deferred_id=str(deferred["id"]),
-            deferred_name=str(deferred["name"]),
+            calls=calls,
+            model_calls=model_calls,
         )
+
+
+def last_assistant_uuid(lines: Sequence[str]) -> str | None:
+    for line in reversed(lines):
+        entry = _entry(line)
+        if entry is not None and entry.get("type") == "assistant" and isinstance(entry.get("uuid"), str):
+            return str(entry["uuid"])
+    return _leaf_uuid(lines)
+
+
+def entry_field(lines: Sequence[str], entry_uuid: str | None, name: str) -> Any:
+    """A field of the entry with `entry_uuid`, or None."""
+    for line in reversed(lines):
+        entry = _entry(line)
+        if entry is not None and entry.get("uuid") == entry_uuid:
+            return entry.get(name)
+    return None
+
+
+def pending_tool_uses(lines: Sequence[str]) -> list[Json]:
+    """The ``tool_use`` blocks of the model's last response that have no result yet.
+
+    Claude Code writes one transcript entry per content block; the blocks of one response
+    share its message ID.
+    """
+    last_id: str | None = None
+    uses: list[Json] = []
+    answered: set[str] = set()
+    for line in lines:
+        entry = _entry(line)
+        if entry is None or entry.get("isSidechain") is True:
+            continue
+        message = entry.get("message")
+        if not isinstance(message, dict):
+            continue
+        body = cast(Json, message)
+        if entry.get("type") == "assistant" and body.get("model") != "<synthetic>":
+            own_id = str(body.get("id") or entry.get("uuid"))
+            if own_id != last_id:
+                last_id, uses, answered = own_id, [], set()
+            uses.extend(b for b in _blocks(body.get("content")) if b.get("type") == "tool_use")
+        elif entry.get("type") == "user":
+            answered.update(
+                str(b.get("tool_use_id"))
+                for b in _blocks(body.get("content"))
+                if b.get("type") == "tool_result"
+            )
+    return [use for use in uses if str(use.get("id")) not in answered]
+
+
+def drop_resume_pair(lines: list[str], start: int, resume_texts: Sequence[str]) -> list[str]:
+    """`lines` without the synthetic pair the CLI adds when it continues an interrupted turn.
+
+    The CLI writes an assistant entry "No response requested." (model ``<synthetic>``) and a
+    meta user entry with its resume prompt; sessionflow took them off the request
+    (`ModelWire`), so they leave the transcript too. Only entries from `start` on are looked at.
+    """
+    return drop_entries(lines, start, lambda entry: _is_resume_entry(entry, resume_texts))
+
+
+def without_deferrals(lines: list[str]) -> list[str]:
+    """`lines` without the CLI's records of deferred calls (``hook_deferred_tool``).
+
+    A new turn starts from a transcript whose calls all have results; left in, the record of
+    the last deferred call would make the CLI take it up again instead of the new prompt.
+    """
+    return drop_entries(lines, 0, _is_deferral)
+
+
+ANSWERED_DENIAL = "sessionflow already recorded this call's result"
+"""Why the resumed CLI is told not to run again the call it deferred last."""
+
+
+def without_answer_denials(lines: list[str], start: int) -> list[str]:
+    """`lines` without the result the CLI records when told not to run a deferred call again.
+
+    The CLI does not send it to the model (the result sessionflow wrote comes first), but it
+    writes it into the transcript, where a later request would show it.
+    """
+    return drop_entries(lines, start, _is_answer_denial)
+
+
+def drop_entries(lines: list[str], start: int, dropped_if: Callable[[Json], bool]) -> list[str]:
+    """`lines` without the entries (from `start` on) `dropped_if` picks; an entry whose parent
+    was dropped is chained to the nearest kept ancestor."""
+    dropped: dict[str, str | None] = {}
+    kept: list[str] = list(lines[:start])
+    for line in lines[start:]:
+        entry = _entry(line)
+        if entry is not None and dropped_if(entry):
+            dropped[str(entry.get("uuid"))] = cast(str | None, entry.get("parentUuid"))
+            continue
+        kept.append(line)
+    if not dropped:
+        return kept
+    relinked: list[str] = []
+    for index, line in enumerate(kept):
+        entry = _entry(line) if index >= start else None
+        parent = entry.get("parentUuid") if entry is not None else None
+        if entry is not None and isinstance(parent, str) and parent in dropped:
+            while isinstance(parent, str) and parent in dropped:
+                parent = dropped[parent]
+            entry["parentUuid"] = parent
+            line = json.dumps(entry, separators=(",", ":"), ensure_ascii=False)
+        relinked.append(line)
+    return relinked
+
+
+def _is_deferral(entry: Json) -> bool:
+    attachment = entry.get("attachment")
+    return (
+        entry.get("type") == "attachment"
+        and isinstance(attachment, dict)
+        and cast(Json, attachment).get("type") == "hook_deferred_tool"
+    )
+
+
+def _is_answer_denial(entry: Json) -> bool:
+    message = entry.get("message")
+    if entry.get("type") != "user" or not isinstance(message, dict):
+        return False
+    results = [b for b in _blocks(cast(Json, message).get("content")) if b.get("type") == "tool_result"]
+    return bool(results) and all(ANSWERED_DENIAL in result_text(b.get("content")) for b in results)
+
+
+def _is_resume_entry(entry: Json, resume_texts: Sequence[str]) -> bool:
+    message = entry.get("message")
+    if not isinstance(message, dict):
+        return False
+    body = cast(Json, message)
+    texts = [str(b.get("text")) for b in _blocks(body.get("content")) if b.get("type") == "text"]
+    if entry.get("type") == "assistant":
+        return body.get("model") == "<synthetic>" and texts == ["No response requested."]
+    if entry.get("type") == "user":
+        return entry.get("isMeta") is True and bool(texts) and all(t in resume_texts for t in texts)
+    return False
 
 
 @dataclass(frozen=True, kw_only=True)

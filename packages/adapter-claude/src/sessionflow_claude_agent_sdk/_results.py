@@ -1,0 +1,135 @@
+"""Tool results as the model sees them: written into the transcript before a resumed step.
+
+A resumed model step writes one user entry holding a ``tool_result`` block for every call
+of the model's last response, in the order the model asked for them, shaped as Claude
+Code shapes its own results, then resumes the CLI without a prompt:
+
+* a success of a custom SDK MCP tool or a tool spec: the text as a list of one text block;
+  of `Bash`: the text with ``is_error: false``; of another Claude Code tool: the text;
+* a failure, rejection or unknown outcome: `describe_tool_call_outcome` with
+  ``is_error: true``;
+* a call the user's hooks or permission options denied: Claude Code's denial text with
+  ``is_error: true`` (the call never ran).
+
+The user's `PostToolUse` hooks run here, after the tool step, with the recorded result;
+for an MCP tool, an ``updatedMCPToolOutput`` / ``updatedToolOutput`` replaces the text the
+model sees (Claude Code drops such a rewrite for its own tools, and so does this).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import uuid
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, cast
+
+from claude_agent_sdk import ClaudeAgentOptions
+
+from sessionflow.session import AgentToolCall, AgentToolCallStatus, describe_tool_call_outcome
+from sessionflow_claude_agent_sdk._permissions import hook_matchers, matches
+from sessionflow_claude_agent_sdk._tools import ToolSet
+from sessionflow_claude_agent_sdk._transcript import PendingCall, entry_field, last_assistant_uuid
+
+__all__ = ["tool_result_blocks", "tool_result_entry"]
+
+Json = dict[str, Any]
+
+
+async def tool_result_blocks(
+    calls: Sequence[PendingCall],
+    record_of: Callable[[str], AgentToolCall],
+    tools: ToolSet,
+    options: ClaudeAgentOptions,
+    hook_input: Json,
+) -> list[Json]:
+    blocks: list[Json] = []
+    for call in calls:
+        if call.denial is not None:
+            blocks.append(_block(call.id, call.denial, is_error=True))
+            continue
+        record = record_of(call.id)
+        if record.status is AgentToolCallStatus.FAILED and record.error:
+            # The tool's own error text, as Claude Code shows a failed tool's message.
+            blocks.append(_block(call.id, record.error, is_error=True))
+            continue
+        if record.status is not AgentToolCallStatus.SUCCEEDED:
+            blocks.append(_block(call.id, describe_tool_call_outcome(record), is_error=True))
+            continue
+        text = describe_tool_call_outcome(record)
+        if tools.is_mcp(call.name):
+            text = await _post_tool_use(options, call, text, hook_input)
+            blocks.append(
+                {"tool_use_id": call.id, "type": "tool_result", "content": [{"type": "text", "text": text}]}
+            )
+            continue
+        await _post_tool_use(options, call, text, hook_input)
+        block = _block(call.id, text, is_error=None)
+        if call.name == "Bash":
+            block["is_error"] = False
+        blocks.append(block)
+    return blocks
+
+
+def tool_result_entry(lines: Sequence[str], blocks: list[Json], *, session_id: str, cwd: Path) -> str:
+    """One transcript user entry with `blocks`, chained after the model's last response."""
+    parent = last_assistant_uuid(lines)
+    entry: Json = {
+        "parentUuid": parent,
+        "isSidechain": False,
+        "type": "user",
+        "message": {"role": "user", "content": blocks},
+        "uuid": str(uuid.uuid4()),
+        "timestamp": datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z"),
+        "userType": "external",
+        "cwd": str(cwd),
+        "sessionId": session_id,
+    }
+    # The CLI reads an entry only with the version of the CLI that wrote the transcript.
+    version = entry_field(lines, parent, "version")
+    if version is not None:
+        entry["version"] = version
+    # Written as json.dumps writes by default: the CLI skipped the entry when it was written
+    # with compact separators, and then did not continue the turn.
+    return json.dumps(entry, ensure_ascii=False)
+
+
+def _block(call_id: str, text: str, *, is_error: bool | None) -> Json:
+    block: Json = {"tool_use_id": call_id, "type": "tool_result", "content": text}
+    if is_error is not None:
+        block["is_error"] = is_error
+    return block
+
+
+async def _post_tool_use(options: ClaudeAgentOptions, call: PendingCall, text: str, hook_input: Json) -> str:
+    callbacks: list[tuple[Any, float | None]] = [
+        (callback, matcher.timeout)
+        for matcher in hook_matchers(options, "PostToolUse")
+        if matches(matcher.matcher, call.name)
+        for callback in matcher.hooks
+    ]
+    if not callbacks:
+        return text
+    event = {
+        **hook_input,
+        "hook_event_name": "PostToolUse",
+        "tool_name": call.name,
+        "tool_input": call.input,
+        "tool_response": text,
+        "tool_use_id": call.id,
+    }
+    answers = await asyncio.gather(
+        *(
+            asyncio.wait_for(cb(event, call.id, {"signal": None}), timeout or 60.0)
+            for cb, timeout in callbacks
+        )
+    )
+    for answer in answers:
+        specific = cast(Json, cast(Json, answer or {}).get("hookSpecificOutput") or {})
+        for key in ("updatedToolOutput", "updatedMCPToolOutput"):
+            value = specific.get(key)
+            if isinstance(value, str):
+                text = value
+    return text
