@@ -19,7 +19,7 @@ from tests.core.conftest import FAST
     [
         (ClaudeAgentOptions(hooks={"PermissionRequest": [HookMatcher()]}), "hooks"),
         (ClaudeAgentOptions(resume="abc", fork_session=True), "resume, fork_session"),
-        (ClaudeAgentOptions(tools=["Read", "Task"]), "tools"),
+        (ClaudeAgentOptions(tools=["Read", "NotebookEdit"]), "tools"),
         (ClaudeAgentOptions(mcp_servers={"fs": {"command": "mcp-fs"}}), "mcp_servers['fs']"),
         (ClaudeAgentOptions(settings='{"hooks": {}}'), "settings"),
         (ClaudeAgentOptions(settings='{"model": '), "settings"),

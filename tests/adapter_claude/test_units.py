@@ -250,7 +250,11 @@ def test_the_default_tool_set_is_every_claude_code_tool_the_adapter_runs() -> No
 @pytest.mark.parametrize(
     ("options", "sources", "complaint"),
     [
-        (ClaudeAgentOptions(tools=["Read", "Task"]), [], "cannot run Claude Code's tools Task"),
+        (
+            ClaudeAgentOptions(tools=["Read", "NotebookEdit"]),
+            [],
+            "cannot run Claude Code.s tools NotebookEdit",
+        ),
         (ClaudeAgentOptions(tools=["Read"]), ["Read"], "two tools are named 'Read'"),
         (
             ClaudeAgentOptions(mcp_servers={"ops": custom_server()}),

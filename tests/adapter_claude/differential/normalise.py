@@ -113,3 +113,45 @@ def normalise_request(body: Mapping[str, Any], folders: Mapping[str, str]) -> di
         "tools": tools,
         "messages": normalise_value(messages, folders),
     }
+
+
+SUB_AGENT_NOTES = "\n\nMessages from the agent that launched you"
+"""Where Claude Code's own notes for a sub-agent begin, after the agent's prompt."""
+
+
+def without_sub_agent_frames(request: dict[str, Any]) -> dict[str, Any]:
+    """A plain request as the session shows a sub-agent: the deliberate difference (adapter
+    README, "Sub-agents").
+
+    The session runs a sub-agent as a conversation of its own, so its system prompt is the
+    agent's prompt without the notes Claude Code adds for a sub-agent (and without the
+    billing header's sub-agent flag), and the parent sees the sub-agent's report as it was
+    written, without Claude Code's hand-back frame (whose ``agentId``, token count and
+    duration differ on every run anyway).
+    """
+    system = str(request["system"])
+    if "cc_is_subagent=true;" in system:
+        system = system.replace(" cc_is_subagent=true;", "").split(SUB_AGENT_NOTES, 1)[0]
+    return {**request, "system": system, "messages": _unframed(request["messages"])}
+
+
+def _unframed(value: Any) -> Any:
+    if isinstance(value, list):
+        return [_unframed(v) for v in cast(list[Any], value)]
+    if isinstance(value, dict):
+        item = cast(dict[str, Any], value)
+        text = item.get("text")
+        if item.get("type") == "text" and isinstance(text, str) and "[Subagent hand-back]" in text:
+            return {**item, "text": _report(text)}
+        return {k: _unframed(v) for k, v in item.items()}
+    return value
+
+
+def _report(framed: str) -> str:
+    after = framed.split("The report follows:\n", 1)[-1]
+    lines: list[str] = []
+    for line in after.split("\n"):
+        if line.startswith("agentId: "):
+            break
+        lines.append(line.removeprefix("  "))
+    return "\n".join(lines)

@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
-
-import pytest
 
 from sessionflow.testing import ModelReply, ScriptedModelServer, ScriptedToolCall
 from tests.adapter_claude.differential import sdk_examples
 from tests.adapter_claude.differential.harness import Scenario, assert_same_run, run_both, tool_results
+from tests.adapter_claude.differential.normalise import without_sub_agent_frames
 
 
-@pytest.mark.xfail(strict=True, reason="issue 24 item 5: the Agent tool (sub-agents) is refused")
 async def test_the_code_reviewer_sub_agent(
     temporal_address: str, model_server: ScriptedModelServer, tmp_path: Path
 ) -> None:
@@ -46,4 +45,46 @@ async def test_the_code_reviewer_sub_agent(
     text, is_error = tool_results(plain.requests[2])["toolu_agent"]
     assert not is_error and "types.py looks fine" in text
     assert plain.results == ["The reviewer found only missing type hints."]
-    assert_same_run(plain, session)
+    # Deliberate (adapter README, "Sub-agents"): the sub-agent is the session's own
+    # conversation, without Claude Code's sub-agent notes and hand-back frame.
+    unframed = replace(plain, requests=[without_sub_agent_frames(r) for r in plain.requests])
+    assert_same_run(unframed, session)
+
+
+async def test_a_sub_agent_that_reads_a_file(
+    temporal_address: str, model_server: ScriptedModelServer, tmp_path: Path
+) -> None:
+    """The sub-agent's own tool call runs as a step of the session (``toolu_agent.toolu_read``)."""
+    scenario = Scenario(
+        name="agents-read",
+        build=sdk_examples.agents_code_reviewer,
+        files={"types.py": "def add(a, b):\n    return a + b\n"},
+        script=lambda workspace: [
+            ModelReply.call(
+                ScriptedToolCall(
+                    "toolu_agent",
+                    "Agent",
+                    {
+                        "description": "Review types.py",
+                        "prompt": "Review the code in types.py",
+                        "subagent_type": "code-reviewer",
+                    },
+                )
+            ),
+            ModelReply.call(
+                ScriptedToolCall("toolu_read", "Read", {"file_path": str(workspace / "types.py")})
+            ),
+            ModelReply.say("add has no type hints."),
+            ModelReply.say("The reviewer found only missing type hints."),
+        ],
+        turns=["Use the code-reviewer agent to review the code in types.py"],
+    )
+    plain, session = await run_both(scenario, model_server, temporal_address, tmp_path)
+
+    assert len(plain.requests) == 4
+    assert plain.requests[2]["tools"] == ["Grep", "Read"]
+    text, is_error = tool_results(plain.requests[2])["toolu_read"]
+    assert not is_error and "1\tdef add(a, b):" in text
+    assert plain.results == ["The reviewer found only missing type hints."]
+    unframed = replace(plain, requests=[without_sub_agent_frames(r) for r in plain.requests])
+    assert_same_run(unframed, session)

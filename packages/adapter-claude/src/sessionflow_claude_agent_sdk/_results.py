@@ -21,7 +21,7 @@ from __future__ import annotations
 import asyncio
 import json
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, cast
@@ -44,11 +44,21 @@ async def tool_result_blocks(
     tools: ToolSet,
     options: ClaudeAgentOptions,
     hook_input: Json,
+    *,
+    answers: Mapping[str, str] | None = None,
 ) -> list[Json]:
+    """The results of `calls`; `answers` are the sub-agents' answers to ``Agent`` calls."""
     blocks: list[Json] = []
     for call in calls:
         if call.denial is not None:
             blocks.append(_block(call.id, call.denial, is_error=True))
+            continue
+        answer = (answers or {}).get(call.id)
+        if answer is not None:
+            # Claude Code hands a sub-agent's report back as one text block.
+            blocks.append(
+                {"tool_use_id": call.id, "type": "tool_result", "content": [{"type": "text", "text": answer}]}
+            )
             continue
         record = record_of(call.id)
         if record.status is AgentToolCallStatus.FAILED and record.error:

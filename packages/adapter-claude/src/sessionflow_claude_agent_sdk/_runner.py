@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import dataclasses
 import json
 import os
 import tempfile
@@ -17,9 +18,11 @@ from claude_agent_sdk import ClaudeAgentOptions
 from sessionflow.images import image_bytes
 from sessionflow.plugins import ToolSpec
 from sessionflow.session import (
+    AgentEventWriter,
     AgentFrameworkRunner,
     AgentTurnContext,
     AgentTurnOutcome,
+    ContinueRequested,
     DeferredToolCall,
     DeferredToolExecution,
     FrameworkMessage,
@@ -44,14 +47,23 @@ from sessionflow_claude_agent_sdk._step import (
     run_cli,
     step_folders,
 )
-from sessionflow_claude_agent_sdk._tools import ToolSet, check_tool_options, discover_tools
+from sessionflow_claude_agent_sdk._subagents import (
+    SEPARATOR,
+    agent_options,
+    check_agent_call,
+    next_sub_agent,
+    start_sub_runs,
+)
+from sessionflow_claude_agent_sdk._tools import AGENT_TOOL, ToolSet, check_tool_options, discover_tools
 from sessionflow_claude_agent_sdk._transcript import (
     ANSWERED_DENIAL,
     PendingCall,
     RunState,
+    SubRun,
     assemble_history,
     claude_session_id,
     drop_resume_pair,
+    final_text,
     framework_messages,
     message_text,
     pending_tool_uses,
@@ -197,8 +209,9 @@ class ClaudeAgentRunner(AgentFrameworkRunner):
         hook_input = _hook_input(user_options, session_id, cwd)
         prompt: str | list[dict[str, Any]] | None = None
         answered: list[str] = []
-        resumed = turn.framework_run_state is not None
         model_calls = 0
+        state: RunState | None = None
+        lines: list[str] = []
         if turn.framework_run_state is not None:
             state = RunState.from_json(turn.framework_run_state)
             if state.session_id != session_id:
@@ -206,55 +219,26 @@ class ClaudeAgentRunner(AgentFrameworkRunner):
                     f"the run state belongs to Claude session {state.session_id}, not {session_id}"
                 )
             base, model_calls = state.turn_base, state.model_calls
-            blocks = await tool_result_blocks(
-                state.calls, turn.recorded_tool_call, tools, user_options, hook_input
-            )
-            lines = [*state.lines, tool_result_entry(state.lines, blocks, session_id=session_id, cwd=cwd)]
-            answered = [call.id for call in state.calls]
-            if user_options.max_turns is not None and model_calls >= user_options.max_turns:
-                return max_turns_reached(lines, base, session_id, user_options.max_turns, model_calls)
         else:
             history = assemble_history(turn.messages)
             earlier = without_deferrals(history.lines)
             base = len(earlier)
             lines = earlier + user_entries(earlier, history.pending, session_id=session_id, cwd=cwd)
             prompt = prompt_content(history.prompt)
-        resume_texts = _resume_texts(user_options)
-        with step_folders(self.config_root) as folders:
-            plan: dict[str, Any] = {
-                "fresh": pre_tool_use("defer"),
-                "answered_ids": answered,
-                # Denied, the CLI keeps the result the transcript holds and runs nothing.
-                "answered": pre_tool_use("deny", ANSWERED_DENIAL),
-                "ran_log": str(folders.hooks / "ran-in-cli.jsonl"),
-            }
-            if lines:
-                write_transcript(folders.config, cwd, session_id, lines)
-            async with relay(user_options, resume_texts if resumed else ()) as wire:
-                options = step_options(
-                    user_options,
-                    tools=tools,
-                    folders=folders,
-                    plan=plan,
-                    session_id=session_id,
-                    resume=bool(lines),
-                    cwd=cwd,
-                    base_url=wire.base_url if wire is not None else None,
-                )
-                step = await run_cli(options, prompt, turn.events)
-            transcript = read_transcript(folders.config, cwd, session_id)
-            ran_in_cli = _read_ran_log(folders)
-        if ran_in_cli:
-            raise TurnAborted(
-                f"the Claude Code CLI ran tool calls itself ({', '.join(ran_in_cli)}); stopping the turn"
+        if state is not None:
+            waiting = next_sub_agent(state, turn.recorded_tool_call)
+            if waiting is not None:
+                return await self._step_sub_agent(turn, user_options, tools, state, waiting, hook_input)
+            blocks = await tool_result_blocks(
+                state.calls, turn.recorded_tool_call, tools, user_options, hook_input, answers=state.answers()
             )
-        if transcript[: len(lines)] != lines:
-            raise ClaudeStepError(
-                "the Claude Code CLI rewrote the earlier transcript; cannot keep the session"
-            )
-        if resumed:
-            transcript = drop_resume_pair(transcript, len(lines), resume_texts)
-            transcript = without_answer_denials(transcript, len(lines))
+            lines = [*state.lines, tool_result_entry(state.lines, blocks, session_id=session_id, cwd=cwd)]
+            answered = [call.id for call in state.calls]
+            if user_options.max_turns is not None and model_calls >= user_options.max_turns:
+                return max_turns_reached(lines, base, session_id, user_options.max_turns, model_calls)
+        step, transcript = await self._converse(
+            user_options, tools, cwd, session_id, lines, prompt, answered, turn.events
+        )
         return await self._outcome(
             turn,
             tools,
@@ -266,6 +250,118 @@ class ClaudeAgentRunner(AgentFrameworkRunner):
             model_calls=model_calls + step.model_calls,
             hook_input=hook_input,
         )
+
+    async def _converse(
+        self,
+        options: ClaudeAgentOptions,
+        tools: ToolSet,
+        cwd: Path,
+        session_id: str,
+        lines: list[str],
+        prompt: str | list[dict[str, Any]] | None,
+        answered: list[str],
+        events: AgentEventWriter,
+    ) -> tuple[StepResult, list[str]]:
+        """One CLI run of one conversation: at most one model call; the transcript after it.
+
+        `lines` is the conversation so far (written for the CLI to resume); `answered` are
+        the calls whose results `lines` ends with (a resume, no `prompt`).
+        """
+        resume_texts = _resume_texts(options) if answered else ()
+        with step_folders(self.config_root) as folders:
+            plan: dict[str, Any] = {
+                "fresh": pre_tool_use("defer"),
+                "answered_ids": answered,
+                # Denied, the CLI keeps the result the transcript holds and runs nothing.
+                "answered": pre_tool_use("deny", ANSWERED_DENIAL),
+                "ran_log": str(folders.hooks / "ran-in-cli.jsonl"),
+            }
+            if lines:
+                write_transcript(folders.config, cwd, session_id, lines)
+            async with relay(options, resume_texts) as wire:
+                run_options = step_options(
+                    options,
+                    tools=tools,
+                    folders=folders,
+                    plan=plan,
+                    session_id=session_id,
+                    resume=bool(lines),
+                    cwd=cwd,
+                    base_url=wire.base_url if wire is not None else None,
+                )
+                step = await run_cli(run_options, prompt, events)
+            transcript = read_transcript(folders.config, cwd, session_id)
+            ran_in_cli = _read_ran_log(folders)
+        if ran_in_cli:
+            raise TurnAborted(
+                f"the Claude Code CLI ran tool calls itself ({', '.join(ran_in_cli)}); stopping the turn"
+            )
+        if transcript[: len(lines)] != lines:
+            raise ClaudeStepError(
+                "the Claude Code CLI rewrote the earlier transcript; cannot keep the session"
+            )
+        if step.model_calls == 0:
+            raise ClaudeStepError(
+                f"the Claude Code CLI made no model call (stop reason {step.result.stop_reason!r})"
+            )
+        if answered:
+            transcript = drop_resume_pair(transcript, len(lines), resume_texts)
+            transcript = without_answer_denials(transcript, len(lines))
+        return step, transcript
+
+    async def _step_sub_agent(
+        self,
+        turn: AgentTurnContext,
+        options: ClaudeAgentOptions,
+        tools: ToolSet,
+        state: RunState,
+        sub: SubRun,
+        hook_input: dict[str, Any],
+    ) -> AgentTurnOutcome:
+        """One model call of a sub-agent the parent started with the ``Agent`` tool."""
+        sub_options = agent_options(options, sub.agent_type)
+        sub_tools = await discover_tools(sub_options, ())
+        cwd = working_directory(options)
+        prefix = sub.call_id + SEPARATOR
+        prompt: str | None = None
+        answered: list[str] = []
+        lines = list(sub.lines)
+        if not lines:
+            prompt = sub.prompt
+        else:
+            blocks = await tool_result_blocks(
+                sub.calls, lambda i: turn.recorded_tool_call(prefix + i), sub_tools, sub_options, hook_input
+            )
+            lines.append(tool_result_entry(lines, blocks, session_id=sub.session_id, cwd=cwd))
+            answered = [call.id for call in sub.calls]
+        # The sub-agent's words are not the session's stream: the plain SDK tags them with
+        # the parent call, and a follower of the session sees the parent's answer.
+        quiet = AgentEventWriter(None, turn_id=turn.turn_id, step_execution_id="sub-agent", attempt=1)
+        step, transcript = await self._converse(
+            sub_options, sub_tools, cwd, sub.session_id, lines, prompt, answered, quiet
+        )
+        if step.result.stop_reason != "tool_deferred":
+            done = replace(
+                sub, lines=transcript, calls=[], answer=final_text(transcript) or step.result.result or ""
+            )
+            later = state.with_sub(done)
+            return ContinueRequested(
+                framework_run_state=later.to_json(),
+                note=f"sub-agent {sub.agent_type} answered",
+                usage=step.usage,
+            )
+        calls: list[PendingCall] = []
+        deferred: list[DeferredToolCall] = []
+        for use in pending_tool_uses(transcript[len(sub.lines) :] if sub.lines else transcript):
+            call, request = await _defer(turn, sub_tools, sub_options, use, hook_input)
+            calls.append(call)
+            deferred.append(dataclasses.replace(request, tool_call_id=prefix + request.tool_call_id))
+        if not calls:
+            raise ClaudeStepError(
+                "the Claude Code CLI deferred a sub-agent's call the transcript does not hold"
+            )
+        later = state.with_sub(replace(sub, lines=transcript, calls=calls, model_calls=sub.model_calls + 1))
+        return ToolCallsRequested(framework_run_state=later.to_json(), tool_calls=deferred, usage=step.usage)
 
     async def _outcome(
         self,
@@ -281,10 +377,6 @@ class ClaudeAgentRunner(AgentFrameworkRunner):
         hook_input: dict[str, Any],
     ) -> AgentTurnOutcome:
         result = step.result
-        if step.model_calls == 0:
-            raise ClaudeStepError(
-                f"the Claude Code CLI made no model call (stop reason {result.stop_reason!r})"
-            )
         if result.stop_reason != "tool_deferred":
             delta = transcript[base:]
             return TurnCompleted(
@@ -309,7 +401,12 @@ class ClaudeAgentRunner(AgentFrameworkRunner):
             calls.append(call)
             deferred.append(request)
         state = RunState(
-            session_id=session_id, lines=transcript, turn_base=base, calls=calls, model_calls=model_calls
+            session_id=session_id,
+            lines=transcript,
+            turn_base=base,
+            calls=calls,
+            model_calls=model_calls,
+            sub_runs=start_sub_runs(calls, options, session_id),
         )
         return ToolCallsRequested(framework_run_state=state.to_json(), tool_calls=deferred, usage=step.usage)
 
@@ -322,6 +419,8 @@ class ClaudeAgentRunner(AgentFrameworkRunner):
         options = self.options_for(info)
         tools = await discover_tools(options, self.tool_sources)
         record = call.tool_call
+        if record.tool_name == AGENT_TOOL and tools.agent_tool:
+            return ToolExecutionResult(output=check_agent_call(options, record.parsed_arguments()))
         if call.run_state is not None:
             # Only a denied call carries the run state: it never runs, the model sees the denial.
             denial = denial_of(call.run_state, record.tool_call_id)
@@ -408,7 +507,7 @@ def step_options(
     hooks = {event: matchers for event, matchers in (options.hooks or {}).items() if event not in _STEP_HOOKS}
     return replace(
         options,
-        tools=list(tools.builtins),
+        tools=tools.cli_tools,
         allowed_tools=[],
         can_use_tool=None,
         mcp_servers=dict(tools.stub_servers()),
@@ -497,9 +596,14 @@ def session_policy(turn: AgentTurnContext, tools: ToolSet, name: str) -> ToolPol
 
 
 def denial_of(run_state: str, call_id: str) -> str | None:
-    for call in RunState.from_json(run_state).calls:
+    state = RunState.from_json(run_state)
+    for call in state.calls:
         if call.id == call_id:
             return call.denial
+    for sub in state.sub_runs:
+        for call in sub.calls:
+            if sub.call_id + SEPARATOR + call.id == call_id:
+                return call.denial
     return None
 
 

@@ -46,6 +46,9 @@ from sessionflow_claude_agent_sdk._builtin_tools import (
 )
 from sessionflow_local_tools import with_floor
 
+AGENT_TOOL = "Agent"
+"""Claude Code's tool that starts a sub-agent (``Task`` in older versions); see `_subagents`."""
+
 __all__ = [
     "TOOL_SPEC_SERVER",
     "ToolSet",
@@ -83,10 +86,17 @@ class ToolSet:
 
     builtins: tuple[str, ...]
     specs: Mapping[str, ToolSpec] = field(default_factory=lambda: {})
+    agent_tool: bool = False
+    """Claude Code's ``Agent`` tool is offered: the session runs its sub-agents (`_subagents`)."""
     custom: Mapping[str, _CustomTool] = field(default_factory=lambda: {})
 
     def is_builtin(self, name: str) -> bool:
         return name in self.builtins
+
+    @property
+    def cli_tools(self) -> list[str]:
+        """Claude Code's tools the CLI offers the model."""
+        return [*self.builtins, *((AGENT_TOOL,) if self.agent_tool else ())]
 
     def is_mcp(self, name: str) -> bool:
         """A tool behind an in-process MCP server (a custom tool or a tool spec)."""
@@ -96,6 +106,9 @@ class ToolSet:
         """The effect the tool itself declares; None leaves it to the session's default."""
         if name in self.builtins:
             return BUILTIN_TOOL_EFFECTS[name]
+        if name == AGENT_TOOL and self.agent_tool:
+            # It only starts the sub-agent; each of the sub-agent's calls has its own policy.
+            return ToolEffect.READ
         spec = self.specs.get(name)
         if spec is not None:
             return spec.framework_effect
@@ -156,7 +169,10 @@ async def discover_tools(options: ClaudeAgentOptions, tool_sources: Sequence[Too
             not an in-process SDK server, or two tools with one name.
     """
     builtins = check_tool_options(options, tool_sources)
-    seen: dict[str, str] = {name: "Claude Code" for name in builtins}
+    agent_tool = _offers_agent_tool(options)
+    seen: dict[str, str] = {
+        name: "Claude Code" for name in (*builtins, *((AGENT_TOOL,) if agent_tool else ()))
+    }
     specs: dict[str, ToolSpec] = {}
     for spec in tool_sources:
         _claim(seen, spec.name, "the tool sources", "tool_sources")
@@ -169,7 +185,7 @@ async def discover_tools(options: ClaudeAgentOptions, tool_sources: Sequence[Too
             name = sdk_tool_name(server_name, tool.name)
             _claim(seen, name, f"MCP server {server_name!r}", f"mcp_servers[{server_name!r}]")
             custom[name] = _CustomTool(server=server_name, tool=tool, instance=instance)
-    return ToolSet(builtins=builtins, specs=specs, custom=custom)
+    return ToolSet(builtins=builtins, specs=specs, custom=custom, agent_tool=agent_tool)
 
 
 def check_tool_options(options: ClaudeAgentOptions, tool_sources: Sequence[ToolSpec]) -> tuple[str, ...]:
@@ -201,11 +217,22 @@ def check_tool_options(options: ClaudeAgentOptions, tool_sources: Sequence[ToolS
     return builtins
 
 
+def _offers_agent_tool(options: ClaudeAgentOptions) -> bool:
+    """``Agent`` is offered when named in ``tools``, or by default when ``agents`` are defined."""
+    tools = options.tools
+    if tools is None or isinstance(tools, dict):
+        return bool(options.agents)
+    return any(str(name) in _AGENT_TOOL_NAMES for name in cast(list[object], tools))
+
+
+_AGENT_TOOL_NAMES = frozenset({AGENT_TOOL, "Task"})
+
+
 def _builtins(tools: object) -> tuple[str, ...]:
     if tools is None or isinstance(tools, dict):
         # The default set, or the claude_code preset: every Claude Code tool sessionflow can run.
         return BUILTIN_TOOL_NAMES
-    names = [str(name) for name in cast(list[object], tools)]
+    names = [str(name) for name in cast(list[object], tools) if str(name) not in _AGENT_TOOL_NAMES]
     unsupported = sorted(set(names) - set(BUILTIN_TOOL_NAMES))
     if unsupported:
         raise UnsupportedOptionError(

@@ -22,7 +22,7 @@ import json
 import uuid
 import zlib
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, cast
@@ -38,10 +38,12 @@ __all__ = [
     "History",
     "PendingCall",
     "RunState",
+    "SubRun",
     "assemble_history",
     "claude_session_id",
     "drop_resume_pair",
     "entry_field",
+    "final_text",
     "framework_messages",
     "last_assistant_uuid",
     "pending_tool_uses",
@@ -139,6 +141,49 @@ class PendingCall:
 
 
 @dataclass(frozen=True, kw_only=True)
+class SubRun:
+    """A sub-agent the parent started with the ``Agent`` tool: its own conversation."""
+
+    call_id: str
+    """The parent's ``Agent`` call; the sub-agent's calls are ``<call_id>.<their ID>``."""
+    agent_type: str
+    prompt: str
+    session_id: str
+    lines: list[str] = field(default_factory=lambda: [])
+    calls: list[PendingCall] = field(default_factory=lambda: [])
+    model_calls: int = 0
+    answer: str | None = None
+
+    def to_json(self) -> Json:
+        data: Json = {
+            "call_id": self.call_id,
+            "agent_type": self.agent_type,
+            "prompt": self.prompt,
+            "session_id": self.session_id,
+            "transcript": encode_lines(self.lines),
+            "calls": [call.to_json() for call in self.calls],
+            "model_calls": self.model_calls,
+        }
+        if self.answer is not None:
+            data["answer"] = self.answer
+        return data
+
+    @classmethod
+    def from_json(cls, data: Json) -> SubRun:
+        answer = data.get("answer")
+        return cls(
+            call_id=str(data["call_id"]),
+            agent_type=str(data["agent_type"]),
+            prompt=str(data["prompt"]),
+            session_id=str(data["session_id"]),
+            lines=decode_lines(str(data.get("transcript") or "")) if data.get("transcript") else [],
+            calls=[PendingCall.from_json(cast(Json, c)) for c in cast(list[Any], data.get("calls") or [])],
+            model_calls=int(data.get("model_calls") or 0),
+            answer=answer if isinstance(answer, str) else None,
+        )
+
+
+@dataclass(frozen=True, kw_only=True)
 class RunState:
     """An open turn: the transcript so far and the calls of the model's last response."""
 
@@ -149,19 +194,28 @@ class RunState:
     calls: list[PendingCall]
     model_calls: int = 1
     """Model requests the turn has made so far (`max_turns` counts them)."""
+    sub_runs: list[SubRun] = field(default_factory=lambda: [])
+    """The sub-agents this response's ``Agent`` calls started, in the order of the calls."""
+
+    def answers(self) -> dict[str, str]:
+        """The sub-agents' answers, by the parent's ``Agent`` call."""
+        return {sub.call_id: sub.answer for sub in self.sub_runs if sub.answer is not None}
+
+    def with_sub(self, sub: SubRun) -> RunState:
+        return replace(self, sub_runs=[sub if s.call_id == sub.call_id else s for s in self.sub_runs])
 
     def to_json(self) -> str:
-        return json.dumps(
-            {
-                "v": RUN_STATE_VERSION,
-                "session_id": self.session_id,
-                "transcript": encode_lines(self.lines),
-                "turn_base": self.turn_base,
-                "calls": [call.to_json() for call in self.calls],
-                "model_calls": self.model_calls,
-            },
-            separators=(",", ":"),
-        )
+        data: Json = {
+            "v": RUN_STATE_VERSION,
+            "session_id": self.session_id,
+            "transcript": encode_lines(self.lines),
+            "turn_base": self.turn_base,
+            "calls": [call.to_json() for call in self.calls],
+            "model_calls": self.model_calls,
+        }
+        if self.sub_runs:
+            data["sub_runs"] = [sub.to_json() for sub in self.sub_runs]
+        return json.dumps(data, separators=(",", ":"))
 
     @classmethod
     def from_json(cls, text: str) -> RunState:
@@ -172,9 +226,11 @@ class RunState:
             deferred = cast(Json, data["deferred"])
             calls = [PendingCall(id=str(deferred["id"]), name=str(deferred["name"]))]
             model_calls = 1
+            subs: list[SubRun] = []
         elif version == RUN_STATE_VERSION:
             calls = [PendingCall.from_json(cast(Json, c)) for c in cast(list[Any], data["calls"])]
             model_calls = int(data.get("model_calls") or 1)
+            subs = [SubRun.from_json(cast(Json, d)) for d in cast(list[Any], data.get("sub_runs") or [])]
         else:
             raise ValueError(f"unsupported Claude Agent SDK run state version {version!r}")
         return cls(
@@ -183,7 +239,16 @@ class RunState:
             turn_base=int(data["turn_base"]),
             calls=calls,
             model_calls=model_calls,
+            sub_runs=subs,
         )
+
+
+def final_text(lines: Sequence[str]) -> str | None:
+    """The text of the conversation's last model response, or None when it has none."""
+    for message in reversed(framework_messages(lines, session_id="", delta=[])):
+        if message.role is MessageRole.ASSISTANT and message.text:
+            return message.text
+    return None
 
 
 def last_assistant_uuid(lines: Sequence[str]) -> str | None:

@@ -1,0 +1,121 @@
+"""Sub-agents (``agents=`` and Claude Code's ``Agent`` tool) as steps of the session.
+
+Claude Code runs a sub-agent inside the ``Agent`` call, in the same CLI run, so one tool
+step would hold every model call and tool call of the sub-agent (and a crash would repeat
+them all); a deferral inside a sub-agent does not stop the run either. Here the parent's
+``Agent`` call is deferred like any other; its tool step only checks that the agent type
+exists. The model steps after it drive the sub-agent, one model call per step, as a
+conversation of its own (its own Claude session, transcript in the run state): its tool
+calls become calls of the turn named ``<Agent call ID>.<call ID>``, grouped under the
+parent call, each its own step; its answer is kept in the run state. When every
+``Agent`` call of the parent's response has its answer, the parent resumes and the model
+sees each answer as that call's result.
+
+The sub-agent's conversation is the agent definition's: its ``prompt`` as the system
+prompt, its ``tools`` (the parent's, without ``Agent``, when unset), its ``model``
+(``inherit`` or unset: the parent's); the first user message is the call's ``prompt``.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
+from typing import Any, cast
+
+from claude_agent_sdk import AgentDefinition, ClaudeAgentOptions
+
+from sessionflow.session import AgentToolCall, AgentToolCallStatus, ToolExecutionError
+from sessionflow_claude_agent_sdk._builtin_tools import BUILTIN_TOOL_NAMES
+from sessionflow_claude_agent_sdk._tools import AGENT_TOOL
+from sessionflow_claude_agent_sdk._transcript import PendingCall, RunState, SubRun
+
+__all__ = [
+    "AGENT_TOOL",
+    "SEPARATOR",
+    "agent_options",
+    "check_agent_call",
+    "next_sub_agent",
+    "start_sub_runs",
+]
+
+SEPARATOR = "."
+"""Between the parent's ``Agent`` call ID and its sub-agent's call IDs."""
+
+_SUB_NAMESPACE = uuid.UUID("2b0c4f8e-8d7e-4b6a-9c39-5f3e0d8a7c11")
+
+
+def agents_of(options: ClaudeAgentOptions) -> Mapping[str, AgentDefinition]:
+    return cast(Mapping[str, AgentDefinition], options.agents or {})
+
+
+def check_agent_call(options: ClaudeAgentOptions, arguments: Mapping[str, Any]) -> str:
+    """The tool step of an ``Agent`` call: the agent type must exist; nothing runs here.
+
+    Raises:
+        ToolExecutionError: An unknown agent type or no prompt (the model sees why).
+    """
+    kind = arguments.get("subagent_type")
+    known = agents_of(options)
+    if not isinstance(kind, str) or kind not in known:
+        names = ", ".join(sorted(known)) or "none"
+        raise ToolExecutionError(f"Agent type '{kind}' not found. Available agents: {names}")
+    if not isinstance(arguments.get("prompt"), str):
+        raise ToolExecutionError("the Agent call has no prompt")
+    return f"sub-agent {kind} started"
+
+
+def start_sub_runs(
+    calls: Sequence[PendingCall], options: ClaudeAgentOptions, session_id: str
+) -> list[SubRun]:
+    """A sub-run for every ``Agent`` call of the response (started once its call's step succeeds)."""
+    runs: list[SubRun] = []
+    for call in calls:
+        if call.name != AGENT_TOOL or call.denial is not None:
+            continue
+        runs.append(
+            SubRun(
+                call_id=call.id,
+                agent_type=str(call.input.get("subagent_type") or ""),
+                prompt=str(call.input.get("prompt") or ""),
+                session_id=str(uuid.uuid5(_SUB_NAMESPACE, f"{session_id}/{call.id}")),
+            )
+        )
+    return runs
+
+
+def next_sub_agent(state: RunState, record_of: Callable[[str], AgentToolCall]) -> SubRun | None:
+    """The first sub-agent that still owes its answer; its ``Agent`` call's step must have succeeded."""
+    for sub in state.sub_runs:
+        if sub.answer is None and record_of(sub.call_id).status is AgentToolCallStatus.SUCCEEDED:
+            return sub
+    return None
+
+
+def agent_options(options: ClaudeAgentOptions, agent_type: str) -> ClaudeAgentOptions:
+    """The options of a sub-agent's conversation, from its definition and the parent's options."""
+    agent = agents_of(options).get(agent_type)
+    if agent is None:
+        raise ToolExecutionError(f"Agent type '{agent_type}' not found")
+    parent_tools = options.tools if isinstance(options.tools, list) else list(BUILTIN_TOOL_NAMES)
+    wanted = agent.tools if agent.tools is not None else [t for t in parent_tools if t != AGENT_TOOL]
+    if agent.disallowedTools:
+        wanted = [t for t in wanted if t not in agent.disallowedTools]
+    servers = cast(dict[str, Any], options.mcp_servers) if isinstance(options.mcp_servers, dict) else {}
+    # An agent that names no MCP tool gets none; naming one keeps its server.
+    kept = {
+        name: config
+        for name, config in servers.items()
+        if agent.tools is None or any(t == f"mcp__{name}" or t.startswith(f"mcp__{name}__") for t in wanted)
+    }
+    model = options.model if agent.model in (None, "inherit") else agent.model
+    return replace(
+        options,
+        system_prompt=agent.prompt,
+        tools=[t for t in wanted if t in BUILTIN_TOOL_NAMES],
+        mcp_servers=kept,
+        model=model,
+        agents=None,
+        max_turns=agent.maxTurns,
+        permission_mode=agent.permissionMode or options.permission_mode,
+    )
