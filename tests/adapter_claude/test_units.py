@@ -53,7 +53,7 @@ from sessionflow_claude_agent_sdk import (
 )
 from sessionflow_claude_agent_sdk._permissions import decide
 from sessionflow_claude_agent_sdk._results import tool_result_blocks
-from sessionflow_claude_agent_sdk._runner import check_options
+from sessionflow_claude_agent_sdk._runner import check_options, session_policy
 from sessionflow_claude_agent_sdk._step import STALE_AFTER_SECONDS, step_folders
 from sessionflow_claude_agent_sdk._tools import ToolSet, discover_tools
 from sessionflow_claude_agent_sdk._transcript import (
@@ -624,3 +624,20 @@ def test_each_step_gets_private_folders_and_stale_ones_are_removed(tmp_path: Pat
         assert all(Path(v).is_relative_to(folders.root) for v in environment.values())
         assert folders.root.stat().st_mode & 0o777 == 0o700
     assert sorted(p.name for p in tmp_path.iterdir()) == ["step-recent"]
+
+
+def test_a_session_policy_may_name_a_custom_tool_by_either_name() -> None:
+    tools = asyncio.run(discover_tools(ClaudeAgentOptions(mcp_servers={"ops": custom_server()}), []))
+    explicit = ToolPolicy(effect=ToolEffect.NON_IDEMPOTENT_WRITE, requires_approval=True)
+
+    def resolver(policies: dict[str, ToolPolicy]) -> Any:
+        def resolve(name: str, effect: ToolEffect | None) -> ToolPolicy:
+            return policies.get(name) or ToolPolicy(effect=effect or ToolEffect.UNCLASSIFIED)
+
+        return cast(Any, type("Turn", (), {"resolve_tool_policy": staticmethod(resolve)})())
+
+    for key in ("purge", "mcp__ops__purge"):
+        assert session_policy(resolver({key: explicit}), tools, "mcp__ops__purge") == explicit
+    assert session_policy(resolver({}), tools, "mcp__ops__purge") == ToolPolicy(
+        effect=ToolEffect.UNCLASSIFIED
+    )
