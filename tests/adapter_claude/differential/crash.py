@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import asyncio
 import json
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from importlib import import_module
 from pathlib import Path
 from typing import Any, cast
 
-from sessionflow import AgentSessionFlow
+from sessionflow import AgentSessionFlow, ToolEffect
 from sessionflow.testing import AgentTestStack, ScriptedModelServer
 from tests.adapter_claude.differential.harness import (
     Builder,
@@ -54,6 +54,8 @@ class CrashedRun:
     """The worker of every completed run of the crashed tool."""
     steps: dict[str, tuple[int, str]]
     """Every step of the session by its ID (``turn-1/tool/<call>``): its final attempt and outcome."""
+    step_types: dict[str, str] = field(default_factory=lambda: cast(dict[str, str], {}))
+    """Every step's type by its ID (``sessionflow.CallTool``, ``sessionflow.CallSingleAttemptTool``)."""
 
 
 def flow_from_spec(state_dir: Path) -> tuple[RunFolders, AgentSessionFlow]:
@@ -65,7 +67,8 @@ def flow_from_spec(state_dir: Path) -> tuple[RunFolders, AgentSessionFlow]:
     folders = RunFolders(Path(spec["root"]))
     log = ToolLog(folders.tool_log, state_dir=state_dir, crash_in=spec["crash_in"])
     options = scripted(build(folders.workspace, log), str(spec["base_url"]), folders, plain=False)
-    return folders, session_flow(options, str(spec["key"]), folders)
+    effect = ToolEffect(spec.get("default_tool_effect", ToolEffect.READ.value))
+    return folders, session_flow(options, str(spec["key"]), folders, default_tool_effect=effect)
 
 
 async def run_session_with_crash(
@@ -91,6 +94,7 @@ async def run_session_with_crash(
         "key": key,
         "root": str(root),
         "crash_in": crash_in,
+        "default_tool_effect": scenario.default_tool_effect.value,
     }
     (state_dir / SPEC_FILE).write_text(json.dumps(spec))
     _, flow = flow_from_spec(state_dir)
@@ -115,4 +119,7 @@ async def run_session_with_crash(
         history = await stack.read_step_history(key)
     pids = [int(entry["pid"]) for entry in ToolLog(folders.tool_log).entries("tool", crash_in)]
     steps = {step.step_execution_id: (step.final_attempt, step.outcome) for step in history}
-    return CrashedRun(run, killed_pid=first.pid, finished_pid=finished, effect_pids=pids, steps=steps)
+    step_types = {step.step_execution_id: step.step_type for step in history}
+    return CrashedRun(
+        run, killed_pid=first.pid, finished_pid=finished, effect_pids=pids, steps=steps, step_types=step_types
+    )

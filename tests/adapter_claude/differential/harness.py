@@ -19,10 +19,11 @@ that fired and the workspace's files, and prints every difference at once.
 
 from __future__ import annotations
 
+import base64
 import json
 import uuid
 import warnings
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, cast
@@ -105,6 +106,14 @@ class Scenario:
     approvals: Sequence[bool] = ()
     """One decision per call that asks, in the model's order; a call asking beyond them is
     approved (so the run goes on) and shows in `Run.asked`."""
+    images: Mapping[int, Sequence[bytes]] = field(
+        default_factory=lambda: cast(dict[int, Sequence[bytes]], {})
+    )
+    """PNG images sent with a turn, by turn number (from 1): plain sends the turn as one user
+    message of content blocks (its text, then an image block each); the session uploads
+    them and sends them with the message (``images=``)."""
+    default_tool_effect: ToolEffect = ToolEffect.READ
+    """The session's default effect for a tool that declares none (`session_flow`)."""
 
     def replies(self, workspace: Path) -> Sequence[ModelReply]:
         return self.script(workspace) if callable(self.script) else self.script
@@ -164,6 +173,9 @@ class Run:
     """The workspace's files after the run."""
     model_attempts: int | None = None
     """The attempts of the session's model steps; None for plain."""
+    subtypes: list[str | None] = field(default_factory=lambda: cast(list[str | None], []))
+    """Each turn's result subtype: plain, its `ResultMessage.subtype`; the session, the
+    ``result.subtype`` of its `AgentSnapshot.framework_state` when the turn ended."""
     problems: list[str] = field(default_factory=lambda: cast(list[str], []))
     """What stopped the run short (a refused flow, a call left waiting)."""
 
@@ -264,13 +276,16 @@ async def run_plain(scenario: Scenario, server: ScriptedModelServer, key: str, r
         options = replace(options, can_use_tool=can_use_tool)
     results: list[str | None] = []
     errors: list[str | None] = []
+    subtypes: list[str | None] = []
     async with ClaudeSDKClient(options) as client:
-        for text in scenario.turns:
-            await client.query(text)
+        for number, text in enumerate(scenario.turns, 1):
+            images = scenario.images.get(number, ())
+            await client.query(_user_message_with_images(text, images) if images else text)
             result: ResultMessage | None = None
             async for message in client.receive_response():
                 if isinstance(message, ResultMessage):
                     result = message
+            subtypes.append(result.subtype if result is not None else None)
             if result is None:
                 results.append(None)
                 errors.append("no ResultMessage")
@@ -289,19 +304,39 @@ async def run_plain(scenario: Scenario, server: ScriptedModelServer, key: str, r
         tool_runs=tool_runs,
         hooks=hooks,
         files=_workspace_files(folders.workspace),
+        subtypes=subtypes,
         problems=problems,
     )
+
+
+async def _user_message_with_images(text: str, images: Sequence[bytes]) -> AsyncIterator[dict[str, Any]]:
+    """One user message of content blocks, as the SDK's streaming input takes it."""
+    content: list[dict[str, Any]] = [{"type": "text", "text": text}]
+    for data in images:
+        source = {"type": "base64", "media_type": "image/png", "data": base64.b64encode(data).decode("ascii")}
+        content.append({"type": "image", "source": source})
+    yield {
+        "type": "user",
+        "message": {"role": "user", "content": content},
+        "parent_tool_use_id": None,
+    }
 
 
 # -- session -----------------------------------------------------------------------------
 
 
-def session_flow(options: ClaudeAgentOptions, flow_type: str, folders: RunFolders) -> AgentSessionFlow:
+def session_flow(
+    options: ClaudeAgentOptions,
+    flow_type: str,
+    folders: RunFolders,
+    *,
+    default_tool_effect: ToolEffect = ToolEffect.READ,
+) -> AgentSessionFlow:
     """The session flow of the options (already `scripted`)."""
     # Plain asks nobody before a custom tool runs (the examples pre-approve them); the
     # session's default effect (unclassified) would ask about every call. The adapter's
     # floors for Write, Edit and Bash stay.
-    session_options = AgentSessionOptions(timings=TIMINGS, default_tool_effect=ToolEffect.READ)
+    session_options = AgentSessionOptions(timings=TIMINGS, default_tool_effect=default_tool_effect)
     return claude_agent_session_flow(
         options, flow_type=flow_type, config_root=folders.config, options=session_options
     )
@@ -319,7 +354,7 @@ async def run_session(
         scenario.build(folders.workspace, log), server.base_url(key, api="anthropic"), folders, plain=False
     )
     try:
-        flow = session_flow(options, key, folders)
+        flow = session_flow(options, key, folders, default_tool_effect=scenario.default_tool_effect)
     except Exception as error:
         return _refused(error, folders)
     async with serving(temporal_address, flow) as sessions:
@@ -354,19 +389,32 @@ async def play_session(
     problems: list[str] = []
     results: list[str | None] = []
     errors: list[str | None] = []
+    subtypes: list[str | None] = []
     seen = 0
     for number, text in enumerate(scenario.turns, 1):
-        if number == 1:
+        images = [
+            await sessions.upload_image(session_id, data, "image/png")
+            for data in scenario.images.get(number, ())
+        ]
+        if number == 1 and not images:
             await sessions.start_session(session_id, text)
         else:
-            assert await sessions.send_user_message(session_id, text)
+            if number == 1:
+                await sessions.start_session(session_id)
+            assert await sessions.send_user_message(session_id, text, images=images)
         try:
             snapshot = await _play_turn(sessions, session_id, number, approvals, asked, folders)
         except TimeoutError as error:
             problems.append(f"turn {number} never ended: {error}")
             break
         assert snapshot.state is not None
+        result = _framework_result(snapshot)
+        subtypes.append(None if result is None else cast(str | None, result.get("subtype")))
         error = snapshot.state.last_turn_error
+        if error is None and result is not None and result.get("is_error") is True:
+            # The turn ended as Claude Code ends a failed one (``error_max_turns``): plain's
+            # `ResultMessage` is an error, and its text is None.
+            error = f"{result.get('subtype')}: {result.get('result')}"
         messages = await stored_messages(sessions, session_id)
         errors.append(error)
         results.append(None if error else _turn_result(messages[seen:]))
@@ -384,8 +432,16 @@ async def play_session(
         hooks=hooks,
         files=_workspace_files(folders.workspace),
         model_attempts=model_attempts,
+        subtypes=subtypes,
         problems=problems,
     )
+
+
+def _framework_result(snapshot: AgentSnapshot) -> dict[str, Any] | None:
+    """The ``result`` the adapter keeps in the snapshot's framework state (its `ResultMessage`)."""
+    state = snapshot.framework_state or {}
+    result = state.get("result")
+    return cast(dict[str, Any], result) if isinstance(result, dict) else None
 
 
 async def stored_messages(sessions: AgentSessionClient, session_id: str) -> list[AgentMessage]:
@@ -506,6 +562,12 @@ def _turn_differences(plain: Run, session: Run) -> list[str]:
             )
         if result != session_result:
             problems.append(f"turn {number}'s result differs:\n- {result!r}\n+ {session_result!r}")
+        if plain.subtypes and session.subtypes and index < len(session.subtypes):
+            if plain.subtypes[index] != session.subtypes[index]:
+                problems.append(
+                    f"turn {number}'s result subtype differs:\n"
+                    f"- {plain.subtypes[index]!r}\n+ {session.subtypes[index]!r}"
+                )
     return problems
 
 
