@@ -496,13 +496,13 @@ def test_results_are_shaped_as_claude_code_shapes_its_own() -> None:
     calls.append(PendingCall(id="c6", name="Read", denial="PreToolUse:Read hook error: nope"))
 
     async def post(event: Any, tool_use_id: str | None, context: Any) -> Any:
-        assert event["tool_response"] == "42"
+        assert event["tool_response"] == [{"type": "text", "text": "42"}]
         return {"hookSpecificOutput": {"hookEventName": "PostToolUse", "updatedMCPToolOutput": "forty-two"}}
 
     options = ClaudeAgentOptions(hooks={"PostToolUse": [HookMatcher(matcher="lookup", hooks=[post])]})
     blocks = asyncio.run(tool_result_blocks(calls, records.__getitem__, tools, options, {}))
     assert blocks == [
-        {"tool_use_id": "c1", "type": "tool_result", "content": [{"type": "text", "text": "forty-two"}]},
+        {"tool_use_id": "c1", "type": "tool_result", "content": "forty-two"},
         {"tool_use_id": "c2", "type": "tool_result", "content": "hi", "is_error": False},
         {"tool_use_id": "c3", "type": "tool_result", "content": "1\tx"},
         {"tool_use_id": "c4", "type": "tool_result", "content": "no such file", "is_error": True},

@@ -111,8 +111,33 @@ def normalise_request(body: Mapping[str, Any], folders: Mapping[str, str]) -> di
     return {
         "system": normalise_text(_system_text(raw.get("system")), folders),
         "tools": tools,
-        "messages": normalise_value(messages, folders),
+        "messages": normalise_value(_results_in_call_order(messages), folders),
     }
+
+
+def _results_in_call_order(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each user message's tool results in the order the model asked for the calls.
+
+    Claude Code sends the results of parallel calls in the order the calls finished, which
+    varies from run to run; the session sends them in the model's order. The order is the
+    only thing this changes (the deliberate difference in the adapter README).
+    """
+    order: dict[str, int] = {}
+    out: list[dict[str, Any]] = []
+    for message in messages:
+        content = message.get("content")
+        if message.get("role") == "assistant" and isinstance(content, list):
+            uses = [b for b in cast(list[dict[str, Any]], content) if b.get("type") == "tool_use"]
+            order = {str(b.get("id")): i for i, b in enumerate(uses)}
+        elif message.get("role") == "user" and isinstance(content, list):
+            blocks = cast(list[dict[str, Any]], content)
+            results = [b for b in blocks if b.get("type") == "tool_result"]
+            if len(results) > 1:
+                ranked = iter(sorted(results, key=lambda b: order.get(str(b.get("tool_use_id")), len(order))))
+                blocks = [next(ranked) if b.get("type") == "tool_result" else b for b in blocks]
+                message = {**message, "content": blocks}
+        out.append(message)
+    return out
 
 
 SUB_AGENT_NOTES = "\n\nMessages from the agent that launched you"

@@ -10,8 +10,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-
 from sessionflow import ToolEffect
 from sessionflow.testing import ModelReply, ScriptedModelServer, ScriptedToolCall
 from tests.adapter_claude.differential import custom_tools, sdk_examples
@@ -159,12 +157,6 @@ async def test_a_pretooluse_hooks_rewritten_input_survives_a_sigkill(
     assert_crash_repeated_only_the_effect(session, "turn-1/tool/toolu_look")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a PostToolUse hook on an SDK MCP tool (with or without a crash): plain sends the hook's "
-    "updatedMCPToolOutput string as the tool_result's content and gives the hook tool_response as "
-    "content blocks; the session sends [one text block] and gives tool_response as a string",
-)
 async def test_a_posttooluse_hooks_rewritten_output_after_a_sigkill(
     temporal_address: str, model_server: ScriptedModelServer, tmp_path: Path
 ) -> None:

@@ -61,8 +61,9 @@ async def tool_result_blocks(
             )
             continue
         record = record_of(call.id)
-        if record.status is AgentToolCallStatus.FAILED and record.error:
-            # The tool's own error text, as Claude Code shows a failed tool's message.
+        if record.status is AgentToolCallStatus.FAILED and record.error and call.name not in tools.specs:
+            # The tool's own error text, as Claude Code shows a failed tool's message. A tool
+            # spec is sessionflow's, not Claude Code's: it keeps sessionflow's wording.
             blocks.append(_block(call.id, record.error, is_error=True))
             continue
         if record.status is not AgentToolCallStatus.SUCCEEDED:
@@ -70,10 +71,11 @@ async def tool_result_blocks(
             continue
         text = describe_tool_call_outcome(record)
         if tools.is_mcp(call.name):
-            text = await _post_tool_use(options, call, text, hook_input)
-            blocks.append(
-                {"tool_use_id": call.id, "type": "tool_result", "content": [{"type": "text", "text": text}]}
-            )
+            content: list[Json] = [{"type": "text", "text": text}]
+            replaced = await _post_tool_use(options, call, content, hook_input)
+            # A hook's replacement goes to the model as the hook gave it, as Claude Code sends it.
+            shown: object = content if replaced is None else replaced
+            blocks.append({"tool_use_id": call.id, "type": "tool_result", "content": shown})
             continue
         await _post_tool_use(options, call, text, hook_input)
         block = _block(call.id, text, is_error=None)
@@ -113,7 +115,11 @@ def _block(call_id: str, text: str, *, is_error: bool | None) -> Json:
     return block
 
 
-async def _post_tool_use(options: ClaudeAgentOptions, call: PendingCall, text: str, hook_input: Json) -> str:
+async def _post_tool_use(
+    options: ClaudeAgentOptions, call: PendingCall, response: object, hook_input: Json
+) -> str | None:
+    """Run the matching PostToolUse hooks with the recorded `response` (an MCP tool's content
+    blocks, or a Claude Code tool's text); the replacement text one of them gave, if any."""
     callbacks: list[tuple[Any, float | None]] = [
         (callback, matcher.timeout)
         for matcher in hook_matchers(options, "PostToolUse")
@@ -121,13 +127,13 @@ async def _post_tool_use(options: ClaudeAgentOptions, call: PendingCall, text: s
         for callback in matcher.hooks
     ]
     if not callbacks:
-        return text
+        return None
     event = {
         **hook_input,
         "hook_event_name": "PostToolUse",
         "tool_name": call.name,
         "tool_input": call.input,
-        "tool_response": text,
+        "tool_response": response,
         "tool_use_id": call.id,
     }
     answers = await asyncio.gather(
@@ -136,10 +142,11 @@ async def _post_tool_use(options: ClaudeAgentOptions, call: PendingCall, text: s
             for cb, timeout in callbacks
         )
     )
+    replaced: str | None = None
     for answer in answers:
         specific = cast(Json, cast(Json, answer or {}).get("hookSpecificOutput") or {})
         for key in ("updatedToolOutput", "updatedMCPToolOutput"):
             value = specific.get(key)
             if isinstance(value, str):
-                text = value
-    return text
+                replaced = value
+    return replaced

@@ -278,7 +278,7 @@ class ClaudeAgentRunner(AgentFrameworkRunner):
             }
             if lines:
                 write_transcript(folders.config, cwd, session_id, lines)
-            async with relay(options, resume_texts) as wire:
+            async with relay(options, resume_texts, str(self.config_root)) as wire:
                 run_options = step_options(
                     options,
                     tools=tools,
@@ -658,12 +658,14 @@ def model_upstream(options: ClaudeAgentOptions) -> str | None:
 
 
 @asynccontextmanager
-async def relay(options: ClaudeAgentOptions, resume_texts: Sequence[str]) -> AsyncGenerator[ModelWire | None]:
+async def relay(
+    options: ClaudeAgentOptions, resume_texts: Sequence[str], private_root: str
+) -> AsyncGenerator[ModelWire | None]:
     upstream = model_upstream(options)
     if upstream is None:
         yield None
         return
-    async with ModelWire(upstream, resume_texts=resume_texts) as wire:
+    async with ModelWire(upstream, resume_texts=resume_texts, private_root=private_root) as wire:
         yield wire
 
 

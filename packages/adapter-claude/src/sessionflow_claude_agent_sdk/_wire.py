@@ -18,13 +18,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import re
 import secrets
 from collections.abc import Sequence
 from typing import Any, cast
 
 import httpx
 
-__all__ = ["RESUME_PAIR_TEXTS", "ModelWire", "strip_resume_pair"]
+__all__ = ["RESUME_PAIR_TEXTS", "ModelWire", "strip_private_image_paths", "strip_resume_pair"]
 
 NO_RESPONSE_TEXT = "No response requested."
 """The CLI's synthetic assistant text before it continues an interrupted turn."""
@@ -59,9 +60,12 @@ class ModelWire:
     resume pair is taken off the end of the step's model requests (`strip_resume_pair`).
     """
 
-    def __init__(self, upstream: str, *, resume_texts: Sequence[str] = ()) -> None:
+    def __init__(
+        self, upstream: str, *, resume_texts: Sequence[str] = (), private_root: str | None = None
+    ) -> None:
         self.upstream = upstream.rstrip("/")
         self.resume_texts = tuple(resume_texts)
+        self.private_root = private_root
         self.model_requests = 0
         self.stripped = 0
         self._token = secrets.token_urlsafe(16)
@@ -117,7 +121,7 @@ class ModelWire:
         path = target[len(prefix) :]
         if method == "POST" and path.split("?", 1)[0].endswith("/v1/messages"):
             self.model_requests += 1
-            if self.resume_texts:
+            if self.resume_texts or self.private_root:
                 body = self._rewrite(body)
         assert self._client is not None
         request = self._client.build_request(
@@ -153,9 +157,16 @@ class ModelWire:
             request = json.loads(body)
         except ValueError:
             return body
-        if not isinstance(request, dict) or not strip_resume_pair(cast(Json, request), self.resume_texts):
+        if not isinstance(request, dict):
             return body
-        self.stripped += 1
+        changed = False
+        if self.resume_texts and strip_resume_pair(cast(Json, request), self.resume_texts):
+            self.stripped += 1
+            changed = True
+        if self.private_root and strip_private_image_paths(cast(Json, request), self.private_root):
+            changed = True
+        if not changed:
+            return body
         return json.dumps(request, ensure_ascii=False, separators=(",", ":")).encode()
 
 
@@ -190,6 +201,39 @@ def strip_resume_pair(request: Json, resume_texts: Sequence[str]) -> bool:
         if isinstance(content, list) and content and isinstance(content[-1], dict):
             cast(Json, content[-1])["cache_control"] = mark
     return True
+
+
+_IMAGE_SOURCE = re.compile(r"\[Image: source: (?P<path>[^\]\n]+)\]")
+
+
+def strip_private_image_paths(request: Json, private_root: str) -> bool:
+    """Take off the text blocks that name where the CLI saved a prompt's image, when that is
+    inside sessionflow's private step folders.
+
+    The CLI saves each image of a message in its temp folder and adds ``[Image: source:
+    <path>]`` after it. Under sessionflow that folder belongs to one step and is gone when
+    the step ends, so the path would point the model at nothing; the image block itself stays.
+    """
+    changed = False
+    for message in cast(list[Any], request.get("messages") or []):
+        if not isinstance(message, dict):
+            continue
+        content = cast(Json, message).get("content")
+        if not isinstance(content, list):
+            continue
+        kept = [block for block in cast(list[Any], content) if not _private_image_path(block, private_root)]
+        if len(kept) != len(cast(list[Any], content)) and kept:
+            cast(Json, message)["content"] = kept
+            changed = True
+    return changed
+
+
+def _private_image_path(block: object, private_root: str) -> bool:
+    if not isinstance(block, dict) or cast(Json, block).get("type") != "text":
+        return False
+    text = cast(Json, block).get("text")
+    match = _IMAGE_SOURCE.fullmatch(text.strip()) if isinstance(text, str) else None
+    return match is not None and match.group("path").startswith(private_root)
 
 
 def _only_texts(message: object, role: str, texts: Sequence[str]) -> bool:
