@@ -66,6 +66,7 @@ from sessionflow_claude_agent_sdk._transcript import (
     encode_lines,
     framework_messages,
     pending_tool_uses,
+    unique_call_ids,
     user_entries,
 )
 from sessionflow_claude_agent_sdk._wire import strip_resume_pair
@@ -641,3 +642,23 @@ def test_a_session_policy_may_name_a_custom_tool_by_either_name() -> None:
     assert session_policy(resolver({}), tools, "mcp__ops__purge") == ToolPolicy(
         effect=ToolEffect.UNCLASSIFIED
     )
+
+
+def test_a_call_id_the_model_used_again_is_renamed_in_its_earlier_uses() -> None:
+    def use(uuid: str, call_id: str) -> str:
+        content: list[dict[str, Any]] = [{"type": "tool_use", "id": call_id, "name": "Read", "input": {}}]
+        return entry("assistant", uuid, None, message={"id": uuid, "content": content})
+
+    def result(uuid: str, call_id: str) -> str:
+        return entry(
+            "user", uuid, None, message={"content": [{"type": "tool_result", "tool_use_id": call_id}]}
+        )
+
+    lines = [use("a1", "c1"), result("r1", "c1"), use("a2", "c1"), result("r2", "c1"), use("a3", "c2")]
+    ids = [
+        [b.get("id") or b.get("tool_use_id") for b in json.loads(line)["message"]["content"]]
+        for line in unique_call_ids(lines)
+    ]
+    assert ids == [["c1~1"], ["c1~1"], ["c1"], ["c1"], ["c2"]]
+    unique = [use("a1", "c1"), result("r1", "c1")]
+    assert unique_call_ids(unique) == unique

@@ -31,6 +31,12 @@ CAPABILITIES = FrameworkCapabilities(
     images=True,
     # ToolSpec.mcp_annotations, and the annotations of custom SDK MCP tools, map to effects.
     mcp_annotations=True,
+    # allowed_tools, hooks and can_use_tool, and a spec's needs_approval/pre_approved.
+    framework_approvals=True,
+    # A spec's question (sessionflow.tool_asks): the call waits as a question.
+    questions=True,
+    # A spec's verify, for a write whose step died.
+    verified_outcomes=True,
 )
 
 REPLACED_LOCAL_TOOL_GROUPS: frozenset[str] = frozenset({"files", "shell", "web_fetch"})

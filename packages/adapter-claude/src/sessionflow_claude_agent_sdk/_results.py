@@ -1,6 +1,6 @@
 """Tool results as the model sees them: written into the transcript before a resumed step.
 
-A resumed model step writes one user entry holding a ``tool_result`` block for every call
+A resumed model step writes a user entry with a ``tool_result`` block for every call
 of the model's last response, in the order the model asked for them, shaped as Claude
 Code shapes its own results, then resumes the CLI without a prompt:
 
@@ -31,9 +31,14 @@ from claude_agent_sdk import ClaudeAgentOptions
 from sessionflow.session import AgentToolCall, AgentToolCallStatus, describe_tool_call_outcome
 from sessionflow_claude_agent_sdk._permissions import hook_matchers, matches
 from sessionflow_claude_agent_sdk._tools import ToolSet
-from sessionflow_claude_agent_sdk._transcript import PendingCall, entry_field, last_assistant_uuid
+from sessionflow_claude_agent_sdk._transcript import (
+    PendingCall,
+    entry_field,
+    last_assistant_uuid,
+    tool_use_entry_uuid,
+)
 
-__all__ = ["tool_result_blocks", "tool_result_entry"]
+__all__ = ["tool_result_blocks", "tool_result_entries"]
 
 Json = dict[str, Any]
 
@@ -85,27 +90,35 @@ async def tool_result_blocks(
     return blocks
 
 
-def tool_result_entry(lines: Sequence[str], blocks: list[Json], *, session_id: str, cwd: Path) -> str:
-    """One transcript user entry with `blocks`, chained after the model's last response."""
+def tool_result_entries(lines: Sequence[str], blocks: list[Json], *, session_id: str, cwd: Path) -> list[str]:
+    """Transcript user entries for `blocks`, one per result as Claude Code writes them, chained
+    after the model's last response; each names the response entry that holds its call
+    (``sourceToolAssistantUUID``), which tells a reused call ID from an earlier one."""
     parent = last_assistant_uuid(lines)
-    entry: Json = {
-        "parentUuid": parent,
-        "isSidechain": False,
-        "type": "user",
-        "message": {"role": "user", "content": blocks},
-        "uuid": str(uuid.uuid4()),
-        "timestamp": datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z"),
-        "userType": "external",
-        "cwd": str(cwd),
-        "sessionId": session_id,
-    }
     # The CLI reads an entry only with the version of the CLI that wrote the transcript.
     version = entry_field(lines, parent, "version")
-    if version is not None:
-        entry["version"] = version
-    # Written as json.dumps writes by default: the CLI skipped the entry when it was written
-    # with compact separators, and then did not continue the turn.
-    return json.dumps(entry, ensure_ascii=False)
+    entries: list[str] = []
+    for block in blocks:
+        own = str(uuid.uuid4())
+        entry: Json = {
+            "parentUuid": parent,
+            "isSidechain": False,
+            "type": "user",
+            "message": {"role": "user", "content": [block]},
+            "uuid": own,
+            "timestamp": datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z"),
+            "sourceToolAssistantUUID": tool_use_entry_uuid(lines, str(block["tool_use_id"])),
+            "userType": "external",
+            "cwd": str(cwd),
+            "sessionId": session_id,
+        }
+        if version is not None:
+            entry["version"] = version
+        # Written as json.dumps writes by default: the CLI skipped the entry when it was
+        # written with compact separators, and then did not continue the turn.
+        entries.append(json.dumps(entry, ensure_ascii=False))
+        parent = own
+    return entries
 
 
 def _block(call_id: str, text: str, *, is_error: bool | None) -> Json:

@@ -35,9 +35,12 @@ from sessionflow.session import (
     TurnAborted,
     TurnCompleted,
     UnsupportedOptionError,
+    VerifyCall,
+    VerifyResult,
 )
+from sessionflow.tool_asks import with_tool_asks
 from sessionflow_claude_agent_sdk._permissions import decide
-from sessionflow_claude_agent_sdk._results import tool_result_blocks, tool_result_entry
+from sessionflow_claude_agent_sdk._results import tool_result_blocks, tool_result_entries
 from sessionflow_claude_agent_sdk._step import (
     ClaudeStepError,
     StepFolders,
@@ -68,6 +71,7 @@ from sessionflow_claude_agent_sdk._transcript import (
     message_text,
     pending_tool_uses,
     read_transcript,
+    unique_call_ids,
     user_entries,
     without_answer_denials,
     without_deferrals,
@@ -232,7 +236,7 @@ class ClaudeAgentRunner(AgentFrameworkRunner):
             blocks = await tool_result_blocks(
                 state.calls, turn.recorded_tool_call, tools, user_options, hook_input, answers=state.answers()
             )
-            lines = [*state.lines, tool_result_entry(state.lines, blocks, session_id=session_id, cwd=cwd)]
+            lines = [*state.lines, *tool_result_entries(state.lines, blocks, session_id=session_id, cwd=cwd)]
             answered = [call.id for call in state.calls]
             if user_options.max_turns is not None and model_calls >= user_options.max_turns:
                 return max_turns_reached(lines, base, session_id, user_options.max_turns, model_calls)
@@ -277,6 +281,7 @@ class ClaudeAgentRunner(AgentFrameworkRunner):
                 "ran_log": str(folders.hooks / "ran-in-cli.jsonl"),
             }
             if lines:
+                lines = unique_call_ids(lines)
                 write_transcript(folders.config, cwd, session_id, lines)
             async with relay(options, resume_texts, str(self.config_root)) as wire:
                 run_options = step_options(
@@ -332,7 +337,7 @@ class ClaudeAgentRunner(AgentFrameworkRunner):
             blocks = await tool_result_blocks(
                 sub.calls, lambda i: turn.recorded_tool_call(prefix + i), sub_tools, sub_options, hook_input
             )
-            lines.append(tool_result_entry(lines, blocks, session_id=sub.session_id, cwd=cwd))
+            lines.extend(tool_result_entries(lines, blocks, session_id=sub.session_id, cwd=cwd))
             answered = [call.id for call in sub.calls]
         # The sub-agent's words are not the session's stream: the plain SDK tags them with
         # the parent call, and a follower of the session sees the parent's answer.
@@ -411,6 +416,13 @@ class ClaudeAgentRunner(AgentFrameworkRunner):
         return ToolCallsRequested(framework_run_state=state.to_json(), tool_calls=deferred, usage=step.usage)
 
     # -- tools ---------------------------------------------------------------------------
+
+    async def verify_tool_call(self, call: DeferredToolExecution) -> VerifyResult | None:
+        """A tool spec's `ToolSpec.verify`, for a write whose step died; None when it has none."""
+        spec = next((s for s in self.tool_sources if s.name == call.tool_call.tool_name), None)
+        if spec is None or spec.verify is None:
+            return None
+        return await spec.run_verify(call.tool_call.parsed_arguments(), VerifyCall.of(call))
 
     async def execute_deferred_tool_call(self, call: DeferredToolExecution) -> ToolExecutionResult:
         info = ClaudeStepInfo(
@@ -581,6 +593,16 @@ async def _defer(
         # A denied call's step reads the denial from the run state; the others read nothing.
         skip_run_state=verdict.denial is None,
     )
+    spec = tools.specs.get(name)
+    if spec is not None and verdict.denial is None:
+        # A tool spec's own approval rule and question, and its verify for a write whose
+        # step dies, as every runner honours them.
+        request = with_tool_asks(request, spec)
+        if request.framework_approval is None:
+            request = dataclasses.replace(request, framework_approval=approval)
+        if spec.verify is not None:
+            basis = await spec.deferral_basis(run_input)
+            request = dataclasses.replace(request, verifiable=True, verify_basis=basis)
     return pending, request
 
 

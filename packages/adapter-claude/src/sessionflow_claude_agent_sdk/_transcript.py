@@ -48,6 +48,8 @@ __all__ = [
     "last_assistant_uuid",
     "pending_tool_uses",
     "read_transcript",
+    "tool_use_entry_uuid",
+    "unique_call_ids",
     "user_entries",
     "without_answer_denials",
     "without_deferrals",
@@ -257,6 +259,72 @@ def last_assistant_uuid(lines: Sequence[str]) -> str | None:
         if entry is not None and entry.get("type") == "assistant" and isinstance(entry.get("uuid"), str):
             return str(entry["uuid"])
     return _leaf_uuid(lines)
+
+
+def unique_call_ids(lines: Sequence[str]) -> list[str]:
+    """`lines` where a call ID the model used again is renamed in its earlier uses.
+
+    Claude Code pairs results with calls by ID across the whole conversation, so a call whose
+    ID an earlier call had is shown to the model as "[Tool use interrupted]" and its result
+    is lost. The model's own (last) use keeps the ID; each earlier one becomes ``<ID>~<n>``
+    in its ``tool_use`` and in the results that answer it. Models that make unique IDs (the
+    Anthropic API does) never see a change.
+    """
+    last: dict[str, int] = {}
+    for index, line in enumerate(lines):
+        for use in _tool_uses(_entry(line)):
+            last[str(use.get("id"))] = index
+    seen: dict[str, int] = {}
+    if len(last) == sum(1 for line in lines for _ in _tool_uses(_entry(line))):
+        return list(lines)
+    active: dict[str, str] = {}
+    out: list[str] = []
+    for index, line in enumerate(lines):
+        entry = _entry(line)
+        changed = False
+        for use in _tool_uses(entry):
+            call_id = str(use.get("id"))
+            seen[call_id] = seen.get(call_id, 0) + 1
+            alias = call_id if last.get(call_id) == index else f"{call_id}~{seen[call_id]}"
+            active[call_id] = alias
+            if alias != call_id:
+                use["id"] = alias
+                changed = True
+        for result in _result_blocks(entry):
+            call_id = str(result.get("tool_use_id"))
+            alias = active.get(call_id, call_id)
+            if alias != call_id:
+                result["tool_use_id"] = alias
+                changed = True
+        out.append(json.dumps(entry, ensure_ascii=False) if changed and entry is not None else line)
+    return out
+
+
+def _tool_uses(entry: Json | None) -> list[Json]:
+    message = entry.get("message") if entry is not None and entry.get("type") == "assistant" else None
+    if not isinstance(message, dict):
+        return []
+    return [b for b in _blocks(cast(Json, message).get("content")) if b.get("type") == "tool_use"]
+
+
+def _result_blocks(entry: Json | None) -> list[Json]:
+    message = entry.get("message") if entry is not None and entry.get("type") == "user" else None
+    if not isinstance(message, dict):
+        return []
+    return [b for b in _blocks(cast(Json, message).get("content")) if b.get("type") == "tool_result"]
+
+
+def tool_use_entry_uuid(lines: Sequence[str], call_id: str) -> str | None:
+    """The last response entry that holds the ``tool_use`` with `call_id`."""
+    for line in reversed(lines):
+        entry = _entry(line)
+        message = entry.get("message") if entry is not None else None
+        if entry is None or entry.get("type") != "assistant" or not isinstance(message, dict):
+            continue
+        blocks = _blocks(cast(Json, message).get("content"))
+        if any(b.get("type") == "tool_use" and b.get("id") == call_id for b in blocks):
+            return cast(str | None, entry.get("uuid"))
+    return None
 
 
 def entry_field(lines: Sequence[str], entry_uuid: str | None, name: str) -> Any:
