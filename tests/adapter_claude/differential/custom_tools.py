@@ -18,7 +18,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from claude_agent_sdk import ClaudeAgentOptions, HookMatcher, SdkMcpTool, create_sdk_mcp_server, tool
+from claude_agent_sdk import (
+    AgentDefinition,
+    ClaudeAgentOptions,
+    HookMatcher,
+    SdkMcpTool,
+    create_sdk_mcp_server,
+    tool,
+)
 from claude_agent_sdk.types import HookContext, HookInput, HookJSONOutput
 
 from sessionflow.testing import InvocationLog
@@ -27,6 +34,7 @@ from tests.adapter_claude.differential.sdk_examples import CLAUDE_CODE_TOOLS
 __all__ = [
     "LOOKUP",
     "lookup_allowed",
+    "lookup_in_a_sub_agent",
     "lookup_max_turns",
     "lookup_post_hook_rewrite",
     "lookup_pre_hook_rewrite",
@@ -56,14 +64,31 @@ def notes_tools(log: InvocationLog) -> list[SdkMcpTool[Any]]:
 
 def _options(workspace: Path, log: InvocationLog, **kwargs: Any) -> ClaudeAgentOptions:
     server = create_sdk_mcp_server(name="notes", version="1.0.0", tools=notes_tools(log))
-    return ClaudeAgentOptions(
-        cwd=str(workspace), tools=list(CLAUDE_CODE_TOOLS), mcp_servers={"notes": server}, **kwargs
-    )
+    kwargs.setdefault("tools", list(CLAUDE_CODE_TOOLS))
+    return ClaudeAgentOptions(cwd=str(workspace), mcp_servers={"notes": server}, **kwargs)
 
 
 def lookup_allowed(workspace: Path, log: InvocationLog) -> ClaudeAgentOptions:
     """``allowed_tools`` pre-approves the unannotated ``lookup``: plain asks nobody."""
     return _options(workspace, log, allowed_tools=[LOOKUP])
+
+
+def lookup_in_a_sub_agent(workspace: Path, log: InvocationLog) -> ClaudeAgentOptions:
+    """A ``researcher`` sub-agent whose only tool is ``lookup`` (pre-approved)."""
+    researcher = AgentDefinition(
+        description="Looks things up in the notes",
+        prompt="You are a researcher. Use the notes.",
+        tools=[LOOKUP],
+    )
+    return _options(
+        workspace,
+        log,
+        tools=[*CLAUDE_CODE_TOOLS, "Agent"],
+        allowed_tools=[LOOKUP, "Agent"],
+        agents={"researcher": researcher},
+        # This CLI starts sub-agents in the background by default (see sdk_examples).
+        env={"CLAUDE_CODE_DISABLE_BACKGROUND_TASKS": "1"},
+    )
 
 
 def lookup_max_turns(workspace: Path, log: InvocationLog) -> ClaudeAgentOptions:

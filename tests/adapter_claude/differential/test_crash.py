@@ -8,6 +8,7 @@ approvals, and which tool runs happened (`distinct_tool_runs`).
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from sessionflow import ToolEffect
@@ -23,6 +24,7 @@ from tests.adapter_claude.differential.harness import (
     tool_results,
     unique,
 )
+from tests.adapter_claude.differential.normalise import without_sub_agent_frames
 
 
 async def crashed(
@@ -256,3 +258,36 @@ async def test_allowed_tools_pre_approved_read_sigkill(
     assert plain.tool_runs == [{"name": "lookup", "args": {"topic": "Temporal"}}]
     assert_same_run(distinct_tool_runs(plain), distinct_tool_runs(session.run))
     assert_crash_repeated_only_the_effect(session, "turn-1/tool/toolu_look")
+
+
+async def test_a_sigkill_in_a_sub_agents_tool(
+    temporal_address: str, model_server: ScriptedModelServer, tmp_path: Path
+) -> None:
+    """The worker dies inside a tool a sub-agent called: only that call repeats, as the step
+    ``turn-1/tool/toolu_agent.toolu_look`` (grouped under the parent's Agent call)."""
+    scenario = Scenario(
+        name="sub-agent-crash",
+        build=custom_tools.lookup_in_a_sub_agent,
+        script=[
+            ModelReply.call(
+                ScriptedToolCall(
+                    "toolu_agent",
+                    "Agent",
+                    {"description": "Research", "prompt": "Look up Temporal", "subagent_type": "researcher"},
+                )
+            ),
+            ModelReply.call(ScriptedToolCall("toolu_look", custom_tools.LOOKUP, {"topic": "Temporal"})),
+            ModelReply.say("Temporal has three entries."),
+            ModelReply.say("The researcher found three entries."),
+        ],
+        turns=["Ask the researcher about Temporal"],
+    )
+    plain, session = await crashed(scenario, model_server, temporal_address, tmp_path, crash_in="lookup")
+
+    assert len(plain.requests) == 4
+    assert tool_results(plain.requests[2])["toolu_look"] == (custom_tools.lookup_text("Temporal"), False)
+    assert plain.results == ["The researcher found three entries."]
+    unframed = replace(plain, requests=[without_sub_agent_frames(r) for r in plain.requests])
+    assert_same_run(distinct_tool_runs(unframed), distinct_tool_runs(session.run))
+    assert_crash_repeated_only_the_effect(session, "turn-1/tool/toolu_agent.toolu_look")
+    assert session.steps.get("turn-1/tool/toolu_agent") == (1, "completed")
