@@ -62,12 +62,12 @@ from sessionflow_claude_agent_sdk._transcript import (
     RunState,
     assemble_history,
     decode_lines,
-    drop_resume_pair,
     encode_lines,
     framework_messages,
     pending_tool_uses,
     unique_call_ids,
     user_entries,
+    without_resume_entries,
 )
 from sessionflow_claude_agent_sdk._wire import strip_resume_pair
 
@@ -463,7 +463,9 @@ def test_the_cli_resume_pair_leaves_the_request_and_the_transcript() -> None:
         ),
         entry("assistant", "a2", "m1", message={"id": "m2", "content": [{"type": "text", "text": "Done."}]}),
     ]
-    kept = [json.loads(line) for line in drop_resume_pair(lines, 1, ("Continue from where you left off.",))]
+    kept = [
+        json.loads(line) for line in without_resume_entries(lines, 1, ("Continue from where you left off.",))
+    ]
     assert [(e["uuid"], e["parentUuid"]) for e in kept] == [("r1", "a1"), ("a2", "r1")]
 
 

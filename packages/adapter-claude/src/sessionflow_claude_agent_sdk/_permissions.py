@@ -44,6 +44,7 @@ __all__ = [
     "decide",
     "hook_matchers",
     "matches",
+    "run_tool_hooks",
 ]
 
 READ_ONLY_BUILTINS = frozenset({"Read", "Glob", "Grep"})
@@ -115,12 +116,10 @@ async def decide(
     hooked = await _pre_tool_use(options, tool_name, tool_input, tool_use_id, hook_input)
     if hooked.kind == "deny":
         return hooked
+    if hooked.kind in ("allow", "ask"):
+        return hooked
     tool_input = hooked.updated_input if hooked.updated_input is not None else tool_input
-    if hooked.kind == "allow":
-        return hooked
     names = (tool_name, *aliases)
-    if hooked.kind == "ask":
-        return hooked
     if any(_rule_matches(rule, names) for rule in options.disallowed_tools):
         return Verdict(kind="deny", denial=f"Permission to use {tool_name} has been denied.")
     if any(_rule_matches(rule, names) for rule in options.allowed_tools):
@@ -167,18 +166,30 @@ def _rule_matches(rule: str, names: Sequence[str]) -> bool:
     return False
 
 
+async def run_tool_hooks(options: ClaudeAgentOptions, event: Json) -> list[Json]:
+    """Run the user's hooks for a tool event (``hook_event_name``, ``tool_name``,
+    ``tool_use_id`` in `event`) whose matcher fits the tool, together as Claude Code runs
+    them, each within its matcher's timeout; their outputs."""
+    name, call_id = str(event["tool_name"]), str(event["tool_use_id"])
+    callbacks: list[tuple[Any, float | None]] = [
+        (callback, matcher.timeout)
+        for matcher in hook_matchers(options, str(event["hook_event_name"]))
+        if matches(matcher.matcher, name)
+        for callback in matcher.hooks
+    ]
+    answers = await asyncio.gather(
+        *(
+            asyncio.wait_for(callback(event, call_id, {"signal": None}), timeout or 60.0)
+            for callback, timeout in callbacks
+        )
+    )
+    return [cast(Json, answer or {}) for answer in answers]
+
+
 async def _pre_tool_use(
     options: ClaudeAgentOptions, tool_name: str, tool_input: Json, tool_use_id: str, hook_input: Json
 ) -> Verdict:
-    """Run the matching PreToolUse hooks together, as Claude Code does, and merge their answers."""
-    callbacks: list[tuple[Any, float | None]] = [
-        (callback, matcher.timeout)
-        for matcher in hook_matchers(options, "PreToolUse")
-        if matches(matcher.matcher, tool_name)
-        for callback in matcher.hooks
-    ]
-    if not callbacks:
-        return Verdict(kind="none")
+    """Run the matching PreToolUse hooks and merge their answers."""
     event = {
         **hook_input,
         "hook_event_name": "PreToolUse",
@@ -186,16 +197,12 @@ async def _pre_tool_use(
         "tool_input": tool_input,
         "tool_use_id": tool_use_id,
     }
-    answers = await asyncio.gather(
-        *(
-            asyncio.wait_for(callback(event, tool_use_id, {"signal": None}), timeout or 60.0)
-            for callback, timeout in callbacks
-        )
-    )
+    answers = await run_tool_hooks(options, event)
+    if not answers:
+        return Verdict(kind="none")
     decisions: list[tuple[str, str | None]] = []
     updated: Json | None = None
-    for answer in answers:
-        output = cast(Json, answer or {})
+    for output in answers:
         specific = cast(Json, output.get("hookSpecificOutput") or {})
         decision = specific.get("permissionDecision")
         reason = specific.get("permissionDecisionReason")

@@ -18,7 +18,6 @@ model sees (Claude Code drops such a rewrite for its own tools, and so does this
 
 from __future__ import annotations
 
-import asyncio
 import json
 import uuid
 from collections.abc import Callable, Mapping, Sequence
@@ -29,7 +28,7 @@ from typing import Any, cast
 from claude_agent_sdk import ClaudeAgentOptions
 
 from sessionflow.session import AgentToolCall, AgentToolCallStatus, describe_tool_call_outcome
-from sessionflow_claude_agent_sdk._permissions import hook_matchers, matches
+from sessionflow_claude_agent_sdk._permissions import run_tool_hooks
 from sessionflow_claude_agent_sdk._tools import ToolSet
 from sessionflow_claude_agent_sdk._transcript import (
     PendingCall,
@@ -133,14 +132,6 @@ async def _post_tool_use(
 ) -> str | None:
     """Run the matching PostToolUse hooks with the recorded `response` (an MCP tool's content
     blocks, or a Claude Code tool's text); the replacement text one of them gave, if any."""
-    callbacks: list[tuple[Any, float | None]] = [
-        (callback, matcher.timeout)
-        for matcher in hook_matchers(options, "PostToolUse")
-        if matches(matcher.matcher, call.name)
-        for callback in matcher.hooks
-    ]
-    if not callbacks:
-        return None
     event = {
         **hook_input,
         "hook_event_name": "PostToolUse",
@@ -149,15 +140,9 @@ async def _post_tool_use(
         "tool_response": response,
         "tool_use_id": call.id,
     }
-    answers = await asyncio.gather(
-        *(
-            asyncio.wait_for(cb(event, call.id, {"signal": None}), timeout or 60.0)
-            for cb, timeout in callbacks
-        )
-    )
     replaced: str | None = None
-    for answer in answers:
-        specific = cast(Json, cast(Json, answer or {}).get("hookSpecificOutput") or {})
+    for answer in await run_tool_hooks(options, event):
+        specific = cast(Json, answer.get("hookSpecificOutput") or {})
         for key in ("updatedToolOutput", "updatedMCPToolOutput"):
             value = specific.get(key)
             if isinstance(value, str):

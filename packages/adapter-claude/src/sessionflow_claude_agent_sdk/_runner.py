@@ -65,7 +65,6 @@ from sessionflow_claude_agent_sdk._transcript import (
     SubRun,
     assemble_history,
     claude_session_id,
-    drop_resume_pair,
     final_text,
     framework_messages,
     message_text,
@@ -73,8 +72,8 @@ from sessionflow_claude_agent_sdk._transcript import (
     read_transcript,
     unique_call_ids,
     user_entries,
-    without_answer_denials,
     without_deferrals,
+    without_resume_entries,
     write_transcript,
 )
 from sessionflow_claude_agent_sdk._wire import RESUME_PAIR_TEXTS, ModelWire
@@ -214,25 +213,22 @@ class ClaudeAgentRunner(AgentFrameworkRunner):
         prompt: str | list[dict[str, Any]] | None = None
         answered: list[str] = []
         model_calls = 0
-        state: RunState | None = None
-        lines: list[str] = []
-        if turn.framework_run_state is not None:
-            state = RunState.from_json(turn.framework_run_state)
-            if state.session_id != session_id:
-                raise ValueError(
-                    f"the run state belongs to Claude session {state.session_id}, not {session_id}"
-                )
-            base, model_calls = state.turn_base, state.model_calls
-        else:
+        if turn.framework_run_state is None:
             history = assemble_history(turn.messages)
             earlier = without_deferrals(history.lines)
             base = len(earlier)
             lines = earlier + user_entries(earlier, history.pending, session_id=session_id, cwd=cwd)
             prompt = prompt_content(history.prompt)
-        if state is not None:
+        else:
+            state = RunState.from_json(turn.framework_run_state)
+            if state.session_id != session_id:
+                raise ValueError(
+                    f"the run state belongs to Claude session {state.session_id}, not {session_id}"
+                )
             waiting = next_sub_agent(state, turn.recorded_tool_call)
             if waiting is not None:
                 return await self._step_sub_agent(turn, user_options, tools, state, waiting, hook_input)
+            base, model_calls = state.turn_base, state.model_calls
             blocks = await tool_result_blocks(
                 state.calls, turn.recorded_tool_call, tools, user_options, hook_input, answers=state.answers()
             )
@@ -310,8 +306,7 @@ class ClaudeAgentRunner(AgentFrameworkRunner):
                 f"the Claude Code CLI made no model call (stop reason {step.result.stop_reason!r})"
             )
         if answered:
-            transcript = drop_resume_pair(transcript, len(lines), resume_texts)
-            transcript = without_answer_denials(transcript, len(lines))
+            transcript = without_resume_entries(transcript, len(lines), resume_texts)
         return step, transcript
 
     async def _step_sub_agent(
@@ -355,16 +350,9 @@ class ClaudeAgentRunner(AgentFrameworkRunner):
                 note=f"sub-agent {sub.agent_type} answered",
                 usage=step.usage,
             )
-        calls: list[PendingCall] = []
-        deferred: list[DeferredToolCall] = []
-        for use in pending_tool_uses(transcript[len(sub.lines) :] if sub.lines else transcript):
-            call, request = await _defer(turn, sub_tools, sub_options, use, hook_input)
-            calls.append(call)
-            deferred.append(dataclasses.replace(request, tool_call_id=prefix + request.tool_call_id))
-        if not calls:
-            raise ClaudeStepError(
-                "the Claude Code CLI deferred a sub-agent's call the transcript does not hold"
-            )
+        calls, deferred = await _defer_all(
+            turn, sub_tools, sub_options, pending_tool_uses(transcript[len(sub.lines) :]), hook_input, prefix
+        )
         later = state.with_sub(replace(sub, lines=transcript, calls=calls, model_calls=sub.model_calls + 1))
         return ToolCallsRequested(framework_run_state=later.to_json(), tool_calls=deferred, usage=step.usage)
 
@@ -396,15 +384,9 @@ class ClaudeAgentRunner(AgentFrameworkRunner):
                     }
                 },
             )
-        uses = pending_tool_uses(transcript[base:])
-        if not uses:
-            raise ClaudeStepError("the Claude Code CLI deferred a tool call the transcript does not hold")
-        calls: list[PendingCall] = []
-        deferred: list[DeferredToolCall] = []
-        for use in uses:
-            call, request = await _defer(turn, tools, options, use, hook_input)
-            calls.append(call)
-            deferred.append(request)
+        calls, deferred = await _defer_all(
+            turn, tools, options, pending_tool_uses(transcript[base:]), hook_input
+        )
         state = RunState(
             session_id=session_id,
             lines=transcript,
@@ -559,6 +541,26 @@ def _user_settings(settings: str | None, cwd: Path) -> dict[str, Any]:
             "settings", "ClaudeAgentOptions.settings must not define hooks: sessionflow owns the CLI's hooks"
         )
     return values
+
+
+async def _defer_all(
+    turn: AgentTurnContext,
+    tools: ToolSet,
+    options: ClaudeAgentOptions,
+    uses: list[dict[str, Any]],
+    hook_input: dict[str, Any],
+    prefix: str = "",
+) -> tuple[list[PendingCall], list[DeferredToolCall]]:
+    """Every call of the model's response; a sub-agent's are named `prefix` + their own ID."""
+    if not uses:
+        raise ClaudeStepError("the Claude Code CLI deferred a tool call the transcript does not hold")
+    calls: list[PendingCall] = []
+    deferred: list[DeferredToolCall] = []
+    for use in uses:
+        call, request = await _defer(turn, tools, options, use, hook_input)
+        calls.append(call)
+        deferred.append(dataclasses.replace(request, tool_call_id=prefix + request.tool_call_id))
+    return calls, deferred
 
 
 async def _defer(

@@ -41,7 +41,6 @@ __all__ = [
     "SubRun",
     "assemble_history",
     "claude_session_id",
-    "drop_resume_pair",
     "entry_field",
     "final_text",
     "framework_messages",
@@ -51,8 +50,8 @@ __all__ = [
     "tool_use_entry_uuid",
     "unique_call_ids",
     "user_entries",
-    "without_answer_denials",
     "without_deferrals",
+    "without_resume_entries",
     "write_transcript",
 ]
 
@@ -271,12 +270,16 @@ def unique_call_ids(lines: Sequence[str]) -> list[str]:
     Anthropic API does) never see a change.
     """
     last: dict[str, int] = {}
+    uses = 0
     for index, line in enumerate(lines):
+        if '"tool_use"' not in line:  # most entries hold no call: no need to parse them
+            continue
         for use in _tool_uses(_entry(line)):
             last[str(use.get("id"))] = index
-    seen: dict[str, int] = {}
-    if len(last) == sum(1 for line in lines for _ in _tool_uses(_entry(line))):
+            uses += 1
+    if len(last) == uses:
         return list(lines)
+    seen: dict[str, int] = {}
     active: dict[str, str] = {}
     out: list[str] = []
     for index, line in enumerate(lines):
@@ -367,14 +370,19 @@ def pending_tool_uses(lines: Sequence[str]) -> list[Json]:
     return [use for use in uses if str(use.get("id")) not in answered]
 
 
-def drop_resume_pair(lines: list[str], start: int, resume_texts: Sequence[str]) -> list[str]:
-    """`lines` without the synthetic pair the CLI adds when it continues an interrupted turn.
+def without_resume_entries(lines: list[str], start: int, resume_texts: Sequence[str]) -> list[str]:
+    """`lines` without what a resumed CLI wrote besides the turn (from `start` on).
 
-    The CLI writes an assistant entry "No response requested." (model ``<synthetic>``) and a
-    meta user entry with its resume prompt; sessionflow took them off the request
-    (`ModelWire`), so they leave the transcript too. Only entries from `start` on are looked at.
+    * The pair it adds when it continues an interrupted turn: an assistant entry "No
+      response requested." (model ``<synthetic>``) and a meta user entry with its resume
+      prompt. sessionflow took them off the request (`ModelWire`); a later request would
+      show them.
+    * The result it records when told not to run the last deferred call again
+      (`ANSWERED_DENIAL`). It sent the result sessionflow wrote, but keeps this one too.
     """
-    return drop_entries(lines, start, lambda entry: _is_resume_entry(entry, resume_texts))
+    return drop_entries(
+        lines, start, lambda entry: _is_resume_entry(entry, resume_texts) or _is_answer_denial(entry)
+    )
 
 
 def without_deferrals(lines: list[str]) -> list[str]:
@@ -388,15 +396,6 @@ def without_deferrals(lines: list[str]) -> list[str]:
 
 ANSWERED_DENIAL = "sessionflow already recorded this call's result"
 """Why the resumed CLI is told not to run again the call it deferred last."""
-
-
-def without_answer_denials(lines: list[str], start: int) -> list[str]:
-    """`lines` without the result the CLI records when told not to run a deferred call again.
-
-    The CLI does not send it to the model (the result sessionflow wrote comes first), but it
-    writes it into the transcript, where a later request would show it.
-    """
-    return drop_entries(lines, start, _is_answer_denial)
 
 
 def drop_entries(lines: list[str], start: int, dropped_if: Callable[[Json], bool]) -> list[str]:

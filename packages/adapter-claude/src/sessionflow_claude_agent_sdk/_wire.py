@@ -53,7 +53,7 @@ Json = dict[str, Any]
 
 
 class ModelWire:
-    """Relays one CLI run's HTTP requests to `upstream`, counting the model requests.
+    """Relays one CLI run's HTTP requests to `upstream`.
 
     Use as ``async with ModelWire(upstream, resume_texts=...) as wire:`` and give the CLI
     ``wire.base_url`` as ``ANTHROPIC_BASE_URL``. With `resume_texts` set, the synthetic
@@ -66,8 +66,6 @@ class ModelWire:
         self.upstream = upstream.rstrip("/")
         self.resume_texts = tuple(resume_texts)
         self.private_root = private_root
-        self.model_requests = 0
-        self.stripped = 0
         self._token = secrets.token_urlsafe(16)
         self._server: asyncio.Server | None = None
         self._client: httpx.AsyncClient | None = None
@@ -120,9 +118,7 @@ class ModelWire:
             return True
         path = target[len(prefix) :]
         if method == "POST" and path.split("?", 1)[0].endswith("/v1/messages"):
-            self.model_requests += 1
-            if self.resume_texts or self.private_root:
-                body = self._rewrite(body)
+            body = self._rewrite(body)
         assert self._client is not None
         request = self._client.build_request(
             method,
@@ -159,13 +155,10 @@ class ModelWire:
             return body
         if not isinstance(request, dict):
             return body
-        changed = False
-        if self.resume_texts and strip_resume_pair(cast(Json, request), self.resume_texts):
-            self.stripped += 1
-            changed = True
+        stripped = bool(self.resume_texts) and strip_resume_pair(cast(Json, request), self.resume_texts)
         if self.private_root and strip_private_image_paths(cast(Json, request), self.private_root):
-            changed = True
-        if not changed:
+            stripped = True
+        if not stripped:
             return body
         return json.dumps(request, ensure_ascii=False, separators=(",", ":")).encode()
 
