@@ -11,7 +11,6 @@ __all__ = ["main"]
 
 def main() -> None:
     """Console entry point: ``sessionflow [chat|init|sessions|frameworks|server] [options]``."""
-    import logging
     import os
     import sys
 
@@ -25,5 +24,8 @@ def main() -> None:
             stream.flush()
         except (OSError, ValueError):
             pass
-    logging.shutdown()
+    if "logging" in sys.modules:  # a command that never logged has nothing to flush
+        import logging
+
+        logging.shutdown()
     os._exit(code)

@@ -29,13 +29,17 @@ import os
 from collections.abc import Callable, Collection, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from sessionflow import ToolInvocation, ToolSpec
-from sessionflow.mcp import McpConnectionPool, McpServerConfig, McpTool, McpToolSource, McpUnavailableError
 from sessionflow.session import ToolExecutionError
 from sessionflow_cli._errors import RuntimeFailure, UsageError
 from sessionflow_cli.config import CliConfig, ConnectorConfig, TurnConfig, data_home
+
+# `sessionflow.mcp` loads the MCP SDK (~0.8 s): it is imported only when the configuration
+# has connectors, so a chat without any starts without it.
+if TYPE_CHECKING:
+    from sessionflow.mcp import McpServerConfig, McpTool, McpToolSource
 
 __all__ = [
     "CONNECTOR_META_KEYS",
@@ -69,6 +73,8 @@ def connector_server(connector: ConnectorConfig) -> McpServerConfig:
     Raises:
         UsageError: The core refuses the entry.
     """
+    from sessionflow.mcp import McpServerConfig
+
     data: dict[str, Any] = {"required": connector.required}
     if connector.command is not None:
         data["command"] = connector.command
@@ -149,6 +155,8 @@ class Connectors:
         self.source: McpToolSource | None = None
         servers = [connector_server(connector) for connector in config.connectors]
         if servers:
+            from sessionflow.mcp import McpConnectionPool, McpToolSource
+
             self._log = _open_log(self.log_path)
             self.source = McpToolSource(
                 servers,
@@ -171,6 +179,7 @@ class Connectors:
         if source is None:
             self.listings = []
             return self.listings
+        from sessionflow.mcp import McpUnavailableError
 
         async def one(connector: ConnectorConfig, server: McpServerConfig) -> ConnectorListing:
             try:

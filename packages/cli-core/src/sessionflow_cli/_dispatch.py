@@ -1,29 +1,22 @@
-"""Run one parsed command: pick the framework and the configuration, then the command itself."""
+"""Run one parsed command: pick the framework and the configuration, then the command itself.
+
+Each command's module is imported when it runs, and nothing else: `frameworks` loads
+neither the configuration nor the engine (temporalio), `init` no engine, and only `chat`
+and `sessions` the worker and the session client.
+"""
 
 from __future__ import annotations
 
 import argparse
-import asyncio
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from rich.console import Console
+from sessionflow_cli._errors import EXIT_USAGE, RuntimeFailure
 
-from sessionflow.temporal import DevServerError
-from sessionflow_cli._errors import RuntimeFailure
-from sessionflow_cli._flow_types import start_environment
-from sessionflow_cli._frameworks import choose_framework
-from sessionflow_cli._setup import resolve_config
-from sessionflow_cli.commands import (
-    ChatRequest,
-    run_chat,
-    run_connectors,
-    run_frameworks,
-    run_init,
-    run_payloads,
-    run_server,
-    run_sessions,
-)
-from sessionflow_cli.config import with_model
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from sessionflow import FrameworkSpec
 
 __all__ = ["dispatch"]
 
@@ -34,35 +27,72 @@ def _approved(values: list[str]) -> list[str]:
 
 def dispatch(args: argparse.Namespace, *, out: Console, info: Console, cwd: Path) -> int:
     command: str = args.command
+    if command == "frameworks":
+        from sessionflow_cli.commands._frameworks import run_frameworks
+
+        return run_frameworks(out)
+    from sessionflow_cli.config import ConfigError
+
     try:
-        return _dispatch(command, args, out=out, info=info, cwd=cwd)
+        return _configured(command, args, out=out, info=info, cwd=cwd)
+    except ConfigError as error:
+        where = f"{error.source}: " if error.source else ""
+        info.print(f"error: {where}{error}", style="red", markup=False, highlight=False, soft_wrap=True)
+        return EXIT_USAGE
+
+
+def _configured(command: str, args: argparse.Namespace, *, out: Console, info: Console, cwd: Path) -> int:
+    from sessionflow_cli._frameworks import choose_framework
+
+    spec = choose_framework(args.framework)
+    if command == "init":
+        from sessionflow_cli.commands._init import run_init
+
+        return run_init(args.framework, args.config, yes=args.yes, print_schema=False, out=out, info=info)
+    from sessionflow.temporal import DevServerError
+
+    try:
+        return _with_engine(command, spec, args, out=out, info=info, cwd=cwd)
     except DevServerError as error:
         raise RuntimeFailure(
             f"the Temporal dev server: {error} (run `sessionflow server stop` to stop the embedded one)"
         ) from None
 
 
-def _dispatch(command: str, args: argparse.Namespace, *, out: Console, info: Console, cwd: Path) -> int:
-    if command == "frameworks":
-        return run_frameworks(out)
-    if command == "init":
-        choose_framework(args.framework)
-        return run_init(args.framework, args.config, yes=args.yes, print_schema=False, out=out, info=info)
-    spec = choose_framework(args.framework)
+def _with_engine(
+    command: str, spec: FrameworkSpec, args: argparse.Namespace, *, out: Console, info: Console, cwd: Path
+) -> int:
+    import asyncio
+
+    from sessionflow_cli._setup import resolve_config
+    from sessionflow_cli.config import with_model
+
     if command == "server":
+        from sessionflow_cli.commands._server import run_server
+
         config = resolve_config(spec.name, args.config, yes=False, ask=False, cwd=cwd, info=_quiet(info))
         return run_server(args.action, config, out)
     if command == "payloads":
+        from sessionflow_cli.commands._payloads import run_payloads
+
         config = resolve_config(spec.name, args.config, yes=False, ask=False, cwd=cwd, info=_quiet(info))
         return asyncio.run(run_payloads(args.action, args.older_than, config, out))
     if command == "connectors":
+        from sessionflow_cli.commands._connectors import run_connectors
+
         config = resolve_config(spec.name, args.config, yes=False, ask=False, cwd=cwd, info=_quiet(info))
         return asyncio.run(run_connectors(config, out=out))
+    from sessionflow_cli._flow_types import start_environment
+
     if command == "sessions":
+        from sessionflow_cli.commands._sessions import run_sessions
+
         config = resolve_config(spec.name, args.config, yes=False, ask=False, cwd=cwd, info=_quiet(info))
         config = with_model(config, args.model)
         environment = start_environment(config.identity, config.workspace)
         return asyncio.run(run_sessions(spec, config, environment, out=out, info=info))
+    from sessionflow_cli.commands._chat import ChatRequest, run_chat
+
     config = resolve_config(spec.name, args.config, yes=args.yes, ask=True, cwd=cwd, info=info)
     config = with_model(config, args.model)
     environment = start_environment(config.identity, config.workspace)
@@ -78,4 +108,6 @@ def _dispatch(command: str, args: argparse.Namespace, *, out: Console, info: Con
 
 def _quiet(info: Console) -> Console:
     """A console that drops the notes of commands that only read the configuration."""
+    from rich.console import Console
+
     return Console(stderr=True, quiet=True)

@@ -6,10 +6,14 @@ import argparse
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from rich.console import Console
+if TYPE_CHECKING:
+    from rich.console import Console
 
-from sessionflow_cli._errors import EXIT_FAILURE, EXIT_USAGE, CliError
+# Nothing heavy at import: `--help` and a usage error end in `parse_args` with argparse
+# alone. rich, `sessionflow` (through `_errors`) and each command's own modules load once
+# the arguments are parsed, and only what the command runs (`_dispatch`).
 
 __all__ = ["COMMANDS", "build_parser", "main", "run"]
 
@@ -104,10 +108,14 @@ def _with_default_command(argv: Sequence[str]) -> list[str]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command; returns the exit code."""
-    out = Console(highlight=False, soft_wrap=True)
-    info = Console(stderr=True, highlight=False, soft_wrap=True)
     parser = build_parser()
     args = parser.parse_args(_with_default_command(sys.argv[1:] if argv is None else argv))
+    from rich.console import Console
+
+    from sessionflow_cli._errors import EXIT_FAILURE, CliError
+
+    out = Console(highlight=False, soft_wrap=True)
+    info = Console(stderr=True, highlight=False, soft_wrap=True)
     try:
         return run(args, out=out, info=info)
     except CliError as error:
@@ -119,7 +127,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def run(args: argparse.Namespace, *, out: Console, info: Console) -> int:
-    # Heavy imports (sessionflow loads temporalio) wait until a command needs them.
+    # Heavy imports (the engine loads temporalio, connectors the MCP SDK) wait until the
+    # command that needs them runs: `_dispatch` imports one command module.
     if args.version:
         from importlib.metadata import version
 
@@ -131,11 +140,5 @@ def run(args: argparse.Namespace, *, out: Console, info: Console) -> int:
         out.file.write(config_schema_text())
         return 0
     from sessionflow_cli._dispatch import dispatch
-    from sessionflow_cli.config import ConfigError
 
-    try:
-        return dispatch(args, out=out, info=info, cwd=Path.cwd())
-    except ConfigError as error:
-        where = f"{error.source}: " if error.source else ""
-        info.print(f"error: {where}{error}", style="red", markup=False, highlight=False, soft_wrap=True)
-        return EXIT_USAGE
+    return dispatch(args, out=out, info=info, cwd=Path.cwd())

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-
-from prompt_toolkit import prompt
-from rich.console import Console
+from typing import TYPE_CHECKING
 
 from sessionflow_cli.config import CliConfig, default_config, default_config_path, load_config
 from sessionflow_cli.config._init import ask_and_write, write_defaults
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 __all__ = ["ask_line", "config_path", "has_terminal", "resolve_config"]
 
@@ -19,6 +20,9 @@ def has_terminal() -> bool:
 
 
 def ask_line(message: str) -> str:
+    # prompt_toolkit (~0.2 s to import) only when a question is asked at a terminal.
+    from prompt_toolkit import prompt
+
     return prompt(message)
 
 

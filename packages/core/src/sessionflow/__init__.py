@@ -71,23 +71,26 @@ from sessionflow.session import (
     describe_tool_call_outcome,
     idempotency_key,
 )
-from sessionflow.temporal import (
-    AgentSessionClient,
-    AgentSessionFlow,
-    PayloadStore,
-    PayloadStoreError,
-    ServerUnreachableError,
-    SessionExistsError,
-    connect,
-    run_agent_worker,
-    serve_agent_flows,
-)
 from sessionflow.tool_output import ToolOutput
 
-# RedisDeltaTransport needs the `redis` extra: it loads on first use, so importing
-# sessionflow never needs redis, and a missing extra fails with its install hint.
+# Loaded on first use. The engine binding (`sessionflow.temporal`) imports temporalio's
+# client and worker, ~0.6 s that plugin discovery, `sessionflow frameworks` and every other
+# import of `sessionflow.hookspecs` or `sessionflow.plugins` do not need.
+# RedisDeltaTransport needs the `redis` extra, so importing sessionflow never needs redis,
+# and a missing extra fails with its install hint.
 if TYPE_CHECKING:
     from sessionflow.redis_deltas import RedisDeltaTransport
+    from sessionflow.temporal import (
+        AgentSessionClient,
+        AgentSessionFlow,
+        PayloadStore,
+        PayloadStoreError,
+        ServerUnreachableError,
+        SessionExistsError,
+        connect,
+        run_agent_worker,
+        serve_agent_flows,
+    )
 
 __getattr__, __dir__ = lazy_exports(__name__)
 

@@ -189,6 +189,8 @@ class SessionflowPlugins:
         self._pm.add_hookspecs(hookspecs)
         self._loaded = False
         self._sources: dict[str, PluginSource] = {}
+        # Entry-point plugins' distributions by plugin name: (project name, version).
+        self._distributions: dict[str, tuple[str, str]] = {}
         self._frameworks: dict[str, FrameworkSpec] | None = None
 
     @property
@@ -255,6 +257,7 @@ class SessionflowPlugins:
         """Unregister a plugin by name; returns the plugin object, or None if absent."""
         plugin = self._pm.unregister(name=name)
         self._sources.pop(name, None)
+        self._distributions.pop(name, None)
         self._frameworks = None
         return plugin
 
@@ -312,19 +315,18 @@ class SessionflowPlugins:
             if self._pm.has_plugin(name) or self._pm.is_blocked(name):
                 continue
             ep = entry_points[name]
+            # Loaded from the one scan of `_entry_points`, one name at a time so a failure
+            # names its entry point. (pluggy's load_setuptools_entrypoints would read every
+            # installed distribution's metadata again for each name: ~10 ms a plugin.)
             try:
-                # One name at a time so a failure can name its entry point; pluggy still
-                # records the distribution for list_plugin_distinfo.
-                self._pm.load_setuptools_entrypoints(ENTRY_POINT_GROUP, name=name)
-            except pluggy.PluginValidationError as exc:
-                raise PluginError(name, f"invalid hook implementation: {exc}") from exc
+                plugin = ep.load()
             except Exception as exc:
                 raise PluginError(
                     name,
                     f"entry point {ep.value!r} of distribution {_dist_name(ep)!r} failed to load: {exc!r}",
                 ) from exc
-            self._sources[name] = "entry_point"
-            self._frameworks = None
+            if self._register(plugin, name, source="entry_point") is not None and ep.dist is not None:
+                self._distributions[name] = (ep.dist.name, ep.dist.version)
 
     def _load_listed(self, names: Sequence[str]) -> None:
         entry_points = self._entry_points()
@@ -384,20 +386,20 @@ class SessionflowPlugins:
 
     def list_plugins(self) -> list[PluginInfo]:
         """Registered plugins with how they were found and their distribution, sorted by name."""
-        # Keyed by id: plugin objects need not be hashable.
-        distributions = {id(plugin): dist for plugin, dist in self._pm.list_plugin_distinfo()}
+        # Plugins loaded through the pluggy manager itself (`pluggy_manager`) are in its
+        # distinfo, keyed by id: plugin objects need not be hashable.
+        distributions = {
+            id(plugin): (dist.project_name, str(dist.version))
+            for plugin, dist in self._pm.list_plugin_distinfo()
+        }
         infos: list[PluginInfo] = []
         for name, plugin in self._pm.list_name_plugin():
             if plugin is None:
                 continue  # a blocked name
             source = self._sources.get(name, "inline")
-            dist = distributions.get(id(plugin))
+            dist = self._distributions.get(name) or distributions.get(id(plugin))
             if dist is not None:
-                infos.append(
-                    PluginInfo(
-                        name=name, source=source, distribution=dist.project_name, version=str(dist.version)
-                    )
-                )
+                infos.append(PluginInfo(name=name, source=source, distribution=dist[0], version=dist[1]))
             elif source == "builtin":
                 infos.append(
                     PluginInfo(name=name, source=source, distribution="sessionflow", version=_own_version())

@@ -3,15 +3,28 @@
 `_chat` (the default command), `_connectors`, `_frameworks`, `_init`, `_payloads`,
 `_server` and `_sessions`. What they share (the engine, the runtime, sessions, settings)
 stays one level up, in `sessionflow_cli`.
+
+The names below load on first use (`sessionflow.lazy.lazy_exports`): importing this package
+imports no command, so a command pays only for its own imports (`chat` for the worker and
+the MCP SDK, `frameworks` for neither).
 """
 
-from sessionflow_cli.commands._chat import ChatRequest, run_chat
-from sessionflow_cli.commands._connectors import run_connectors
-from sessionflow_cli.commands._frameworks import run_frameworks
-from sessionflow_cli.commands._init import run_init
-from sessionflow_cli.commands._payloads import run_payloads
-from sessionflow_cli.commands._server import run_server
-from sessionflow_cli.commands._sessions import run_sessions
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from sessionflow.lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from sessionflow_cli.commands._chat import ChatRequest, run_chat
+    from sessionflow_cli.commands._connectors import run_connectors
+    from sessionflow_cli.commands._frameworks import run_frameworks
+    from sessionflow_cli.commands._init import run_init
+    from sessionflow_cli.commands._payloads import run_payloads
+    from sessionflow_cli.commands._server import run_server
+    from sessionflow_cli.commands._sessions import run_sessions
+
+__getattr__, __dir__ = lazy_exports(__name__)
 
 __all__ = [
     "ChatRequest",

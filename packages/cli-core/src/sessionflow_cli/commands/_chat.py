@@ -14,7 +14,6 @@ from sessionflow_cli._errors import UsageError
 from sessionflow_cli._flow_types import StartEnvironment
 from sessionflow_cli._setup import has_terminal
 from sessionflow_cli.chat._oneshot import run_one_shot
-from sessionflow_cli.chat._terminal import TerminalChat
 from sessionflow_cli.chat._view import ChatView
 from sessionflow_cli.config import CliConfig, default_config_path
 
@@ -67,5 +66,8 @@ async def run_chat(
                 resume=request.resume,
                 resume_hint=hint,
             )
+        # The terminal chat (prompt_toolkit) only at a terminal: `-p` starts without it.
+        from sessionflow_cli.chat._terminal import TerminalChat
+
         view = ChatView(out, out)
         return await TerminalChat(runtime, view, resume_hint=hint).run(request.resume)

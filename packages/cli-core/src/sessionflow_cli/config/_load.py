@@ -5,10 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
-from sessionflow.temporal import PayloadStore
-from sessionflow.temporal.payload_store import DEFAULT_PAYLOAD_THRESHOLD
 from sessionflow_cli.config._errors import ConfigError
 from sessionflow_cli.config._model import (
     DEFAULT_MODEL,
@@ -24,6 +22,9 @@ from sessionflow_cli.config._model import (
 from sessionflow_cli.config._paths import default_media_folder
 from sessionflow_cli.config._schema import validate
 from sessionflow_cli.config._yaml import parse_document, plain
+
+if TYPE_CHECKING:
+    from sessionflow.temporal import PayloadStore
 
 __all__ = ["default_config", "load_config", "parse_config"]
 
@@ -143,6 +144,10 @@ def _server(value: object, base: Path, source: str) -> ServerConfig:
 
 
 def _payloads(doc: Json, base: Path, source: str) -> PayloadStore:
+    # Only a file with a `payloads:` section loads the engine binding (temporalio) here.
+    from sessionflow.temporal import PayloadStore
+    from sessionflow.temporal.payload_store import DEFAULT_PAYLOAD_THRESHOLD
+
     location = str(doc["store"])
     is_s3 = location.startswith("s3://")
     for key in ("endpoint", "region"):

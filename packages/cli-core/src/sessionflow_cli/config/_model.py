@@ -5,9 +5,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from sessionflow.temporal import PayloadStore
+if TYPE_CHECKING:
+    # The engine binding loads temporalio: `init` and `frameworks` read no payload store.
+    from sessionflow.temporal import PayloadStore
 
 __all__ = [
     "DEFAULT_MODEL",
