@@ -54,10 +54,13 @@ from sessionflow.session import (
     AgentEventsPage,
     AgentEventType,
     AgentMessage,
+    AgentSessionOptions,
     AgentSnapshot,
     AgentStatus,
     FrameworkMessage,
     MessageRole,
+    ToolEffect,
+    ToolPolicy,
     message_digest,
 )
 from sessionflow.temporal import (
@@ -359,6 +362,7 @@ class Bench:
     flow: AgentSessionFlow
     sessions: AgentSessionClient
     fallback_sessions: AgentSessionClient
+    local_sessions: AgentSessionClient
     prefix: str
     rows: list[Row] = field(default_factory=lambda: [])
     notes: list[str] = field(default_factory=lambda: [])
@@ -641,26 +645,38 @@ class Bench:
             "whose tools heartbeat once, interleaved"
         )
         sf_ids: list[str] = []
+        local_ids: list[str] = []
         bare_ids: list[str] = []
         beating_ids: list[str] = []
         session: Session | None = None
+        local: Session | None = None
         bare: Bare | None = None
         beating: Bare | None = None
+        sf_growth: list[tuple[int, int]] = []
+        local_growth: list[tuple[int, int]] = []
         for index in range(plan.tool_turns):
             if index % plan.rotate == 0:
                 session = await self.new_session(follow=False, tail=True)
+                local = await self.new_session(self.local_sessions, follow=False, tail=True)
                 bare = await self.new_bare()
                 beating = await self.new_bare(heartbeat=True)
                 sf_ids.append(session.session_id)
+                local_ids.append(local.session_id)
                 bare_ids.append(bare.handle.id)
                 beating_ids.append(beating.handle.id)
-            assert session is not None and bare is not None and beating is not None
+            assert session is not None and local is not None and bare is not None and beating is not None
+            before = (await session.history_point(self.client), await local.history_point(self.client))
             await in_rotation(
                 index,
                 session.turn_tailed("tools", last_step="model-2"),
+                local.turn_tailed("tools", last_step="model-2"),
                 bare.run(chain=True),
                 beating.run(chain=True),
             )
+            for start, sess, into in ((before[0], session, sf_growth), (before[1], local, local_growth)):
+                added = growth(start, await sess.history_point(self.client))
+                if added is not None:
+                    into.append(added)
         sf_turns: list[float] = []
         sf_spans: list[float] = []
         sf_parts: list[tuple[float, float, float]] = []
@@ -676,11 +692,35 @@ class Bench:
                 sf_parts.append(_parts(first, tools, last))
         critical, bare_spans, bare_parts = await self._chains(bare_ids)
         beating_critical, _, beating_parts = await self._chains(beating_ids)
+        local_turns: list[float] = []
+        for timings in [await self._timings([workflow_id]) for workflow_id in local_ids]:
+            # Local reads are markers, not activities: the turn is model-1 scheduled -> model-2 processed.
+            models = {t.activity_id: t for t in timings}
+            for turn in {t.activity_id.split("/")[0] for t in timings}:
+                first, last = models.get(f"{turn}/model-1"), models.get(f"{turn}/model-2")
+                if first is not None and last is not None:
+                    local_turns.append((last.wft_completed - first.scheduled) * MS)
         self._compare(
             "2. full turn model -> 2 parallel reads -> model (history) vs bare model + max(a, b) + model, ms",
             sf_turns,
             critical,
-            goal=1.10,
+            goal=0.80,
+        )
+        self._compare(
+            "2. same turn, reads as local steps (ToolPolicy.local_timeout) vs the bare chain, ms",
+            local_turns,
+            critical,
+            goal=0.80,
+        )
+        self._compare(
+            "2. same turn, reads as local steps vs as regular steps (both sessionflow), ms",
+            local_turns,
+            sf_turns,
+        )
+        self._compare_counts(
+            "2. history added per tool turn, reads as local steps vs as regular steps (describe(), p50)",
+            local_growth,
+            sf_growth,
         )
         self._compare(
             "2. same, from the WFT that takes the update (server-side turn), ms", sf_spans, bare_spans
@@ -1094,8 +1134,17 @@ async def run(plan: Plan) -> None:
             reader_flow = AgentSessionFlow(
                 runner, flow_type="bench-sf-fallback", delta_transport=InProcessDeltaBus()
             )
+            # The same runner with both reads as local steps (issue 25's lever), its own queue.
+            local_reads = ToolPolicy(effect=ToolEffect.READ, local_timeout=10)
+            local_flow = AgentSessionFlow(
+                runner,
+                flow_type="bench-sf-local",
+                options=AgentSessionOptions(tool_policies={"read_a": local_reads, "read_b": local_reads}),
+            )
             stop = asyncio.Event()
-            serving = asyncio.create_task(serve_agent_flows(client, [flow, fallback_flow], stop=stop))
+            serving = asyncio.create_task(
+                serve_agent_flows(client, [flow, fallback_flow, local_flow], stop=stop)
+            )
             bare_worker = Worker(
                 client,
                 task_queue=BARE_TASK_QUEUE,
@@ -1116,6 +1165,7 @@ async def run(plan: Plan) -> None:
                 flow=flow,
                 sessions=AgentSessionClient(client, flow),
                 fallback_sessions=AgentSessionClient(client, reader_flow),
+                local_sessions=AgentSessionClient(client, local_flow),
                 prefix=f"bench-{time.time_ns():x}",
             )
             try:

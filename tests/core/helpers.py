@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from sessionflow import AgentInterrupt, AgentSnapshot, AgentStatus
-from sessionflow.testing import wait_for_agent_snapshot
+from sessionflow.testing import FileGate, wait_for_agent_snapshot
 from tests.core.conftest import Harness
 
 
@@ -42,3 +42,10 @@ async def pending_interrupt(
 
 def texts(snapshot: AgentSnapshot) -> list[str | None]:
     return [m.message.text for m in snapshot.messages]
+
+
+async def kill_at_gate(harness: Harness, gate_name: str) -> None:
+    """Wait for a worker to reach the gate, SIGKILL it there, and start a replacement."""
+    await FileGate(harness.state_dir, gate_name).wait_until_reached()
+    harness.stack.workers[-1].kill()
+    await harness.stack.start_worker()

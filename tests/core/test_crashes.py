@@ -5,18 +5,11 @@ from __future__ import annotations
 from sessionflow import AgentToolCallStatus, ToolEffect, ToolPolicy
 from sessionflow.testing import FileGate, wait_until
 from tests.core.conftest import Harness, HarnessFactory
-from tests.core.helpers import idle_after, pending_interrupt
+from tests.core.helpers import idle_after, kill_at_gate, pending_interrupt
 
 
 def call(tool_call_id: str, name: str, **arguments: object) -> dict[str, object]:
     return {"id": tool_call_id, "name": name, "arguments": arguments}
-
-
-async def kill_at_gate(harness: Harness, gate_name: str) -> None:
-    """Wait for a worker to reach the gate, SIGKILL it there, and start a replacement."""
-    await FileGate(harness.state_dir, gate_name).wait_until_reached()
-    harness.stack.workers[-1].kill()
-    await harness.stack.start_worker()
 
 
 async def test_sigkill_during_read_runs_it_again(harness: Harness) -> None:

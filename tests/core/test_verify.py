@@ -8,17 +8,11 @@ from typing import Any
 from sessionflow import AgentEventType, PayloadStore, ToolEffect, ToolPolicy
 from sessionflow.testing import FileGate
 from tests.core.conftest import Harness, HarnessFactory
-from tests.core.helpers import idle_after
+from tests.core.helpers import idle_after, kill_at_gate
 
 PAY_POLICY = {"pay": ToolPolicy(effect=ToolEffect.NON_IDEMPOTENT_WRITE, requires_approval=False)}
 PAY: dict[str, object] = {"id": "c1", "name": "pay", "arguments": {"amount": 10}}
 UNKNOWN = "The outcome of this tool call is unknown"
-
-
-async def _kill_at_gate(harness: Harness, gate_name: str) -> None:
-    await FileGate(harness.state_dir, gate_name).wait_until_reached()
-    harness.stack.workers[-1].kill()
-    await harness.stack.start_worker()
 
 
 async def _steps(harness: Harness, session_id: str) -> list[tuple[str, str, int, str]]:
@@ -60,7 +54,7 @@ async def test_sigkill_during_a_write_that_took_effect_is_recorded_succeeded(
         },
     )
     await harness.sessions.start_session("v-ok", "pay 10")
-    await _kill_at_gate(harness, "pay")
+    await kill_at_gate(harness, "pay")
     snapshot = await idle_after(harness, "v-ok", 1)
     assert harness.log.count("tool", "pay") == 1
     verifies = harness.log.entries("verify", "pay")
@@ -101,7 +95,7 @@ async def test_sigkill_during_a_write_that_did_not_take_effect_lets_the_model_tr
         },
     )
     await harness.sessions.start_session("v-no", "pay 10")
-    await _kill_at_gate(harness, "pay")
+    await kill_at_gate(harness, "pay")
     FileGate(harness.state_dir, "pay").release()  # the model's second try goes through
     snapshot = await idle_after(harness, "v-no", 1)
     finished = await _finished(harness, "v-no")

@@ -16,7 +16,7 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-from sessionflow import AgentStatus, SessionTimings
+from sessionflow import AgentStatus, SessionTimings, ToolEffect, ToolPolicy
 from sessionflow.session import FrameworkMessage, MessageRole
 from sessionflow.temporal import (
     AgentSessionClient,
@@ -167,6 +167,24 @@ SCENARIOS: dict[str, tuple[list[list[dict[str, Any]]], dict[str, Any]]] = {
         },
     ),
     "start-with-history": ([[{"text": "hello Ada"}], [{"text": "again"}]], {}),
+    # Local steps (issue 25): two reads whose policy has a local_timeout run as local
+    # activities (markers), the first failing once and retried; a regular read beside them.
+    "local-reads": (
+        [
+            [
+                {
+                    "tool_calls": [
+                        {"id": "a", "name": "local_lookup", "arguments": {"q": 1}},
+                        {"id": "b", "name": "local_lookup", "arguments": {"q": 2}},
+                        {"id": "c", "name": "lookup", "arguments": {"q": 3}},
+                    ]
+                },
+                {"text": "done"},
+            ],
+            [{"text": "again"}],
+        ],
+        {"local_lookup": {"effect": "read", "crash_attempts": 1}, "lookup": {"effect": "read"}},
+    ),
     # Verified outcomes (issue 20): an approved write whose step fails, then its verify step
     # (sessionflow.VerifyTool) answers; the patch marker sessionflow-verify is recorded.
     **{
@@ -220,7 +238,13 @@ async def record(names: list[str]) -> None:
             timings = SessionTimings(
                 retry_initial_interval=timedelta(milliseconds=100), heartbeat_interval=timedelta(seconds=1)
             )
-            flow = save_scripted_flow(root / "state", "replay-recorder", timings=timings)
+            flow = save_scripted_flow(
+                root / "state",
+                "replay-recorder",
+                timings=timings,
+                # Only the local-reads scenario calls this tool.
+                tool_policies={"local_lookup": ToolPolicy(effect=ToolEffect.READ, local_timeout=5)},
+            )
             sessions = AgentSessionClient(client, flow)
             stop = asyncio.Event()
             worker = asyncio.create_task(serve_agent_flows(client, [flow], stop=stop))

@@ -27,6 +27,7 @@ def test_recorded_histories_exist() -> None:
         "verify-unknown",
         "compact-payloads",
         "start-with-history",
+        "local-reads",
     }
 
 

@@ -12,6 +12,7 @@ from sessionflow.session.bodies import BodyRef
 from sessionflow.session.errors import InvalidToolCallError, SessionRunError, SessionStateError
 
 __all__ = [
+    "MAX_LOCAL_TIMEOUT",
     "AgentToolCall",
     "AgentToolCallStatus",
     "ApprovalSource",
@@ -76,6 +77,12 @@ class ToolEffect(StrEnum):
         return not self.is_retryable
 
 
+MAX_LOCAL_TIMEOUT = 30.0
+"""The longest `ToolPolicy.local_timeout`, in seconds. A local step longer than Temporal's
+workflow-task timeout (10 s by default) makes the worker heartbeat that task, which adds
+events to the history; beyond this, a regular step is the better choice."""
+
+
 @dataclass(frozen=True, kw_only=True)
 class ToolPolicy:
     """How the session treats one tool. `requires_approval=None` uses the effect's default."""
@@ -87,10 +94,28 @@ class ToolPolicy:
     max_output_bytes: int | None = None
     """Bytes of this tool's output the model sees; None uses the session default
     (`AgentSessionOptions.max_tool_output_bytes`). The whole output is always stored."""
+    local_timeout: float | None = None
+    """Seconds a call may take as a local step; None runs it as a regular step (the default).
+
+    A local step is a Temporal local activity: still durable and retried, recorded as one
+    marker, but run on the session's own worker without a round trip through the task
+    queue, so a short read costs less time and history. Reads only, since a worker that
+    dies mid-step repeats it; at most `MAX_LOCAL_TIMEOUT`, since a local step has no
+    heartbeat and a long one holds the session's workflow task open.
+    """
 
     def __post_init__(self) -> None:
         if self.max_output_bytes is not None and self.max_output_bytes < 1:
             raise ValueError(f"max_output_bytes must be at least 1, got {self.max_output_bytes!r}")
+        if self.local_timeout is not None:
+            if self.effect is not ToolEffect.READ:
+                raise ValueError(f"local_timeout is for read tools only, not {self.effect.value!r} ones")
+            if not 0 < self.local_timeout <= MAX_LOCAL_TIMEOUT:
+                # The comparison is false for NaN as well.
+                raise ValueError(
+                    f"local_timeout must be more than 0 and at most {MAX_LOCAL_TIMEOUT:g} seconds, "
+                    f"got {self.local_timeout!r}"
+                )
 
     @property
     def is_approval_required(self) -> bool:

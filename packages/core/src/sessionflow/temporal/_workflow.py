@@ -358,21 +358,37 @@ class AgentSessionWorkflow:
             run_state=None if record.skip_run_state or model.run_state_ref is not None else model.run_state,
             run_state_ref=None if record.skip_run_state else model.run_state_ref,
         )
-        step = asyncio.ensure_future(
-            workflow.execute_activity(
-                CALL_TOOL if effect.is_retryable else CALL_SINGLE_ATTEMPT_TOOL,
-                tool_input,
-                result_type=ToolCallOutput,
-                activity_id=SessionModel.tool_step(turn_id, tool_call_id),
-                start_to_close_timeout=timedelta(seconds=config.tool_start_to_close),
-                schedule_to_close_timeout=timedelta(seconds=config.tool_schedule_to_close),
-                heartbeat_timeout=timedelta(seconds=config.tool_heartbeat_timeout),
-                retry_policy=RetryPolicy(
-                    maximum_attempts=attempts,
-                    initial_interval=timedelta(seconds=config.retry_initial_interval),
-                ),
-            )
+        retry_policy = RetryPolicy(
+            maximum_attempts=attempts, initial_interval=timedelta(seconds=config.retry_initial_interval)
         )
+        local_timeout = record.policy.local_timeout
+        if local_timeout is not None and effect is ToolEffect.READ:
+            # The policy arrived in the model step's result, so a replay takes the same branch;
+            # histories from before local steps have no local_timeout and stay on the other.
+            step = asyncio.ensure_future(
+                workflow.execute_local_activity(
+                    CALL_TOOL,
+                    tool_input,
+                    result_type=ToolCallOutput,
+                    activity_id=SessionModel.tool_step(turn_id, tool_call_id),
+                    start_to_close_timeout=timedelta(seconds=local_timeout),
+                    schedule_to_close_timeout=timedelta(seconds=config.tool_schedule_to_close),
+                    retry_policy=retry_policy,
+                )
+            )
+        else:
+            step = asyncio.ensure_future(
+                workflow.execute_activity(
+                    CALL_TOOL if effect.is_retryable else CALL_SINGLE_ATTEMPT_TOOL,
+                    tool_input,
+                    result_type=ToolCallOutput,
+                    activity_id=SessionModel.tool_step(turn_id, tool_call_id),
+                    start_to_close_timeout=timedelta(seconds=config.tool_start_to_close),
+                    schedule_to_close_timeout=timedelta(seconds=config.tool_schedule_to_close),
+                    heartbeat_timeout=timedelta(seconds=config.tool_heartbeat_timeout),
+                    retry_policy=retry_policy,
+                )
+            )
         try:
             # Only reads are cancelled with the turn: a write may already have taken effect.
             output = await (self._cancellable_step(step) if effect is ToolEffect.READ else step)

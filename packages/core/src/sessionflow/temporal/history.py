@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
+from typing import cast
 
 from temporalio.api.enums.v1 import EventType
+from temporalio.api.history.v1 import MarkerRecordedEventAttributes
 from temporalio.client import Client
 
 __all__ = ["StepHistoryEntry", "history_size", "read_step_history"]
@@ -12,10 +15,11 @@ __all__ = ["StepHistoryEntry", "history_size", "read_step_history"]
 
 @dataclass(frozen=True, kw_only=True)
 class StepHistoryEntry:
-    """One scheduled activity: its type (the step), ID, final attempt and outcome.
+    """One step: its type, ID, final attempt and outcome.
 
     `outcome` is `completed`, `failed`, `timed_out`, `canceled`, or `running` when the
     step has not finished. `step_execution_id` is the activity ID, shared by all attempts.
+    `local` marks a local step (a local activity, recorded as one marker when it ends).
     """
 
     step_type: str
@@ -23,7 +27,11 @@ class StepHistoryEntry:
     final_attempt: int
     outcome: str
     failure: str | None = None
+    local: bool = False
 
+
+# The marker Temporal's SDK core records for each finished local activity.
+_LOCAL_ACTIVITY_MARKER = "core_local_activity"
 
 _OUTCOMES = {
     EventType.EVENT_TYPE_ACTIVITY_TASK_COMPLETED: "completed",
@@ -40,6 +48,7 @@ class _Step:
     attempt: int = 0
     outcome: str = "running"
     failure: str | None = None
+    local: bool = False
 
 
 _OUTCOME_ATTRIBUTES = {
@@ -51,12 +60,17 @@ _OUTCOME_ATTRIBUTES = {
 
 
 async def read_step_history(client: Client, session_id: str) -> list[StepHistoryEntry]:
-    """Every activity of the session's current run, in scheduling order."""
+    """Every step of the session's current run: activities in scheduling order, local ones
+    where their marker is (when they ended)."""
     history = await client.get_workflow_handle(session_id).fetch_history()
     steps: dict[int, _Step] = {}
     for event in history.events:
         kind = event.event_type
-        if kind == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
+        if kind == EventType.EVENT_TYPE_MARKER_RECORDED:
+            local = _local_step(event.marker_recorded_event_attributes)
+            if local is not None:
+                steps[event.event_id] = local
+        elif kind == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
             attrs = event.activity_task_scheduled_event_attributes
             steps[event.event_id] = _Step(
                 step_type=attrs.activity_type.name, step_execution_id=attrs.activity_id
@@ -78,9 +92,32 @@ async def read_step_history(client: Client, session_id: str) -> list[StepHistory
             final_attempt=s.attempt,
             outcome=s.outcome,
             failure=s.failure,
+            local=s.local,
         )
         for s in steps.values()
     ]
+
+
+def _local_step(marker: MarkerRecordedEventAttributes) -> _Step | None:
+    if marker.marker_name != _LOCAL_ACTIVITY_MARKER or "data" not in marker.details:
+        return None
+    payloads = marker.details["data"].payloads
+    try:
+        loaded: object = json.loads(payloads[0].data) if payloads else None
+    except ValueError:
+        return None
+    if not isinstance(loaded, dict):
+        return None
+    data = cast(dict[str, object], loaded)
+    failed = marker.HasField("failure")
+    return _Step(
+        step_type=str(data.get("activity_type", "")),
+        step_execution_id=str(data.get("activity_id", "")),
+        attempt=int(str(data.get("attempt", 1))),
+        outcome="failed" if failed else "completed",
+        failure=str(marker.failure.message) if failed and marker.failure.message else None,
+        local=True,
+    )
 
 
 async def history_size(client: Client, session_id: str) -> tuple[int, int]:

@@ -57,6 +57,7 @@ def save_scripted_flow(
                 "effect": p.effect.value,
                 "requires_approval": p.requires_approval,
                 "max_output_bytes": p.max_output_bytes,
+                "local_timeout": p.local_timeout,
             }
             for name, p in (tool_policies or {}).items()
         },
@@ -78,6 +79,7 @@ def load_scripted_flow(state_dir: Path) -> AgentSessionFlow:
                 effect=ToolEffect(p["effect"]),
                 requires_approval=p["requires_approval"],
                 max_output_bytes=p.get("max_output_bytes"),
+                local_timeout=p.get("local_timeout"),
             )
             for name, p in spec["tool_policies"].items()
         },
