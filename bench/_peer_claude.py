@@ -20,6 +20,11 @@ The plain latency runs until `query()` / the client's context is done, i.e. unti
 exited, as a session's model step ends after its CLI has exited. `answer_ms` is until the
 `ResultMessage`.
 
+`burst N` runs N turns at once (N `query()` calls or client contexts in this process, or N
+sessions on this process's one worker) and answers {"seconds", "turns", "ok", "rss_kib"}, with
+the same CPU fields as a turn (over the whole burst); the session's also gives every turn's
+steps, [name, ms scheduled -> started, ms started -> completed] each.
+
 **CPU of the CLI processes.** Every process a turn starts (the Claude Code CLI, and whatever it
 starts itself: the adapter's hook command, ...) is a descendant of this child. `descendants_cpu()`
 counts the user and system time of all of them that ever ran: `getrusage(RUSAGE_CHILDREN)` (the
@@ -53,6 +58,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
+from bench._peer_loop import rss_kib
 from sessionflow.testing import ModelReply, RecordedRequest, ScriptedToolCall
 
 MODEL = "scripted-model"
@@ -187,6 +193,20 @@ def tool_server() -> Any:
 
 
 Turn = Callable[[], Awaitable[dict[str, Any]]]
+Burst = Callable[[int], Awaitable[dict[str, Any]]]
+
+
+def _gather_burst(turn: Turn) -> Burst:
+    """`count` plain turns at once in this process; answers checked after the clock stops."""
+
+    async def burst(count: int) -> dict[str, Any]:
+        start = time.perf_counter()
+        results = await asyncio.gather(*(turn() for _ in range(count)))
+        seconds = time.perf_counter() - start
+        ok = sum(TOOL_OUTPUT in str(r.get("answer")) for r in results)
+        return {"seconds": seconds, "turns": count, "ok": ok, "rss_kib": rss_kib()}
+
+    return burst
 
 
 def _plain_turn(kind: str, base_url: str, workspace: Path) -> Turn:
@@ -243,7 +263,7 @@ def _plain_turn(kind: str, base_url: str, workspace: Path) -> Turn:
     return turn
 
 
-async def _session_turn(address: str, base_url: str, workspace: Path) -> Turn:
+async def _session_turn(address: str, base_url: str, workspace: Path) -> tuple[Turn, Burst]:
     from claude_agent_sdk import ClaudeAgentOptions
 
     from bench._common import parse_activity_timings
@@ -291,7 +311,38 @@ async def _session_turn(address: str, base_url: str, workspace: Path) -> Turn:
             "steps": steps,
         }
 
-    return turn
+    async def burst(count: int) -> dict[str, Any]:
+        ids = [f"peer-sf-claude-burst-{uuid.uuid4().hex[:12]}" for _ in range(count)]
+
+        async def one(session_id: str) -> None:
+            await sessions.start_session(session_id, PROMPT)
+            await tail_turn_done(client, session_id)
+
+        start = time.perf_counter()
+        await asyncio.gather(*(one(i) for i in ids))
+        seconds = time.perf_counter() - start
+        rss = rss_kib()
+        ok = 0
+        steps: list[list[list[Any]]] = []
+        for session_id in ids:
+            snapshot = await sessions.get_agent_snapshot(session_id)
+            ok += bool(snapshot.messages) and TOOL_OUTPUT in str(snapshot.messages[-1].message.text)
+            # Each step's wait for the worker (scheduled -> started) and run (started -> completed).
+            history = await client.get_workflow_handle(session_id).fetch_history()
+            steps.append(
+                [
+                    [
+                        t.activity_type.rsplit(".", 1)[-1],
+                        (t.started - t.scheduled) / 1e6,
+                        (t.completed - t.started) / 1e6,
+                    ]
+                    for t in parse_activity_timings(history.events)
+                ]
+            )
+            await sessions.stop_session(session_id)
+        return {"seconds": seconds, "turns": count, "ok": ok, "rss_kib": rss, "steps": steps}
+
+    return turn, burst
 
 
 _background: list[asyncio.Task[None]] = []
@@ -301,9 +352,10 @@ async def main(kind: str, address: str) -> None:
     base_url = os.environ["BENCH_ANTHROPIC_URL"]
     with tempfile.TemporaryDirectory(prefix="bench-claude-workspace-") as workspace:
         if kind == "session":
-            turn = await _session_turn(address, base_url, Path(workspace))
+            turn, burst = await _session_turn(address, base_url, Path(workspace))
         elif kind in KINDS:
             turn = _plain_turn(kind, base_url, Path(workspace))
+            burst = _gather_burst(turn)
         else:
             raise SystemExit(f"unknown Claude variant {kind}")
         versions = {n: importlib.metadata.version(n) for n in ("claude-agent-sdk", "temporalio")}
@@ -323,7 +375,7 @@ async def main(kind: str, address: str) -> None:
             if not line or line.strip() == "quit":
                 watch.stop()
                 return
-            result = await turn()
+            result = await (burst(int(line.split()[1])) if line.startswith("burst ") else turn())
             cli, own = descendants_cpu(), self_cpu()
             result |= {
                 "cli_user_s": cli[0] - last_cli[0],

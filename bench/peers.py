@@ -1,7 +1,8 @@
 """The same scripted tool turn through sessionflow, the frameworks' own Temporal durability,
 and the plain frameworks (issue 13, item 1).
 
-    uv run python -m bench.peers [--turns N] [--only NAME,...] [--claude-turns N]
+    uv run python -m bench.peers [--turns N] [--burst N] [--burst-rounds N] [--only NAME,...]
+                                 [--claude-turns N] [--claude-burst N]
 
 One embedded dev server and one in-process `ScriptedModelServer` (zero latency). Every
 variant is a long-lived child process with its own worker, driven turn by turn over a line
@@ -13,9 +14,16 @@ second RunModel result (history long-poll, no query). History: `describe()` of t
 
 The Claude Agent SDK variants (`bench/_peer_claude.py`; `--only claude` runs them alone) have a
 turn of their own shape (one custom tool call; each CLI start costs about a second), run in their
-own rounds after the others (`--claude-turns`, `--claude-warmup`), take no part in the
-throughput rounds, and also report the CPU time of the Claude Code CLI processes each turn
-started.
+own rounds after the others (`--claude-turns`, `--claude-warmup`), and also report the CPU time
+of the Claude Code CLI processes each turn started. Their throughput rounds are small
+(`--claude-burst`, 5 turns at once per variant by default, `--burst-rounds` rounds): every turn
+starts CLI processes of ~0.75 s of CPU each, so 50 at once would only measure the machine.
+
+The run ends with one table of issue 25's goals, a row per framework: sessionflow's p50,
+throughput and history bytes per tool turn against that framework's durable peer. Claude has no
+durable peer; its row compares with plain `query()`, which is a bound on any durable peer built
+on it (the same CLI run plus steps of its own): p50 and CLI CPU per turn, turns/s in the small
+burst, and sessionflow's own history bytes.
 """
 
 from __future__ import annotations
@@ -338,6 +346,12 @@ class Variant:
     events: list[int] = field(default_factory=lambda: [])
     size: list[int] = field(default_factory=lambda: [])
     bursts: list[float] = field(default_factory=lambda: [])
+    burst_cli_cpu: list[float] = field(default_factory=lambda: [])
+    """The Claude variants' CLI CPU seconds per turn in each throughput round."""
+    burst_self_cpu: list[float] = field(default_factory=lambda: [])
+    """The Claude variants' own process CPU seconds per turn in each throughput round."""
+    burst_steps: list[list[list[Any]]] = field(default_factory=lambda: [])
+    """The Claude session's steps in its throughput rounds: per turn, [name, wait ms, run ms] each."""
     rss_kib: int = 0
     results: list[dict[str, Any]] = field(default_factory=lambda: [])
     """The Claude variants' measured turns, as their child reported them."""
@@ -480,7 +494,37 @@ def _claude_rounds(
             print(f"  claude round {rnd + 1}: {variant.name}: {result['ms']:.0f} ms", flush=True)
 
 
-def _print_claude(variants: list[Variant], turns: int) -> None:
+def _claude_bursts(
+    model: ScriptedModelServer, variants: list[Variant], keys: dict[str, str], count: int, rounds: int
+) -> None:
+    """`rounds` rounds of `count` Claude tool turns at once per variant, in a rotating order; each
+    checked: every answer holds the tool's output, and the round made exactly 2 model requests
+    per turn. The model responder of `_claude_rounds` stays in place (it answers by content)."""
+    for rnd in range(rounds):
+        shift = rnd % len(variants)
+        for variant in variants[shift:] + variants[:shift]:
+            key = keys[variant.name]
+            before = len(model.requests(key))
+            result = variant.ask(f"burst {count}")
+            requests = len(model.requests(key)) - before
+            if result["ok"] != count or requests != 2 * count:
+                raise RuntimeError(
+                    f"{variant.name}: {result['ok']}/{count} answers right, "
+                    f"{requests} model requests (expected {2 * count})"
+                )
+            variant.bursts.append(float(result["turns"]) / float(result["seconds"]))
+            variant.burst_cli_cpu.append((result["cli_user_s"] + result["cli_sys_s"]) / count)
+            variant.burst_self_cpu.append(result["self_cpu_s"] / count)
+            variant.burst_steps += result.get("steps", [])
+            variant.rss_kib = max(variant.rss_kib, int(result["rss_kib"]))
+            print(
+                f"  claude burst round {rnd + 1}: {variant.name}: {variant.bursts[-1]:.2f} turns/s, "
+                f"CLI CPU {variant.burst_cli_cpu[-1]:.2f} s/turn",
+                flush=True,
+            )
+
+
+def _print_claude(variants: list[Variant], turns: int, burst: int, rounds: int) -> None:
     variants = [v for v in variants if v.results]
     if not variants:
         return
@@ -548,6 +592,180 @@ def _print_claude(variants: list[Variant], turns: int) -> None:
         if "answer_ms" in (v.results[0] if v.results else {}):
             answer = percentile([float(r["answer_ms"]) for r in v.results], 50)
             print(f"  {v.name}: ResultMessage after {answer:.0f} ms p50 (the CLI then exits)")
+    if any(v.bursts for v in variants):
+        print(
+            f"\nClaude throughput: {burst} turns at once in the variant's one process (the session's worker, "
+            f"or the plain SDK's {burst} query() / client contexts), {rounds} rounds (turns/s, best round); "
+            "CLI CPU and own process CPU = the round's / turns; RSS of that process (not its CLIs) after the rounds\n"
+        )
+        print(
+            "| variant | turns/s | rounds | CLI CPU s/turn, per round | own process CPU s/turn, per round "
+            "| RSS MiB | vs plain |"
+        )
+        print("| --- | --- | --- | --- | --- | --- | --- |")
+        for v in variants:
+            if v.bursts:
+                print(
+                    f"| {v.name} | {max(v.bursts):.2f} | {', '.join(f'{b:.2f}' for b in v.bursts)} "
+                    f"| {', '.join(f'{c:.2f}' for c in v.burst_cli_cpu)} "
+                    f"| {', '.join(f'{c:.2f}' for c in v.burst_self_cpu)} | {v.rss_kib / 1024:.0f} "
+                    f"| {ratios(v, lambda x: max(x.bursts) if x.bursts else 0.0)} |"
+                )
+        for v in variants:
+            steps = v.burst_steps
+            if steps and all([s[0] for s in turn] == [s[0] for s in steps[0]] for turn in steps):
+                cells = [
+                    f"{name} {percentile([t[i][2] for t in steps], 50):.0f} "
+                    f"(waited {percentile([t[i][1] for t in steps], 50):.0f})"
+                    for i, (name, *_) in enumerate(steps[0])
+                ]
+                print(
+                    f"  {v.name}, throughput rounds: step runs p50 ms (scheduled -> started wait): {', '.join(cells)}"
+                )
+
+
+# Issue 25's goals table: per framework, sessionflow's variant and its durable peers (the row is
+# met only against every peer listed). Claude has none; its row is built apart (`_print_goals`).
+GOAL_ROWS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
+    ("openai-agents", "sessionflow+openai-agents", ("temporalio-openai-agents plugin",)),
+    (
+        "pydantic-ai",
+        "sessionflow+pydantic-ai",
+        ("pydantic-ai TemporalDurability", "pydantic-ai TemporalAgent"),
+    ),
+    ("langgraph", "sessionflow+langgraph", ("temporalio-langgraph plugin",)),
+)
+GOAL_P50, GOAL_THROUGHPUT, GOAL_HISTORY = 0.7, 1.3, 0.5
+SHORT_PEERS = {
+    "temporalio-openai-agents plugin": "plugin",
+    "pydantic-ai TemporalDurability": "TemporalDurability",
+    "pydantic-ai TemporalAgent": "TemporalAgent",
+    "temporalio-langgraph plugin": "plugin",
+    CLAUDE_PLAINS[0]: "plain query()",
+}
+
+
+def _p50(variant: Variant) -> float | None:
+    return percentile(variant.ms, 50) if variant.ms else None
+
+
+def _best_burst(variant: Variant) -> float | None:
+    return max(variant.bursts) if variant.bursts else None
+
+
+def _history(variant: Variant) -> float | None:
+    if variant.size:
+        return percentile(variant.size, 50)
+    sizes = [float(r["bytes"]) for r in variant.results if "bytes" in r]
+    return percentile(sizes, 50) if sizes else None
+
+
+def _goal_cells(
+    mine: Variant,
+    peers: list[Variant],
+    measure: Callable[[Variant], float | None],
+    met: Callable[[float], bool],
+    missing: str,
+) -> tuple[str, str]:
+    """The ratio cell (one ratio per peer, each named when there are several) and its "met?" cell:
+    "yes" when met against every peer, "no" against none, else which peers."""
+    ratios: list[tuple[str, float]] = []
+    value = measure(mine)
+    for peer in peers:
+        theirs = measure(peer)
+        if value is not None and theirs:
+            ratios.append((SHORT_PEERS.get(peer.name, peer.name), value / theirs))
+    if not ratios:
+        return missing, "-"
+    named = len(ratios) > 1
+    cell = "; ".join(f"{r:.2f}x{f' vs {n}' if named else ''}" for n, r in ratios)
+    hits = [n for n, r in ratios if met(r)]
+    verdict = "yes" if len(hits) == len(ratios) else "no" if not hits else f"vs {', '.join(hits)} only"
+    return cell, verdict
+
+
+def _print_goals(
+    variants: list[Variant], claude: list[Variant], args: argparse.Namespace, load: tuple[Any, Any, str]
+) -> None:
+    """One table of issue 25's goals, a row per framework that ran (see the module docstring)."""
+    by_name = {v.name: v for v in variants + claude}
+    rows: list[str] = []
+    for framework, mine_name, peer_names in GOAL_ROWS:
+        mine = by_name.get(mine_name)
+        peers = [by_name[p] for p in peer_names if p in by_name]
+        if mine is None or not peers:
+            continue
+        no_burst = "not measured (--burst 0)"
+        cells = [
+            *_goal_cells(mine, peers, _p50, lambda r: r <= GOAL_P50, "not measured"),
+            *_goal_cells(mine, peers, _best_burst, lambda r: r >= GOAL_THROUGHPUT, no_burst),
+            *_goal_cells(mine, peers, _history, lambda r: r <= GOAL_HISTORY, "not measured"),
+        ]
+        against = ", ".join(p.name for p in peers)
+        rows.append(f"| {framework} | {mine_name} vs {against} | {' | '.join(cells)} |")
+    session, plain = by_name.get(CLAUDE_SESSION), by_name.get(CLAUDE_PLAINS[0])
+    if session is not None and plain is not None and session.results and plain.results:
+
+        def cli_cpu(variant: Variant) -> float | None:
+            cpu = [r["cli_user_s"] + r["cli_sys_s"] for r in variant.results]
+            return percentile(cpu, 50) if cpu else None
+
+        p50, p50_met = _goal_cells(session, [plain], _p50, lambda r: r <= GOAL_P50, "not measured")
+        cpu, _ = _goal_cells(session, [plain], cli_cpu, lambda r: r <= GOAL_P50, "-")
+        if args.claude_burst > 0 and session.bursts and plain.bursts:
+            tp, tp_met = _goal_cells(session, [plain], _best_burst, lambda r: r >= GOAL_THROUGHPUT, "-")
+            tp = f"{tp} ({args.claude_burst} at once)"
+        else:
+            tp, tp_met = "not measured (--claude-burst 0)", "-"
+        size = _history(session)
+        rows.append(
+            f"| claude-agent-sdk | {CLAUDE_SESSION} vs {CLAUDE_PLAINS[0]} (no durable peer) "
+            f"| {p50}; CLI CPU/turn {cpu} | {'yes' if p50_met == 'yes' else 'no (vs plain)'} "
+            f"| {tp} | {'yes' if tp_met == 'yes' else 'no (vs plain)' if tp_met == 'no' else tp_met} "
+            f"| {f'{size:.0f} B/turn' if size is not None else '-'}; no durable peer | n/a |"
+        )
+    if not rows:
+        return
+    load_start, load_end, started_at = load
+    print(
+        f"\nissue 25 goals: sessionflow / durable peer, one interleaved run started {started_at}, "
+        f"load average {', '.join(f'{x:.2f}' for x in load_start)} -> "
+        f"{', '.join(f'{x:.2f}' for x in load_end)} ({os.cpu_count()} CPUs)\n"
+    )
+    print(
+        f"| framework | compared | p50 ratio (goal <= {GOAL_P50}) | met? "
+        f"| throughput ratio (goal >= {GOAL_THROUGHPUT}) | met? "
+        f"| history bytes ratio (goal <= {GOAL_HISTORY}) | met? |"
+    )
+    print("| --- | --- | --- | --- | --- | --- | --- | --- |")
+    for row in rows:
+        print(row)
+    unstreamed = by_name.get("sessionflow+openai-agents, unstreamed")
+    plugin = by_name.get("temporalio-openai-agents plugin")
+    if unstreamed is not None and plugin is not None:
+        cells = [
+            _goal_cells(unstreamed, [plugin], m, lambda r: False, "-")[0]
+            for m in (_p50, _best_burst, _history)
+        ]
+        print(
+            f"\nsessionflow+openai-agents, unstreamed (model calls in one piece, as the plugin makes them) "
+            f"vs the plugin: p50 {cells[0]}, throughput {cells[1]}, history bytes {cells[2]}"
+        )
+    if any(by_name.get(mine) for _, mine, _ in GOAL_ROWS):
+        print(
+            f"\np50: of the tool turn, {args.turns} turns per variant; throughput: best of {args.burst_rounds} "
+            f"rounds of {args.burst} turns at once on one worker; history: describe()'s history_size_bytes "
+            "after the turn, p50. A row with two peers is met only against both."
+        )
+    if session is not None and plain is not None and session.results:
+        print(
+            f"claude-agent-sdk: {args.claude_turns} turns per variant, throughput best of {args.burst_rounds} "
+            f"rounds of {args.claude_burst} turns at once. No durable peer exists (the goal's peer is plain query() plus steps of the "
+            "user's own), so the row compares with plain query(), which has no durability at all. A peer "
+            "built on query() runs the same CLI plus its steps: at least as slow and as much CPU, at most "
+            "as many turns/s. So a ratio vs plain that meets a goal meets it vs any such peer too; one "
+            "that misses it ('no (vs plain)') only bounds the ratio vs that peer."
+        )
 
 
 def _pydantic_durability_missing() -> str | None:
@@ -578,6 +796,12 @@ async def main() -> None:
         "--claude-turns", type=int, default=5, help="measured turns per Claude variant (each starts a CLI)"
     )
     parser.add_argument("--claude-warmup", type=int, default=1)
+    parser.add_argument(
+        "--claude-burst",
+        type=int,
+        default=5,
+        help="concurrent turns per Claude throughput round, `--burst-rounds` rounds (0: skip)",
+    )
     args = parser.parse_args()
     from sessionflow.temporal import DevServer, DevServerConfig
 
@@ -632,7 +856,9 @@ async def main() -> None:
     ):
         print(f"pydantic-ai TemporalDurability: skipped, {missing}")
         variants = [v for v in variants if v.name != "pydantic-ai TemporalDurability"]
-    print(f"load average at start: {os.getloadavg()}, cpus {os.cpu_count()}")
+    load_start = os.getloadavg()
+    started_at = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+    print(f"load average at start: {load_start}, cpus {os.cpu_count()}, {started_at}")
     with tempfile.TemporaryDirectory(prefix="sessionflow-peers-") as tmp, ScriptedModelServer() as model:
         server = DevServer(DevServerConfig(data_dir=Path(tmp)))
         handle = await server.start()
@@ -695,11 +921,14 @@ async def main() -> None:
                     )
             if claude:
                 _claude_rounds(model, claude, keys, args.claude_turns, args.claude_warmup)
+                if args.claude_burst > 0:
+                    _claude_bursts(model, claude, keys, args.claude_burst, args.burst_rounds)
         finally:
             for variant in variants + claude:
                 variant.stop()
             await server.stop()
-    print(f"load average at end: {os.getloadavg()}")
+    load_end = os.getloadavg()
+    print(f"load average at end: {load_end}")
     by_name = {v.name: v for v in variants}
     # Each variant's durable peers (the first is the one it is mainly compared with) and plain peer.
     pairs: dict[str, tuple[list[str], str]] = {
@@ -766,7 +995,8 @@ async def main() -> None:
                     f"| {variant.name} | {best:.1f} | {rounds} | {variant.rss_kib / 1024:.0f} | {vs_peer} |"
                 )
     if claude:
-        _print_claude(claude, args.claude_turns)
+        _print_claude(claude, args.claude_turns, args.claude_burst, args.burst_rounds)
+    _print_goals(variants, claude, args, (load_start, load_end, started_at))
     print("\nversions:")
     for variant in variants + claude:
         print(f"  {variant.name}: {variant.versions}")
