@@ -19,6 +19,8 @@ from temporalio.converter import DataConverter
 
 from sessionflow.temporal._compact_payloads import COMPACT_DATA_CONVERTER
 from sessionflow.temporal._dataclass_decoding import CachedDataclassConverter
+from sessionflow.temporal._fast_json import FastJSONPlainPayloadConverter
+from sessionflow.temporal._payloads import RunModelInput, RunModelResult, ToolCallInput
 from tests.core.test_compact_payloads import _recorded  # pyright: ignore[reportPrivateUsage]
 
 CACHED = COMPACT_DATA_CONVERTER.payload_converter
@@ -86,3 +88,33 @@ def test_a_class_s_field_types_are_looked_up_once() -> None:
     converter.to_typed_value(_Inner, {"name": "b"})
     assert CachedDataclassConverter._plans[_Inner] is plan  # pyright: ignore[reportPrivateUsage]
     assert [name for name, _, _ in plan] == [f.name for f in dataclasses.fields(_Inner)]
+
+
+@dataclass
+class _Step:
+    name: str
+    count: int = 0
+    share: float = 0.0
+    inner: _Inner | None = None
+
+
+def test_step_payloads_are_read_by_msgspec_and_what_it_refuses_by_temporal_s_path() -> None:
+    # The wire types take the C path; a class with an init=False field keeps Temporal's.
+    fast = FastJSONPlainPayloadConverter._msgspec_decoder  # pyright: ignore[reportPrivateUsage]
+    assert all(fast(kind) is not None for kind in (RunModelInput, RunModelResult, ToolCallInput, _Step))
+    assert fast(_Outer) is None
+    for raw in (
+        {"name": "a", "count": 2, "share": 1, "inner": {"name": "b"}},
+        {"name": "a", "count": 2.0},  # msgspec refuses a float for an int; Temporal makes it 2
+        {"name": "a", "share": 0.5, "unknown": [1]},
+        {"name": "a", "count": True},  # msgspec refuses a bool for an int; Temporal makes it 1
+    ):
+        cached, default = _both(raw, _Step)
+        assert cached == default and type(cached.count) is int and type(cached.share) is float, raw
+    for raw in ({"count": 1}, {"name": 3}, {"name": "a", "share": "x"}, {"name": "a", "inner": 5}):
+        errors: list[str] = []
+        for converter in (CACHED, DEFAULT):
+            with pytest.raises(Exception) as caught:
+                converter.from_payload(_json(raw), _Step)
+            errors.append(f"{type(caught.value).__name__}: {caught.value}")
+        assert errors[0] == errors[1], raw

@@ -116,6 +116,8 @@ class ToolPolicy:
                     f"local_timeout must be more than 0 and at most {MAX_LOCAL_TIMEOUT:g} seconds, "
                     f"got {self.local_timeout!r}"
                 )
+            # One spelling in payloads whether it was given as 5 or 5.0.
+            object.__setattr__(self, "local_timeout", float(self.local_timeout))
 
     @property
     def is_approval_required(self) -> bool:

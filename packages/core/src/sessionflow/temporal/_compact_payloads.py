@@ -31,6 +31,7 @@ from temporalio.converter import (
 )
 
 from sessionflow.temporal._dataclass_decoding import CachedDataclassConverter
+from sessionflow.temporal._fast_json import FastJSONPlainPayloadConverter
 
 __all__ = ["COMPACT_DATA_CONVERTER", "CompactJSONEncoder", "CompactPayloadConverter"]
 
@@ -90,13 +91,13 @@ class CompactJSONEncoder(AdvancedJSONEncoder):
 
 class CompactPayloadConverter(CompositePayloadConverter):
     """Temporal's default payload converters, with `CompactJSONEncoder` for JSON (and
-    `CachedDataclassConverter` to read it back)."""
+    msgspec, or else `CachedDataclassConverter`, to read it back)."""
 
     def __init__(self) -> None:
         # Temporal's own list, so every other value is written as a default worker writes it.
         super().__init__(
             *(
-                JSONPlainPayloadConverter(
+                FastJSONPlainPayloadConverter(
                     encoder=CompactJSONEncoder, custom_type_converters=[CachedDataclassConverter()]
                 )
                 if isinstance(c, JSONPlainPayloadConverter)
