@@ -24,6 +24,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -128,6 +129,7 @@ class Call:
     answered: int  # time_ns this process had the whole stored answer
     events: int | None  # history events and bytes the call added (None across a continue-as-new)
     size_bytes: int | None
+    kinds: Counter[str]  # the types of the events it added
 
 
 @dataclass(frozen=True)
@@ -143,12 +145,18 @@ async def history_point(client: Client, workflow_id: str) -> HistoryPoint:
     return HistoryPoint(info.history_length, info.history_size_bytes, description.run_id)
 
 
-async def last_completion(client: Client, workflow_id: str, activity_type: str) -> int:
-    """event_time (ns) of the last completed `activity_type` activity of the workflow's current run."""
+async def read_history(
+    client: Client, workflow_id: str, activity_type: str, since: int, until: int
+) -> tuple[int, Counter[str]]:
+    """event_time (ns) of the last completed `activity_type` activity of the workflow's current
+    run, and the types of events `since` + 1 .. `until` (what one call added)."""
     history = await client.get_workflow_handle(workflow_id).fetch_history()
     kinds: dict[int, str] = {}
+    added: Counter[str] = Counter()
     last = 0
     for event in history.events:
+        if since < event.event_id <= until:
+            added[EventType.Name(event.event_type).removeprefix("EVENT_TYPE_")] += 1
         if event.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
             kinds[event.event_id] = event.activity_task_scheduled_event_attributes.activity_type.name
         elif event.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_COMPLETED:
@@ -157,7 +165,7 @@ async def last_completion(client: Client, workflow_id: str, activity_type: str) 
                 last = event.event_time.ToNanoseconds()
     if not last:
         raise RuntimeError(f"{workflow_id} has no completed {activity_type}")
-    return last
+    return last, added
 
 
 # -- the drivers -----------------------------------------------------------------------------
@@ -250,7 +258,9 @@ class SessionDriver(Driver):
         self.receipts.answered(text, answered)
         await asyncio.sleep(SETTLE)
         after = await history_point(self.client, self.session_id)
-        step_end = await last_completion(self.client, self.session_id, MODEL_ACTIVITY)
+        step_end, kinds = await read_history(
+            self.client, self.session_id, MODEL_ACTIVITY, before.events, after.events
+        )
         same = before.run_id == after.run_id
         return Call(
             self.variant,
@@ -260,6 +270,7 @@ class SessionDriver(Driver):
             answered,
             after.events - before.events if same else None,
             after.size - before.size if same else None,
+            kinds,
         )
 
     async def close(self) -> None:
@@ -319,7 +330,9 @@ class StreamsDriver(Driver):
         self.receipts.answered(text, answered)
         await asyncio.sleep(SETTLE)
         after = await history_point(self.client, self.workflow_id)
-        step_end = await last_completion(self.client, self.workflow_id, STREAMS_ACTIVITY)
+        step_end, kinds = await read_history(
+            self.client, self.workflow_id, STREAMS_ACTIVITY, before.events, after.events
+        )
         return Call(
             self.variant,
             size,
@@ -328,6 +341,7 @@ class StreamsDriver(Driver):
             answered,
             after.events - before.events,
             after.size - before.size,
+            kinds,
         )
 
     async def close(self) -> None:
@@ -357,6 +371,7 @@ class Figures:
     whole_ms: list[float] = field(default_factory=lambda: [])
     events: list[int] = field(default_factory=lambda: [])
     size_bytes: list[int] = field(default_factory=lambda: [])
+    kinds: Counter[str] = field(default_factory=lambda: Counter[str]())  # of the last call
 
     def add(self, call: Call, pieces: dict[int, Piece]) -> None:
         if len(pieces) != call.size.count:
@@ -377,6 +392,7 @@ class Figures:
             self.every_ms.append((min(times) - piece.stamp) * MS)
         last_write = max(piece.stamp for piece in pieces.values())
         self.whole_ms.append((max(arrivals) - last_write) * MS)
+        self.kinds = call.kinds
         if call.events is not None and call.size_bytes is not None:
             self.events.append(call.events)
             self.size_bytes.append(call.size_bytes)
@@ -571,6 +587,12 @@ async def run(plan: Plan) -> None:
     print()
     print(f"results ({'--quick' if plan.quick else 'full run'}, {time.monotonic() - started:.0f} s):")
     print_table(rows)
+    print()
+    print("history events one call added (the last call of each long row):")
+    for row in rows:
+        if row.size is SIZES[-1]:
+            kinds = ", ".join(f"{count} {kind}" for kind, count in sorted(row.kinds.items()))
+            print(f"  - {row.variant}: {sum(row.kinds.values())} = {kinds}")
     print()
     print(f"load average: {load_start} at start, {load()} at end")
     for line in machine_info():
