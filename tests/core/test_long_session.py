@@ -42,16 +42,23 @@ async def test_three_hundred_turns_survive_continue_as_new(harness_factory: Harn
         runs.append(run_id)
         sizes[n] = size
 
-    def growth(at: int) -> int:
-        # Bytes one plain turn adds, measured inside one run (a continue-as-new resets it).
-        for n in range(at, 2, -1):
-            if runs[n - 1] == runs[n - 2] and n % 10 != 0 and (n - 1) % 10 != 0:
-                return sizes[n] - sizes[n - 1]
-        raise AssertionError("no two consecutive turns in one run")
+    def growth(first: int, last: int) -> float:
+        # Mean bytes a plain turn adds inside one run (a continue-as-new resets the history).
+        # A mean over a window, because the bytes of one turn rise and fall: the messages the
+        # stored index does not cover yet ride inline until they pass 1 KiB.
+        added = [
+            sizes[n] - sizes[n - 1]
+            for n in range(first, last + 1)
+            if runs[n - 1] == runs[n - 2] and n % 10 != 0 and (n - 1) % 10 != 0
+        ]
+        assert len(added) >= 10, (first, last, added)
+        return sum(added) / len(added)
 
     assert len(set(runs)) > 1, "the session should have continued as new at least once"
-    early, late = growth(12), growth(TURNS - 1)
-    print(f"history bytes per turn: turn ~10 {early}, turn ~300 {late}; runs {len(set(runs))}")
+    early, late = growth(3, 40), growth(TURNS - 39, TURNS)
+    print(
+        f"history bytes per turn: turns 3-40 {early:.0f}, turns {TURNS - 39}-{TURNS} {late:.0f}; runs {len(set(runs))}"
+    )
     assert late <= early * 1.2, (early, late)
 
     snapshot = await harness.sessions.get_agent_snapshot(session_id)

@@ -15,9 +15,11 @@ __all__ = [
     "INLINE_BODY_BYTES",
     "MEDIA_PREFIX",
     "PREVIEW_CHARS",
+    "UNINDEXED_MESSAGE_BYTES",
     "BodyRef",
     "cap_text",
     "fits_inline",
+    "inline_size",
     "is_media_ref",
     "preview_text",
     "utf8_size",
@@ -25,6 +27,11 @@ __all__ = [
 
 INLINE_BODY_BYTES = 8 * 1024
 """A body larger than this (as UTF-8 JSON) is stored by reference instead of in the session."""
+UNINDEXED_MESSAGE_BYTES = 1024
+"""Messages the stored index does not cover ride inline in every model step's input until
+they add up to more than this; only then does a completed turn write an index chunk. A short
+turn so skips a store write (an fsync on a folder, a round trip to S3) for at most this many
+bytes more in each model step's input."""
 PREVIEW_CHARS = 256
 """Characters of a stored body's text that the session keeps for people to read (every
 model step's input and result carries it, so it stays short; `get_message` reads the rest)."""
@@ -59,10 +66,15 @@ def utf8_size(text: str) -> int:
     return len(text.encode("utf-8", "replace"))
 
 
+def inline_size(framework_item: Any, text: str | None) -> int:
+    """Bytes a message of this item and text adds to a payload that carries it inline."""
+    encoded = json.dumps(framework_item, default=str, ensure_ascii=False)
+    return utf8_size(encoded) + utf8_size(text or "")
+
+
 def fits_inline(framework_item: Any, text: str | None, limit: int) -> bool:
     """True: a message of this item and text stays in the session under an inline `limit`."""
-    encoded = json.dumps(framework_item, default=str, ensure_ascii=False)
-    return 0 < limit and utf8_size(encoded) + utf8_size(text or "") <= limit
+    return 0 < limit and inline_size(framework_item, text) <= limit
 
 
 def _head(text: str, max_bytes: int) -> str:

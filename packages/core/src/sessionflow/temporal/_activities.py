@@ -37,7 +37,15 @@ from sessionflow.session import (
     validate_tool_call_ids,
 )
 from sessionflow.session.approvals import as_session_approval
-from sessionflow.session.bodies import BodyRef, cap_text, is_media_ref, preview_text, utf8_size
+from sessionflow.session.bodies import (
+    UNINDEXED_MESSAGE_BYTES,
+    BodyRef,
+    cap_text,
+    inline_size,
+    is_media_ref,
+    preview_text,
+    utf8_size,
+)
 from sessionflow.session.framework_state import bounded_framework_state
 from sessionflow.session.proposals import check_proposal
 from sessionflow.session.runner import ImageInput
@@ -356,9 +364,14 @@ class SessionActivities:
             AgentMessage(sequence=start + i, turn_id=request.turn_id, message=m) for i, m in enumerate(kept)
         ]
         covered = request.prefix_count if request.prefix_ref is not None else 0
+        unindexed = [*entries[covered:], *added]
+        if _inline_bytes(unindexed) <= min(UNINDEXED_MESSAGE_BYTES, bodies.inline_limit):
+            # Few bytes not indexed yet: they keep riding inline, and this turn writes nothing.
+            self._remember(request, entries, kept)
+            return RunModelResult(completed=replace(outcome, new_messages=kept))
         chunk = MessageIndexChunk(
             first=covered + 1,
-            entries=[*entries[covered:], *added],
+            entries=unindexed,
             parent=request.prefix_ref if covered else None,
         )
         cached = self._cache.get((request.session_id, request.session_nonce))
@@ -623,3 +636,7 @@ def _media_type(path: str) -> str:
         "gif": "image/gif",
         "webp": "image/webp",
     }.get(suffix, "application/octet-stream")
+
+
+def _inline_bytes(messages: list[AgentMessage]) -> int:
+    return sum(inline_size(m.message.framework_item, m.message.text) for m in messages)

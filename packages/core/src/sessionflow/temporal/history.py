@@ -10,6 +10,8 @@ from temporalio.api.enums.v1 import EventType
 from temporalio.api.history.v1 import MarkerRecordedEventAttributes
 from temporalio.client import Client
 
+from sessionflow.temporal._payloads import BUILD_USER_MESSAGE
+
 __all__ = ["StepHistoryEntry", "history_size", "read_step_history"]
 
 
@@ -60,8 +62,8 @@ _OUTCOME_ATTRIBUTES = {
 
 
 async def read_step_history(client: Client, session_id: str) -> list[StepHistoryEntry]:
-    """Every step of the session's current run: activities in scheduling order, local ones
-    where their marker is (when they ended)."""
+    """Every model and tool step of the session's current run: activities in scheduling
+    order, local ones where their marker is (when they ended)."""
     history = await client.get_workflow_handle(session_id).fetch_history()
     steps: dict[int, _Step] = {}
     for event in history.events:
@@ -109,6 +111,8 @@ def _local_step(marker: MarkerRecordedEventAttributes) -> _Step | None:
     if not isinstance(loaded, dict):
         return None
     data = cast(dict[str, object], loaded)
+    if data.get("activity_type") == BUILD_USER_MESSAGE:
+        return None  # it shapes the user's message as the turn starts: not a model or tool step
     failed = marker.HasField("failure")
     return _Step(
         step_type=str(data.get("activity_type", "")),
