@@ -94,17 +94,20 @@ class CompactPayloadConverter(CompositePayloadConverter):
     msgspec, or else `CachedDataclassConverter`, to read it back)."""
 
     def __init__(self) -> None:
-        # Temporal's own list, so every other value is written as a default worker writes it.
-        super().__init__(
-            *(
-                FastJSONPlainPayloadConverter(
-                    encoder=CompactJSONEncoder, custom_type_converters=[CachedDataclassConverter()]
-                )
-                if isinstance(c, JSONPlainPayloadConverter)
-                else c
-                for c in DefaultPayloadConverter.default_encoding_payload_converters
-            )
-        )
+        # Temporal builds a payload converter for every serialization context (several per
+        # step), and these converters hold no state: one set serves them all.
+        super().__init__(*_CONVERTERS)
+
+
+# Temporal's own list, so every other value is written as a default worker writes it.
+_CONVERTERS = tuple(
+    FastJSONPlainPayloadConverter(
+        encoder=CompactJSONEncoder, custom_type_converters=[CachedDataclassConverter()]
+    )
+    if isinstance(c, JSONPlainPayloadConverter)
+    else c
+    for c in DefaultPayloadConverter.default_encoding_payload_converters
+)
 
 
 COMPACT_DATA_CONVERTER = DataConverter(payload_converter_class=CompactPayloadConverter)
