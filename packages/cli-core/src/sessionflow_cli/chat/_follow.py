@@ -124,11 +124,14 @@ class TurnFollower:
         not yet seen finishing waits for them.
         """
         order = _Order()
+        # The quiet moment only lets streamed text go before the durable events of its model
+        # call; a view that does not stream (`-p`) shows the events as they come.
+        settle = _SETTLE if self.view.stream else 0.0
         if turn_id is not None:
             await self.answer_pending(turn_id)
         self.view.thinking()
         while True:
-            event = await self._next(_SETTLE if order.ready else None)
+            event = await self._next(settle if order.ready else None)
             if event is None:
                 while order.ready:
                     result = await self._handle(order.ready.popleft(), order)
