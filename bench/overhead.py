@@ -583,7 +583,7 @@ class Bench:
 
         print(f"[1c] {plan.e2e_steps} turns seen on an open events() stream, interleaved", flush=True)
         jitter = random.Random(7)
-        sessions = CountingSessions(self.client, self.flow)
+        sessions = CountingSessions(with_payload_store(self.client), self.flow)
         sf_e2e = []
         bare_e2e = []
         sf_ids = []
@@ -920,7 +920,7 @@ class Bench:
         )
         bus = self.flow.delta_transport
         assert isinstance(bus, InProcessDeltaBus)
-        counting = CountingSessions(self.client, self.flow)
+        counting = CountingSessions(with_payload_store(self.client), self.flow)
         bus_session = await self.new_session(counting)
         fallback_session = await self.new_session(self.fallback_sessions)
         assert bus_session.follower is not None
@@ -974,7 +974,7 @@ class Bench:
         bus = self.flow.delta_transport
         assert isinstance(bus, InProcessDeltaBus)
         streamed = "answer tokens=2000 stream=1 duration_ms=2000"
-        counting = CountingSessions(self.client, self.flow)
+        counting = CountingSessions(with_payload_store(self.client), self.flow)
         cases = {
             "in-process bus": (await self.new_session(counting), streamed),
             "fallback": (await self.new_session(self.fallback_sessions), streamed),
