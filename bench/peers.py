@@ -99,8 +99,20 @@ async def tail_turn_done(client: Any, workflow_id: str, model_steps: int = 2) ->
                 return
 
 
+def _local_reads(kind: str) -> tuple[str, Any]:
+    """(kind without "-local", flow options whose reads run as local steps, or None)."""
+    if not kind.endswith("-local"):
+        return kind, None
+    from sessionflow import AgentSessionOptions, ToolEffect, ToolPolicy
+
+    local = ToolPolicy(effect=ToolEffect.READ, local_timeout=10)
+    return kind.removesuffix("-local"), AgentSessionOptions(tool_policies={"read_a": local, "read_b": local})
+
+
 async def _child(kind: str, address: str) -> None:
     model_url = os.environ["BENCH_MODEL_URL"]
+    flow_type = f"bench-peer-{kind}"
+    kind, local_options = _local_reads(kind)
     versions: dict[str, str] = {}
     run_turn: Any
     burst: Any
@@ -146,8 +158,8 @@ async def _child(kind: str, address: str) -> None:
             # (no live deltas); the default streams every call.
             flow = openai_agents_session_flow(
                 openai_agent(),
-                flow_type=f"bench-peer-{kind}",
-                options=AgentSessionOptions(tool_policies={"read_a": read, "read_b": read}),
+                flow_type=flow_type,
+                options=local_options or AgentSessionOptions(tool_policies={"read_a": read, "read_b": read}),
                 stream_model_calls=kind != "sf-openai-whole",
             )
             run_turn, burst = await _sessionflow_turns(flow, address)
@@ -186,7 +198,10 @@ async def _child(kind: str, address: str) -> None:
         else:
             from sessionflow_pydantic_ai import pydantic_ai_session_flow
 
-            flow = pydantic_ai_session_flow(pydantic_agent(), flow_type="bench-peer-sf-pydantic")
+            if local_options is not None:
+                flow = pydantic_ai_session_flow(pydantic_agent(), flow_type=flow_type, options=local_options)
+            else:
+                flow = pydantic_ai_session_flow(pydantic_agent(), flow_type=flow_type)
             run_turn, burst = await _sessionflow_turns(flow, address)
     elif kind in ("plain-langgraph", "sf-langgraph"):
         from langchain_core.tools import tool
@@ -224,9 +239,12 @@ async def _child(kind: str, address: str) -> None:
 
             for read in (read_a, read_b):
                 read.metadata = {EFFECT_METADATA_KEY: "read"}
-            flow = langgraph_session_flow(
-                graph=builder, tool_node="tools", flow_type="bench-peer-sf-langgraph"
-            )
+            if local_options is not None:
+                flow = langgraph_session_flow(
+                    graph=builder, tool_node="tools", flow_type=flow_type, options=local_options
+                )
+            else:
+                flow = langgraph_session_flow(graph=builder, tool_node="tools", flow_type=flow_type)
             run_turn, burst = await _sessionflow_turns(flow, address)
     else:
         raise SystemExit(f"unknown child {kind}")
@@ -629,11 +647,22 @@ def _print_claude(variants: list[Variant], turns: int, burst: int, rounds: int) 
 GOAL_ROWS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ("openai-agents", "sessionflow+openai-agents", ("temporalio-openai-agents plugin",)),
     (
+        "openai-agents, local reads",
+        "sessionflow+openai-agents, local reads",
+        ("temporalio-openai-agents plugin",),
+    ),
+    (
         "pydantic-ai",
         "sessionflow+pydantic-ai",
         ("pydantic-ai TemporalDurability", "pydantic-ai TemporalAgent"),
     ),
+    (
+        "pydantic-ai, local reads",
+        "sessionflow+pydantic-ai, local reads",
+        ("pydantic-ai TemporalDurability", "pydantic-ai TemporalAgent"),
+    ),
     ("langgraph", "sessionflow+langgraph", ("temporalio-langgraph plugin",)),
+    ("langgraph, local reads", "sessionflow+langgraph, local reads", ("temporalio-langgraph plugin",)),
 )
 GOAL_P50, GOAL_THROUGHPUT, GOAL_HISTORY = 0.7, 1.3, 0.5
 SHORT_PEERS = {
@@ -808,6 +837,7 @@ async def main() -> None:
     variants = [
         Variant("sessionflow+openai-agents", _ws("sf-openai"), "workspace env"),
         Variant("sessionflow+openai-agents, unstreamed", _ws("sf-openai-whole"), "workspace env"),
+        Variant("sessionflow+openai-agents, local reads", _ws("sf-openai-local"), "workspace env"),
         Variant(
             "temporalio-openai-agents plugin",
             [
@@ -823,10 +853,12 @@ async def main() -> None:
         ),
         Variant("plain openai-agents", _ws("plain-openai"), "workspace env"),
         Variant("sessionflow+pydantic-ai", _ws("sf-pydantic"), "workspace env"),
+        Variant("sessionflow+pydantic-ai, local reads", _ws("sf-pydantic-local"), "workspace env"),
         _pydantic_peer("durability", "pydantic-ai TemporalDurability"),
         _pydantic_peer("temporal-agent", "pydantic-ai TemporalAgent"),
         Variant("plain pydantic-ai", _ws("plain-pydantic"), "workspace env"),
         Variant("sessionflow+langgraph", _ws("sf-langgraph"), "workspace env"),
+        Variant("sessionflow+langgraph, local reads", _ws("sf-langgraph-local"), "workspace env"),
         Variant(
             "temporalio-langgraph plugin",
             [
@@ -934,6 +966,15 @@ async def main() -> None:
     pairs: dict[str, tuple[list[str], str]] = {
         "sessionflow+openai-agents": (["temporalio-openai-agents plugin"], "plain openai-agents"),
         "sessionflow+openai-agents, unstreamed": (["temporalio-openai-agents plugin"], "plain openai-agents"),
+        "sessionflow+openai-agents, local reads": (
+            ["temporalio-openai-agents plugin"],
+            "plain openai-agents",
+        ),
+        "sessionflow+pydantic-ai, local reads": (
+            ["pydantic-ai TemporalDurability", "pydantic-ai TemporalAgent"],
+            "plain pydantic-ai",
+        ),
+        "sessionflow+langgraph, local reads": (["temporalio-langgraph plugin"], "plain langgraph"),
         "sessionflow+pydantic-ai": (
             ["pydantic-ai TemporalDurability", "pydantic-ai TemporalAgent"],
             "plain pydantic-ai",
