@@ -73,12 +73,17 @@ def test_nested_lists_unions_unknown_keys_and_init_false_fields() -> None:
 
 def test_bad_values_fail_as_temporal_fails() -> None:
     for raw in ({"inner": {"size": 1}}, {"inner": "not an object"}, {"inner": {"name": "a", "size": "x"}}):
-        errors: list[str] = []
-        for converter in (CACHED, DEFAULT):
-            with pytest.raises(Exception) as caught:
-                converter.from_payload(_json(raw), _Outer)
-            errors.append(f"{type(caught.value).__name__}: {caught.value}")
-        assert errors[0] == errors[1], raw
+        _assert_same_error(raw, _Outer)
+
+
+def _assert_same_error(raw: dict[str, Any], kind: type[Any]) -> None:
+    """Both converters refuse the value, with the same exception and message."""
+    errors: list[str] = []
+    for converter in (CACHED, DEFAULT):
+        with pytest.raises(Exception) as caught:
+            converter.from_payload(_json(raw), kind)
+        errors.append(f"{type(caught.value).__name__}: {caught.value}")
+    assert errors[0] == errors[1], raw
 
 
 def test_a_class_s_field_types_are_looked_up_once() -> None:
@@ -112,9 +117,4 @@ def test_step_payloads_are_read_by_msgspec_and_what_it_refuses_by_temporal_s_pat
         cached, default = _both(raw, _Step)
         assert cached == default and type(cached.count) is int and type(cached.share) is float, raw
     for raw in ({"count": 1}, {"name": 3}, {"name": "a", "share": "x"}, {"name": "a", "inner": 5}):
-        errors: list[str] = []
-        for converter in (CACHED, DEFAULT):
-            with pytest.raises(Exception) as caught:
-                converter.from_payload(_json(raw), _Step)
-            errors.append(f"{type(caught.value).__name__}: {caught.value}")
-        assert errors[0] == errors[1], raw
+        _assert_same_error(raw, _Step)
