@@ -905,8 +905,9 @@ class Bench:
                     digest = message_digest(digest, message)
             costs.append(f"{(time.thread_time_ns() - started) / rounds * MS:.1f} ms for {count} messages")
         self.note(
-            "recomputing the prefix digest from scratch with message_digest (what the workflow does for "
-            f"every RunModel it schedules, in its workflow task), thread CPU time: {'; '.join(costs)}"
+            "recomputing the prefix digest from scratch with message_digest (what the workflow did for "
+            "every RunModel it scheduled before it kept the digests at the turn's start and at the index), "
+            f"thread CPU time: {'; '.join(costs)}"
         )
 
     # -- 5. live deltas ---------------------------------------------------------------------------
