@@ -16,7 +16,8 @@ from tests.cli.conftest import Cli
 
 MARKER = "SESSIONFLOW-MODULES "
 
-# Runs `sessionflow <args>` as the console entry point does, then lists `sys.modules`.
+# Runs `sessionflow <args>` as the console entry point does, then lists `sys.modules` (but
+# the names marked missing there, as the CLI marks `httpx._main`).
 # It leaves through os._exit, as the entry point does (Temporal's threads may still run).
 RUNNER = f"""
 import json, os, sys
@@ -27,7 +28,7 @@ except SystemExit as stop:
     code = stop.code
 sys.stderr.flush()
 print()
-print({MARKER!r} + json.dumps({{"code": code, "modules": sorted(sys.modules)}}), flush=True)
+print({MARKER!r} + json.dumps({{"code": code, "modules": sorted(n for n, m in sys.modules.items() if m is not None)}}), flush=True)
 os._exit(0)
 """
 
@@ -42,6 +43,18 @@ FRAMEWORK_SDKS = (
     "anthropic",
 )
 ADAPTER_FRAMEWORKS = ("builtin", "claude-agent-sdk", "langgraph", "openai-agents", "pydantic-ai")
+# What a framework's runner brings, which listing the frameworks does not need: the built-in
+# runner (httpx and its transports), each adapter's runner, and the engine's JSON Schema checks.
+RUNNERS = (
+    "sessionflow.builtin._runner",
+    "sessionflow_claude_agent_sdk._runner",
+    "sessionflow_langgraph._runner",
+    "sessionflow_openai_agents._runner",
+    "sessionflow_pydantic_ai._runner",
+)
+HTTP_CLIENT = ("httpx", "httpcore", "anyio", "h11")
+# httpx's own command line (`httpx._main`), which `import httpx` loads when it can.
+HTTPX_CLI = ("httpx._main", "click", "pygments")
 
 
 def _imported(cli: Cli, *args: str) -> tuple[int, set[str], str]:
@@ -88,6 +101,9 @@ def test_frameworks_lists_every_plugin_without_temporal_or_any_sdk(cli: Cli) -> 
     assert all(name in output for name in ADAPTER_FRAMEWORKS), output
     assert _loaded(modules, "temporalio", "mcp", *FRAMEWORK_SDKS) == []
     assert _loaded(modules, "sessionflow.temporal", "sessionflow_cli.commands._chat") == []
+    # Plugins load with their names and capabilities only: no runner, no HTTP client, no
+    # configuration (its JSON Schema).
+    assert _loaded(modules, *RUNNERS, *HTTP_CLIENT, "jsonschema", "sessionflow_cli.config") == []
 
 
 def test_sessions_runs_the_engine_without_mcp_or_any_sdk(cli: Cli) -> None:
@@ -104,3 +120,5 @@ def test_sessions_runs_the_engine_without_mcp_or_any_sdk(cli: Cli) -> None:
     ]
     # ... with no MCP SDK (no connector is configured), no framework SDK, no terminal chat.
     assert _loaded(modules, "mcp", "sessionflow.mcp", "prompt_toolkit", *FRAMEWORK_SDKS) == []
+    # httpx (the built-in runner's client) loads without its own command line.
+    assert _loaded(modules, *HTTPX_CLI) == []

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from typing import cast
+from typing import TYPE_CHECKING, cast
 
 from sessionflow.hookspecs import hookimpl
 from sessionflow.plugins import (
@@ -18,7 +18,9 @@ from sessionflow.plugins import (
     FrameworkSpec,
     HarnessContext,
 )
-from sessionflow.session import AgentFrameworkRunner
+
+if TYPE_CHECKING:
+    from sessionflow.session import AgentFrameworkRunner
 
 __all__ = ["CAPABILITIES", "DEMO_TOUR", "REPLACED_LOCAL_TOOL_GROUPS", "sessionflow_register_frameworks"]
 

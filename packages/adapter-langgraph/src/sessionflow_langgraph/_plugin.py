@@ -7,10 +7,13 @@ sessionflow here; LangGraph and the provider SDKs load when a runner is built.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from sessionflow.hookspecs import hookimpl
 from sessionflow.plugins import FrameworkCapabilities, FrameworkSpec, HarnessContext
-from sessionflow.session import AgentFrameworkRunner
+
+if TYPE_CHECKING:
+    from sessionflow.session import AgentFrameworkRunner
 
 __all__ = ["CAPABILITIES", "sessionflow_register_frameworks"]
 

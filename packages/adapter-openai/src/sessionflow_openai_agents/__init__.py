@@ -6,12 +6,13 @@ Build a flow with `openai_agents_session_flow` (or wrap an `OpenAIAgentsRunner` 
 Names load on first use, so discovering the plugin does not import the Agents SDK.
 """
 
-from importlib.metadata import PackageNotFoundError, version
 from typing import TYPE_CHECKING
 
 from sessionflow.lazy import lazy_exports
 
 if TYPE_CHECKING:
+    __version__: str  # read from the installed metadata on first use
+
     from sessionflow_openai_agents._errors import AgentGraphError, UnsupportedAgentOptionError
     from sessionflow_openai_agents._flow import openai_agents_session_flow
     from sessionflow_openai_agents._output import structured_output
@@ -24,12 +25,17 @@ if TYPE_CHECKING:
     )
     from sessionflow_openai_agents._tools import current_tool_invocation, function_tool_from_spec
 
-__getattr__, __dir__ = lazy_exports(__name__)
 
-try:
-    __version__ = version("sessionflow-openai-agents")
-except PackageNotFoundError:  # running from a source tree without metadata
-    __version__ = "0.0.0"
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("sessionflow-openai-agents")
+    except PackageNotFoundError:  # running from a source tree without metadata
+        return "0.0.0"
+
+
+__getattr__, __dir__ = lazy_exports(__name__, computed={"__version__": _version})
 
 __all__ = [
     "HANDOFF_POLICY",

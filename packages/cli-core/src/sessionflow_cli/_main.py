@@ -6,9 +6,11 @@ import argparse
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 if TYPE_CHECKING:
+    from types import ModuleType
+
     from rich.console import Console
 
 # Nothing heavy at import: `--help` and a usage error end in `parse_args` with argparse
@@ -110,6 +112,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the command; returns the exit code."""
     parser = build_parser()
     args = parser.parse_args(_with_default_command(sys.argv[1:] if argv is None else argv))
+    _without_httpx_cli()
     from rich.console import Console
 
     from sessionflow_cli._errors import EXIT_FAILURE, CliError
@@ -124,6 +127,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         info.print("Interrupted.", style="yellow")
         return EXIT_FAILURE
+
+
+def _without_httpx_cli() -> None:
+    """Keep httpx from importing its own command line when a command imports httpx.
+
+    ``import httpx`` imports ``httpx._main`` (the ``httpx`` command: click, pygments and
+    rich's progress bars and syntax, ~50 ms) and falls back to a stub ``main`` when that
+    import fails. This process never runs httpx's command, so ``httpx._main`` is marked
+    missing before httpx loads; once httpx is imported this does nothing.
+    """
+    if "httpx" not in sys.modules:
+        # None in sys.modules is how the import system marks a module missing.
+        cast("dict[str, ModuleType | None]", sys.modules).setdefault("httpx._main", None)
 
 
 def run(args: argparse.Namespace, *, out: Console, info: Console) -> int:

@@ -7,7 +7,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from sessionflow_cli.config import CliConfig, default_config, default_config_path, load_config
-from sessionflow_cli.config._init import ask_and_write, write_defaults
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -42,11 +41,16 @@ def resolve_config(
     path = config_path(framework, given)
     if path.exists():
         return load_config(framework, path, cwd=cwd)
+    # Writing a file (`--yes`, or `init`'s questions) is the rare case: its module loads then.
     if yes:
+        from sessionflow_cli.config._init import write_defaults
+
         config = write_defaults(framework, path, cwd=cwd)
         info.print(f"Wrote the default configuration to {path}.", highlight=False)
         return config
     if ask and has_terminal():
+        from sessionflow_cli.config._init import ask_and_write
+
         info.print(f"No configuration file at {path} yet; a few questions create it.", highlight=False)
         config = ask_and_write(framework, path, ask_line, cwd=cwd)
         info.print(f"Wrote {path}.", highlight=False)

@@ -4,7 +4,6 @@ One session is one workflow; every model call and every tool call is its own dur
 Framework adapters implement `AgentFrameworkRunner`; `AgentSessionFlow` serves a runner.
 """
 
-from importlib.metadata import PackageNotFoundError, version
 from typing import TYPE_CHECKING
 
 from sessionflow._current_invocation import current_tool_invocation, tool_invocation_scope
@@ -78,7 +77,10 @@ from sessionflow.tool_output import ToolOutput
 # import of `sessionflow.hookspecs` or `sessionflow.plugins` do not need.
 # RedisDeltaTransport needs the `redis` extra, so importing sessionflow never needs redis,
 # and a missing extra fails with its install hint.
+# `__version__` is read from the installed metadata on first use, too.
 if TYPE_CHECKING:
+    __version__: str
+
     from sessionflow.redis_deltas import RedisDeltaTransport
     from sessionflow.temporal import (
         AgentSessionClient,
@@ -92,12 +94,17 @@ if TYPE_CHECKING:
         serve_agent_flows,
     )
 
-__getattr__, __dir__ = lazy_exports(__name__)
 
-try:
-    __version__ = version("sessionflow")
-except PackageNotFoundError:  # running from a source tree without metadata
-    __version__ = "0.0.0"
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("sessionflow")
+    except PackageNotFoundError:  # running from a source tree without metadata
+        return "0.0.0"
+
+
+__getattr__, __dir__ = lazy_exports(__name__, computed={"__version__": _version})
 
 
 __all__ = [

@@ -13,6 +13,10 @@ which type checkers read, and lets this helper serve them at run time::
 
 The first access of ``langgraph_session_flow`` imports ``sessionflow_langgraph._flow``
 and keeps the value in the package's namespace, so later accesses are plain lookups.
+
+A value that costs something to compute but needs no import (a ``__version__`` read from
+the installed metadata) can be lazy too: pass ``computed={"__version__": read_version}``
+and declare its type in the ``if TYPE_CHECKING:`` block (``__version__: str``).
 """
 
 from __future__ import annotations
@@ -21,17 +25,21 @@ import ast
 import importlib
 import importlib.util
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 __all__ = ["lazy_exports"]
 
 
-def lazy_exports(module_name: str) -> tuple[Callable[[str], object], Callable[[], list[str]]]:
+def lazy_exports(
+    module_name: str, computed: Mapping[str, Callable[[], object]] | None = None
+) -> tuple[Callable[[str], object], Callable[[], list[str]]]:
     """The ``__getattr__`` and ``__dir__`` of ``module_name`` for the names it imports under TYPE_CHECKING.
 
     Every ``from ... import ...`` inside the module's top-level ``if TYPE_CHECKING:``
     block becomes a lazy name. The block is read from the module's source on the first
     lookup of a name the module does not have, so importing the package costs nothing.
+    Each name in ``computed`` (dunder names too) is the value its function returns, called
+    on the first lookup.
 
     Raises:
         AttributeError: (from ``__getattr__``) the name is neither defined nor lazy.
@@ -46,7 +54,14 @@ def lazy_exports(module_name: str) -> tuple[Callable[[str], object], Callable[[]
             sources = _type_checking_imports(module_name)
         return sources
 
+    values = dict(computed or {})
+
     def __getattr__(name: str) -> object:
+        compute = values.get(name)
+        if compute is not None:
+            value = compute()
+            setattr(sys.modules[module_name], name, value)
+            return value
         # Dunder lookups (pickle, copy, doctest probing `__wrapped__`...) never read the source.
         if name.startswith("__") and name.endswith("__"):
             raise AttributeError(f"module {module_name!r} has no attribute {name!r}")
@@ -59,7 +74,7 @@ def lazy_exports(module_name: str) -> tuple[Callable[[str], object], Callable[[]
         return value
 
     def __dir__() -> list[str]:
-        return sorted({*vars(sys.modules[module_name]), *lazy_names()})
+        return sorted({*vars(sys.modules[module_name]), *lazy_names(), *values})
 
     return __getattr__, __dir__
 

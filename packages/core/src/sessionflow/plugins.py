@@ -23,7 +23,6 @@ Every error a plugin causes is a `PluginError` whose message names that plugin.
 
 from __future__ import annotations
 
-import difflib
 import importlib
 import importlib.metadata
 import inspect
@@ -189,8 +188,9 @@ class SessionflowPlugins:
         self._pm.add_hookspecs(hookspecs)
         self._loaded = False
         self._sources: dict[str, PluginSource] = {}
-        # Entry-point plugins' distributions by plugin name: (project name, version).
-        self._distributions: dict[str, tuple[str, str]] = {}
+        # Entry-point plugins' distributions by plugin name. Their name and version are read
+        # by `list_plugins` only: each read parses the distribution's METADATA file.
+        self._distributions: dict[str, importlib.metadata.Distribution] = {}
         self._frameworks: dict[str, FrameworkSpec] | None = None
 
     @property
@@ -326,7 +326,7 @@ class SessionflowPlugins:
                     f"entry point {ep.value!r} of distribution {_dist_name(ep)!r} failed to load: {exc!r}",
                 ) from exc
             if self._register(plugin, name, source="entry_point") is not None and ep.dist is not None:
-                self._distributions[name] = (ep.dist.name, ep.dist.version)
+                self._distributions[name] = ep.dist
 
     def _load_listed(self, names: Sequence[str]) -> None:
         entry_points = self._entry_points()
@@ -397,7 +397,8 @@ class SessionflowPlugins:
             if plugin is None:
                 continue  # a blocked name
             source = self._sources.get(name, "inline")
-            dist = self._distributions.get(name) or distributions.get(id(plugin))
+            found = self._distributions.get(name)
+            dist = (found.name, found.version) if found is not None else distributions.get(id(plugin))
             if dist is not None:
                 infos.append(PluginInfo(name=name, source=source, distribution=dist[0], version=dist[1]))
             elif source == "builtin":
@@ -521,6 +522,8 @@ def _own_version() -> str | None:
 
 
 def _describe_unknown_hooks(unknown: Sequence[str]) -> str:
+    import difflib
+
     known = [name for name in vars(hookspecs) if name.startswith("sessionflow_")]
     parts: list[str] = []
     for name in unknown:

@@ -3,14 +3,21 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
-from sessionflow.builtin._runner import ChatCompletionsRunner
 from sessionflow.frameworks import FrameworkCapabilities, FrameworkSpec, HarnessContext
 from sessionflow.hookspecs import hookimpl
+
+if TYPE_CHECKING:
+    # Imported by `_build_runner`, on first real use: the runner brings httpx and asyncio,
+    # which listing the framework (`sessionflow frameworks`, plugin discovery) does not need.
+    from sessionflow.builtin._runner import ChatCompletionsRunner
 
 
 def _build_runner(ctx: HarnessContext) -> ChatCompletionsRunner:
     """Settings: ``base_url`` (when the context has none)."""
+    from sessionflow.builtin._runner import ChatCompletionsRunner
+
     if ctx.api not in (None, "chat_completions"):
         raise ValueError(f"builtin speaks chat_completions, not {ctx.api!r}")
     return ChatCompletionsRunner(

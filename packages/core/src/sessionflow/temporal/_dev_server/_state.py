@@ -11,12 +11,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Self
-
-from temporalio.client import Client
+from typing import TYPE_CHECKING, Self
 
 from sessionflow.temporal._dev_server._errors import DevServerError
 from sessionflow.temporal._dev_server._probe import split_hostport
+
+if TYPE_CHECKING:
+    # Imported by `connect`: a server's state (status, start, stop) needs no client, and
+    # temporalio's client costs ~0.4 s to import.
+    from temporalio.client import Client
 
 if sys.platform != "win32":
     import fcntl
@@ -79,6 +82,8 @@ class DevServerHandle:
 
     async def connect(self) -> Client:
         """Connect a client to this server's namespace."""
+        from temporalio.client import Client
+
         return await Client.connect(self.address, namespace=self.namespace)
 
     def to_state(self) -> dict[str, object]:
