@@ -113,6 +113,15 @@ def _assistant(text: str) -> FrameworkMessage:
     )
 
 
+def turn_prompt(turn: AgentTurnContext) -> str:
+    """The running turn's user message: the script the zero-latency runners follow."""
+    return next(
+        m.message.text or ""
+        for m in reversed(turn.messages)
+        if m.turn_id == turn.turn_id and m.message.role is MessageRole.USER
+    )
+
+
 class ZeroLatencyRunner(AgentFrameworkRunner):
     """An `AgentFrameworkRunner` whose "model" answers at once from a tiny deterministic script.
 
@@ -141,12 +150,7 @@ class ZeroLatencyRunner(AgentFrameworkRunner):
         )
 
     async def run_model_step(self, turn: AgentTurnContext) -> AgentTurnOutcome:
-        prompt = next(
-            m.message.text or ""
-            for m in reversed(turn.messages)
-            if m.turn_id == turn.turn_id and m.message.role is MessageRole.USER
-        )
-        kind, options = command(prompt)
+        kind, options = command(turn_prompt(turn))
         usage = AgentUsage(requests=1, input_tokens=len(turn.messages) * 8, output_tokens=8)
         if kind == "tools":
             return self._tools_step(turn, usage)

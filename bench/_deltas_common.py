@@ -20,7 +20,7 @@ from temporalio import activity, workflow
 with workflow.unsafe.imports_passed_through():
     from temporalio.contrib.workflow_streams import TopicHandle, WorkflowStream, WorkflowStreamClient
 
-    from bench._common import ZeroLatencyRunner, command
+    from bench._common import ZeroLatencyRunner, command, turn_prompt
     from sessionflow.session import (
         AgentTurnContext,
         AgentTurnOutcome,
@@ -90,12 +90,7 @@ class WallClockRunner(ZeroLatencyRunner):
     """
 
     async def run_model_step(self, turn: AgentTurnContext) -> AgentTurnOutcome:
-        prompt = next(
-            m.message.text or ""
-            for m in reversed(turn.messages)
-            if m.turn_id == turn.turn_id and m.message.role is MessageRole.USER
-        )
-        kind, options = command(prompt)
+        kind, options = command(turn_prompt(turn))
         if kind not in ("stream", "quiet"):
             return await super().run_model_step(turn)
         count = options.get("count", 20)
