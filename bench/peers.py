@@ -72,19 +72,27 @@ async def tail_turn_done(client: Any, workflow_id: str, model_steps: int = 2) ->
     from temporalio.api.common.v1 import WorkflowExecution
     from temporalio.api.enums.v1 import EventType
     from temporalio.api.workflowservice.v1 import GetWorkflowExecutionHistoryRequest
+    from temporalio.service import RPCError, RPCStatusCode
 
     token = b""
     names: dict[int, str] = {}
     done_models = 0
     while True:
-        response = await client.workflow_service.get_workflow_execution_history(
-            GetWorkflowExecutionHistoryRequest(
-                namespace=client.namespace,
-                execution=WorkflowExecution(workflow_id=workflow_id),
-                next_page_token=token,
-                wait_new_event=True,
+        try:
+            response = await client.workflow_service.get_workflow_execution_history(
+                GetWorkflowExecutionHistoryRequest(
+                    namespace=client.namespace,
+                    execution=WorkflowExecution(workflow_id=workflow_id),
+                    next_page_token=token,
+                    wait_new_event=True,
+                )
             )
-        )
+        except RPCError as error:
+            # A long poll the server ends without a new event (seen as CANCELLED when 50 turns
+            # at once wait longer than its long-poll limit): poll again from the same token.
+            if error.status not in (RPCStatusCode.CANCELLED, RPCStatusCode.DEADLINE_EXCEEDED):
+                raise
+            continue
         token = response.next_page_token
         for event in response.history.events:
             kind = event.event_type
