@@ -8,7 +8,7 @@ Names load on first use, so discovering the plugin does not import the Agents SD
 
 from typing import TYPE_CHECKING
 
-from sessionflow.lazy import lazy_exports
+from sessionflow.lazy import distribution_version, lazy_exports
 
 if TYPE_CHECKING:
     __version__: str  # read from the installed metadata on first use
@@ -26,16 +26,9 @@ if TYPE_CHECKING:
     from sessionflow_openai_agents._tools import current_tool_invocation, function_tool_from_spec
 
 
-def _version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("sessionflow-openai-agents")
-    except PackageNotFoundError:  # running from a source tree without metadata
-        return "0.0.0"
-
-
-__getattr__, __dir__ = lazy_exports(__name__, computed={"__version__": _version})
+__getattr__, __dir__ = lazy_exports(
+    __name__, computed={"__version__": distribution_version("sessionflow-openai-agents")}
+)
 
 __all__ = [
     "HANDOFF_POLICY",

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from sessionflow._current_invocation import current_tool_invocation, tool_invocation_scope
 from sessionflow.hookspecs import hookimpl
-from sessionflow.lazy import lazy_exports
+from sessionflow.lazy import distribution_version, lazy_exports
 from sessionflow.plugins import (
     FrameworkCapabilities,
     FrameworkSpec,
@@ -95,16 +95,7 @@ if TYPE_CHECKING:
     )
 
 
-def _version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("sessionflow")
-    except PackageNotFoundError:  # running from a source tree without metadata
-        return "0.0.0"
-
-
-__getattr__, __dir__ = lazy_exports(__name__, computed={"__version__": _version})
+__getattr__, __dir__ = lazy_exports(__name__, computed={"__version__": distribution_version("sessionflow")})
 
 
 __all__ = [

@@ -15,7 +15,7 @@ The first access of ``langgraph_session_flow`` imports ``sessionflow_langgraph._
 and keeps the value in the package's namespace, so later accesses are plain lookups.
 
 A value that costs something to compute but needs no import (a ``__version__`` read from
-the installed metadata) can be lazy too: pass ``computed={"__version__": read_version}``
+the installed metadata) can be lazy too: pass ``computed={"__version__": distribution_version("sessionflow")}``
 and declare its type in the ``if TYPE_CHECKING:`` block (``__version__: str``).
 """
 
@@ -27,7 +27,7 @@ import importlib.util
 import sys
 from collections.abc import Callable, Mapping
 
-__all__ = ["lazy_exports"]
+__all__ = ["distribution_version", "lazy_exports"]
 
 
 def lazy_exports(
@@ -77,6 +77,21 @@ def lazy_exports(
         return sorted({*vars(sys.modules[module_name]), *lazy_names(), *values})
 
     return __getattr__, __dir__
+
+
+def distribution_version(distribution: str) -> Callable[[], str]:
+    """A ``computed`` value for ``__version__``: the installed distribution's version, read
+    from its metadata on first use ("0.0.0" from a source tree without metadata)."""
+
+    def read() -> str:
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            return version(distribution)
+        except PackageNotFoundError:
+            return "0.0.0"
+
+    return read
 
 
 def _type_checking_imports(module_name: str) -> dict[str, tuple[str, str]]:
