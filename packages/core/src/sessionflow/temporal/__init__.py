@@ -23,6 +23,7 @@ from sessionflow.temporal.connection import (
     connect,
     with_payload_store,
 )
+from sessionflow.temporal.deployment import WorkerDeployment
 from sessionflow.temporal.flow import AgentSessionFlow, FlowArguments
 from sessionflow.temporal.history import StepHistoryEntry, history_size, read_step_history
 from sessionflow.temporal.payload_gc import PayloadGcReport, collect_payloads, parse_age
@@ -42,6 +43,14 @@ from sessionflow.temporal.sessions import (
     read_start_environment,
     reset_sticky_task_queue,
 )
+from sessionflow.temporal.upgrades import (
+    DrainageStatus,
+    current_version,
+    drainage_status,
+    sessions_on_old_versions,
+    set_current_version,
+    wake_sessions_on_old_versions,
+)
 from sessionflow.temporal.worker import build_workers, default_build_id, run_agent_worker, serve_agent_flows
 
 __all__ = [
@@ -54,6 +63,7 @@ __all__ = [
     "DevServerConfig",
     "DevServerError",
     "DevServerHandle",
+    "DrainageStatus",
     "FlowArguments",
     "FrontendProbe",
     "FrontendState",
@@ -67,13 +77,16 @@ __all__ = [
     "StepHistoryEntry",
     "TemporalClient",
     "TlsSettings",
+    "WorkerDeployment",
     "build_data_converter",
     "build_workers",
     "collect_payloads",
     "connect",
+    "current_version",
     "default_build_id",
     "default_payload_folder",
     "describe_session",
+    "drainage_status",
     "find_temporal_binary",
     "free_port",
     "history_size",
@@ -85,7 +98,10 @@ __all__ = [
     "reset_sticky_task_queue",
     "run_agent_worker",
     "serve_agent_flows",
+    "sessions_on_old_versions",
+    "set_current_version",
     "stop_dev_server",
     "validate_session_id",
+    "wake_sessions_on_old_versions",
     "with_payload_store",
 ]

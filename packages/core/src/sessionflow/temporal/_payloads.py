@@ -42,6 +42,8 @@ GET_AGENT_SNAPSHOT = "get_agent_snapshot"
 LIST_AGENT_MESSAGES = "list_agent_messages"
 LIST_AGENT_EVENTS = "list_agent_events"
 PUBLISH_DELTAS = "sessionflow.deltas"
+CHECK_VERSION = "sessionflow.check_version"
+"""Signal that gives an idle session a workflow task, so it sees a new current worker version."""
 
 PAYLOAD_VERSION = 6
 """2: bodies by reference (message bodies, tool outputs, run states) and a stored message

@@ -40,6 +40,7 @@ with workflow.unsafe.imports_passed_through():
         CALL_SINGLE_ATTEMPT_TOOL,
         CALL_TOOL,
         CANCEL_TURN,
+        CHECK_VERSION,
         GET_AGENT_SNAPSHOT,
         LIST_AGENT_EVENTS,
         LIST_AGENT_MESSAGES,
@@ -67,6 +68,8 @@ with workflow.unsafe.imports_passed_through():
 TURN_CANCELLED = "turn cancelled"
 VERIFY_PATCH = "sessionflow-verify"
 """Marks histories whose dead writes may be followed by a verify step (issue 20, verified outcomes)."""
+VERSION_UPGRADE_PATCH = "sessionflow-version-upgrade"
+"""Marks runs that continued as new onto a new current worker deployment version (issue 26)."""
 # No list of non-retryable error types here: an error's class says whether a step may run
 # again (`SessionError.retryable`), and the activity reports it as non-retryable.
 
@@ -105,6 +108,7 @@ class AgentSessionWorkflow:
         self._model_step_running = False
         self._turn_task: asyncio.Task[None] | None = None
         self._cancellable: set[asyncio.Future[Any]] = set()
+        self._upgrade_declined = False
 
     # -- main loop -----------------------------------------------------------------------
 
@@ -137,10 +141,17 @@ class AgentSessionWorkflow:
             )
         self._started = True
         while True:
-            await workflow.wait_condition(lambda: bool(self._model.queued) or self._model.stopped)
+            # Between turns, a new current version of the worker deployment is a reason to
+            # wake up too: the session leaves the old version as soon as its turn ends.
+            await workflow.wait_condition(
+                lambda: bool(self._model.queued) or self._model.stopped or self._new_version_offered()
+            )
             if self._model.stopped:
                 break
-            if self._should_continue_as_new():
+            upgrade = self._should_upgrade()
+            if not upgrade and not self._model.queued:
+                continue
+            if upgrade or self._should_continue_as_new():
                 await workflow.wait_condition(workflow.all_handlers_finished)
                 workflow.continue_as_new(
                     SessionStartInput(
@@ -148,7 +159,11 @@ class AgentSessionWorkflow:
                         environment=self._environment,
                         session_nonce=self._nonce,
                         carried=self._model,
-                    )
+                    ),
+                    # The next run starts on the current version, then is pinned there.
+                    initial_versioning_behavior=workflow.ContinueAsNewVersioningBehavior.AUTO_UPGRADE
+                    if upgrade
+                    else None,
                 )
             self._cancel_requested = False
             self._model_calls = 0
@@ -167,6 +182,20 @@ class AgentSessionWorkflow:
         if start.history_index_ref is not None:
             # The digest is the workflow's own: a model step checks the chunk it reads against it.
             model.record_index(start.history_index_ref, len(model.messages), model.digest)
+
+    def _new_version_offered(self) -> bool:
+        # Only a run pinned to a worker deployment version is told; unversioned runs never are.
+        return not self._upgrade_declined and workflow.info().is_target_worker_deployment_version_changed()
+
+    def _should_upgrade(self) -> bool:
+        """Continue as new onto the deployment's current version (checked between turns only)."""
+        if not self._new_version_offered():
+            return False
+        if workflow.patched(VERSION_UPGRADE_PATCH):
+            return True
+        # A run recorded before this code was told too, and went on waiting: so does its replay.
+        self._upgrade_declined = True
+        return False
 
     def _should_continue_as_new(self) -> bool:
         assert self._config is not None
@@ -618,6 +647,10 @@ class AgentSessionWorkflow:
             task.cancel()
         # Open approvals are answered "no" at once, so the turn unwinds without waiting.
         self._model.reject_pending_interrupts(TURN_CANCELLED)
+
+    @workflow.signal(name=CHECK_VERSION)
+    def check_version(self) -> None:
+        """Nothing to do: the signal's workflow task tells an idle session that a new version is current."""
 
     @workflow.signal(name=PUBLISH_DELTAS)
     def publish_deltas(self, batch: DeltaBatch) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import importlib.metadata
+import os
 import signal
 from collections.abc import Sequence
 from contextlib import AsyncExitStack, nullcontext
@@ -15,11 +16,13 @@ from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxR
 from sessionflow.temporal._activities import SessionActivities
 from sessionflow.temporal._workflow import AgentSessionWorkflow
 from sessionflow.temporal.connection import DEFAULT_SERVER_ADDRESS, connect, with_payload_store
+from sessionflow.temporal.deployment import BUILD_ID_ENV, WorkerDeployment
 from sessionflow.temporal.flow import AgentSessionFlow
 from sessionflow.temporal.payload_store import PayloadStore
 
 __all__ = [
     "DEFAULT_SERVER_ADDRESS",
+    "WorkerDeployment",
     "build_workers",
     "connect",
     "default_build_id",
@@ -59,14 +62,24 @@ def build_workers(
     max_cached_workflows: int = 1000,
     payloads: PayloadStore | None = None,
     build_id: str | None = None,
+    deployment: WorkerDeployment | None = None,
 ) -> list[Worker]:
     """One worker per flow type. Activity slots bound the largest parallel tool batch.
 
     `payloads` names the payload store (see `with_payload_store`: the client's own, else
     ``$SESSIONFLOW_PAYLOADS`` or the default folder). `build_id` names the deployed code
-    (`default_build_id` if None).
+    (else ``$SESSIONFLOW_BUILD_ID``, else `default_build_id`). `deployment` joins the
+    workers to a worker deployment (else the one ``$SESSIONFLOW_DEPLOYMENT_NAME`` and
+    ``$SESSIONFLOW_BUILD_ID`` name, else none: unversioned workers, as before).
     """
     client = with_payload_store(client, payloads)
+    deployment = deployment or WorkerDeployment.from_environment()
+    if deployment is not None and build_id is not None and build_id != deployment.build_id:
+        raise ValueError(f"build_id {build_id!r} differs from the deployment's {deployment.build_id!r}")
+    # A worker of a deployment reports its version instead of a plain build ID.
+    deployment_config = deployment.worker_config() if deployment is not None else None
+    if deployment is None:
+        build_id = build_id or os.environ.get(BUILD_ID_ENV, "").strip() or default_build_id()
     seen: set[str] = set()
     workers: list[Worker] = []
     for flow in flows:
@@ -83,7 +96,8 @@ def build_workers(
                 max_concurrent_activities=max_concurrent_activities,
                 max_concurrent_local_activities=max_concurrent_activities,
                 max_cached_workflows=max_cached_workflows,
-                build_id=build_id or default_build_id(),
+                build_id=None if deployment is not None else build_id,
+                deployment_config=deployment_config,
             )
         )
     return workers
@@ -98,6 +112,7 @@ async def serve_agent_flows(
     max_cached_workflows: int = 1000,
     payloads: PayloadStore | None = None,
     build_id: str | None = None,
+    deployment: WorkerDeployment | None = None,
 ) -> None:
     """Serve until `stop` is set (or forever), then shut the workers down gracefully."""
     workers = build_workers(
@@ -107,6 +122,7 @@ async def serve_agent_flows(
         max_cached_workflows=max_cached_workflows,
         payloads=payloads,
         build_id=build_id,
+        deployment=deployment,
     )
     stop = stop or asyncio.Event()
     async with AsyncExitStack() as scopes:
@@ -135,6 +151,7 @@ def run_agent_worker(
     namespace: str | None = None,
     max_concurrent_activities: int = 100,
     build_id: str | None = None,
+    deployment: WorkerDeployment | None = None,
 ) -> None:
     """Blocking entry point for a worker process; SIGTERM and SIGINT shut it down gracefully."""
 
@@ -146,7 +163,12 @@ def run_agent_worker(
             loop.add_signal_handler(sig, stop.set)
         print("sessionflow worker ready", flush=True)
         await serve_agent_flows(
-            client, flows, stop=stop, max_concurrent_activities=max_concurrent_activities, build_id=build_id
+            client,
+            flows,
+            stop=stop,
+            max_concurrent_activities=max_concurrent_activities,
+            build_id=build_id,
+            deployment=deployment,
         )
 
     asyncio.run(main())
