@@ -28,6 +28,8 @@ def test_recorded_histories_exist() -> None:
         "compact-payloads",
         "start-with-history",
         "local-reads",
+        "version-upgrade-after-approval",
+        "version-upgrade-idle",
     }
 
 
