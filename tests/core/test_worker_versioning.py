@@ -3,8 +3,9 @@
 Real worker processes of two releases (build IDs A and B of one worker deployment) on a dev
 server of this test's own, whose version drainage is refreshed every 2 s instead of every
 3 minutes. Sessions are pinned: a turn that waits for an approval when B becomes current
-finishes on A, and the session continues as new onto B when the turn ends. Idle sessions
-are woken onto B by `wake_sessions_on_old_versions`. Once nothing is pinned to A, its
+finishes on A, and the session continues as new onto B when the turn ends. An idle
+session's next message moves it before its turn; the other idle sessions are woken onto B
+by `wake_sessions_on_old_versions`. Once nothing is pinned to A, its
 worker stops and the sessions go on, on B.
 """
 
@@ -112,16 +113,18 @@ async def test_sessions_move_to_the_new_version_at_turn_boundaries(
 
         waiting = [f"wait-{n}" for n in range(WAITING)]
         idle = [f"idle-{n}" for n in range(IDLE)]
-        for session_id in waiting + idle:
+        messaged = "idle-messaged"
+        everyone = [*waiting, *idle, messaged]
+        for session_id in everyone:
             harness.script(session_id, _turns(session_id), {"publish": {"effect": "non_idempotent_write"}})
-        await asyncio.gather(*(sessions.start_session(s, "turn 1") for s in waiting + idle))
+        await asyncio.gather(*(sessions.start_session(s, "turn 1") for s in everyone))
         interrupts = await asyncio.gather(*(pending_interrupt(harness, s) for s in waiting))
-        await asyncio.gather(*(idle_after(harness, s, 1) for s in idle))
+        await asyncio.gather(*(idle_after(harness, s, 1) for s in [*idle, messaged]))
         first_runs = {
             s: (
                 await client.get_workflow_handle(s).describe()
             ).raw_description.workflow_execution_info.first_run_id
-            for s in waiting + idle
+            for s in everyone
         }
 
         # Release B: its workers start, and it becomes current while 20 approvals wait on A.
@@ -149,7 +152,17 @@ async def test_sessions_move_to_the_new_version_at_turn_boundaries(
             markers = [e for e in events if e.event_type == EventType.EVENT_TYPE_MARKER_RECORDED]
             assert len(markers) == 1 and VERSION_UPGRADE_PATCH.encode() in markers[0].SerializeToString()
 
-        # Idle sessions got no workflow task of their own: a signal moves them.
+        # An idle session's next message moves it before its turn starts: the turn runs on B.
+        await sessions.send_user_message(messaged, "turn 2")
+        await idle_after(harness, messaged, 2, timeout=120)
+        events = await _history(client, messaged, first_runs[messaged])
+        assert _task_builds(events) == {"A"}
+        assert events[-1].event_type == EventType.EVENT_TYPE_WORKFLOW_EXECUTION_CONTINUED_AS_NEW
+        assert {str(e["pid"]) for e in harness.log.entries("model", session=messaged, turn="turn-2")} == {
+            pid_b
+        }
+
+        # The other idle sessions got no workflow task of their own: a signal moves them.
         woken = await wake_sessions_on_old_versions(client, deployment, flow_type=flow.flow_type)
         assert set(idle) <= set(woken)
         await wait_until(
@@ -168,7 +181,7 @@ async def test_sessions_move_to_the_new_version_at_turn_boundaries(
         # Every next turn runs on B, while A's worker still runs.
         await asyncio.gather(*(sessions.send_user_message(s, "turn 2") for s in waiting + idle))
         await asyncio.gather(*(idle_after(harness, s, 2, timeout=120) for s in waiting + idle))
-        for session_id in waiting + idle:
+        for session_id in everyone:
             latest = (await client.get_workflow_handle(session_id).describe()).run_id
             assert latest != first_runs[session_id], session_id
             events = await _history(client, session_id, latest)
@@ -181,8 +194,8 @@ async def test_sessions_move_to_the_new_version_at_turn_boundaries(
         # A is drained: its worker stops gracefully, and the sessions go on, on B.
         worker_a.terminate(timeout=60)
         assert worker_a.process.returncode == 0, worker_a.log()[-2000:]
-        await asyncio.gather(*(sessions.send_user_message(s, "turn 3") for s in waiting + idle))
-        await asyncio.gather(*(idle_after(harness, s, 3, timeout=120) for s in waiting + idle))
+        await asyncio.gather(*(sessions.send_user_message(s, "turn 3") for s in everyone))
+        await asyncio.gather(*(idle_after(harness, s, 3, timeout=120) for s in everyone))
         for session_id in waiting:
             assert harness.log.count("tool", "publish", session=session_id) == 1
         assert {str(e["pid"]) for e in harness.log.entries("model", turn="turn-3")} == {pid_b}
