@@ -9,7 +9,7 @@ import pytest
 from temporalio.common import VersioningBehavior, WorkerDeploymentVersion
 from temporalio.worker import Worker, WorkerDeploymentConfig
 
-from sessionflow.temporal import WorkerDeployment, build_workers, connect, default_build_id
+from sessionflow.temporal import WorkerDeployment, build_workers, connect, current_version, default_build_id
 from sessionflow.temporal.deployment import BUILD_ID_ENV, DEPLOYMENT_NAME_ENV
 from sessionflow.testing import save_scripted_flow
 
@@ -76,3 +76,9 @@ async def test_workers_join_the_deployment_pinned(
     monkeypatch.delenv(BUILD_ID_ENV)
     (worker,) = build_workers(client, [next(flows)])
     assert _versioning(worker) == (None, default_build_id())
+
+
+async def test_an_unknown_deployment_is_a_clear_error(temporal_address: str) -> None:
+    client = await connect(temporal_address, "default")
+    with pytest.raises(LookupError, match="no worker deployment 'never-polled'"):
+        await current_version(client, "never-polled")

@@ -55,10 +55,21 @@ def _quoted(value: str) -> str:
 
 
 async def current_version(client: Client, deployment_name: str) -> WorkerDeployment | None:
-    """The deployment's current version, or None when unversioned workers are current."""
-    response = await client.workflow_service.describe_worker_deployment(
-        DescribeWorkerDeploymentRequest(namespace=client.namespace, deployment_name=deployment_name)
-    )
+    """The deployment's current version, or None when unversioned workers are current.
+
+    Raises:
+        LookupError: No worker of that deployment ever polled this namespace.
+    """
+    try:
+        response = await client.workflow_service.describe_worker_deployment(
+            DescribeWorkerDeploymentRequest(namespace=client.namespace, deployment_name=deployment_name)
+        )
+    except RPCError as error:
+        if error.status == RPCStatusCode.NOT_FOUND:
+            raise LookupError(
+                f"no worker deployment {deployment_name!r} in namespace {client.namespace!r}"
+            ) from None
+        raise
     current = response.worker_deployment_info.routing_config.current_deployment_version
     return WorkerDeployment(deployment_name, current.build_id) if current.build_id else None
 
