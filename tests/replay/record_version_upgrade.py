@@ -63,7 +63,12 @@ async def record() -> None:
             write_script(
                 root / "state",
                 AFTER_APPROVAL,
-                [[{"tool_calls": [{"id": "w", "name": "publish", "arguments": {"n": 1}}]}, {"text": "published"}]],
+                [
+                    [
+                        {"tool_calls": [{"id": "w", "name": "publish", "arguments": {"n": 1}}]},
+                        {"text": "published"},
+                    ]
+                ],
                 {"publish": {"effect": "non_idempotent_write"}},
             )
             write_script(root / "state", IDLE, [[{"text": "hello"}]])
