@@ -23,6 +23,13 @@ from sessionflow.temporal.connection import (
     connect,
     with_payload_store,
 )
+from sessionflow.temporal.encryption import (
+    EncryptionCodec,
+    EncryptionKeyError,
+    KeyRing,
+    PayloadDecryptionError,
+    encryption_codec_from_environment,
+)
 from sessionflow.temporal.flow import AgentSessionFlow, FlowArguments
 from sessionflow.temporal.history import StepHistoryEntry, history_size, read_step_history
 from sessionflow.temporal.payload_gc import PayloadGcReport, collect_payloads, parse_age
@@ -54,9 +61,13 @@ __all__ = [
     "DevServerConfig",
     "DevServerError",
     "DevServerHandle",
+    "EncryptionCodec",
+    "EncryptionKeyError",
     "FlowArguments",
     "FrontendProbe",
     "FrontendState",
+    "KeyRing",
+    "PayloadDecryptionError",
     "PayloadGcReport",
     "PayloadStore",
     "PayloadStoreError",
@@ -74,6 +85,7 @@ __all__ = [
     "default_build_id",
     "default_payload_folder",
     "describe_session",
+    "encryption_codec_from_environment",
     "find_temporal_binary",
     "free_port",
     "history_size",
