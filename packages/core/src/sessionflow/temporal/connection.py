@@ -142,6 +142,7 @@ def with_payload_store(client: Client, payloads: PayloadStore | None = None) -> 
     config = client.config()
     # The client's own codec stays; a client without one gets the environment's.
     config["data_converter"] = build_data_converter(
-        payloads or PayloadStore.from_environment(), codec=client.data_converter.payload_codec or "environment"
+        payloads or PayloadStore.from_environment(),
+        codec=client.data_converter.payload_codec or "environment",
     )
     return Client(**config)

@@ -200,7 +200,9 @@ def _aesgcm(key: bytes) -> AESGCM:
     try:
         from cryptography.hazmat.primitives.ciphers.aead import AESGCM
     except ImportError:
-        raise ImportError('encrypted payloads need cryptography: pip install "sessionflow[encryption]"') from None
+        raise ImportError(
+            'encrypted payloads need cryptography: pip install "sessionflow[encryption]"'
+        ) from None
     return AESGCM(key)
 
 

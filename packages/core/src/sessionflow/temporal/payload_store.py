@@ -56,7 +56,7 @@ PAYLOADS_ENDPOINT_ENV = "SESSIONFLOW_PAYLOADS_ENDPOINT"
 PAYLOADS_REGION_ENV = "SESSIONFLOW_PAYLOADS_REGION"
 HOME_ENV = "SESSIONFLOW_HOME"
 
-CodecSetting: TypeAlias = PayloadCodec | None | Literal["environment"]
+CodecSetting: TypeAlias = PayloadCodec | Literal["environment"] | None
 """A payload codec, None for none, or ``"environment"``: the encryption codec of the key ring
 the environment names (`sessionflow.temporal.encryption`), if it names one."""
 
@@ -191,7 +191,9 @@ def build_data_converter(
         # Failure messages and stack traces go into an encoded payload too: a tool's error
         # can quote what it read.
         converter = dataclasses.replace(
-            converter, payload_codec=codec, failure_converter_class=DefaultFailureConverterWithEncodedAttributes
+            converter,
+            payload_codec=codec,
+            failure_converter_class=DefaultFailureConverterWithEncodedAttributes,
         )
     if store is None:
         return converter
