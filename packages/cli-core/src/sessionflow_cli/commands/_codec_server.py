@@ -116,8 +116,10 @@ def _payloads_from(body: bytes) -> list[Payload]:
         if not isinstance(item, dict):
             raise _BadRequest(400, f"payload {index} is not an object")
         entry = cast(dict[str, Any], item)
-        metadata: Any = entry.get("metadata") or {}
-        data: Any = entry.get("data") or ""
+        metadata: Any = entry.get("metadata")
+        metadata = {} if metadata is None else metadata
+        data: Any = entry.get("data")
+        data = "" if data is None else data
         if not isinstance(metadata, dict) or not isinstance(data, str):
             raise _BadRequest(400, f"payload {index}: metadata must be an object and data a base64 string")
         try:
