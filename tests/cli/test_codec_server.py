@@ -15,6 +15,7 @@ import httpx
 import pytest
 from temporalio.api.common.v1 import Payload
 
+from sessionflow.temporal import PayloadStore
 from sessionflow.temporal.encryption import (
     ENCRYPTION_KEYS_ENV,
     KEY_ID_METADATA,
@@ -22,6 +23,8 @@ from sessionflow.temporal.encryption import (
     KeyRing,
     generate_key_entry,
 )
+from sessionflow_cli._errors import UsageError
+from sessionflow_cli._payloads import open_payload_store
 from tests.cli.conftest import COMMAND
 
 TOKEN = "codec-token-0123456789abcdef"
@@ -181,3 +184,16 @@ def test_it_refuses_to_start_without_keys_or_token(tmp_path: Path) -> None:
         _, err = process.communicate(timeout=60)
         assert process.returncode == 2, err
         assert message in err
+
+
+async def test_a_command_with_a_malformed_key_ring_stops_at_start(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Not at its first payload: `open_payload_store` (every engine command's start) reads the ring."""
+    monkeypatch.setenv(ENCRYPTION_KEYS_ENV, f"{K1},{K1}")
+    with pytest.raises(
+        UsageError, match="encryption keys: SESSIONFLOW_ENCRYPTION_KEYS: key ID 'k1' is given twice"
+    ):
+        await open_payload_store(PayloadStore(location=str(tmp_path / "payloads")))
+    monkeypatch.setenv(ENCRYPTION_KEYS_ENV, K1)
+    await open_payload_store(PayloadStore(location=str(tmp_path / "payloads")))

@@ -17,8 +17,6 @@ for another.
 
 from __future__ import annotations
 
-import base64
-import binascii
 import hmac
 import json
 import os
@@ -26,10 +24,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, Literal
 
-from temporalio.api.common.v1 import Payload
-
+from sessionflow.temporal.codec_protocol import CodecRequestError, apply_codec
 from sessionflow.temporal.encryption import (
     EncryptionCodec,
     EncryptionKeyError,
@@ -96,60 +93,6 @@ class CodecServerSettings:
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
 
 
-class _BadRequest(Exception):
-    def __init__(self, status: int, message: str) -> None:
-        super().__init__(message)
-        self.status = status
-        self.message = message
-
-
-def _payloads_from(body: bytes) -> list[Payload]:
-    try:
-        document: Any = json.loads(body)
-    except (ValueError, UnicodeDecodeError) as error:
-        raise _BadRequest(400, f"the body is not JSON: {error}") from None
-    items: Any = cast(dict[str, Any], document).get("payloads") if isinstance(document, dict) else None
-    if not isinstance(items, list):
-        raise _BadRequest(400, 'the body is not {"payloads": [...]}')
-    payloads: list[Payload] = []
-    for index, item in enumerate(cast(list[Any], items)):
-        if not isinstance(item, dict):
-            raise _BadRequest(400, f"payload {index} is not an object")
-        entry = cast(dict[str, Any], item)
-        metadata: Any = entry.get("metadata")
-        metadata = {} if metadata is None else metadata
-        data: Any = entry.get("data")
-        data = "" if data is None else data
-        if not isinstance(metadata, dict) or not isinstance(data, str):
-            raise _BadRequest(400, f"payload {index}: metadata must be an object and data a base64 string")
-        try:
-            payload = Payload(
-                metadata={
-                    str(k): base64.b64decode(v, validate=True)
-                    for k, v in cast(dict[str, Any], metadata).items()
-                },
-                data=base64.b64decode(data, validate=True),
-            )
-        except (binascii.Error, ValueError, TypeError):
-            raise _BadRequest(400, f"payload {index}: metadata values and data must be base64") from None
-        payloads.append(payload)
-    return payloads
-
-
-def _payloads_json(payloads: Sequence[Payload]) -> bytes:
-    return json.dumps(
-        {
-            "payloads": [
-                {
-                    "metadata": {k: base64.b64encode(v).decode() for k, v in p.metadata.items()},
-                    "data": base64.b64encode(p.data).decode(),
-                }
-                for p in payloads
-            ]
-        }
-    ).encode()
-
-
 class _Handler(BaseHTTPRequestHandler):
     server: CodecServer  # pyright: ignore[reportIncompatibleVariableOverride]
     protocol_version = "HTTP/1.1"
@@ -199,7 +142,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     # -- encode and decode ---------------------------------------------------------------
 
-    def _operation(self) -> str | None:
+    def _operation(self) -> Literal["encode", "decode"] | None:
         """Encode or decode: the operation, when the request is authorized for one; None after answering."""
         path = self.path.split("?", 1)[0].strip("/")
         parts = path.split("/") if path else []
@@ -217,10 +160,12 @@ class _Handler(BaseHTTPRequestHandler):
         if given is None or not hmac.compare_digest(given, token):
             self._error(401, "a valid bearer token is required")
             return None
-        if parts not in (["encode"], ["decode"]):
-            self._error(404, "the codec server answers POST /encode and POST /decode")
-            return None
-        return parts[0]
+        if parts == ["encode"]:
+            return "encode"
+        if parts == ["decode"]:
+            return "decode"
+        self._error(404, "the codec server answers POST /encode and POST /decode")
+        return None
 
     def do_POST(self) -> None:
         # The body is not read before the request is authorized and its size known; a request
@@ -241,11 +186,9 @@ class _Handler(BaseHTTPRequestHandler):
         body = self.rfile.read(length)
         self.close_connection = False
         try:
-            payloads = _payloads_from(body)
-            codec = self.server.settings.codec
-            result = codec.encode_now(payloads) if operation == "encode" else codec.decode_now(payloads)
-        except _BadRequest as error:
-            self._error(error.status, error.message)
+            response = apply_codec(self.server.settings.codec, operation, body)
+        except CodecRequestError as error:
+            self._error(400, str(error))
             return
         except PayloadDecryptionError as error:
             self._error(422, str(error))
@@ -253,7 +196,7 @@ class _Handler(BaseHTTPRequestHandler):
         except Exception as error:  # a payload whose plaintext is not a payload
             self._error(422, f"cannot {operation} the payloads: {type(error).__name__}: {error}")
             return
-        self._send(200, _payloads_json(result))
+        self._send(200, response)
 
     def _refuse(self) -> None:
         self.close_connection = True
