@@ -37,6 +37,7 @@ from sessionflow.temporal.payload_store import build_data_converter
 from sessionflow.testing import wait_for_agent_snapshot, wait_until
 from tests.core.conftest import Harness, HarnessFactory
 from tests.core.helpers import idle_after
+from tests.core.s3_server import _s3_client, aws_test_environment, create_bucket, list_objects, running_moto  # pyright: ignore[reportPrivateUsage]
 
 K1 = generate_key_entry("k1")
 K2 = generate_key_entry("k2")
@@ -200,6 +201,30 @@ async def test_every_object_put_in_the_store_is_encrypted_and_old_plain_ones_sti
         PayloadStoreError, match="PayloadDecryptionError: a payload is encrypted with key 'k1'"
     ):
         await BodyStore(other.external_storage, other).get(ref)
+
+
+async def test_objects_on_the_s3_store_are_encrypted_too(tmp_path: Path) -> None:
+    """The same driver wrapper over the SDK's S3 driver, against moto's S3 wire protocol."""
+    bucket = "enc-bucket"
+    with aws_test_environment(), running_moto(tmp_path / "moto.log") as moto:
+        await create_bucket(moto.url, bucket)
+        store = PayloadStore(location=f"s3://{bucket}/sf", endpoint=moto.url, threshold=0)
+        codec = EncryptionCodec(KeyRing.parse(K1))
+        converter = build_data_converter(store, codec=codec)
+        assert converter.external_storage is not None
+        bodies = BodyStore(converter.external_storage, converter)
+        ref = await bodies.put({"text": OUT_MARKER}, StoreScope(namespace="default", session_id="s3-1"))
+        offloaded = await converter.encode([ARG_MARKER])
+        async with _s3_client(moto.url) as s3:
+            keys = list(await list_objects(moto.url, bucket))
+            blobs = {key: await (await s3.get_object(Bucket=bucket, Key=key))["Body"].read() for key in keys}
+        assert len(blobs) == 2
+        _assert_no_plaintext(blobs)
+        assert all(Payload.FromString(b).metadata["encoding"] == b"binary/encrypted" for b in blobs.values())
+        fresh = build_data_converter(store, codec=codec)
+        assert fresh.external_storage is not None
+        assert await BodyStore(fresh.external_storage, fresh).get(ref) == {"text": OUT_MARKER}
+        assert await fresh.decode(offloaded) == [ARG_MARKER]
 
 
 # -- sessions on real workers -------------------------------------------------------------
