@@ -39,8 +39,9 @@ from tests.core.conftest import Harness, HarnessFactory
 from tests.core.helpers import idle_after
 from tests.core.s3_server import _s3_client, aws_test_environment, create_bucket, list_objects, running_moto  # pyright: ignore[reportPrivateUsage]
 
-K1 = generate_key_entry("k1")
-K2 = generate_key_entry("k2")
+# Fixed keys: the parametrized cases' IDs must be the same in every xdist process.
+K1 = "k1=" + base64.b64encode(bytes(range(32))).decode()
+K2 = "k2=" + base64.b64encode(bytes(range(32, 64))).decode()
 K1_OTHER = "k1=" + base64.b64encode(b"\x07" * 32).decode()
 """A key named k1 that is not the k1 that wrote the payloads."""
 
@@ -104,6 +105,8 @@ def test_a_key_file_names_its_line_and_the_environment_gives_one_ring(tmp_path: 
 
 
 async def test_payloads_are_encrypted_with_a_fresh_nonce_and_the_key_id_and_plain_ones_pass() -> None:
+    generated = generate_key_entry("fresh")
+    assert generated.startswith("fresh=") and len(base64.b64decode(generated.split("=", 1)[1])) == 32
     codec = EncryptionCodec(KeyRing.parse(K1))
     first, second = await codec.encode([_payload(USER_MARKER), _payload(USER_MARKER)])
     assert first.metadata["encoding"] == b"binary/encrypted"
