@@ -272,7 +272,10 @@ async def test_raw_history_and_raw_store_objects_hold_no_plaintext(
 ) -> None:
     monkeypatch.setenv(ENCRYPTION_KEYS_ENV, K1)
     store = PayloadStore(location=str(tmp_path / "payloads"))
-    harness: Harness = await harness_factory(payloads=store)
+    # `lookup` runs as a local step: its result is recorded in a marker.
+    harness: Harness = await harness_factory(
+        payloads=store, tool_policies={"lookup": ToolPolicy(effect=ToolEffect.READ, local_timeout=30)}
+    )
     sid = "enc-plain-1"
     harness.script(
         sid,
@@ -300,6 +303,15 @@ async def test_raw_history_and_raw_store_objects_hold_no_plaintext(
     second_call = harness.log.entries("model", session=sid)[-1]["seen"]
     assert any(OUT_MARKER in text for text in second_call) and any(ERR_MARKER in t for t in second_call)
     assert len(harness.log.entries("tool", session=sid, name="lookup")) == 1
+
+    # The step history reads through the codec: the local step's marker too.
+    steps = await harness.stack.read_step_history(sid)
+    assert {(s.step_execution_id, s.outcome, s.local) for s in steps} == {
+        ("turn-1/model-1", "completed", False),
+        ("turn-1/tool/c1", "completed", True),
+        ("turn-1/tool/c2", "completed", False),
+        ("turn-1/model-2", "completed", False),
+    }
 
     events = await _raw_history(temporal_address, store, sid)
     _assert_no_plaintext(

@@ -70,8 +70,11 @@ async def read_step_history(client: Client, session_id: str) -> list[StepHistory
     for event in history.events:
         kind = event.event_type
         if kind == EventType.EVENT_TYPE_MARKER_RECORDED:
-            local = _local_step(event.marker_recorded_event_attributes)
+            marker = event.marker_recorded_event_attributes
+            local = _local_step(marker)
             if local is not None:
+                if local.failure is not None:
+                    local.failure = await _failure_message(client, marker.failure)
                 steps[event.event_id] = local
         elif kind == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
             attrs = event.activity_task_scheduled_event_attributes
