@@ -15,12 +15,13 @@ from typing import Any, Literal, cast
 
 from temporalio.api.common.v1 import Payload
 
+from sessionflow.session import UserError
 from sessionflow.temporal.encryption import EncryptionCodec
 
 __all__ = ["CodecRequestError", "apply_codec"]
 
 
-class CodecRequestError(ValueError):
+class CodecRequestError(UserError, ValueError):
     """The request body is not a codec-server request (the message says what is wrong)."""
 
 

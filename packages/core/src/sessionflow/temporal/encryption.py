@@ -27,10 +27,12 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from temporalio.api.common.v1 import Payload
 from temporalio.converter import PayloadCodec
+
+from sessionflow.session import SessionRunError, UserError
 
 if TYPE_CHECKING:
     from cryptography.hazmat.primitives.ciphers.aead import AESGCM
@@ -68,11 +70,11 @@ _THREAD_BYTES = 1 << 20
 sessions' steps) never waits for one."""
 
 
-class EncryptionKeyError(ValueError):
+class EncryptionKeyError(UserError, ValueError):
     """The key ring is malformed (raised when it is read, at start-up)."""
 
 
-class PayloadDecryptionError(RuntimeError):
+class PayloadDecryptionError(SessionRunError, RuntimeError):
     """An encrypted payload cannot be read: its key is not in the ring, or it fails authentication.
 
     The message names the key ID (never a key). It is deliberately not a non-retryable
@@ -83,6 +85,13 @@ class PayloadDecryptionError(RuntimeError):
     def __init__(self, message: str, *, key_id: str) -> None:
         super().__init__(message)
         self.key_id = key_id
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_decryption_error, (self.message, self.key_id))
+
+
+def _decryption_error(message: str, key_id: str) -> PayloadDecryptionError:
+    return PayloadDecryptionError(message, key_id=key_id)
 
 
 @dataclass(frozen=True)
