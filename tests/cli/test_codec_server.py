@@ -184,6 +184,12 @@ def test_it_refuses_to_start_without_keys_or_token(tmp_path: Path) -> None:
         _, err = process.communicate(timeout=60)
         assert process.returncode == 2, err
         assert message in err
+    # --keys-file names the ring instead of the environment.
+    keys = tmp_path / "keys"
+    keys.write_text(f"{K1},{K1}\n")
+    process = _start({**clean, "SESSIONFLOW_CODEC_TOKEN": TOKEN}, "--keys-file", str(keys))
+    _, err = process.communicate(timeout=60)
+    assert process.returncode == 2 and f"{keys}: key ID 'k1' is given twice" in err
 
 
 async def test_a_command_with_a_malformed_key_ring_stops_at_start(

@@ -44,6 +44,7 @@ def dispatch(args: argparse.Namespace, *, out: Console, info: Console, cwd: Path
             ui_origins=args.ui_origin or [DEFAULT_UI_ORIGIN],
             token_file=args.token_file,
             max_body_bytes=args.max_body_bytes,
+            keys_file=args.keys_file,
             print_line=show,
         )
     from sessionflow_cli.config import ConfigError

@@ -111,6 +111,9 @@ def build_parser() -> argparse.ArgumentParser:
         "(default: http://localhost:8233)",
     )
     codec.add_argument(
+        "--keys-file", metavar="FILE", help="the key ring (default: $SESSIONFLOW_ENCRYPTION_KEYS[_FILE])"
+    )
+    codec.add_argument(
         "--token-file", metavar="FILE", help="the bearer token (default: $SESSIONFLOW_CODEC_TOKEN[_FILE])"
     )
     codec.add_argument(

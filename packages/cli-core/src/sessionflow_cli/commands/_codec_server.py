@@ -30,6 +30,7 @@ from sessionflow.temporal.codec_protocol import CodecRequestError, apply_codec
 from sessionflow.temporal.encryption import (
     EncryptionCodec,
     EncryptionKeyError,
+    KeyRing,
     PayloadDecryptionError,
     encryption_codec_from_environment,
 )
@@ -230,11 +231,16 @@ def run_codec_server(
     ui_origins: Sequence[str],
     token_file: str | None,
     max_body_bytes: int,
+    keys_file: str | None = None,
     print_line: Any = print,
 ) -> int:
     """Serve until interrupted; returns the exit code. Raises `UsageError` for bad settings."""
     try:
-        codec = encryption_codec_from_environment()
+        codec = (
+            EncryptionCodec(KeyRing.from_file(keys_file))
+            if keys_file
+            else encryption_codec_from_environment()
+        )
     except EncryptionKeyError as error:
         raise UsageError(f"encryption keys: {error}") from None
     except ImportError as error:
