@@ -97,6 +97,7 @@ class CodecServerSettings:
 class _Handler(BaseHTTPRequestHandler):
     server: CodecServer  # pyright: ignore[reportIncompatibleVariableOverride]
     protocol_version = "HTTP/1.1"
+    timeout = 30  # seconds a connection may sit idle or trickle its body: no thread is held forever
 
     def log_message(self, format: str, *args: Any) -> None:
         # One line per request, no bodies, no headers (they hold the token).
