@@ -13,6 +13,8 @@ from sessionflow import PayloadStoreError, SessionError, SessionRunError, Unsupp
 from sessionflow.builtin import ModelHTTPError
 from sessionflow.plugins import UnknownFrameworkError
 from sessionflow.temporal._workflow import TurnCancelled
+from sessionflow.temporal.codec_protocol import CodecRequestError
+from sessionflow.temporal.encryption import EncryptionKeyError, PayloadDecryptionError
 from sessionflow_claude_agent_sdk import ClaudeStepError
 from sessionflow_cli._errors import RuntimeFailure, UsageError
 from sessionflow_cli.config import ConfigError
@@ -82,6 +84,9 @@ def test_every_public_error_is_a_session_error_in_one_branch() -> None:
         (UnknownFrameworkError("nope", ["builtin"]), KeyError),
         (UnsupportedOptionError("tools[2]", "runs in-process"), ValueError),
         (UnsupportedAgentOptionError("handoffs[0]", "no target agent"), AgentGraphError),
+        (EncryptionKeyError("key 'k1' is 16 bytes"), ValueError),
+        (PayloadDecryptionError("key 'k1' is not in the ring", key_id="k1"), SessionRunError),
+        (CodecRequestError("the body is not JSON"), UserError),
     ],
 )
 def test_errors_keep_their_old_bases_and_survive_pickling(error: SessionError, also: type) -> None:

@@ -31,6 +31,22 @@ def dispatch(args: argparse.Namespace, *, out: Console, info: Console, cwd: Path
         from sessionflow_cli.commands._frameworks import run_frameworks
 
         return run_frameworks(out)
+    if command == "codec-server":
+        from sessionflow_cli.commands._codec_server import DEFAULT_UI_ORIGIN, run_codec_server
+
+        def show(line: str) -> None:
+            out.print(line, markup=False, highlight=False)
+            out.file.flush()
+
+        return run_codec_server(
+            host=args.host,
+            port=args.port,
+            ui_origins=args.ui_origin or [DEFAULT_UI_ORIGIN],
+            token_file=args.token_file,
+            max_body_bytes=args.max_body_bytes,
+            keys_file=args.keys_file,
+            print_line=show,
+        )
     from sessionflow_cli.config import ConfigError
 
     try:

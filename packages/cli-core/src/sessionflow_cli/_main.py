@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 
 __all__ = ["COMMANDS", "build_parser", "main", "run"]
 
-COMMANDS = ("chat", "init", "sessions", "connectors", "frameworks", "server", "payloads")
+COMMANDS = ("chat", "init", "sessions", "connectors", "frameworks", "server", "payloads", "codec-server")
 
 _DESCRIPTION = """\
 Durable agent sessions on Temporal, in your terminal.
@@ -32,6 +32,7 @@ commands:
   frameworks  list the frameworks the installed plugins offer
   server      status, start or stop the embedded Temporal dev server
   payloads    gc: delete the stored payloads of sessions that ended long ago
+  codec-server  decode encrypted payloads for the Temporal UI (/encode, /decode)
 
 exit codes: 0 success, 1 failure at run time, 2 usage or configuration error
 """
@@ -98,6 +99,26 @@ def build_parser() -> argparse.ArgumentParser:
         "--older-than", default="30d", metavar="AGE", help="sessions that ended this long ago (default: 30d)"
     )
     _add_framework(payloads)
+
+    codec = commands.add_parser("codec-server", help="decode encrypted payloads for the Temporal UI")
+    codec.add_argument("--host", default="127.0.0.1", help="the address to bind (default: 127.0.0.1)")
+    codec.add_argument("--port", type=int, default=8081, help="the port (default: 8081; 0 picks a free one)")
+    codec.add_argument(
+        "--ui-origin",
+        action="append",
+        metavar="ORIGIN",
+        help="the Temporal UI's origin, the only one CORS allows; repeat for more "
+        "(default: http://localhost:8233)",
+    )
+    codec.add_argument(
+        "--keys-file", metavar="FILE", help="the key ring (default: $SESSIONFLOW_ENCRYPTION_KEYS[_FILE])"
+    )
+    codec.add_argument(
+        "--token-file", metavar="FILE", help="the bearer token (default: $SESSIONFLOW_CODEC_TOKEN[_FILE])"
+    )
+    codec.add_argument(
+        "--max-body-bytes", type=int, default=16 * 1024 * 1024, help="the largest request (default: 16 MiB)"
+    )
     return parser
 
 

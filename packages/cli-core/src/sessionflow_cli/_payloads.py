@@ -10,7 +10,12 @@ from __future__ import annotations
 
 import asyncio
 
-from sessionflow.temporal import PayloadStore, PayloadStoreError
+from sessionflow.temporal import (
+    EncryptionKeyError,
+    PayloadStore,
+    PayloadStoreError,
+    encryption_codec_from_environment,
+)
 from sessionflow_cli._errors import UsageError
 
 __all__ = ["PROBE_TIMEOUT", "open_payload_store"]
@@ -29,6 +34,11 @@ async def open_payload_store(configured: PayloadStore | None) -> PayloadStore:
         store = configured or PayloadStore.from_environment()
     except ValueError as error:
         raise UsageError(f"payload store: {error}") from None
+    try:
+        # A malformed key ring stops the command here, not at its first payload.
+        encryption_codec_from_environment()
+    except (EncryptionKeyError, ImportError) as error:
+        raise UsageError(f"encryption keys: {error}") from None
     try:
         store.driver()
     except ImportError as error:

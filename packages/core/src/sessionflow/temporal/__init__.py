@@ -24,6 +24,13 @@ from sessionflow.temporal.connection import (
     with_payload_store,
 )
 from sessionflow.temporal.deployment import WorkerDeployment
+from sessionflow.temporal.encryption import (
+    EncryptionCodec,
+    EncryptionKeyError,
+    KeyRing,
+    PayloadDecryptionError,
+    encryption_codec_from_environment,
+)
 from sessionflow.temporal.flow import AgentSessionFlow, FlowArguments
 from sessionflow.temporal.history import StepHistoryEntry, history_size, read_step_history
 from sessionflow.temporal.payload_gc import PayloadGcReport, collect_payloads, parse_age
@@ -64,9 +71,13 @@ __all__ = [
     "DevServerError",
     "DevServerHandle",
     "DrainageStatus",
+    "EncryptionCodec",
+    "EncryptionKeyError",
     "FlowArguments",
     "FrontendProbe",
     "FrontendState",
+    "KeyRing",
+    "PayloadDecryptionError",
     "PayloadGcReport",
     "PayloadStore",
     "PayloadStoreError",
@@ -87,6 +98,7 @@ __all__ = [
     "default_payload_folder",
     "describe_session",
     "drainage_status",
+    "encryption_codec_from_environment",
     "find_temporal_binary",
     "free_port",
     "history_size",

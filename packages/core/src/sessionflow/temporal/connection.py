@@ -16,7 +16,7 @@ from sessionflow.temporal._unreachable import (
     quiet_runtime,
     unreachable,
 )
-from sessionflow.temporal.payload_store import PayloadStore, build_data_converter
+from sessionflow.temporal.payload_store import CodecSetting, PayloadStore, build_data_converter
 
 __all__ = [
     "ADDRESS_ENV",
@@ -85,6 +85,7 @@ async def connect(
     tls: bool | TlsSettings = False,
     api_key: str | None = None,
     payloads: PayloadStore | None = None,
+    codec: CodecSetting = "environment",
 ) -> TemporalClient:
     """Connect to Temporal.
 
@@ -99,6 +100,10 @@ async def connect(
         payloads: Where payloads go by reference (`PayloadStore`); defaults to
             ``$SESSIONFLOW_PAYLOADS``, else the folder ``~/.sessionflow/payloads``. Client
             and workers of one session must name the same store.
+        codec: A payload codec for every payload and stored object; by default the
+            encryption codec of the key ring ``$SESSIONFLOW_ENCRYPTION_KEYS`` or
+            ``$SESSIONFLOW_ENCRYPTION_KEYS_FILE`` names (`sessionflow.temporal.encryption`),
+            else none. None switches it off.
 
     The client's calls raise `ServerUnreachableError` while the server does not answer,
     and its retries of them log nothing.
@@ -106,6 +111,7 @@ async def connect(
     Raises:
         OSError: A TLS file cannot be read.
         ServerUnreachableError: The server cannot be reached (also a `RuntimeError`).
+        EncryptionKeyError: The environment's key ring is malformed (also a `ValueError`).
     """
     address = server_address or os.environ.get(ADDRESS_ENV, DEFAULT_SERVER_ADDRESS)
     try:
@@ -114,7 +120,7 @@ async def connect(
             namespace=namespace or os.environ.get(NAMESPACE_ENV, "default"),
             tls=_tls_config(tls),
             api_key=api_key,
-            data_converter=build_data_converter(payloads or PayloadStore.from_environment()),
+            data_converter=build_data_converter(payloads or PayloadStore.from_environment(), codec=codec),
             interceptors=[UnreachableServerInterceptor(address)],
             runtime=quiet_runtime(),
         )
@@ -134,5 +140,9 @@ def with_payload_store(client: Client, payloads: PayloadStore | None = None) -> 
     if payloads is None and client.data_converter.external_storage is not None:
         return client
     config = client.config()
-    config["data_converter"] = build_data_converter(payloads or PayloadStore.from_environment())
+    # The client's own codec stays; a client without one gets the environment's.
+    config["data_converter"] = build_data_converter(
+        payloads or PayloadStore.from_environment(),
+        codec=client.data_converter.payload_codec or "environment",
+    )
     return Client(**config)

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import cast
 
 from temporalio.api.enums.v1 import EventType
+from temporalio.api.failure.v1 import Failure
 from temporalio.api.history.v1 import MarkerRecordedEventAttributes
 from temporalio.client import Client
 
@@ -69,8 +70,11 @@ async def read_step_history(client: Client, session_id: str) -> list[StepHistory
     for event in history.events:
         kind = event.event_type
         if kind == EventType.EVENT_TYPE_MARKER_RECORDED:
-            local = _local_step(event.marker_recorded_event_attributes)
+            marker = event.marker_recorded_event_attributes
+            local = _local_step(marker)
             if local is not None:
+                if local.failure is not None:
+                    local.failure = await _failure_message(client, marker.failure)
                 steps[event.event_id] = local
         elif kind == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
             attrs = event.activity_task_scheduled_event_attributes
@@ -86,7 +90,7 @@ async def read_step_history(client: Client, session_id: str) -> list[StepHistory
             step.outcome = _OUTCOMES[kind]
             failure = getattr(attrs, "failure", None)
             if failure is not None and failure.message:
-                step.failure = str(failure.message)
+                step.failure = await _failure_message(client, failure)
     return [
         StepHistoryEntry(
             step_type=s.step_type,
@@ -122,6 +126,19 @@ def _local_step(marker: MarkerRecordedEventAttributes) -> _Step | None:
         failure=str(marker.failure.message) if failed and marker.failure.message else None,
         local=True,
     )
+
+
+async def _failure_message(client: Client, failure: Failure) -> str:
+    """The failure's message; an encoded one (payloads under a codec) decoded with the client's codec."""
+    codec = client.data_converter.payload_codec
+    if codec is None or not failure.HasField("encoded_attributes"):
+        return str(failure.message)
+    try:
+        attributes = (await codec.decode([failure.encoded_attributes]))[0]
+        message: object = cast(dict[str, object], json.loads(attributes.data)).get("message")
+    except (ValueError, RuntimeError, AttributeError):
+        return str(failure.message)
+    return message if isinstance(message, str) else str(failure.message)
 
 
 async def history_size(client: Client, session_id: str) -> tuple[int, int]:

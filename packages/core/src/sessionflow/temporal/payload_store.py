@@ -19,9 +19,16 @@ import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal, TypeAlias
 from urllib.parse import urlparse
 
-from temporalio.converter import DataConverter, ExternalStorage, StorageDriver
+from temporalio.converter import (
+    DataConverter,
+    DefaultFailureConverterWithEncodedAttributes,
+    ExternalStorage,
+    PayloadCodec,
+    StorageDriver,
+)
 
 from sessionflow.temporal._compact_payloads import COMPACT_DATA_CONVERTER
 from sessionflow.temporal._local_driver import LocalFolderDriver
@@ -31,6 +38,7 @@ __all__ = [
     "DEFAULT_PAYLOAD_THRESHOLD",
     "PAYLOADS_ENV",
     "PAYLOAD_THRESHOLD_ENV",
+    "CodecSetting",
     "PayloadStore",
     "PayloadStoreError",
     "build_data_converter",
@@ -47,6 +55,10 @@ PAYLOAD_THRESHOLD_ENV = "SESSIONFLOW_PAYLOAD_THRESHOLD"
 PAYLOADS_ENDPOINT_ENV = "SESSIONFLOW_PAYLOADS_ENDPOINT"
 PAYLOADS_REGION_ENV = "SESSIONFLOW_PAYLOADS_REGION"
 HOME_ENV = "SESSIONFLOW_HOME"
+
+CodecSetting: TypeAlias = PayloadCodec | Literal["environment"] | None
+"""A payload codec, None for none, or ``"environment"``: the encryption codec of the key ring
+the environment names (`sessionflow.temporal.encryption`), if it names one."""
 
 
 def default_payload_folder() -> Path:
@@ -159,16 +171,44 @@ def _is_windows_drive(location: str) -> bool:
     return len(location) > 2 and location[1] == ":" and location[0].isalpha()
 
 
-def build_data_converter(store: PayloadStore | None, base: DataConverter | None = None) -> DataConverter:
-    """`base` with External Storage on `store` (None: no store).
+def build_data_converter(
+    store: PayloadStore | None, base: DataConverter | None = None, *, codec: CodecSetting = "environment"
+) -> DataConverter:
+    """`base` with External Storage on `store` (None: no store), under `codec`.
 
     `base` is by default Temporal's converter with compact dataclass JSON
     (`sessionflow.temporal._compact_payloads`), which any Temporal converter reads.
+
+    `codec` (by default the encryption codec ``$SESSIONFLOW_ENCRYPTION_KEYS`` or
+    ``$SESSIONFLOW_ENCRYPTION_KEYS_FILE`` names, else none) encodes every payload, failure
+    messages too, and every object put in the store, including the bodies sessionflow keeps
+    there by reference. Raises `EncryptionKeyError` for a malformed key ring.
     """
     converter = base or COMPACT_DATA_CONVERTER
+    if codec == "environment":
+        codec = converter.payload_codec or _environment_codec()
+    if codec is not None:
+        # Failure messages and stack traces go into an encoded payload too: a tool's error
+        # can quote what it read.
+        converter = dataclasses.replace(
+            converter,
+            payload_codec=codec,
+            failure_converter_class=DefaultFailureConverterWithEncodedAttributes,
+        )
     if store is None:
         return converter
+    driver = store.driver()
+    if codec is not None:
+        from sessionflow.temporal._sealed_store import SealedStorageDriver
+
+        driver = SealedStorageDriver(driver, codec)
     return dataclasses.replace(
         converter,
-        external_storage=ExternalStorage(drivers=[store.driver()], payload_size_threshold=store.threshold),
+        external_storage=ExternalStorage(drivers=[driver], payload_size_threshold=store.threshold),
     )
+
+
+def _environment_codec() -> PayloadCodec | None:
+    from sessionflow.temporal.encryption import encryption_codec_from_environment
+
+    return encryption_codec_from_environment()

@@ -264,9 +264,12 @@ async def read_start_environment(client: Client, session_id: str) -> Mapping[str
     payloads = events[0].workflow_execution_started_event_attributes.input.payloads
     if not payloads:
         return None
+    codec = client.data_converter.payload_codec
     try:
-        data: Any = json.loads(payloads[0].data)
-    except ValueError:
+        # An encrypted start input is decrypted first; a key the ring lacks reads as no environment.
+        start = (await codec.decode([payloads[0]]))[0] if codec is not None else payloads[0]
+        data: Any = json.loads(start.data)
+    except (ValueError, RuntimeError):
         return None
     environment = cast(dict[str, Any], data).get("environment") if isinstance(data, dict) else None
     if not isinstance(environment, dict) or not environment:
