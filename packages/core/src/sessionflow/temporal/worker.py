@@ -13,9 +13,11 @@ from temporalio.worker import Worker
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
 
 from sessionflow.temporal._activities import SessionActivities
+from sessionflow.temporal._model_call_gate import ModelCallGate
 from sessionflow.temporal._workflow import AgentSessionWorkflow
 from sessionflow.temporal.connection import DEFAULT_SERVER_ADDRESS, connect, with_payload_store
 from sessionflow.temporal.flow import AgentSessionFlow
+from sessionflow.temporal.model_call_limits import ModelCallLimits
 from sessionflow.temporal.payload_store import PayloadStore
 
 __all__ = [
@@ -59,14 +61,17 @@ def build_workers(
     max_cached_workflows: int = 1000,
     payloads: PayloadStore | None = None,
     build_id: str | None = None,
+    model_call_limits: ModelCallLimits | None = None,
 ) -> list[Worker]:
     """One worker per flow type. Activity slots bound the largest parallel tool batch.
 
     `payloads` names the payload store (see `with_payload_store`: the client's own, else
     ``$SESSIONFLOW_PAYLOADS`` or the default folder). `build_id` names the deployed code
-    (`default_build_id` if None).
+    (`default_build_id` if None). `model_call_limits` bound the model calls the workers run
+    at once, together (``$SESSIONFLOW_MODEL_CALL_LIMITS`` if None; see `ModelCallLimits`).
     """
     client = with_payload_store(client, payloads)
+    model_calls = ModelCallGate(model_call_limits or ModelCallLimits.from_env())
     seen: set[str] = set()
     workers: list[Worker] = []
     for flow in flows:
@@ -78,7 +83,7 @@ def build_workers(
                 client,
                 task_queue=flow.task_queue,
                 workflows=[AgentSessionWorkflow],
-                activities=SessionActivities(flow, client).activities(),
+                activities=SessionActivities(flow, client, model_calls).activities(),
                 workflow_runner=sandbox_runner(),
                 max_concurrent_activities=max_concurrent_activities,
                 max_concurrent_local_activities=max_concurrent_activities,
@@ -98,6 +103,7 @@ async def serve_agent_flows(
     max_cached_workflows: int = 1000,
     payloads: PayloadStore | None = None,
     build_id: str | None = None,
+    model_call_limits: ModelCallLimits | None = None,
 ) -> None:
     """Serve until `stop` is set (or forever), then shut the workers down gracefully."""
     workers = build_workers(
@@ -107,6 +113,7 @@ async def serve_agent_flows(
         max_cached_workflows=max_cached_workflows,
         payloads=payloads,
         build_id=build_id,
+        model_call_limits=model_call_limits,
     )
     stop = stop or asyncio.Event()
     async with AsyncExitStack() as scopes:
@@ -135,6 +142,7 @@ def run_agent_worker(
     namespace: str | None = None,
     max_concurrent_activities: int = 100,
     build_id: str | None = None,
+    model_call_limits: ModelCallLimits | None = None,
 ) -> None:
     """Blocking entry point for a worker process; SIGTERM and SIGINT shut it down gracefully."""
 
@@ -146,7 +154,12 @@ def run_agent_worker(
             loop.add_signal_handler(sig, stop.set)
         print("sessionflow worker ready", flush=True)
         await serve_agent_flows(
-            client, flows, stop=stop, max_concurrent_activities=max_concurrent_activities, build_id=build_id
+            client,
+            flows,
+            stop=stop,
+            max_concurrent_activities=max_concurrent_activities,
+            build_id=build_id,
+            model_call_limits=model_call_limits,
         )
 
     asyncio.run(main())
