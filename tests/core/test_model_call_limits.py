@@ -22,7 +22,10 @@ def test_parse_and_env() -> None:
     assert ModelCallLimits.from_env({}).limits == {}
     assert ModelCallLimits.from_env({MODEL_CALL_LIMITS_ENV: "m=1"}).limits == {"m": 1}
     # A model name may hold '=' nowhere but a provider prefix may hold ':' and '/'.
-    assert ModelCallLimits.parse("openai:gpt-4o=3,meta/llama=1").limits == {"openai:gpt-4o": 3, "meta/llama": 1}
+    assert ModelCallLimits.parse("openai:gpt-4o=3,meta/llama=1").limits == {
+        "openai:gpt-4o": 3,
+        "meta/llama": 1,
+    }
 
 
 @pytest.mark.parametrize(
@@ -79,12 +82,19 @@ def test_model_call_keys() -> None:
 async def test_a_call_beyond_the_limit_waits_heartbeating_and_goes_on() -> None:
     gate = ModelCallGate(ModelCallLimits({"m": 1}))
     beats: list[int] = []
+    three_beats = asyncio.Event()
+
+    def beat() -> None:
+        beats.append(1)
+        if len(beats) >= 3:
+            three_beats.set()
+
     first_in = asyncio.Event()
     release_first = asyncio.Event()
     order: list[str] = []
 
     async def call(name: str, hold: asyncio.Event | None) -> None:
-        async with gate.slot(["m"], heartbeat=lambda: beats.append(1), interval=0.01, max_wait=None):
+        async with gate.slot(["m"], heartbeat=beat, interval=0.01, max_wait=None):
             order.append(f"{name} in")
             if hold is not None:
                 first_in.set()
@@ -94,8 +104,7 @@ async def test_a_call_beyond_the_limit_waits_heartbeating_and_goes_on() -> None:
     first = asyncio.create_task(call("a", release_first))
     await first_in.wait()
     second = asyncio.create_task(call("b", None))
-    while len(beats) < 3:  # b waits, and beats while it waits
-        await asyncio.sleep(0.01)
+    await asyncio.wait_for(three_beats.wait(), timeout=30)  # b waits, and beats while it waits
     assert order == ["a in"]
     release_first.set()
     await asyncio.gather(first, second)

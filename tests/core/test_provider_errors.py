@@ -45,9 +45,7 @@ async def test_anthropic_errors_carry_retry_after(model_server: ScriptedModelSer
         base_url=model_server.base_url("an", api="anthropic"), api_key="k", max_retries=0
     )
     with pytest.raises(anthropic.RateLimitError) as raised:
-        await client.messages.create(
-            model="m", max_tokens=10, messages=[{"role": "user", "content": "hi"}]
-        )
+        await client.messages.create(model="m", max_tokens=10, messages=[{"role": "user", "content": "hi"}])
     assert provider_retry_delay(raised.value) == 4.0
 
 
@@ -60,9 +58,7 @@ async def test_pydantic_ai_model_http_error_carries_retry_after(model_server: Sc
     from pydantic_ai.settings import ModelSettings
 
     model_server.script("pa", [ModelReply.fail("http_429", headers={"retry-after": "5"})])
-    model = OpenAIChatModel(
-        "m", provider=OpenAIProvider(base_url=model_server.base_url("pa"), api_key="k")
-    )
+    model = OpenAIChatModel("m", provider=OpenAIProvider(base_url=model_server.base_url("pa"), api_key="k"))
     agent = Agent(model, model_settings=ModelSettings(max_retries=0))
     with pytest.raises(ModelHTTPError) as raised:
         await agent.run("hi")

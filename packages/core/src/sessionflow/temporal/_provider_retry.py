@@ -21,7 +21,7 @@ def retry_when_provider_says() -> Generator[None]:
     provider asked instead of the step's fixed backoff.
 
     The failure keeps the error's class name as its type and its text as its message, as
-    the SDK would have reported the error itself; only the delay is added. An error that is
+    the SDK would have reported the error itself, and gets the delay. An error that is
     not retryable (its class says so, or it already is an `ApplicationError`) goes unchanged.
     """
     try:
@@ -37,5 +37,7 @@ def retry_when_provider_says() -> Generator[None]:
         failure = ApplicationError(
             str(error), type=type(error).__name__, next_retry_delay=timedelta(seconds=delay)
         )
-        # The same trace and cause the SDK's own conversion of the error would keep.
-        raise failure.with_traceback(error.__traceback__) from error.__cause__
+        # Without the framework's trace and cause chain: deep ones (pydantic-ai's, the Agents
+        # SDK's) pass the server's size limit for an attempt's failure, and the history would
+        # keep a truncated failure without its delay. The type and message say what happened.
+        raise failure from None
