@@ -19,7 +19,13 @@ from temporalio.client import Client
 
 from sessionflow import AgentSessionClient, AgentSessionFlow, AgentSessionOptions, AgentSnapshot, AgentStatus
 from sessionflow.builtin import ChatCompletionsRunner
-from sessionflow.temporal import ModelCallLimits, connect, read_step_history, serve_agent_flows
+from sessionflow.temporal import (
+    MODEL_CALL_LIMITS_ENV,
+    ModelCallLimits,
+    connect,
+    read_step_history,
+    serve_agent_flows,
+)
 from sessionflow.temporal._payloads import RUN_MODEL
 from sessionflow.testing import ModelReply, ScriptedModelServer, wait_for_agent_snapshot
 from tests.core.conftest import FAST
@@ -131,11 +137,15 @@ async def test_retry_after_seconds_sets_the_next_retry_delay(
     assert (model_step.final_attempt, model_step.outcome) == (2, "completed")
 
 
-async def test_retry_after_http_date_on_a_503(temporal_address: str, model_server: ScriptedModelServer) -> None:
+async def test_retry_after_http_date_on_a_503(
+    temporal_address: str, model_server: ScriptedModelServer
+) -> None:
     key = "ra-503-date"
     # Far enough ahead that a slow start still reads a date in the future.
     when = format_datetime(datetime.now(UTC) + timedelta(seconds=12), usegmt=True)
-    model_server.script(key, [ModelReply.fail("http_503", headers={"Retry-After": when}), ModelReply.say("up")])
+    model_server.script(
+        key, [ModelReply.fail("http_503", headers={"Retry-After": when}), ModelReply.say("up")]
+    )
     client, [snapshot] = await run_turns(temporal_address, flow_for(model_server, key), [key])
     assert snapshot.messages[-1].message.text == "up"
     assert len(model_server.requests(key)) == 2
@@ -209,3 +219,16 @@ async def test_without_a_limit_the_same_load_runs_at_once(
     flow = flow_for(model_server, key, model="openai:gpt-limited")
     await run_turns(temporal_address, flow, sessions, limits=ModelCallLimits({"another-model": 1}))
     assert model_server.peak_in_flight(key) > 2
+
+
+async def test_the_environment_gives_a_worker_its_limits(
+    temporal_address: str, model_server: ScriptedModelServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # What the `sessionflow` command's worker gets: it passes no limits in code.
+    monkeypatch.setenv(MODEL_CALL_LIMITS_ENV, "openai=1")
+    key = "limit-env"
+    sessions = [f"{key}-s{i}" for i in range(3)]
+    model_server.script(key, [ModelReply.say("done", delay_seconds=1.0) for _ in sessions])
+    await run_turns(temporal_address, flow_for(model_server, key, model="openai:gpt-limited"), sessions)
+    assert len(model_server.requests(key)) == 3
+    assert model_server.peak_in_flight(key) == 1
