@@ -126,11 +126,12 @@ class _ScriptBook:
                 api=api, path=path, headers=headers, body=body, index=len(records), key=key
             )
             records.append(record)
-            self._in_flight[key] = in_flight = self._in_flight.get(key, 0) + 1
-            self._peak_in_flight[key] = max(self._peak_in_flight.get(key, 0), in_flight)
             queue = self._queues.get(key)
             responder = self._responders.get(key)
             reply = queue.popleft() if queue else responder(record) if responder is not None else None
+            # Counted once nothing here can raise: the caller's `answered` undoes it.
+            self._in_flight[key] = in_flight = self._in_flight.get(key, 0) + 1
+            self._peak_in_flight[key] = max(self._peak_in_flight.get(key, 0), in_flight)
             self._seq += 1
             self._changed.notify_all()
             return record, reply, self._seq
