@@ -28,6 +28,7 @@ from sessionflow import (
     TurnCompleted,
     VerifyResult,
 )
+from sessionflow.temporal.model_call_limits import ModelCallLimits, model_call_keys
 from sessionflow_cli._turn_runner import wrap_runner
 from sessionflow_cli.config import ConfigError, TurnConfig, parse_config, resolve_turn
 
@@ -153,3 +154,10 @@ async def test_the_optional_abilities_of_the_framework_are_forwarded(
     await runner.run_model_step(_turn({"theme": "dark"}))
     await runner.run_model_step(_turn({"theme": "light"}))
     assert capsys.readouterr().err == "Session settings keys ignored: /theme\n"
+
+
+def test_model_call_limits_count_the_turn_model(tmp_path: Path) -> None:
+    runner = wrap_runner(_Fake, _resolver(tmp_path), "small")
+    limits = ModelCallLimits({"big": 1, "small": 2, "*": 9})
+    assert limits.applying(model_call_keys(runner, {})) == [("*", 9), ("small", 2)]
+    assert limits.applying(model_call_keys(runner, {"model": "big"})) == [("*", 9), ("big", 1)]

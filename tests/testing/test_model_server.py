@@ -469,6 +469,46 @@ def test_http_429_has_retry_after_zero(server: ScriptedModelServer, client: http
     assert anthropic.json()["error"]["type"] == "rate_limit_error"
 
 
+def test_fault_headers_are_scripted_over_the_control_api(
+    server: ScriptedModelServer, client: httpx.Client
+) -> None:
+    with ModelServerControl(server.url) as control:
+        control.script(
+            "k",
+            [
+                ModelReply.fail("http_503", headers={"Retry-After": "Thu, 03 Dec 2026 07:00:00 GMT"}),
+                ModelReply.fail("http_429", headers={}),
+            ],
+        )
+    overloaded = client.post(server.base_url("k") + "/chat/completions", json={"messages": USER_HI})
+    assert overloaded.status_code == 503
+    assert overloaded.headers["retry-after"] == "Thu, 03 Dec 2026 07:00:00 GMT"
+    bare = client.post(server.base_url("k") + "/chat/completions", json={"messages": USER_HI})
+    assert bare.status_code == 429 and "retry-after" not in bare.headers
+    for name, value in (("Bad Name", "1"), ("retry-after", "1\r\nx-injected: 1"), ("", "1")):
+        with pytest.raises(ValueError, match="cannot be sent"):
+            ModelFault(kind="http_429", headers={name: value})
+
+
+def test_peak_in_flight_counts_requests_answered_at_once(
+    server: ScriptedModelServer, client: httpx.Client
+) -> None:
+    server.script("k", [ModelReply.say("slow", delay_seconds=2.0) for _ in range(3)])
+    url = server.base_url("k") + "/chat/completions"
+
+    def post(_: int) -> httpx.Response:
+        return client.post(url, json={"messages": USER_HI})
+
+    with ThreadPoolExecutor(3) as pool:
+        answers = list(pool.map(post, range(3)))
+    assert [a.status_code for a in answers] == [200] * 3
+    assert server.peak_in_flight("k") == 3  # sent together, each held 2 s
+    post(0)  # exhausted: answered at once, and counted out again
+    assert server.peak_in_flight("k") == 3 and server.peak_in_flight("other") == 0
+    server.reset("k")
+    assert server.peak_in_flight("k") == 0
+
+
 def test_drop_closes_the_connection_without_a_response(
     server: ScriptedModelServer, client: httpx.Client
 ) -> None:

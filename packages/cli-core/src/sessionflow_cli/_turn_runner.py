@@ -93,6 +93,10 @@ class TurnRunner(AgentFrameworkRunner):
             outcome = replace(outcome, tool_calls=[as_question(c) for c in outcome.tool_calls])
         return outcome
 
+    def model_call_keys(self, session_settings: Mapping[str, Any]) -> list[str]:
+        """The turn's model, which the worker's model call limits count the call against."""
+        return [self.resolve(session_settings).model]
+
     def tool_catalog(self, session_settings: Mapping[str, Any]) -> Mapping[str, Mapping[str, Any]] | None:
         # The session asks right after the model step, whose settings resolved: the catalog
         # is that of the runner that made the proposals.

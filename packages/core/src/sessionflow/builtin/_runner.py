@@ -46,16 +46,24 @@ RUN_STATE_VERSION = 1
 
 
 class ModelHTTPError(SessionRunError, RuntimeError):
-    """The endpoint answered with an error status; the session retries the model call."""
+    """The endpoint answered with an error status; the session retries the model call.
 
-    def __init__(self, status: int, body: str) -> None:
+    `headers` keeps the answer's retry headers (``retry-after``, ``retry-after-ms``): on a
+    429 or 503 the session waits as long as they ask before the next attempt.
+    """
+
+    def __init__(self, status: int, body: str, headers: Mapping[str, str] | None = None) -> None:
         super().__init__(f"model endpoint answered HTTP {status}: {body[:500]}")
         self.status = status
         self.body = body[:500]
+        self.headers = {k.lower(): v[:100] for k, v in (headers or {}).items() if k.lower() in _RETRY_HEADERS}
 
     def __reduce__(self) -> tuple[Any, ...]:
-        # The constructor takes (status, body), not the formatted text in `args`.
-        return (type(self), (self.status, self.body))
+        # The constructor takes (status, body, headers), not the formatted text in `args`.
+        return (type(self), (self.status, self.body, self.headers))
+
+
+_RETRY_HEADERS = frozenset({"retry-after", "retry-after-ms"})
 
 
 @dataclass
@@ -254,14 +262,15 @@ class ChatCompletionsRunner(AgentFrameworkRunner):
         if not self.stream:
             response = await self._client().post(url, json=body, headers=headers)
             if response.status_code >= 400:
-                raise ModelHTTPError(response.status_code, response.text)
+                raise ModelHTTPError(response.status_code, response.text, response.headers)
             return _parse_completion(cast(Json, response.json()))
         body["stream"] = True
         body["stream_options"] = {"include_usage": True}
         reply = _Reply()
         async with self._client().stream("POST", url, json=body, headers=headers) as response:
             if response.status_code >= 400:
-                raise ModelHTTPError(response.status_code, (await response.aread()).decode(errors="replace"))
+                text = (await response.aread()).decode(errors="replace")
+                raise ModelHTTPError(response.status_code, text, response.headers)
             async for line in response.aiter_lines():
                 if not line.startswith("data:"):
                     continue

@@ -33,6 +33,7 @@ from sessionflow.temporal.encryption import (
 )
 from sessionflow.temporal.flow import AgentSessionFlow, FlowArguments
 from sessionflow.temporal.history import StepHistoryEntry, history_size, read_step_history
+from sessionflow.temporal.model_call_limits import MODEL_CALL_LIMITS_ENV, ModelCallLimits
 from sessionflow.temporal.payload_gc import PayloadGcReport, collect_payloads, parse_age
 from sessionflow.temporal.payload_store import (
     DEFAULT_PAYLOAD_THRESHOLD,
@@ -63,6 +64,7 @@ from sessionflow.temporal.worker import build_workers, default_build_id, run_age
 __all__ = [
     "DEFAULT_PAYLOAD_THRESHOLD",
     "DEFAULT_SERVER_ADDRESS",
+    "MODEL_CALL_LIMITS_ENV",
     "RAISED_HISTORY_LIMITS",
     "AgentSessionClient",
     "AgentSessionFlow",
@@ -77,6 +79,7 @@ __all__ = [
     "FrontendProbe",
     "FrontendState",
     "KeyRing",
+    "ModelCallLimits",
     "PayloadDecryptionError",
     "PayloadGcReport",
     "PayloadStore",

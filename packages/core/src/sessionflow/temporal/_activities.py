@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Generator
-from contextlib import contextmanager
+from contextlib import AbstractAsyncContextManager, contextmanager
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -53,6 +53,7 @@ from sessionflow.temporal._bodies import BodyStore, StoreScope
 from sessionflow.temporal._carry import stored_carry
 from sessionflow.temporal._delta_fallback import DeltaFallback
 from sessionflow.temporal._media import local_copy
+from sessionflow.temporal._model_call_gate import ModelCallGate
 from sessionflow.temporal._payloads import (
     BUILD_USER_MESSAGE,
     CALL_SINGLE_ATTEMPT_TOOL,
@@ -69,8 +70,10 @@ from sessionflow.temporal._payloads import (
     ToolCallOutput,
     VerifyToolOutput,
 )
+from sessionflow.temporal._provider_retry import retry_when_provider_says
 from sessionflow.temporal._store_errors import PayloadStoreError
 from sessionflow.temporal._verify_step import verify_write
+from sessionflow.temporal.model_call_limits import model_call_keys
 
 if TYPE_CHECKING:
     from sessionflow.temporal.flow import AgentSessionFlow
@@ -139,9 +142,12 @@ def _retry_by_class() -> Generator[None]:
 class SessionActivities:
     """The activities of one flow: RunModel, the two tool steps, and BuildUserMessage."""
 
-    def __init__(self, flow: AgentSessionFlow, client: Client) -> None:
+    def __init__(
+        self, flow: AgentSessionFlow, client: Client, model_calls: ModelCallGate | None = None
+    ) -> None:
         self._flow = flow
         self._client = client
+        self._model_calls = model_calls or ModelCallGate()  # the worker's, shared by its flows
         self._cache: OrderedDict[tuple[str, str], _CachedMessages] = OrderedDict()
         self._bodies = BodyStore.of(client)
 
@@ -209,9 +215,11 @@ class SessionActivities:
             carried_state=carried,
         )
         try:
-            outcome = await _with_heartbeats(
-                request.heartbeat_interval, self._flow.runner.run_model_step(context)
-            )
+            async with self._model_call_slot(request):
+                with retry_when_provider_says():
+                    outcome = await _with_heartbeats(
+                        request.heartbeat_interval, self._flow.runner.run_model_step(context)
+                    )
         finally:
             events.close()
         if isinstance(outcome, TurnCompleted):
@@ -266,6 +274,16 @@ class SessionActivities:
             "expected TurnCompleted, ToolCallsRequested or ContinueRequested",
             type="InvalidOutcomeError",
             non_retryable=True,
+        )
+
+    def _model_call_slot(self, request: RunModelInput) -> AbstractAsyncContextManager[None]:
+        """A slot of every model call limit of this worker the call counts against."""
+        timeout = activity.info().start_to_close_timeout
+        return self._model_calls.slot(
+            model_call_keys(self._flow.runner, request.session_settings),
+            heartbeat=activity.heartbeat,
+            interval=request.heartbeat_interval,
+            max_wait=timeout.total_seconds() / 2 if timeout else None,
         )
 
     async def _stored_run_state(

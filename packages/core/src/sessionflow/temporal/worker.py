@@ -14,10 +14,12 @@ from temporalio.worker import Worker
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
 
 from sessionflow.temporal._activities import SessionActivities
+from sessionflow.temporal._model_call_gate import ModelCallGate
 from sessionflow.temporal._workflow import AgentSessionWorkflow
 from sessionflow.temporal.connection import DEFAULT_SERVER_ADDRESS, connect, with_payload_store
 from sessionflow.temporal.deployment import BUILD_ID_ENV, WorkerDeployment
 from sessionflow.temporal.flow import AgentSessionFlow
+from sessionflow.temporal.model_call_limits import ModelCallLimits
 from sessionflow.temporal.payload_store import PayloadStore
 
 __all__ = [
@@ -63,6 +65,7 @@ def build_workers(
     payloads: PayloadStore | None = None,
     build_id: str | None = None,
     deployment: WorkerDeployment | None = None,
+    model_call_limits: ModelCallLimits | None = None,
 ) -> list[Worker]:
     """One worker per flow type. Activity slots bound the largest parallel tool batch.
 
@@ -71,8 +74,11 @@ def build_workers(
     (else ``$SESSIONFLOW_BUILD_ID``, else `default_build_id`). `deployment` joins the
     workers to a worker deployment (else the one ``$SESSIONFLOW_DEPLOYMENT_NAME`` and
     ``$SESSIONFLOW_BUILD_ID`` name, else none: unversioned workers, as before).
+    `model_call_limits` bound the model calls the workers run at once, together
+    (``$SESSIONFLOW_MODEL_CALL_LIMITS`` if None; see `ModelCallLimits`).
     """
     client = with_payload_store(client, payloads)
+    model_calls = ModelCallGate(model_call_limits or ModelCallLimits.from_env())
     deployment = deployment or WorkerDeployment.from_environment()
     if deployment is not None and build_id is not None and build_id != deployment.build_id:
         raise ValueError(f"build_id {build_id!r} differs from the deployment's {deployment.build_id!r}")
@@ -91,7 +97,7 @@ def build_workers(
                 client,
                 task_queue=flow.task_queue,
                 workflows=[AgentSessionWorkflow],
-                activities=SessionActivities(flow, client).activities(),
+                activities=SessionActivities(flow, client, model_calls).activities(),
                 workflow_runner=sandbox_runner(),
                 max_concurrent_activities=max_concurrent_activities,
                 max_concurrent_local_activities=max_concurrent_activities,
@@ -113,6 +119,7 @@ async def serve_agent_flows(
     payloads: PayloadStore | None = None,
     build_id: str | None = None,
     deployment: WorkerDeployment | None = None,
+    model_call_limits: ModelCallLimits | None = None,
 ) -> None:
     """Serve until `stop` is set (or forever), then shut the workers down gracefully."""
     workers = build_workers(
@@ -123,6 +130,7 @@ async def serve_agent_flows(
         payloads=payloads,
         build_id=build_id,
         deployment=deployment,
+        model_call_limits=model_call_limits,
     )
     stop = stop or asyncio.Event()
     async with AsyncExitStack() as scopes:
@@ -152,6 +160,7 @@ def run_agent_worker(
     max_concurrent_activities: int = 100,
     build_id: str | None = None,
     deployment: WorkerDeployment | None = None,
+    model_call_limits: ModelCallLimits | None = None,
 ) -> None:
     """Blocking entry point for a worker process; SIGTERM and SIGINT shut it down gracefully."""
 
@@ -169,6 +178,7 @@ def run_agent_worker(
             max_concurrent_activities=max_concurrent_activities,
             build_id=build_id,
             deployment=deployment,
+            model_call_limits=model_call_limits,
         )
 
     asyncio.run(main())

@@ -8,6 +8,7 @@ travel over the server's control API to and from any process.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, cast, get_args
@@ -23,9 +24,10 @@ __all__ = [
     "ScriptedUsage",
 ]
 
-FaultKind = Literal["http_500", "http_429", "drop"]
+FaultKind = Literal["http_500", "http_429", "http_503", "drop"]
 ModelApi = Literal["chat_completions", "responses", "anthropic_messages"]
 _FAULT_KINDS: frozenset[str] = frozenset(get_args(FaultKind))
+_HEADER_NAME = re.compile(r"[A-Za-z0-9-]{1,100}")
 
 
 @dataclass(frozen=True)
@@ -90,24 +92,38 @@ class ScriptedToolCall:
 class ModelFault:
     """A failure instead of an answer.
 
-    ``http_500`` and ``http_429`` answer with that status in the API's error shape;
-    ``drop`` closes the connection without sending any response.
+    ``http_500``, ``http_429`` and ``http_503`` answer with that status in the API's error
+    shape; ``drop`` closes the connection without sending any response. ``headers`` are the
+    error's response headers: None sends ``retry-after: 0`` and ``retry-after-ms: 1`` (the
+    SDKs' own retries then go at once), ``{}`` sends none, and ``{"retry-after": "3"}`` asks
+    the client to wait three seconds.
     """
 
     kind: FaultKind
     message: str | None = None
+    headers: dict[str, str] | None = None
 
     def __post_init__(self) -> None:
         if self.kind not in _FAULT_KINDS:
             raise ValueError(f"unknown fault kind {self.kind!r}; expected one of {sorted(_FAULT_KINDS)}")
+        for name, value in (self.headers or {}).items():
+            if not _HEADER_NAME.fullmatch(name) or "\r" in value or "\n" in value:
+                raise ValueError(f"fault header {name!r}: {value!r} cannot be sent")
 
     def to_json(self) -> dict[str, Any]:
-        return {"kind": self.kind, "message": self.message}
+        return {"kind": self.kind, "message": self.message, "headers": self.headers}
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> ModelFault:
         message = data.get("message")
-        return cls(kind=cast(FaultKind, data["kind"]), message=None if message is None else str(message))
+        headers: Any = data.get("headers")
+        return cls(
+            kind=cast(FaultKind, data["kind"]),
+            message=None if message is None else str(message),
+            headers=None
+            if headers is None
+            else {str(k): str(v) for k, v in cast(dict[str, Any], headers).items()},
+        )
 
 
 @dataclass(frozen=True)
@@ -181,9 +197,19 @@ class ModelReply:
         return cls(reasoning=reasoning, usage=usage, message=False)
 
     @classmethod
-    def fail(cls, kind: FaultKind, message: str | None = None, *, delay_seconds: float = 0.0) -> ModelReply:
-        """A fault instead of an answer; it consumes one script entry like any reply."""
-        return cls(fault=ModelFault(kind=kind, message=message), delay_seconds=delay_seconds)
+    def fail(
+        cls,
+        kind: FaultKind,
+        message: str | None = None,
+        *,
+        delay_seconds: float = 0.0,
+        headers: dict[str, str] | None = None,
+    ) -> ModelReply:
+        """A fault instead of an answer; it consumes one script entry like any reply.
+
+        ``headers`` replace the fault's default response headers (see `ModelFault`).
+        """
+        return cls(fault=ModelFault(kind=kind, message=message, headers=headers), delay_seconds=delay_seconds)
 
     @property
     def full_text(self) -> str | None:

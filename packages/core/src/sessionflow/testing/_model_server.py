@@ -99,6 +99,8 @@ class _ScriptBook:
         self._queues: dict[str, deque[ModelReply]] = {}
         self._records: dict[str, list[RecordedRequest]] = {}
         self._responders: dict[str, Responder] = {}
+        self._in_flight: dict[str, int] = {}
+        self._peak_in_flight: dict[str, int] = {}
         self._seq = 0
 
     def set_responder(self, key: str, responder: Responder | None) -> None:
@@ -127,9 +129,21 @@ class _ScriptBook:
             queue = self._queues.get(key)
             responder = self._responders.get(key)
             reply = queue.popleft() if queue else responder(record) if responder is not None else None
+            # Counted once nothing here can raise: the caller's `answered` undoes it.
+            self._in_flight[key] = in_flight = self._in_flight.get(key, 0) + 1
+            self._peak_in_flight[key] = max(self._peak_in_flight.get(key, 0), in_flight)
             self._seq += 1
             self._changed.notify_all()
             return record, reply, self._seq
+
+    def answered(self, key: str) -> None:
+        """A request `take` counted is answered (just before its bytes go out)."""
+        with self._changed:
+            self._in_flight[key] -= 1
+
+    def peak_in_flight(self, key: str) -> int:
+        with self._changed:
+            return self._peak_in_flight.get(key, 0)
 
     def requests(self, key: str) -> list[RecordedRequest]:
         with self._changed:
@@ -150,10 +164,12 @@ class _ScriptBook:
                 self._queues.clear()
                 self._records.clear()
                 self._responders.clear()
+                self._peak_in_flight.clear()
             else:
                 self._queues.pop(key, None)
                 self._records.pop(key, None)
                 self._responders.pop(key, None)
+                self._peak_in_flight.pop(key, None)
             self._changed.notify_all()
 
 
@@ -288,19 +304,23 @@ class _Handler(BaseHTTPRequestHandler):
             return _bad_json(api)
         headers = {name.lower(): value for name, value in self.headers.items()}
         record, reply, seq = self._book.take(key, api, path, headers, body)
-        if reply is None:
-            return render_error(
-                api,
-                500,
-                f"scripted model: the script for key {key!r} is exhausted "
-                f"(request #{record.index} to {path} has no scripted reply)",
-                headers=(("x-should-retry", "false"),),
-            )
-        if reply.delay_seconds > 0:
-            time.sleep(reply.delay_seconds)
-        if reply.fault is not None:
-            return _render_fault(api, key, reply.fault)
-        return render_reply(api, reply, body, seq)
+        try:
+            if reply is None:
+                return render_error(
+                    api,
+                    500,
+                    f"scripted model: the script for key {key!r} is exhausted "
+                    f"(request #{record.index} to {path} has no scripted reply)",
+                    headers=(("x-should-retry", "false"),),
+                )
+            if reply.delay_seconds > 0:
+                time.sleep(reply.delay_seconds)
+            if reply.fault is not None:
+                return _render_fault(api, key, reply.fault)
+            return render_reply(api, reply, body, seq)
+        finally:
+            # Before the answer is sent: once a client has it, its next request may come at once.
+            self._book.answered(key)
 
     def _control(self, path: str, query: dict[str, list[str]], raw: bytes) -> WireResponse:
         method = self.command
@@ -356,11 +376,15 @@ def _bad_json(api: ModelApi) -> WireResponse:
 def _render_fault(api: ModelApi, key: str, fault: ModelFault) -> WireResponse:
     if fault.kind == "drop":
         return WireResponse(status=0, drop=True)
+    headers = _RETRY_NOW if fault.headers is None else tuple(fault.headers.items())
     if fault.kind == "http_429":
         message = fault.message or f"scripted rate limit for key {key!r}"
-        return render_error(api, 429, message, headers=_RETRY_NOW)
+        return render_error(api, 429, message, headers=headers)
+    if fault.kind == "http_503":
+        message = fault.message or f"scripted overload for key {key!r}"
+        return render_error(api, 503, message, headers=headers)
     message = fault.message or f"scripted server error for key {key!r}"
-    return render_error(api, 500, message, headers=_RETRY_NOW)
+    return render_error(api, 500, message, headers=headers)
 
 
 class ScriptedModelServer:
@@ -476,6 +500,14 @@ class ScriptedModelServer:
     def remaining(self, key: str = DEFAULT_KEY) -> int:
         """Scripted replies not yet consumed for ``key``."""
         return self._book.remaining(key)
+
+    def peak_in_flight(self, key: str = DEFAULT_KEY) -> int:
+        """The most model requests to ``key`` the server was answering at one moment.
+
+        A request counts from its arrival until just before its answer is sent, so a client
+        that starts its next request once it has an answer is never counted twice.
+        """
+        return self._book.peak_in_flight(key)
 
     def reset(self, key: str | None = None) -> None:
         """Forget the script and records of ``key``, or of every key."""
