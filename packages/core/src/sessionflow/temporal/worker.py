@@ -13,6 +13,7 @@ from temporalio.worker import Worker
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
 
 from sessionflow.temporal._activities import SessionActivities
+from sessionflow.temporal._telemetry import worker_interceptors
 from sessionflow.temporal._workflow import AgentSessionWorkflow
 from sessionflow.temporal.connection import DEFAULT_SERVER_ADDRESS, connect, with_payload_store
 from sessionflow.temporal.flow import AgentSessionFlow
@@ -59,14 +60,17 @@ def build_workers(
     max_cached_workflows: int = 1000,
     payloads: PayloadStore | None = None,
     build_id: str | None = None,
+    tracing: bool | None = None,
 ) -> list[Worker]:
     """One worker per flow type. Activity slots bound the largest parallel tool batch.
 
     `payloads` names the payload store (see `with_payload_store`: the client's own, else
     ``$SESSIONFLOW_PAYLOADS`` or the default folder). `build_id` names the deployed code
-    (`default_build_id` if None).
+    (`default_build_id` if None). `tracing` (default ``$SESSIONFLOW_TRACING``) traces every
+    step through OpenTelemetry, unless the client already does (`connect(tracing=True)`).
     """
     client = with_payload_store(client, payloads)
+    interceptors = worker_interceptors(client, tracing)
     seen: set[str] = set()
     workers: list[Worker] = []
     for flow in flows:
@@ -84,6 +88,7 @@ def build_workers(
                 max_concurrent_local_activities=max_concurrent_activities,
                 max_cached_workflows=max_cached_workflows,
                 build_id=build_id or default_build_id(),
+                interceptors=interceptors,
             )
         )
     return workers
@@ -98,6 +103,7 @@ async def serve_agent_flows(
     max_cached_workflows: int = 1000,
     payloads: PayloadStore | None = None,
     build_id: str | None = None,
+    tracing: bool | None = None,
 ) -> None:
     """Serve until `stop` is set (or forever), then shut the workers down gracefully."""
     workers = build_workers(
@@ -107,6 +113,7 @@ async def serve_agent_flows(
         max_cached_workflows=max_cached_workflows,
         payloads=payloads,
         build_id=build_id,
+        tracing=tracing,
     )
     stop = stop or asyncio.Event()
     async with AsyncExitStack() as scopes:
@@ -135,11 +142,16 @@ def run_agent_worker(
     namespace: str | None = None,
     max_concurrent_activities: int = 100,
     build_id: str | None = None,
+    tracing: bool | None = None,
+    metrics_address: str | None = None,
 ) -> None:
-    """Blocking entry point for a worker process; SIGTERM and SIGINT shut it down gracefully."""
+    """Blocking entry point for a worker process; SIGTERM and SIGINT shut it down gracefully.
+
+    `tracing` and `metrics_address` are `connect`'s (their environment variables otherwise).
+    """
 
     async def main() -> None:
-        client = await connect(server_address, namespace)
+        client = await connect(server_address, namespace, tracing=tracing, metrics_address=metrics_address)
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGTERM, signal.SIGINT):
