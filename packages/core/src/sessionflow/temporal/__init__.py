@@ -34,6 +34,11 @@ from sessionflow.temporal.payload_store import (
     default_payload_folder,
 )
 from sessionflow.temporal.probe import FrontendProbe, FrontendState, probe_frontend
+from sessionflow.temporal.search_attributes import (
+    SearchAttributesMissingError,
+    SessionState,
+    register_search_attributes,
+)
 from sessionflow.temporal.sessions import (
     SessionStatus,
     SessionSummary,
@@ -60,8 +65,10 @@ __all__ = [
     "PayloadGcReport",
     "PayloadStore",
     "PayloadStoreError",
+    "SearchAttributesMissingError",
     "ServerUnreachableError",
     "SessionExistsError",
+    "SessionState",
     "SessionStatus",
     "SessionSummary",
     "StepHistoryEntry",
@@ -82,6 +89,7 @@ __all__ = [
     "probe_frontend",
     "read_start_environment",
     "read_step_history",
+    "register_search_attributes",
     "reset_sticky_task_queue",
     "run_agent_worker",
     "serve_agent_flows",

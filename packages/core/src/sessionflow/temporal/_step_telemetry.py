@@ -37,7 +37,10 @@ class StepObservation:
         self.outcome = model_outcome(result)
         usage = _usage(result)
         self.span.set(
-            {"gen_ai.usage.input_tokens": usage.input_tokens, "gen_ai.usage.output_tokens": usage.output_tokens}
+            {
+                "gen_ai.usage.input_tokens": usage.input_tokens,
+                "gen_ai.usage.output_tokens": usage.output_tokens,
+            }
         )
 
     def tool_done(self, output: ToolCallOutput) -> None:

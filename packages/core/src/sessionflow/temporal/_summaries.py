@@ -48,9 +48,7 @@ def tool_summary(tool_name: str, arguments: str) -> str:
     return _cap(f"{_one_line(tool_name)} {_cap(head, MAX_ARGUMENTS_CHARS)}", MAX_SUMMARY_CHARS)
 
 
-def session_details(
-    *, stopped: bool, turn_active: bool, turn_count: int, waiting_for: Sequence[str]
-) -> str:
+def session_details(*, stopped: bool, turn_active: bool, turn_count: int, waiting_for: Sequence[str]) -> str:
     """The session's state in a line: idle, running turn N, waiting for approval of X, stopped."""
     if stopped:
         return f"stopped after {_turns(turn_count)}"

@@ -35,6 +35,14 @@ with workflow.unsafe.imports_passed_through():
     )
     from sessionflow.session.approvals import InvalidAnswerError, check_answer
     from sessionflow.session.bodies import INLINE_BODY_BYTES, fits_inline
+    from sessionflow.temporal._metrics import (
+        APPROVALS_REQUESTED,
+        APPROVALS_RESOLVED,
+        OUTCOME_UNKNOWN,
+        TOOL_CALLS,
+        TURNS,
+        workflow_count,
+    )
     from sessionflow.temporal._payloads import (
         BUILD_USER_MESSAGE,
         CALL_SINGLE_ATTEMPT_TOOL,
@@ -62,14 +70,6 @@ with workflow.unsafe.imports_passed_through():
         ToolCallInput,
         ToolCallOutput,
         VerifyToolOutput,
-    )
-    from sessionflow.temporal._metrics import (
-        APPROVALS_REQUESTED,
-        APPROVALS_RESOLVED,
-        OUTCOME_UNKNOWN,
-        TOOL_CALLS,
-        TURNS,
-        workflow_count,
     )
     from sessionflow.temporal._summaries import model_name_of, model_summary, session_details, tool_summary
     from sessionflow.temporal.search_attributes import LAST_ACTIVITY_KEY, STATE_KEY, SessionState
@@ -595,7 +595,7 @@ class AgentSessionWorkflow:
             STATE_KEY.value_set(state.value),
             LAST_ACTIVITY_KEY.value_set(workflow.now()),
         ]
-        workflow.upsert_search_attributes(updates)
+        workflow.upsert_search_attributes(updates)  # pyright: ignore[reportUnknownMemberType]
 
     def _keeps_search_attributes(self) -> bool:
         # Only sessions whose client found the attributes registered upsert them (an

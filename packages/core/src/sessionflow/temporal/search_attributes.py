@@ -19,7 +19,7 @@ from temporalio.api.enums.v1 import IndexedValueType
 from temporalio.api.operatorservice.v1 import AddSearchAttributesRequest, ListSearchAttributesRequest
 from temporalio.client import Client
 from temporalio.common import SearchAttributeKey, SearchAttributePair, TypedSearchAttributes
-from temporalio.service import RPCError
+from temporalio.service import RPCError, RPCStatusCode
 
 from sessionflow.session import UserError
 
@@ -35,6 +35,7 @@ __all__ = [
     "missing_search_attributes",
     "register_search_attributes",
     "registration_command",
+    "search_attributes_registered",
     "start_attributes",
     "visibility_query",
 ]
@@ -100,24 +101,29 @@ def dev_server_arguments() -> list[str]:
 
 
 async def missing_search_attributes(client: Client) -> list[str]:
-    """Names of sessionflow's search attributes the client's namespace lacks (all, if unreadable).
+    """Names of sessionflow's search attributes the client's namespace lacks.
 
-    A server that refuses to list them (no operator permission, such as some Temporal Cloud
-    API keys) counts as lacking them: sessions then start without them and listings read
-    every session of the flow type.
+    Raises:
+        RPCError: The server did not list them (unreachable, or no operator permission,
+            as with some Temporal Cloud API keys).
     """
-    try:
-        response = await client.operator_service.list_search_attributes(
-            ListSearchAttributesRequest(namespace=client.namespace)
-        )
-    except RPCError:
-        return list(SEARCH_ATTRIBUTES)
+    response = await client.operator_service.list_search_attributes(
+        ListSearchAttributesRequest(namespace=client.namespace)
+    )
     known = {**response.custom_attributes, **response.system_attributes}
     return [
-        name
-        for name, kind in SEARCH_ATTRIBUTES.items()
-        if name not in known or known[name] != _INDEXED[kind]
+        name for name, kind in SEARCH_ATTRIBUTES.items() if name not in known or known[name] != _INDEXED[kind]
     ]
+
+
+async def search_attributes_registered(client: Client) -> bool | None:
+    """All of them are registered: True or False, or None when the server would not say."""
+    try:
+        return not await missing_search_attributes(client)
+    except RPCError as error:
+        if error.status in (RPCStatusCode.PERMISSION_DENIED, RPCStatusCode.UNIMPLEMENTED):
+            return False
+        return None
 
 
 async def register_search_attributes(client: Client) -> list[str]:
