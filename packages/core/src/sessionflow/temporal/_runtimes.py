@@ -12,12 +12,16 @@ import threading
 
 from temporalio.runtime import LoggingConfig, PrometheusConfig, Runtime, TelemetryConfig
 
+from sessionflow.temporal._metrics import STEP_LATENCY
 from sessionflow.temporal._unreachable import LOG_FILTER, quiet_runtime
 
 __all__ = ["METRICS_ADDRESS_ENV", "client_runtime", "resolve_metrics_address"]
 
 METRICS_ADDRESS_ENV = "SESSIONFLOW_METRICS_ADDRESS"
 """``host:port`` of the Prometheus endpoint, when `connect` is not given ``metrics_address``."""
+
+STEP_LATENCY_BUCKETS = (50, 100, 250, 500, 1_000, 2_500, 5_000, 10_000, 30_000, 60_000, 120_000, 300_000)
+"""Milliseconds: a model call takes seconds to minutes, past the SDK's default top bucket of 10 s."""
 
 _runtimes: dict[str, Runtime] = {}
 _lock = threading.Lock()
@@ -45,7 +49,12 @@ def client_runtime(address: str | None) -> Runtime:
                 runtime = Runtime(
                     telemetry=TelemetryConfig(
                         logging=LoggingConfig(filter=LOG_FILTER),
-                        metrics=PrometheusConfig(bind_address=address),
+                        metrics=PrometheusConfig(
+                            bind_address=address,
+                            histogram_bucket_overrides={
+                                STEP_LATENCY: [float(b) for b in STEP_LATENCY_BUCKETS]
+                            },
+                        ),
                     )
                 )
             except Exception as error:

@@ -34,7 +34,13 @@ from temporalio.service import RPCError, RPCStatusCode
 
 from sessionflow.session import SessionRunError
 
-__all__ = ["LOG_FILTER", "ServerUnreachableError", "UnreachableServerInterceptor", "quiet_runtime", "unreachable"]
+__all__ = [
+    "LOG_FILTER",
+    "ServerUnreachableError",
+    "UnreachableServerInterceptor",
+    "quiet_runtime",
+    "unreachable",
+]
 
 T = TypeVar("T")
 

@@ -321,7 +321,9 @@ class AgentSessionWorkflow:
                 ),
                 result_type=RunModelResult,
                 activity_id=activity_id,
-                summary=model_summary(self._model_calls, model_name_of(model.turn_settings, config.model_name)),
+                summary=model_summary(
+                    self._model_calls, model_name_of(model.turn_settings, config.model_name)
+                ),
                 start_to_close_timeout=timedelta(seconds=config.model_start_to_close),
                 schedule_to_close_timeout=timedelta(seconds=config.model_schedule_to_close),
                 heartbeat_timeout=timedelta(seconds=config.model_heartbeat_timeout),
@@ -569,7 +571,9 @@ class AgentSessionWorkflow:
         """Current details for the UI, and (when registered) the state search attributes."""
         model = self._model
         waiting = [
-            r.tool_name for r in model.tool_calls.values() if r.status is AgentToolCallStatus.AWAITING_APPROVAL
+            r.tool_name
+            for r in model.tool_calls.values()
+            if r.status is AgentToolCallStatus.AWAITING_APPROVAL
         ]
         stopped = model.stopped and not model.turn_active
         workflow.set_current_details(
