@@ -24,7 +24,9 @@ from sessionflow.temporal.search_attributes import registration_command
 from tests.core.conftest import Harness, HarnessFactory
 from tests.core.helpers import idle_after, pending_interrupt
 
-APPROVAL_TURN = [[{"tool_calls": [{"id": "w", "name": "publish", "arguments": {}}]}, {"text": "done"}]]
+APPROVAL_TURN: list[list[dict[str, Any]]] = [
+    [{"tool_calls": [{"id": "w", "name": "publish", "arguments": {}}]}, {"text": "done"}]
+]
 TOOLS = {"publish": {"effect": "non_idempotent_write"}}
 
 
