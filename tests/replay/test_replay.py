@@ -28,6 +28,7 @@ def test_recorded_histories_exist() -> None:
         "compact-payloads",
         "start-with-history",
         "local-reads",
+        "search-attributes",
     }
 
 
