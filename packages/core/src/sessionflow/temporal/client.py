@@ -104,7 +104,8 @@ class AgentSessionClient:
         if await self.uses_search_attributes():
             # The session then keeps its state and last activity current (`search_attributes`).
             config = replace(config, search_attributes=True)
-            attributes = start_attributes(self.flow.flow_type, (environment or {}).get("user"))
+            user = (environment or {}).get("user") or (environment or {}).get("user_name")
+            attributes = start_attributes(self.flow.flow_type, user)
         try:
             await self.client.start_workflow(
                 self.flow.flow_type,
