@@ -20,7 +20,9 @@ def _until_listed(cli: Cli, session_id: str, *filters: str, present: bool = True
     """Visibility is eventually consistent: list again until it agrees (with a hang guard)."""
     deadline = time.monotonic() + 60
     while (session_id in _listed(cli, *filters)) is not present:
-        assert time.monotonic() < deadline, f"{filters}: {session_id} never {'appeared' if present else 'left'}"
+        assert time.monotonic() < deadline, (
+            f"{filters}: {session_id} never {'appeared' if present else 'left'}"
+        )
         time.sleep(0.5)
 
 
