@@ -34,7 +34,10 @@ AttributeValue = str | int | float | bool
 
 
 def otel_installed() -> bool:
-    return importlib.util.find_spec("opentelemetry") is not None
+    try:
+        return importlib.util.find_spec("opentelemetry.trace") is not None
+    except ModuleNotFoundError:  # not even the namespace package
+        return False
 
 
 def tracing_enabled(tracing: bool | None) -> bool:
