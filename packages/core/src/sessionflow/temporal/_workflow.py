@@ -478,7 +478,9 @@ class AgentSessionWorkflow:
                 tool_input,
                 result_type=VerifyToolOutput,
                 activity_id=step_id,
-                summary=tool_summary(f"verify {tool_input.tool_call.tool_name}", tool_input.tool_call.arguments),
+                summary=tool_summary(
+                    f"verify {tool_input.tool_call.tool_name}", tool_input.tool_call.arguments
+                ),
                 start_to_close_timeout=timedelta(seconds=config.tool_start_to_close),
                 schedule_to_close_timeout=timedelta(seconds=config.tool_schedule_to_close),
                 heartbeat_timeout=timedelta(seconds=config.tool_heartbeat_timeout),
