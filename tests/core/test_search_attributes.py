@@ -10,17 +10,22 @@ from typing import Any
 
 import pytest
 from google.protobuf.duration_pb2 import Duration
+from temporalio.api.enums.v1 import EventType
 from temporalio.api.workflowservice.v1 import RegisterNamespaceRequest
 from temporalio.service import RPCError
 
+from sessionflow import AgentStatus
 from sessionflow.temporal import (
+    AgentSessionClient,
     SearchAttributesMissingError,
     SessionState,
     SessionSummary,
     connect,
     list_sessions,
+    serve_agent_flows,
 )
 from sessionflow.temporal.search_attributes import registration_command
+from sessionflow.testing import wait_for_agent_snapshot
 from tests.core.conftest import Harness, HarnessFactory
 from tests.core.helpers import idle_after, pending_interrupt
 
@@ -104,14 +109,47 @@ async def test_a_namespace_without_them_lists_unfiltered_and_names_the_command(
         )
     )
     bare = await _connect_when_ready(temporal_address, namespace)
-    sessions = type(harness.sessions)(bare, harness.flow)
+    sessions = AgentSessionClient(bare, harness.flow)
     assert not await sessions.uses_search_attributes()
-    assert await list_sessions(bare, harness.flow.flow_type) == []  # unfiltered: works
+    # A session there runs, and never upserts (an unregistered upsert would fail its task).
+    session_id = f"bare-session-{uuid.uuid4().hex[:8]}"
+    harness.script(session_id, [[{"text": "hi"}]])
+    stop = asyncio.Event()
+    worker = asyncio.create_task(serve_agent_flows(bare, [harness.flow], stop=stop))
+    try:
+        await sessions.start_session(session_id, "hello", environment={"user": "alice"})
+        await wait_for_agent_snapshot(
+            sessions,
+            session_id,
+            lambda s: (
+                s.state is not None
+                and s.state.turn_count == 1
+                and s.state.status is AgentStatus.WAITING_FOR_USER_MESSAGE
+            ),
+            description="the turn to end",
+        )
+    finally:
+        stop.set()
+        await worker
+    history = await bare.get_workflow_handle(session_id).fetch_history()
+    assert not any(
+        e.event_type == EventType.EVENT_TYPE_UPSERT_WORKFLOW_SEARCH_ATTRIBUTES for e in history.events
+    )
+    (listed,) = await _listed_when_visible(bare, harness.flow.flow_type)  # unfiltered: works
+    assert (listed.session_id, listed.user, listed.state) == (session_id, None, None)
     with pytest.raises(SearchAttributesMissingError) as raised:
         await list_sessions(bare, harness.flow.flow_type, user="alice")
     assert registration_command(namespace) in str(raised.value)
     assert "temporal operator search-attribute create" in str(raised.value)
     assert "--name SessionflowStatus --type Keyword" in str(raised.value)
+
+
+async def _listed_when_visible(client: Any, flow_type: str) -> list[SessionSummary]:
+    deadline = asyncio.get_running_loop().time() + 60
+    while not (found := await list_sessions(client, flow_type)):
+        assert asyncio.get_running_loop().time() < deadline, "the session never became visible"
+        await asyncio.sleep(0.2)
+    return found
 
 
 async def _connect_when_ready(address: str, namespace: str) -> Any:
