@@ -8,6 +8,7 @@ conventions' attributes plus sessionflow's effect, outcome and attempt.
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import os
 from collections.abc import Generator, Mapping
@@ -33,7 +34,9 @@ _TRACER_NAME = "sessionflow"
 AttributeValue = str | int | float | bool
 
 
+@functools.cache
 def otel_installed() -> bool:
+    """Asked once per process: every step asks."""
     try:
         return importlib.util.find_spec("opentelemetry.trace") is not None
     except ModuleNotFoundError:  # not even the namespace package
