@@ -38,6 +38,7 @@ from sessionflow.temporal.search_attributes import (
     SearchAttributesMissingError,
     SessionState,
     register_search_attributes,
+    try_register_search_attributes,
 )
 from sessionflow.temporal.sessions import (
     SessionStatus,
@@ -94,6 +95,7 @@ __all__ = [
     "run_agent_worker",
     "serve_agent_flows",
     "stop_dev_server",
+    "try_register_search_attributes",
     "validate_session_id",
     "with_payload_store",
 ]

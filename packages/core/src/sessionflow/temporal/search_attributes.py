@@ -37,6 +37,7 @@ __all__ = [
     "registration_command",
     "search_attributes_registered",
     "start_attributes",
+    "try_register_search_attributes",
     "visibility_query",
 ]
 
@@ -140,6 +141,15 @@ async def register_search_attributes(client: Client) -> list[str]:
             )
         )
     return missing
+
+
+async def try_register_search_attributes(client: Client) -> bool:
+    """`register_search_attributes`, best effort: False when the server refused or failed."""
+    try:
+        await register_search_attributes(client)
+    except RPCError:
+        return False
+    return True
 
 
 def start_attributes(flow_type: str, user: str | None, now: datetime | None = None) -> TypedSearchAttributes:
