@@ -17,7 +17,12 @@ from tests.core.helpers import idle_after, texts
 async def _user_message_steps(harness: Harness, session_id: str) -> int:
     """Local activity markers in the session's history: each is one `BuildUserMessage` step."""
     history = await harness.sessions.client.get_workflow_handle(session_id).fetch_history()
-    return sum(e.event_type == EventType.EVENT_TYPE_MARKER_RECORDED for e in history.events)
+    # Patch markers (such as sessionflow-search-attributes) are markers too; count local activities.
+    return sum(
+        e.event_type == EventType.EVENT_TYPE_MARKER_RECORDED
+        and e.marker_recorded_event_attributes.marker_name == "core_local_activity"
+        for e in history.events
+    )
 
 
 def _user_messages(snapshot_messages: list[FrameworkMessage]) -> list[FrameworkMessage]:

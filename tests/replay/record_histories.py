@@ -167,6 +167,24 @@ SCENARIOS: dict[str, tuple[list[list[dict[str, Any]]], dict[str, Any]]] = {
         },
     ),
     "start-with-history": ([[{"text": "hello Ada"}], [{"text": "again"}]], {}),
+    # Telemetry (issue 26): step summaries, current details, and the search attributes the
+    # session upserts (patch marker sessionflow-search-attributes) as it runs a tool turn,
+    # waits for an approval, goes idle, runs a text turn, and stops.
+    "search-attributes": (
+        [
+            [
+                {
+                    "tool_calls": [
+                        {"id": "r", "name": "lookup", "arguments": {"q": "x" * 500}},
+                        {"id": "w", "name": "publish", "arguments": {}},
+                    ]
+                },
+                {"text": "done"},
+            ],
+            [{"text": "again"}],
+        ],
+        {"lookup": {"effect": "read"}, "publish": {"effect": "non_idempotent_write"}},
+    ),
     # Local steps (issue 25): two reads whose policy has a local_timeout run as local
     # activities (markers), the first failing once and retried; a regular read beside them.
     "local-reads": (

@@ -30,6 +30,7 @@ def test_recorded_histories_exist() -> None:
         "local-reads",
         "version-upgrade-after-approval",
         "version-upgrade-idle",
+        "search-attributes",
     }
 
 

@@ -203,6 +203,8 @@ async def test_start_ready_and_state_file(
     assert "start-dev" in args
     assert "--headless" in args
     assert "frontend.enableUpdateWorkflowExecution=true" in args
+    # sessionflow's search attributes are registered at launch (issue 26).
+    assert "SessionflowStatus=Keyword" in args and "SessionflowLastActivity=Datetime" in args
     assert (data_dir / "temporal.log").is_file()
     assert (data_dir / "temporal.sqlite").is_file()
 

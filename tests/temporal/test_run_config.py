@@ -32,9 +32,16 @@ def test_a_recorded_start_input_reads_and_writes_back_the_same_json() -> None:
     written = json.loads(converter.to_payloads([start])[0].data)
     old = recorded["timings"]
     assert isinstance(old, dict)
-    # The history was recorded before budgets, memory and continue steps: those fields are
-    # new, with their defaults.
-    assert written["timings"] == {**old, "budget": None, "memory": None, "max_continues_per_turn": 8}
+    # The history was recorded before budgets, memory, continue steps and telemetry (the
+    # model's name, search attributes): those fields are new, with their defaults.
+    assert written["timings"] == {
+        **old,
+        "budget": None,
+        "memory": None,
+        "max_continues_per_turn": 8,
+        "model_name": None,
+        "search_attributes": False,
+    }
     # Also newer than the history.
     assert written.keys() - recorded.keys() == {
         "initial_settings",

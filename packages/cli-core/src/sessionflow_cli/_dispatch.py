@@ -101,12 +101,14 @@ def _with_engine(
     from sessionflow_cli._flow_types import start_environment
 
     if command == "sessions":
+        from sessionflow_cli._sessions import SessionFilters
         from sessionflow_cli.commands._sessions import run_sessions
 
         config = resolve_config(spec.name, args.config, yes=False, ask=False, cwd=cwd, info=_quiet(info))
         config = with_model(config, args.model)
         environment = start_environment(config.identity, config.workspace)
-        return asyncio.run(run_sessions(spec, config, environment, out=out, info=info))
+        filters = SessionFilters.from_arguments(args.state, args.user, args.since)
+        return asyncio.run(run_sessions(spec, config, environment, out=out, info=info, filters=filters))
     from sessionflow_cli.commands._chat import ChatRequest, run_chat
 
     config = resolve_config(spec.name, args.config, yes=args.yes, ask=True, cwd=cwd, info=info)

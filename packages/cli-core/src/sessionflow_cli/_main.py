@@ -81,6 +81,15 @@ def build_parser() -> argparse.ArgumentParser:
     sessions = commands.add_parser("sessions", help="list this command's sessions")
     _add_framework(sessions)
     sessions.add_argument("-m", "--model", metavar="MODEL", help="override the configured model")
+    sessions.add_argument(
+        "--state",
+        choices=("idle", "running", "waiting_for_approval", "stopped"),
+        help="only sessions in this state (a server-side search attribute query)",
+    )
+    sessions.add_argument("--user", metavar="NAME", help="only sessions this user started")
+    sessions.add_argument(
+        "--since", metavar="AGE", help="only sessions active in the last AGE (30m, 12h, 7d)"
+    )
 
     connectors = commands.add_parser(
         "connectors", help="list the connectors' tools, effects and approval rules"

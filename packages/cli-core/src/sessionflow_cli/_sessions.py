@@ -4,20 +4,23 @@ from __future__ import annotations
 
 import secrets
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 
 from sessionflow import AgentSessionClient, AgentStatus
 from sessionflow.temporal import (
+    SearchAttributesMissingError,
+    SessionState,
     SessionStatus,
     SessionSummary,
     describe_session,
+    parse_age,
     read_start_environment,
     reset_sticky_task_queue,
 )
 from sessionflow.temporal import list_sessions as list_flow_sessions
 from sessionflow_cli._errors import UsageError
 
-__all__ = ["SessionRow", "check_resumable", "list_sessions", "new_session_id"]
+__all__ = ["SessionFilters", "SessionRow", "check_resumable", "list_sessions", "new_session_id"]
 
 
 def new_session_id(framework: str, now: datetime | None = None) -> str:
@@ -36,13 +39,38 @@ class SessionRow:
     turns: int | None
 
 
-async def list_sessions(sessions: AgentSessionClient) -> list[SessionRow]:
+@dataclass(frozen=True, kw_only=True)
+class SessionFilters:
+    """`sessionflow sessions --state/--user/--since`: answered by the server's visibility."""
+
+    state: SessionState | None = None
+    user: str | None = None
+    since: datetime | None = None
+
+    @staticmethod
+    def from_arguments(state: str | None, user: str | None, since: str | None) -> SessionFilters:
+        try:
+            cutoff = datetime.now(UTC) - parse_age(since) if since else None
+        except ValueError as error:
+            raise UsageError(f"--since: {error}") from None
+        return SessionFilters(state=SessionState(state) if state else None, user=user, since=cutoff)
+
+
+async def list_sessions(
+    sessions: AgentSessionClient, filters: SessionFilters | None = None
+) -> list[SessionRow]:
     """This flow type's sessions, most recent activity first.
 
     The status and turns come from each session's snapshot; the worker of this process
-    answers the query.
+    answers the query. `filters` narrow the listing on the server (search attributes).
     """
-    summaries = await list_flow_sessions(sessions, limit=None)
+    filters = filters or SessionFilters()
+    try:
+        summaries = await list_flow_sessions(
+            sessions, limit=None, state=filters.state, user=filters.user, since=filters.since
+        )
+    except SearchAttributesMissingError as error:
+        raise UsageError(error.message) from None
     return [
         SessionRow(
             session_id=summary.session_id,

@@ -30,6 +30,7 @@ from sessionflow.temporal import (
     TlsSettings,
     connect,
     probe_frontend,
+    try_register_search_attributes,
 )
 from sessionflow_cli._errors import RuntimeFailure, UsageError
 from sessionflow_cli.config import ServerConfig, server_data_dir
@@ -172,6 +173,9 @@ async def _connect_handle(
     handle: DevServerHandle, server: ServerConfig, payloads: PayloadStore | None, *, started: bool
 ) -> Engine:
     client = await _connect_plain(handle.address, server.namespace, payloads)
+    # The server registers sessionflow's search attributes at launch; one started before
+    # that (or another namespace) gets them now. Best effort: listings say what is missing.
+    await try_register_search_attributes(client)
     return Engine(
         client=client,
         address=handle.address,

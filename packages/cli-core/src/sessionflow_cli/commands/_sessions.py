@@ -10,7 +10,7 @@ from sessionflow.temporal import FrontendState
 from sessionflow_cli._command_host import open_runtime
 from sessionflow_cli._errors import EXIT_OK
 from sessionflow_cli._flow_types import StartEnvironment
-from sessionflow_cli._sessions import list_sessions
+from sessionflow_cli._sessions import SessionFilters, list_sessions
 from sessionflow_cli._temporal_server import probe_auto
 from sessionflow_cli.config import CliConfig
 
@@ -18,7 +18,13 @@ __all__ = ["run_sessions"]
 
 
 async def run_sessions(
-    spec: FrameworkSpec, config: CliConfig, environment: StartEnvironment, *, out: Console, info: Console
+    spec: FrameworkSpec,
+    config: CliConfig,
+    environment: StartEnvironment,
+    *,
+    out: Console,
+    info: Console,
+    filters: SessionFilters | None = None,
 ) -> int:
     if config.server.is_auto:
         answer = await probe_auto(config.server)
@@ -26,7 +32,7 @@ async def run_sessions(
             out.print(f"No Temporal server answers on {answer.address}, so there are no sessions to list.")
             return EXIT_OK
     async with open_runtime(spec, config, environment, info=info) as runtime:
-        rows = await list_sessions(runtime.sessions)
+        rows = await list_sessions(runtime.sessions, filters)
         if not rows:
             out.print(f"No sessions of flow type {runtime.flow_type} yet.", highlight=False)
             return EXIT_OK

@@ -43,6 +43,12 @@ from sessionflow.temporal.payload_store import (
     default_payload_folder,
 )
 from sessionflow.temporal.probe import FrontendProbe, FrontendState, probe_frontend
+from sessionflow.temporal.search_attributes import (
+    SearchAttributesMissingError,
+    SessionState,
+    register_search_attributes,
+    try_register_search_attributes,
+)
 from sessionflow.temporal.sessions import (
     SessionStatus,
     SessionSummary,
@@ -84,8 +90,10 @@ __all__ = [
     "PayloadGcReport",
     "PayloadStore",
     "PayloadStoreError",
+    "SearchAttributesMissingError",
     "ServerUnreachableError",
     "SessionExistsError",
+    "SessionState",
     "SessionStatus",
     "SessionSummary",
     "StepHistoryEntry",
@@ -110,12 +118,14 @@ __all__ = [
     "probe_frontend",
     "read_start_environment",
     "read_step_history",
+    "register_search_attributes",
     "reset_sticky_task_queue",
     "run_agent_worker",
     "serve_agent_flows",
     "sessions_on_old_versions",
     "set_current_version",
     "stop_dev_server",
+    "try_register_search_attributes",
     "validate_session_id",
     "wake_sessions_on_old_versions",
     "with_payload_store",

@@ -71,7 +71,9 @@ from sessionflow.temporal._payloads import (
     VerifyToolOutput,
 )
 from sessionflow.temporal._provider_retry import retry_when_provider_says
+from sessionflow.temporal._step_telemetry import observe_model_step, observe_tool_step
 from sessionflow.temporal._store_errors import PayloadStoreError
+from sessionflow.temporal._summaries import model_name_of
 from sessionflow.temporal._verify_step import verify_write
 from sessionflow.temporal.model_call_limits import model_call_keys
 
@@ -185,8 +187,12 @@ class SessionActivities:
 
     @activity.defn(name=RUN_MODEL)
     async def run_model(self, request: RunModelInput) -> RunModelResult:
-        with _retry_by_class():
-            return await self._run_model(request)
+        model = model_name_of(request.session_settings, self._flow.model_name)
+        with observe_model_step(request.session_id, request.turn_id, model) as step:
+            with _retry_by_class():
+                result = await self._run_model(request)
+            step.model_done(result)
+            return result
 
     async def _run_model(self, request: RunModelInput) -> RunModelResult:
         info = activity.info()
@@ -477,8 +483,11 @@ class SessionActivities:
         return await self._run_tool(request)
 
     async def _run_tool(self, request: ToolCallInput) -> ToolCallOutput:
-        with _retry_by_class():
-            return await self._run_tool_once(request)
+        with observe_tool_step(request.session_id, request.turn_id, request.tool_call) as step:
+            with _retry_by_class():
+                output = await self._run_tool_once(request)
+            step.tool_done(output)
+            return output
 
     async def _run_tool_once(self, request: ToolCallInput) -> ToolCallOutput:
         info = activity.info()

@@ -114,6 +114,10 @@ class SessionRunConfig:
     memory: MemorySettings | None = None
     max_continues_per_turn: int = 8
     """Recorded configs before continue steps lack it: they get the default."""
+    model_name: str | None = None
+    """The flow's model, for step summaries in the Temporal UI (a turn's ``model`` setting wins)."""
+    search_attributes: bool = False
+    """The client found sessionflow's search attributes registered: the session keeps them current."""
 
     @staticmethod
     def from_timings(
@@ -124,6 +128,7 @@ class SessionRunConfig:
         budget: Budget | None = None,
         memory: MemorySettings | None = None,
         max_continues_per_turn: int = 8,
+        model_name: str | None = None,
     ) -> SessionRunConfig:
         def secs(value: timedelta) -> float:
             return value.total_seconds()
@@ -145,6 +150,7 @@ class SessionRunConfig:
             budget=budget,
             memory=memory,
             max_continues_per_turn=max_continues_per_turn,
+            model_name=model_name,
         )
 
 

@@ -34,13 +34,19 @@ from temporalio.service import RPCError, RPCStatusCode
 
 from sessionflow.session import SessionRunError
 
-__all__ = ["ServerUnreachableError", "UnreachableServerInterceptor", "quiet_runtime", "unreachable"]
+__all__ = [
+    "LOG_FILTER",
+    "ServerUnreachableError",
+    "UnreachableServerInterceptor",
+    "quiet_runtime",
+    "unreachable",
+]
 
 T = TypeVar("T")
 
 # Core's default filter (WARN for its own targets, ERROR for the rest), minus the retry
 # warnings: the directive for the more specific target wins.
-_LOG_FILTER = (
+LOG_FILTER = (
     TelemetryFilter(core_level="WARN", other_level="ERROR").formatted() + ",temporalio_client::retry=ERROR"
 )
 
@@ -76,7 +82,7 @@ def quiet_runtime() -> Runtime:
     global _runtime
     with _runtime_lock:
         if _runtime is None:
-            _runtime = Runtime(telemetry=TelemetryConfig(logging=LoggingConfig(filter=_LOG_FILTER)))
+            _runtime = Runtime(telemetry=TelemetryConfig(logging=LoggingConfig(filter=LOG_FILTER)))
         return _runtime
 
 

@@ -10,7 +10,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from temporalio import workflow
-from temporalio.common import RawValue, RetryPolicy
+from temporalio.common import RawValue, RetryPolicy, SearchAttributeUpdate
 from temporalio.exceptions import ActivityError, ApplicationError, TimeoutError, is_cancelled_exception
 
 with workflow.unsafe.imports_passed_through():
@@ -35,6 +35,14 @@ with workflow.unsafe.imports_passed_through():
     )
     from sessionflow.session.approvals import InvalidAnswerError, check_answer
     from sessionflow.session.bodies import INLINE_BODY_BYTES, fits_inline
+    from sessionflow.temporal._metrics import (
+        APPROVALS_REQUESTED,
+        APPROVALS_RESOLVED,
+        OUTCOME_UNKNOWN,
+        TOOL_CALLS,
+        TURNS,
+        workflow_count,
+    )
     from sessionflow.temporal._payloads import (
         BUILD_USER_MESSAGE,
         CALL_SINGLE_ATTEMPT_TOOL,
@@ -64,12 +72,16 @@ with workflow.unsafe.imports_passed_through():
         ToolCallOutput,
         VerifyToolOutput,
     )
+    from sessionflow.temporal._summaries import model_name_of, model_summary, session_details, tool_summary
+    from sessionflow.temporal.search_attributes import LAST_ACTIVITY_KEY, STATE_KEY, SessionState
 
 TURN_CANCELLED = "turn cancelled"
 VERIFY_PATCH = "sessionflow-verify"
 """Marks histories whose dead writes may be followed by a verify step (issue 20, verified outcomes)."""
 VERSION_UPGRADE_PATCH = "sessionflow-version-upgrade"
 """Marks runs that continued as new onto a new current worker deployment version (issue 26)."""
+SEARCH_ATTRIBUTES_PATCH = "sessionflow-search-attributes"
+"""Marks runs that upsert their state and last activity as search attributes (issue 26)."""
 # No list of non-retryable error types here: an error's class says whether a step may run
 # again (`SessionError.retryable`), and the activity reports it as non-retryable.
 
@@ -109,6 +121,9 @@ class AgentSessionWorkflow:
         self._turn_task: asyncio.Task[None] | None = None
         self._cancellable: set[asyncio.Future[Any]] = set()
         self._upgrade_declined = False
+        self._upserts: bool | None = None
+        # A session starts idle (its client says so), and continues as new between turns.
+        self._upserted_state = SessionState.IDLE
 
     # -- main loop -----------------------------------------------------------------------
 
@@ -140,6 +155,7 @@ class AgentSessionWorkflow:
                 ttl_seconds=memory.ttl_seconds,
             )
         self._started = True
+        self._show_state()
         while True:
             # Between turns, a new current version of the worker deployment is a reason to
             # wake up too: the session leaves the old version as soon as its turn ends.
@@ -170,6 +186,8 @@ class AgentSessionWorkflow:
             self._turn_task = asyncio.create_task(self._run_turn(self._model.next_queued()))
             await self._turn_task
             self._turn_task = None
+            self._show_state()
+        self._show_state()
         await workflow.wait_condition(workflow.all_handlers_finished)
         return self._snapshot()
 
@@ -211,6 +229,7 @@ class AgentSessionWorkflow:
         model = self._model
         model.begin_turn(workflow.now())
         model.turn_settings = dict(queued.settings)
+        self._show_state()
         model.media += [image for image in queued.images if is_media_ref(image) and image not in model.media]
         budget = self._config.budget if self._config is not None else None
         try:
@@ -227,6 +246,7 @@ class AgentSessionWorkflow:
                 result = await self._run_model()
                 if result.completed is not None:
                     model.complete_turn(result.completed, budget)
+                    workflow_count(TURNS, {"outcome": "completed"})
                     if result.index_ref is not None:
                         model.record_index(result.index_ref, result.index_count, result.index_digest)
                     return
@@ -244,7 +264,7 @@ class AgentSessionWorkflow:
                 )
                 # Calls that passed every check run even when the batch also asked for one
                 # that must not; the turn stops after them, before the next model call.
-                await asyncio.gather(*(self._run_tool_call(r) for r in records if not r.is_final))
+                await asyncio.gather(*(self._counted_tool_call(r) for r in records if not r.is_final))
                 if model.stop_reason is not None:
                     self._raise_if_cancelled()
                     await self._stop_turn(model.stop_reason, model.stop_detail)
@@ -330,6 +350,9 @@ class AgentSessionWorkflow:
                 ),
                 result_type=RunModelResult,
                 activity_id=activity_id,
+                summary=model_summary(
+                    self._model_calls, model_name_of(model.turn_settings, config.model_name)
+                ),
                 start_to_close_timeout=timedelta(seconds=config.model_start_to_close),
                 schedule_to_close_timeout=timedelta(seconds=config.model_schedule_to_close),
                 heartbeat_timeout=timedelta(seconds=config.model_heartbeat_timeout),
@@ -354,11 +377,26 @@ class AgentSessionWorkflow:
 
     # -- tool calls ----------------------------------------------------------------------
 
+    async def _counted_tool_call(self, record: AgentToolCall) -> None:
+        """Run one call, then count how it ended (replay-safe metrics)."""
+        await self._run_tool_call(record)
+        final = self._model.record(record.tool_call_id)
+        effect = final.policy.effect.value
+        workflow_count(TOOL_CALLS, {"tool_effect": effect, "outcome": final.status.value})
+        if final.status is AgentToolCallStatus.OUTCOME_UNKNOWN:
+            workflow_count(OUTCOME_UNKNOWN, {"tool_effect": effect})
+
     async def _run_tool_call(self, record: AgentToolCall) -> None:
         model = self._model
         tool_call_id = record.tool_call_id
         if record.status is AgentToolCallStatus.AWAITING_APPROVAL:
-            await self._await_approval(record)
+            workflow_count(APPROVALS_REQUESTED)
+            self._show_state()
+            try:
+                await self._await_approval(record)
+            finally:
+                workflow_count(APPROVALS_RESOLVED)
+            self._show_state()
             record = model.record(tool_call_id)
             if record.status is AgentToolCallStatus.REJECTED:
                 return
@@ -400,6 +438,7 @@ class AgentSessionWorkflow:
                     tool_input,
                     result_type=ToolCallOutput,
                     activity_id=SessionModel.tool_step(turn_id, tool_call_id),
+                    summary=tool_summary(record.tool_name, record.arguments),
                     start_to_close_timeout=timedelta(seconds=local_timeout),
                     schedule_to_close_timeout=timedelta(seconds=config.tool_schedule_to_close),
                     retry_policy=retry_policy,
@@ -412,6 +451,7 @@ class AgentSessionWorkflow:
                     tool_input,
                     result_type=ToolCallOutput,
                     activity_id=SessionModel.tool_step(turn_id, tool_call_id),
+                    summary=tool_summary(record.tool_name, record.arguments),
                     start_to_close_timeout=timedelta(seconds=config.tool_start_to_close),
                     schedule_to_close_timeout=timedelta(seconds=config.tool_schedule_to_close),
                     heartbeat_timeout=timedelta(seconds=config.tool_heartbeat_timeout),
@@ -467,6 +507,9 @@ class AgentSessionWorkflow:
                 tool_input,
                 result_type=VerifyToolOutput,
                 activity_id=step_id,
+                summary=tool_summary(
+                    f"verify {tool_input.tool_call.tool_name}", tool_input.tool_call.arguments
+                ),
                 start_to_close_timeout=timedelta(seconds=config.tool_start_to_close),
                 schedule_to_close_timeout=timedelta(seconds=config.tool_schedule_to_close),
                 heartbeat_timeout=timedelta(seconds=config.tool_heartbeat_timeout),
@@ -531,6 +574,7 @@ class AgentSessionWorkflow:
         model.abandon_unstarted_calls(f"turn stopped: {reason}")
         note_text = build_turn_failure_note(model.tool_calls.values(), stop_reason=reason, stop_detail=detail)
         error = f"turn stopped ({reason}): {detail}"
+        workflow_count(TURNS, {"outcome": "stopped"})
         note: FrameworkMessage | None = None
         if note_text is not None:
             try:
@@ -540,6 +584,7 @@ class AgentSessionWorkflow:
         model.fail_turn(error, note, reason=reason)
 
     async def _fail_turn(self, error: str, *, reason: str = "error") -> None:
+        workflow_count(TURNS, {"outcome": reason})
         model = self._model
         model.abandon_unstarted_calls(TURN_CANCELLED)
         note_text = build_turn_failure_note(model.tool_calls.values())
@@ -550,6 +595,53 @@ class AgentSessionWorkflow:
             except ActivityError as note_error:
                 error = f"{error}; the turn-failure note could not be built: {describe_failure(note_error)}"
         model.fail_turn(error, note, reason=reason)
+
+    # -- what the Temporal UI and visibility show -----------------------------------------
+
+    def _show_state(self) -> None:
+        """Current details for the UI, and (when registered) the state search attributes."""
+        model = self._model
+        waiting = [
+            r.tool_name
+            for r in model.tool_calls.values()
+            if r.status is AgentToolCallStatus.AWAITING_APPROVAL
+        ]
+        stopped = model.stopped and not model.turn_active
+        workflow.set_current_details(
+            session_details(
+                stopped=stopped,
+                turn_active=model.turn_active,
+                turn_count=model.state.turn_count,
+                waiting_for=waiting,
+            )
+        )
+        if stopped:
+            state = SessionState.STOPPED
+        elif waiting:
+            state = SessionState.WAITING_FOR_APPROVAL
+        elif model.turn_active:
+            state = SessionState.RUNNING
+        else:
+            state = SessionState.IDLE
+        if state is self._upserted_state or not self._keeps_search_attributes():
+            return
+        self._upserted_state = state
+        updates: list[SearchAttributeUpdate[Any]] = [
+            STATE_KEY.value_set(state.value),
+            LAST_ACTIVITY_KEY.value_set(workflow.now()),
+        ]
+        workflow.upsert_search_attributes(updates)  # pyright: ignore[reportUnknownMemberType]
+
+    def _keeps_search_attributes(self) -> bool:
+        # Only sessions whose client found the attributes registered upsert them (an
+        # unregistered one would fail the workflow task); the patch keeps runs recorded
+        # without upserts on that path when replayed.
+        if self._upserts is None:
+            config = self._config
+            self._upserts = (
+                config is not None and config.search_attributes and workflow.patched(SEARCH_ATTRIBUTES_PATCH)
+            )
+        return self._upserts
 
     # -- RPCs ----------------------------------------------------------------------------
 

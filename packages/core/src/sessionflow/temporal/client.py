@@ -8,7 +8,7 @@ from dataclasses import replace
 from typing import Any
 
 from temporalio.client import Client, WorkflowUpdateFailedError
-from temporalio.common import WorkflowIDReusePolicy
+from temporalio.common import TypedSearchAttributes, WorkflowIDReusePolicy
 from temporalio.exceptions import WorkflowAlreadyStartedError
 from temporalio.service import RPCError, RPCStatusCode
 
@@ -45,6 +45,7 @@ from sessionflow.temporal._payloads import (
     SessionStartInput,
 )
 from sessionflow.temporal.flow import AgentSessionFlow
+from sessionflow.temporal.search_attributes import search_attributes_registered, start_attributes
 
 __all__ = ["AgentSessionClient", "SessionExistsError", "validate_session_id"]
 
@@ -69,6 +70,7 @@ class AgentSessionClient:
     def __init__(self, client: Client, flow: AgentSessionFlow) -> None:
         self.client = client
         self.flow = flow
+        self._search_attributes: bool | None = None
 
     async def start_session(
         self,
@@ -97,11 +99,18 @@ class AgentSessionClient:
             namespace=self.client.namespace, session_id=session_id, flow_type=self.flow.flow_type
         )
         start = await start_history(history, BodyStore.of(self.client), scope)
+        config = self.flow.run_config()
+        attributes: TypedSearchAttributes | None = None
+        if await self.uses_search_attributes():
+            # The session then keeps its state and last activity current (`search_attributes`).
+            config = replace(config, search_attributes=True)
+            user = (environment or {}).get("user") or (environment or {}).get("user_name")
+            attributes = start_attributes(self.flow.flow_type, user)
         try:
             await self.client.start_workflow(
                 self.flow.flow_type,
                 SessionStartInput(
-                    timings=self.flow.run_config(),
+                    timings=config,
                     initial_message=text,
                     initial_settings=dict(settings or {}),
                     environment=environment or {},
@@ -112,9 +121,22 @@ class AgentSessionClient:
                 id=session_id,
                 task_queue=self.flow.task_queue,
                 id_reuse_policy=WorkflowIDReusePolicy.REJECT_DUPLICATE,
+                search_attributes=attributes,
             )
         except WorkflowAlreadyStartedError:
             raise SessionExistsError(f"session {session_id!r} already exists") from None
+
+    async def uses_search_attributes(self) -> bool:
+        """The namespace has sessionflow's search attributes, so sessions started here carry them.
+
+        Asked of the server once per client (again after an answer it could not give).
+        """
+        if self._search_attributes is None:
+            registered = await search_attributes_registered(self.client)
+            if registered is None:
+                return False
+            self._search_attributes = registered
+        return self._search_attributes
 
     async def send_user_message(
         self,

@@ -7,13 +7,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeAlias
 
-from temporalio.client import Client
+from temporalio.client import Client, Interceptor
 from temporalio.service import TLSConfig
 
+from sessionflow.temporal._runtimes import client_runtime, resolve_metrics_address
+from sessionflow.temporal._telemetry import tracing_enabled, tracing_interceptor
 from sessionflow.temporal._unreachable import (
     ServerUnreachableError,
     UnreachableServerInterceptor,
-    quiet_runtime,
     unreachable,
 )
 from sessionflow.temporal.payload_store import CodecSetting, PayloadStore, build_data_converter
@@ -86,6 +87,8 @@ async def connect(
     api_key: str | None = None,
     payloads: PayloadStore | None = None,
     codec: CodecSetting = "environment",
+    tracing: bool | None = None,
+    metrics_address: str | None = None,
 ) -> TemporalClient:
     """Connect to Temporal.
 
@@ -104,16 +107,27 @@ async def connect(
             encryption codec of the key ring ``$SESSIONFLOW_ENCRYPTION_KEYS`` or
             ``$SESSIONFLOW_ENCRYPTION_KEYS_FILE`` names (`sessionflow.temporal.encryption`),
             else none. None switches it off.
+        tracing: Trace client calls and (for workers built on this client) every step
+            through OpenTelemetry (`sessionflow[otel]`); defaults to ``$SESSIONFLOW_TRACING``.
+        metrics_address: ``host:port`` on which this process serves Prometheus metrics (the
+            SDK's and sessionflow's) at ``/metrics``; defaults to ``$SESSIONFLOW_METRICS_ADDRESS``,
+            else none. The process's clients with one address share its endpoint (and runtime).
 
     The client's calls raise `ServerUnreachableError` while the server does not answer,
     and its retries of them log nothing.
 
     Raises:
         OSError: A TLS file cannot be read.
+        ImportError: Tracing is on and OpenTelemetry is not installed.
+        ValueError: The metrics endpoint cannot listen on `metrics_address`.
         ServerUnreachableError: The server cannot be reached (also a `RuntimeError`).
         EncryptionKeyError: The environment's key ring is malformed (also a `ValueError`).
     """
     address = server_address or os.environ.get(ADDRESS_ENV, DEFAULT_SERVER_ADDRESS)
+    interceptors: list[Interceptor] = [UnreachableServerInterceptor(address)]
+    if tracing_enabled(tracing):
+        interceptors.append(tracing_interceptor())
+    runtime = client_runtime(resolve_metrics_address(metrics_address))
     try:
         return await Client.connect(
             address,
@@ -121,8 +135,8 @@ async def connect(
             tls=_tls_config(tls),
             api_key=api_key,
             data_converter=build_data_converter(payloads or PayloadStore.from_environment(), codec=codec),
-            interceptors=[UnreachableServerInterceptor(address)],
-            runtime=quiet_runtime(),
+            interceptors=interceptors,
+            runtime=runtime,
         )
     except RuntimeError as error:
         translated = unreachable(address, error)

@@ -100,7 +100,21 @@ class AgentSessionFlow:
             if memory is not None
             else None,
             max_continues_per_turn=options.max_continues_per_turn,
+            model_name=self.model_name,
         )
+
+    @property
+    def model_name(self) -> str | None:
+        """The runner's model, when it names one (a ``model_name`` or ``model`` string attribute).
+
+        Step summaries in the Temporal UI and trace attributes show it; a turn's ``model``
+        setting overrides it.
+        """
+        for attribute in ("model_name", "model"):
+            value = getattr(self.runner, attribute, None)
+            if isinstance(value, str) and value:
+                return value
+        return None
 
     def workflow_timings(self) -> SessionRunConfig:
         """Deprecated alias of `run_config`, kept for one release."""

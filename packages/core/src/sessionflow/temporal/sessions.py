@@ -27,6 +27,15 @@ from temporalio.service import RPCError, RPCStatusCode
 
 from sessionflow.session import AgentSnapshot, AgentStatus
 from sessionflow.temporal.client import AgentSessionClient
+from sessionflow.temporal.search_attributes import (
+    LAST_ACTIVITY_KEY,
+    STATE_KEY,
+    USER_KEY,
+    SearchAttributesMissingError,
+    SessionState,
+    missing_search_attributes,
+    visibility_query,
+)
 
 __all__ = [
     "DEFAULT_LIST_LIMIT",
@@ -90,6 +99,9 @@ class SessionSummary:
         agent_status: Where the session stands, from its snapshot; None like `turns`.
         pending_approvals: Calls waiting for a decision, from its snapshot; None like `turns`.
         stopped: The session was stopped (its run completed, or its snapshot says so).
+        user: Its ``SessionflowUser`` search attribute (the ``user`` of its start environment);
+            None for a session started without search attributes.
+        state: Its ``SessionflowStatus`` search attribute (`SessionState`); None like `user`.
     """
 
     session_id: str
@@ -103,6 +115,8 @@ class SessionSummary:
     agent_status: AgentStatus | None = None
     pending_approvals: int | None = None
     stopped: bool = False
+    user: str | None = None
+    state: SessionState | None = None
 
 
 def _quoted(value: str) -> str:
@@ -115,8 +129,16 @@ async def list_sessions(
     *,
     limit: int | None = DEFAULT_LIST_LIMIT,
     query_timeout: float = _QUERY_TIMEOUT,
+    state: SessionState | str | None = None,
+    user: str | None = None,
+    since: datetime | None = None,
 ) -> list[SessionSummary]:
     """The sessions of `flow_type`, most recent activity first.
+
+    `state`, `user` and `since` (last activity at or after) filter on the server, through
+    sessionflow's search attributes (`sessionflow.temporal.search_attributes`): only
+    sessions started while those were registered carry them. Without filters, every
+    session of the flow type is listed.
 
     Reads visibility (at most `limit` executions, None for all), keeps the latest run of
     each session, and reads each one's last history event for `last_activity`. Given an
@@ -131,7 +153,10 @@ async def list_sessions(
         query_timeout: Seconds to wait for one session's snapshot.
 
     Raises:
-        ValueError: No flow type (a bare client without `flow_type`), or a bad `limit`.
+        ValueError: No flow type (a bare client without `flow_type`), a bad `limit`, or an
+            unknown `state`.
+        SearchAttributesMissingError: A filter was given, and the namespace lacks the
+            search attributes (its message names the command that registers them).
     """
     sessions = client_or_sessions if isinstance(client_or_sessions, AgentSessionClient) else None
     client = sessions.client if sessions is not None else cast(Client, client_or_sessions)
@@ -141,8 +166,18 @@ async def list_sessions(
         flow_type = sessions.flow.flow_type
     if limit is not None and limit < 1:
         raise ValueError("limit must be at least 1")
+    if state is None and user is None and since is None:
+        query = f"WorkflowType={_quoted(flow_type)}"
+    else:
+        query = visibility_query(flow_type, state=state, user=user, since=since)
+        try:
+            missing = await missing_search_attributes(client)
+        except RPCError:
+            missing = []  # not allowed to ask (Temporal Cloud): the query itself says
+        if missing:
+            raise SearchAttributesMissingError(client.namespace, missing)
     latest: dict[str, WorkflowExecution] = {}
-    async for execution in client.list_workflows(f"WorkflowType={_quoted(flow_type)}", limit=limit):
+    async for execution in client.list_workflows(query, limit=limit):
         if execution.status is WorkflowExecutionStatus.CONTINUED_AS_NEW:
             continue
         known = latest.get(execution.id)
@@ -159,7 +194,10 @@ async def _summary(
     client: Client, sessions: AgentSessionClient | None, execution: WorkflowExecution, query_timeout: float
 ) -> SessionSummary:
     status = _status_of(execution.status)
-    last = await _last_activity(client, execution)
+    attributes = execution.typed_search_attributes
+    # The session keeps its last activity as a search attribute: no history read for it.
+    last = attributes.get(LAST_ACTIVITY_KEY) or await _last_activity(client, execution)
+    state_value = attributes.get(STATE_KEY)
     snapshot: AgentSnapshot | None = None
     if sessions is not None and status is not SessionStatus.UNKNOWN:
         try:
@@ -179,7 +217,16 @@ async def _summary(
         agent_status=state.status if state is not None else None,
         pending_approvals=len(snapshot.pending_interrupts) if snapshot is not None else None,
         stopped=status is SessionStatus.COMPLETED or (snapshot is not None and snapshot.stopped),
+        user=attributes.get(USER_KEY),
+        state=_session_state(state_value),
     )
+
+
+def _session_state(value: str | None) -> SessionState | None:
+    try:
+        return SessionState(value) if value is not None else None
+    except ValueError:
+        return None
 
 
 async def _last_activity(client: Client, execution: WorkflowExecution) -> datetime | None:

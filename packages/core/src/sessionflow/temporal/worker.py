@@ -15,6 +15,7 @@ from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxR
 
 from sessionflow.temporal._activities import SessionActivities
 from sessionflow.temporal._model_call_gate import ModelCallGate
+from sessionflow.temporal._telemetry import worker_interceptors
 from sessionflow.temporal._workflow import AgentSessionWorkflow
 from sessionflow.temporal.connection import DEFAULT_SERVER_ADDRESS, connect, with_payload_store
 from sessionflow.temporal.deployment import BUILD_ID_ENV, WorkerDeployment
@@ -66,6 +67,7 @@ def build_workers(
     build_id: str | None = None,
     deployment: WorkerDeployment | None = None,
     model_call_limits: ModelCallLimits | None = None,
+    tracing: bool | None = None,
 ) -> list[Worker]:
     """One worker per flow type. Activity slots bound the largest parallel tool batch.
 
@@ -75,7 +77,9 @@ def build_workers(
     workers to a worker deployment (else the one ``$SESSIONFLOW_DEPLOYMENT_NAME`` and
     ``$SESSIONFLOW_BUILD_ID`` name, else none: unversioned workers, as before).
     `model_call_limits` bound the model calls the workers run at once, together
-    (``$SESSIONFLOW_MODEL_CALL_LIMITS`` if None; see `ModelCallLimits`).
+    (``$SESSIONFLOW_MODEL_CALL_LIMITS`` if None; see `ModelCallLimits`). `tracing` (default
+    ``$SESSIONFLOW_TRACING``) traces every step through OpenTelemetry, unless the client
+    already does (`connect(tracing=True)`).
     """
     client = with_payload_store(client, payloads)
     model_calls = ModelCallGate(model_call_limits or ModelCallLimits.from_env())
@@ -86,6 +90,7 @@ def build_workers(
     deployment_config = deployment.worker_config() if deployment is not None else None
     if deployment is None:
         build_id = build_id or os.environ.get(BUILD_ID_ENV, "").strip() or default_build_id()
+    interceptors = worker_interceptors(client, tracing)
     seen: set[str] = set()
     workers: list[Worker] = []
     for flow in flows:
@@ -104,6 +109,7 @@ def build_workers(
                 max_cached_workflows=max_cached_workflows,
                 build_id=None if deployment is not None else build_id,
                 deployment_config=deployment_config,
+                interceptors=interceptors,
             )
         )
     return workers
@@ -120,6 +126,7 @@ async def serve_agent_flows(
     build_id: str | None = None,
     deployment: WorkerDeployment | None = None,
     model_call_limits: ModelCallLimits | None = None,
+    tracing: bool | None = None,
 ) -> None:
     """Serve until `stop` is set (or forever), then shut the workers down gracefully."""
     workers = build_workers(
@@ -131,6 +138,7 @@ async def serve_agent_flows(
         build_id=build_id,
         deployment=deployment,
         model_call_limits=model_call_limits,
+        tracing=tracing,
     )
     stop = stop or asyncio.Event()
     async with AsyncExitStack() as scopes:
@@ -161,11 +169,16 @@ def run_agent_worker(
     build_id: str | None = None,
     deployment: WorkerDeployment | None = None,
     model_call_limits: ModelCallLimits | None = None,
+    tracing: bool | None = None,
+    metrics_address: str | None = None,
 ) -> None:
-    """Blocking entry point for a worker process; SIGTERM and SIGINT shut it down gracefully."""
+    """Blocking entry point for a worker process; SIGTERM and SIGINT shut it down gracefully.
+
+    `tracing` and `metrics_address` are `connect`'s (their environment variables otherwise).
+    """
 
     async def main() -> None:
-        client = await connect(server_address, namespace)
+        client = await connect(server_address, namespace, tracing=tracing, metrics_address=metrics_address)
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGTERM, signal.SIGINT):

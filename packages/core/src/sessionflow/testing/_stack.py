@@ -23,6 +23,7 @@ from sessionflow.temporal import (
     connect,
     read_step_history,
 )
+from sessionflow.temporal.search_attributes import register_search_attributes
 from sessionflow.testing._scripted_flow import STATE_DIR_ENV
 
 __all__ = ["SERVER_ADDRESS_ENV", "AgentTestStack", "WorkerProcess", "ensure_test_server"]
@@ -38,6 +39,8 @@ async def ensure_test_server(data_dir: Path | None = None) -> str:
         return address
     folder = data_dir or Path(tempfile.gettempdir()) / f"sessionflow-test-server-{os.getuid()}"
     handle = await DevServer.ensure_running(DevServerConfig(data_dir=folder))
+    # A server reused from before search attributes were passed at launch gets them now.
+    await register_search_attributes(await connect(handle.address))
     os.environ[SERVER_ADDRESS_ENV] = handle.address
     return handle.address
 

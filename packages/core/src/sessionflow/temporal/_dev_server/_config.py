@@ -9,6 +9,7 @@ from pathlib import Path
 from types import MappingProxyType
 
 from sessionflow.temporal._dev_server._state import DB_FILE_NAME, LOG_FILE_NAME, STATE_FILE_NAME
+from sessionflow.temporal.search_attributes import dev_server_arguments
 
 __all__ = ["DEFAULT_DYNAMIC_CONFIG", "RAISED_HISTORY_LIMITS", "DevServerConfig"]
 
@@ -121,5 +122,7 @@ class DevServerConfig:
             args += ["--namespace", self.namespace]
         for key, value in {**DEFAULT_DYNAMIC_CONFIG, **self.dynamic_config}.items():
             args += ["--dynamic-config-value", f"{key}={json.dumps(value)}"]
+        # sessionflow's search attributes (flow type, state, user, last activity), for listings.
+        args += dev_server_arguments()
         args += self.extra_args
         return args
