@@ -69,6 +69,7 @@ from sessionflow.temporal._payloads import (
     ToolCallOutput,
     VerifyToolOutput,
 )
+from sessionflow.temporal._shutdown import shutdown_fails_retryably
 from sessionflow.temporal._store_errors import PayloadStoreError
 from sessionflow.temporal._verify_step import verify_write
 
@@ -158,7 +159,7 @@ class SessionActivities:
 
     @activity.defn(name=BUILD_USER_MESSAGE)
     async def build_user_message(self, request: BuildUserMessageInput) -> FrameworkMessage:
-        with _retry_by_class():
+        with _retry_by_class(), shutdown_fails_retryably(self._client.identity):
             return await self._build_user_message(request)
 
     async def _build_user_message(self, request: BuildUserMessageInput) -> FrameworkMessage:
@@ -179,7 +180,7 @@ class SessionActivities:
 
     @activity.defn(name=RUN_MODEL)
     async def run_model(self, request: RunModelInput) -> RunModelResult:
-        with _retry_by_class():
+        with _retry_by_class(), shutdown_fails_retryably(self._client.identity):
             return await self._run_model(request)
 
     async def _run_model(self, request: RunModelInput) -> RunModelResult:
@@ -459,7 +460,7 @@ class SessionActivities:
         return await self._run_tool(request)
 
     async def _run_tool(self, request: ToolCallInput) -> ToolCallOutput:
-        with _retry_by_class():
+        with _retry_by_class(), shutdown_fails_retryably(self._client.identity):
             return await self._run_tool_once(request)
 
     async def _run_tool_once(self, request: ToolCallInput) -> ToolCallOutput:
@@ -552,7 +553,7 @@ class SessionActivities:
     @activity.defn(name=VERIFY_TOOL)
     async def verify_tool(self, request: ToolCallInput) -> VerifyToolOutput:
         """Whether a write whose step died took effect (`_verify_step`); a read step."""
-        with _retry_by_class():
+        with _retry_by_class(), shutdown_fails_retryably(self._client.identity):
             info = activity.info()
             events = self._writer(request.session_id, request.turn_id)
             activity.heartbeat()

@@ -7,12 +7,14 @@ import importlib.metadata
 import signal
 from collections.abc import Sequence
 from contextlib import AsyncExitStack, nullcontext
+from datetime import timedelta
 
 from temporalio.client import Client
 from temporalio.worker import Worker
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
 
 from sessionflow.temporal._activities import SessionActivities
+from sessionflow.temporal._shutdown import shutdown_grace
 from sessionflow.temporal._workflow import AgentSessionWorkflow
 from sessionflow.temporal.connection import DEFAULT_SERVER_ADDRESS, connect, with_payload_store
 from sessionflow.temporal.flow import AgentSessionFlow
@@ -59,14 +61,18 @@ def build_workers(
     max_cached_workflows: int = 1000,
     payloads: PayloadStore | None = None,
     build_id: str | None = None,
+    shutdown_grace_period: timedelta | float | None = None,
 ) -> list[Worker]:
     """One worker per flow type. Activity slots bound the largest parallel tool batch.
 
     `payloads` names the payload store (see `with_payload_store`: the client's own, else
     ``$SESSIONFLOW_PAYLOADS`` or the default folder). `build_id` names the deployed code
-    (`default_build_id` if None).
+    (`default_build_id` if None). `shutdown_grace_period` is what running steps get to finish
+    once shutdown starts (seconds; else ``$SESSIONFLOW_SHUTDOWN_GRACE``, else 20 s); steps
+    still running then are cancelled and fail retryably (see `_shutdown`).
     """
     client = with_payload_store(client, payloads)
+    grace = shutdown_grace(shutdown_grace_period)
     seen: set[str] = set()
     workers: list[Worker] = []
     for flow in flows:
@@ -84,6 +90,7 @@ def build_workers(
                 max_concurrent_local_activities=max_concurrent_activities,
                 max_cached_workflows=max_cached_workflows,
                 build_id=build_id or default_build_id(),
+                graceful_shutdown_timeout=grace,
             )
         )
     return workers
@@ -98,8 +105,10 @@ async def serve_agent_flows(
     max_cached_workflows: int = 1000,
     payloads: PayloadStore | None = None,
     build_id: str | None = None,
+    shutdown_grace_period: timedelta | float | None = None,
 ) -> None:
-    """Serve until `stop` is set (or forever), then shut the workers down gracefully."""
+    """Serve until `stop` is set (or forever), then shut the workers down gracefully:
+    polling stops, and running steps get `shutdown_grace_period` (see `build_workers`)."""
     workers = build_workers(
         client,
         flows,
@@ -107,6 +116,7 @@ async def serve_agent_flows(
         max_cached_workflows=max_cached_workflows,
         payloads=payloads,
         build_id=build_id,
+        shutdown_grace_period=shutdown_grace_period,
     )
     stop = stop or asyncio.Event()
     async with AsyncExitStack() as scopes:
@@ -135,18 +145,34 @@ def run_agent_worker(
     namespace: str | None = None,
     max_concurrent_activities: int = 100,
     build_id: str | None = None,
+    shutdown_grace_period: timedelta | float | None = None,
 ) -> None:
-    """Blocking entry point for a worker process; SIGTERM and SIGINT shut it down gracefully."""
+    """Blocking entry point for a worker process; SIGTERM and SIGINT shut it down gracefully
+    (running steps get `shutdown_grace_period`, see `build_workers`)."""
+    grace = shutdown_grace(shutdown_grace_period)  # a bad value fails before connecting
 
     async def main() -> None:
         client = await connect(server_address, namespace)
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
+
+        def shut_down() -> None:
+            if not stop.is_set():
+                seconds = grace.total_seconds()
+                print(f"sessionflow worker shutting down: running steps get {seconds:g} s", flush=True)
+            stop.set()
+
         for sig in (signal.SIGTERM, signal.SIGINT):
-            loop.add_signal_handler(sig, stop.set)
+            loop.add_signal_handler(sig, shut_down)
         print("sessionflow worker ready", flush=True)
         await serve_agent_flows(
-            client, flows, stop=stop, max_concurrent_activities=max_concurrent_activities, build_id=build_id
+            client,
+            flows,
+            stop=stop,
+            max_concurrent_activities=max_concurrent_activities,
+            build_id=build_id,
+            shutdown_grace_period=grace,
         )
+        print("sessionflow worker stopped", flush=True)
 
     asyncio.run(main())
