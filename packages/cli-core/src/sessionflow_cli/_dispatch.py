@@ -91,6 +91,17 @@ def _with_engine(
         config = with_model(config, args.model)
         environment = start_environment(config.identity, config.workspace)
         return asyncio.run(run_sessions(spec, config, environment, out=out, info=info))
+    if command == "worker":
+        from sessionflow_cli.commands._worker import run_worker
+
+        config = resolve_config(spec.name, args.config, yes=False, ask=False, cwd=cwd, info=info)
+        config = with_model(config, args.model)
+        environment = start_environment(config.identity, config.workspace)
+        return asyncio.run(
+            run_worker(
+                spec, config, environment, flow_type=args.flow_type, grace=args.grace, out=out, info=info
+            )
+        )
     from sessionflow_cli.commands._chat import ChatRequest, run_chat
 
     config = resolve_config(spec.name, args.config, yes=args.yes, ask=True, cwd=cwd, info=info)

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 
 __all__ = ["COMMANDS", "build_parser", "main", "run"]
 
-COMMANDS = ("chat", "init", "sessions", "connectors", "frameworks", "server", "payloads")
+COMMANDS = ("chat", "init", "sessions", "connectors", "frameworks", "server", "payloads", "worker")
 
 _DESCRIPTION = """\
 Durable agent sessions on Temporal, in your terminal.
@@ -32,6 +32,7 @@ commands:
   frameworks  list the frameworks the installed plugins offer
   server      status, start or stop the embedded Temporal dev server
   payloads    gc: delete the stored payloads of sessions that ended long ago
+  worker      serve this command's flow as a resident worker (one per host); SIGTERM stops it gracefully
 
 exit codes: 0 success, 1 failure at run time, 2 usage or configuration error
 """
@@ -98,6 +99,21 @@ def build_parser() -> argparse.ArgumentParser:
         "--older-than", default="30d", metavar="AGE", help="sessions that ended this long ago (default: 30d)"
     )
     _add_framework(payloads)
+
+    worker = commands.add_parser("worker", help="serve the flow as a resident worker until SIGTERM")
+    _add_framework(worker)
+    worker.add_argument("-m", "--model", metavar="MODEL", help="override the configured model")
+    worker.add_argument(
+        "--flow-type",
+        metavar="NAME",
+        help="serve this flow type (default: the chat's on this host; give every host the same one)",
+    )
+    worker.add_argument(
+        "--grace",
+        type=float,
+        metavar="SECONDS",
+        help="what running steps get to finish after SIGTERM (default: $SESSIONFLOW_SHUTDOWN_GRACE, else 20)",
+    )
     return parser
 
 

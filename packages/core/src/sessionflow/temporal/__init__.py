@@ -42,7 +42,13 @@ from sessionflow.temporal.sessions import (
     read_start_environment,
     reset_sticky_task_queue,
 )
-from sessionflow.temporal.worker import build_workers, default_build_id, run_agent_worker, serve_agent_flows
+from sessionflow.temporal.worker import (
+    build_workers,
+    default_build_id,
+    run_agent_worker,
+    serve_agent_flows,
+    shutdown_grace,
+)
 
 __all__ = [
     "DEFAULT_PAYLOAD_THRESHOLD",
@@ -85,6 +91,7 @@ __all__ = [
     "reset_sticky_task_queue",
     "run_agent_worker",
     "serve_agent_flows",
+    "shutdown_grace",
     "stop_dev_server",
     "validate_session_id",
     "with_payload_store",

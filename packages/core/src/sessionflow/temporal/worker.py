@@ -27,6 +27,7 @@ __all__ = [
     "default_build_id",
     "run_agent_worker",
     "serve_agent_flows",
+    "shutdown_grace",
 ]
 
 
