@@ -63,8 +63,9 @@ def sessions_of(cli: Cli, flow_type: str) -> AgentSessionFlow:
 async def idle(sessions: AgentSessionClient, session_id: str) -> AgentSnapshot:
     def done(snapshot: AgentSnapshot) -> AgentSnapshot | None:
         state = snapshot.state
-        ok = state is not None and state.turn_count >= 1
-        return snapshot if ok and state.status is AgentStatus.WAITING_FOR_USER_MESSAGE else None
+        if state is None or state.turn_count < 1:
+            return None
+        return snapshot if state.status is AgentStatus.WAITING_FOR_USER_MESSAGE else None
 
     return await wait_for_agent_snapshot(sessions, session_id, done, description="the turn", timeout=120)
 
