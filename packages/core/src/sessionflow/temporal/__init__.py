@@ -43,6 +43,7 @@ from sessionflow.temporal.sessions import (
     reset_sticky_task_queue,
 )
 from sessionflow.temporal.worker import (
+    SHUTDOWN_GRACE_ENV,
     build_workers,
     default_build_id,
     run_agent_worker,
@@ -54,6 +55,7 @@ __all__ = [
     "DEFAULT_PAYLOAD_THRESHOLD",
     "DEFAULT_SERVER_ADDRESS",
     "RAISED_HISTORY_LIMITS",
+    "SHUTDOWN_GRACE_ENV",
     "AgentSessionClient",
     "AgentSessionFlow",
     "DevServer",

@@ -14,7 +14,7 @@ from temporalio.worker import Worker
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
 
 from sessionflow.temporal._activities import SessionActivities
-from sessionflow.temporal._shutdown import shutdown_grace
+from sessionflow.temporal._shutdown import SHUTDOWN_GRACE_ENV, shutdown_grace
 from sessionflow.temporal._workflow import AgentSessionWorkflow
 from sessionflow.temporal.connection import DEFAULT_SERVER_ADDRESS, connect, with_payload_store
 from sessionflow.temporal.flow import AgentSessionFlow
@@ -22,6 +22,7 @@ from sessionflow.temporal.payload_store import PayloadStore
 
 __all__ = [
     "DEFAULT_SERVER_ADDRESS",
+    "SHUTDOWN_GRACE_ENV",
     "build_workers",
     "connect",
     "default_build_id",
