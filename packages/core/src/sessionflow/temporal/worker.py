@@ -14,7 +14,7 @@ from temporalio.worker import Worker
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
 
 from sessionflow.temporal._activities import SessionActivities
-from sessionflow.temporal._shutdown import SHUTDOWN_GRACE_ENV, shutdown_grace
+from sessionflow.temporal._shutdown import SHUTDOWN_GRACE_ENV, exit_worker_process, shutdown_grace
 from sessionflow.temporal._workflow import AgentSessionWorkflow
 from sessionflow.temporal.connection import DEFAULT_SERVER_ADDRESS, connect, with_payload_store
 from sessionflow.temporal.flow import AgentSessionFlow
@@ -26,6 +26,7 @@ __all__ = [
     "build_workers",
     "connect",
     "default_build_id",
+    "exit_worker_process",
     "run_agent_worker",
     "serve_agent_flows",
     "shutdown_grace",
@@ -150,7 +151,8 @@ def run_agent_worker(
     shutdown_grace_period: timedelta | float | None = None,
 ) -> None:
     """Blocking entry point for a worker process; SIGTERM and SIGINT shut it down gracefully
-    (running steps get `shutdown_grace_period`, see `build_workers`)."""
+    (running steps get `shutdown_grace_period`, see `build_workers`), and the process then
+    exits 0 (`exit_worker_process`): this function does not return after a clean stop."""
     grace = shutdown_grace(shutdown_grace_period)  # a bad value fails before connecting
 
     async def main() -> None:
@@ -178,3 +180,4 @@ def run_agent_worker(
         print("sessionflow worker stopped", flush=True)
 
     asyncio.run(main())
+    exit_worker_process(0)
