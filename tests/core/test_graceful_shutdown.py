@@ -3,8 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+from datetime import timedelta
+
+import pytest
 
 from sessionflow import ToolEffect, ToolPolicy
+from sessionflow.temporal import shutdown_grace
+from sessionflow.temporal._shutdown import DEFAULT_SHUTDOWN_GRACE
 from sessionflow.testing import FileGate, WorkerProcess
 from tests.core.conftest import Harness, HarnessFactory
 from tests.core.helpers import idle_after
@@ -127,3 +132,16 @@ async def test_sigterm_during_write_longer_than_the_grace_is_outcome_unknown(
     assert steps[1].failure is not None and f"worker {first.pid}@" in steps[1].failure
     assert snapshot.state is not None and snapshot.state.last_turn_error is None
     assert snapshot.messages[-1].message.text == "checking"
+
+
+def test_grace_period_from_argument_environment_or_default() -> None:
+    assert shutdown_grace(None, {}) == DEFAULT_SHUTDOWN_GRACE == timedelta(seconds=20)
+    assert shutdown_grace(None, {GRACE_ENV: " 7.5 "}) == timedelta(seconds=7.5)
+    assert shutdown_grace(3, {GRACE_ENV: "7.5"}) == timedelta(seconds=3)
+    assert shutdown_grace(timedelta(minutes=1), {}) == timedelta(seconds=60)
+    assert shutdown_grace(0, {}) == timedelta(0)
+    with pytest.raises(ValueError, match="SESSIONFLOW_SHUTDOWN_GRACE='soon' is not a number of seconds"):
+        shutdown_grace(None, {GRACE_ENV: "soon"})
+    for bad in (-1.0, float("nan"), float("inf")):
+        with pytest.raises(ValueError, match="must be 0 or more seconds"):
+            shutdown_grace(bad, {})
