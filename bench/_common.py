@@ -21,6 +21,7 @@ from temporalio.api.history.v1 import HistoryEvent
 from temporalio.api.workflowservice.v1 import GetWorkflowExecutionHistoryRequest
 from temporalio.client import Client
 from temporalio.common import RetryPolicy
+from temporalio.service import RPCError, RPCStatusCode
 
 with workflow.unsafe.imports_passed_through():
     from sessionflow.session import (
@@ -423,14 +424,21 @@ class HistoryTail:
                 await self._poll()
 
     async def _poll(self) -> None:
-        response = await self._client.workflow_service.get_workflow_execution_history(
-            GetWorkflowExecutionHistoryRequest(
-                namespace=self._client.namespace,
-                execution=WorkflowExecution(workflow_id=self._workflow_id),
-                next_page_token=self._token,
-                wait_new_event=True,
+        try:
+            response = await self._client.workflow_service.get_workflow_execution_history(
+                GetWorkflowExecutionHistoryRequest(
+                    namespace=self._client.namespace,
+                    execution=WorkflowExecution(workflow_id=self._workflow_id),
+                    next_page_token=self._token,
+                    wait_new_event=True,
+                )
             )
-        )
+        except RPCError as error:
+            # A long poll the server ends without a new event (CANCELLED when many sessions
+            # wait longer than its long-poll limit, as in bench.peers): the caller polls again.
+            if error.status not in (RPCStatusCode.CANCELLED, RPCStatusCode.DEADLINE_EXCEEDED):
+                raise
+            return
         for event in response.history.events:
             kind = event.event_type
             if kind == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:

@@ -109,6 +109,20 @@ def _with_engine(
         environment = start_environment(config.identity, config.workspace)
         filters = SessionFilters.from_arguments(args.state, args.user, args.since)
         return asyncio.run(run_sessions(spec, config, environment, out=out, info=info, filters=filters))
+    if command == "worker":
+        from sessionflow_cli.commands._worker import run_worker
+
+        config = resolve_config(spec.name, args.config, yes=False, ask=False, cwd=cwd, info=info)
+        config = with_model(config, args.model)
+        environment = start_environment(config.identity, config.workspace)
+        code = asyncio.run(
+            run_worker(
+                spec, config, environment, flow_type=args.flow_type, grace=args.grace, out=out, info=info
+            )
+        )
+        from sessionflow.temporal import exit_worker_process
+
+        exit_worker_process(code)  # past the interpreter teardown that can abort a stopped worker
     from sessionflow_cli.commands._chat import ChatRequest, run_chat
 
     config = resolve_config(spec.name, args.config, yes=args.yes, ask=True, cwd=cwd, info=info)

@@ -19,7 +19,17 @@ if TYPE_CHECKING:
 
 __all__ = ["COMMANDS", "build_parser", "main", "run"]
 
-COMMANDS = ("chat", "init", "sessions", "connectors", "frameworks", "server", "payloads", "codec-server")
+COMMANDS = (
+    "chat",
+    "init",
+    "sessions",
+    "connectors",
+    "frameworks",
+    "server",
+    "payloads",
+    "codec-server",
+    "worker",
+)
 
 _DESCRIPTION = """\
 Durable agent sessions on Temporal, in your terminal.
@@ -33,6 +43,7 @@ commands:
   server      status, start or stop the embedded Temporal dev server
   payloads    gc: delete the stored payloads of sessions that ended long ago
   codec-server  decode encrypted payloads for the Temporal UI (/encode, /decode)
+  worker      serve this command's flow as a resident worker (one per host); SIGTERM stops it gracefully
 
 exit codes: 0 success, 1 failure at run time, 2 usage or configuration error
 """
@@ -127,6 +138,20 @@ def build_parser() -> argparse.ArgumentParser:
     )
     codec.add_argument(
         "--max-body-bytes", type=int, default=16 * 1024 * 1024, help="the largest request (default: 16 MiB)"
+    )
+    worker = commands.add_parser("worker", help="serve the flow as a resident worker until SIGTERM")
+    _add_framework(worker)
+    worker.add_argument("-m", "--model", metavar="MODEL", help="override the configured model")
+    worker.add_argument(
+        "--flow-type",
+        metavar="NAME",
+        help="serve this flow type (default: the chat's on this host; give every host the same one)",
+    )
+    worker.add_argument(
+        "--grace",
+        type=float,
+        metavar="SECONDS",
+        help="what running steps get to finish after SIGTERM (default: $SESSIONFLOW_SHUTDOWN_GRACE, else 20)",
     )
     return parser
 

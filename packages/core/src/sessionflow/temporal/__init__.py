@@ -65,13 +65,22 @@ from sessionflow.temporal.upgrades import (
     set_current_version,
     wake_sessions_on_old_versions,
 )
-from sessionflow.temporal.worker import build_workers, default_build_id, run_agent_worker, serve_agent_flows
+from sessionflow.temporal.worker import (
+    SHUTDOWN_GRACE_ENV,
+    build_workers,
+    default_build_id,
+    exit_worker_process,
+    run_agent_worker,
+    serve_agent_flows,
+    shutdown_grace,
+)
 
 __all__ = [
     "DEFAULT_PAYLOAD_THRESHOLD",
     "DEFAULT_SERVER_ADDRESS",
     "MODEL_CALL_LIMITS_ENV",
     "RAISED_HISTORY_LIMITS",
+    "SHUTDOWN_GRACE_ENV",
     "AgentSessionClient",
     "AgentSessionFlow",
     "DevServer",
@@ -110,6 +119,7 @@ __all__ = [
     "describe_session",
     "drainage_status",
     "encryption_codec_from_environment",
+    "exit_worker_process",
     "find_temporal_binary",
     "free_port",
     "history_size",
@@ -124,6 +134,7 @@ __all__ = [
     "serve_agent_flows",
     "sessions_on_old_versions",
     "set_current_version",
+    "shutdown_grace",
     "stop_dev_server",
     "try_register_search_attributes",
     "validate_session_id",

@@ -71,6 +71,7 @@ from sessionflow.temporal._payloads import (
     VerifyToolOutput,
 )
 from sessionflow.temporal._provider_retry import retry_when_provider_says
+from sessionflow.temporal._shutdown import shutdown_fails_retryably
 from sessionflow.temporal._step_telemetry import observe_model_step, observe_tool_step
 from sessionflow.temporal._store_errors import PayloadStoreError
 from sessionflow.temporal._summaries import model_name_of
@@ -166,7 +167,7 @@ class SessionActivities:
 
     @activity.defn(name=BUILD_USER_MESSAGE)
     async def build_user_message(self, request: BuildUserMessageInput) -> FrameworkMessage:
-        with _retry_by_class():
+        with _retry_by_class(), shutdown_fails_retryably(self._client.identity):
             return await self._build_user_message(request)
 
     async def _build_user_message(self, request: BuildUserMessageInput) -> FrameworkMessage:
@@ -189,7 +190,7 @@ class SessionActivities:
     async def run_model(self, request: RunModelInput) -> RunModelResult:
         model = model_name_of(request.session_settings, self._flow.model_name)
         with observe_model_step(request.session_id, request.turn_id, model) as step:
-            with _retry_by_class():
+            with _retry_by_class(), shutdown_fails_retryably(self._client.identity):
                 result = await self._run_model(request)
             step.model_done(result)
             return result
@@ -484,7 +485,7 @@ class SessionActivities:
 
     async def _run_tool(self, request: ToolCallInput) -> ToolCallOutput:
         with observe_tool_step(request.session_id, request.turn_id, request.tool_call) as step:
-            with _retry_by_class():
+            with _retry_by_class(), shutdown_fails_retryably(self._client.identity):
                 output = await self._run_tool_once(request)
             step.tool_done(output)
             return output
@@ -579,7 +580,7 @@ class SessionActivities:
     @activity.defn(name=VERIFY_TOOL)
     async def verify_tool(self, request: ToolCallInput) -> VerifyToolOutput:
         """Whether a write whose step died took effect (`_verify_step`); a read step."""
-        with _retry_by_class():
+        with _retry_by_class(), shutdown_fails_retryably(self._client.identity):
             info = activity.info()
             events = self._writer(request.session_id, request.turn_id)
             activity.heartbeat()

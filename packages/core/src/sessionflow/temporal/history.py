@@ -23,6 +23,8 @@ class StepHistoryEntry:
     `outcome` is `completed`, `failed`, `timed_out`, `canceled`, or `running` when the
     step has not finished. `step_execution_id` is the activity ID, shared by all attempts.
     `local` marks a local step (a local activity, recorded as one marker when it ends).
+    `worker` is the identity of the worker that ran the final attempt, and `previous_failure`
+    how the attempt before it failed (a worker that shut down names itself there).
     """
 
     step_type: str
@@ -31,6 +33,8 @@ class StepHistoryEntry:
     outcome: str
     failure: str | None = None
     local: bool = False
+    worker: str | None = None
+    previous_failure: str | None = None
 
 
 # The marker Temporal's SDK core records for each finished local activity.
@@ -52,6 +56,8 @@ class _Step:
     outcome: str = "running"
     failure: str | None = None
     local: bool = False
+    worker: str | None = None
+    previous_failure: str | None = None
 
 
 _OUTCOME_ATTRIBUTES = {
@@ -83,7 +89,11 @@ async def read_step_history(client: Client, session_id: str) -> list[StepHistory
             )
         elif kind == EventType.EVENT_TYPE_ACTIVITY_TASK_STARTED:
             started = event.activity_task_started_event_attributes
-            steps[started.scheduled_event_id].attempt = started.attempt
+            step = steps[started.scheduled_event_id]
+            step.attempt = started.attempt
+            step.worker = started.identity or None
+            if started.HasField("last_failure") and started.last_failure.message:
+                step.previous_failure = str(started.last_failure.message)
         elif kind in _OUTCOMES:
             attrs = getattr(event, _OUTCOME_ATTRIBUTES[kind])
             step = steps[attrs.scheduled_event_id]
@@ -99,6 +109,8 @@ async def read_step_history(client: Client, session_id: str) -> list[StepHistory
             outcome=s.outcome,
             failure=s.failure,
             local=s.local,
+            worker=s.worker,
+            previous_failure=s.previous_failure,
         )
         for s in steps.values()
     ]

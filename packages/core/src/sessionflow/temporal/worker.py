@@ -8,6 +8,7 @@ import os
 import signal
 from collections.abc import Sequence
 from contextlib import AsyncExitStack, nullcontext
+from datetime import timedelta
 
 from temporalio.client import Client
 from temporalio.worker import Worker
@@ -15,6 +16,7 @@ from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxR
 
 from sessionflow.temporal._activities import SessionActivities
 from sessionflow.temporal._model_call_gate import ModelCallGate
+from sessionflow.temporal._shutdown import SHUTDOWN_GRACE_ENV, exit_worker_process, shutdown_grace
 from sessionflow.temporal._telemetry import worker_interceptors
 from sessionflow.temporal._workflow import AgentSessionWorkflow
 from sessionflow.temporal.connection import DEFAULT_SERVER_ADDRESS, connect, with_payload_store
@@ -25,12 +27,15 @@ from sessionflow.temporal.payload_store import PayloadStore
 
 __all__ = [
     "DEFAULT_SERVER_ADDRESS",
+    "SHUTDOWN_GRACE_ENV",
     "WorkerDeployment",
     "build_workers",
     "connect",
     "default_build_id",
+    "exit_worker_process",
     "run_agent_worker",
     "serve_agent_flows",
+    "shutdown_grace",
 ]
 
 
@@ -68,6 +73,7 @@ def build_workers(
     deployment: WorkerDeployment | None = None,
     model_call_limits: ModelCallLimits | None = None,
     tracing: bool | None = None,
+    shutdown_grace_period: timedelta | float | None = None,
 ) -> list[Worker]:
     """One worker per flow type. Activity slots bound the largest parallel tool batch.
 
@@ -79,7 +85,9 @@ def build_workers(
     `model_call_limits` bound the model calls the workers run at once, together
     (``$SESSIONFLOW_MODEL_CALL_LIMITS`` if None; see `ModelCallLimits`). `tracing` (default
     ``$SESSIONFLOW_TRACING``) traces every step through OpenTelemetry, unless the client
-    already does (`connect(tracing=True)`).
+    already does (`connect(tracing=True)`). `shutdown_grace_period` is what running steps
+    get to finish once shutdown starts (seconds; else ``$SESSIONFLOW_SHUTDOWN_GRACE``, else
+    20 s); steps still running then are cancelled and fail retryably (see `_shutdown`).
     """
     client = with_payload_store(client, payloads)
     model_calls = ModelCallGate(model_call_limits or ModelCallLimits.from_env())
@@ -91,6 +99,7 @@ def build_workers(
     if deployment is None:
         build_id = build_id or os.environ.get(BUILD_ID_ENV, "").strip() or default_build_id()
     interceptors = worker_interceptors(client, tracing)
+    grace = shutdown_grace(shutdown_grace_period)
     seen: set[str] = set()
     workers: list[Worker] = []
     for flow in flows:
@@ -110,6 +119,7 @@ def build_workers(
                 build_id=None if deployment is not None else build_id,
                 deployment_config=deployment_config,
                 interceptors=interceptors,
+                graceful_shutdown_timeout=grace,
             )
         )
     return workers
@@ -127,8 +137,10 @@ async def serve_agent_flows(
     deployment: WorkerDeployment | None = None,
     model_call_limits: ModelCallLimits | None = None,
     tracing: bool | None = None,
+    shutdown_grace_period: timedelta | float | None = None,
 ) -> None:
-    """Serve until `stop` is set (or forever), then shut the workers down gracefully."""
+    """Serve until `stop` is set (or forever), then shut the workers down gracefully:
+    polling stops, and running steps get `shutdown_grace_period` (see `build_workers`)."""
     workers = build_workers(
         client,
         flows,
@@ -139,6 +151,7 @@ async def serve_agent_flows(
         deployment=deployment,
         model_call_limits=model_call_limits,
         tracing=tracing,
+        shutdown_grace_period=shutdown_grace_period,
     )
     stop = stop or asyncio.Event()
     async with AsyncExitStack() as scopes:
@@ -171,18 +184,29 @@ def run_agent_worker(
     model_call_limits: ModelCallLimits | None = None,
     tracing: bool | None = None,
     metrics_address: str | None = None,
+    shutdown_grace_period: timedelta | float | None = None,
 ) -> None:
-    """Blocking entry point for a worker process; SIGTERM and SIGINT shut it down gracefully.
+    """Blocking entry point for a worker process; SIGTERM and SIGINT shut it down gracefully
+    (running steps get `shutdown_grace_period`, see `build_workers`), and the process then
+    exits 0 (`exit_worker_process`): this function does not return after a clean stop.
 
     `tracing` and `metrics_address` are `connect`'s (their environment variables otherwise).
     """
+    grace = shutdown_grace(shutdown_grace_period)  # a bad value fails before connecting
 
     async def main() -> None:
         client = await connect(server_address, namespace, tracing=tracing, metrics_address=metrics_address)
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
+
+        def shut_down() -> None:
+            if not stop.is_set():
+                seconds = grace.total_seconds()
+                print(f"sessionflow worker shutting down: running steps get {seconds:g} s", flush=True)
+            stop.set()
+
         for sig in (signal.SIGTERM, signal.SIGINT):
-            loop.add_signal_handler(sig, stop.set)
+            loop.add_signal_handler(sig, shut_down)
         print("sessionflow worker ready", flush=True)
         await serve_agent_flows(
             client,
@@ -192,6 +216,9 @@ def run_agent_worker(
             build_id=build_id,
             deployment=deployment,
             model_call_limits=model_call_limits,
+            shutdown_grace_period=grace,
         )
+        print("sessionflow worker stopped", flush=True)
 
     asyncio.run(main())
+    exit_worker_process(0)

@@ -62,6 +62,11 @@ class WorkerProcess:
             os.killpg(self.process.pid, signal.SIGKILL)
         self.process.wait()
 
+    def sigterm(self) -> None:
+        """SIGTERM the worker and return at once: it shuts down gracefully on its own."""
+        if self.process.poll() is None:
+            os.killpg(self.process.pid, signal.SIGTERM)
+
     def terminate(self, timeout: float = 10.0) -> None:
         if self.process.poll() is None:
             os.killpg(self.process.pid, signal.SIGTERM)
