@@ -11,21 +11,11 @@ __all__ = ["main"]
 
 def main() -> None:
     """Console entry point: ``sessionflow [chat|init|sessions|frameworks|server] [options]``."""
-    import os
-    import sys
-
     from sessionflow_cli._main import main as run
 
     code = run()
     # Leave without finalizing the interpreter: Temporal's core threads may still call into
     # Python while it shuts down, which aborts the process instead of exiting with `code`.
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            stream.flush()
-        except (OSError, ValueError):
-            pass
-    if "logging" in sys.modules:  # a command that never logged has nothing to flush
-        import logging
+    from sessionflow.process_exit import exit_without_teardown
 
-        logging.shutdown()
-    os._exit(code)
+    exit_without_teardown(code)

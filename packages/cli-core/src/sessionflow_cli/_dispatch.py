@@ -120,9 +120,7 @@ def _with_engine(
                 spec, config, environment, flow_type=args.flow_type, grace=args.grace, out=out, info=info
             )
         )
-        from sessionflow.temporal import exit_worker_process
-
-        exit_worker_process(code)  # past the interpreter teardown that can abort a stopped worker
+        return code  # `main` leaves past the interpreter teardown (sessionflow.process_exit)
     from sessionflow_cli.commands._chat import ChatRequest, run_chat
 
     config = resolve_config(spec.name, args.config, yes=args.yes, ask=True, cwd=cwd, info=info)

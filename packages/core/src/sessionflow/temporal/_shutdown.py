@@ -12,10 +12,8 @@ step to another worker at once, while a single-attempt write (maximum one attemp
 from __future__ import annotations
 
 import asyncio
-import logging
 import math
 import os
-import sys
 from collections.abc import Generator, Mapping
 from contextlib import contextmanager
 from datetime import timedelta
@@ -23,6 +21,8 @@ from typing import NoReturn
 
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
+
+from sessionflow.process_exit import exit_without_teardown
 
 __all__ = [
     "DEFAULT_SHUTDOWN_GRACE",
@@ -91,10 +91,4 @@ def exit_worker_process(code: int = 0) -> NoReturn:
     issue 300): a rolling restart would see a clean shutdown exit -6 about one time in six
     under load (`tests/core/test_graceful_shutdown.py`). Output and logs are flushed first.
     """
-    logging.shutdown()
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            stream.flush()
-        except (OSError, ValueError):
-            pass  # a closed or broken stream has nothing more to say
-    os._exit(code)
+    exit_without_teardown(code)
