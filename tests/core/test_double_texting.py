@@ -7,7 +7,7 @@ import pytest
 
 from sessionflow import AgentSnapshot, DoubleTexting, MessageRejectedError
 from sessionflow.testing import FileGate, wait_until
-from tests.core.conftest import Harness
+from tests.core.conftest import Harness, HarnessFactory
 from tests.core.helpers import idle_after, texts
 
 
@@ -138,3 +138,28 @@ async def test_an_unknown_policy_is_refused_before_anything_is_sent(harness: Har
         await harness.sessions.start_session("dt-bad", "hi", double_texting="sometimes")
     with pytest.raises(ValueError, match="double_texting must be one of"):
         await harness.sessions.send_user_message("dt-bad", "hi", double_texting="later")
+
+
+async def test_the_policy_and_refused_ids_survive_continue_as_new(harness_factory: HarnessFactory) -> None:
+    harness: Harness = await harness_factory(continue_as_new_after_events=20)
+    harness.script("dt-can", [[{"gate": "dt-can", "text": "one"}], [{"text": "two"}], [{"text": "three"}]])
+    await harness.sessions.start_session("dt-can", "first", double_texting=DoubleTexting.REJECT)
+    gate = FileGate(harness.state_dir, "dt-can")
+    await gate.wait_until_reached()
+    with pytest.raises(MessageRejectedError):
+        await harness.sessions.send_user_message("dt-can", "refused", message_id="m-refused")
+    gate.release()
+    await idle_after(harness, "dt-can", 1)
+    first_run = (await harness.sessions.client.get_workflow_handle("dt-can").describe()).run_id
+    for turn, text in ((2, "second"), (3, "third")):
+        assert await harness.sessions.send_user_message("dt-can", text)
+        await idle_after(harness, "dt-can", turn)
+    handle = harness.sessions.client.get_workflow_handle("dt-can")
+    assert (await handle.describe()).run_id != first_run, "the session should have continued as new"
+
+    # A new run: only the session's memory can say this ID was refused.
+    with pytest.raises(MessageRejectedError):
+        await harness.sessions.send_user_message("dt-can", "refused", message_id="m-refused")
+    snapshot = await harness.sessions.get_agent_snapshot("dt-can")
+    assert snapshot.double_texting is DoubleTexting.REJECT
+    assert "refused" not in texts(snapshot)
