@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from sessionflow.testing import FileGate, wait_until
+from sessionflow.testing import FileGate
 from tests.server.conftest import Api
-from tests.server.helpers import idle_after, snapshot_when
+from tests.server.helpers import eventually, idle_after, snapshot_when, state_of
 
 
 async def test_create_with_a_first_message_lists_and_reads_the_session(api: Api) -> None:
@@ -24,7 +24,7 @@ async def test_create_with_a_first_message_lists_and_reads_the_session(api: Api)
         rows = (await api.get("/api/v1/sessions")).json()["sessions"]
         return rows if any(r["session_id"] == "api-create" for r in rows) else None
 
-    rows = await wait_until("the session in alice's list", listed)
+    rows = await eventually("the session in alice's list", listed)
     row = next(r for r in rows if r["session_id"] == "api-create")
     assert (row["user"], row["status"], row["pending_approvals"]) == ("alice", "running", 0)
     filtered = (await api.get("/api/v1/sessions", params={"status": "stopped"})).json()["sessions"]
@@ -72,7 +72,7 @@ async def test_cancel_a_running_turn_then_stop(api: Api) -> None:
     snapshot = await snapshot_when(
         api,
         "api-cancel",
-        lambda s: (s["state"] or {}).get("status") == "waiting_for_user_message",
+        lambda s: state_of(s).get("status") == "waiting_for_user_message",
         "the cancel",
     )
     assert "never" not in [m["message"]["text"] for m in snapshot["messages"]]

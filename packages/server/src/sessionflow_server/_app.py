@@ -10,11 +10,12 @@ user, or of a flow this server does not serve, is a 404, exactly like a missing 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import anyio
 import msgspec
@@ -78,10 +79,42 @@ The web console is not part of this version yet.</p></body></html>
 Handler = Callable[[Request, str], Awaitable[Response]]
 
 
+def _complete(value: Any) -> bytes:
+    """`value` as JSON with every field, defaults included.
+
+    A dataclass decoded from a query result may hold only the fields its payload carried
+    (the rest are class defaults), and msgspec encodes what an instance holds
+    (msgspec's own decoding does the same), so the defaults are filled in first, and every
+    response has every documented field.
+    """
+    _fill_defaults(value)
+    return msgspec.json.encode(value)
+
+
+def _fill_defaults(value: Any) -> None:
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        held = vars(value)
+        for spec in dataclasses.fields(value):
+            if spec.name not in held:
+                if spec.default is not dataclasses.MISSING:
+                    default: Any = spec.default
+                elif spec.default_factory is not dataclasses.MISSING:
+                    default = spec.default_factory()
+                else:
+                    continue
+                object.__setattr__(value, spec.name, default)
+            _fill_defaults(held[spec.name])
+    elif isinstance(value, msgspec.Struct):
+        for name in value.__struct_fields__:
+            _fill_defaults(getattr(value, name))
+    elif isinstance(value, list):
+        for item in cast(list[Any], value):
+            _fill_defaults(item)
+
+
 def _json(value: Any, status: int = 200, headers: dict[str, str] | None = None) -> Response:
-    return Response(
-        msgspec.json.encode(value), status_code=status, media_type="application/json", headers=headers
-    )
+    body = msgspec.json.encode(value) if isinstance(value, dict) else _complete(value)
+    return Response(body, status_code=status, media_type="application/json", headers=headers)
 
 
 def _error(error: ApiError) -> Response:
@@ -363,7 +396,7 @@ class ApiServer:
         async def stream() -> AsyncIterator[ServerSentEvent]:
             async for event in flow.events(session_id, after=after):
                 yield ServerSentEvent(
-                    data=msgspec.json.encode(event).decode(),
+                    data=_complete(event).decode(),
                     event=event.type.value,
                     # Live events (deltas) have no offset: they carry no id, so a reconnect
                     # resumes after the last durable event the client saw.
