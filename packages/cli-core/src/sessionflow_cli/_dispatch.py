@@ -123,6 +123,21 @@ def _with_engine(
         from sessionflow.temporal import exit_worker_process
 
         exit_worker_process(code)  # past the interpreter teardown that can abort a stopped worker
+    if command == "serve":
+        from sessionflow_cli.commands._serve import ServeRequest, run_serve
+
+        config = resolve_config(spec.name, args.config, yes=False, ask=False, cwd=cwd, info=info)
+        config = with_model(config, args.model)
+        environment = start_environment(config.identity, config.workspace)
+        request = ServeRequest(
+            host=args.host,
+            port=args.port,
+            allow_remote=args.allow_remote,
+            token_store=args.token_store,
+            issue_token=args.issue_token,
+            webhook_url=args.webhook_url,
+        )
+        return asyncio.run(run_serve(spec, config, environment, request, out=out, info=info))
     from sessionflow_cli.commands._chat import ChatRequest, run_chat
 
     config = resolve_config(spec.name, args.config, yes=args.yes, ask=True, cwd=cwd, info=info)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import ipaddress
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Generator
 from dataclasses import dataclass
 
 import uvicorn
@@ -52,11 +52,28 @@ def check_bind(host: str, *, allow_remote: bool, token_store_configured: bool) -
         )
 
 
+class _Server(uvicorn.Server):
+    """uvicorn without its signal handlers: the caller decides when to stop.
+
+    uvicorn's own handlers re-raise a caught SIGTERM after shutdown, which would end the
+    process before a worker sharing it has finished its steps.
+    """
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Generator[None]:
+        yield
+
+
 @dataclass
 class RunningServer:
     server: uvicorn.Server
     host: str
     port: int
+    task: asyncio.Task[None]
+
+    async def wait_closed(self) -> None:
+        """Until the server stops (an error of its own, or the block around it ending)."""
+        await asyncio.shield(self.task)
 
     @property
     def url(self) -> str:
@@ -78,7 +95,7 @@ async def running_server(
         timeout_graceful_shutdown=5,
         access_log=False,
     )
-    server = uvicorn.Server(config)
+    server = _Server(config)
     serving = asyncio.create_task(server.serve())
     while not server.started:
         if serving.done():
@@ -90,7 +107,7 @@ async def running_server(
         for sock in listener.sockets:
             bound = int(sock.getsockname()[1])
     try:
-        yield RunningServer(server, host, bound)
+        yield RunningServer(server, host, bound, serving)
     finally:
         api.shutdown.set()
         server.should_exit = True
