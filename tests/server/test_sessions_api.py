@@ -34,6 +34,11 @@ async def test_create_with_a_first_message_lists_and_reads_the_session(api: Api)
     assert "api-create" in [r["session_id"] for r in recent]
     assert (await api.get("/api/v1/sessions", params={"status": "bogus"})).status_code == 422
     assert (await api.get("/api/v1/sessions", params={"since": "yesterday"})).status_code == 422
+    # There is no user filter to widen: the token's user is the only one.
+    assert (await api.get("/api/v1/sessions", params={"user": "bob"})).status_code == 422
+    assert "api-create" not in [
+        r["session_id"] for r in (await api.get("/api/v1/sessions", user="bob")).json()["sessions"]
+    ]
 
     page = (await api.get("/api/v1/sessions/api-create/messages", params={"after": 1, "limit": 1})).json()
     assert [m["sequence"] for m in page["messages"]] == [2]

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import json
+import logging
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime
@@ -64,6 +65,7 @@ from sessionflow_server._webhooks import SessionWatcher, WebhookSender
 __all__ = ["ApiServer"]
 
 T = TypeVar("T")
+_log = logging.getLogger("sessionflow_server")
 _STATE_CHANGING = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 _LOGIN_KEY = "login"
 _MAX_EVENT_SCAN = 10
@@ -213,6 +215,11 @@ class ApiServer:
                 return await handler(request, user)
             except ApiError as error:
                 return _error(error)
+            except Exception as error:
+                # No worker answers the session's queries, the server is unreachable, or a bug:
+                # a JSON error the client can show, and the traceback in the log.
+                _log.exception("%s %s failed", request.method, request.url.path)
+                return _error(ApiError(500, "internal_error", f"{type(error).__name__}: see the server log"))
 
         return endpoint
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -35,23 +36,18 @@ INSTALL_HINT = 'the HTTP API is not installed: pip install "sessionflow[server]"
 WEBHOOK_SECRET_ENV = "SESSIONFLOW_WEBHOOK_SECRET"
 
 
+@dataclass(frozen=True, kw_only=True)
 class ServeRequest:
-    def __init__(
-        self,
-        *,
-        host: str,
-        port: int,
-        allow_remote: bool,
-        token_store: str | None,
-        issue_token: str | None,
-        webhook_url: str | None,
-    ) -> None:
-        self.host = host
-        self.port = port
-        self.allow_remote = allow_remote
-        self.token_store = Path(token_store).expanduser() if token_store else None
-        self.issue_token = issue_token
-        self.webhook_url = webhook_url
+    host: str
+    port: int
+    allow_remote: bool
+    token_store: str | None
+    issue_token: str | None
+    webhook_url: str | None
+
+    @property
+    def token_store_path(self) -> Path | None:
+        return Path(self.token_store).expanduser() if self.token_store else None
 
 
 def _say(console: Console, line: str) -> None:
@@ -85,7 +81,7 @@ async def run_serve(
     except ImportError:
         raise UsageError(INSTALL_HINT) from None
     try:
-        tokens = server.TokenStore(request.token_store)
+        tokens = server.TokenStore(request.token_store_path)
     except server.TokenStoreError as error:
         raise UsageError(str(error)) from None
     if request.issue_token is not None:
