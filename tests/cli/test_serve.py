@@ -19,6 +19,7 @@ from sessionflow.testing import wait_until
 from sessionflow_cli._errors import UsageError
 from sessionflow_cli.commands._serve import INSTALL_HINT, ServeRequest, run_serve
 from tests.cli.conftest import COMMAND, Cli
+from tests.server.helpers import read_sse
 
 T = TypeVar("T")
 
@@ -98,15 +99,28 @@ async def test_serve_lists_the_demos_sessions_and_an_approval_runs_the_write(cli
                 ]
                 return [i for i in items if i["session_id"] == session_id] or None
 
-            [item] = await eventually("the demo's write to wait for approval", inbox)
-            assert not (cli.workspace / "sessionflow-demo.md").exists()
-            interrupt_id = item["interrupt"]["interrupt_id"]
-            approved = await http.post(
-                f"/api/v1/sessions/{session_id}/interrupts/{interrupt_id}",
-                json={"approved": True},
-                headers=headers,
-            )
-            assert approved.status_code == 200, approved.text
+            async def approve() -> None:
+                [item] = await eventually("the demo's write to wait for approval", inbox)
+                assert not (cli.workspace / "sessionflow-demo.md").exists()
+                interrupt_id = item["interrupt"]["interrupt_id"]
+                approved = await http.post(
+                    f"/api/v1/sessions/{session_id}/interrupts/{interrupt_id}",
+                    json={"approved": True},
+                    headers=headers,
+                )
+                assert approved.status_code == 200, approved.text
+
+            # Follow the turn live while the approval is given: the worker shares the
+            # process, so deltas come live (no id) between durable events (ids in order).
+            approving = asyncio.create_task(approve())
+            async with http.stream("GET", f"/api/v1/sessions/{session_id}/events", headers=headers) as stream:
+                events = await read_sse(stream, until=lambda e: e["event"] == "turn_completed")
+            await approving
+            ids = [int(e["id"]) for e in events if "id" in e]
+            assert ids == sorted(set(ids)) and ids[0] == 1
+            kinds = [e["event"] for e in events]
+            assert "interrupt_raised" in kinds and "text_delta" in kinds
+            assert all("id" not in e for e in events if e["event"] == "text_delta")
 
             async def ended() -> dict[str, Any] | None:
                 snapshot: dict[str, Any] = (

@@ -25,6 +25,7 @@ async def test_the_document_parses_and_names_every_route(api: Api) -> None:
     assert response.status_code == 200
     document: dict[str, Any] = response.json()
     assert document["openapi"].startswith("3.1")
+    assert document["info"]["version"] == "0.1.0"
     schemas = document["components"]["schemas"]
     for ref in _refs(document):
         assert ref.startswith("#/components/schemas/") and ref.rsplit("/", 1)[1] in schemas, ref

@@ -134,7 +134,7 @@ class ApiServer:
         *,
         codes: LoginCodes | None = None,
         config: ServerConfig | None = None,
-        version: str = "0.1.0",
+        version: str | None = None,
     ) -> None:
         if not flows:
             raise ValueError("an API server needs at least one flow")
@@ -142,7 +142,7 @@ class ApiServer:
         self.tokens = tokens
         self.codes = codes or LoginCodes()
         self.config = config or ServerConfig()
-        self.version = version
+        self.version = version or _package_version()
         self.limiter = RateLimiter(per_second=self.config.rate_per_second, burst=self.config.rate_burst)
         self.owners = Owners(list(self.flows.values()))
         self.shutdown = anyio.Event()
@@ -496,6 +496,16 @@ class ApiServer:
         if raised:
             return ApiError(409, "already_resolved", f"interrupt {interrupt_id!r} is no longer pending")
         return ApiError(404, "not_found", f"session {session_id!r} has no interrupt {interrupt_id!r}")
+
+
+def _package_version() -> str:
+    from importlib.metadata import PackageNotFoundError
+    from importlib.metadata import version as installed
+
+    try:
+        return installed("sessionflow-server")
+    except PackageNotFoundError:
+        return "0+unknown"
 
 
 def _rate_limited(wait: float, detail: str) -> ApiError:
