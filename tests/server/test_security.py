@@ -207,3 +207,23 @@ async def test_the_page_at_the_root_is_static_and_locked_down(api: Api) -> None:
     page = await api.http.get("/")
     assert page.status_code == 200 and page.headers["content-type"].startswith("text/html")
     assert page.headers["content-security-policy"] == "default-src 'none'"
+
+
+async def test_markup_from_a_model_or_a_tool_comes_back_as_json_text(api: Api) -> None:
+    script = "<script>alert(1)</script>"
+    image = '<img src=x onerror="alert(2)">'
+    api.script(
+        "sec-xss",
+        [[{"tool_calls": [{"id": "t1", "name": "peek", "arguments": {}}]}, {"text": script}]],
+        {"peek": {"effect": "read", "output": image}},
+    )
+    await api.post("/api/v1/sessions", {"session_id": "sec-xss", "message": "hi"})
+    await idle_after(api, "sec-xss", 1)
+    for path in ("/api/v1/sessions/sec-xss", "/api/v1/sessions/sec-xss/messages"):
+        response = await api.get(path)
+        assert response.headers["content-type"] == "application/json"
+        assert response.headers["x-content-type-options"] == "nosniff"
+        assert script in json.dumps(response.json())  # the text, unchanged, inside a JSON string
+    assert api.seen("sec-xss", 2)[-1] == image
+    page = (await api.get("/api/v1/sessions/sec-xss/messages")).json()
+    assert image in [m["message"]["text"] for m in page["messages"]]

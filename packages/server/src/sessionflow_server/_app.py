@@ -116,7 +116,13 @@ def _fill_defaults(value: Any) -> None:
 
 def _json(value: Any, status: int = 200, headers: dict[str, str] | None = None) -> Response:
     body = msgspec.json.encode(value) if isinstance(value, dict) else _complete(value)
-    return Response(body, status_code=status, media_type="application/json", headers=headers)
+    # Model and tool text travels as JSON strings; nosniff keeps a browser from reading it as HTML.
+    return Response(
+        body,
+        status_code=status,
+        media_type="application/json",
+        headers={"X-Content-Type-Options": "nosniff", "Cache-Control": "no-store", **(headers or {})},
+    )
 
 
 def _error(error: ApiError) -> Response:
