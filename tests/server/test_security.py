@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from typing import Any
 
 import pytest
 
@@ -209,12 +210,15 @@ async def test_the_page_at_the_root_is_static_and_locked_down(api: Api) -> None:
     assert page.headers["content-security-policy"] == "default-src 'none'"
 
 
+_PEEK: dict[str, object] = {"id": "t1", "name": "peek", "arguments": {}}
+
+
 async def test_markup_from_a_model_or_a_tool_comes_back_as_json_text(api: Api) -> None:
     script = "<script>alert(1)</script>"
     image = '<img src=x onerror="alert(2)">'
     api.script(
         "sec-xss",
-        [[{"tool_calls": [{"id": "t1", "name": "peek", "arguments": {}}]}, {"text": script}]],
+        [[{"tool_calls": [_PEEK]}, {"text": script}]],
         {"peek": {"effect": "read", "output": image}},
     )
     await api.post("/api/v1/sessions", {"session_id": "sec-xss", "message": "hi"})
@@ -225,5 +229,6 @@ async def test_markup_from_a_model_or_a_tool_comes_back_as_json_text(api: Api) -
         assert response.headers["x-content-type-options"] == "nosniff"
         assert script in json.dumps(response.json())  # the text, unchanged, inside a JSON string
     assert api.seen("sec-xss", 2)[-1] == image
-    page = (await api.get("/api/v1/sessions/sec-xss/messages")).json()
-    assert image in [m["message"]["text"] for m in page["messages"]]
+    page: dict[str, Any] = (await api.get("/api/v1/sessions/sec-xss/messages")).json()
+    texts: list[str] = [m["message"]["text"] for m in page["messages"]]
+    assert image in texts
