@@ -26,7 +26,14 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
 from starlette.routing import Route
 
-from sessionflow.session import AgentEventType, InvalidAnswerError, SessionModel
+from sessionflow.session import (
+    AgentEventType,
+    InvalidAnswerError,
+    MessageRejectedError,
+    SessionModel,
+    TurnOutOfRangeError,
+    UnknownSessionError,
+)
 from sessionflow.temporal import (
     AgentSessionClient,
     SearchAttributesMissingError,
@@ -49,6 +56,9 @@ from sessionflow_server._types import (
     CancelResponse,
     CreatedResponse,
     CreateSessionRequest,
+    ForkedFromResponse,
+    ForkRequest,
+    ForkResponse,
     InterruptItem,
     InterruptsResponse,
     LoginRequest,
@@ -173,6 +183,7 @@ class ApiServer:
             "get_session": self._get_session,
             "list_messages": self._list_messages,
             "send_message": self._send_message,
+            "fork_session": self._fork_session,
             "cancel_turn": self._cancel_turn,
             "stop_session": self._stop_session,
             "events": self._events,
@@ -355,7 +366,11 @@ class ApiServer:
         environment = {**self.config.environment, "user": user}
         try:
             await flow.start_session(
-                session_id, body.message, environment=environment, settings=body.settings
+                session_id,
+                body.message,
+                environment=environment,
+                settings=body.settings,
+                double_texting=body.double_texting or "enqueue",
             )
         except SessionExistsError as error:
             raise ApiError(409, "session_exists", str(error)) from None
@@ -381,12 +396,42 @@ class ApiServer:
             raise ApiError(422, "invalid_request", "message_id must not be blank")
         if not SessionModel.is_acceptable_text(body.text):
             raise ApiError(422, "blank_message", "the message text is blank")
-        accepted = await flow.send_user_message(
-            session_id, body.text, settings=body.settings, message_id=body.message_id
-        )
+        try:
+            accepted = await flow.send_user_message(
+                session_id,
+                body.text,
+                settings=body.settings,
+                message_id=body.message_id,
+                double_texting=body.double_texting,
+            )
+        except MessageRejectedError as error:
+            raise ApiError(409, "turn_running", str(error)) from None
         if not accepted:
             raise ApiError(409, "session_stopped", f"session {session_id!r} is stopped and takes no messages")
         return _json(AcceptedResponse(message_id=body.message_id, accepted=True), 202)
+
+    async def _fork_session(self, request: Request, user: str) -> Response:
+        session_id, flow = await self._session(request, user)
+        body = await self._body(request, ForkRequest)
+        if body.session_id is not None:
+            try:
+                validate_session_id(body.session_id)
+            except ValueError as error:
+                raise ApiError(422, "invalid_session_id", str(error)) from None
+        try:
+            # The original's environment (its user included) comes along, so the fork is the caller's.
+            new_id = await flow.fork_session(session_id, at_turn=body.turn, new_session_id=body.session_id)
+        except UnknownSessionError:
+            raise ApiError(404, "not_found", f"there is no session {session_id!r}") from None
+        except TurnOutOfRangeError as error:
+            raise ApiError(422, "turn_out_of_range", str(error)) from None
+        except SessionExistsError as error:
+            raise ApiError(409, "session_exists", str(error)) from None
+        self.owners.remember(new_id, flow, user)
+        if self.watcher is not None:
+            self.watcher.track(new_id, flow)
+        forked = ForkedFromResponse(session_id=session_id, turn=body.turn)
+        return _json(ForkResponse(session_id=new_id, forked_from=forked), 201)
 
     async def _cancel_turn(self, request: Request, user: str) -> Response:
         session_id, flow = await self._session(request, user)

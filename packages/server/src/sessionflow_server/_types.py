@@ -21,6 +21,9 @@ __all__ = [
     "CreateSessionRequest",
     "CreatedResponse",
     "ErrorResponse",
+    "ForkRequest",
+    "ForkResponse",
+    "ForkedFromResponse",
     "InterruptItem",
     "InterruptsResponse",
     "LoginRequest",
@@ -38,10 +41,16 @@ class LoginRequest(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     code: str
 
 
+DoubleTextingName = Literal["enqueue", "interrupt", "reject"]
+"""What a message sent while a turn runs does (docs/server/double-texting-and-fork.md)."""
+
+
 class CreateSessionRequest(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     message: str | None = None
     settings: dict[str, Any] | None = None
     session_id: str | None = None
+    double_texting: DoubleTextingName | None = None
+    """The session's policy; None is ``enqueue``."""
 
 
 class SendMessageRequest(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
@@ -49,6 +58,15 @@ class SendMessageRequest(msgspec.Struct, forbid_unknown_fields=True, kw_only=Tru
     """Retrying with the same ID queues the message once."""
     text: str
     settings: dict[str, Any] | None = None
+    double_texting: DoubleTextingName | None = None
+    """This message's policy; None uses the session's."""
+
+
+class ForkRequest(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
+    turn: int
+    """Fork after this ended turn (1-based)."""
+    session_id: str | None = None
+    """The new session's ID; None picks one."""
 
 
 class ResolveInterruptRequest(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
@@ -74,6 +92,16 @@ class SessionsResponse(msgspec.Struct, kw_only=True):
 
 class CreatedResponse(msgspec.Struct, kw_only=True):
     session_id: str
+
+
+class ForkedFromResponse(msgspec.Struct, kw_only=True):
+    session_id: str
+    turn: int
+
+
+class ForkResponse(msgspec.Struct, kw_only=True):
+    session_id: str
+    forked_from: ForkedFromResponse
 
 
 class AcceptedResponse(msgspec.Struct, kw_only=True):
