@@ -23,7 +23,7 @@ import msgspec
 from sse_starlette import EventSourceResponse, ServerSentEvent
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, Response
+from starlette.responses import Response
 from starlette.routing import Route
 
 from sessionflow.session import (
@@ -45,6 +45,7 @@ from sessionflow.temporal import (
     validate_session_id,
 )
 from sessionflow_server._config import ServerConfig
+from sessionflow_server._console import CONSOLE_FILES, console_response
 from sessionflow_server._errors import ApiError
 from sessionflow_server._limits import RateLimiter
 from sessionflow_server._openapi import OPENAPI_PATH, openapi_document
@@ -80,13 +81,6 @@ _STATE_CHANGING = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 _LOGIN_KEY = "login"
 _MAX_EVENT_SCAN = 10
 """Pages of events read to tell why an interrupt answer was refused (the log keeps ~2000)."""
-
-_PLACEHOLDER = """<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>sessionflow</title></head>
-<body><h1>sessionflow</h1>
-<p>The API is served under <code>/api/v1</code> (see <code>/openapi.json</code>).
-The web console is not part of this version yet.</p></body></html>
-"""
 
 Handler = Callable[[Request, str], Awaitable[Response]]
 
@@ -199,7 +193,8 @@ class ApiServer:
             else:
                 routes.append(Route(route.path, self._guard(handlers[route.name]), methods=[route.method]))
         routes.append(Route(OPENAPI_PATH, self._guard(self._openapi), methods=["GET"]))
-        routes.append(Route("/", self._guard(self._placeholder, authenticated=False), methods=["GET"]))
+        for path in CONSOLE_FILES:
+            routes.append(Route(path, self._guard(self._console, authenticated=False), methods=["GET"]))
         return Starlette(routes=routes, lifespan=self._lifespan)
 
     @asynccontextmanager
@@ -307,11 +302,8 @@ class ApiServer:
 
     # -- routes ---------------------------------------------------------------------------
 
-    async def _placeholder(self, _request: Request, _user: str) -> Response:
-        return HTMLResponse(
-            _PLACEHOLDER,
-            headers={"Content-Security-Policy": "default-src 'none'", "X-Content-Type-Options": "nosniff"},
-        )
+    async def _console(self, request: Request, _user: str) -> Response:
+        return console_response(request)
 
     async def _openapi(self, _request: Request, _user: str) -> Response:
         return _json(openapi_document(self.version))
