@@ -432,11 +432,12 @@ class SessionView {
   }
 
   onEvent(event) {
-    if (event.type === "text_delta" || event.type === "attempt_restarted") return this.onDelta(event);
-    if (event.type === "reasoning_delta" || event.type === "custom_event") return;
+    // A reload resumes the stream after the last durable event this tab saw.
     if (event.offset !== null && event.offset !== undefined) {
       sessionStorage.setItem(LAST_EVENT_PREFIX + this.id, String(event.offset));
     }
+    if (event.type === "text_delta" || event.type === "attempt_restarted") return this.onDelta(event);
+    if (event.type === "reasoning_delta" || event.type === "custom_event") return;
     if (event.type === "turn_completed" || event.type === "turn_failed") {
       for (const [key, entry] of this.live) {
         if (key.startsWith(`${event.turn_id}|`)) {

@@ -1,0 +1,154 @@
+"""The web console in a real browser (headless Chromium) against the real API stack.
+
+Each test logs in through the one-time URL, drives the console as a person would, and
+checks what the person sees and what really happened (the invocation log). Screenshots of
+the main views go to the test's own folder, and to docs/server/screenshots/ when
+SESSIONFLOW_UPDATE_SCREENSHOTS=1. Run them one at a time: `-n 0`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+from playwright.async_api import Browser, Dialog, Page, async_playwright, expect
+
+from sessionflow_server import ServerConfig
+from tests.server.conftest import Api, ApiFactory, with_deadline
+
+CHROMIUM = "/usr/bin/chromium"
+DOCS_SCREENSHOTS = Path(__file__).resolve().parents[2] / "docs" / "server" / "screenshots"
+REFUND: dict[str, object] = {"id": "c1", "name": "refund", "arguments": {"order": 7}}
+SCRIPT = "<script>alert(1)</script>"
+IMAGE = '<img src=x onerror="alert(2)">'
+
+pytestmark = pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="needs Debian's Chromium")
+
+
+@pytest.fixture
+async def browser() -> AsyncIterator[Browser]:
+    async with async_playwright() as playwright:
+        launched = await playwright.chromium.launch(executable_path=CHROMIUM, headless=True)
+        try:
+            yield launched
+        finally:
+            await launched.close()
+
+
+class Console:
+    """One browser tab on the console, recording dialogs and page errors as they happen."""
+
+    def __init__(self, page: Page, api: Api, shots: Path) -> None:
+        self.page = page
+        self.api = api
+        self.shots = shots
+        self.dialogs: list[str] = []
+        self.errors: list[str] = []
+        page.on("dialog", self._dialog)
+        page.on("pageerror", lambda error: self.errors.append(str(error)))
+
+    def _dialog(self, dialog: Dialog) -> None:
+        self.dialogs.append(dialog.message)
+        asyncio.ensure_future(dialog.dismiss())
+
+    async def log_in(self, user: str = "alice") -> None:
+        await self.page.goto(f"{self.api.url}/#code={self.api.server.codes.issue(user)}")
+        await expect(self.page.locator("#who")).to_have_text(user)
+
+    async def screenshot(self, name: str) -> None:
+        await self.page.screenshot(path=self.shots / f"{name}.png", full_page=True)
+        if os.environ.get("SESSIONFLOW_UPDATE_SCREENSHOTS") == "1":
+            DOCS_SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+            await self.page.screenshot(path=DOCS_SCREENSHOTS / f"{name}.png", full_page=True)
+
+
+async def _console(browser: Browser, api: Api, tmp_path: Path) -> Console:
+    shots = tmp_path / "screenshots"
+    shots.mkdir(exist_ok=True)
+    page = await browser.new_page(viewport={"width": 1100, "height": 800})
+    return Console(page, api, shots)
+
+
+async def test_log_in_start_watch_the_stream_and_approve_a_write_once(
+    api_factory: ApiFactory, browser: Browser, tmp_path: Path
+) -> None:
+    api: Api = await api_factory(
+        timings=with_deadline(3600), config=ServerConfig(new_session_id=lambda: "ui-flow")
+    )
+    api.script(
+        "ui-flow",
+        [
+            [
+                # Held a moment so the worker (another process) sends its delta batch.
+                {"tool_calls": [REFUND], "deltas": ["Let me ", "refund that"], "delay_after_deltas": 1.0},
+                {"text": "Order 7 is refunded."},
+            ]
+        ],
+        {"refund": {"effect": "non_idempotent_write", "output": "refund ok"}},
+    )
+    console = await _console(browser, api, tmp_path)
+    page = console.page
+    await console.log_in()
+    # The one-time code left the address bar; the token is in sessionStorage only.
+    assert "code=" not in page.url
+    assert await page.evaluate("sessionStorage.getItem('sessionflow.token')")
+    assert await page.evaluate("document.cookie") == ""
+    assert await page.evaluate("localStorage.length") == 0
+    await expect(page.locator("main h1")).to_have_text("Sessions")
+
+    await page.fill("#new-message", "Please refund order 7")
+    await page.click("#start")
+    await expect(page.locator("main h1")).to_have_text("ui-flow")
+    await expect(page.locator("#transcript")).to_contain_text("Please refund order 7")
+    # The model's streamed text arrives while the turn waits for the approval.
+    await expect(page.locator("#live")).to_contain_text("Let me refund that")
+    approval = page.locator("#pending .interrupt")
+    await expect(approval).to_contain_text("refund")
+    await expect(approval.locator(".arguments")).to_contain_text('"order"')
+    await expect(approval.locator(".countdown")).to_contain_text("left")
+    await console.screenshot("transcript-approval")
+
+    await page.click("#nav-inbox")
+    await expect(page.locator("main .interrupt")).to_contain_text("refund")
+    await expect(page.locator("#inbox-count")).to_have_text("1")
+    await console.screenshot("approvals-inbox")
+    await page.click("#nav-sessions")
+    row = page.locator("#sessions tr[data-session='ui-flow']")
+    await expect(row).to_contain_text("1 pending")
+    await console.screenshot("sessions")
+
+    assert api.log.count("tool", "refund") == 0
+    await row.locator("a").click()
+    await page.locator("#pending .approve").click()
+    await expect(page.locator("#transcript")).to_contain_text("Order 7 is refunded.")
+    await expect(page.locator("#session-meta")).to_contain_text("waiting_for_user_message")
+    await expect(page.locator("#pending .interrupt")).to_have_count(0)
+    await expect(page.locator("#live .msg")).to_have_count(0)
+    await console.screenshot("transcript")
+    assert api.log.count("tool", "refund") == 1
+    assert api.seen("ui-flow", 2)[-1] == "refund ok"
+    assert console.dialogs == [] and console.errors == []
+
+
+async def test_markup_in_a_model_reply_renders_as_text(
+    api_factory: ApiFactory, browser: Browser, tmp_path: Path
+) -> None:
+    api: Api = await api_factory()
+    reply = f"{SCRIPT} and {IMAGE}"
+    api.script("ui-xss", [[{"text": reply, "deltas": [SCRIPT, IMAGE]}]])
+    created = await api.post("/api/v1/sessions", {"session_id": "ui-xss", "message": f"say {IMAGE}"})
+    assert created.status_code == 201
+    console = await _console(browser, api, tmp_path)
+    page = console.page
+    await console.log_in()
+    await page.goto(f"{api.url}/#/s/ui-xss")
+    await expect(page.locator("#transcript .msg.assistant")).to_have_text(reply)
+    await expect(page.locator("#transcript .msg.user")).to_have_text(f"say {IMAGE}")
+    main = page.locator("main")
+    await expect(main.locator("img")).to_have_count(0)
+    await expect(main.locator("script")).to_have_count(0)
+    await console.screenshot("markup-as-text")
+    assert console.dialogs == [] and console.errors == []
