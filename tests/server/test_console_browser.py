@@ -46,13 +46,16 @@ class Console:
         self.api = api
         self.shots = shots
         self.dialogs: list[str] = []
+        self._dismissing: set[asyncio.Future[None]] = set()
         self.errors: list[str] = []
         page.on("dialog", self._dialog)
         page.on("pageerror", lambda error: self.errors.append(str(error)))
 
     def _dialog(self, dialog: Dialog) -> None:
         self.dialogs.append(dialog.message)
-        asyncio.ensure_future(dialog.dismiss())
+        dismissing = asyncio.ensure_future(dialog.dismiss())
+        self._dismissing.add(dismissing)
+        dismissing.add_done_callback(self._dismissing.discard)
 
     async def log_in(self, user: str = "alice") -> None:
         await self.page.goto(f"{self.api.url}/#code={self.api.server.codes.issue(user)}")

@@ -12,6 +12,8 @@ const LAST_EVENT_PREFIX = "sessionflow.last-event.";
 const POLICIES = ["enqueue", "interrupt", "reject"];
 
 let current = null; // the open session view's state, or null
+let poller = null; // re-reads a list view: the lists come from search attributes, which lag a little
+const POLL_MS = 3000;
 
 // -- DOM ------------------------------------------------------------------------------------
 
@@ -113,6 +115,8 @@ async function route() {
     current.close();
     current = null;
   }
+  clearInterval(poller);
+  poller = null;
   say("");
   if (!sessionStorage.getItem(TOKEN_KEY)) return showLoggedOut();
   document.getElementById("who").textContent = sessionStorage.getItem(USER_KEY) || "";
@@ -152,7 +156,6 @@ function policySelect(id, withDefault) {
 }
 
 async function renderSessions() {
-  const { sessions } = await api("GET", "/sessions");
   const message = el("textarea", { id: "new-message", placeholder: "First message (optional)" });
   const policy = policySelect("new-policy", false);
   const start = async (event) => {
@@ -166,16 +169,7 @@ async function renderSessions() {
       say(error.message);
     }
   };
-  const rows = sessions.map((s) =>
-    el(
-      "tr",
-      { dataset: { session: s.session_id } },
-      el("td", {}, el("a", { href: `#/s/${sid(s.session_id)}` }, s.session_id)),
-      el("td", {}, s.status),
-      el("td", {}, s.pending_approvals ? el("span", { className: "badge pending" }, `${s.pending_approvals} pending`) : ""),
-      el("td", { className: "muted" }, s.last_activity || s.start_time || ""),
-    ),
-  );
+  const list = el("div", { id: "session-list" });
   show(
     el("h1", {}, "Sessions"),
     el(
@@ -185,29 +179,67 @@ async function renderSessions() {
       el("label", {}, "Double-texting ", policy),
       el("button", { type: "submit", id: "start" }, "Start session"),
     ),
-    sessions.length
-      ? el("table", { id: "sessions" }, el("tr", {}, ["Session", "Status", "Approvals", "Last activity"].map((h) => el("th", {}, h))), rows)
-      : el("p", { className: "muted" }, "No sessions yet."),
+    list,
   );
+  const fill = async () => {
+    const { sessions } = await api("GET", "/sessions");
+    const rows = sessions.map((s) =>
+      el(
+        "tr",
+        { dataset: { session: s.session_id } },
+        el("td", {}, el("a", { href: `#/s/${sid(s.session_id)}` }, s.session_id)),
+        el("td", {}, s.status),
+        el("td", {}, s.pending_approvals ? el("span", { className: "badge pending" }, `${s.pending_approvals} pending`) : ""),
+        el("td", { className: "muted" }, s.last_activity || s.start_time || ""),
+      ),
+    );
+    list.replaceChildren(
+      sessions.length
+        ? el("table", { id: "sessions" }, el("tr", {}, ["Session", "Status", "Approvals", "Last activity"].map((h) => el("th", {}, h))), rows)
+        : el("p", { className: "muted" }, "No sessions yet."),
+    );
+  };
+  await fill();
+  poll(fill);
+}
+
+function poll(fill) {
+  poller = setInterval(() => {
+    if (document.visibilityState === "visible") fill().catch((error) => say(error.message));
+  }, POLL_MS);
 }
 
 // -- approvals inbox ------------------------------------------------------------------------
 
 async function renderInbox() {
-  const { interrupts } = await api("GET", "/interrupts");
-  show(
-    el("h1", {}, "Approvals"),
-    interrupts.length
-      ? interrupts.map((item) =>
-          el(
-            "div",
-            {},
-            el("a", { href: `#/s/${sid(item.session_id)}` }, item.session_id),
-            interruptBox(item.session_id, item.interrupt, () => renderInbox().then(refreshInboxCount)),
-          ),
-        )
-      : el("p", { className: "muted", id: "inbox-empty" }, "Nothing waits for you."),
-  );
+  const list = el("div", { id: "inbox" });
+  show(el("h1", {}, "Approvals"), list);
+  const fill = async () => {
+    const { interrupts } = await api("GET", "/interrupts");
+    // Keep boxes that are still pending (a reason being typed survives); add new ones.
+    const wanted = new Set(interrupts.map((item) => item.interrupt.interrupt_id));
+    for (const box of list.querySelectorAll("[data-inbox]")) if (!wanted.has(box.dataset.inbox)) box.remove();
+    const have = new Set([...list.querySelectorAll("[data-inbox]")].map((box) => box.dataset.inbox));
+    for (const item of interrupts) {
+      if (have.has(item.interrupt.interrupt_id)) continue;
+      list.append(
+        el(
+          "div",
+          { dataset: { inbox: item.interrupt.interrupt_id } },
+          el("a", { href: `#/s/${sid(item.session_id)}` }, item.session_id),
+          interruptBox(item.session_id, item.interrupt, () => fill().then(refreshInboxCount)),
+        ),
+      );
+    }
+    const empty = list.querySelector("#inbox-empty");
+    if (interrupts.length && empty) empty.remove();
+    if (!interrupts.length && !empty) list.append(el("p", { className: "muted", id: "inbox-empty" }, "Nothing waits for you."));
+  };
+  await fill();
+  poll(async () => {
+    await fill();
+    await refreshInboxCount();
+  });
 }
 
 function remaining(deadline) {
