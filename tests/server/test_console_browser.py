@@ -155,3 +155,125 @@ async def test_markup_in_a_model_reply_renders_as_text(
     await expect(main.locator("script")).to_have_count(0)
     await console.screenshot("markup-as-text")
     assert console.dialogs == [] and console.errors == []
+
+
+ASK: dict[str, object] = {"id": "q1", "name": "ask", "arguments": {"question": "Which colour?"}}
+
+
+async def test_reject_with_a_reason_the_model_sees_and_answer_a_question(
+    api_factory: ApiFactory, browser: Browser, tmp_path: Path
+) -> None:
+    api: Api = await api_factory(timings=with_deadline(3600))
+    api.script(
+        "ui-rej",
+        [[{"tool_calls": [REFUND]}, {"text": "Not refunding, then."}]],
+        {"refund": {"effect": "non_idempotent_write"}},
+    )
+    api.script(
+        "ui-ask",
+        [[{"tool_calls": [ASK]}, {"text": "Teal it is."}]],
+        {"ask": {"effect": "read", "question": True, "returns_answer": True}},
+    )
+    for session_id in ("ui-rej", "ui-ask"):
+        created = await api.post("/api/v1/sessions", {"session_id": session_id, "message": "go"})
+        assert created.status_code == 201
+    console = await _console(browser, api, tmp_path)
+    page = console.page
+    await console.log_in()
+
+    await page.goto(f"{api.url}/#/s/ui-rej")
+    await page.locator("#pending .reason").fill("too risky")
+    await page.locator("#pending .reject").click()
+    await expect(page.locator("#transcript")).to_contain_text("Not refunding, then.")
+    assert api.log.count("tool", "refund") == 0
+    assert api.seen("ui-rej", 2)[-1] == "Tool call rejected by the user: too risky"
+
+    await page.goto(f"{api.url}/#/s/ui-ask")
+    await expect(page.locator("#pending .question")).to_have_text("Which colour?")
+    await console.screenshot("question")
+    await page.locator("#pending .answer").fill("teal")
+    await page.locator("#pending .answer-button").click()
+    await expect(page.locator("#transcript")).to_contain_text("Teal it is.")
+    assert api.seen("ui-ask", 2)[-1] == "the user answered: teal"
+    assert console.dialogs == [] and console.errors == []
+
+
+async def test_double_texting_interrupt_then_fork_at_turn_one(
+    api_factory: ApiFactory, browser: Browser, tmp_path: Path
+) -> None:
+    from sessionflow.testing import FileGate
+    from tests.server.helpers import idle_after
+
+    api: Api = await api_factory()
+    api.script(
+        "ui-dt",
+        [[{"text": "first answer"}], [{"gate": "ui-dt", "text": "never"}], [{"text": "about the interrupt"}]],
+    )
+    assert (await api.post("/api/v1/sessions", {"session_id": "ui-dt", "message": "q1"})).status_code == 201
+    await idle_after(api, "ui-dt", 1)
+    console = await _console(browser, api, tmp_path)
+    page = console.page
+    await console.log_in()
+    await page.goto(f"{api.url}/#/s/ui-dt")
+    await expect(page.locator("#transcript")).to_contain_text("first answer")
+
+    await page.fill("#message", "q2")
+    await page.click("#send button")
+    await FileGate(api.state_dir, "ui-dt").wait_until_reached()
+    await page.fill("#message", "instead")
+    await page.select_option("#policy", "interrupt")
+    await page.click("#send button")
+    await expect(page.locator("#transcript")).to_contain_text("about the interrupt")
+    assert "never" not in await page.locator("#transcript").inner_text()
+    assert "instead" in api.seen("ui-dt", 3)
+
+    await page.fill("#fork-turn", "1")
+    await page.click("#fork")
+    await expect(page.locator("#session-meta")).to_contain_text("forked from ui-dt at turn 1")
+    forked = await page.locator("#transcript").inner_text()
+    assert "q1" in forked and "first answer" in forked and "instead" not in forked
+    await console.screenshot("fork")
+    assert console.dialogs == [] and console.errors == []
+
+
+async def test_a_reload_mid_turn_resumes_the_stream_after_the_last_event(
+    api_factory: ApiFactory, browser: Browser, tmp_path: Path
+) -> None:
+    api: Api = await api_factory(timings=with_deadline(3600))
+    api.script(
+        "ui-reload",
+        [
+            [
+                {"tool_calls": [REFUND], "deltas": ["part one"], "delay_after_deltas": 1.0},
+                {"text": "All done."},
+            ]
+        ],
+        {"refund": {"effect": "non_idempotent_write", "output": "ok"}},
+    )
+    created = await api.post("/api/v1/sessions", {"session_id": "ui-reload", "message": "go"})
+    assert created.status_code == 201
+    console = await _console(browser, api, tmp_path)
+    page = console.page
+    await console.log_in()
+    await page.goto(f"{api.url}/#/s/ui-reload")
+    await expect(page.locator("#pending .approve")).to_be_visible()
+    last = await page.evaluate("sessionStorage.getItem('sessionflow.last-event.ui-reload')")
+    assert last is not None and int(last) > 0
+
+    resumed: list[str | None] = []
+    page.on(
+        "request",
+        lambda request: (
+            resumed.append(request.headers.get("last-event-id"))
+            if request.url.endswith("/sessions/ui-reload/events")
+            else None
+        ),
+    )
+    await page.reload()
+    await expect(page.locator("#pending .approve")).to_be_visible()
+    await expect(page.locator("#transcript")).to_contain_text("go")
+    await page.locator("#pending .approve").click()
+    await expect(page.locator("#transcript")).to_contain_text("All done.")
+    assert resumed and resumed[0] is not None and int(resumed[0]) >= int(last)
+    assert api.log.count("tool", "refund") == 1
+    assert console.dialogs == [] and console.errors == []
