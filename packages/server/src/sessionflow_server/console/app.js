@@ -413,8 +413,16 @@ class SessionView {
     if (state.last_turn_error) parts.push(`last error: ${state.last_turn_error}`);
     this.meta.textContent = parts.join(" · ");
     this.meta.dataset.status = snapshot.stopped ? "stopped" : state.status || "";
-    this.tools.replaceChildren(...snapshot.tool_calls.map((call) => this.toolNode(call)));
-    this.pending.replaceChildren(...snapshot.pending_interrupts.map((i) => interruptBox(this.id, i, () => this.refresh())));
+    // A tool line the user unfolded stays unfolded across refreshes.
+    const unfolded = new Set([...this.tools.querySelectorAll("details[open]")].map((node) => node.dataset.call));
+    this.tools.replaceChildren(...snapshot.tool_calls.map((call) => this.toolNode(call, unfolded.has(call.tool_call_id))));
+    // Boxes still pending stay as they are, so a reason or an answer being typed survives a refresh.
+    const wanted = new Set(snapshot.pending_interrupts.map((i) => i.interrupt_id));
+    for (const box of this.pending.querySelectorAll("[data-interrupt]")) if (!wanted.has(box.dataset.interrupt)) box.remove();
+    const have = new Set([...this.pending.querySelectorAll("[data-interrupt]")].map((box) => box.dataset.interrupt));
+    for (const i of snapshot.pending_interrupts) {
+      if (!have.has(i.interrupt_id)) this.pending.append(interruptBox(this.id, i, () => this.refresh()));
+    }
     if (state.status !== "running" && !state.turn_id) {
       this.liveArea.replaceChildren();
       this.live.clear();
@@ -434,12 +442,12 @@ class SessionView {
     return node;
   }
 
-  toolNode(call) {
+  toolNode(call, open) {
     const effect = call.policy && call.policy.effect ? call.policy.effect : "";
     const output = call.output !== null && call.output !== undefined ? call.output : call.error || call.rejection_message || "";
     return el(
       "details",
-      { className: "tool", dataset: { tool: call.tool_name, status: call.status } },
+      { className: "tool", open: Boolean(open), dataset: { tool: call.tool_name, status: call.status, call: call.tool_call_id } },
       el("summary", {}, el("code", {}, call.tool_name), ` · ${effect} · `, el("span", { className: "tool-status" }, call.status)),
       el("pre", { className: "tool-arguments" }, call.arguments),
       el("pre", { className: "tool-output" }, output),
