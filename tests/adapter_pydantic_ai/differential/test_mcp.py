@@ -37,7 +37,10 @@ def notes_agent(models: Models, log: InvocationLog) -> Built:
             args=["-m", "tests.adapter_openai.mcp_server"],
             cwd=str(ROOT),
             env={**os.environ, "MCP_TEST_LOG": str(log.path)},
-        )
+        ),
+        # A hang guard, not a deadline: on a loaded machine the server's Python start-up can
+        # outlast the default initialisation timeout (CI saw it fail the plain run once).
+        init_timeout=120,
     )
     return Built(agent=Agent(models.model(), toolsets=[server]))
 
