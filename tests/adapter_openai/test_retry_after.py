@@ -3,11 +3,9 @@ next retry delay (the SDK's openai client raises it; sessionflow finds the heade
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from datetime import timedelta
 from typing import Any
 
-import pytest
 from agents import Agent, OpenAIResponsesModel
 from openai import AsyncOpenAI
 
@@ -16,12 +14,6 @@ from sessionflow.testing import ModelReply, ScriptedModelServer
 from sessionflow_openai_agents import OpenAIAgentsRunner
 from tests.builtin.test_provider_load import first_model_step, run_turns
 from tests.core.conftest import FAST
-
-
-@pytest.fixture
-async def model_server() -> AsyncIterator[ScriptedModelServer]:
-    async with ScriptedModelServer() as server:
-        yield server
 
 
 async def test_retry_after_reaches_the_model_step(

@@ -3,10 +3,8 @@ retry delay (pydantic-ai's `ModelHTTPError` keeps the provider's headers)."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from datetime import timedelta
 
-import pytest
 from pydantic_ai import Agent
 from pydantic_ai.models.openai import OpenAIChatModel
 from pydantic_ai.providers.openai import OpenAIProvider
@@ -17,12 +15,6 @@ from sessionflow.testing import ModelReply, ScriptedModelServer
 from sessionflow_pydantic_ai import PydanticAIRunner
 from tests.builtin.test_provider_load import first_model_step, run_turns
 from tests.core.conftest import FAST
-
-
-@pytest.fixture
-async def model_server() -> AsyncIterator[ScriptedModelServer]:
-    async with ScriptedModelServer() as server:
-        yield server
 
 
 async def test_retry_after_reaches_the_model_step(

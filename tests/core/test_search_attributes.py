@@ -12,7 +12,6 @@ import pytest
 from google.protobuf.duration_pb2 import Duration
 from temporalio.api.enums.v1 import EventType
 from temporalio.api.workflowservice.v1 import RegisterNamespaceRequest
-from temporalio.service import RPCError
 
 from sessionflow import AgentStatus
 from sessionflow.temporal import (
@@ -25,7 +24,7 @@ from sessionflow.temporal import (
     serve_agent_flows,
 )
 from sessionflow.temporal.search_attributes import registration_command
-from sessionflow.testing import wait_for_agent_snapshot
+from sessionflow.testing import wait_for_agent_snapshot, wait_until
 from tests.core.conftest import Harness, HarnessFactory
 from tests.core.helpers import idle_after, pending_interrupt
 
@@ -145,22 +144,17 @@ async def test_a_namespace_without_them_lists_unfiltered_and_names_the_command(
 
 
 async def _listed_when_visible(client: Any, flow_type: str) -> list[SessionSummary]:
-    deadline = asyncio.get_running_loop().time() + 60
-    while not (found := await list_sessions(client, flow_type)):
-        assert asyncio.get_running_loop().time() < deadline, "the session never became visible"
-        await asyncio.sleep(0.2)
-    return found
+    return await wait_until(
+        "the session to become visible", lambda: list_sessions(client, flow_type), timeout=60, interval=0.2
+    )
 
 
 async def _connect_when_ready(address: str, namespace: str) -> Any:
-    """A new namespace takes a moment to be served; poll with a hang guard."""
-    deadline = asyncio.get_running_loop().time() + 60
-    while True:
+    """A new namespace takes a moment to be served (its calls fail meanwhile): poll it."""
+
+    async def served() -> Any:
         client = await connect(address, namespace)
-        try:
-            await list_sessions(client, "probe")
-            return client
-        except RPCError:
-            if asyncio.get_running_loop().time() > deadline:
-                raise
-            await asyncio.sleep(0.5)
+        await list_sessions(client, "probe")
+        return client
+
+    return await wait_until(f"namespace {namespace} to be served", served, timeout=60, interval=0.5)

@@ -23,7 +23,7 @@ from temporalio.api.sdk.v1 import WorkflowMetadata
 
 from sessionflow import AgentSnapshot, AgentStatus
 from sessionflow.temporal import AgentSessionClient, connect, free_port, serve_agent_flows
-from sessionflow.testing import CRASH_TIMINGS, save_scripted_flow, write_script
+from sessionflow.testing import CRASH_TIMINGS, save_scripted_flow, wait_until, write_script
 
 SCRIPT_TURNS: list[list[dict[str, Any]]] = [
     [
@@ -75,13 +75,11 @@ async def _run_session(sessions: AgentSessionClient, session_id: str) -> tuple[A
             return snapshot
         return None
 
-    deadline = asyncio.get_running_loop().time() + 90
-    while True:
-        found = await settled(await sessions.get_agent_snapshot(session_id))
-        if found is not None:
-            return found, len(approved)
-        assert asyncio.get_running_loop().time() < deadline, "the turn did not end (hang guard)"
-        await asyncio.sleep(0.1)
+    async def probe() -> AgentSnapshot | None:
+        return await settled(await sessions.get_agent_snapshot(session_id))
+
+    found = await wait_until("the turn to end", probe, timeout=90, interval=0.1)
+    return found, len(approved)
 
 
 _SAMPLE = re.compile(r"^(?P<name>[A-Za-z_:][A-Za-z0-9_:]*)(?:\{(?P<labels>.*)\})?\s+(?P<value>\S+)$")
