@@ -10,32 +10,21 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import AsyncIterator
 from pathlib import Path
 
-import pytest
-from playwright.async_api import Browser, Dialog, Page, async_playwright, expect
+from playwright.async_api import Browser, Dialog, Page, expect
 
 from sessionflow_server import ServerConfig
+from tests.server.browser import browser, needs_chromium
 from tests.server.conftest import Api, ApiFactory, with_deadline
 
-CHROMIUM = "/usr/bin/chromium"
 DOCS_SCREENSHOTS = Path(__file__).resolve().parents[2] / "docs" / "server" / "screenshots"
 REFUND: dict[str, object] = {"id": "c1", "name": "refund", "arguments": {"order": 7}}
 SCRIPT = "<script>alert(1)</script>"
 IMAGE = '<img src=x onerror="alert(2)">'
 
-pytestmark = pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="needs Debian's Chromium")
-
-
-@pytest.fixture
-async def browser() -> AsyncIterator[Browser]:
-    async with async_playwright() as playwright:
-        launched = await playwright.chromium.launch(executable_path=CHROMIUM, headless=True)
-        try:
-            yield launched
-        finally:
-            await launched.close()
+pytestmark = needs_chromium
+__all__ = ["browser"]  # the fixture, imported so the tests here can ask for it
 
 
 class Console:
