@@ -14,8 +14,8 @@ from rich.console import Console
 from sessionflow.testing import wait_until
 from sessionflow_cli._errors import UsageError
 from sessionflow_cli.commands._serve import INSTALL_HINT, ServeRequest, run_serve
+from tests.cli.background import ServeCommand
 from tests.cli.conftest import Cli
-from tests.cli.serve_command import ServeCommand
 from tests.server.helpers import read_sse
 
 T = TypeVar("T")
@@ -90,7 +90,7 @@ async def test_serve_lists_the_demos_sessions_and_an_approval_runs_the_write(cli
 
             await eventually("the demo's turn to end", ended)
             assert (cli.workspace / "sessionflow-demo.md").exists()
-        assert serve.stop() == 0, serve.output()
+        assert await serve.stop() == 0, serve.output()
         assert "sessionflow serve stopped" in serve.output()
     finally:
         serve.kill()

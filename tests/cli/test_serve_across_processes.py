@@ -9,8 +9,8 @@ import pexpect
 from playwright.async_api import Browser, expect
 
 from sessionflow.testing import ModelReply, ScriptedToolCall
+from tests.cli.background import ServeCommand
 from tests.cli.conftest import Cli, expect_group, finish
-from tests.cli.serve_command import ServeCommand
 from tests.server.browser import browser, needs_chromium
 
 pytestmark = needs_chromium
@@ -78,7 +78,7 @@ async def test_an_approval_given_in_the_browser_lets_the_waiting_terminal_go_on(
         await expect(page.locator("#pending .interrupt")).to_have_count(0)
         # The model saw the tool's real output after the approval given in the browser.
         assert cli.requests()[1].sent_texts()[-1] == "published 'from the terminal'"
-        assert serve.stop() == 0, serve.output()
+        assert await serve.stop() == 0, serve.output()
     finally:
         serve.kill()
         if child.isalive():
