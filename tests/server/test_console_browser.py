@@ -3,7 +3,7 @@
 Each test logs in through the one-time URL, drives the console as a person would, and
 checks what the person sees and what really happened (the invocation log). Screenshots of
 the main views go to the test's own folder, and to docs/server/screenshots/ when
-SESSIONFLOW_UPDATE_SCREENSHOTS=1. Run them one at a time: `-n 0`.
+SESSIONFLOW_UPDATE_SCREENSHOTS=1.
 """
 
 from __future__ import annotations
@@ -265,4 +265,40 @@ async def test_a_reload_mid_turn_resumes_the_stream_after_the_last_event(
     await expect(page.locator("#transcript")).to_contain_text("All done.")
     assert resumed and resumed[0] is not None and int(resumed[0]) >= int(last)
     assert api.log.count("tool", "refund") == 1
+    assert console.dialogs == [] and console.errors == []
+
+
+async def test_a_retried_model_steps_text_replaces_the_failed_attempts_partial_text(
+    api_factory: ApiFactory, browser: Browser, tmp_path: Path
+) -> None:
+    api: Api = await api_factory(config=ServerConfig(new_session_id=lambda: "ui-retry"))
+    # Attempt 1 streams a partial answer, holds it a moment (so the worker, another process,
+    # sends its delta batch), then fails; attempt 2 streams the real answer and holds it too.
+    api.script(
+        "ui-retry",
+        [
+            [
+                {
+                    "text": "The clean answer.",
+                    "deltas_by_attempt": {"1": ["A partial ", "first try"], "2": ["The clean ", "answer."]},
+                    "delay_after_deltas": 4.0,
+                    "fail_attempts": 1,
+                }
+            ]
+        ],
+    )
+    console = await _console(browser, api, tmp_path)
+    page = console.page
+    await console.log_in()
+    await page.fill("#new-message", "Answer me")
+    await page.click("#start")
+    live = page.locator("#live")
+    await expect(live).to_contain_text("A partial first try", timeout=30_000)
+    await expect(live).to_contain_text("The clean answer.", timeout=30_000)
+    # Replaced, not appended: the failed attempt's text is gone while the turn still runs.
+    assert "partial" not in await live.inner_text()
+    await expect(page.locator("#transcript")).to_contain_text("The clean answer.", timeout=30_000)
+    await expect(page.locator("#live .msg")).to_have_count(0)
+    assert "partial" not in await page.locator("main").inner_text()
+    assert [entry["attempt"] for entry in api.log.entries("model", session="ui-retry")] == [1, 2]
     assert console.dialogs == [] and console.errors == []
