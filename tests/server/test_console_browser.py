@@ -125,20 +125,28 @@ async def test_log_in_start_watch_the_stream_and_approve_a_write_once(
     assert console.dialogs == [] and console.errors == []
 
 
-async def test_markup_in_a_model_reply_renders_as_text(
+async def test_markup_in_a_model_reply_and_a_tool_output_renders_as_text(
     api_factory: ApiFactory, browser: Browser, tmp_path: Path
 ) -> None:
     api: Api = await api_factory()
     reply = f"{SCRIPT} and {IMAGE}"
-    api.script("ui-xss", [[{"text": reply, "deltas": [SCRIPT, IMAGE]}]])
+    found = f"found {IMAGE} near {SCRIPT}"
+    lookup = {"id": "t1", "name": "lookup", "arguments": {"query": SCRIPT}}
+    api.script(
+        "ui-xss",
+        [[{"tool_calls": [lookup]}, {"text": reply, "deltas": [SCRIPT, IMAGE]}]],
+        {"lookup": {"effect": "read", "output": found}},
+    )
     created = await api.post("/api/v1/sessions", {"session_id": "ui-xss", "message": f"say {IMAGE}"})
     assert created.status_code == 201
     console = await _console(browser, api, tmp_path)
     page = console.page
     await console.log_in()
     await page.goto(f"{api.url}/#/s/ui-xss")
-    await expect(page.locator("#transcript .msg.assistant")).to_have_text(reply)
+    await expect(page.locator("#transcript .msg.assistant").last).to_have_text(reply)
+    await expect(page.locator("#transcript .msg.assistant").first).to_contain_text(SCRIPT)
     await expect(page.locator("#transcript .msg.user")).to_have_text(f"say {IMAGE}")
+    await expect(page.locator("#transcript .tool.stored pre")).to_have_text(found)
     main = page.locator("main")
     await expect(main.locator("img")).to_have_count(0)
     await expect(main.locator("script")).to_have_count(0)

@@ -34,8 +34,14 @@ async def test_create_with_a_first_message_lists_and_reads_the_session(api: Api)
     assert "api-create" in [r["session_id"] for r in recent]
     assert (await api.get("/api/v1/sessions", params={"status": "bogus"})).status_code == 422
     assert (await api.get("/api/v1/sessions", params={"since": "yesterday"})).status_code == 422
-    # There is no user filter to widen: the token's user is the only one.
-    assert (await api.get("/api/v1/sessions", params={"user": "bob"})).status_code == 422
+    mine = (await api.get("/api/v1/sessions", params={"user": "alice"})).json()["sessions"]
+    assert "api-create" in [r["session_id"] for r in mine]
+    flow_type = row["flow_type"]
+    of_flow = (await api.get("/api/v1/sessions", params={"flow_type": flow_type})).json()["sessions"]
+    assert "api-create" in [r["session_id"] for r in of_flow]
+    # The user filter cannot widen what a token sees: another user's sessions match none.
+    assert (await api.get("/api/v1/sessions", params={"user": "bob"})).json() == {"sessions": []}
+    assert (await api.get("/api/v1/sessions", params={"owner": "bob"})).status_code == 422
     assert "api-create" not in [
         r["session_id"] for r in (await api.get("/api/v1/sessions", user="bob")).json()["sessions"]
     ]

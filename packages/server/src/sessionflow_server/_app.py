@@ -323,9 +323,12 @@ class ApiServer:
 
     async def _list_sessions(self, request: Request, user: str) -> Response:
         params = request.query_params
-        unknown = set(params) - {"flow_type", "status", "since"}
+        unknown = set(params) - {"flow_type", "status", "user", "since"}
         if unknown:
             raise ApiError(422, "invalid_request", f"unknown query parameters: {sorted(unknown)}")
+        if params.get("user", user) != user:
+            # A token sees only its own user's sessions: another user's filter matches none.
+            return _json(SessionsResponse(sessions=[]))
         flow_type = params.get("flow_type")
         flows = (
             [self.flows[flow_type]]

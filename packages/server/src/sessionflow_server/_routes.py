@@ -77,6 +77,9 @@ ROUTES: tuple[ApiRoute, ...] = (
             QueryParameter(name="flow_type", description="only this flow type"),
             QueryParameter(name="status", description="idle, running, waiting_for_approval or stopped"),
             QueryParameter(
+                name="user", description="only this user's sessions: a token sees only its own user's"
+            ),
+            QueryParameter(
                 name="since", description="active since: an ISO 8601 time or an age (30m, 12h, 7d)"
             ),
         ),
