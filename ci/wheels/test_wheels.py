@@ -12,6 +12,8 @@ plays cases against the installed adapter.
 from __future__ import annotations
 
 import os
+import re
+import signal
 import subprocess
 import sys
 import time
@@ -20,6 +22,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
+import httpx
 import pytest
 
 from sessionflow.temporal import free_port
@@ -237,3 +240,75 @@ def test_the_third_party_conformance_route_runs_on_the_installed_wheels(
     output = completed.stdout + completed.stderr
     assert completed.returncode == 0, output
     assert "3 passed, 0 failed, 0 skipped" in output, output
+
+
+def test_serve_from_the_wheels_shows_the_demos_session_and_the_console(
+    wheels: Path, environments: dict[str, subprocess.CompletedProcess[str]], home: Path
+) -> None:
+    # The user's path to the web console: `pip install "sessionflow[server]"` (here the extra
+    # resolves to the built server wheel), a demo, then `sessionflow serve`. The console's
+    # files must come from the installed wheel: no build step, no network.
+    venv = home.parent / "venv-openai-agents"
+    assert environments["openai-agents"].returncode == 0, environments["openai-agents"].stderr
+    python = str(venv / "bin" / "python")
+    extra = f"sessionflow[server] @ file://{wheel(wheels, 'sessionflow')}"
+    pip = [python, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--no-compile"]
+    installed = run([*pip, extra, wheel(wheels, "sessionflow_server")], timeout=600, env=user_env(home))
+    assert installed.returncode == 0, installed.stderr
+    command = str(venv / "bin" / "sessionflow")
+    workspace = home.parent / "workspace-serve"
+    workspace.mkdir()
+    (workspace / "README.md").write_text("Shopping list\nmilk\n")
+    demo = run(
+        [command, "-p", "hi", "--model", "demo", "--approve", "write_file"],
+        timeout=300,
+        env=user_env(home),
+        cwd=workspace,
+    )
+    assert demo.returncode == 0, demo.stderr
+    [demo_session] = re.findall(r"sessionflow chat -m demo -r (\S+)", demo.stdout + demo.stderr)
+
+    log = home.parent / "serve.log"
+    with log.open("wb") as out:
+        serve = subprocess.Popen(
+            [command, "serve", "--port", "0"],
+            cwd=workspace,
+            env=user_env(home),
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+    try:
+        deadline = time.monotonic() + 180
+        found = None
+        while found is None and serve.poll() is None and time.monotonic() < deadline:
+            found = re.search(r"(http://127\.0\.0\.1:\d+)/#code=(\S+)", log.read_text(errors="replace"))
+            time.sleep(0.5)
+        assert found is not None, log.read_text(errors="replace")
+        base, code = found.group(1), found.group(2)
+        with httpx.Client(base_url=base, timeout=60) as http:
+            page = http.get("/")
+            assert page.status_code == 200 and "/console/app.js" in page.text
+            assert "default-src 'none'" in page.headers["content-security-policy"]
+            for asset in ("/console/app.js", "/console/app.css"):
+                assert http.get(asset).status_code == 200, asset
+            login = http.post("/api/v1/login", json={"code": code})
+            assert login.status_code == 200, login.text
+            headers = {"Authorization": f"Bearer {login.json()['token']}"}
+            # The list reads Temporal's visibility store, which may lag a moment behind.
+            deadline = time.monotonic() + 60
+            while True:
+                listed = http.get("/api/v1/sessions", headers=headers)
+                assert listed.status_code == 200, listed.text
+                ids = [row["session_id"] for row in listed.json()["sessions"]]
+                if demo_session in ids or time.monotonic() > deadline:
+                    break
+                time.sleep(0.5)
+            assert demo_session in ids, listed.text
+        os.killpg(serve.pid, signal.SIGTERM)
+        assert serve.wait(60) == 0, log.read_text(errors="replace")
+    finally:
+        if serve.poll() is None:
+            os.killpg(serve.pid, signal.SIGKILL)
+            serve.wait()

@@ -122,3 +122,5 @@ def test_sessions_runs_the_engine_without_mcp_or_any_sdk(cli: Cli) -> None:
     assert _loaded(modules, "mcp", "sessionflow.mcp", "prompt_toolkit", *FRAMEWORK_SDKS) == []
     # httpx (the built-in runner's client) loads without its own command line.
     assert _loaded(modules, *HTTPX_CLI) == []
+    # The HTTP API (`sessionflow serve`) is imported by that command alone.
+    assert _loaded(modules, "sessionflow_server", "starlette", "uvicorn", "sse_starlette") == []

@@ -3,56 +3,12 @@
 from __future__ import annotations
 
 import asyncio
-import os
-import signal
-import subprocess
-from pathlib import Path
 
 from sessionflow import AgentSessionClient, AgentSessionFlow, AgentSnapshot, AgentStatus
 from sessionflow.temporal import connect
-from sessionflow.testing import ModelReply, ScriptedRunner, wait_for_agent_snapshot, wait_until
-from tests.cli.conftest import COMMAND, Cli
-
-READY = "sessionflow worker ready"
-
-
-class WorkerCommand:
-    """One `sessionflow worker` process in its own process group, its output in a file."""
-
-    def __init__(self, cli: Cli, log: Path, *args: str) -> None:
-        self.log_path = log
-        with log.open("wb") as out:
-            self.process = subprocess.Popen(
-                [COMMAND, "worker", *args],
-                cwd=cli.workspace,
-                env=cli.environment(),
-                stdout=out,
-                stderr=subprocess.STDOUT,
-                stdin=subprocess.DEVNULL,
-                start_new_session=True,
-            )
-
-    def output(self) -> str:
-        return self.log_path.read_text(errors="replace")
-
-    async def ready(self) -> str:
-        def probe() -> str | None:
-            if self.process.poll() is not None:
-                raise AssertionError(f"the worker exited with {self.process.returncode}:\n{self.output()}")
-            return next((line for line in self.output().splitlines() if line.startswith(READY)), None)
-
-        return await wait_until("the worker to be ready", probe, timeout=120)
-
-    def sigterm(self) -> None:
-        os.killpg(self.process.pid, signal.SIGTERM)
-
-    async def exit_code(self) -> int:
-        return await asyncio.wait_for(asyncio.to_thread(self.process.wait), 120)
-
-    def kill(self) -> None:
-        if self.process.poll() is None:
-            os.killpg(self.process.pid, signal.SIGKILL)
-            self.process.wait()
+from sessionflow.testing import ModelReply, ScriptedRunner, wait_for_agent_snapshot
+from tests.cli.background import WorkerCommand
+from tests.cli.conftest import Cli
 
 
 def sessions_of(cli: Cli, flow_type: str) -> AgentSessionFlow:

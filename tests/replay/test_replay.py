@@ -31,6 +31,8 @@ def test_recorded_histories_exist() -> None:
         "version-upgrade-after-approval",
         "version-upgrade-idle",
         "search-attributes",
+        "double-texting",
+        "forked-session",
     }
 
 

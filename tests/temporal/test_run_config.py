@@ -48,4 +48,6 @@ def test_a_recorded_start_input_reads_and_writes_back_the_same_json() -> None:
         "initial_user_message",
         "history",
         "history_index_ref",
+        "double_texting",
+        "forked_from",
     }

@@ -121,6 +121,21 @@ def _with_engine(
             )
         )
         return code  # `main` leaves past the interpreter teardown (sessionflow.process_exit)
+    if command == "serve":
+        from sessionflow_cli.commands._serve import ServeRequest, run_serve
+
+        config = resolve_config(spec.name, args.config, yes=False, ask=False, cwd=cwd, info=info)
+        config = with_model(config, args.model)
+        environment = start_environment(config.identity, config.workspace)
+        request = ServeRequest(
+            host=args.host,
+            port=args.port,
+            allow_remote=args.allow_remote,
+            token_store=args.token_store,
+            issue_token=args.issue_token,
+            webhook_url=args.webhook_url,
+        )
+        return asyncio.run(run_serve(spec, config, environment, request, out=out, info=info))
     from sessionflow_cli.commands._chat import ChatRequest, run_chat
 
     config = resolve_config(spec.name, args.config, yes=args.yes, ask=True, cwd=cwd, info=info)

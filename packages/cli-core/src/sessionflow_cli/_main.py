@@ -29,6 +29,7 @@ COMMANDS = (
     "payloads",
     "codec-server",
     "worker",
+    "serve",
 )
 
 _DESCRIPTION = """\
@@ -44,6 +45,7 @@ commands:
   payloads    gc: delete the stored payloads of sessions that ended long ago
   codec-server  decode encrypted payloads for the Temporal UI (/encode, /decode)
   worker      serve this command's flow as a resident worker (one per host); SIGTERM stops it gracefully
+  serve       the HTTP API over this command's sessions (and their worker), with a one-time login URL
 
 exit codes: 0 success, 1 failure at run time, 2 usage or configuration error
 """
@@ -152,6 +154,27 @@ def build_parser() -> argparse.ArgumentParser:
         type=float,
         metavar="SECONDS",
         help="what running steps get to finish after SIGTERM (default: $SESSIONFLOW_SHUTDOWN_GRACE, else 20)",
+    )
+    serve = commands.add_parser("serve", help="the HTTP API over this command's sessions")
+    _add_framework(serve)
+    serve.add_argument("-m", "--model", metavar="MODEL", help="override the configured model")
+    serve.add_argument("--host", default="127.0.0.1", help="the address to bind (default: 127.0.0.1)")
+    serve.add_argument("--port", type=int, default=8765, help="the port (default: 8765; 0 picks a free one)")
+    serve.add_argument(
+        "--allow-remote",
+        action="store_true",
+        help="allow a non-loopback --host (needs --token-store as well)",
+    )
+    serve.add_argument(
+        "--token-store", metavar="FILE", help="keep tokens (hashed) in this file instead of in memory"
+    )
+    serve.add_argument(
+        "--issue-token", metavar="USER", help="add a token for USER to --token-store, print it, and exit"
+    )
+    serve.add_argument(
+        "--webhook-url",
+        metavar="URL",
+        help="POST interrupts and ended turns here, signed with $SESSIONFLOW_WEBHOOK_SECRET",
     )
     return parser
 

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections import deque
+from collections.abc import Coroutine
 from dataclasses import dataclass, field, replace
-from typing import Literal, Protocol
+from typing import Any, Literal, Protocol, TypeVar
 
 from sessionflow import (
     AgentEvent,
@@ -23,6 +25,7 @@ from sessionflow_cli.chat._view import ChatView
 __all__ = ["Decision", "Responder", "TurnFollower", "TurnResult"]
 
 T = AgentEventType
+A = TypeVar("A")
 _SETTLE = 0.2
 """Seconds without events after which durable events are shown."""
 
@@ -238,8 +241,8 @@ class TurnFollower:
 
     async def _approval(self, interrupt: AgentInterrupt) -> None:
         self.view.approval(interrupt.tool_name, interrupt.arguments)
-        decision = await self.responder.decide(interrupt)
-        if decision.approved is None:
+        decision = await self._unless_answered_elsewhere(interrupt, self.responder.decide(interrupt))
+        if decision is False or decision.approved is None:
             return
         resolved = await self.sessions.resolve_interrupt(
             self.session_id,
@@ -256,7 +259,7 @@ class TurnFollower:
             # The session's question text: what the framework asked, whatever its arguments.
             question = replace(question, text=interrupt.question)
         self.view.question(question.text, list(question.choices))
-        reply = await self.responder.ask(interrupt, question)
+        reply = await self._unless_answered_elsewhere(interrupt, self.responder.ask(interrupt, question))
         if reply is False:
             return
         if reply is None:
@@ -269,6 +272,32 @@ class TurnFollower:
             )
         if not resolved:
             self.view.note("(the question is no longer pending)")
+
+    async def _unless_answered_elsewhere(
+        self, interrupt: AgentInterrupt, answering: Coroutine[Any, Any, A]
+    ) -> A | Literal[False]:
+        """The answer given here, or False when someone answered elsewhere first.
+
+        An approval can be given in the web console, another terminal or the API while this
+        terminal still asks. The prompt then stops asking and says what was decided, and the
+        turn goes on here as it does there.
+        """
+        here = asyncio.ensure_future(answering)
+        elsewhere = self.pump.interrupt_resolved(interrupt.interrupt_id)
+        try:
+            await asyncio.wait({here, elsewhere}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            if not here.done():
+                here.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await here
+            elsewhere.cancel()
+        if here.done() and not here.cancelled():
+            return here.result()
+        event = elsewhere.result()
+        self.view.end_line()
+        self.view.note(f"(answered elsewhere: {_decided(event.data)})", style="yellow")
+        return False
 
     async def _call(self, calls: dict[str, AgentToolCall], tool_call_id: str) -> AgentToolCall | None:
         if tool_call_id not in calls:
@@ -297,3 +326,13 @@ class TurnFollower:
             if stored.message.role is MessageRole.ASSISTANT and stored.message.text:
                 return stored.message.text
         return ""
+
+
+def _decided(data: dict[str, object]) -> str:
+    """How an `interrupt_resolved` event's answer reads at the terminal."""
+    if data.get("expired"):
+        return "the deadline passed"
+    if data.get("approved"):
+        return "approved"
+    reason = data.get("rejection_message")
+    return f"rejected: {reason}" if isinstance(reason, str) and reason else "rejected"

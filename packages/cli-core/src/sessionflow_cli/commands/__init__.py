@@ -1,7 +1,7 @@
 """The `sessionflow` subcommands, one module each; `sessionflow_cli._dispatch` picks one.
 
 `_chat` (the default command), `_connectors`, `_frameworks`, `_init`, `_payloads`,
-`_server` and `_sessions`. What they share (the engine, the runtime, sessions, settings)
+`_serve`, `_server`, `_sessions` and `_worker`. What they share (the engine, the runtime, sessions, settings)
 stays one level up, in `sessionflow_cli`.
 
 The names below load on first use (`sessionflow.lazy.lazy_exports`): importing this package
@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from sessionflow_cli.commands._frameworks import run_frameworks
     from sessionflow_cli.commands._init import run_init
     from sessionflow_cli.commands._payloads import run_payloads
+    from sessionflow_cli.commands._serve import run_serve
     from sessionflow_cli.commands._server import run_server
     from sessionflow_cli.commands._sessions import run_sessions
 
@@ -33,6 +34,7 @@ __all__ = [
     "run_frameworks",
     "run_init",
     "run_payloads",
+    "run_serve",
     "run_server",
     "run_sessions",
 ]

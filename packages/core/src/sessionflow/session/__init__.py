@@ -8,6 +8,13 @@ from sessionflow.session.approvals import (
     decide_approval,
 )
 from sessionflow.session.bodies import BodyRef, is_media_ref
+from sessionflow.session.double_texting import (
+    DoubleTexting,
+    DoubleTextingAction,
+    MessageRejectedError,
+    decide_double_texting,
+    double_texting_of,
+)
 from sessionflow.session.errors import (
     InvalidToolCallError,
     SessionError,
@@ -24,6 +31,14 @@ from sessionflow.session.events import (
     AgentEventWriter,
     EventLog,
     EventSink,
+)
+from sessionflow.session.fork import (
+    ForkedFrom,
+    TurnOutOfRangeError,
+    UnknownSessionError,
+    check_fork_turn,
+    ended_turns,
+    in_fork,
 )
 from sessionflow.session.guardrails import Budget, ProposalCode, StopReason, call_fingerprint
 from sessionflow.session.invocation import ToolInvocation
@@ -114,9 +129,12 @@ __all__ = [
     "ContinueRequested",
     "DeferredToolCall",
     "DeferredToolExecution",
+    "DoubleTexting",
+    "DoubleTextingAction",
     "EffectUnknown",
     "EventLog",
     "EventSink",
+    "ForkedFrom",
     "FrameworkApproval",
     "FrameworkMessage",
     "ImageInput",
@@ -128,6 +146,7 @@ __all__ = [
     "MemoryNote",
     "MemoryOptions",
     "MemoryStore",
+    "MessageRejectedError",
     "MessageRole",
     "NoEffect",
     "ProposalCode",
@@ -148,6 +167,8 @@ __all__ = [
     "ToolPolicy",
     "TurnAborted",
     "TurnCompleted",
+    "TurnOutOfRangeError",
+    "UnknownSessionError",
     "UnsupportedOptionError",
     "UserError",
     "VerifyCall",
@@ -156,9 +177,14 @@ __all__ = [
     "build_turn_failure_note",
     "call_fingerprint",
     "check_answer",
+    "check_fork_turn",
     "decide_approval",
+    "decide_double_texting",
     "describe_tool_call_outcome",
+    "double_texting_of",
+    "ended_turns",
     "idempotency_key",
+    "in_fork",
     "is_media_ref",
     "message_digest",
     "message_sequence_key",

@@ -16,8 +16,15 @@ from sessionflow.session.approvals import MAX_ANSWER_BYTES, check_answer, decide
 from sessionflow.session.bodies import BodyRef, cap_text
 from sessionflow.session.bounds import bounded_interrupt, bounded_messages, bounded_tool_call
 from sessionflow.session.carry import carry_of, carry_preview
+from sessionflow.session.double_texting import (
+    DoubleTexting,
+    DoubleTextingAction,
+    MessageRejectedError,
+    decide_double_texting,
+)
 from sessionflow.session.errors import SessionStateError
 from sessionflow.session.events import AgentEvent, AgentEventType, EventLog
+from sessionflow.session.fork import ForkedFrom
 from sessionflow.session.guardrails import Budget, ProposalCode, StopReason, call_fingerprint, estimate_tokens
 from sessionflow.session.memory import MemoryCode, MemoryStore
 from sessionflow.session.messages import AgentMessage, FrameworkMessage, MessageRole, message_digest
@@ -124,6 +131,12 @@ class SessionModel:
     memory: MemoryStore | None = None
     recent_message_ids: list[str] = field(default_factory=lambda: [])
     """IDs of the last messages accepted, so a retried send is not queued twice."""
+    rejected_message_ids: list[str] = field(default_factory=lambda: [])
+    """IDs of the last messages refused (double-texting `reject`): a retry is refused again."""
+    double_texting: DoubleTexting = DoubleTexting.ENQUEUE
+    """The session's double-texting policy, chosen when it started."""
+    forked_from: ForkedFrom | None = None
+    """Where the session was forked from, when it was (`fork_session`)."""
     turn_prefix_count: int = 0
     turn_prefix_digest: str = ""
     """Message count and rolling digest when the running turn began (its reference prefix)."""
@@ -195,6 +208,43 @@ class SessionModel:
             ]
         self.queued.append(message)
         return True
+
+    def decide_user_message(
+        self,
+        message_id: str | None,
+        policy: DoubleTexting | None,
+        *,
+        cancel_requested: bool,
+    ) -> DoubleTextingAction:
+        """What the session does with a message sent now (`decide_double_texting`).
+
+        A message whose ID was decided before gets the same answer: queued (`QUEUE`,
+        and `queue_user_message` then queues nothing) or refused (`REJECT`).
+        """
+        if message_id is not None:
+            if message_id in self.recent_message_ids:
+                return DoubleTextingAction.QUEUE
+            if message_id in self.rejected_message_ids:
+                return DoubleTextingAction.REJECT
+        return decide_double_texting(
+            self.double_texting,
+            policy,
+            turn_running=self.turn_active,
+            cancel_requested=cancel_requested,
+            queued=len(self.queued),
+        )
+
+    def reject_user_message(self, message_id: str | None) -> MessageRejectedError:
+        """Remember a refused message's ID (so a retry is refused too); the error to report."""
+        if message_id is not None and message_id not in self.rejected_message_ids:
+            self.rejected_message_ids = [
+                *self.rejected_message_ids[-(RECENT_MESSAGE_IDS - 1) :],
+                message_id,
+            ]
+        return MessageRejectedError(
+            "the session is busy (a turn runs or is about to start) and the message's "
+            "double-texting policy is 'reject': nothing was queued"
+        )
 
     def next_queued(self) -> QueuedUserMessage:
         if not self.queued:
@@ -783,6 +833,8 @@ class SessionModel:
             carried_state_by_reference=self.carried_state_ref is not None,
             framework_state=self.framework_state,
             framework_state_omitted=list(self.framework_state_omitted),
+            double_texting=self.double_texting,
+            forked_from=self.forked_from,
         )
 
     def page(self, *, after: int = 0, limit: int = 50) -> AgentMessagesPage:

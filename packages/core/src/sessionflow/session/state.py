@@ -6,6 +6,8 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Literal
 
+from sessionflow.session.double_texting import DoubleTexting
+from sessionflow.session.fork import ForkedFrom
 from sessionflow.session.messages import AgentMessage
 from sessionflow.session.tools import AgentToolCall, ApprovalSource
 from sessionflow.session.usage import AgentUsage
@@ -84,6 +86,10 @@ class AgentSnapshot:
     JSON (`FRAMEWORK_STATE_BYTES`): a key that did not fit is in `framework_state_omitted`."""
     framework_state_omitted: list[str] = field(default_factory=lambda: [])
     """Keys of the framework's state left out of `framework_state` because of its size."""
+    double_texting: DoubleTexting = DoubleTexting.ENQUEUE
+    """What the session does with a message sent while it is busy, unless the message says."""
+    forked_from: ForkedFrom | None = None
+    """The session and turn this session was forked from (`fork_session`); None otherwise."""
 
 
 @dataclass(frozen=True, kw_only=True)

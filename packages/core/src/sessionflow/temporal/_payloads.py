@@ -16,7 +16,9 @@ from sessionflow.session import (
     AgentToolCall,
     Budget,
     ContinueRequested,
+    DoubleTexting,
     EffectUnknown,
+    ForkedFrom,
     FrameworkMessage,
     NoEffect,
     SessionModel,
@@ -176,6 +178,10 @@ class SessionStartInput:
     """Messages the session starts with, as the session keeps them (large bodies by reference)."""
     history_index_ref: BodyRef | None = None
     """The stored index chunk of `history` (messages 1..len(history)), when the client has a store."""
+    double_texting: DoubleTexting | None = None
+    """The session's double-texting policy; None (inputs recorded before it): `enqueue`."""
+    forked_from: ForkedFrom | None = None
+    """Set when the session is a fork (`fork_session`): its `history` is that session's turns."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -304,6 +310,8 @@ class SendUserMessageRequest:
     message_id: str | None = None
     message: FrameworkMessage | None = None
     """`text` as the flow's runner builds it, built by the client (see `QueuedUserMessage.message`)."""
+    double_texting: DoubleTexting | None = None
+    """This message's double-texting policy; None (and requests recorded before it): the session's."""
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -21,6 +21,8 @@ with workflow.unsafe.imports_passed_through():
         AgentSnapshot,
         AgentToolCall,
         AgentToolCallStatus,
+        DoubleTexting,
+        DoubleTextingAction,
         EffectUnknown,
         FrameworkMessage,
         MemoryStore,
@@ -82,6 +84,8 @@ VERSION_UPGRADE_PATCH = "sessionflow-version-upgrade"
 """Marks runs that continued as new onto a new current worker deployment version (issue 26)."""
 SEARCH_ATTRIBUTES_PATCH = "sessionflow-search-attributes"
 """Marks runs that upsert their state and last activity as search attributes (issue 26)."""
+DOUBLE_TEXTING_PATCH = "sessionflow-double-texting"
+"""Marks runs where a message sent during a turn cancelled it or was refused (issue 27)."""
 # No list of non-retryable error types here: an error's class says whether a step may run
 # again (`SessionError.retryable`), and the activity reports it as non-retryable.
 
@@ -137,6 +141,8 @@ class AgentSessionWorkflow:
             self._model = start.carried
         else:
             self._load_history(start)
+            self._model.double_texting = start.double_texting or DoubleTexting.ENQUEUE
+            self._model.forked_from = start.forked_from
             if start.initial_message is not None:
                 self._model.queue_user_message(
                     QueuedUserMessage(
@@ -647,7 +653,20 @@ class AgentSessionWorkflow:
 
     @workflow.update(name=SEND_USER_MESSAGE)
     def send_user_message(self, request: SendUserMessageRequest) -> bool:
-        return self._model.queue_user_message(
+        model = self._model
+        # Decided here, in the update's handler, so no turn can end or start between the
+        # check and the queueing. Requests recorded before double-texting always queue.
+        action = model.decide_user_message(
+            request.message_id, request.double_texting, cancel_requested=self._cancel_requested
+        )
+        if action is not DoubleTextingAction.QUEUE and workflow.patched(DOUBLE_TEXTING_PATCH):
+            if action is DoubleTextingAction.REJECT:
+                rejected = model.reject_user_message(request.message_id)
+                # An ApplicationError fails only the update; its type tells the client why.
+                raise ApplicationError(rejected.message, type=type(rejected).__name__, non_retryable=True)
+            # The cancel the client's `cancel_turn` makes; the message then waits its turn.
+            self._request_cancel()
+        return model.queue_user_message(
             QueuedUserMessage(
                 text=request.text,
                 images=request.images,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import uuid
 from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
@@ -19,15 +20,22 @@ from sessionflow.session import (
     AgentMessage,
     AgentMessagesPage,
     AgentSnapshot,
+    DoubleTexting,
+    ForkedFrom,
     FrameworkMessage,
     MessageRole,
     SessionModel,
+    UnknownSessionError,
     UserError,
+    check_fork_turn,
+    double_texting_of,
+    ended_turns,
 )
 from sessionflow.session.bodies import fits_inline
 from sessionflow.temporal._answers import raise_invalid_answer
 from sessionflow.temporal._bodies import BodyStore, StoreScope, inline_limit
-from sessionflow.temporal._history import start_history
+from sessionflow.temporal._fork import fork_messages
+from sessionflow.temporal._history import StartHistory, start_history
 from sessionflow.temporal._live_order import interleave
 from sessionflow.temporal._media import media_ref
 from sessionflow.temporal._payloads import (
@@ -44,6 +52,7 @@ from sessionflow.temporal._payloads import (
     SendUserMessageRequest,
     SessionStartInput,
 )
+from sessionflow.temporal._rejected import raise_rejected_message
 from sessionflow.temporal.flow import AgentSessionFlow
 from sessionflow.temporal.search_attributes import search_attributes_registered, start_attributes
 
@@ -80,8 +89,13 @@ class AgentSessionClient:
         environment: dict[str, str] | None = None,
         settings: Mapping[str, Any] | None = None,
         history: Sequence[FrameworkMessage] = (),
+        double_texting: DoubleTexting | str = DoubleTexting.ENQUEUE,
     ) -> None:
         """Start a session whose workflow ID is `session_id`. A blank message starts no turn.
+
+        `double_texting` is what the session does with a message sent while it is busy
+        (`DoubleTexting`: queue it, cancel the running turn for it, or refuse it); a message
+        may override it (`send_user_message(double_texting=...)`).
 
         `history` is the conversation so far, in the flow's framework format (an adapter
         converts its framework's messages, e.g. ``sessionflow_pydantic_ai.history_messages``).
@@ -92,6 +106,7 @@ class AgentSessionClient:
         client without a payload store cannot start with (more than 1 MiB).
         """
         validate_session_id(session_id)
+        policy = double_texting_of(double_texting)
         text = (
             initial_message if initial_message and SessionModel.is_acceptable_text(initial_message) else None
         )
@@ -99,6 +114,27 @@ class AgentSessionClient:
             namespace=self.client.namespace, session_id=session_id, flow_type=self.flow.flow_type
         )
         start = await start_history(history, BodyStore.of(self.client), scope)
+        await self._start(
+            session_id,
+            text,
+            environment=environment,
+            settings=settings,
+            start=start,
+            double_texting=policy,
+            forked_from=None,
+        )
+
+    async def _start(
+        self,
+        session_id: str,
+        text: str | None,
+        *,
+        environment: dict[str, str] | None,
+        settings: Mapping[str, Any] | None,
+        start: StartHistory,
+        double_texting: DoubleTexting,
+        forked_from: ForkedFrom | None,
+    ) -> None:
         config = self.flow.run_config()
         attributes: TypedSearchAttributes | None = None
         if await self.uses_search_attributes():
@@ -117,6 +153,9 @@ class AgentSessionClient:
                     initial_user_message=self._user_message(text) if text is not None else None,
                     history=start.messages,
                     history_index_ref=start.index_ref,
+                    # Recorded only when it says something, as inputs before it were.
+                    double_texting=None if double_texting is DoubleTexting.ENQUEUE else double_texting,
+                    forked_from=forked_from,
                 ),
                 id=session_id,
                 task_queue=self.flow.task_queue,
@@ -125,6 +164,54 @@ class AgentSessionClient:
             )
         except WorkflowAlreadyStartedError:
             raise SessionExistsError(f"session {session_id!r} already exists") from None
+
+    async def fork_session(
+        self,
+        session_id: str,
+        *,
+        at_turn: int,
+        new_session_id: str | None = None,
+        environment: dict[str, str] | None = None,
+    ) -> str:
+        """Start a new session whose messages are `session_id`'s turns 1..`at_turn`; its ID.
+
+        A turn is one user message and everything stored up to its end; a history the
+        original started with comes too. The fork starts idle, with the original's
+        environment and double-texting policy, and its snapshot's `forked_from` names the
+        original and the turn (`environment` replaces the original's). The original is not changed; a turn it is running does not
+        count. Bodies kept by reference are copied into the fork's own scope of the store.
+        Raises `UnknownSessionError` for an unknown session, `TurnOutOfRangeError` for a
+        turn that is not one of its ended turns, `SessionExistsError` for a taken new ID.
+        """
+        if new_session_id is None:
+            new_session_id = f"{session_id[:200]}.fork-{uuid.uuid4().hex[:12]}"
+        validate_session_id(new_session_id)
+        try:
+            original = await self.get_agent_snapshot(session_id)
+        except RPCError as error:
+            if error.status is RPCStatusCode.NOT_FOUND:
+                raise UnknownSessionError(f"no session {session_id!r}") from None
+            raise
+        turn = check_fork_turn(session_id, at_turn, ended_turns(original.state))
+        scope = StoreScope(
+            namespace=self.client.namespace, session_id=new_session_id, flow_type=self.flow.flow_type
+        )
+        bodies = BodyStore.of(self.client)
+
+        async def read_page(after: int) -> AgentMessagesPage:
+            return await self.list_agent_messages(session_id, after=after, limit=200)
+
+        history = await fork_messages(session_id, turn, read_page, bodies, scope)
+        await self._start(
+            new_session_id,
+            None,
+            environment=dict(original.environment) if environment is None else environment,
+            settings=None,
+            start=await start_history(history, bodies, scope),
+            double_texting=original.double_texting,
+            forked_from=ForkedFrom(session_id=session_id, turn=turn),
+        )
+        return new_session_id
 
     async def uses_search_attributes(self) -> bool:
         """The namespace has sessionflow's search attributes, so sessions started here carry them.
@@ -146,12 +233,18 @@ class AgentSessionClient:
         images: Sequence[str] = (),
         settings: Mapping[str, Any] | None = None,
         message_id: str | None = None,
+        double_texting: DoubleTexting | str | None = None,
     ) -> bool:
         """Queue a message. False for blank text or a stopped session.
 
         `settings` travel with the message and apply to the turn it starts. Give a
-        `message_id` to make the send safe to retry: the session queues one message per ID.
+        `message_id` to make the send safe to retry: the session decides once per ID, and a
+        retry gets the same answer. `double_texting` overrides the session's policy for this
+        message when the session is busy: `interrupt` cancels the running turn (as
+        `cancel_turn` does) and queues the message; `reject` raises `MessageRejectedError`
+        and queues nothing. An idle session queues the message whatever the policy.
         """
+        policy = None if double_texting is None else double_texting_of(double_texting)
         if not SessionModel.is_acceptable_text(text):
             return False
         request = SendUserMessageRequest(
@@ -160,6 +253,7 @@ class AgentSessionClient:
             settings=dict(settings or {}),
             message_id=message_id,
             message=None if images else self._user_message(text),
+            double_texting=policy,
         )
         return await self._update(session_id, SEND_USER_MESSAGE, request, update_id=message_id)
 
@@ -358,8 +452,10 @@ class AgentSessionClient:
             )
             return bool(result)
         except WorkflowUpdateFailedError as error:
-            # The validator refused: nothing was written to the session's history.
+            # The validator refused: nothing was written to the session's history. Or the
+            # handler refused a message or an answer, with a type that says why.
             raise_invalid_answer(error)
+            raise_rejected_message(error)
             return False
         except RPCError as error:
             if error.status in (RPCStatusCode.NOT_FOUND, RPCStatusCode.FAILED_PRECONDITION):

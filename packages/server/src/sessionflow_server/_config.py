@@ -1,0 +1,46 @@
+"""What an API server is configured with (beyond its flows and token store)."""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+
+from sessionflow_server._webhooks import WebhookConfig
+
+__all__ = ["DEFAULT_MAX_BODY_BYTES", "ServerConfig", "default_session_id"]
+
+DEFAULT_MAX_BODY_BYTES = 1024 * 1024
+
+
+def default_session_id() -> str:
+    return f"session-{secrets.token_hex(8)}"
+
+
+@dataclass(frozen=True, kw_only=True)
+class ServerConfig:
+    """
+    Attributes:
+        max_body_bytes: The largest request body; a larger one gets 413.
+        rate_per_second: Requests per second each token may make, on average.
+        rate_burst: Requests a token may make at once.
+        allowed_origins: Origins besides the server's own that may send state-changing
+            requests, and that CORS answers. None by default: CORS is closed.
+        allowed_hosts: Host header values accepted (``host`` or ``host:port``); None accepts
+            any. `sessionflow serve` on loopback accepts loopback names only (DNS rebinding).
+        environment: The start environment of sessions created through the API; the
+            caller's user is added as ``user``.
+        new_session_id: Names a session created without a ``session_id``.
+        webhooks: Where to POST interrupt and turn notifications; None for none.
+        stream_ping_seconds: A comment line on idle event streams, so proxies keep them open.
+    """
+
+    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
+    rate_per_second: float = 20.0
+    rate_burst: int = 60
+    allowed_origins: tuple[str, ...] = ()
+    allowed_hosts: tuple[str, ...] | None = None
+    environment: Mapping[str, str] = field(default_factory=lambda: {})
+    new_session_id: Callable[[], str] = default_session_id
+    webhooks: WebhookConfig | None = None
+    stream_ping_seconds: float = 15.0

@@ -1,0 +1,195 @@
+"""Webhooks: a signed POST when an interrupt is raised and when a turn ends, retried with backoff.
+
+A watcher reads the durable events of the sessions it follows (a Query per session and
+poll: nothing is added to a session's history), and hands the two kinds of event that
+matter to a person away from the screen to the sender. The body is JSON; its HMAC-SHA256
+under the shared secret travels as ``X-Sessionflow-Signature: sha256=<hex>``. A delivery
+that fails (a connection error or a status other than 2xx) is tried again after 1, 2, 4, ...
+seconds (`first_delay`, doubled, at most `max_delay`) up to `max_attempts` times; each
+carries the same ``X-Sessionflow-Delivery`` ID (``<session>:<offset>``) so a receiver can
+drop a repeat. Deliveries are at least once, from the moment the server starts: events
+that happened while no server ran are not sent.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import hmac
+import logging
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+import msgspec
+
+from sessionflow.session import AgentEvent, AgentEventType
+from sessionflow.temporal import AgentSessionClient, SessionStatus, list_sessions
+
+__all__ = ["SIGNATURE_HEADER", "SessionWatcher", "WebhookConfig", "WebhookSender", "sign"]
+
+SIGNATURE_HEADER = "X-Sessionflow-Signature"
+DELIVERY_HEADER = "X-Sessionflow-Delivery"
+EVENT_HEADER = "X-Sessionflow-Event"
+
+_log = logging.getLogger("sessionflow_server.webhooks")
+_ENDED = (AgentEventType.TURN_COMPLETED, AgentEventType.TURN_FAILED)
+
+
+@dataclass(frozen=True, kw_only=True)
+class WebhookConfig:
+    url: str
+    secret: str
+    max_attempts: int = 6
+    first_delay: float = 1.0
+    max_delay: float = 60.0
+    timeout: float = 10.0
+    poll_interval: float = 1.0
+    """Seconds between reads of the followed sessions' events."""
+    list_every: int = 10
+    """Polls between listings of the flows' running sessions (to find sessions started elsewhere)."""
+
+    def __post_init__(self) -> None:
+        if not self.url.startswith(("http://", "https://")):
+            raise ValueError(f"webhook URL {self.url!r} must be http:// or https://")
+        if len(self.secret) < 16:
+            raise ValueError("a webhook secret needs at least 16 characters")
+        if self.max_attempts < 1:
+            raise ValueError("max_attempts must be at least 1")
+
+
+def sign(secret: str, body: bytes) -> str:
+    return "sha256=" + hmac.new(secret.encode("utf-8"), body, hashlib.sha256).hexdigest()
+
+
+class WebhookSender:
+    def __init__(
+        self, config: WebhookConfig, *, sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
+    ) -> None:
+        self.config = config
+        self._sleep = sleep
+        self._client = httpx.AsyncClient(timeout=config.timeout, follow_redirects=False)
+
+    async def deliver(self, event_kind: str, delivery_id: str, payload: dict[str, Any]) -> bool:
+        """POST once per attempt until a 2xx; False when every attempt failed."""
+        body = msgspec.json.encode(payload)
+        headers = {
+            "Content-Type": "application/json",
+            SIGNATURE_HEADER: sign(self.config.secret, body),
+            DELIVERY_HEADER: delivery_id,
+            EVENT_HEADER: event_kind,
+        }
+        delay = self.config.first_delay
+        for attempt in range(1, self.config.max_attempts + 1):
+            try:
+                response = await self._client.post(self.config.url, content=body, headers=headers)
+                if 200 <= response.status_code < 300:
+                    return True
+                _log.warning("webhook %s attempt %d: status %d", delivery_id, attempt, response.status_code)
+            except httpx.HTTPError as error:
+                _log.warning("webhook %s attempt %d: %s", delivery_id, attempt, error)
+            if attempt < self.config.max_attempts:
+                await self._sleep(delay)
+                delay = min(delay * 2, self.config.max_delay)
+        _log.error("webhook %s: gave up after %d attempts", delivery_id, self.config.max_attempts)
+        return False
+
+    async def aclose(self) -> None:
+        await self._client.aclose()
+
+
+OwnerOf = Callable[[str], Awaitable[str | None]]
+
+
+class SessionWatcher:
+    """Follows the running sessions of the flows and sends a webhook for each raised interrupt and ended turn."""
+
+    def __init__(self, flows: Sequence[AgentSessionClient], sender: WebhookSender, owner_of: OwnerOf) -> None:
+        self._flows = list(flows)
+        self._sender = sender
+        self._owner_of = owner_of
+        self._cursors: dict[str, tuple[AgentSessionClient, int]] = {}
+        self._deliveries: set[asyncio.Task[bool]] = set()
+
+    def track(self, session_id: str, flow: AgentSessionClient) -> None:
+        """Follow a session from its first event (one this server just started)."""
+        self._cursors.setdefault(session_id, (flow, 0))
+
+    async def run(self, stop: asyncio.Event) -> None:
+        config = self._sender.config
+        first = True
+        polls = 0
+        while not stop.is_set():
+            if polls % config.list_every == 0:
+                await self._discover(skip_existing=first)
+                first = False
+            polls += 1
+            for session_id, (flow, offset) in list(self._cursors.items()):
+                await self._read(session_id, flow, offset)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stop.wait(), config.poll_interval)
+        for task in list(self._deliveries):
+            task.cancel()
+        await asyncio.gather(*self._deliveries, return_exceptions=True)
+
+    async def _discover(self, *, skip_existing: bool) -> None:
+        for flow in self._flows:
+            try:
+                summaries = await list_sessions(flow.client, flow.flow.flow_type, limit=1000)
+            except Exception as error:
+                _log.warning("webhooks: cannot list sessions of %s: %s", flow.flow.flow_type, error)
+                continue
+            for summary in summaries:
+                if summary.status is not SessionStatus.RUNNING or summary.session_id in self._cursors:
+                    continue
+                # Sessions running when the server starts are followed from now on, not replayed.
+                start = await self._last_offset(flow, summary.session_id) if skip_existing else 0
+                if start is not None:
+                    self._cursors[summary.session_id] = (flow, start)
+
+    async def _last_offset(self, flow: AgentSessionClient, session_id: str) -> int | None:
+        offset = 0
+        try:
+            while True:
+                page = await flow.list_agent_events(session_id, after=offset)
+                if not page.events:
+                    return page.next_offset
+                offset = page.next_offset
+        except Exception:
+            return None
+
+    async def _read(self, session_id: str, flow: AgentSessionClient, offset: int) -> None:
+        try:
+            page = await flow.list_agent_events(session_id, after=offset)
+        except Exception:
+            return  # no worker answers right now: the next poll asks again
+        for event in page.events:
+            kind = (
+                "interrupt_raised"
+                if event.type is AgentEventType.INTERRUPT_RAISED
+                else "turn_ended"
+                if event.type in _ENDED
+                else None
+            )
+            if kind is not None:
+                await self._send(kind, session_id, flow, event)
+        if page.closed and not page.events:
+            self._cursors.pop(session_id, None)
+        else:
+            self._cursors[session_id] = (flow, page.next_offset)
+
+    async def _send(self, kind: str, session_id: str, flow: AgentSessionClient, event: AgentEvent) -> None:
+        delivery_id = f"{session_id}:{event.offset}"
+        payload: dict[str, Any] = {
+            "type": kind,
+            "delivery_id": delivery_id,
+            "session_id": session_id,
+            "flow_type": flow.flow.flow_type,
+            "user": await self._owner_of(session_id),
+            "event": msgspec.to_builtins(event),
+        }
+        task = asyncio.create_task(self._sender.deliver(kind, delivery_id, payload))
+        self._deliveries.add(task)
+        task.add_done_callback(self._deliveries.discard)

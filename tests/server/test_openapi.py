@@ -1,0 +1,62 @@
+"""/openapi.json: generated from the client's types, valid, and naming every route the app serves."""
+
+from __future__ import annotations
+
+from typing import Any, cast
+
+from starlette.routing import Route
+
+from sessionflow_server import ROUTES
+from tests.server.conftest import Api
+
+
+def _refs(node: Any) -> list[str]:
+    if isinstance(node, dict):
+        mapping = cast(dict[str, Any], node)
+        found = [str(v) for k, v in mapping.items() if k == "$ref"]
+        return found + [r for v in mapping.values() for r in _refs(v)]
+    if isinstance(node, list):
+        return [r for v in cast(list[Any], node) for r in _refs(v)]
+    return []
+
+
+async def test_the_document_parses_and_names_every_route(api: Api) -> None:
+    response = await api.get("/openapi.json")
+    assert response.status_code == 200
+    document: dict[str, Any] = response.json()
+    assert document["openapi"].startswith("3.1")
+    assert document["info"]["version"] == "0.1.0"
+    schemas = document["components"]["schemas"]
+    for ref in _refs(document):
+        assert ref.startswith("#/components/schemas/") and ref.rsplit("/", 1)[1] in schemas, ref
+    operations = {
+        (method.upper(), path): op for path, item in document["paths"].items() for method, op in item.items()
+    }
+    assert {(r.method, r.path) for r in ROUTES} == set(operations)
+    assert len({op["operationId"] for op in operations.values()}) == len(operations)
+    served = {
+        (method, route.path)
+        for route in api.server.app.routes
+        if isinstance(route, Route) and route.path.startswith("/api/")
+        for method in (route.methods or set()) - {"HEAD"}
+    }
+    assert served == set(operations)
+    # The schemas are the Python client's types, field for field.
+    assert set(schemas["AgentSnapshot"]["properties"]) >= {
+        "session_id",
+        "messages",
+        "pending_interrupts",
+        "stopped",
+    }
+    assert set(schemas["AgentEvent"]["properties"]) == {
+        "type",
+        "turn_id",
+        "step_execution_id",
+        "attempt",
+        "data",
+        "offset",
+    }
+    assert "deadline" in schemas["AgentInterrupt"]["properties"]
+    assert schemas["SendMessageRequest"]["required"] == ["message_id", "text"]
+    login = operations[("POST", "/api/v1/login")]
+    assert login["security"] == []
