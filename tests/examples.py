@@ -6,6 +6,7 @@ import asyncio
 import os
 import re
 import sys
+import warnings
 from pathlib import Path
 
 PACKAGES = Path(__file__).resolve().parents[1] / "packages"
@@ -30,5 +31,25 @@ async def run_example(script: Path, env: dict[str, str] | None = None, timeout: 
     )
     output, _ = await asyncio.wait_for(process.communicate(), timeout=timeout)
     text = output.decode()
+    if process.returncode != 0 and finalization_abort(process.returncode, text):
+        # The program did all its work and returned; then a thread of temporalio's Rust
+        # bridge touched the GIL while CPython finalized (temporalio/sdk-python issue 300,
+        # open upstream). That is not the example's doing, so it does not fail it, but it
+        # is reported. Any other exit, or this abort before the program finished, fails.
+        warnings.warn(f"{script.name}: SIGABRT at interpreter exit (temporalio/sdk-python#300)", stacklevel=2)
+        return text
     assert process.returncode == 0, text
     return text
+
+
+_FINALIZING = "Python runtime state: finalizing"
+
+
+def finalization_abort(returncode: int | None, output: str) -> bool:
+    """The process aborted in CPython's finalization on PyGILState_Release, and nothing else."""
+    return (
+        returncode == -6
+        and "Fatal Python error: PyGILState_Release" in output
+        and _FINALIZING in output
+        and "Traceback" not in output
+    )

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from sessionflow.testing import ModelReply, RecordedRequest, ScriptedModelServer
-from tests.examples import run_example
+from tests.examples import finalization_abort, run_example
 
 REPO = Path(__file__).parents[2]
 FRAGMENT = "<!-- fragment -->"
@@ -88,3 +88,15 @@ async def test_the_block_runs_as_written(
         await run_example(script, env=env, timeout=180)
     finally:
         model_server.respond(key, None)
+
+
+def test_only_the_upstream_finalization_abort_is_forgiven() -> None:
+    abort = (
+        "Done.\nFatal Python error: PyGILState_Release: thread state 0x1 must be current when releasing\n"
+        "Python runtime state: finalizing (tstate=0x2)\n"
+    )
+    assert finalization_abort(-6, abort)
+    assert not finalization_abort(1, abort)  # an exit code, not the abort
+    assert not finalization_abort(-6, "Traceback (most recent call last):\n" + abort)
+    assert not finalization_abort(-6, abort.replace("finalizing", "initialized"))  # mid-run
+    assert not finalization_abort(-9, "Done.\n")
