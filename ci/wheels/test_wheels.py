@@ -26,6 +26,7 @@ import httpx
 import pytest
 
 from sessionflow.temporal import free_port
+from sessionflow.testing import wait_until
 
 REPO = Path(__file__).parents[2]
 # The embedded server of these runs: a free port, so a server of the user's is never reused.
@@ -127,6 +128,20 @@ def user_env(home: Path) -> dict[str, str]:
 def wheel(dist: Path, prefix: str) -> str:
     [found] = dist.glob(f"{prefix}-*.whl")
     return str(found)
+
+
+def start_in_background(command: list[str], log: Path, *, home: Path, cwd: Path) -> subprocess.Popen[bytes]:
+    """`command` in its own process group, as the user's shell would start it, its output in `log`."""
+    with log.open("wb") as out:
+        return subprocess.Popen(
+            command,
+            cwd=cwd,
+            env=user_env(home),
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+        )
 
 
 def make_venv(venv: Path, requirements: list[str], home: Path) -> subprocess.CompletedProcess[str]:
@@ -242,7 +257,7 @@ def test_the_third_party_conformance_route_runs_on_the_installed_wheels(
     assert "3 passed, 0 failed, 0 skipped" in output, output
 
 
-def test_serve_from_the_wheels_shows_the_demos_session_and_the_console(
+async def test_serve_from_the_wheels_shows_the_demos_session_and_the_console(
     wheels: Path, environments: dict[str, subprocess.CompletedProcess[str]], home: Path
 ) -> None:
     # The user's path to the web console: `pip install "sessionflow[server]"` (here the extra
@@ -269,43 +284,33 @@ def test_serve_from_the_wheels_shows_the_demos_session_and_the_console(
     [demo_session] = re.findall(r"sessionflow chat -m demo -r (\S+)", demo.stdout + demo.stderr)
 
     log = home.parent / "serve.log"
-    with log.open("wb") as out:
-        serve = subprocess.Popen(
-            [command, "serve", "--port", "0"],
-            cwd=workspace,
-            env=user_env(home),
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-            start_new_session=True,
-        )
+    serve = start_in_background([command, "serve", "--port", "0"], log, home=home, cwd=workspace)
     try:
-        deadline = time.monotonic() + 180
-        found = None
-        while found is None and serve.poll() is None and time.monotonic() < deadline:
-            found = re.search(r"(http://127\.0\.0\.1:\d+)/#code=(\S+)", log.read_text(errors="replace"))
-            time.sleep(0.5)
-        assert found is not None, log.read_text(errors="replace")
+
+        def login_url() -> re.Match[str] | None:
+            assert serve.poll() is None, log.read_text(errors="replace")
+            return re.search(r"(http://127\.0\.0\.1:\d+)/#code=(\S+)", log.read_text(errors="replace"))
+
+        found = await wait_until("the login URL", login_url, timeout=180)
         base, code = found.group(1), found.group(2)
-        with httpx.Client(base_url=base, timeout=60) as http:
-            page = http.get("/")
+        async with httpx.AsyncClient(base_url=base, timeout=60) as http:
+            page = await http.get("/")
             assert page.status_code == 200 and "/console/app.js" in page.text
             assert "default-src 'none'" in page.headers["content-security-policy"]
             for asset in ("/console/app.js", "/console/app.css"):
-                assert http.get(asset).status_code == 200, asset
-            login = http.post("/api/v1/login", json={"code": code})
+                assert (await http.get(asset)).status_code == 200, asset
+            login = await http.post("/api/v1/login", json={"code": code})
             assert login.status_code == 200, login.text
             headers = {"Authorization": f"Bearer {login.json()['token']}"}
-            # The list reads Temporal's visibility store, which may lag a moment behind.
-            deadline = time.monotonic() + 60
-            while True:
-                listed = http.get("/api/v1/sessions", headers=headers)
-                assert listed.status_code == 200, listed.text
-                ids = [row["session_id"] for row in listed.json()["sessions"]]
-                if demo_session in ids or time.monotonic() > deadline:
-                    break
-                time.sleep(0.5)
-            assert demo_session in ids, listed.text
+
+            async def listed() -> list[str] | None:
+                # The list reads Temporal's visibility store, which may lag a moment behind.
+                answer = await http.get("/api/v1/sessions", headers=headers)
+                assert answer.status_code == 200, answer.text
+                ids = [row["session_id"] for row in answer.json()["sessions"]]
+                return ids if demo_session in ids else None
+
+            await wait_until("the demo's session in the list", listed, timeout=60)
         os.killpg(serve.pid, signal.SIGTERM)
         assert serve.wait(60) == 0, log.read_text(errors="replace")
     finally:

@@ -330,13 +330,10 @@ class ApiServer:
             # A token sees only its own user's sessions: another user's filter matches none.
             return _json(SessionsResponse(sessions=[]))
         flow_type = params.get("flow_type")
-        flows = (
-            [self.flows[flow_type]]
-            if flow_type in self.flows
-            else []
-            if flow_type
-            else list(self.flows.values())
-        )
+        if flow_type:
+            flows = [self.flows[flow_type]] if flow_type in self.flows else []
+        else:
+            flows = list(self.flows.values())
         state = _state(params.get("status"))
         since = _since(params.get("since"))
         summaries: list[SessionSummary] = []
@@ -492,12 +489,6 @@ class ApiServer:
             )
         if body.reason is not msgspec.UNSET and body.approved is not False:
             raise ApiError(422, "invalid_request", '"reason" goes with "approved": false')
-        snapshot = await flow.get_agent_snapshot(session_id)
-        pending = next((i for i in snapshot.pending_interrupts if i.interrupt_id == interrupt_id), None)
-        if pending is not None and _past(pending.deadline):
-            raise ApiError(
-                409, "past_deadline", f"interrupt {interrupt_id!r} passed its deadline {pending.deadline}"
-            )
         try:
             if answered:
                 value = body.value
@@ -518,7 +509,17 @@ class ApiServer:
         raise await self._refusal(flow, session_id, interrupt_id)
 
     async def _refusal(self, flow: AgentSessionClient, session_id: str, interrupt_id: str) -> ApiError:
-        """Why an answer was refused: the interrupt expired, was answered, or never existed."""
+        """Why an answer was refused: the interrupt expired, was answered, or never existed.
+
+        Read only after a refusal, so an answer that is taken costs no extra query.
+        """
+        snapshot = await flow.get_agent_snapshot(session_id)
+        pending = next((i for i in snapshot.pending_interrupts if i.interrupt_id == interrupt_id), None)
+        if pending is not None and _past(pending.deadline):
+            # Still pending, but the session has not expired it yet: the session refuses it all the same.
+            return ApiError(
+                409, "past_deadline", f"interrupt {interrupt_id!r} passed its deadline {pending.deadline}"
+            )
         raised = False
         after = 0
         for _ in range(_MAX_EVENT_SCAN):

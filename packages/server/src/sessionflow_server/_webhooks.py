@@ -35,7 +35,12 @@ DELIVERY_HEADER = "X-Sessionflow-Delivery"
 EVENT_HEADER = "X-Sessionflow-Event"
 
 _log = logging.getLogger("sessionflow_server.webhooks")
-_ENDED = (AgentEventType.TURN_COMPLETED, AgentEventType.TURN_FAILED)
+_KINDS = {
+    AgentEventType.INTERRUPT_RAISED: "interrupt_raised",
+    AgentEventType.TURN_COMPLETED: "turn_ended",
+    AgentEventType.TURN_FAILED: "turn_ended",
+}
+"""The events a webhook is sent for, and the kind each is sent as."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -150,15 +155,10 @@ class SessionWatcher:
                     self._cursors[summary.session_id] = (flow, start)
 
     async def _last_offset(self, flow: AgentSessionClient, session_id: str) -> int | None:
-        offset = 0
         try:
-            while True:
-                page = await flow.list_agent_events(session_id, after=offset)
-                if not page.events:
-                    return page.next_offset
-                offset = page.next_offset
+            return await flow.latest_event_offset(session_id)
         except Exception:
-            return None
+            return None  # no worker answers right now: the next listing asks again
 
     async def _read(self, session_id: str, flow: AgentSessionClient, offset: int) -> None:
         try:
@@ -166,13 +166,7 @@ class SessionWatcher:
         except Exception:
             return  # no worker answers right now: the next poll asks again
         for event in page.events:
-            kind = (
-                "interrupt_raised"
-                if event.type is AgentEventType.INTERRUPT_RAISED
-                else "turn_ended"
-                if event.type in _ENDED
-                else None
-            )
+            kind = _KINDS.get(event.type)
             if kind is not None:
                 await self._send(kind, session_id, flow, event)
         if page.closed and not page.events:

@@ -7,17 +7,7 @@ import contextlib
 
 from sessionflow import AgentEvent, AgentEventType, AgentSessionClient
 
-__all__ = ["EventPump", "latest_offset"]
-
-
-async def latest_offset(sessions: AgentSessionClient, session_id: str) -> int:
-    """The offset of the session's newest durable event (0 when it has none)."""
-    offset = 0
-    while True:
-        page = await sessions.list_agent_events(session_id, after=offset, limit=500)
-        if not page.events:
-            return max(offset, page.next_offset)
-        offset = page.next_offset
+__all__ = ["EventPump"]
 
 
 class EventPump:

@@ -11,7 +11,7 @@ from sessionflow import AgentSnapshot, MessageRole
 from sessionflow_cli._command_host import Runtime
 from sessionflow_cli._images import sniff_media_type
 from sessionflow_cli._sessions import check_resumable, new_session_id
-from sessionflow_cli.chat._pump import EventPump, latest_offset
+from sessionflow_cli.chat._pump import EventPump
 from sessionflow_cli.chat._view import ChatView
 
 __all__ = ["ChatSession", "show_history"]
@@ -35,7 +35,7 @@ class ChatSession:
         """Continue `session_id`; exits with code 2 unless it is an open session of this flow type."""
         await check_resumable(runtime.sessions, session_id)
         session = cls(runtime, session_id, exists=True)
-        offset = await latest_offset(runtime.sessions, session_id)
+        offset = await runtime.sessions.latest_event_offset(session_id)
         session.pump = EventPump(runtime.sessions, session_id, after=offset)
         return session
 

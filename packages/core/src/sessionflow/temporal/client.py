@@ -394,6 +394,18 @@ class AgentSessionClient:
             LIST_AGENT_EVENTS, ListAgentEventsRequest(after=after, limit=limit), result_type=AgentEventsPage
         )
 
+    async def latest_event_offset(self, session_id: str) -> int:
+        """The offset of the session's newest durable event (0 when it has none).
+
+        Pass it as `events(after=...)` to follow only what happens from now on.
+        """
+        offset = 0
+        while True:
+            page = await self.list_agent_events(session_id, after=offset)
+            if not page.events:
+                return max(offset, page.next_offset)
+            offset = page.next_offset
+
     async def events(
         self, session_id: str, *, after: int = 0, poll_interval: float = 0.1
     ) -> AsyncIterator[AgentEvent]:
