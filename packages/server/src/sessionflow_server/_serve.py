@@ -71,10 +71,6 @@ class RunningServer:
     port: int
     task: asyncio.Task[None]
 
-    async def wait_closed(self) -> None:
-        """Until the server stops (an error of its own, or the block around it ending)."""
-        await asyncio.shield(self.task)
-
     @property
     def url(self) -> str:
         host = f"[{self.host}]" if ":" in self.host and not self.host.startswith("[") else self.host
