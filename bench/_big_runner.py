@@ -14,22 +14,18 @@ import json
 import os
 import sys
 
-from sessionflow.session import (
+from sessionflow import AgentSessionFlow, AgentUsage, MessageRole, SessionStateError, ToolEffect
+from sessionflow.kit import (
     AgentFrameworkRunner,
     AgentTurnContext,
     AgentTurnOutcome,
-    AgentUsage,
     DeferredToolCall,
     DeferredToolExecution,
     FrameworkMessage,
-    MessageRole,
-    SessionStateError,
     ToolCallsRequested,
-    ToolEffect,
     ToolExecutionResult,
     TurnCompleted,
 )
-from sessionflow.temporal import AgentSessionFlow
 
 __all__ = ["MESSAGES_PER_TURN", "TOOL_NAME", "BigOutputRunner", "big_flow", "worker_main"]
 

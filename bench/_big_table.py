@@ -23,7 +23,7 @@ TARGET_SESSIONS, TARGET_MB = 1000, 10.0
 PLUGIN_FIGURE_BYTES = 7372
 """The plugin's history bytes per tool turn in bench/README.md (the issue's 7.4 KB)."""
 BODY_CACHE_MIB = 256
-"""`sessionflow.temporal._bodies._CACHE_BYTES`: decoded bodies a worker keeps, shared by its sessions."""
+"""`sessionflow.temporal.storage._bodies._CACHE_BYTES`: decoded bodies a worker keeps, shared by its sessions."""
 
 
 @dataclass(frozen=True)

@@ -24,17 +24,15 @@ from temporalio.common import RetryPolicy
 from temporalio.service import RPCError, RPCStatusCode
 
 with workflow.unsafe.imports_passed_through():
-    from sessionflow.session import (
+    from sessionflow import AgentUsage, MessageRole, ToolEffect
+    from sessionflow.kit import (
         AgentFrameworkRunner,
         AgentTurnContext,
         AgentTurnOutcome,
-        AgentUsage,
         DeferredToolCall,
         DeferredToolExecution,
         FrameworkMessage,
-        MessageRole,
         ToolCallsRequested,
-        ToolEffect,
         ToolExecutionResult,
         TurnCompleted,
     )

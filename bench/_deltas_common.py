@@ -21,14 +21,8 @@ with workflow.unsafe.imports_passed_through():
     from temporalio.contrib.workflow_streams import TopicHandle, WorkflowStream, WorkflowStreamClient
 
     from bench._common import ZeroLatencyRunner, command, turn_prompt
-    from sessionflow.session import (
-        AgentTurnContext,
-        AgentTurnOutcome,
-        AgentUsage,
-        FrameworkMessage,
-        MessageRole,
-        TurnCompleted,
-    )
+    from sessionflow import AgentUsage, MessageRole
+    from sessionflow.kit import AgentTurnContext, AgentTurnOutcome, FrameworkMessage, TurnCompleted
 
 __all__ = [
     "FLOW_PLAIN",
@@ -52,7 +46,7 @@ STREAMS_TOPIC = "deltas"
 MODEL_ACTIVITY = "sessionflow.RunModel"
 STREAMS_ACTIVITY = "bench.deltas.StreamModel"
 
-# The fallback's flush schedule (sessionflow.temporal._delta_fallback.FLUSH_SCHEDULE), for the
+# The fallback's flush schedule (sessionflow.temporal.activities._delta_fallback.FLUSH_SCHEDULE), for the
 # prototype's bounded variant: flushes at these seconds after the first delta, then one at the end.
 BOUNDED_SCHEDULE = (0.5, 1.5, 4.5, 13.5)
 

@@ -21,8 +21,7 @@ from bench._deltas_common import (
     WallClockRunner,
     stream_model,
 )
-from sessionflow.redis_deltas import RedisDeltaTransport
-from sessionflow.temporal import AgentSessionFlow, connect, serve_agent_flows
+from sessionflow import AgentSessionFlow, RedisDeltaTransport, connect, serve_agent_flows
 
 
 async def serve(address: str, redis_url: str) -> None:

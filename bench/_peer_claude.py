@@ -59,7 +59,7 @@ from pathlib import Path
 from typing import Any
 
 from bench._peer_loop import rss_kib
-from sessionflow.testing import ModelReply, RecordedRequest, ScriptedToolCall
+from sessionflow.demo import ModelReply, RecordedRequest, ScriptedToolCall
 
 MODEL = "scripted-model"
 TOOL = "read_record"

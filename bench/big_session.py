@@ -37,16 +37,15 @@ from bench._big_runner import big_flow
 from bench._big_table import Report, print_report
 from bench._common import HistoryTail
 from bench._peer_loop import rss_kib
+from sessionflow import AgentSessionClient, connect
 from sessionflow.temporal import (
-    AgentSessionClient,
+    PAYLOADS_ENV,
     DevServer,
     DevServerConfig,
     PayloadStore,
     TemporalClient,
-    connect,
     history_size,
 )
-from sessionflow.temporal.payload_store import PAYLOADS_ENV
 
 ROOT = Path(__file__).resolve().parent.parent
 MB = 1_000_000

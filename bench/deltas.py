@@ -45,19 +45,17 @@ from bench._deltas_common import (
     WallClockRunner,
     parse_tagged,
 )
-from sessionflow.deltas import InProcessDeltaBus
-from sessionflow.redis_deltas import RedisDeltaTransport
-from sessionflow.session import AgentEvent, AgentEventType, MessageRole
-from sessionflow.temporal import (
+from sessionflow import (
+    AgentEvent,
+    AgentEventType,
     AgentSessionClient,
     AgentSessionFlow,
-    DevServer,
-    DevServerConfig,
-    PayloadStore,
+    MessageRole,
+    RedisDeltaTransport,
     connect,
-    find_temporal_binary,
 )
-from sessionflow.temporal.payload_store import PAYLOADS_ENV
+from sessionflow.kit import InProcessDeltaBus
+from sessionflow.temporal import PAYLOADS_ENV, DevServer, DevServerConfig, PayloadStore, find_temporal_binary
 from tests.redis_server import running_redis
 
 MS = 1e-6  # ns -> ms

@@ -24,13 +24,8 @@ from pathlib import Path
 
 from bench._common import HistoryTail, ZeroLatencyRunner
 from bench._peer_loop import rss_kib
-from sessionflow.temporal import (
-    AgentSessionClient,
-    AgentSessionFlow,
-    DevServer,
-    DevServerConfig,
-    serve_agent_flows,
-)
+from sessionflow import AgentSessionClient, AgentSessionFlow, serve_agent_flows
+from sessionflow.temporal import DevServer, DevServerConfig
 
 ROOT = Path(__file__).resolve().parent.parent
 FLOW_TYPE = "bench-idle"

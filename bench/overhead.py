@@ -48,29 +48,28 @@ from bench._common import (
     summarize,
     workflow_tasks_per_update,
 )
-from sessionflow.deltas import InProcessDeltaBus
-from sessionflow.session import (
+from sessionflow import (
     AgentEvent,
-    AgentEventsPage,
     AgentEventType,
     AgentMessage,
+    AgentSessionClient,
+    AgentSessionFlow,
     AgentSessionOptions,
     AgentSnapshot,
     AgentStatus,
-    FrameworkMessage,
     MessageRole,
     ToolEffect,
     ToolPolicy,
-    message_digest,
+    serve_agent_flows,
 )
+from sessionflow.kit import FrameworkMessage, InProcessDeltaBus
+from sessionflow.session.events import AgentEventsPage
+from sessionflow.session.messages import message_digest
 from sessionflow.temporal import (
-    AgentSessionClient,
-    AgentSessionFlow,
     DevServer,
     DevServerConfig,
     build_data_converter,
     find_temporal_binary,
-    serve_agent_flows,
     with_payload_store,
 )
 

@@ -46,7 +46,7 @@ from typing import Any
 
 from bench._common import percentile
 from bench._peer_loop import rss_kib
-from sessionflow.testing import ModelReply, RecordedRequest, ScriptedModelServer, ScriptedToolCall
+from sessionflow.demo import ModelReply, RecordedRequest, ScriptedModelServer, ScriptedToolCall
 
 ROOT = Path(__file__).resolve().parent.parent
 PEER_OPENAI = ("temporalio-openai-agents==1.1.0", "temporalio==1.35.0")

@@ -35,15 +35,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bench._common import HistoryTail, ZeroLatencyRunner, summarize
-from sessionflow.temporal import (
-    AgentSessionClient,
-    AgentSessionFlow,
-    DevServer,
-    DevServerConfig,
-    PayloadStore,
-    connect,
-    run_agent_worker,
-)
+from sessionflow import AgentSessionClient, AgentSessionFlow, connect, run_agent_worker
+from sessionflow.temporal import DevServer, DevServerConfig, PayloadStore
 
 ROOT = Path(__file__).resolve().parent.parent
 READY_LINE = "sessionflow worker ready"

@@ -32,13 +32,20 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-from sessionflow import AgentEventType, AgentSnapshot, AgentStatus, SessionTimings, ToolEffect, ToolPolicy
+from sessionflow import (
+    AgentEventType,
+    AgentSessionClient,
+    AgentSnapshot,
+    AgentStatus,
+    SessionExistsError,
+    SessionTimings,
+    ToolEffect,
+    ToolPolicy,
+)
 from sessionflow.temporal import (
     SHUTDOWN_GRACE_ENV,
-    AgentSessionClient,
     DevServer,
     DevServerConfig,
-    SessionExistsError,
     StepHistoryEntry,
     free_port,
     read_step_history,

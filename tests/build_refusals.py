@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from sessionflow import AgentSessionFlow
-from sessionflow.testing import ScriptedModelServer, StepHistoryEntry, read_step_history
+from sessionflow.demo import ScriptedModelServer
+from sessionflow.temporal import StepHistoryEntry, read_step_history
 from tests.adapter_langgraph.conftest import serving, turn_ended
 
 

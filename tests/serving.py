@@ -6,8 +6,7 @@ import asyncio
 from collections.abc import AsyncGenerator
 from contextlib import asynccontextmanager
 
-from sessionflow import AgentSessionClient, AgentSessionFlow
-from sessionflow.temporal import connect, serve_agent_flows
+from sessionflow import AgentSessionClient, AgentSessionFlow, connect, serve_agent_flows
 
 __all__ = ["serving"]
 

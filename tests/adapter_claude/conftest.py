@@ -6,7 +6,7 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from sessionflow.testing import ScriptedModelServer
+from sessionflow.demo import ScriptedModelServer
 
 
 @pytest.fixture

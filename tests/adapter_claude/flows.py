@@ -15,7 +15,8 @@ from typing import Any, Literal
 
 from claude_agent_sdk import ClaudeAgentOptions, ToolAnnotations, create_sdk_mcp_server, tool
 
-from sessionflow import AgentSessionFlow, AgentSessionOptions, DeferredToolExecution, ToolExecutionResult
+from sessionflow import AgentSessionFlow, AgentSessionOptions
+from sessionflow.kit import DeferredToolExecution, ToolExecutionResult
 from sessionflow.testing import FileGate, InvocationLog
 from sessionflow_claude_agent_sdk import (
     CONFIG_ROOT_ENV,

@@ -8,7 +8,7 @@ import pytest
 from claude_agent_sdk import ClaudeAgentOptions, HookMatcher
 
 from sessionflow import AgentSessionOptions, UnsupportedOptionError
-from sessionflow.testing import ScriptedModelServer
+from sessionflow.demo import ScriptedModelServer
 from sessionflow_claude_agent_sdk import ClaudeStepInfo, claude_agent_session_flow
 from tests.build_refusals import first_turn_error
 from tests.core.conftest import FAST

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from sessionflow import ToolEffect, ToolExecutionError
+from sessionflow import ToolEffect
+from sessionflow.kit import ToolExecutionError
 from sessionflow_claude_agent_sdk import BUILTIN_TOOL_EFFECTS, run_builtin_tool
 
 

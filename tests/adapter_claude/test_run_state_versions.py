@@ -16,17 +16,15 @@ from typing import Any, cast
 
 from claude_agent_sdk import ClaudeAgentOptions
 
-from sessionflow import (
-    AgentMessage,
-    AgentToolCall,
-    AgentToolCallStatus,
+from sessionflow import AgentMessage, AgentToolCall, AgentToolCallStatus, MessageRole, ToolEffect, ToolPolicy
+from sessionflow.demo import ModelReply, ScriptedModelServer, ScriptedToolCall
+from sessionflow.kit import (
+    AgentEventWriter,
+    AgentTurnContext,
     FrameworkMessage,
-    MessageRole,
-    ToolEffect,
-    ToolPolicy,
+    ToolCallsRequested,
+    TurnCompleted,
 )
-from sessionflow.session import AgentEventWriter, AgentTurnContext, ToolCallsRequested, TurnCompleted
-from sessionflow.testing import ModelReply, ScriptedModelServer, ScriptedToolCall
 from sessionflow_claude_agent_sdk import ClaudeAgentRunner
 
 

@@ -9,16 +9,8 @@ from pathlib import Path
 from typing import Any, cast
 
 from sessionflow import AgentInterrupt, AgentSnapshot, AgentStatus
-from sessionflow.testing import (
-    AgentTestStack,
-    FileGate,
-    InvocationLog,
-    ModelReply,
-    RecordedRequest,
-    ScriptedModelServer,
-    ScriptedToolCall,
-    wait_for_agent_snapshot,
-)
+from sessionflow.demo import ModelReply, RecordedRequest, ScriptedModelServer, ScriptedToolCall
+from sessionflow.testing import AgentTestStack, FileGate, InvocationLog, wait_for_agent_snapshot
 from sessionflow_claude_agent_sdk import CONFIG_ROOT_ENV
 from tests.adapter_claude.flows import Scenario, load_flow, save_flow_spec
 

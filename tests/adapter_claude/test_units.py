@@ -29,21 +29,19 @@ from sessionflow import (
     AgentSessionOptions,
     AgentToolCall,
     AgentToolCallStatus,
-    FrameworkMessage,
     MessageRole,
     ToolEffect,
-    ToolExecutionError,
     ToolPolicy,
-    tool_invocation_scope,
 )
-from sessionflow.plugins import (
+from sessionflow.kit import (
+    FrameworkMessage,
     HarnessContext,
-    PluginError,
-    SessionflowPlugins,
+    ToolExecutionError,
     ToolInvocation,
     ToolSpec,
-    build_runner,
+    tool_invocation_scope,
 )
+from sessionflow.plugins import PluginError, SessionflowPlugins, build_runner
 from sessionflow_claude_agent_sdk import (
     CAPABILITIES,
     REPLACED_LOCAL_TOOL_GROUPS,

@@ -9,9 +9,16 @@ from contextlib import asynccontextmanager
 
 import pytest
 
-from sessionflow import AgentSessionClient, AgentSessionFlow, AgentSnapshot, AgentStatus
-from sessionflow.temporal import connect, serve_agent_flows
-from sessionflow.testing import ScriptedModelServer, wait_for_agent_snapshot
+from sessionflow import (
+    AgentSessionClient,
+    AgentSessionFlow,
+    AgentSnapshot,
+    AgentStatus,
+    connect,
+    serve_agent_flows,
+)
+from sessionflow.demo import ScriptedModelServer
+from sessionflow.testing import wait_for_agent_snapshot
 
 
 @pytest.fixture

@@ -30,7 +30,7 @@ from langgraph.runtime import Runtime, get_runtime
 from langgraph.types import Command
 from typing_extensions import TypedDict  # pydantic reads InjectedState's TypedDict on Python 3.11
 
-from sessionflow import current_tool_invocation
+from sessionflow.kit import current_tool_invocation
 from sessionflow.testing import FileGate, InvocationLog
 from sessionflow_langgraph import EFFECT_METADATA_KEY
 

@@ -9,7 +9,7 @@ from langchain_core.messages import HumanMessage
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import StateGraph
 
-from sessionflow.testing import RecordedRequest
+from sessionflow.demo import RecordedRequest
 
 __all__ = ["SETTINGS", "conversation", "plain_run"]
 

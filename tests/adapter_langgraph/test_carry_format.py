@@ -18,8 +18,8 @@ from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.message import REMOVE_ALL_MESSAGES, add_messages
 
-from sessionflow import AgentEventWriter, AgentMessage, AgentSessionOptions, AgentTurnContext, TurnCompleted
-from sessionflow.session import SessionStateError
+from sessionflow import AgentMessage, AgentSessionOptions, SessionStateError
+from sessionflow.kit import AgentEventWriter, AgentTurnContext, TurnCompleted
 from sessionflow_langgraph import LangGraphRunner
 from sessionflow_langgraph._carry import CARRY_VERSION, ThreadCarry
 from sessionflow_langgraph._messages import framework_message

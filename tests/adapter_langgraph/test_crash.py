@@ -8,16 +8,9 @@ from langchain_openai import ChatOpenAI
 from pydantic import SecretStr
 
 from sessionflow import AgentSessionClient, AgentSnapshot
-from sessionflow.testing import (
-    AgentTestStack,
-    FileGate,
-    InvocationLog,
-    ModelReply,
-    ScriptedModelServer,
-    ScriptedToolCall,
-    read_step_history,
-    wait_for_agent_snapshot,
-)
+from sessionflow.demo import ModelReply, ScriptedModelServer, ScriptedToolCall
+from sessionflow.temporal import read_step_history
+from sessionflow.testing import AgentTestStack, FileGate, InvocationLog, wait_for_agent_snapshot
 from tests.adapter_langgraph.conftest import turn_ended, unique
 from tests.adapter_langgraph.flows import FlowSpec, save_flow
 from tests.adapter_langgraph.graphs_from_docs import user_info_graph

@@ -17,13 +17,9 @@ from langgraph.checkpoint.memory import InMemorySaver
 from pydantic import SecretStr
 
 from sessionflow import AgentSessionOptions
-from sessionflow.testing import (
-    InvocationLog,
-    ModelReply,
-    ScriptedModelServer,
-    ScriptedToolCall,
-    read_step_history,
-)
+from sessionflow.demo import ModelReply, ScriptedModelServer, ScriptedToolCall
+from sessionflow.temporal import read_step_history
+from sessionflow.testing import InvocationLog
 from sessionflow_langgraph import langgraph_session_flow
 from tests.adapter_langgraph.conftest import serving, turn_ended, unique
 from tests.adapter_langgraph.flows import FAST

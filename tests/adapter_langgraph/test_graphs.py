@@ -4,13 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from sessionflow.testing import (
-    InvocationLog,
-    ModelReply,
-    ScriptedModelServer,
-    ScriptedToolCall,
-    read_step_history,
-)
+from sessionflow.demo import ModelReply, ScriptedModelServer, ScriptedToolCall
+from sessionflow.temporal import read_step_history
+from sessionflow.testing import InvocationLog
 from tests.adapter_langgraph.conftest import serving, turn_ended, unique
 from tests.adapter_langgraph.flows import FlowSpec, build_flow
 

@@ -16,15 +16,8 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.prebuilt import ToolNode
 from langgraph.types import Interrupt, interrupt
 
-from sessionflow.session import (
-    AgentMessage,
-    AgentToolCall,
-    AgentToolCallStatus,
-    ToolCallsRequested,
-    ToolEffect,
-    ToolExecutionError,
-    TurnCompleted,
-)
+from sessionflow import AgentMessage, AgentToolCall, AgentToolCallStatus, ToolEffect
+from sessionflow.kit import ToolCallsRequested, ToolExecutionError, TurnCompleted
 from sessionflow_langgraph import INTERRUPT_TOOL, LangGraphRunner
 from sessionflow_langgraph._interrupts import InterruptCall, answer_output, defer_interrupts, resume_map
 from sessionflow_langgraph._run_state import RunState

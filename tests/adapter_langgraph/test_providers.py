@@ -5,16 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from sessionflow import AgentEvent, AgentEventType, AgentSessionClient, MessageRole
-from sessionflow.deltas import DeltaSubscription
-from sessionflow.testing import (
-    InvocationLog,
-    ModelReply,
-    ScriptedModelServer,
-    ScriptedToolCall,
-    ScriptedUsage,
-    StepHistoryEntry,
-    read_step_history,
-)
+from sessionflow.demo import ModelReply, ScriptedModelServer, ScriptedToolCall, ScriptedUsage
+from sessionflow.kit import DeltaSubscription
+from sessionflow.temporal import StepHistoryEntry, read_step_history
+from sessionflow.testing import InvocationLog
 from tests.adapter_langgraph.conftest import serving, turn_ended, unique
 from tests.adapter_langgraph.flows import FlowSpec, Provider, build_flow
 

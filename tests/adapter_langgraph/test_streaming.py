@@ -29,7 +29,8 @@ from langgraph.prebuilt import ToolNode, tools_condition
 from pydantic import SecretStr
 
 from sessionflow import AgentEvent, AgentEventType, AgentSessionClient, AgentSessionOptions, AgentSnapshot
-from sessionflow.testing import FileGate, InvocationLog, ModelReply, ScriptedModelServer, ScriptedToolCall
+from sessionflow.demo import ModelReply, ScriptedModelServer, ScriptedToolCall
+from sessionflow.testing import FileGate, InvocationLog
 from sessionflow_langgraph import EFFECT_METADATA_KEY, current_tool_invocation, langgraph_session_flow
 from tests.adapter_langgraph.conftest import serving, turn_ended, unique
 from tests.adapter_langgraph.flows import FAST

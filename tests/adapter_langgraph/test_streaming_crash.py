@@ -23,17 +23,17 @@ from langchain_openai import ChatOpenAI
 from pydantic import SecretStr
 from temporalio.service import RPCError
 
-from sessionflow import AgentEvent, AgentEventType, AgentSessionClient, AgentSessionFlow, AgentSessionOptions
-from sessionflow.redis_deltas import RedisDeltaTransport
-from sessionflow.temporal import run_agent_worker
-from sessionflow.testing import (
-    STATE_DIR_ENV,
-    AgentTestStack,
-    FileGate,
-    InvocationLog,
-    ScriptedModelServer,
-    wait_until,
+from sessionflow import (
+    AgentEvent,
+    AgentEventType,
+    AgentSessionClient,
+    AgentSessionFlow,
+    AgentSessionOptions,
+    RedisDeltaTransport,
+    run_agent_worker,
 )
+from sessionflow.demo import ScriptedModelServer
+from sessionflow.testing import STATE_DIR_ENV, AgentTestStack, FileGate, InvocationLog, wait_until
 from sessionflow_langgraph import langgraph_session_flow
 from tests.adapter_langgraph.conftest import turn_ended, unique
 from tests.adapter_langgraph.flows import FAST

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import cast
 
 from sessionflow import AgentEvent, AgentEventType, AgentSessionClient
-from sessionflow.testing import ModelReply, ScriptedModelServer, ScriptedToolCall
+from sessionflow.demo import ModelReply, ScriptedModelServer, ScriptedToolCall
 from tests.adapter_langgraph.conftest import serving, unique
 from tests.adapter_langgraph.flows import FlowSpec, build_flow
 

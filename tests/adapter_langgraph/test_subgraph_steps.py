@@ -21,17 +21,10 @@ from langgraph.graph import END, START, MessagesState, StateGraph
 from langgraph.prebuilt import ToolNode, tools_condition
 from pydantic import SecretStr
 
-from sessionflow import (
-    AgentEventWriter,
-    AgentMessage,
-    AgentToolCall,
-    AgentToolCallStatus,
-    DeferredToolExecution,
-    ToolCallsRequested,
-    TurnCompleted,
-    UnsupportedOptionError,
-)
-from sessionflow.testing import InvocationLog, ModelReply, ScriptedModelServer, ScriptedToolCall
+from sessionflow import AgentMessage, AgentToolCall, AgentToolCallStatus, UnsupportedOptionError
+from sessionflow.demo import ModelReply, ScriptedModelServer, ScriptedToolCall
+from sessionflow.kit import AgentEventWriter, DeferredToolExecution, ToolCallsRequested, TurnCompleted
+from sessionflow.testing import InvocationLog
 from sessionflow_langgraph import RUN_STATE_VERSION, langgraph_runner
 from sessionflow_langgraph._messages import user_message
 from tests.adapter_langgraph.test_units import turn

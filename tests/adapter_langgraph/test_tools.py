@@ -9,8 +9,9 @@ from langchain_openai import ChatOpenAI
 from pydantic import SecretStr
 
 from sessionflow import AgentSessionOptions, ToolEffect, ToolPolicy
-from sessionflow.plugins import ToolInvocation, ToolSpec
-from sessionflow.testing import InvocationLog, ModelReply, ScriptedModelServer, ScriptedToolCall, wait_until
+from sessionflow.demo import ModelReply, ScriptedModelServer, ScriptedToolCall
+from sessionflow.kit import ToolInvocation, ToolSpec
+from sessionflow.testing import InvocationLog, wait_until
 from sessionflow_langgraph import langgraph_session_flow
 from tests.adapter_langgraph.conftest import serving, turn_ended, unique
 from tests.adapter_langgraph.flows import FAST, FlowSpec, build_flow

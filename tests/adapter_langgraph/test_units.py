@@ -17,24 +17,29 @@ from langgraph.graph import END, START, MessagesState, StateGraph
 from pydantic import SecretStr
 
 from sessionflow import (
-    AgentEventWriter,
     AgentMessage,
     AgentSessionOptions,
     AgentToolCall,
     AgentToolCallStatus,
-    AgentTurnContext,
-    DeferredToolExecution,
     ImageInput,
     MessageRole,
-    ToolCallsRequested,
     ToolEffect,
-    ToolExecutionError,
     ToolPolicy,
+)
+from sessionflow.demo import ModelReply, ScriptedModelServer, ScriptedToolCall
+from sessionflow.kit import (
+    AgentEventWriter,
+    AgentTurnContext,
+    DeferredToolExecution,
+    HarnessContext,
+    ToolCallsRequested,
+    ToolExecutionError,
+    ToolInvocation,
+    ToolSpec,
     TurnCompleted,
     tool_invocation_scope,
 )
-from sessionflow.plugins import HarnessContext, SessionflowPlugins, ToolInvocation, ToolSpec, build_runner
-from sessionflow.testing import ModelReply, ScriptedModelServer, ScriptedToolCall
+from sessionflow.plugins import SessionflowPlugins, build_runner
 from sessionflow_langgraph import (
     EFFECT_METADATA_KEY,
     INTERRUPT_TOOL,

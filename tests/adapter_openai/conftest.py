@@ -11,17 +11,17 @@ from pathlib import Path
 
 import pytest
 
-from sessionflow import AgentSessionClient, AgentSessionFlow, AgentSnapshot, AgentStatus
-from sessionflow.temporal import connect, read_step_history, serve_agent_flows
-from sessionflow.testing import (
-    AgentTestStack,
-    InvocationLog,
-    ModelReply,
-    RecordedRequest,
-    ScriptedModelServer,
-    StepHistoryEntry,
-    wait_for_agent_snapshot,
+from sessionflow import (
+    AgentSessionClient,
+    AgentSessionFlow,
+    AgentSnapshot,
+    AgentStatus,
+    connect,
+    serve_agent_flows,
 )
+from sessionflow.demo import ModelReply, RecordedRequest, ScriptedModelServer
+from sessionflow.temporal import StepHistoryEntry, read_step_history
+from sessionflow.testing import AgentTestStack, InvocationLog, wait_for_agent_snapshot
 from tests.adapter_openai.scenarios import Api, Scenario, save_flow
 
 

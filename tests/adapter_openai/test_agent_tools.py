@@ -10,9 +10,9 @@ import pytest
 from agents import Agent, OpenAIResponsesModel, function_tool
 from openai import AsyncOpenAI
 
-from sessionflow import AgentToolCallStatus, ToolEffect, ToolPolicy
-from sessionflow.session import AgentEventWriter, AgentToolCall, DeferredToolExecution
-from sessionflow.testing import ModelReply, ScriptedModelServer
+from sessionflow import AgentToolCall, AgentToolCallStatus, ToolEffect, ToolPolicy
+from sessionflow.demo import ModelReply, ScriptedModelServer
+from sessionflow.kit import AgentEventWriter, DeferredToolExecution
 from sessionflow_openai_agents import AgentGraphError, OpenAIAgentsRunner, openai_agents_session_flow
 from sessionflow_openai_agents._agent_tools import AGENT_TOOL_STARTED
 

@@ -19,7 +19,7 @@ from agents import (
 from openai import AsyncOpenAI
 
 from sessionflow import AgentSessionOptions, UnsupportedOptionError
-from sessionflow.testing import ScriptedModelServer
+from sessionflow.demo import ScriptedModelServer
 from sessionflow_openai_agents import AgentGraphError, openai_agents_session_flow
 from tests.build_refusals import first_turn_error
 from tests.core.conftest import FAST

@@ -4,7 +4,8 @@ followed by a tool call in the specialist with a SIGKILL in between."""
 from __future__ import annotations
 
 from sessionflow import AgentInterrupt, AgentSnapshot
-from sessionflow.testing import FileGate, ModelReply, ScriptedToolCall, wait_for_agent_snapshot
+from sessionflow.demo import ModelReply, ScriptedToolCall
+from sessionflow.testing import FileGate, wait_for_agent_snapshot
 from tests.adapter_openai.conftest import Harness, HarnessFactory
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from sessionflow import AgentEventType
-from sessionflow.testing import ModelReply
+from sessionflow.demo import ModelReply
 from tests.adapter_openai.conftest import HarnessFactory
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from sessionflow import AgentEvent, AgentEventType, AgentUsage
-from sessionflow.testing import ModelReply, ScriptedToolCall, ScriptedUsage
+from sessionflow.demo import ModelReply, ScriptedToolCall, ScriptedUsage
 from tests.adapter_openai.conftest import Harness, HarnessFactory
 from tests.adapter_openai.scenarios import Api
 

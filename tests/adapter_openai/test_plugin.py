@@ -16,17 +16,14 @@ from sessionflow import (
     AgentSnapshot,
     AgentStatus,
     ToolEffect,
+    connect,
+    serve_agent_flows,
 )
 from sessionflow.builtin import tool
-from sessionflow.plugins import (
-    LOAD_PLUGINS_ENV,
-    HarnessContext,
-    ModelApi,
-    SessionflowPlugins,
-    build_runner,
-)
-from sessionflow.temporal import connect, serve_agent_flows
-from sessionflow.testing import ModelReply, ScriptedModelServer, ScriptedToolCall, wait_for_agent_snapshot
+from sessionflow.demo import ModelReply, ScriptedModelServer, ScriptedToolCall
+from sessionflow.kit import HarnessContext, ModelApi
+from sessionflow.plugins import LOAD_PLUGINS_ENV, SessionflowPlugins, build_runner
+from sessionflow.testing import wait_for_agent_snapshot
 from sessionflow_openai_agents import OpenAIAgentsRunner
 from tests.adapter_openai.scenarios import TIMINGS
 

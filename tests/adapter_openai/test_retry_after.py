@@ -10,7 +10,7 @@ from agents import Agent, OpenAIResponsesModel
 from openai import AsyncOpenAI
 
 from sessionflow import AgentSessionFlow, AgentSessionOptions
-from sessionflow.testing import ModelReply, ScriptedModelServer
+from sessionflow.demo import ModelReply, ScriptedModelServer
 from sessionflow_openai_agents import OpenAIAgentsRunner
 from tests.builtin.test_provider_load import first_model_step, run_turns
 from tests.core.conftest import FAST

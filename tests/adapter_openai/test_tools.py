@@ -9,7 +9,8 @@ from agents import FunctionTool
 from mcp.types import ToolAnnotations
 
 from sessionflow import AgentInterrupt, AgentSessionOptions, AgentSnapshot, AgentToolCallStatus, ToolEffect
-from sessionflow.testing import ModelReply, ScriptedToolCall, wait_for_agent_snapshot
+from sessionflow.demo import ModelReply, ScriptedToolCall
+from sessionflow.testing import wait_for_agent_snapshot
 from sessionflow_openai_agents._tools import mcp_effect
 from tests.adapter_openai.conftest import Harness, HarnessFactory
 from tests.adapter_openai.scenarios import MCP_SERVERS

@@ -10,9 +10,9 @@ from agents import Agent, OpenAIResponsesModel, set_trace_processors
 from agents.tracing import Span, Trace, TracingProcessor
 from openai import AsyncOpenAI
 
-from sessionflow import AgentEventWriter, AgentMessage, AgentSessionOptions, TurnCompleted
-from sessionflow.session import AgentTurnContext
-from sessionflow.testing import ModelReply, ScriptedModelServer, ScriptedToolCall
+from sessionflow import AgentMessage, AgentSessionOptions
+from sessionflow.demo import ModelReply, ScriptedModelServer, ScriptedToolCall
+from sessionflow.kit import AgentEventWriter, AgentTurnContext, TurnCompleted
 from sessionflow_openai_agents import OpenAIAgentsRunner
 from tests.adapter_openai.conftest import HarnessFactory
 

@@ -8,7 +8,7 @@ import pytest
 from pydantic_ai import Agent
 
 from sessionflow import AgentSessionOptions, UnsupportedOptionError
-from sessionflow.testing import ScriptedModelServer
+from sessionflow.demo import ScriptedModelServer
 from sessionflow_pydantic_ai import pydantic_ai_session_flow
 from tests.build_refusals import first_turn_error
 from tests.core.conftest import FAST

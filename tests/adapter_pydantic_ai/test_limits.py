@@ -27,7 +27,8 @@ from pydantic_ai.messages import (
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 from pydantic_ai.usage import RequestUsage, RunUsage, UsageLimits
 
-from sessionflow import AgentToolCall, AgentToolCallStatus, ToolEffect, ToolPolicy, TurnAborted
+from sessionflow import AgentToolCall, AgentToolCallStatus, ToolEffect, ToolPolicy
+from sessionflow.kit import TurnAborted
 from sessionflow_pydantic_ai._limits import (
     check_after_response,
     refusal_before_request,

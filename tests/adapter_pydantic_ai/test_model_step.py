@@ -24,18 +24,20 @@ from sessionflow import (
     AgentSessionOptions,
     AgentToolCall,
     AgentToolCallStatus,
-    AgentTurnContext,
-    DeferredToolCall,
     ImageInput,
-    ToolCallsRequested,
     ToolEffect,
     ToolPolicy,
-    TurnAborted,
-    TurnCompleted,
     UnsupportedOptionError,
 )
-from sessionflow.plugins import ModelApi
-from sessionflow.testing import ModelReply, ScriptedModelServer, ScriptedToolCall, ScriptedUsage
+from sessionflow.demo import ModelReply, ScriptedModelServer, ScriptedToolCall, ScriptedUsage
+from sessionflow.kit import (
+    AgentTurnContext,
+    DeferredToolCall,
+    ModelApi,
+    ToolCallsRequested,
+    TurnAborted,
+    TurnCompleted,
+)
 from sessionflow_pydantic_ai import PydanticAIRunner
 from sessionflow_pydantic_ai._effects import framework_effect
 from sessionflow_pydantic_ai._messages import RunState, load_messages

@@ -18,7 +18,7 @@ from pydantic import BaseModel
 from pydantic_ai import Agent, ModelRetry, NativeOutput, RunContext, ToolOutput
 
 from sessionflow import AgentEvent, AgentEventType, AgentSnapshot, AgentUsage
-from sessionflow.testing import ModelReply, ScriptedModelServer, ScriptedToolCall
+from sessionflow.demo import ModelReply, ScriptedModelServer, ScriptedToolCall
 from sessionflow_pydantic_ai import PydanticAIRunner, read_output
 from sessionflow_pydantic_ai._models import model_for_api
 from tests.adapter_pydantic_ai.turns import play_turn

@@ -10,13 +10,9 @@ from pydantic_ai.models.openai import OpenAIChatModel, OpenAIResponsesModel
 
 from sessionflow import AgentSessionOptions, ToolEffect, ToolPolicy
 from sessionflow.builtin import tool
-from sessionflow.plugins import (
-    HarnessContext,
-    ModelApi,
-    SessionflowPlugins,
-    build_runner,
-)
-from sessionflow.testing import ModelReply, ScriptedModelServer, ScriptedToolCall
+from sessionflow.demo import ModelReply, ScriptedModelServer, ScriptedToolCall
+from sessionflow.kit import HarnessContext, ModelApi
+from sessionflow.plugins import SessionflowPlugins, build_runner
 from sessionflow_pydantic_ai import PydanticAIRunner, build_model
 from tests.adapter_pydantic_ai.turns import play_turn
 

@@ -11,7 +11,7 @@ from pydantic_ai.providers.openai import OpenAIProvider
 from pydantic_ai.settings import ModelSettings
 
 from sessionflow import AgentSessionFlow, AgentSessionOptions
-from sessionflow.testing import ModelReply, ScriptedModelServer
+from sessionflow.demo import ModelReply, ScriptedModelServer
 from sessionflow_pydantic_ai import PydanticAIRunner
 from tests.builtin.test_provider_load import first_model_step, run_turns
 from tests.core.conftest import FAST

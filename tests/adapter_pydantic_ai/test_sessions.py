@@ -30,16 +30,10 @@ from sessionflow import (
     serve_agent_flows,
 )
 from sessionflow.builtin import tool
-from sessionflow.plugins import ModelApi, ToolInvocation
-from sessionflow.session import AgentEventsPage
-from sessionflow.testing import (
-    InvocationLog,
-    ModelReply,
-    ScriptedModelServer,
-    ScriptedToolCall,
-    ScriptedUsage,
-    wait_for_agent_snapshot,
-)
+from sessionflow.demo import ModelReply, ScriptedModelServer, ScriptedToolCall, ScriptedUsage
+from sessionflow.kit import ModelApi, ToolInvocation
+from sessionflow.session.events import AgentEventsPage
+from sessionflow.testing import InvocationLog, wait_for_agent_snapshot
 from sessionflow_pydantic_ai import pydantic_ai_session_flow
 from sessionflow_pydantic_ai._models import model_for_api
 from tests.adapter_pydantic_ai.agents import deps_factory, deps_resources, weather_agent

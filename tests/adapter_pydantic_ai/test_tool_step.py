@@ -12,20 +12,18 @@ from pydantic_ai.tools import ToolDefinition
 from pydantic_ai.toolsets import AbstractToolset, ToolsetTool
 from pydantic_core import SchemaValidator, core_schema
 
-from sessionflow import (
+from sessionflow import AgentToolCall, AgentToolCallStatus, ToolEffect, ToolPolicy
+from sessionflow.demo import ModelReply, ScriptedModelServer, ScriptedToolCall
+from sessionflow.kit import (
     AgentEventWriter,
-    AgentToolCall,
-    AgentToolCallStatus,
     DeferredToolExecution,
     ToolCallsRequested,
-    ToolEffect,
     ToolExecutionError,
-    ToolPolicy,
+    ToolInvocation,
+    ToolSpec,
     tool_invocation_scope,
 )
-from sessionflow.plugins import ToolInvocation, ToolSpec
-from sessionflow.session import ApprovalSource
-from sessionflow.testing import ModelReply, ScriptedModelServer, ScriptedToolCall
+from sessionflow.session.tools import ApprovalSource
 from sessionflow_pydantic_ai import PydanticAIRunner, current_tool_invocation
 from sessionflow_pydantic_ai._models import model_for_api
 from tests.adapter_pydantic_ai.turns import PlayedTurn, context, play_turn, stored

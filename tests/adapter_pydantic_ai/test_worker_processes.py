@@ -6,15 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from sessionflow import AgentInterrupt, AgentSnapshot, AgentStatus
-from sessionflow.testing import (
-    AgentTestStack,
-    InvocationLog,
-    ModelReply,
-    ScriptedModelServer,
-    ScriptedToolCall,
-    wait_for_agent_snapshot,
-    wait_until,
-)
+from sessionflow.demo import ModelReply, ScriptedModelServer, ScriptedToolCall
+from sessionflow.testing import AgentTestStack, InvocationLog, wait_for_agent_snapshot, wait_until
 from tests.adapter_pydantic_ai.agents import load_flow, save_flow_spec
 
 

@@ -9,11 +9,13 @@ from typing import Any
 from sessionflow import (
     AgentEvent,
     AgentEventType,
-    AgentEventWriter,
     AgentMessage,
     AgentSessionOptions,
     AgentToolCall,
     AgentToolCallStatus,
+)
+from sessionflow.kit import (
+    AgentEventWriter,
     AgentTurnContext,
     AgentTurnOutcome,
     ContinueRequested,

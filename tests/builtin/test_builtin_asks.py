@@ -17,10 +17,13 @@ from sessionflow import (
     AgentSnapshot,
     AgentStatus,
     ToolEffect,
+    connect,
+    serve_agent_flows,
 )
-from sessionflow.builtin import ChatCompletionsRunner, question_tool, tool
-from sessionflow.temporal import connect, serve_agent_flows
-from sessionflow.testing import ModelReply, ScriptedModelServer, ScriptedToolCall, wait_for_agent_snapshot
+from sessionflow.builtin import ChatCompletionsRunner, tool
+from sessionflow.demo import ModelReply, ScriptedModelServer, ScriptedToolCall
+from sessionflow.kit import question_tool
+from sessionflow.testing import wait_for_agent_snapshot
 from tests.core.conftest import FAST
 
 

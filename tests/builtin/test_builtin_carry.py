@@ -4,15 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from sessionflow import AgentMessage, AgentSessionOptions, MessageRole
 from sessionflow.builtin._carry import CARRIED_PREFIX, with_carried
-from sessionflow.session import (
-    AgentEventWriter,
-    AgentMessage,
-    AgentSessionOptions,
-    AgentTurnContext,
-    FrameworkMessage,
-    MessageRole,
-)
+from sessionflow.kit import AgentEventWriter, AgentTurnContext, FrameworkMessage
 
 
 def _message(sequence: int, turn_id: str, role: MessageRole, text: str) -> AgentMessage:

@@ -18,19 +18,15 @@ from sessionflow import (
     AgentSnapshot,
     AgentStatus,
     ToolEffect,
-    current_tool_invocation,
+    connect,
+    serve_agent_flows,
 )
 from sessionflow.builtin import ChatCompletionsRunner, tool
 from sessionflow.builtin._schema import parameters_schema
-from sessionflow.plugins import HarnessContext, PluginError, SessionflowPlugins, ToolInvocation, build_runner
-from sessionflow.temporal import connect, serve_agent_flows
-from sessionflow.testing import (
-    ModelReply,
-    ScriptedModelServer,
-    ScriptedToolCall,
-    ScriptedUsage,
-    wait_for_agent_snapshot,
-)
+from sessionflow.demo import ModelReply, ScriptedModelServer, ScriptedToolCall, ScriptedUsage
+from sessionflow.kit import HarnessContext, ToolInvocation, current_tool_invocation
+from sessionflow.plugins import PluginError, SessionflowPlugins, build_runner
+from sessionflow.testing import wait_for_agent_snapshot
 from tests.core.conftest import FAST
 
 

@@ -15,13 +15,13 @@ from sessionflow import (
     AgentSnapshot,
     AgentStatus,
     ToolEffect,
-    ToolOutput,
-    current_tool_invocation,
+    connect,
+    serve_agent_flows,
 )
 from sessionflow.builtin import ChatCompletionsRunner, tool, tool_state
-from sessionflow.plugins import ToolInvocation
-from sessionflow.temporal import connect, serve_agent_flows
-from sessionflow.testing import ModelReply, ScriptedModelServer, ScriptedToolCall, wait_for_agent_snapshot
+from sessionflow.demo import ModelReply, ScriptedModelServer, ScriptedToolCall
+from sessionflow.kit import ToolInvocation, ToolOutput, current_tool_invocation
+from sessionflow.testing import wait_for_agent_snapshot
 from tests.core.conftest import FAST
 
 

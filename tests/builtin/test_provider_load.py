@@ -17,17 +17,20 @@ import pytest
 from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client
 
-from sessionflow import AgentSessionClient, AgentSessionFlow, AgentSessionOptions, AgentSnapshot, AgentStatus
-from sessionflow.builtin import ChatCompletionsRunner
-from sessionflow.temporal import (
-    MODEL_CALL_LIMITS_ENV,
-    ModelCallLimits,
+from sessionflow import (
+    AgentSessionClient,
+    AgentSessionFlow,
+    AgentSessionOptions,
+    AgentSnapshot,
+    AgentStatus,
     connect,
-    read_step_history,
     serve_agent_flows,
 )
+from sessionflow.builtin import ChatCompletionsRunner
+from sessionflow.demo import ModelReply, ScriptedModelServer
+from sessionflow.temporal import MODEL_CALL_LIMITS_ENV, ModelCallLimits, read_step_history
 from sessionflow.temporal._payloads import RUN_MODEL
-from sessionflow.testing import ModelReply, ScriptedModelServer, wait_for_agent_snapshot
+from sessionflow.testing import wait_for_agent_snapshot
 from tests.core.conftest import FAST
 
 

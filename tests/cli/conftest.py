@@ -15,8 +15,8 @@ from pathlib import Path
 import pexpect
 import pytest
 
+from sessionflow.demo import ModelReply, RecordedRequest, ScriptedModelServer
 from sessionflow.temporal import free_port
-from sessionflow.testing import ModelReply, RecordedRequest, ScriptedModelServer
 
 REPO = Path(__file__).parents[2]
 SCRIPTED_PLUGIN = "tests.cli.scripted_plugin"

@@ -10,10 +10,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from sessionflow import hookimpl
+from sessionflow import ToolEffect
 from sessionflow.builtin import ChatCompletionsRunner, tool
-from sessionflow.plugins import FrameworkCapabilities, FrameworkSpec, HarnessContext
-from sessionflow.session import ToolEffect
+from sessionflow.kit import FrameworkCapabilities, FrameworkSpec, HarnessContext, hookimpl
 
 
 def _runner(ctx: HarnessContext) -> ChatCompletionsRunner:

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import json
 
-from sessionflow import DeferredToolCall, ToolEffect, ToolPolicy
-from sessionflow.session import decide_approval
+from sessionflow import ToolEffect, ToolPolicy
+from sessionflow.kit import DeferredToolCall
+from sessionflow.session.approvals import decide_approval
 from sessionflow_cli._ask_user import ASK_USER, as_question, ask_user_tool
 
 READ = ToolPolicy(effect=ToolEffect.READ)

@@ -6,7 +6,7 @@ import signal
 
 import pexpect
 
-from sessionflow.testing import ModelReply, ScriptedToolCall
+from sessionflow.demo import ModelReply, ScriptedToolCall
 from tests.cli.conftest import Cli, expect_group, finish, ready_for_keys
 
 PNG = b"\x89PNG\r\n\x1a\n" + bytes(range(64))

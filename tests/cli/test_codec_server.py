@@ -15,14 +15,8 @@ import httpx
 import pytest
 from temporalio.api.common.v1 import Payload
 
-from sessionflow.temporal import PayloadStore
-from sessionflow.temporal.encryption import (
-    ENCRYPTION_KEYS_ENV,
-    KEY_ID_METADATA,
-    EncryptionCodec,
-    KeyRing,
-    generate_key_entry,
-)
+from sessionflow.temporal import EncryptionCodec, KeyRing, PayloadStore
+from sessionflow.temporal.storage._encryption import ENCRYPTION_KEYS_ENV, KEY_ID_METADATA, generate_key_entry
 from sessionflow_cli._errors import UsageError
 from sessionflow_cli._payloads import open_payload_store
 from tests.cli.conftest import COMMAND

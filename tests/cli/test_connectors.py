@@ -16,10 +16,10 @@ from typing import Any
 
 import pytest
 
-from sessionflow import ToolExecutionError, ToolInvocation
+from sessionflow.demo import ModelReply, ScriptedToolCall
+from sessionflow.kit import ToolExecutionError, ToolInvocation
 from sessionflow.mcp import McpTool
 from sessionflow.temporal import free_port
-from sessionflow.testing import ModelReply, ScriptedToolCall
 from sessionflow_cli._connectors import (
     Connectors,
     connector_labels,

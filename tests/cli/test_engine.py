@@ -8,8 +8,8 @@ from collections.abc import Iterator
 
 import pytest
 
+from sessionflow.demo import ModelReply
 from sessionflow.temporal import free_port, stop_dev_server
-from sessionflow.testing import ModelReply
 from tests.cli.conftest import Cli
 
 

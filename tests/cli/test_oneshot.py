@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from sessionflow.testing import ModelReply
+from sessionflow.demo import ModelReply
 from tests.cli.conftest import Cli
 
 

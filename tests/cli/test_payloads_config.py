@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from sessionflow.demo import ModelReply
 from sessionflow.temporal import PayloadStore, free_port
-from sessionflow.testing import ModelReply
 from sessionflow_cli._errors import EXIT_USAGE, UsageError
 from sessionflow_cli._payloads import open_payload_store
 from sessionflow_cli.config import CliConfig, ConfigError, parse_config

@@ -6,7 +6,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from sessionflow import DeferredToolCall, ToolEffect, ToolInvocation, ToolPolicy, ToolSpec
+from sessionflow import ToolEffect, ToolPolicy
+from sessionflow.kit import DeferredToolCall, ToolInvocation, ToolSpec
 from sessionflow_cli._ask_user import ask_user_tool, parse_question
 from sessionflow_cli._policy import build_call_policy
 from sessionflow_cli.config import TurnConfig, parse_config, resolve_turn

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from sessionflow.testing import ModelReply, ScriptedToolCall
+from sessionflow.demo import ModelReply, ScriptedToolCall
 from tests.cli.conftest import Cli
 
 FILES_ONLY = "local_tools: {files: true, shell: {enabled: false}, web_fetch: false, browser: false}\n"

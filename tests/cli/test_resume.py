@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import signal
 
-from sessionflow.testing import ModelReply, ScriptedToolCall
+from sessionflow.demo import ModelReply, ScriptedToolCall
 from tests.cli.conftest import Cli, expect_group, finish
 
 

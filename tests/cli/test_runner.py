@@ -9,26 +9,29 @@ from typing import Any
 import pytest
 
 from sessionflow import (
-    AgentEventWriter,
-    AgentFrameworkRunner,
     AgentToolCall,
     AgentToolCallStatus,
+    ImageInput,
+    MessageRole,
+    SessionStateError,
+    ToolEffect,
+    ToolPolicy,
+)
+from sessionflow.kit import (
+    AgentEventWriter,
+    AgentFrameworkRunner,
     AgentTurnContext,
     AgentTurnOutcome,
     DeferredToolExecution,
     FrameworkMessage,
-    ImageInput,
-    MessageRole,
-    SessionStateError,
     TookEffect,
-    ToolEffect,
     ToolExecutionError,
     ToolExecutionResult,
-    ToolPolicy,
     TurnCompleted,
     VerifyResult,
 )
-from sessionflow.temporal.model_call_limits import ModelCallLimits, model_call_keys
+from sessionflow.temporal import ModelCallLimits
+from sessionflow.temporal.worker._model_call_limits import model_call_keys
 from sessionflow_cli._turn_runner import wrap_runner
 from sessionflow_cli.config import ConfigError, TurnConfig, parse_config, resolve_turn
 

@@ -8,7 +8,7 @@ import asyncio
 import pexpect
 from playwright.async_api import Browser, expect
 
-from sessionflow.testing import ModelReply, ScriptedToolCall
+from sessionflow.demo import ModelReply, ScriptedToolCall
 from tests.cli.background import ServeCommand
 from tests.cli.conftest import Cli, expect_group, finish
 from tests.server.browser import browser, needs_chromium

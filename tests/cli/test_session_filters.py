@@ -6,7 +6,7 @@ import os
 import pwd
 import time
 
-from sessionflow.testing import ModelReply
+from sessionflow.demo import ModelReply
 from tests.cli.conftest import Cli
 
 

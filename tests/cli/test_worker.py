@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import asyncio
 
-from sessionflow import AgentSessionClient, AgentSessionFlow, AgentSnapshot, AgentStatus
-from sessionflow.temporal import connect
-from sessionflow.testing import ModelReply, ScriptedRunner, wait_for_agent_snapshot
+from sessionflow import AgentSessionClient, AgentSessionFlow, AgentSnapshot, AgentStatus, connect
+from sessionflow.demo import ModelReply
+from sessionflow.testing import ScriptedRunner, wait_for_agent_snapshot
 from tests.cli.background import WorkerCommand
 from tests.cli.conftest import Cli
 

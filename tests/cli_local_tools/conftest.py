@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from sessionflow.plugins import ToolInvocation, ToolSpec
+from sessionflow.kit import ToolInvocation, ToolSpec
 from sessionflow_cli.config import LocalToolsConfig, ShellConfig, TurnConfig
 from sessionflow_cli.local_tools import LocalToolGroup, LocalToolSettings, build_local_tools
 

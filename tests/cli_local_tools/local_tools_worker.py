@@ -11,7 +11,7 @@ import os
 import time
 from pathlib import Path
 
-from sessionflow.temporal import run_agent_worker
+from sessionflow import run_agent_worker
 from sessionflow_local_tools import _paths
 from tests.cli_local_tools._session import FLOW_TYPE_ENV, MODEL_URL_ENV, WORKSPACE_ENV, local_tools_flow
 

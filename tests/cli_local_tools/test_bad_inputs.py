@@ -19,7 +19,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from sessionflow.session import DeferredToolCall, ToolEffect, ToolExecutionError, ToolPolicy
+from sessionflow import ToolEffect, ToolPolicy
+from sessionflow.kit import DeferredToolCall, ToolExecutionError
 from sessionflow.session.proposals import check_proposal
 from tests.cli_local_tools.conftest import Sandbox, Tools
 

@@ -14,16 +14,17 @@ from urllib.parse import parse_qs
 
 import pytest
 
-from sessionflow import AgentInterrupt, AgentSessionClient, AgentSnapshot, AgentStatus
-from sessionflow.session import ToolExecutionError
-from sessionflow.temporal import connect, serve_agent_flows
-from sessionflow.testing import (
-    ModelReply,
-    ScriptedModelServer,
-    ScriptedToolCall,
-    wait_for_agent_snapshot,
-    wait_until,
+from sessionflow import (
+    AgentInterrupt,
+    AgentSessionClient,
+    AgentSnapshot,
+    AgentStatus,
+    connect,
+    serve_agent_flows,
 )
+from sessionflow.demo import ModelReply, ScriptedModelServer, ScriptedToolCall
+from sessionflow.kit import ToolExecutionError
+from sessionflow.testing import wait_for_agent_snapshot, wait_until
 from sessionflow_cli.local_tools import close_browser_sessions
 from sessionflow_cli.local_tools._browser import IDLE_SECONDS, NO_PAGE_MESSAGE, browser_pool
 from tests.cli_local_tools._session import local_tools_flow

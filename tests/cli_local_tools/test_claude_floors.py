@@ -8,7 +8,8 @@ from typing import Any
 
 import pytest
 
-from sessionflow import DeferredToolCall, ToolEffect, ToolPolicy
+from sessionflow import ToolEffect, ToolPolicy
+from sessionflow.kit import DeferredToolCall
 from sessionflow_claude_agent_sdk import BUILTIN_TOOL_POLICIES
 from sessionflow_claude_agent_sdk._tools import ToolSet
 from sessionflow_cli._policy import build_call_policy

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from sessionflow.session import ToolExecutionError
+from sessionflow.kit import ToolExecutionError
 from sessionflow_local_tools import _files, _search, _writes
 from tests.cli_local_tools.conftest import SENTINEL_TEXT, Sandbox, Tools, Untouched
 

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from sessionflow import DeferredToolCall, ToolEffect, ToolPolicy
+from sessionflow import ToolEffect, ToolPolicy
+from sessionflow.kit import DeferredToolCall
 from sessionflow_cli._policy import build_call_policy
 from sessionflow_cli.local_tools import (
     LOCAL_TOOL_FLOORS,

@@ -16,13 +16,8 @@ from pathlib import Path
 import pytest
 
 from sessionflow import AgentSnapshot, AgentStatus
-from sessionflow.testing import (
-    AgentTestStack,
-    ModelReply,
-    ScriptedModelServer,
-    ScriptedToolCall,
-    wait_for_agent_snapshot,
-)
+from sessionflow.demo import ModelReply, ScriptedModelServer, ScriptedToolCall
+from sessionflow.testing import AgentTestStack, wait_for_agent_snapshot
 from tests.cli_local_tools._session import (
     FLOW_TYPE_ENV,
     MODEL_URL_ENV,

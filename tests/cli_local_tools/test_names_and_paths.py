@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from sessionflow.session import ToolExecutionError
+from sessionflow.kit import ToolExecutionError
 from sessionflow_local_tools import terminal_safe
 from sessionflow_local_tools._paths import MAX_PATH_BYTES, MAX_PATH_DEPTH
 from tests.cli_local_tools.conftest import Sandbox, Tools

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from sessionflow.session import ToolExecutionError
+from sessionflow.kit import ToolExecutionError
 from sessionflow_local_tools import _files, _paths
 from sessionflow_local_tools._blocking import Stop
 from tests.cli_local_tools.conftest import Sandbox

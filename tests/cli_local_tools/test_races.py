@@ -15,7 +15,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from sessionflow.session import ToolExecutionError
+from sessionflow.kit import ToolExecutionError
 from tests.cli_local_tools.conftest import SENTINEL_TEXT, Sandbox, Untouched
 
 TRIES = 2000

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from sessionflow.session import ToolExecutionError
+from sessionflow.kit import ToolExecutionError
 from sessionflow_local_tools import _shell
 from tests.cli_local_tools.conftest import Sandbox
 

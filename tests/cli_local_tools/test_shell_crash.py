@@ -12,14 +12,8 @@ from pathlib import Path
 import pytest
 
 from sessionflow import AgentEventType, AgentSnapshot, AgentStatus, AgentToolCallStatus
-from sessionflow.testing import (
-    AgentTestStack,
-    ModelReply,
-    ScriptedModelServer,
-    ScriptedToolCall,
-    wait_for_agent_snapshot,
-    wait_until,
-)
+from sessionflow.demo import ModelReply, ScriptedModelServer, ScriptedToolCall
+from sessionflow.testing import AgentTestStack, wait_for_agent_snapshot, wait_until
 from tests.cli_local_tools._session import FLOW_TYPE_ENV, MODEL_URL_ENV, WORKSPACE_ENV, local_tools_flow
 
 REPO_ROOT = Path(__file__).resolve().parents[2]

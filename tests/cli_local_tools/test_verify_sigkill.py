@@ -16,14 +16,8 @@ from typing import Any
 import pytest
 
 from sessionflow import AgentEventType, AgentSnapshot, AgentStatus
-from sessionflow.testing import (
-    AgentTestStack,
-    ModelReply,
-    ScriptedModelServer,
-    ScriptedToolCall,
-    wait_for_agent_snapshot,
-    wait_until,
-)
+from sessionflow.demo import ModelReply, ScriptedModelServer, ScriptedToolCall
+from sessionflow.testing import AgentTestStack, wait_for_agent_snapshot, wait_until
 from tests.cli_local_tools._session import FLOW_TYPE_ENV, MODEL_URL_ENV, WORKSPACE_ENV, local_tools_flow
 from tests.cli_local_tools.local_tools_worker import FREEZE_AT_ENV, FREEZE_MARKER_ENV
 

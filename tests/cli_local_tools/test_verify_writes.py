@@ -11,7 +11,7 @@ import json
 import os
 from typing import Any
 
-from sessionflow.session import EffectUnknown, NoEffect, TookEffect, VerifyCall, VerifyResult
+from sessionflow.kit import EffectUnknown, NoEffect, TookEffect, VerifyCall, VerifyResult
 from tests.cli_local_tools.conftest import Sandbox, Tools
 
 

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from sessionflow.session import ToolExecutionError
+from sessionflow.kit import ToolExecutionError
 from sessionflow_local_tools import _web
 from tests.cli_local_tools.conftest import Sandbox, Tools
 

@@ -8,9 +8,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from sessionflow import DeferredToolExecution, ToolExecutionResult, hookimpl
 from sessionflow.builtin import ChatCompletionsRunner
-from sessionflow.plugins import FrameworkCapabilities, FrameworkSpec, HarnessContext
+from sessionflow.kit import (
+    DeferredToolExecution,
+    FrameworkCapabilities,
+    FrameworkSpec,
+    HarnessContext,
+    ToolExecutionResult,
+    hookimpl,
+)
 
 NAME = "mutant-twice"
 

@@ -15,8 +15,8 @@ from sessionflow import (
     AgentStatus,
     AgentUsage,
 )
+from sessionflow.demo import RecordedRequest
 from sessionflow.temporal import StepHistoryEntry
-from sessionflow.testing import RecordedRequest
 from sessionflow.testing.conformance._case_files import Node
 from sessionflow.testing.conformance._checks import Observation, check_expectations, check_invariants
 from sessionflow.testing.conformance._expect import Expectations, parse_expectations

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from sessionflow.temporal.payload_store import PAYLOAD_THRESHOLD_ENV, PAYLOADS_ENV
+from sessionflow.temporal import PAYLOADS_ENV
+from sessionflow.temporal.storage._payload_store import PAYLOAD_THRESHOLD_ENV
 from sessionflow.testing import conformance
 
 

@@ -26,9 +26,8 @@ _ADAPTER = '''
 
 from collections.abc import Callable
 
-from sessionflow import hookimpl
 from sessionflow.builtin import ChatCompletionsRunner
-from sessionflow.plugins import FrameworkCapabilities, FrameworkSpec, HarnessContext
+from sessionflow.kit import FrameworkCapabilities, FrameworkSpec, HarnessContext, hookimpl
 
 
 def _runner(ctx: HarnessContext) -> ChatCompletionsRunner:

@@ -10,14 +10,8 @@ from typing import Any
 
 import pytest
 
-from sessionflow import (
-    AgentSessionClient,
-    AgentSessionFlow,
-    PayloadStore,
-    SessionTimings,
-    ToolEffect,
-    ToolPolicy,
-)
+from sessionflow import AgentSessionClient, AgentSessionFlow, SessionTimings, ToolEffect, ToolPolicy
+from sessionflow.temporal import PayloadStore
 from sessionflow.testing import CRASH_TIMINGS, AgentTestStack, InvocationLog, save_scripted_flow, write_script
 
 FAST = CRASH_TIMINGS

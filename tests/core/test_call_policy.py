@@ -8,8 +8,8 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
-from sessionflow import DeferredToolCall, ToolEffect, ToolPolicy
-from sessionflow.temporal import serve_agent_flows
+from sessionflow import ToolEffect, ToolPolicy, serve_agent_flows
+from sessionflow.kit import DeferredToolCall
 from tests.core.conftest import Harness, HarnessFactory
 from tests.core.helpers import idle_after, pending_interrupt
 

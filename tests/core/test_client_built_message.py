@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from temporalio.api.enums.v1 import EventType
 
-from sessionflow.session import FrameworkMessage, MessageRole
+from sessionflow import MessageRole
+from sessionflow.kit import FrameworkMessage
 from sessionflow.temporal._payloads import SEND_USER_MESSAGE, SendUserMessageRequest
 from tests.core.conftest import Harness
 from tests.core.helpers import idle_after, texts

@@ -17,8 +17,8 @@ from typing import Any
 from temporalio.api.common.v1 import Payload
 from temporalio.converter import DataConverter
 
-from sessionflow.session import AgentToolCall, AgentToolCallStatus, ToolEffect, ToolPolicy
-from sessionflow.temporal._compact_payloads import COMPACT_DATA_CONVERTER
+from sessionflow import AgentToolCall, AgentToolCallStatus, ToolEffect, ToolPolicy
+from sessionflow.temporal import build_data_converter
 from sessionflow.temporal._payloads import (
     PAYLOAD_VERSION,
     RunModelInput,
@@ -28,7 +28,7 @@ from sessionflow.temporal._payloads import (
     ToolCallInput,
     ToolCallOutput,
 )
-from sessionflow.temporal.payload_store import build_data_converter
+from sessionflow.temporal.storage._compact_payloads import COMPACT_DATA_CONVERTER
 
 HISTORIES = sorted((Path(__file__).parent.parent / "replay" / "histories").glob("*.json"))
 COMPACT = COMPACT_DATA_CONVERTER.payload_converter
@@ -232,7 +232,7 @@ def test_nested_records_in_lists_are_compact() -> None:
 
 
 def test_the_session_converter_is_compact_with_or_without_a_store(tmp_path: Path) -> None:
-    from sessionflow.temporal.payload_store import PayloadStore
+    from sessionflow.temporal import PayloadStore
 
     for store in (None, PayloadStore(location=str(tmp_path))):
         converter = build_data_converter(store)

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from sessionflow import AgentEventType, PayloadStore
+from sessionflow import AgentEventType
+from sessionflow.temporal import PayloadStore
 from sessionflow.testing import FileGate
 from tests.core.conftest import Harness, HarnessFactory
 from tests.core.helpers import idle_after

@@ -17,10 +17,10 @@ import pytest
 from temporalio.api.common.v1 import Payload
 from temporalio.converter import DataConverter
 
-from sessionflow.temporal._compact_payloads import COMPACT_DATA_CONVERTER
-from sessionflow.temporal._dataclass_decoding import CachedDataclassConverter
-from sessionflow.temporal._fast_json import FastJSONPlainPayloadConverter
 from sessionflow.temporal._payloads import RunModelInput, RunModelResult, ToolCallInput
+from sessionflow.temporal.storage._compact_payloads import COMPACT_DATA_CONVERTER
+from sessionflow.temporal.storage._dataclass_decoding import CachedDataclassConverter
+from sessionflow.temporal.storage._fast_json import FastJSONPlainPayloadConverter
 from tests.core.test_compact_payloads import _recorded  # pyright: ignore[reportPrivateUsage]
 
 CACHED = COMPACT_DATA_CONVERTER.payload_converter

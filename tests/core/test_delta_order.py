@@ -13,8 +13,7 @@ import asyncio
 from collections.abc import AsyncGenerator
 from typing import cast
 
-from sessionflow import AgentEvent, AgentEventType
-from sessionflow.temporal import serve_agent_flows
+from sessionflow import AgentEvent, AgentEventType, serve_agent_flows
 from tests.core.conftest import Harness, HarnessFactory
 
 T = AgentEventType

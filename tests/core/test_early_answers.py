@@ -19,10 +19,10 @@ from temporalio.client import Client, WorkflowHandle, WorkflowHistoryEventFilter
 from temporalio.service import RPCError, RPCStatusCode
 from temporalio.worker import Worker
 
-from sessionflow.temporal._activities import SessionActivities
 from sessionflow.temporal._payloads import RESOLVE_INTERRUPT, ResolveInterruptRequest
-from sessionflow.temporal._workflow import AgentSessionWorkflow
-from sessionflow.temporal.worker import sandbox_runner
+from sessionflow.temporal.activities._activities import SessionActivities
+from sessionflow.temporal.worker._worker import sandbox_runner
+from sessionflow.temporal.workflow._workflow import AgentSessionWorkflow
 from sessionflow.testing import FileGate
 from tests.core.conftest import Harness, HarnessFactory
 from tests.core.helpers import idle_after

@@ -19,21 +19,23 @@ from temporalio.api.common.v1 import Payload
 from temporalio.api.enums.v1 import EventType
 from temporalio.api.history.v1 import HistoryEvent
 
-from sessionflow import AgentSessionClient, PayloadStore, ToolEffect, ToolPolicy
-from sessionflow.temporal import PayloadStoreError, connect
-from sessionflow.temporal._bodies import BodyStore, StoreScope
-from sessionflow.temporal.encryption import (
-    ENCRYPTION_KEYS_ENV,
-    ENCRYPTION_KEYS_FILE_ENV,
-    KEY_ID_METADATA,
+from sessionflow import AgentSessionClient, PayloadStoreError, ToolEffect, ToolPolicy, connect
+from sessionflow.temporal import (
     EncryptionCodec,
     EncryptionKeyError,
     KeyRing,
     PayloadDecryptionError,
+    PayloadStore,
+    build_data_converter,
     encryption_codec_from_environment,
+)
+from sessionflow.temporal.storage._bodies import BodyStore, StoreScope
+from sessionflow.temporal.storage._encryption import (
+    ENCRYPTION_KEYS_ENV,
+    ENCRYPTION_KEYS_FILE_ENV,
+    KEY_ID_METADATA,
     generate_key_entry,
 )
-from sessionflow.temporal.payload_store import build_data_converter
 from sessionflow.testing import wait_for_agent_snapshot, wait_until
 from tests.core.conftest import Harness, HarnessFactory
 from tests.core.helpers import idle_after

@@ -12,9 +12,8 @@ import pytest
 from sessionflow import PayloadStoreError, SessionError, SessionRunError, UnsupportedOptionError, UserError
 from sessionflow.builtin import ModelHTTPError
 from sessionflow.plugins import UnknownFrameworkError
-from sessionflow.temporal._workflow import TurnCancelled
-from sessionflow.temporal.codec_protocol import CodecRequestError
-from sessionflow.temporal.encryption import EncryptionKeyError, PayloadDecryptionError
+from sessionflow.temporal import CodecRequestError, EncryptionKeyError, PayloadDecryptionError
+from sessionflow.temporal.workflow._workflow import TurnCancelled
 from sessionflow_claude_agent_sdk import ClaudeStepError
 from sessionflow_cli._errors import RuntimeFailure, UsageError
 from sessionflow_cli.config import ConfigError

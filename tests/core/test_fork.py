@@ -8,15 +8,16 @@ import pytest
 from temporalio.client import Client
 
 from sessionflow import (
+    AgentMessage,
     AgentSessionClient,
     DoubleTexting,
     ForkedFrom,
+    SessionExistsError,
     TurnOutOfRangeError,
     UnknownSessionError,
     UserError,
 )
-from sessionflow.session import HISTORY_TURN_ID, AgentMessage
-from sessionflow.temporal import SessionExistsError
+from sessionflow.session.model import HISTORY_TURN_ID
 from sessionflow.testing import FileGate
 from tests.core.conftest import Harness
 from tests.core.helpers import idle_after, texts

@@ -9,7 +9,7 @@ import pytest
 
 from sessionflow import ToolEffect, ToolPolicy
 from sessionflow.temporal import shutdown_grace
-from sessionflow.temporal._shutdown import DEFAULT_SHUTDOWN_GRACE
+from sessionflow.temporal.worker._shutdown import DEFAULT_SHUTDOWN_GRACE
 from sessionflow.testing import FileGate, WorkerProcess
 from tests.core.conftest import Harness, HarnessFactory
 from tests.core.helpers import idle_after

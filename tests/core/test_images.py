@@ -1,10 +1,11 @@
-"""The one reader of stored image references (`sessionflow.images`)."""
+"""The one reader of stored image references (`sessionflow.kit._images`)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from sessionflow.images import (
+from sessionflow import ImageInput
+from sessionflow.kit import (
     image_base64,
     image_bytes,
     image_data_url,
@@ -12,7 +13,6 @@ from sessionflow.images import (
     stored_image,
     with_images_read,
 )
-from sessionflow.session import ImageInput
 
 
 def test_a_stored_reference_reads_back_as_bytes_base64_and_a_data_url(tmp_path: Path) -> None:

@@ -1,5 +1,5 @@
 """Lazy exports: `sessionflow.RedisDeltaTransport` loads redis only when used, and every package
-that uses `sessionflow.lazy.lazy_exports` serves exactly the names it declares."""
+that uses `sessionflow.kit.lazy_exports` serves exactly the names it declares."""
 
 from __future__ import annotations
 
@@ -10,14 +10,14 @@ from pathlib import Path
 
 import pytest
 
-from sessionflow.lazy import _type_checking_imports  # pyright: ignore[reportPrivateUsage]
+from sessionflow.kit._lazy import _type_checking_imports  # pyright: ignore[reportPrivateUsage]
 
 PROBE = """
 import sys
 import sessionflow
 assert "redis" not in sys.modules, "importing sessionflow imported redis"
 from sessionflow import RedisDeltaTransport
-from sessionflow.redis_deltas import RedisDeltaTransport as Direct
+from sessionflow.kit._redis_deltas import RedisDeltaTransport as Direct
 assert RedisDeltaTransport is Direct and "redis" in sys.modules
 assert "RedisDeltaTransport" in sessionflow.__all__
 print("ok")
@@ -61,7 +61,7 @@ def test_lazy_names_load_once_and_unknown_names_fail(tmp_path: Path, monkeypatch
     (package / "_heavy.py").write_text("LOADS = []\nLOADS.append(1)\nvalue = 'heavy'\n")
     (package / "__init__.py").write_text(
         "from typing import TYPE_CHECKING\n"
-        "from sessionflow.lazy import lazy_exports\n"
+        "from sessionflow.kit import lazy_exports\n"
         "if TYPE_CHECKING:\n"
         "    from ._heavy import value as renamed\n"
         "    from lazy_probe._heavy import LOADS\n"

@@ -11,8 +11,8 @@ import pytest
 from temporalio.exceptions import ApplicationError
 
 from sessionflow.temporal import MODEL_CALL_LIMITS_ENV, ModelCallLimits
-from sessionflow.temporal._model_call_gate import WAIT_ERROR_TYPE, ModelCallGate
-from sessionflow.temporal.model_call_limits import model_call_keys
+from sessionflow.temporal.activities._model_call_gate import WAIT_ERROR_TYPE, ModelCallGate
+from sessionflow.temporal.worker._model_call_limits import model_call_keys
 
 
 def test_parse_and_env() -> None:

@@ -13,9 +13,9 @@ from pathlib import Path
 
 from temporalio.api.common.v1 import Payload
 
-from sessionflow import PayloadStore, ToolEffect, ToolPolicy
+from sessionflow import ToolEffect, ToolPolicy
 from sessionflow.session.bodies import cap_text
-from sessionflow.temporal import collect_payloads
+from sessionflow.temporal import PayloadStore, collect_payloads
 from sessionflow.testing import wait_until
 from tests.core.conftest import FAST, Harness, HarnessFactory
 from tests.core.helpers import idle_after
@@ -160,7 +160,7 @@ _WRITER = textwrap.dedent(
     from pathlib import Path
     from temporalio.api.common.v1 import Payload
     from temporalio.converter import StorageDriverStoreContext, StorageDriverWorkflowInfo
-    from sessionflow.temporal._local_driver import LocalFolderDriver
+    from sessionflow.temporal.storage._local_driver import LocalFolderDriver
 
     async def main():
         driver = LocalFolderDriver(Path(sys.argv[1]))

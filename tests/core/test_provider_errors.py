@@ -11,8 +11,8 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from sessionflow._retry_after import provider_retry_delay
-from sessionflow.testing import ModelReply, ScriptedModelServer
+from sessionflow.demo import ModelReply, ScriptedModelServer
+from sessionflow.temporal.activities._retry_after import provider_retry_delay
 
 openai = pytest.importorskip("openai")
 anthropic = pytest.importorskip("anthropic")

@@ -8,7 +8,7 @@ from datetime import timedelta
 import pytest
 
 from sessionflow import AgentEventType, InvalidAnswerError
-from sessionflow.session import MAX_ANSWER_BYTES
+from sessionflow.session.approvals import MAX_ANSWER_BYTES
 from tests.core.conftest import FAST, Harness, HarnessFactory
 from tests.core.helpers import idle_after, pending_interrupt
 

@@ -11,14 +11,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sessionflow._retry_after import (
+from sessionflow.builtin import ModelHTTPError
+from sessionflow.temporal.activities._retry_after import (
     MAX_RETRY_AFTER_SECONDS,
     parse_retry_after,
     parse_retry_after_ms,
     provider_retry_delay,
     retry_after_from_headers,
 )
-from sessionflow.builtin import ModelHTTPError
 
 NOW = datetime(2026, 12, 3, 6, 0, 0, tzinfo=UTC)
 

@@ -13,17 +13,9 @@ from google.protobuf.duration_pb2 import Duration
 from temporalio.api.enums.v1 import EventType
 from temporalio.api.workflowservice.v1 import RegisterNamespaceRequest
 
-from sessionflow import AgentStatus
-from sessionflow.temporal import (
-    AgentSessionClient,
-    SearchAttributesMissingError,
-    SessionState,
-    SessionSummary,
-    connect,
-    list_sessions,
-    serve_agent_flows,
-)
-from sessionflow.temporal.search_attributes import registration_command
+from sessionflow import AgentSessionClient, AgentStatus, connect, serve_agent_flows
+from sessionflow.temporal import SearchAttributesMissingError, SessionState, SessionSummary, list_sessions
+from sessionflow.temporal._search_attributes import registration_command
 from sessionflow.testing import wait_for_agent_snapshot, wait_until
 from tests.core.conftest import Harness, HarnessFactory
 from tests.core.helpers import idle_after, pending_interrupt

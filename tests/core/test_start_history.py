@@ -12,10 +12,11 @@ import pytest
 from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client
 
-from sessionflow import AgentSessionClient
-from sessionflow.session import HISTORY_TURN_ID, FrameworkMessage, MessageRole, UserError
-from sessionflow.temporal._history import HISTORY_BYTES_WITHOUT_STORE, HISTORY_INLINE_BYTES
+from sessionflow import AgentSessionClient, MessageRole, UserError
+from sessionflow.kit import FrameworkMessage
+from sessionflow.session.model import HISTORY_TURN_ID
 from sessionflow.temporal._payloads import RunModelInput
+from sessionflow.temporal.client._start_history import HISTORY_BYTES_WITHOUT_STORE, HISTORY_INLINE_BYTES
 from tests.core.conftest import Harness
 from tests.core.helpers import idle_after, texts
 

@@ -21,8 +21,8 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from temporalio.api.sdk.v1 import WorkflowMetadata
 
-from sessionflow import AgentSnapshot, AgentStatus
-from sessionflow.temporal import AgentSessionClient, connect, free_port, serve_agent_flows
+from sessionflow import AgentSessionClient, AgentSnapshot, AgentStatus, connect, serve_agent_flows
+from sessionflow.temporal import free_port
 from sessionflow.testing import CRASH_TIMINGS, save_scripted_flow, wait_until, write_script
 
 SCRIPT_TURNS: list[list[dict[str, Any]]] = [
@@ -166,7 +166,7 @@ async def test_a_turn_is_traced_counted_and_summarised(temporal_address: str, tm
                 _attributes(s)["gen_ai.tool.name"],
                 _attributes(s)["sessionflow.step.attempt"],
                 _attributes(s)["gen_ai.operation.name"],
-                _attributes(s)["sessionflow.tool.effect"],
+                _attributes(s)["sessionflow.builtin.tool.effect"],
                 _attributes(s)["sessionflow.step.outcome"],
             )
             for s in spans

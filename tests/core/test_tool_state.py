@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from sessionflow import AgentSnapshot, AgentToolCallStatus, PayloadStore
+from sessionflow import AgentSnapshot, AgentToolCallStatus
+from sessionflow.temporal import PayloadStore
 from sessionflow.testing import FileGate, wait_for_agent_snapshot
 from tests.core.conftest import Harness, HarnessFactory
 from tests.core.helpers import idle_after

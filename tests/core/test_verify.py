@@ -5,7 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from sessionflow import AgentEventType, PayloadStore, ToolEffect, ToolPolicy
+from sessionflow import AgentEventType, ToolEffect, ToolPolicy
+from sessionflow.temporal import PayloadStore
 from sessionflow.testing import FileGate
 from tests.core.conftest import Harness, HarnessFactory
 from tests.core.helpers import idle_after, kill_at_gate

@@ -9,8 +9,9 @@ import pytest
 from temporalio.common import VersioningBehavior, WorkerDeploymentVersion
 from temporalio.worker import Worker, WorkerDeploymentConfig
 
-from sessionflow.temporal import WorkerDeployment, build_workers, connect, current_version, default_build_id
-from sessionflow.temporal.deployment import BUILD_ID_ENV, DEPLOYMENT_NAME_ENV
+from sessionflow import connect
+from sessionflow.temporal import WorkerDeployment, build_workers, current_version, default_build_id
+from sessionflow.temporal.worker._deployment import BUILD_ID_ENV, DEPLOYMENT_NAME_ENV
 from sessionflow.testing import save_scripted_flow
 
 

@@ -20,21 +20,16 @@ from sessionflow import (
     AgentStatus,
     MemoryOptions,
     SessionBudget,
+    StopReason,
     ToolEffect,
     ToolPolicy,
+    connect,
+    serve_agent_flows,
 )
 from sessionflow.builtin import ChatCompletionsRunner
-from sessionflow.guarded_memory import memory_tools
-from sessionflow.plugins import ToolInvocation, ToolSpec
-from sessionflow.session import StopReason
-from sessionflow.temporal import connect, serve_agent_flows
-from sessionflow.testing import (
-    ModelReply,
-    ScriptedModelServer,
-    ScriptedToolCall,
-    ScriptedUsage,
-    wait_for_agent_snapshot,
-)
+from sessionflow.demo import ModelReply, ScriptedModelServer, ScriptedToolCall, ScriptedUsage
+from sessionflow.kit import ToolInvocation, ToolSpec, memory_tools
+from sessionflow.testing import wait_for_agent_snapshot
 from sessionflow.testing.conformance._cases import OutputCheck
 from tests.core.conftest import FAST
 

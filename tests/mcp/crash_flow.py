@@ -8,8 +8,8 @@ from pathlib import Path
 
 from sessionflow import AgentSessionFlow, AgentSessionOptions, ToolEffect
 from sessionflow.builtin import ChatCompletionsRunner
+from sessionflow.kit import ToolSpec
 from sessionflow.mcp import McpToolSource
-from sessionflow.plugins import ToolSpec
 from tests.core.conftest import FAST
 from tests.mcp.helpers import fixture_config
 

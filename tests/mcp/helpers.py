@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from sessionflow.kit import ToolInvocation
 from sessionflow.mcp import McpServerConfig
-from sessionflow.plugins import ToolInvocation
 from tests.mcp.fixture_server import read_log
 
 REPO_ROOT = Path(__file__).resolve().parents[2]

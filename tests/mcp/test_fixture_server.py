@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from sessionflow import AgentSessionOptions, ToolEffect, ToolExecutionError, ToolPolicy
+from sessionflow import AgentSessionOptions, ToolEffect, ToolPolicy
+from sessionflow.kit import ToolExecutionError, ToolSpec
 from sessionflow.mcp import (
     META_EXPECTED_TOOL,
     META_IDEMPOTENCY_KEY,
@@ -23,7 +24,6 @@ from sessionflow.mcp import (
     McpUnavailableError,
     input_schema_hash,
 )
-from sessionflow.plugins import ToolSpec
 from sessionflow.testing import wait_until
 from tests.mcp.fixture_server import SEND_META, calls, read_log
 from tests.mcp.helpers import (

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from sessionflow._media_sink import MEDIA_SINK
+from sessionflow.kit._media_sink import MEDIA_SINK
 from sessionflow.mcp import McpConnectionPool, McpServerConfig, McpToolSource
 from sessionflow.session.bodies import BodyRef
 from sessionflow.temporal import PayloadStore, build_data_converter
-from sessionflow.temporal._bodies import BodyStore, StoreScope
+from sessionflow.temporal.storage._bodies import BodyStore, StoreScope
 from tests.mcp.helpers import everything_entry, invocation
 
 

@@ -19,9 +19,9 @@ from typing import TextIO
 
 import pytest
 
-from sessionflow import ToolEffect, ToolExecutionError
+from sessionflow import ToolEffect
+from sessionflow.kit import ToolExecutionError, ToolSpec
 from sessionflow.mcp import McpConnectionPool, McpServerConfig, McpToolSource
-from sessionflow.plugins import ToolSpec
 from tests.mcp.helpers import HttpServer, everything_entry, free_port, invocation
 
 BIN = Path(sys.executable).parent

@@ -9,14 +9,8 @@ from pathlib import Path
 import pytest
 
 from sessionflow import AgentEventType, AgentSnapshot, AgentStatus, AgentToolCallStatus, ToolEffect
-from sessionflow.testing import (
-    AgentTestStack,
-    FileGate,
-    ModelReply,
-    ScriptedModelServer,
-    ScriptedToolCall,
-    wait_for_agent_snapshot,
-)
+from sessionflow.demo import ModelReply, ScriptedModelServer, ScriptedToolCall
+from sessionflow.testing import AgentTestStack, FileGate, wait_for_agent_snapshot
 from tests.mcp.crash_flow import build_flow, save_flow_spec
 from tests.mcp.fixture_server import calls
 from tests.mcp.helpers import REPO_ROOT

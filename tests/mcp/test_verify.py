@@ -14,24 +14,11 @@ from typing import Any
 
 import pytest
 
-from sessionflow import (
-    AgentEventType,
-    AgentSnapshot,
-    AgentStatus,
-    EffectUnknown,
-    NoEffect,
-    TookEffect,
-    VerifyCall,
-)
+from sessionflow import AgentEventType, AgentSnapshot, AgentStatus
+from sessionflow.demo import ModelReply, ScriptedModelServer, ScriptedToolCall
+from sessionflow.kit import EffectUnknown, NoEffect, TookEffect, VerifyCall
 from sessionflow.mcp import META_IDEMPOTENCY_KEY, META_VERIFIES, McpConnectionPool, McpToolSource
-from sessionflow.testing import (
-    AgentTestStack,
-    FileGate,
-    ModelReply,
-    ScriptedModelServer,
-    ScriptedToolCall,
-    wait_for_agent_snapshot,
-)
+from sessionflow.testing import AgentTestStack, FileGate, wait_for_agent_snapshot
 from tests.mcp.crash_flow import build_flow, save_flow_spec
 from tests.mcp.fixture_server import calls
 from tests.mcp.helpers import REPO_ROOT, fixture_config, invocation

@@ -11,7 +11,7 @@ import os
 import signal
 from pathlib import Path
 
-from sessionflow.temporal import connect, serve_agent_flows
+from sessionflow import connect, serve_agent_flows
 from sessionflow.testing import STATE_DIR_ENV
 from tests.mcp.crash_flow import build_flow, mcp_source
 

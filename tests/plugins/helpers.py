@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from sessionflow import (
+from sessionflow import MessageRole
+from sessionflow.kit import (
     AgentFrameworkRunner,
     AgentTurnContext,
     AgentTurnOutcome,
@@ -14,12 +15,11 @@ from sessionflow import (
     FrameworkMessage,
     FrameworkSpec,
     HarnessContext,
-    MessageRole,
+    ModelApi,
     ToolExecutionResult,
     TurnCompleted,
     hookimpl,
 )
-from sessionflow.plugins import ModelApi
 
 CAPABILITIES = FrameworkCapabilities(
     parallel_tool_calls=True, reasoning_deltas=False, images=True, mcp_annotations=False

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from sessionflow import FrameworkSpec, hookimpl
+from sessionflow.kit import FrameworkSpec, hookimpl
 from tests.plugins.helpers import make_spec
 
 

@@ -30,8 +30,9 @@ import json
 from dataclasses import asdict
 from pathlib import Path
 
-from sessionflow import AgentSessionOptions, HarnessContext, SessionflowPlugins
-from sessionflow.plugins import build_runner
+from sessionflow import AgentSessionOptions
+from sessionflow.kit import HarnessContext
+from sessionflow.plugins import SessionflowPlugins, build_runner
 
 plugins = SessionflowPlugins()
 plugins.load(autoload=True)

@@ -10,12 +10,10 @@ from typing import Any, Unpack
 
 import pytest
 
+from sessionflow import AgentSessionFlow, AgentSessionOptions, ToolEffect, ToolPolicy
 from sessionflow.builtin import tool
-from sessionflow.deltas import InProcessDeltaBus
-from sessionflow.session import AgentSessionOptions, ToolEffect, ToolPolicy
-from sessionflow.temporal import AgentSessionFlow, FlowArguments
+from sessionflow.kit import FlowArguments, InProcessDeltaBus, ToolSpec, merge_tool_policies
 from sessionflow.testing import ScriptedRunner
-from sessionflow.tool_specs import ToolSpec, merge_tool_policies
 
 # A model that is never called: the tests only build flows.
 _NOWHERE = "http://127.0.0.1:9/v1"

@@ -11,29 +11,26 @@ from typing import Any
 
 import pytest
 
-from sessionflow import (
-    AgentSessionOptions,
+from sessionflow import AgentSessionOptions, SessionError, ToolEffect, ToolPolicy
+from sessionflow import plugins as plugins_module
+from sessionflow.kit import (
     FrameworkSpec,
     HarnessContext,
-    PluginError,
-    SessionError,
-    SessionflowPlugins,
-    ToolEffect,
     ToolInvocation,
-    ToolPolicy,
     ToolSpec,
-    get_plugins,
+    effect_from_mcp_annotations,
     hookimpl,
 )
-from sessionflow import plugins as plugins_module
 from sessionflow.plugins import (
     DISABLE_AUTOLOAD_ENV,
     DISABLED_PLUGINS_ENV,
     LOAD_PLUGINS_ENV,
+    PluginError,
     PluginInfo,
+    SessionflowPlugins,
     UnknownFrameworkError,
     build_runner,
-    effect_from_mcp_annotations,
+    get_plugins,
     reset_plugins,
 )
 from tests.plugins.helpers import CAPABILITIES, EchoRunner, FrameworksPlugin, make_spec

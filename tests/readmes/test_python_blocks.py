@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from sessionflow.testing import ModelReply, RecordedRequest, ScriptedModelServer
+from sessionflow.demo import ModelReply, RecordedRequest, ScriptedModelServer
 from tests.examples import finalization_abort, run_example
 
 REPO = Path(__file__).parents[2]

@@ -21,15 +21,16 @@ import tempfile
 from datetime import timedelta
 from pathlib import Path
 
-from sessionflow import AgentSnapshot, AgentStatus, DoubleTexting, MessageRejectedError, SessionTimings
-from sessionflow.temporal import (
+from sessionflow import (
     AgentSessionClient,
-    DevServer,
-    DevServerConfig,
+    AgentSnapshot,
+    AgentStatus,
+    DoubleTexting,
+    MessageRejectedError,
+    SessionTimings,
     serve_agent_flows,
-    with_payload_store,
 )
-from sessionflow.temporal.replay import export_history
+from sessionflow.temporal import DevServer, DevServerConfig, export_history, with_payload_store
 from sessionflow.testing import FileGate, save_scripted_flow, wait_for_agent_snapshot, write_script
 
 HERE = Path(__file__).parent / "histories"

@@ -16,16 +16,17 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-from sessionflow import AgentStatus, SessionTimings, ToolEffect, ToolPolicy
-from sessionflow.session import FrameworkMessage, MessageRole
-from sessionflow.temporal import (
+from sessionflow import (
     AgentSessionClient,
-    DevServer,
-    DevServerConfig,
+    AgentStatus,
+    MessageRole,
+    SessionTimings,
+    ToolEffect,
+    ToolPolicy,
     serve_agent_flows,
-    with_payload_store,
 )
-from sessionflow.temporal.replay import export_history
+from sessionflow.kit import FrameworkMessage
+from sessionflow.temporal import DevServer, DevServerConfig, export_history, with_payload_store
 from sessionflow.testing import FileGate, save_scripted_flow, wait_for_agent_snapshot, write_script
 
 HERE = Path(__file__).parent / "histories"

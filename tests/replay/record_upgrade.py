@@ -24,11 +24,9 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-from sessionflow import AgentSnapshot, AgentStatus, SessionTimings
-from sessionflow.temporal import AgentSessionClient, DevServer, DevServerConfig, serve_agent_flows
-from sessionflow.temporal.replay import export_history
-from sessionflow.testing import save_scripted_flow, wait_for_agent_snapshot, write_script
-from sessionflow.testing._scripted_flow import STATE_DIR_ENV
+from sessionflow import AgentSessionClient, AgentSnapshot, AgentStatus, SessionTimings, serve_agent_flows
+from sessionflow.temporal import DevServer, DevServerConfig, export_history
+from sessionflow.testing import STATE_DIR_ENV, save_scripted_flow, wait_for_agent_snapshot, write_script
 
 HERE = Path(__file__).parent / "histories"
 NAME = "upgrade-from-v1"

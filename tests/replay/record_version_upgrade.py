@@ -22,18 +22,16 @@ import uuid
 from datetime import timedelta
 from pathlib import Path
 
-from sessionflow import AgentSnapshot, AgentStatus, SessionTimings
+from sessionflow import AgentSessionClient, AgentSnapshot, AgentStatus, SessionTimings, serve_agent_flows
 from sessionflow.temporal import (
-    AgentSessionClient,
     DevServer,
     DevServerConfig,
     WorkerDeployment,
-    serve_agent_flows,
+    export_history,
     set_current_version,
     wake_sessions_on_old_versions,
     with_payload_store,
 )
-from sessionflow.temporal.replay import export_history
 from sessionflow.testing import save_scripted_flow, wait_for_agent_snapshot, wait_until, write_script
 
 HERE = Path(__file__).parent / "histories"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from sessionflow.temporal.replay import replay_histories
+from sessionflow.temporal import replay_histories
 
 HISTORIES = sorted((Path(__file__).parent / "histories").glob("*.json"))
 

@@ -6,18 +6,9 @@ import copy
 from datetime import UTC, datetime
 from typing import Any
 
-from sessionflow.session import (
-    AgentToolCall,
-    AgentToolCallStatus,
-    AgentUsage,
-    DeferredToolCall,
-    FrameworkMessage,
-    MessageRole,
-    SessionModel,
-    ToolCallsRequested,
-    ToolEffect,
-    ToolPolicy,
-)
+from sessionflow import AgentToolCall, AgentToolCallStatus, AgentUsage, MessageRole, ToolEffect, ToolPolicy
+from sessionflow.kit import DeferredToolCall, FrameworkMessage, ToolCallsRequested
+from sessionflow.session.model import SessionModel
 
 NOW = datetime(2025, 1, 2, 3, 4, 5, tzinfo=UTC)
 

@@ -8,20 +8,17 @@ from typing import Any, cast
 
 import pytest
 
-from sessionflow.session import (
-    MAX_ANSWER_BYTES,
+from sessionflow import (
     AgentEventType,
     AgentToolCallStatus,
-    DeferredToolCall,
-    FrameworkApproval,
     InvalidAnswerError,
-    SessionModel,
     SessionStateError,
     ToolEffect,
     ToolPolicy,
-    decide_approval,
 )
-from sessionflow.session.approvals import as_session_approval
+from sessionflow.kit import DeferredToolCall, FrameworkApproval
+from sessionflow.session.approvals import MAX_ANSWER_BYTES, as_session_approval, decide_approval
+from sessionflow.session.model import SessionModel
 from tests.session.helpers import NOW, READ, call, model_in_turn, requested
 
 # Every floor a session can have: the effect's default, an explicit ToolPolicy either way,

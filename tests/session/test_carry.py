@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from temporalio.converter import DataConverter
 
-from sessionflow.session import AgentUsage, SessionModel, StopReason, TurnCompleted
+from sessionflow import AgentUsage, StopReason
+from sessionflow.kit import TurnCompleted
 from sessionflow.session.bodies import BodyRef
 from sessionflow.session.carry import CARRY_PREVIEW_CHARS, carry_preview
+from sessionflow.session.model import SessionModel
 from tests.session.helpers import NOW, assistant, call, model_in_turn, requested, user
 
 REF = BodyRef(driver="test", claim={"key": "k"}, size=3_000_000, sha256="d")

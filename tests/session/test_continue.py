@@ -4,17 +4,17 @@ from __future__ import annotations
 
 import pytest
 
-from sessionflow.session import (
+from sessionflow import (
     AgentEventType,
     AgentStatus,
     AgentToolCallStatus,
     AgentUsage,
-    Budget,
-    ContinueRequested,
     SessionStateError,
+    StopReason,
 )
+from sessionflow.kit import ContinueRequested
 from sessionflow.session.bodies import BodyRef
-from sessionflow.session.guardrails import StopReason
+from sessionflow.session.guardrails import Budget
 from tests.session.helpers import NOW, WRITE, call, model_in_turn, requested
 
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from sessionflow.session import AgentEvent, AgentEventType, AgentEventWriter
+from sessionflow import AgentEvent, AgentEventType
+from sessionflow.kit import AgentEventWriter
 
 
 def test_a_custom_event_carries_its_data_json_safe() -> None:

@@ -4,17 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from sessionflow.session import (
-    AgentState,
-    DoubleTexting,
-    DoubleTextingAction,
-    MessageRejectedError,
-    QueuedUserMessage,
-    SessionModel,
-    SessionStateError,
-    decide_double_texting,
-    double_texting_of,
-)
+from sessionflow import AgentState, DoubleTexting, MessageRejectedError, SessionStateError
+from sessionflow.session.double_texting import DoubleTextingAction, decide_double_texting, double_texting_of
+from sessionflow.session.model import QueuedUserMessage, SessionModel
 
 ENQ, INT, REJ = DoubleTexting.ENQUEUE, DoubleTexting.INTERRUPT, DoubleTexting.REJECT
 QUEUE, CANCEL, REJECT = (

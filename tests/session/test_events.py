@@ -5,7 +5,8 @@ from __future__ import annotations
 import threading
 import time
 
-from sessionflow.session import AgentEvent, AgentEventType, AgentEventWriter
+from sessionflow import AgentEvent, AgentEventType
+from sessionflow.kit import AgentEventWriter
 
 
 def _writer(sink: list[AgentEvent]) -> AgentEventWriter:

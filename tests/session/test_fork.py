@@ -4,20 +4,16 @@ from __future__ import annotations
 
 import pytest
 
-from sessionflow.session import (
-    HISTORY_TURN_ID,
+from sessionflow import (
     AgentMessage,
     AgentState,
     ForkedFrom,
-    SessionModel,
     TurnOutOfRangeError,
     UnknownSessionError,
     UserError,
-    check_fork_turn,
-    ended_turns,
-    in_fork,
 )
-from sessionflow.session.fork import turn_number
+from sessionflow.session.fork import check_fork_turn, ended_turns, in_fork, turn_number
+from sessionflow.session.model import HISTORY_TURN_ID, SessionModel
 from tests.session.helpers import user
 
 

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from temporalio.converter import DataConverter
 
-from sessionflow.session import AgentUsage, SessionModel, TurnCompleted
+from sessionflow import AgentUsage
+from sessionflow.kit import TurnCompleted
 from sessionflow.session.framework_state import (
     FRAMEWORK_STATE_BYTES,
     bounded_framework_state,
     framework_state_view,
 )
+from sessionflow.session.model import SessionModel
 from tests.session.helpers import NOW, assistant, model_in_turn, user
 
 

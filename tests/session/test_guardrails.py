@@ -4,21 +4,18 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from sessionflow.session import (
+from sessionflow import (
     AgentToolCallStatus,
     AgentUsage,
-    Budget,
-    DeferredToolCall,
-    FrameworkMessage,
     MessageRole,
     SessionBudget,
-    SessionModel,
     StopReason,
-    ToolCallsRequested,
     ToolEffect,
     ToolPolicy,
-    call_fingerprint,
 )
+from sessionflow.kit import DeferredToolCall, FrameworkMessage, ToolCallsRequested
+from sessionflow.session.guardrails import Budget, call_fingerprint
+from sessionflow.session.model import SessionModel
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
 READ = ToolPolicy(effect=ToolEffect.READ)

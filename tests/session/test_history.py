@@ -4,14 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from sessionflow.session import (
-    HISTORY_TURN_ID,
-    SessionModel,
-    SessionStateError,
-    TurnCompleted,
-    message_digest,
-)
+from sessionflow import SessionStateError
+from sessionflow.kit import TurnCompleted
 from sessionflow.session.guardrails import Budget
+from sessionflow.session.messages import message_digest
+from sessionflow.session.model import HISTORY_TURN_ID, SessionModel
 from tests.session.helpers import NOW, assistant, user
 
 

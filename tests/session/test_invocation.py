@@ -2,13 +2,9 @@
 
 from __future__ import annotations
 
-from sessionflow.session import (
-    AgentEventWriter,
-    AgentToolCallStatus,
-    DeferredToolExecution,
-    ToolInvocation,
-)
-from sessionflow.tool_specs import ToolInvocation as OldPathToolInvocation
+from sessionflow import AgentToolCallStatus
+from sessionflow.kit import AgentEventWriter, DeferredToolExecution, ToolInvocation
+from sessionflow.kit import ToolInvocation as OldPathToolInvocation
 from tests.session.helpers import record
 
 

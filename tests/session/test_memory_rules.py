@@ -6,7 +6,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from sessionflow.session import MemoryCode, MemoryStore
+from sessionflow.session.memory import MemoryCode, MemoryStore
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
 

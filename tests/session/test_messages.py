@@ -9,7 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sessionflow.session import AgentMessage, AgentUsage, message_digest, message_sequence_key
+from sessionflow import AgentMessage, AgentUsage
+from sessionflow.session.messages import message_digest, message_sequence_key
 from tests.session.helpers import assistant, user
 
 

@@ -8,26 +8,26 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sessionflow.session import (
+from sessionflow import (
     AgentInterrupt,
     AgentState,
     AgentStatus,
     AgentToolCall,
     AgentToolCallStatus,
     AgentUsage,
-    FrameworkMessage,
-    InvalidToolCallError,
     MessageRole,
-    QueuedUserMessage,
-    SessionModel,
     SessionStateError,
-    ToolCallsRequested,
     ToolEffect,
     ToolPolicy,
+)
+from sessionflow.kit import (
+    FrameworkMessage,
+    InvalidToolCallError,
+    ToolCallsRequested,
     TurnCompleted,
     describe_tool_call_outcome,
 )
-from sessionflow.session.model import APPROVAL_EXPIRED
+from sessionflow.session.model import APPROVAL_EXPIRED, QueuedUserMessage, SessionModel
 from tests.session.helpers import NOW, READ, WRITE, assistant, call, clone, model_in_turn, requested, user
 
 S = AgentToolCallStatus

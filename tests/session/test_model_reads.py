@@ -6,8 +6,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sessionflow.session import AgentMessage, QueuedUserMessage, SessionModel, TurnCompleted
-from sessionflow.session.model import MAX_PAGE_SIZE, SNAPSHOT_MESSAGE_LIMIT
+from sessionflow import AgentMessage
+from sessionflow.kit import TurnCompleted
+from sessionflow.session.model import MAX_PAGE_SIZE, SNAPSHOT_MESSAGE_LIMIT, QueuedUserMessage, SessionModel
 from tests.session.helpers import NOW, WRITE, assistant, call, model_in_turn, requested, user
 
 

@@ -15,22 +15,23 @@ from hypothesis.stateful import (
     run_state_machine_as_test,
 )
 
-from sessionflow.session import (
+from sessionflow import (
     AgentStatus,
     AgentToolCallStatus,
     AgentUsage,
-    DeferredToolCall,
-    InvalidToolCallError,
-    QueuedUserMessage,
-    SessionModel,
     SessionStateError,
-    ToolCallsRequested,
     ToolEffect,
     ToolPolicy,
+)
+from sessionflow.kit import (
+    DeferredToolCall,
+    InvalidToolCallError,
+    ToolCallsRequested,
     TurnCompleted,
     build_turn_failure_note,
-    message_digest,
 )
+from sessionflow.session.messages import message_digest
+from sessionflow.session.model import QueuedUserMessage, SessionModel
 from sessionflow.session.tools import LEGAL_STATUS_MOVES
 from tests.session.helpers import NOW, assistant, user
 

@@ -7,7 +7,8 @@ import json
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sessionflow.session import AgentToolCall, AgentToolCallStatus, build_turn_failure_note
+from sessionflow import AgentToolCall, AgentToolCallStatus
+from sessionflow.kit import build_turn_failure_note
 from sessionflow.session.notes import TURN_FAILURE_NOTE_FOOTER, TURN_FAILURE_NOTE_HEADER
 from tests.session.helpers import record
 

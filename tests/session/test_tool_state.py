@@ -4,20 +4,17 @@ from __future__ import annotations
 
 import pytest
 
-from sessionflow.session import (
+from sessionflow import AgentToolCall, AgentToolCallStatus, AgentUsage, SessionStateError
+from sessionflow.kit import (
     AgentEventWriter,
-    AgentToolCall,
-    AgentToolCallStatus,
     AgentTurnContext,
-    AgentUsage,
     ContinueRequested,
     DeferredToolExecution,
-    SessionModel,
-    SessionStateError,
     TurnCompleted,
 )
 from sessionflow.session.bodies import BodyRef
 from sessionflow.session.bounds import bounded_tool_call
+from sessionflow.session.model import SessionModel
 from sessionflow.session.tool_state import state_updates_in_model_order
 from tests.session.helpers import NOW, READ, assistant, call, model_in_turn, record, requested, user
 

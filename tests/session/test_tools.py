@@ -10,14 +10,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sessionflow.session import (
-    AgentSessionOptions,
-    AgentToolCallStatus,
+from sessionflow import AgentSessionOptions, AgentToolCallStatus, SessionStateError, ToolEffect, ToolPolicy
+from sessionflow.kit import (
     InvalidToolCallError,
-    SessionStateError,
-    ToolEffect,
     ToolExecutionError,
-    ToolPolicy,
     describe_tool_call_outcome,
     parse_tool_arguments,
     tool_arguments_object,

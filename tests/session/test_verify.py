@@ -6,21 +6,20 @@ from dataclasses import replace
 
 import pytest
 
-from sessionflow.session import (
-    AgentEventType,
+from sessionflow import AgentEventType, AgentToolCallStatus, SessionStateError
+from sessionflow.kit import (
     AgentEventWriter,
-    AgentToolCallStatus,
     DeferredToolExecution,
     EffectUnknown,
     NoEffect,
-    SessionModel,
-    SessionStateError,
     TookEffect,
+    VerifyCall,
     build_turn_failure_note,
     describe_tool_call_outcome,
 )
 from sessionflow.session.bodies import BodyRef
-from sessionflow.session.verify import MAX_VERIFY_BASIS_BYTES, VerifyCall, verify_answer
+from sessionflow.session.model import SessionModel
+from sessionflow.session.verify import MAX_VERIFY_BASIS_BYTES, verify_answer
 from tests.session.helpers import NOW, WRITE, call, model_in_turn, requested
 
 DIED = "timed out (heartbeat)"

@@ -24,7 +24,7 @@ import pytest
 from temporalio.api.workflowservice.v1 import GetSystemInfoRequest
 from temporalio.client import WorkflowExecutionStatus
 
-from sessionflow.temporal._dev_server import (
+from sessionflow.temporal import (
     DevServer,
     DevServerConfig,
     DevServerError,
@@ -33,7 +33,7 @@ from sessionflow.temporal._dev_server import (
     free_port,
     stop_dev_server,
 )
-from sessionflow.temporal._dev_server import _binary as binary_module
+from sessionflow.temporal.devserver import _binary as binary_module
 
 pytestmark = pytest.mark.timeout(120)
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from sessionflow import AgentEvent, AgentEventType
-from sessionflow.temporal._live_order import interleave
+from sessionflow.temporal.client._live_order import interleave
 
 T = AgentEventType
 

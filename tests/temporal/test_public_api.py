@@ -16,23 +16,27 @@ from typing import Any, cast
 
 import pytest
 
-from sessionflow import AgentSnapshot, AgentStatus, UserError
-from sessionflow.temporal import (
+from sessionflow import (
     AgentSessionClient,
     AgentSessionFlow,
+    AgentSnapshot,
+    AgentStatus,
+    UserError,
+    connect,
+    serve_agent_flows,
+)
+from sessionflow.temporal import (
     FrontendState,
     SessionStatus,
     SessionSummary,
     TemporalClient,
     TlsSettings,
-    connect,
     describe_session,
     free_port,
     list_sessions,
     probe_frontend,
     read_start_environment,
     reset_sticky_task_queue,
-    serve_agent_flows,
 )
 from sessionflow.testing import ScriptedRunner, wait_for_agent_snapshot, wait_until, write_script
 

@@ -5,7 +5,11 @@ from __future__ import annotations
 import pytest
 
 from sessionflow.temporal import _telemetry
-from sessionflow.temporal._runtimes import METRICS_ADDRESS_ENV, client_runtime, resolve_metrics_address
+from sessionflow.temporal._search_attributes import (
+    dev_server_arguments,
+    registration_command,
+    visibility_query,
+)
 from sessionflow.temporal._summaries import (
     MAX_SUMMARY_CHARS,
     model_name_of,
@@ -14,11 +18,7 @@ from sessionflow.temporal._summaries import (
     tool_summary,
 )
 from sessionflow.temporal._telemetry import TRACING_ENV, step_span, tracing_enabled
-from sessionflow.temporal.search_attributes import (
-    dev_server_arguments,
-    registration_command,
-    visibility_query,
-)
+from sessionflow.temporal.client._runtimes import METRICS_ADDRESS_ENV, client_runtime, resolve_metrics_address
 
 
 def test_tracing_and_metrics_switch_on_by_parameter_or_environment(monkeypatch: pytest.MonkeyPatch) -> None:

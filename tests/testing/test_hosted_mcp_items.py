@@ -11,8 +11,15 @@ from openai import OpenAI
 from openai.types.responses import ResponseCompletedEvent
 from openai.types.responses.response_output_item import McpApprovalRequest, McpCall, McpListTools
 
-from sessionflow.testing import ModelReply, RecordedRequest, ScriptedModelServer
-from sessionflow.testing.hosted_mcp import mcp_approval_request, mcp_call, mcp_list_tools, mcp_tool
+from sessionflow.demo import (
+    ModelReply,
+    RecordedRequest,
+    ScriptedModelServer,
+    mcp_approval_request,
+    mcp_call,
+    mcp_list_tools,
+    mcp_tool,
+)
 
 _LISTED = mcp_list_tools(
     "mcpl_1", "gitmcp", [mcp_tool("fetch_docs", description="Fetch", annotations={"readOnlyHint": True})]

@@ -20,8 +20,8 @@ from typing import Any
 import httpx
 import pytest
 
-import sessionflow.testing._model_server as model_server_module
-from sessionflow.testing._model_server import (
+import sessionflow.demo._model_server as model_server_module
+from sessionflow.demo import (
     ModelFault,
     ModelReply,
     ModelServerControl,
@@ -937,7 +937,7 @@ def test_control_api_from_another_process(server: ScriptedModelServer, client: h
     scripter = textwrap.dedent(
         """
         import sys
-        from sessionflow.testing._model_server import ModelReply, ModelServerControl, ScriptedToolCall
+        from sessionflow.demo._model_server import ModelReply, ModelServerControl, ScriptedToolCall
 
         with ModelServerControl(sys.argv[1]) as control:
             control.script("worker", [
@@ -958,7 +958,7 @@ def test_control_api_from_another_process(server: ScriptedModelServer, client: h
     reader = textwrap.dedent(
         """
         import json, sys
-        from sessionflow.testing._model_server import ModelServerControl
+        from sessionflow.demo._model_server import ModelServerControl
 
         with ModelServerControl(sys.argv[1]) as control:
             print(json.dumps([r.sent_texts() for r in control.requests("worker")]))
@@ -981,7 +981,7 @@ def test_control_api_from_another_process(server: ScriptedModelServer, client: h
 def test_python_dash_m_child_process(tmp_path: Path, client: httpx.Client) -> None:
     port_file = tmp_path / "model-server.port"
     child = subprocess.Popen(
-        [sys.executable, "-m", "sessionflow.testing._model_server", "--port-file", str(port_file)],
+        [sys.executable, "-m", "sessionflow.demo._model_server", "--port-file", str(port_file)],
         env=child_env(),
         stdout=subprocess.PIPE,
         text=True,

@@ -30,8 +30,9 @@ from sessionflow import (
     connect,
     serve_agent_flows,
 )
+from sessionflow.demo import ModelReply, ScriptedModelServer, ScriptedToolCall
 from sessionflow.temporal import DevServer, DevServerConfig
-from sessionflow.testing import ModelReply, ScriptedModelServer, ScriptedToolCall, wait_for_agent_snapshot
+from sessionflow.testing import wait_for_agent_snapshot
 from sessionflow_openai_agents import current_tool_invocation, openai_agents_session_flow
 
 

@@ -18,7 +18,8 @@ from pathlib import Path
 from typing import Any, cast
 
 from sessionflow import AgentSessionFlow, ToolEffect
-from sessionflow.testing import AgentTestStack, ScriptedModelServer
+from sessionflow.demo import ScriptedModelServer
+from sessionflow.testing import AgentTestStack
 from tests.adapter_claude.differential.harness import (
     Builder,
     Run,

@@ -38,22 +38,18 @@ from claude_agent_sdk import (
 )
 
 from sessionflow import (
+    AgentMessage,
     AgentSessionClient,
     AgentSessionFlow,
     AgentSessionOptions,
     AgentSnapshot,
     AgentStatus,
+    MessageRole,
     ToolEffect,
 )
-from sessionflow.session import AgentMessage, MessageRole
+from sessionflow.demo import ModelReply, ScriptedModelServer
 from sessionflow.temporal import read_step_history
-from sessionflow.testing import (
-    CRASH_TIMINGS,
-    InvocationLog,
-    ModelReply,
-    ScriptedModelServer,
-    wait_for_agent_snapshot,
-)
+from sessionflow.testing import CRASH_TIMINGS, InvocationLog, wait_for_agent_snapshot
 from sessionflow_claude_agent_sdk import claude_agent_session_flow
 from tests.adapter_claude.differential.diff import diff, pretty
 from tests.adapter_claude.differential.normalise import normalise_request, normalise_value, placeholders

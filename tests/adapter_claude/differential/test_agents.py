@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-from sessionflow.testing import ModelReply, ScriptedModelServer, ScriptedToolCall
+from sessionflow.demo import ModelReply, ScriptedModelServer, ScriptedToolCall
 from tests.adapter_claude.differential import sdk_examples
 from tests.adapter_claude.differential.harness import Scenario, assert_same_run, run_both, tool_results
 from tests.adapter_claude.differential.normalise import without_sub_agent_frames

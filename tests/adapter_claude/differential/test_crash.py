@@ -12,7 +12,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from sessionflow import ToolEffect
-from sessionflow.testing import ModelReply, ScriptedModelServer, ScriptedToolCall
+from sessionflow.demo import ModelReply, ScriptedModelServer, ScriptedToolCall
 from tests.adapter_claude.differential import custom_tools, sdk_examples
 from tests.adapter_claude.differential.crash import CrashedRun, distinct_tool_runs, run_session_with_crash
 from tests.adapter_claude.differential.harness import (

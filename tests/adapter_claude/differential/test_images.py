@@ -16,7 +16,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, cast
 
-from sessionflow.testing import ModelReply, ScriptedModelServer
+from sessionflow.demo import ModelReply, ScriptedModelServer
 from tests.adapter_claude.differential import sdk_examples
 from tests.adapter_claude.differential.harness import Run, Scenario, assert_same_run, run_both
 

@@ -14,7 +14,7 @@ from typing import Any, cast
 
 import pytest
 
-from sessionflow.testing import ModelReply, ScriptedModelServer, ScriptedToolCall
+from sessionflow.demo import ModelReply, ScriptedModelServer, ScriptedToolCall
 from tests.adapter_claude.differential import custom_tools
 from tests.adapter_claude.differential.harness import (
     Scenario,

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from sessionflow.testing import ModelReply, ScriptedModelServer
+from sessionflow.demo import ModelReply, ScriptedModelServer
 from tests.adapter_claude.differential import sdk_examples
 from tests.adapter_claude.differential.harness import Builder, Scenario, assert_same_run, run_both
 

@@ -16,7 +16,8 @@ from pathlib import Path
 from typing import Any, cast
 
 from sessionflow import AgentSessionFlow
-from sessionflow.testing import AgentTestStack, ScriptedModelServer, WorkerProcess
+from sessionflow.demo import ScriptedModelServer
+from sessionflow.testing import AgentTestStack, WorkerProcess
 from tests.adapter_langgraph.differential.harness import (
     GraphBuilder,
     Run,

@@ -37,7 +37,8 @@ from sessionflow import (
     AgentStatus,
     ToolEffect,
 )
-from sessionflow.testing import InvocationLog, ModelReply, ScriptedModelServer, wait_for_agent_snapshot
+from sessionflow.demo import ModelReply, ScriptedModelServer
+from sessionflow.testing import InvocationLog, wait_for_agent_snapshot
 from sessionflow_langgraph import langgraph_session_flow
 from tests.adapter_langgraph.conftest import serving, unique
 from tests.adapter_langgraph.differential.normalise import normalise_request, normalise_state

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from sessionflow.testing import ModelReply, ScriptedModelServer, ScriptedToolCall
+from sessionflow.demo import ModelReply, ScriptedModelServer, ScriptedToolCall
 from tests.adapter_langgraph.conftest import unique
 from tests.adapter_langgraph.differential.crash import CrashedRun, distinct_tool_runs, run_session_with_crash
 from tests.adapter_langgraph.differential.harness import Review, Run, Scenario, assert_same_run, run_plain

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from sessionflow.testing import ModelReply, ScriptedModelServer, ScriptedToolCall
+from sessionflow.demo import ModelReply, ScriptedModelServer, ScriptedToolCall
 from tests.adapter_langgraph.differential.crash import distinct_tool_runs
 from tests.adapter_langgraph.differential.harness import Scenario, assert_same_run
 from tests.adapter_langgraph.differential.test_crash import assert_crash_repeated_only_the_effect, crashed

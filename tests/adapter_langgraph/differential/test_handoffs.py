@@ -16,7 +16,8 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import START, MessagesState, StateGraph
 from langgraph.prebuilt import create_react_agent  # pyright: ignore[reportDeprecated, reportUnknownVariableType]
 
-from sessionflow.testing import InvocationLog, ModelReply, ScriptedModelServer, ScriptedToolCall
+from sessionflow.demo import ModelReply, ScriptedModelServer, ScriptedToolCall
+from sessionflow.testing import InvocationLog
 from tests.adapter_langgraph.differential.harness import Built, Compiled, Scenario, assert_same_run, run_both
 from tests.adapter_langgraph.differential.multi_agent_tools import (
     book_flight,

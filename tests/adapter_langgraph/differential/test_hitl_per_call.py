@@ -16,7 +16,8 @@ from langchain.agents.middleware import HumanInTheLoopMiddleware
 from langchain_core.language_models import BaseChatModel
 from langgraph.checkpoint.memory import InMemorySaver
 
-from sessionflow.testing import InvocationLog, ModelReply, ScriptedModelServer
+from sessionflow.demo import ModelReply, ScriptedModelServer
+from sessionflow.testing import InvocationLog
 from tests.adapter_langgraph.differential.docs_tools import book_hotel, get_weather
 from tests.adapter_langgraph.differential.harness import (
     Built,

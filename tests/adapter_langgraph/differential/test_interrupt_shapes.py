@@ -20,7 +20,8 @@ from langgraph.graph.message import add_messages
 from langgraph.prebuilt import ToolNode, tools_condition
 from langgraph.types import Command, Send, interrupt
 
-from sessionflow.testing import InvocationLog, ModelReply, ScriptedModelServer, ScriptedToolCall
+from sessionflow.demo import ModelReply, ScriptedModelServer, ScriptedToolCall
+from sessionflow.testing import InvocationLog
 from tests.adapter_langgraph.conftest import unique
 from tests.adapter_langgraph.differential.docs_tools import get_weather
 from tests.adapter_langgraph.differential.harness import (

@@ -16,7 +16,8 @@ from langchain_core.language_models import BaseChatModel
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import END, START, StateGraph
 
-from sessionflow.testing import InvocationLog, ModelReply, ScriptedModelServer, ScriptedToolCall
+from sessionflow.demo import ModelReply, ScriptedModelServer, ScriptedToolCall
+from sessionflow.testing import InvocationLog
 from tests.adapter_langgraph.differential.harness import Built, Review, Scenario, assert_same_run, run_both
 from tests.adapter_langgraph.differential.test_interrupts import reviewed_chatbot
 from tests.adapter_langgraph.differential.test_tool_nodes import State

@@ -20,7 +20,8 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.prebuilt import ToolNode, tools_condition
 from langgraph.types import Command, interrupt
 
-from sessionflow.testing import InvocationLog, ModelReply, ScriptedModelServer, ScriptedToolCall
+from sessionflow.demo import ModelReply, ScriptedModelServer, ScriptedToolCall
+from sessionflow.testing import InvocationLog
 from tests.adapter_langgraph.differential.docs_tools import get_weather
 from tests.adapter_langgraph.differential.harness import Built, Review, Scenario, assert_same_run, run_both
 from tests.adapter_langgraph.differential.test_tool_nodes import State, chatbot_graph

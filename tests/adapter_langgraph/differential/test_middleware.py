@@ -14,7 +14,8 @@ from langchain.agents.middleware import HumanInTheLoopMiddleware, SummarizationM
 from langchain_core.language_models import BaseChatModel
 from langgraph.checkpoint.memory import InMemorySaver
 
-from sessionflow.testing import InvocationLog, ModelReply, ScriptedModelServer, ScriptedToolCall
+from sessionflow.demo import ModelReply, ScriptedModelServer, ScriptedToolCall
+from sessionflow.testing import InvocationLog
 from tests.adapter_langgraph.differential.docs_tools import book_hotel, get_weather
 from tests.adapter_langgraph.differential.harness import (
     Built,

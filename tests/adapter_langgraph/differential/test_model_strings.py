@@ -16,7 +16,8 @@ from langchain_openai import ChatOpenAI
 from langgraph.checkpoint.memory import InMemorySaver
 
 from sessionflow import AgentSessionOptions, ToolEffect, UnsupportedOptionError
-from sessionflow.testing import InvocationLog, ModelReply, ScriptedModelServer, ScriptedToolCall
+from sessionflow.demo import ModelReply, ScriptedModelServer, ScriptedToolCall
+from sessionflow.testing import InvocationLog
 from sessionflow_langgraph import langgraph_session_flow
 from sessionflow_langgraph._model_strings import model_from_string
 from sessionflow_langgraph._openai_compat import ChatOpenAICompatible

@@ -13,7 +13,8 @@ from langgraph.checkpoint.memory import InMemorySaver
 # Deprecated for create_agent, still documented and widely used; partial stubs.
 from langgraph.prebuilt import create_react_agent  # pyright: ignore[reportDeprecated, reportUnknownVariableType]
 
-from sessionflow.testing import InvocationLog, ModelReply, ScriptedModelServer, ScriptedToolCall
+from sessionflow.demo import ModelReply, ScriptedModelServer, ScriptedToolCall
+from sessionflow.testing import InvocationLog
 from tests.adapter_langgraph.differential.docs_tools import book_hotel, get_weather
 from tests.adapter_langgraph.differential.harness import Built, Compiled, Scenario, assert_same_run, run_both
 

@@ -23,7 +23,8 @@ from langgraph.prebuilt import InjectedStore
 from langgraph.store.base import BaseStore
 from langgraph.store.memory import InMemoryStore
 
-from sessionflow.testing import InvocationLog, ModelReply, ScriptedModelServer, ScriptedToolCall
+from sessionflow.demo import ModelReply, ScriptedModelServer, ScriptedToolCall
+from sessionflow.testing import InvocationLog
 from tests.adapter_langgraph.differential.harness import Built, Compiled, Scenario, assert_same_run, run_both
 
 

@@ -19,7 +19,8 @@ from langgraph.graph import StateGraph
 from langgraph.prebuilt import create_react_agent  # pyright: ignore[reportDeprecated, reportUnknownVariableType]
 from langgraph_supervisor import create_handoff_tool, create_supervisor  # pyright: ignore[reportUnknownVariableType] - partial stubs
 
-from sessionflow.testing import InvocationLog, ModelReply, ScriptedModelServer, ScriptedToolCall
+from sessionflow.demo import ModelReply, ScriptedModelServer, ScriptedToolCall
+from sessionflow.testing import InvocationLog
 from tests.adapter_langgraph.differential.harness import Built, Compiled, Scenario, assert_same_run, run_both
 from tests.adapter_langgraph.differential.multi_agent_tools import add, multiply, web_search
 

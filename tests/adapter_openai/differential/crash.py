@@ -15,9 +15,9 @@ from importlib import import_module
 from pathlib import Path
 from typing import Any, cast
 
-from sessionflow import AgentSessionFlow
-from sessionflow.redis_deltas import RedisDeltaTransport
-from sessionflow.testing import AgentTestStack, ScriptedModelServer
+from sessionflow import AgentSessionFlow, RedisDeltaTransport
+from sessionflow.demo import ScriptedModelServer
+from sessionflow.testing import AgentTestStack
 from tests.adapter_openai.differential.harness import (
     AgentBuilder,
     Built,

@@ -47,12 +47,13 @@ from sessionflow import (
     AgentSessionOptions,
     AgentSnapshot,
     AgentStatus,
+    MessageRole,
     ToolEffect,
 )
-from sessionflow.deltas import DeltaTransport
-from sessionflow.session import MessageRole
+from sessionflow.demo import ModelReply, ScriptedModelServer
+from sessionflow.kit import DeltaTransport
 from sessionflow.temporal import read_step_history
-from sessionflow.testing import InvocationLog, ModelReply, ScriptedModelServer, wait_for_agent_snapshot
+from sessionflow.testing import InvocationLog, wait_for_agent_snapshot
 from sessionflow_openai_agents import openai_agents_session_flow, structured_output
 from tests.adapter_openai.differential.normalise import json_value, normalise_requests
 from tests.adapter_openai.differential.stream_view import (

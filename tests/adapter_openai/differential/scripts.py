@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from sessionflow.testing import ModelReply, ScriptedToolCall
+from sessionflow.demo import ModelReply, ScriptedToolCall
 
 __all__ = ["TOKYO", "TOKYO_WEATHER"]
 

@@ -15,8 +15,7 @@ from typing import Any, cast
 
 from agents import RawResponsesStreamEvent, RunItemStreamEvent, StreamEvent
 
-from sessionflow import AgentSessionClient
-from sessionflow.session import AgentEvent, AgentEventType
+from sessionflow import AgentEvent, AgentEventType, AgentSessionClient
 
 __all__ = ["StreamItem", "collect_session_events", "joined", "plain_stream_item", "session_stream"]
 
@@ -97,7 +96,7 @@ def session_stream(events: list[AgentEvent]) -> list[StreamItem]:
     """The session's events as a client shows them, in the order they arrived.
 
     Not reordered: the core places a step's live deltas before the first durable event its
-    end caused (`sessionflow.temporal._live_order`), so a model step's text and reasoning
+    end caused (`sessionflow.temporal.client._live_order`), so a model step's text and reasoning
     reach the follower before the tool calls it deferred, as the plain stream has them.
     """
     return joined([item for item in map(session_stream_item, events) if item is not None])

@@ -12,8 +12,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from sessionflow.demo import ModelReply, ScriptedModelServer
 from sessionflow.session.notes import TURN_FAILURE_NOTE_HEADER
-from sessionflow.testing import ModelReply, ScriptedModelServer
 from tests.adapter_openai.differential import crash_examples, sdk_examples
 from tests.adapter_openai.differential.crash import CrashedRun, distinct_tool_runs, run_session_with_crash
 from tests.adapter_openai.differential.harness import Run, Scenario, assert_same_run, run_plain, unique

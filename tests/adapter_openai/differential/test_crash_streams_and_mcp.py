@@ -11,8 +11,14 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
-from sessionflow.testing import ModelReply, ScriptedModelServer
-from sessionflow.testing.hosted_mcp import mcp_approval_request, mcp_call, mcp_list_tools, mcp_tool
+from sessionflow.demo import (
+    ModelReply,
+    ScriptedModelServer,
+    mcp_approval_request,
+    mcp_call,
+    mcp_list_tools,
+    mcp_tool,
+)
 from tests.adapter_openai.differential import crash_examples, sdk_examples
 from tests.adapter_openai.differential.crash import distinct_tool_runs, run_session_with_crash
 from tests.adapter_openai.differential.harness import Scenario, assert_same_run, run_plain, unique

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from sessionflow.testing import InvocationLog, ModelReply, ScriptedModelServer, ScriptedToolCall
+from sessionflow.demo import ModelReply, ScriptedModelServer, ScriptedToolCall
+from sessionflow.testing import InvocationLog
 from tests.adapter_openai.differential import sdk_examples
 from tests.adapter_openai.differential.harness import (
     Built,

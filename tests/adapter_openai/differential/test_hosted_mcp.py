@@ -15,8 +15,15 @@ from typing import Any, Literal
 
 from agents import Agent, MCPToolApprovalFunctionResult, MCPToolApprovalRequest
 
-from sessionflow.testing import InvocationLog, ModelReply, ScriptedModelServer
-from sessionflow.testing.hosted_mcp import mcp_approval_request, mcp_call, mcp_list_tools, mcp_tool
+from sessionflow.demo import (
+    ModelReply,
+    ScriptedModelServer,
+    mcp_approval_request,
+    mcp_call,
+    mcp_list_tools,
+    mcp_tool,
+)
+from sessionflow.testing import InvocationLog
 from tests.adapter_openai.differential.crash_examples import HOSTED_MCP_LABEL, gitmcp_tool
 from tests.adapter_openai.differential.harness import (
     Built,

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from sessionflow.testing import ModelReply, ScriptedModelServer, ScriptedToolCall
+from sessionflow.demo import ModelReply, ScriptedModelServer, ScriptedToolCall
 from tests.adapter_openai.differential import sdk_examples
 from tests.adapter_openai.differential.harness import Scenario, assert_same_run, run_both
 

@@ -15,7 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from sessionflow.testing import InvocationLog, ModelReply, ScriptedModelServer, ScriptedToolCall
+from sessionflow.demo import ModelReply, ScriptedModelServer, ScriptedToolCall
+from sessionflow.testing import InvocationLog
 from tests.adapter_openai.differential import sdk_examples
 from tests.adapter_openai.differential.harness import (
     AgentBuilder,

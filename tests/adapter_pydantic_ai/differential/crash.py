@@ -18,7 +18,8 @@ from pathlib import Path
 from typing import Any, cast
 
 from sessionflow import AgentSessionFlow
-from sessionflow.testing import AgentTestStack, ScriptedModelServer
+from sessionflow.demo import ScriptedModelServer
+from sessionflow.testing import AgentTestStack
 from tests.adapter_pydantic_ai.differential.harness import (
     AgentBuilder,
     Built,

@@ -26,22 +26,18 @@ from pydantic_ai.messages import ModelMessage, ModelMessagesTypeAdapter
 from pydantic_ai.models import Model
 
 from sessionflow import (
+    AgentMessage,
     AgentSessionClient,
     AgentSessionFlow,
     AgentSessionOptions,
     AgentSnapshot,
     AgentStatus,
+    MessageRole,
     ToolEffect,
 )
-from sessionflow.session import AgentMessage, MessageRole
+from sessionflow.demo import ModelReply, ScriptedModelServer
 from sessionflow.temporal import read_step_history
-from sessionflow.testing import (
-    CRASH_TIMINGS,
-    InvocationLog,
-    ModelReply,
-    ScriptedModelServer,
-    wait_for_agent_snapshot,
-)
+from sessionflow.testing import CRASH_TIMINGS, InvocationLog, wait_for_agent_snapshot
 from sessionflow_pydantic_ai import DepsResources, history_messages, pydantic_ai_session_flow
 from sessionflow_pydantic_ai._models import model_for_api
 from tests.adapter_pydantic_ai.differential.diff import diff, pretty

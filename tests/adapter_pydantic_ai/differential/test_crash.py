@@ -15,7 +15,8 @@ from pathlib import Path
 from pydantic_ai import Agent, ModelRetry, ModelSettings, UsageLimits
 from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, TextPart, UserPromptPart
 
-from sessionflow.testing import InvocationLog, ModelReply, ScriptedModelServer, ScriptedToolCall
+from sessionflow.demo import ModelReply, ScriptedModelServer, ScriptedToolCall
+from sessionflow.testing import InvocationLog
 from tests.adapter_pydantic_ai.differential import examples, run_toolsets, toolset_agents
 from tests.adapter_pydantic_ai.differential.crash import (
     CrashedRun,

@@ -13,7 +13,8 @@ from pathlib import Path
 
 from pydantic_ai import Agent, ApprovalRequired, CallDeferred, DeferredToolRequests, RunContext
 
-from sessionflow.testing import InvocationLog, ModelReply, ScriptedModelServer, ScriptedToolCall
+from sessionflow.demo import ModelReply, ScriptedModelServer, ScriptedToolCall
+from sessionflow.testing import InvocationLog
 from tests.adapter_pydantic_ai.differential.harness import Built, Models, Scenario, assert_same_run, run_both
 
 PROTECTED_FILES = {".env"}

@@ -4,7 +4,7 @@ The server is `tests/adapter_openai/mcp_server.py`: ``read_note`` (read-only, id
 hints) and ``delete_note`` (destructive). The plain agent and the session offer and call
 its tools alike. The session takes each call's effect from the MCP annotations
 (``readOnlyHint`` is a read: it runs at once and is retried like one); the mapping is the
-core's (`sessionflow.plugins.effect_from_mcp_annotations`), tested with the MCP tool source.
+core's (`sessionflow.kit.effect_from_mcp_annotations`), tested with the MCP tool source.
 """
 
 from __future__ import annotations
@@ -17,7 +17,8 @@ from fastmcp.client.transports import StdioTransport
 from pydantic_ai import Agent
 from pydantic_ai.mcp import MCPToolset
 
-from sessionflow.testing import InvocationLog, ModelReply, ScriptedModelServer, ScriptedToolCall
+from sessionflow.demo import ModelReply, ScriptedModelServer, ScriptedToolCall
+from sessionflow.testing import InvocationLog
 from tests.adapter_pydantic_ai.differential.harness import (
     Built,
     Models,

@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from sessionflow.testing import ModelReply, ScriptedModelServer, ScriptedToolCall
+from sessionflow.demo import ModelReply, ScriptedModelServer, ScriptedToolCall
 from tests.adapter_pydantic_ai.differential import output_agents
 from tests.adapter_pydantic_ai.differential.harness import Scenario, assert_same_run, run_both
 

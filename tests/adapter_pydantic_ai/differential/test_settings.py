@@ -20,8 +20,10 @@ from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 from pydantic_ai.settings import ModelSettings
 
-from sessionflow import AgentEventWriter, AgentSessionOptions, AgentTurnContext
-from sessionflow.testing import InvocationLog, ModelReply, ScriptedModelServer, ScriptedToolCall
+from sessionflow import AgentSessionOptions
+from sessionflow.demo import ModelReply, ScriptedModelServer, ScriptedToolCall
+from sessionflow.kit import AgentEventWriter, AgentTurnContext
+from sessionflow.testing import InvocationLog
 from sessionflow_pydantic_ai._settings import ModelSettingsOption, turn_model_settings
 from tests.adapter_pydantic_ai.differential.harness import (
     Built,

@@ -20,14 +20,8 @@ from typing import Any, cast
 from pydantic_ai import Agent, NativeOutput
 
 from sessionflow import AgentEvent, AgentEventType, AgentSessionClient, AgentSnapshot, AgentStatus
-from sessionflow.testing import (
-    InvocationLog,
-    ModelReply,
-    ScriptedModelServer,
-    ScriptedToolCall,
-    wait_for_agent_snapshot,
-    wait_until,
-)
+from sessionflow.demo import ModelReply, ScriptedModelServer, ScriptedToolCall
+from sessionflow.testing import InvocationLog, wait_for_agent_snapshot, wait_until
 from sessionflow_pydantic_ai import read_output
 from tests.adapter_pydantic_ai.differential import output_agents
 from tests.adapter_pydantic_ai.differential.harness import AgentBuilder, Built, Models, session_flow, unique

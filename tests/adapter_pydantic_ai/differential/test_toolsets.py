@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from sessionflow.testing import ModelReply, ScriptedModelServer, ScriptedToolCall
+from sessionflow.demo import ModelReply, ScriptedModelServer, ScriptedToolCall
 from tests.adapter_pydantic_ai.differential import run_toolsets, toolset_agents
 from tests.adapter_pydantic_ai.differential.harness import (
     Scenario,

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from sessionflow.testing import ModelReply, ScriptedModelServer, ScriptedToolCall
+from sessionflow.demo import ModelReply, ScriptedModelServer, ScriptedToolCall
 from tests.adapter_pydantic_ai.differential import toolset_agents
 from tests.adapter_pydantic_ai.differential.harness import Scenario, assert_same_run, run_both
 from tests.adapter_pydantic_ai.differential.test_toolsets import offered, tool_results

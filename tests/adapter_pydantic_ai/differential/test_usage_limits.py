@@ -22,16 +22,10 @@ from pydantic_ai.messages import ModelMessage, ModelMessagesTypeAdapter
 from pydantic_ai.settings import ModelSettings
 from pydantic_ai.usage import UsageLimits
 
-from sessionflow import AgentSessionOptions, AgentSnapshot, AgentStatus, AgentTurnContext, ToolEffect
-from sessionflow.session import MessageRole
-from sessionflow.testing import (
-    InvocationLog,
-    ModelReply,
-    ScriptedModelServer,
-    ScriptedToolCall,
-    ScriptedUsage,
-    wait_for_agent_snapshot,
-)
+from sessionflow import AgentSessionOptions, AgentSnapshot, AgentStatus, MessageRole, ToolEffect
+from sessionflow.demo import ModelReply, ScriptedModelServer, ScriptedToolCall, ScriptedUsage
+from sessionflow.kit import AgentTurnContext
+from sessionflow.testing import InvocationLog, wait_for_agent_snapshot
 from sessionflow_pydantic_ai import pydantic_ai_session_flow
 from tests.adapter_pydantic_ai.differential.harness import (
     TIMINGS,

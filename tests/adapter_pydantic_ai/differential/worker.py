@@ -10,7 +10,7 @@ import os
 import signal
 from pathlib import Path
 
-from sessionflow.temporal import connect, serve_agent_flows
+from sessionflow import connect, serve_agent_flows
 from sessionflow.testing import STATE_DIR_ENV
 from tests.adapter_pydantic_ai.differential.crash import flow_from_spec
 

@@ -23,7 +23,8 @@ from types import MappingProxyType
 from typing import Any
 
 import sessionflow_local_tools as runtime
-from sessionflow.session import ToolEffect, ToolExecutionError, ToolPolicy
+from sessionflow import ToolEffect, ToolPolicy
+from sessionflow.kit import ToolExecutionError
 from sessionflow_local_tools import CLAUDE_CODE_TOOL_FLOORS, Arguments
 
 __all__ = [

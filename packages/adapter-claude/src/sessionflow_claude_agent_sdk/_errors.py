@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from sessionflow.session import SessionRunError
+from sessionflow import SessionRunError
 
 __all__ = ["ClaudeStepError"]
 

@@ -6,8 +6,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Unpack
 
-from sessionflow.temporal import AgentSessionFlow, FlowArguments
-from sessionflow.tool_specs import ToolSpec
+from sessionflow import AgentSessionFlow
+from sessionflow.kit import FlowArguments, ToolSpec
 from sessionflow_claude_agent_sdk._runner import ClaudeAgentRunner, OptionsSource
 
 __all__ = ["claude_agent_session_flow"]

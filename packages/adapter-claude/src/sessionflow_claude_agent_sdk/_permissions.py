@@ -36,7 +36,8 @@ from claude_agent_sdk import (
     ToolPermissionContext,
 )
 
-from sessionflow.session import FrameworkApproval, ToolEffect, ToolPolicy
+from sessionflow import ToolEffect, ToolPolicy
+from sessionflow.kit import FrameworkApproval
 
 __all__ = [
     "READ_ONLY_BUILTINS",

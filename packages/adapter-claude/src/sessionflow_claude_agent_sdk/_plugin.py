@@ -10,17 +10,10 @@ import os
 from collections.abc import Callable
 from typing import TYPE_CHECKING, cast
 
-from sessionflow.hookspecs import hookimpl
-from sessionflow.plugins import (
-    DemoTool,
-    DemoTour,
-    FrameworkCapabilities,
-    FrameworkSpec,
-    HarnessContext,
-)
+from sessionflow.kit import DemoTool, DemoTour, FrameworkCapabilities, FrameworkSpec, HarnessContext, hookimpl
 
 if TYPE_CHECKING:
-    from sessionflow.session import AgentFrameworkRunner
+    from sessionflow.kit import AgentFrameworkRunner
 
 __all__ = ["CAPABILITIES", "DEMO_TOUR", "REPLACED_LOCAL_TOOL_GROUPS", "sessionflow_register_frameworks"]
 
@@ -35,7 +28,7 @@ CAPABILITIES = FrameworkCapabilities(
     mcp_annotations=True,
     # allowed_tools, hooks and can_use_tool, and a spec's needs_approval/pre_approved.
     framework_approvals=True,
-    # A spec's question (sessionflow.tool_asks): the call waits as a question.
+    # A spec's question (sessionflow.kit._tool_asks): the call waits as a question.
     questions=True,
     # A spec's verify, for a write whose step died.
     verified_outcomes=True,

@@ -27,7 +27,8 @@ from typing import Any, cast
 
 from claude_agent_sdk import ClaudeAgentOptions
 
-from sessionflow.session import AgentToolCall, AgentToolCallStatus, describe_tool_call_outcome
+from sessionflow import AgentToolCall, AgentToolCallStatus
+from sessionflow.kit import describe_tool_call_outcome
 from sessionflow_claude_agent_sdk._permissions import run_tool_hooks
 from sessionflow_claude_agent_sdk._tools import ToolSet
 from sessionflow_claude_agent_sdk._transcript import (

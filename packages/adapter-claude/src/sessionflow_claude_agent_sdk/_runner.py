@@ -15,9 +15,8 @@ from typing import Any, TypeAlias, cast
 
 from claude_agent_sdk import ClaudeAgentOptions
 
-from sessionflow.images import image_bytes
-from sessionflow.plugins import ToolSpec
-from sessionflow.session import (
+from sessionflow import ImageInput, MessageRole, ToolPolicy, UnsupportedOptionError
+from sessionflow.kit import (
     AgentEventWriter,
     AgentFrameworkRunner,
     AgentTurnContext,
@@ -26,19 +25,17 @@ from sessionflow.session import (
     DeferredToolCall,
     DeferredToolExecution,
     FrameworkMessage,
-    ImageInput,
-    MessageRole,
     ToolCallsRequested,
     ToolExecutionError,
     ToolExecutionResult,
-    ToolPolicy,
+    ToolSpec,
     TurnAborted,
     TurnCompleted,
-    UnsupportedOptionError,
     VerifyCall,
     VerifyResult,
+    image_bytes,
+    with_tool_asks,
 )
-from sessionflow.tool_asks import with_tool_asks
 from sessionflow_claude_agent_sdk._permissions import decide
 from sessionflow_claude_agent_sdk._results import tool_result_blocks, tool_result_entries
 from sessionflow_claude_agent_sdk._step import (

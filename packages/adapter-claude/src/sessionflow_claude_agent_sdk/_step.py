@@ -32,7 +32,8 @@ from claude_agent_sdk import (
     ToolUseBlock,
 )
 
-from sessionflow.session import AgentEventWriter, AgentUsage
+from sessionflow import AgentUsage
+from sessionflow.kit import AgentEventWriter
 from sessionflow_claude_agent_sdk._errors import ClaudeStepError
 
 __all__ = [

@@ -25,7 +25,8 @@ from typing import Any, cast
 
 from claude_agent_sdk import AgentDefinition, ClaudeAgentOptions
 
-from sessionflow.session import AgentToolCall, AgentToolCallStatus, ToolExecutionError
+from sessionflow import AgentToolCall, AgentToolCallStatus
+from sessionflow.kit import ToolExecutionError
 from sessionflow_claude_agent_sdk._builtin_tools import BUILTIN_TOOL_NAMES
 from sessionflow_claude_agent_sdk._tools import AGENT_TOOL
 from sessionflow_claude_agent_sdk._transcript import PendingCall, RunState, SubRun

@@ -32,12 +32,18 @@ from mcp.types import (
     Tool,
 )
 
+from sessionflow import ToolEffect, ToolPolicy, UnsupportedOptionError
+
 # The core's current invocation, re-exported here so the adapter's old name keeps working.
 # The tool activity sets it; the in-process MCP servers run in tasks started inside that
 # context, so custom SDK MCP tools read it too.
-from sessionflow import current_tool_invocation
-from sessionflow.plugins import ToolInvocation, ToolSpec, effect_from_mcp_annotations
-from sessionflow.session import ToolEffect, ToolExecutionError, ToolPolicy, UnsupportedOptionError
+from sessionflow.kit import (
+    ToolExecutionError,
+    ToolInvocation,
+    ToolSpec,
+    current_tool_invocation,
+    effect_from_mcp_annotations,
+)
 from sessionflow_claude_agent_sdk._builtin_tools import (
     BUILTIN_TOOL_EFFECTS,
     BUILTIN_TOOL_NAMES,

@@ -29,7 +29,8 @@ from typing import Any, cast
 
 from claude_agent_sdk import project_key_for_directory
 
-from sessionflow.session import AgentMessage, FrameworkMessage, MessageRole
+from sessionflow import AgentMessage, MessageRole
+from sessionflow.kit import FrameworkMessage
 
 __all__ = [
     "ANSWERED_DENIAL",

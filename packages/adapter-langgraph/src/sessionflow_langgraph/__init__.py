@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from sessionflow.lazy import lazy_exports
+from sessionflow.kit import lazy_exports
 
 if TYPE_CHECKING:
     from sessionflow_langgraph._effects import EFFECT_METADATA_KEY, MCP_ANNOTATIONS_METADATA_KEY, tool_effect

@@ -31,7 +31,7 @@ from langchain_core.messages import BaseMessage
 from langgraph.checkpoint.base import Checkpoint, CheckpointMetadata, CheckpointTuple
 from langgraph.checkpoint.serde.base import SerializerProtocol
 
-from sessionflow.session import SessionStateError
+from sessionflow import SessionStateError
 from sessionflow_langgraph._run_state import dump_value, load_value, starts_with
 
 __all__ = ["CARRY_VERSION", "READ_CARRY_VERSIONS", "ThreadCarry", "visible_state"]

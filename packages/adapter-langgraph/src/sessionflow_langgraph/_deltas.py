@@ -6,7 +6,7 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage
 
-from sessionflow.session import AgentEventWriter
+from sessionflow.kit import AgentEventWriter
 
 __all__ = ["write_deltas"]
 

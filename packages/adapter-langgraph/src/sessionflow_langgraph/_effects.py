@@ -8,8 +8,8 @@ from typing import Any, cast
 from langchain_core.tools import BaseTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 
-from sessionflow.plugins import effect_from_mcp_annotations
-from sessionflow.session import ToolEffect, UnsupportedOptionError
+from sessionflow import ToolEffect, UnsupportedOptionError
+from sessionflow.kit import effect_from_mcp_annotations
 
 __all__ = ["EFFECT_METADATA_KEY", "MCP_ANNOTATIONS_METADATA_KEY", "tool_effect", "tool_schema"]
 
@@ -26,7 +26,7 @@ def tool_effect(tool: BaseTool) -> ToolEffect | None:
     """The effect a LangChain tool declares in its metadata, or None when it declares none.
 
     ``metadata["sessionflow_effect"]`` wins. Otherwise MCP hints map through
-    `sessionflow.plugins.effect_from_mcp_annotations`, read from
+    `sessionflow.kit.effect_from_mcp_annotations`, read from
     ``metadata["mcp_annotations"]`` or from the top level of the metadata (where
     langchain-mcp-adapters puts them).
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from sessionflow.session import SessionRunError
+from sessionflow import SessionRunError
 
 __all__ = ["StepViolation"]
 

@@ -10,8 +10,7 @@ from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool, ToolException
 from pydantic import ValidationError
 
-from sessionflow.plugins import ToolInvocation
-from sessionflow.session import DeferredToolExecution, ToolExecutionError
+from sessionflow.kit import DeferredToolExecution, ToolExecutionError, ToolInvocation
 from sessionflow_langgraph._messages import message_text
 
 __all__ = ["INVOCATION_METADATA_KEYS", "invocation_metadata", "run_tool"]

@@ -11,9 +11,8 @@ from langchain_core.tools import tool as as_langchain_tool
 from langgraph.graph import StateGraph
 from langgraph.graph.state import CompiledStateGraph
 
-from sessionflow.frameworks import CarryHook, OutputValidator
-from sessionflow.temporal import AgentSessionFlow, FlowArguments
-from sessionflow.tool_specs import ToolSpec
+from sessionflow import AgentSessionFlow
+from sessionflow.kit import CarryHook, FlowArguments, OutputValidator, ToolSpec
 from sessionflow_langgraph._graph import AgentGraph, GraphFactory, build_agent_graph
 from sessionflow_langgraph._model_strings import model_from_string
 from sessionflow_langgraph._runner import DEFAULT_RECURSION_LIMIT, LangGraphRunner

@@ -15,8 +15,8 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.prebuilt import ToolNode, tools_condition
 
-from sessionflow.frameworks import OutputValidator
-from sessionflow.session import UnsupportedOptionError
+from sessionflow import UnsupportedOptionError
+from sessionflow.kit import OutputValidator
 from sessionflow_langgraph._settings import CARRY_CONFIG_KEY
 from sessionflow_langgraph._subgraphs import SubgraphPath, SubgraphToolNodes, find_subgraph_tool_nodes
 from sessionflow_langgraph._tool_state import AgentState, tool_state_line

@@ -25,15 +25,8 @@ from typing import Any, Literal, cast
 
 from langgraph.types import Interrupt
 
-from sessionflow.session import (
-    AgentToolCall,
-    AgentToolCallStatus,
-    DeferredToolCall,
-    ToolEffect,
-    ToolExecutionError,
-    ToolPolicy,
-    describe_tool_call_outcome,
-)
+from sessionflow import AgentToolCall, AgentToolCallStatus, ToolEffect, ToolPolicy
+from sessionflow.kit import DeferredToolCall, ToolExecutionError, describe_tool_call_outcome
 
 __all__ = [
     "INTERRUPT_TOOL",

@@ -13,6 +13,6 @@ context, so they see it too::
 
 from __future__ import annotations
 
-from sessionflow import current_tool_invocation
+from sessionflow.kit import current_tool_invocation
 
 __all__ = ["current_tool_invocation"]

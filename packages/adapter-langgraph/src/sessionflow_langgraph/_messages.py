@@ -24,8 +24,8 @@ from langchain_core.messages import (
     messages_from_dict,
 )
 
-from sessionflow.images import image_base64
-from sessionflow.session import AgentMessage, FrameworkMessage, ImageInput, MessageRole
+from sessionflow import AgentMessage, ImageInput, MessageRole
+from sessionflow.kit import FrameworkMessage, image_base64
 
 __all__ = [
     "IMAGE_BLOCK_TYPE",

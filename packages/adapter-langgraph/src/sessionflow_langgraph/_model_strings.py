@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from sessionflow.session import UnsupportedOptionError
+from sessionflow import UnsupportedOptionError
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel

@@ -13,7 +13,7 @@ from typing import Any
 from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.outputs import ChatGeneration, LLMResult
 
-from sessionflow.session import AgentUsage
+from sessionflow import AgentUsage
 from sessionflow_langgraph._errors import StepViolation
 
 __all__ = ["StepMonitor", "StepViolation"]

@@ -9,11 +9,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from sessionflow.hookspecs import hookimpl
-from sessionflow.plugins import FrameworkCapabilities, FrameworkSpec, HarnessContext
+from sessionflow.kit import FrameworkCapabilities, FrameworkSpec, HarnessContext, hookimpl
 
 if TYPE_CHECKING:
-    from sessionflow.session import AgentFrameworkRunner
+    from sessionflow.kit import AgentFrameworkRunner
 
 __all__ = ["CAPABILITIES", "sessionflow_register_frameworks"]
 

@@ -23,7 +23,8 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver, Checkpoint, CheckpointMetadata, CheckpointTuple
 from langgraph.checkpoint.serde.base import SerializerProtocol
 
-from sessionflow.session import AgentMessage, message_digest
+from sessionflow import AgentMessage
+from sessionflow.session.messages import message_digest
 from sessionflow_langgraph._interrupts import InterruptCall
 
 __all__ = [

@@ -17,26 +17,24 @@ from langgraph.errors import GraphRecursionError
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Command, StateSnapshot
 
-from sessionflow.frameworks import CarryHook
-from sessionflow.session import (
+from sessionflow import AgentToolCallStatus, ImageInput, SessionStateError
+from sessionflow.kit import (
     AgentFrameworkRunner,
-    AgentToolCallStatus,
     AgentTurnContext,
     AgentTurnOutcome,
+    CarryHook,
     ContinueRequested,
     DeferredToolCall,
     DeferredToolExecution,
     FrameworkMessage,
-    ImageInput,
-    SessionStateError,
     ToolCallsRequested,
     ToolExecutionResult,
+    ToolSpec,
     TurnAborted,
     TurnCompleted,
     describe_tool_call_outcome,
+    with_tool_asks,
 )
-from sessionflow.tool_asks import with_tool_asks
-from sessionflow.tool_specs import ToolSpec
 from sessionflow_langgraph._carry import ThreadCarry
 from sessionflow_langgraph._effects import tool_effect, tool_schema
 from sessionflow_langgraph._execution import invocation_metadata, run_tool

@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, cast
 
-from sessionflow.session import UserError
+from sessionflow import UserError
 
 __all__ = ["CARRY_CONFIG_KEY", "SETTINGS_KEY", "GraphSettings"]
 

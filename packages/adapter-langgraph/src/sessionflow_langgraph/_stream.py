@@ -25,7 +25,7 @@ from langgraph._internal._constants import CONFIG_KEY_RUNTIME  # no public name;
 from langgraph.runtime import Runtime
 from langgraph.types import StreamMode, StreamPart, StreamWriter
 
-from sessionflow.session import AgentEventWriter
+from sessionflow.kit import AgentEventWriter
 from sessionflow_langgraph._deltas import write_deltas
 
 __all__ = ["STREAM_MODES", "custom_writer", "tool_stream_writer", "write_stream_part"]

@@ -21,7 +21,8 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.serde.base import SerializerProtocol
 from langgraph.graph.state import CompiledStateGraph
 
-from sessionflow.session import SessionStateError, TurnAborted
+from sessionflow import SessionStateError
+from sessionflow.kit import TurnAborted
 from sessionflow_langgraph._run_state import RunState, namespace_config
 from sessionflow_langgraph._subgraphs import (
     NestedToolPause,

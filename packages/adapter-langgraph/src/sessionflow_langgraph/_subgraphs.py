@@ -27,7 +27,7 @@ from langgraph.errors import GraphInterrupt
 from langgraph.prebuilt import ToolNode
 from langgraph.pregel import Pregel
 
-from sessionflow.session import UnsupportedOptionError
+from sessionflow import UnsupportedOptionError
 from sessionflow_langgraph._run_state import THREAD_ID
 
 __all__ = [

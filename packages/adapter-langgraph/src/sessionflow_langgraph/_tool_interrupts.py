@@ -20,9 +20,8 @@ from typing import Any
 from langchain_core.messages import ToolMessage
 from langgraph.checkpoint.serde.base import SerializerProtocol
 
-from sessionflow.session import (
-    AgentToolCall,
-    AgentToolCallStatus,
+from sessionflow import AgentToolCall, AgentToolCallStatus
+from sessionflow.kit import (
     AgentTurnContext,
     DeferredToolCall,
     ToolCallsRequested,

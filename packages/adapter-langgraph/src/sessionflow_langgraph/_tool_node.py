@@ -29,13 +29,8 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.serde.base import SerializerProtocol
 from langgraph.types import Command, Interrupt, Send, StateSnapshot
 
-from sessionflow.session import (
-    AgentEventWriter,
-    DeferredToolExecution,
-    SessionStateError,
-    ToolExecutionError,
-    ToolExecutionResult,
-)
+from sessionflow import SessionStateError
+from sessionflow.kit import AgentEventWriter, DeferredToolExecution, ToolExecutionError, ToolExecutionResult
 from sessionflow_langgraph._graph import PreparedGraph
 from sessionflow_langgraph._messages import message_text
 from sessionflow_langgraph._run_state import RunState, dump_value, load_value, namespace_config

@@ -8,8 +8,7 @@ from langchain_core.messages import ToolMessage
 from langchain_core.tools import StructuredTool
 from langgraph.types import Command
 
-from sessionflow import current_tool_invocation
-from sessionflow.plugins import ToolSpec
+from sessionflow.kit import ToolSpec, current_tool_invocation
 from sessionflow_langgraph._effects import EFFECT_METADATA_KEY, MCP_ANNOTATIONS_METADATA_KEY
 from sessionflow_langgraph._tool_state import TOOL_STATE_KEY
 

@@ -18,7 +18,7 @@ def merge_tool_state(current: dict[str, Any] | None, update: dict[str, Any] | No
 
 
 class AgentState(MessagesState, total=False):
-    """`MessagesState` plus the tool state of `sessionflow.ToolOutput` updates."""
+    """`MessagesState` plus the tool state of `sessionflow.kit.ToolOutput` updates."""
 
     sessionflow_tool_state: Annotated[dict[str, Any], merge_tool_state]
 

@@ -8,7 +8,7 @@ Names load on first use, so discovering the plugin does not import the Agents SD
 
 from typing import TYPE_CHECKING
 
-from sessionflow.lazy import distribution_version, lazy_exports
+from sessionflow.kit import distribution_version, lazy_exports
 
 if TYPE_CHECKING:
     __version__: str  # read from the installed metadata on first use

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from sessionflow.session import AgentTurnOutcome, ContinueRequested, ToolCallsRequested
+from sessionflow.kit import AgentTurnOutcome, ContinueRequested, ToolCallsRequested
 from sessionflow_openai_agents._agent_tools import (
     AgentToolTree,
     Entries,

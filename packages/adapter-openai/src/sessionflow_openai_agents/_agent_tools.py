@@ -46,14 +46,8 @@ from agents.run import DEFAULT_MAX_TURNS
 from agents.tool import maybe_invoke_function_tool_failure_error_function
 from agents.tool_context import ToolContext
 
-from sessionflow.session import (
-    AgentToolCall,
-    AgentToolCallStatus,
-    AgentUsage,
-    DeferredToolCall,
-    SessionStateError,
-    describe_tool_call_outcome,
-)
+from sessionflow import AgentToolCall, AgentToolCallStatus, AgentUsage, SessionStateError
+from sessionflow.kit import DeferredToolCall, describe_tool_call_outcome
 from sessionflow_openai_agents._approvals import answer_interruptions
 from sessionflow_openai_agents._errors import AgentGraphError, UnsupportedAgentOptionError
 from sessionflow_openai_agents._graph import AgentGraph, GraphSnapshot, ToolEntry

@@ -13,13 +13,8 @@ from typing import Any, cast
 
 from agents import FunctionTool, RunContextWrapper, RunState
 
-from sessionflow.session import (
-    AgentToolCall,
-    AgentToolCallStatus,
-    FrameworkApproval,
-    SessionStateError,
-    describe_tool_call_outcome,
-)
+from sessionflow import AgentToolCall, AgentToolCallStatus, SessionStateError
+from sessionflow.kit import FrameworkApproval, describe_tool_call_outcome
 
 __all__ = ["answer_interruptions", "framework_approval"]
 

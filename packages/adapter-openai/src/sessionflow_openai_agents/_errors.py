@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from sessionflow.session import UnsupportedOptionError, UserError
+from sessionflow import UnsupportedOptionError, UserError
 
 __all__ = ["AgentGraphError", "UnsupportedAgentOptionError"]
 

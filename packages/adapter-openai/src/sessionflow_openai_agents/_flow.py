@@ -8,9 +8,8 @@ from typing import Any, Unpack
 from agents import Agent, RunConfig, RunHooks, Session
 from agents.run import DEFAULT_MAX_TURNS
 
-from sessionflow.frameworks import OutputValidator
-from sessionflow.temporal import AgentSessionFlow, FlowArguments
-from sessionflow.tool_specs import ToolSpec
+from sessionflow import AgentSessionFlow
+from sessionflow.kit import FlowArguments, OutputValidator, ToolSpec
 from sessionflow_openai_agents._runner import (
     ContextFactory,
     GuardrailTripwireAnswer,

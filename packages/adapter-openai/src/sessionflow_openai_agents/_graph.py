@@ -31,7 +31,7 @@ from agents import (
 )
 from agents.tool_context import ToolContext
 
-from sessionflow.session import SessionStateError, ToolEffect
+from sessionflow import SessionStateError, ToolEffect
 from sessionflow_openai_agents._errors import AgentGraphError, UnsupportedAgentOptionError
 from sessionflow_openai_agents._tools import mcp_effect
 from sessionflow_openai_agents._whole_responses import whole_response_agent

@@ -16,8 +16,8 @@ from agents import (
     TResponseInputItem,
 )
 
-from sessionflow.images import image_data_url, image_ref_part, with_images_read
-from sessionflow.session import AgentMessage, FrameworkMessage, ImageInput, MessageRole
+from sessionflow import AgentMessage, ImageInput, MessageRole
+from sessionflow.kit import FrameworkMessage, image_data_url, image_ref_part, with_images_read
 
 __all__ = ["answer_message", "model_input", "run_item_messages", "user_message"]
 

@@ -12,7 +12,7 @@ from typing import TypeVar
 
 from pydantic import TypeAdapter
 
-from sessionflow.session import AgentMessage, AgentSnapshot, MessageRole
+from sessionflow import AgentMessage, AgentSnapshot, MessageRole
 
 __all__ = ["structured_output"]
 

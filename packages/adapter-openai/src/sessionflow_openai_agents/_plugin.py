@@ -10,8 +10,7 @@ import os
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from sessionflow.hookspecs import hookimpl
-from sessionflow.plugins import FrameworkCapabilities, FrameworkSpec, HarnessContext
+from sessionflow.kit import FrameworkCapabilities, FrameworkSpec, HarnessContext, hookimpl
 
 if TYPE_CHECKING:
     from sessionflow_openai_agents._runner import OpenAIAgentsRunner

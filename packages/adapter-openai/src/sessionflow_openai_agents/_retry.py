@@ -21,8 +21,8 @@ from typing import Any, cast
 
 from agents import RunResultStreaming, TResponseInputItem
 
-from sessionflow.frameworks import OutputValidator
-from sessionflow.session import FrameworkMessage, MessageRole, SessionStateError
+from sessionflow import MessageRole, SessionStateError
+from sessionflow.kit import FrameworkMessage, OutputValidator
 
 __all__ = ["Restart", "earlier_messages", "read_restart", "restart_state", "retry_prompt"]
 

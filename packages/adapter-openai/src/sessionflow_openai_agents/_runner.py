@@ -34,34 +34,31 @@ from agents.run import DEFAULT_MAX_TURNS
 from agents.tool_context import ToolContext
 from openai.types.responses import ResponseFunctionToolCall
 
-from sessionflow import current_tool_invocation
-from sessionflow.frameworks import CarryHook, OutputValidator
-from sessionflow.plugins import ToolInvocation, ToolSpec
-from sessionflow.session import (
+from sessionflow import AgentToolCall, AgentUsage, ImageInput, SessionStateError, ToolEffect, ToolPolicy
+from sessionflow.kit import (
     AgentFrameworkRunner,
-    AgentToolCall,
     AgentTurnContext,
     AgentTurnOutcome,
-    AgentUsage,
+    CarryHook,
     ContinueRequested,
     DeferredToolCall,
     DeferredToolExecution,
     FrameworkApproval,
     FrameworkMessage,
-    ImageInput,
-    SessionStateError,
+    OutputValidator,
     ToolCallsRequested,
-    ToolEffect,
     ToolExecutionError,
     ToolExecutionResult,
-    ToolPolicy,
+    ToolInvocation,
+    ToolSpec,
     TurnAborted,
     TurnCompleted,
+    current_tool_invocation,
     describe_tool_call_outcome,
     parse_tool_arguments,
-    value_change,
+    with_tool_asks,
 )
-from sessionflow.tool_asks import with_tool_asks
+from sessionflow.session.value_changes import value_change
 from sessionflow_openai_agents._agent_tool_steps import agent_tool_outcome, with_agent_tools
 from sessionflow_openai_agents._agent_tools import (
     AGENT_TOOL_STARTED,

@@ -2,7 +2,7 @@
 
 Both are worded as the builtin runner words them, as system items of the run's input
 (the Agents SDK's instructions stay the agent's own): the tool state that neutral tool
-specs set (`sessionflow.ToolOutput.state_update`) first, and a carry hook's carry just
+specs set (`sessionflow.kit.ToolOutput.state_update`) first, and a carry hook's carry just
 before the turn's own messages, so the prefix before it stays cacheable.
 """
 
@@ -14,7 +14,7 @@ from typing import Any, cast
 
 from agents import TResponseInputItem
 
-from sessionflow.session import AgentTurnContext
+from sessionflow.kit import AgentTurnContext
 
 __all__ = ["CARRIED_PREFIX", "shown_input"]
 

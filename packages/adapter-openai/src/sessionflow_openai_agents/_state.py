@@ -19,7 +19,7 @@ from typing import Any, cast
 
 from agents import Agent, RunContextWrapper, RunState, TResponseInputItem
 
-from sessionflow.session import SessionStateError
+from sessionflow import SessionStateError
 
 __all__ = ["SavedRunState", "dump_run_state", "parse_run_state", "with_step_state"]
 

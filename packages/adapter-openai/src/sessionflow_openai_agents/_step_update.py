@@ -1,7 +1,7 @@
 """What a tool step hands the next model step (`ToolExecutionResult.state_update`).
 
 Three things travel this way: the run context the tool changed (`sessionflow.session.value_change`), the
-tool state that neutral tool specs set (`sessionflow.ToolOutput.state_update`), and the
+tool state that neutral tool specs set (`sessionflow.kit.ToolOutput.state_update`), and the
 object the tool returned where the recorded text does not stand for it (`_tool_value`).
 The next model step applies the updates of the calls before it in model order
 (`AgentTurnContext.state_updates`).
@@ -14,7 +14,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, cast
 
-from sessionflow.session import SessionStateError, apply_value_change
+from sessionflow import SessionStateError
+from sessionflow.session.value_changes import apply_value_change
 
 __all__ = ["StepState", "encode_step_update"]
 

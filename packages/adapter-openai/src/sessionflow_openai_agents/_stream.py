@@ -16,7 +16,8 @@ from agents import (
     TResponseInputItem,
 )
 
-from sessionflow.session import AgentEventWriter, AgentUsage
+from sessionflow import AgentUsage
+from sessionflow.kit import AgentEventWriter
 
 __all__ = ["StepHooks", "stream_into", "usage_of"]
 

@@ -11,10 +11,17 @@ from agents import FunctionTool, ItemHelpers
 from agents.tool import default_tool_timeout_error_message, maybe_invoke_function_tool_failure_error_function
 from agents.tool_context import ToolContext
 
+from sessionflow import ToolEffect
+
 # The core's current invocation, re-exported here so the adapter's old name keeps working.
-from sessionflow import current_tool_invocation
-from sessionflow.plugins import ToolInvocation, ToolSpec, effect_from_mcp_annotations
-from sessionflow.session import ToolEffect, ToolExecutionError, parse_tool_arguments
+from sessionflow.kit import (
+    ToolExecutionError,
+    ToolInvocation,
+    ToolSpec,
+    current_tool_invocation,
+    effect_from_mcp_annotations,
+    parse_tool_arguments,
+)
 
 __all__ = [
     "current_tool_invocation",

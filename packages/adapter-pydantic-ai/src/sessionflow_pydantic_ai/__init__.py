@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from sessionflow.lazy import lazy_exports
+from sessionflow.kit import lazy_exports
 
 if TYPE_CHECKING:
     from sessionflow_pydantic_ai._deps import DepsFactory, DepsResources

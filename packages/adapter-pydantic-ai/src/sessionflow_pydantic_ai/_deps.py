@@ -29,7 +29,7 @@ from typing import Any, TypeAlias, cast
 
 from pydantic import BaseModel, TypeAdapter
 
-from sessionflow.session import UnsupportedOptionError
+from sessionflow import UnsupportedOptionError
 
 __all__ = ["DepsCodec", "DepsFactory", "DepsResources"]
 

@@ -8,8 +8,8 @@ from typing import Any, cast
 from pydantic_ai.messages import ToolCallPart
 from pydantic_ai.tools import ToolDefinition
 
-from sessionflow.plugins import effect_from_mcp_annotations
-from sessionflow.session import AgentTurnContext, DeferredToolCall, ToolEffect
+from sessionflow import ToolEffect
+from sessionflow.kit import AgentTurnContext, DeferredToolCall, effect_from_mcp_annotations
 
 __all__ = ["EFFECT_METADATA_KEY", "deferred_tool_call", "framework_effect"]
 

@@ -29,10 +29,11 @@ from pydantic_ai.tools import ToolDefinition
 from pydantic_ai.toolsets import AbstractToolset
 from pydantic_graph import End
 
+from sessionflow import AgentToolCall
+
 # The core's current invocation, re-exported here so the adapter's old name keeps working;
 # Pydantic AI runs sync tools in a thread with the caller's context, so they see it too.
-from sessionflow import current_tool_invocation
-from sessionflow.session import AgentToolCall, ToolExecutionError
+from sessionflow.kit import ToolExecutionError, current_tool_invocation
 from sessionflow_pydantic_ai._retries import failure_account
 from sessionflow_pydantic_ai._waits import WaitKind, deferral_account
 

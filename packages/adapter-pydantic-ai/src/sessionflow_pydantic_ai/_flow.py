@@ -8,9 +8,8 @@ from typing import Any, Unpack
 
 from pydantic_ai.toolsets import AbstractToolset
 
-from sessionflow.session import AgentSessionOptions
-from sessionflow.temporal import AgentSessionFlow, FlowArguments
-from sessionflow.tool_specs import ToolSpec, merge_tool_policies
+from sessionflow import AgentSessionFlow, AgentSessionOptions
+from sessionflow.kit import FlowArguments, ToolSpec, merge_tool_policies
 from sessionflow_pydantic_ai._deps import DepsFactory, DepsResources
 from sessionflow_pydantic_ai._limits import UsageLimitsOption
 from sessionflow_pydantic_ai._partial_output import PARTIAL_OUTPUT_INTERVAL
@@ -66,9 +65,9 @@ def pydantic_ai_session_flow(
 def with_tool_source_policies(
     options: AgentSessionOptions, tool_sources: Sequence[ToolSpec]
 ) -> AgentSessionOptions:
-    """Deprecated: use `sessionflow.tool_specs.merge_tool_policies`, which every adapter shares."""
+    """Deprecated: use `sessionflow.kit.merge_tool_policies`, which every adapter shares."""
     warnings.warn(
-        "with_tool_source_policies is deprecated; use sessionflow.tool_specs.merge_tool_policies",
+        "with_tool_source_policies is deprecated; use sessionflow.kit.merge_tool_policies",
         DeprecationWarning,
         stacklevel=2,
     )

@@ -13,7 +13,8 @@ from typing import Any
 
 from pydantic_ai.messages import ModelMessage, ModelMessagesTypeAdapter
 
-from sessionflow.session import AgentMessage, AgentSnapshot, FrameworkMessage
+from sessionflow import AgentMessage, AgentSnapshot
+from sessionflow.kit import FrameworkMessage
 from sessionflow_pydantic_ai._messages import framework_messages, load_messages
 
 __all__ = ["conversation_of", "export_history", "export_history_json", "history_messages"]

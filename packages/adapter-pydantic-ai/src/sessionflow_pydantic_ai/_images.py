@@ -15,8 +15,8 @@ from pydantic_ai.messages import (
     UserPromptPart,
 )
 
-from sessionflow.images import image_bytes
-from sessionflow.session import FrameworkMessage, ImageInput, MessageRole
+from sessionflow import ImageInput, MessageRole
+from sessionflow.kit import FrameworkMessage, image_bytes
 from sessionflow_pydantic_ai._messages import dump_messages
 
 __all__ = ["inline_images", "user_message_with_images"]

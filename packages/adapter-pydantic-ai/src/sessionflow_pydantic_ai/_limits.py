@@ -27,7 +27,8 @@ from pydantic_ai.models.wrapper import WrapperModel
 from pydantic_ai.settings import ModelSettings
 from pydantic_ai.usage import RunUsage, UsageLimits
 
-from sessionflow.session import AgentToolCall, AgentToolCallStatus, AgentTurnContext, TurnAborted
+from sessionflow import AgentToolCall, AgentToolCallStatus
+from sessionflow.kit import AgentTurnContext, TurnAborted
 
 __all__ = [
     "UsageLimitsOption",

@@ -17,7 +17,8 @@ from pydantic_ai.messages import (
     UserPromptPart,
 )
 
-from sessionflow.session import FrameworkMessage, MessageRole
+from sessionflow import MessageRole
+from sessionflow.kit import FrameworkMessage
 from sessionflow_pydantic_ai._retries import RetryBudget
 from sessionflow_pydantic_ai._waits import WaitingCall
 

@@ -33,7 +33,7 @@ from pydantic_ai.toolsets import AbstractToolset
 from pydantic_ai.usage import RunUsage
 from pydantic_graph import End
 
-from sessionflow.session import AgentEventWriter
+from sessionflow.kit import AgentEventWriter
 from sessionflow_pydantic_ai._partial_output import PARTIAL_OUTPUT_INTERVAL, PartialOutputs
 
 __all__ = ["ModelStepResult", "run_model_call"]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic_ai.models import Model
 
-from sessionflow.plugins import ModelApi
+from sessionflow.kit import ModelApi
 
 __all__ = ["build_model", "model_for_api"]
 

@@ -21,7 +21,7 @@ from pydantic_ai._output import OutputSchema, TextOutputProcessor
 from pydantic_ai.messages import ModelResponsePart
 from pydantic_ai.result import AgentStream
 
-from sessionflow.session import AgentEventWriter
+from sessionflow.kit import AgentEventWriter
 
 __all__ = ["PARTIAL_OUTPUT_INTERVAL", "PARTIAL_OUTPUT_KIND", "PartialOutputs"]
 

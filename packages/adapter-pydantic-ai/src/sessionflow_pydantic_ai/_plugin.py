@@ -5,8 +5,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from sessionflow.hookspecs import hookimpl
-from sessionflow.plugins import MODEL_APIS, FrameworkCapabilities, FrameworkSpec, HarnessContext, ModelApi
+from sessionflow.kit import (
+    MODEL_APIS,
+    FrameworkCapabilities,
+    FrameworkSpec,
+    HarnessContext,
+    ModelApi,
+    hookimpl,
+)
 
 if TYPE_CHECKING:
     from sessionflow_pydantic_ai._runner import PydanticAIRunner

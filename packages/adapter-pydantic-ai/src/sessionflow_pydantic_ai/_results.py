@@ -9,7 +9,8 @@ from typing import Any
 from pydantic_ai import DeferredToolResults, ToolDenied
 from pydantic_ai.messages import RetryInfo
 
-from sessionflow.session import AgentToolCall, AgentToolCallStatus, describe_tool_call_outcome
+from sessionflow import AgentToolCall, AgentToolCallStatus
+from sessionflow.kit import describe_tool_call_outcome
 from sessionflow_pydantic_ai._retries import FailureAccount, RetryBudget, read_failure_account
 
 __all__ = ["StepResults", "deferred_tool_results"]

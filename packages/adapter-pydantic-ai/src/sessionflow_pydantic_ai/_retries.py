@@ -22,7 +22,7 @@ from typing import Any, cast
 from pydantic_ai import ModelRetry, ToolFailed
 from pydantic_ai.messages import ModelMessage, ModelRequest, RetryInfo, ToolReturnPart
 
-from sessionflow.session import TurnAborted
+from sessionflow.kit import TurnAborted
 
 __all__ = ["FailureAccount", "RetryBudget", "failure_account", "read_failure_account", "record_attempts"]
 

@@ -16,24 +16,21 @@ from pydantic_ai.messages import ModelResponse
 from pydantic_ai.models import Model
 from pydantic_ai.toolsets import AbstractToolset
 
-from sessionflow.plugins import ToolSpec
-from sessionflow.session import (
+from sessionflow import AgentUsage, ImageInput, UnsupportedOptionError
+from sessionflow.kit import (
     AgentFrameworkRunner,
     AgentTurnContext,
     AgentTurnOutcome,
-    AgentUsage,
     ContinueRequested,
     DeferredToolExecution,
     FrameworkMessage,
-    ImageInput,
     ToolCallsRequested,
     ToolExecutionResult,
+    ToolSpec,
     TurnAborted,
     TurnCompleted,
-    UnsupportedOptionError,
-    apply_value_change,
-    value_change,
 )
+from sessionflow.session.value_changes import apply_value_change, value_change
 from sessionflow_pydantic_ai._carry import decode_carry, encode_carry
 from sessionflow_pydantic_ai._deps import DepsCodec, DepsFactory, DepsResources
 from sessionflow_pydantic_ai._effects import deferred_tool_call

@@ -20,7 +20,7 @@ from pydantic_ai import Agent, RunContext
 from pydantic_ai.agent import AbstractAgent, AgentModelSettings, WrapperAgent
 from pydantic_ai.settings import ModelSettings, merge_model_settings
 
-from sessionflow.session import AgentTurnContext
+from sessionflow.kit import AgentTurnContext
 
 __all__ = ["ModelSettingsOption", "model_settings_for", "turn_model_settings"]
 

@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, cast
 
-from sessionflow.session import SessionStateError
+from sessionflow import SessionStateError
 
 __all__ = ["StepUpdate", "encode_step_update", "read_step_update", "returned_values"]
 

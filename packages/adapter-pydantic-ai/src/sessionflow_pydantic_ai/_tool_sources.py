@@ -9,8 +9,7 @@ from typing import Any
 from pydantic_ai import FunctionToolset, Tool
 from pydantic_core import SchemaValidator, core_schema
 
-from sessionflow import current_tool_invocation
-from sessionflow.plugins import ToolSpec
+from sessionflow.kit import ToolSpec, current_tool_invocation
 from sessionflow_pydantic_ai._effects import EFFECT_METADATA_KEY
 
 __all__ = ["tool_spec_toolset"]

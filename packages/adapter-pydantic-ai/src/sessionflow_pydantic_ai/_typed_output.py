@@ -16,7 +16,7 @@ from pydantic import TypeAdapter
 from pydantic_ai._output import types_from_output_spec
 from pydantic_ai.output import OutputSpec
 
-from sessionflow.session import AgentSnapshot
+from sessionflow import AgentSnapshot
 
 __all__ = ["OUTPUT_KEY", "output_json", "read_output"]
 

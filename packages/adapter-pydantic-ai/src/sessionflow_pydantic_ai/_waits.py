@@ -28,13 +28,8 @@ from typing import Any, Literal, cast
 
 from pydantic_ai.messages import ModelMessage, ModelRequest, ToolReturnPart
 
-from sessionflow.session import (
-    AgentToolCall,
-    AgentToolCallStatus,
-    DeferredToolCall,
-    ToolEffect,
-    ToolPolicy,
-)
+from sessionflow import AgentToolCall, AgentToolCallStatus, ToolEffect, ToolPolicy
+from sessionflow.kit import DeferredToolCall
 from sessionflow_pydantic_ai._retries import read_failure_account
 
 __all__ = [

@@ -16,6 +16,6 @@ def main() -> None:
     code = run()
     # Leave without finalizing the interpreter: Temporal's core threads may still call into
     # Python while it shuts down, which aborts the process instead of exiting with `code`.
-    from sessionflow.process_exit import exit_without_teardown
+    from sessionflow.temporal import exit_without_teardown
 
     exit_without_teardown(code)

@@ -13,8 +13,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, cast
 
-from sessionflow import DeferredToolCall, ToolEffect, ToolInvocation, ToolPolicy, ToolSpec
-from sessionflow.session import tool_arguments_object
+from sessionflow import ToolEffect, ToolPolicy
+from sessionflow.kit import DeferredToolCall, ToolInvocation, ToolSpec, tool_arguments_object
 
 __all__ = ["ASK_USER", "DECLINED_MESSAGE", "Question", "as_question", "ask_user_tool", "parse_question"]
 

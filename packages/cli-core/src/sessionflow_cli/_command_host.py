@@ -10,7 +10,8 @@ from typing import Any, TypeVar
 
 from rich.console import Console
 
-from sessionflow import AgentSessionClient, FrameworkSpec, serve_agent_flows
+from sessionflow import AgentSessionClient, serve_agent_flows
+from sessionflow.kit import FrameworkSpec
 from sessionflow_cli._connectors import Connectors, open_connectors
 from sessionflow_cli._errors import RuntimeFailure
 from sessionflow_cli._flow_builder import Harness, build_harness

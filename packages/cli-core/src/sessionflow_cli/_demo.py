@@ -18,9 +18,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, cast
 
-from sessionflow import AgentToolCall, AgentToolCallStatus, AgentTurnContext, MessageRole, ToolSpec
-from sessionflow.plugins import DemoTool, DemoTour
-from sessionflow.testing import ModelReply, ScriptedModelServer, ScriptedToolCall
+from sessionflow import AgentToolCall, AgentToolCallStatus, MessageRole
+from sessionflow.demo import ModelReply, ScriptedModelServer, ScriptedToolCall
+from sessionflow.kit import AgentTurnContext, DemoTool, DemoTour, ToolSpec
 from sessionflow_cli.config import TurnConfig
 
 __all__ = ["DEMO_MODEL", "DEMO_OUTPUT_FILE", "DemoModel"]

@@ -16,7 +16,7 @@ from sessionflow_cli._errors import EXIT_USAGE, RuntimeFailure
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from sessionflow import FrameworkSpec
+    from sessionflow.kit import FrameworkSpec
 
 __all__ = ["dispatch"]
 
@@ -120,7 +120,7 @@ def _with_engine(
                 spec, config, environment, flow_type=args.flow_type, grace=args.grace, out=out, info=info
             )
         )
-        return code  # `main` leaves past the interpreter teardown (sessionflow.process_exit)
+        return code  # `main` leaves past the interpreter teardown (sessionflow.temporal._process_exit)
     if command == "serve":
         from sessionflow_cli.commands._serve import ServeRequest, run_serve
 

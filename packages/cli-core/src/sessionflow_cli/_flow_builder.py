@@ -6,17 +6,16 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from sessionflow import (
+from sessionflow import AgentSessionFlow, AgentSessionOptions
+from sessionflow.kit import (
     AgentFrameworkRunner,
-    AgentSessionFlow,
-    AgentSessionOptions,
     AgentTurnContext,
     FrameworkSpec,
     HarnessContext,
     ToolSpec,
+    merge_tool_policies,
 )
 from sessionflow.plugins import build_runner
-from sessionflow.tool_specs import merge_tool_policies
 from sessionflow_cli._ask_user import ask_user_tool
 from sessionflow_cli._connectors import Connectors
 from sessionflow_cli._demo import DEMO_MODEL, DemoModel

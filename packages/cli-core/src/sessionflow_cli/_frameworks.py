@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from sessionflow import FrameworkSpec, PluginError, SessionflowPlugins, get_plugins
+from sessionflow.kit import FrameworkSpec
+from sessionflow.plugins import PluginError, SessionflowPlugins, get_plugins
 from sessionflow_cli._errors import RuntimeFailure, UsageError
 
 __all__ = ["DEFAULT_FRAMEWORK", "all_frameworks", "choose_framework"]

@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from sessionflow import ToolSpec
+from sessionflow.kit import ToolSpec
 from sessionflow_cli._errors import RuntimeFailure
 from sessionflow_cli.config import LocalToolsConfig, TurnConfig
 

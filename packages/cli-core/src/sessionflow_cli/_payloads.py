@@ -10,12 +10,8 @@ from __future__ import annotations
 
 import asyncio
 
-from sessionflow.temporal import (
-    EncryptionKeyError,
-    PayloadStore,
-    PayloadStoreError,
-    encryption_codec_from_environment,
-)
+from sessionflow import PayloadStoreError
+from sessionflow.temporal import EncryptionKeyError, PayloadStore, encryption_codec_from_environment
 from sessionflow_cli._errors import UsageError
 
 __all__ = ["PROBE_TIMEOUT", "open_payload_store"]

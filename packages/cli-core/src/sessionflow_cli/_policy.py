@@ -46,8 +46,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from sessionflow import DeferredToolCall, ToolEffect, ToolPolicy, ToolSpec
-from sessionflow.session import CallPolicy, tool_arguments_object
+from sessionflow import CallPolicy, ToolEffect, ToolPolicy
+from sessionflow.kit import DeferredToolCall, ToolSpec, tool_arguments_object
 from sessionflow_cli.config import TurnConfig
 from sessionflow_local_tools import CLAUDE_CODE_TOOL_FLOORS, SHELL_TOOL_NAMES
 

@@ -16,6 +16,7 @@ import os
 import time
 from dataclasses import dataclass
 
+from sessionflow import ServerUnreachableError, connect
 from sessionflow.temporal import (
     RAISED_HISTORY_LIMITS,
     DevServer,
@@ -25,10 +26,8 @@ from sessionflow.temporal import (
     FrontendProbe,
     FrontendState,
     PayloadStore,
-    ServerUnreachableError,
     TemporalClient,
     TlsSettings,
-    connect,
     probe_frontend,
     try_register_search_attributes,
 )

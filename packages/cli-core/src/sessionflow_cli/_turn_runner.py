@@ -19,13 +19,13 @@ from contextlib import asynccontextmanager
 from dataclasses import replace
 from typing import Any
 
-from sessionflow import (
+from sessionflow import ImageInput
+from sessionflow.kit import (
     AgentFrameworkRunner,
     AgentTurnContext,
     AgentTurnOutcome,
     DeferredToolExecution,
     FrameworkMessage,
-    ImageInput,
     ToolCallsRequested,
     ToolExecutionError,
     ToolExecutionResult,

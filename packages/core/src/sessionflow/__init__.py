@@ -1,184 +1,113 @@
 """sessionflow: durable agent sessions on Temporal.
 
 One session is one workflow; every model call and every tool call is its own durable step.
-Framework adapters implement `AgentFrameworkRunner`; `AgentSessionFlow` serves a runner.
+This is the application's API: build a flow from a runner, serve it, and talk to its
+sessions. Adapter authors build on `sessionflow.kit`; operators find the engine binding
+(dev server, storage, encryption, deployments) in `sessionflow.temporal`; tests use
+`sessionflow.testing`.
 """
 
 from typing import TYPE_CHECKING
 
-from sessionflow._current_invocation import current_tool_invocation, tool_invocation_scope
-from sessionflow.hookspecs import hookimpl
-from sessionflow.lazy import distribution_version, lazy_exports
-from sessionflow.plugins import (
-    FrameworkCapabilities,
-    FrameworkSpec,
-    HarnessContext,
-    PluginError,
-    SessionflowPlugins,
-    ToolInvocation,
-    ToolSpec,
-    get_plugins,
-)
-from sessionflow.session import (
-    AgentEvent,
-    AgentEventType,
-    AgentEventWriter,
-    AgentFrameworkRunner,
-    AgentInterrupt,
-    AgentMessage,
-    AgentMessagesPage,
-    AgentSessionOptions,
-    AgentSnapshot,
-    AgentState,
-    AgentStatus,
-    AgentToolCall,
-    AgentToolCallStatus,
-    AgentTurnContext,
-    AgentTurnOutcome,
-    AgentUsage,
-    CallPolicy,
-    ContinueRequested,
-    DeferredToolCall,
-    DeferredToolExecution,
-    DoubleTexting,
-    EffectUnknown,
-    ForkedFrom,
-    FrameworkMessage,
-    ImageInput,
-    InvalidAnswerError,
-    InvalidToolCallError,
-    MemoryOptions,
-    MessageRejectedError,
-    MessageRole,
-    NoEffect,
-    SessionBudget,
+from sessionflow.kit._flow import AgentSessionFlow
+from sessionflow.kit._lazy import distribution_version, lazy_exports
+from sessionflow.session.approvals import InvalidAnswerError
+from sessionflow.session.double_texting import DoubleTexting, MessageRejectedError
+from sessionflow.session.errors import (
     SessionError,
     SessionRunError,
     SessionStateError,
-    SessionTimings,
-    StopReason,
-    TookEffect,
-    ToolCallsRequested,
-    ToolEffect,
-    ToolExecutionError,
-    ToolExecutionResult,
-    ToolPolicy,
-    TurnAborted,
-    TurnCompleted,
-    TurnOutOfRangeError,
-    UnknownSessionError,
     UnsupportedOptionError,
     UserError,
-    VerifyCall,
-    VerifyResult,
-    build_turn_failure_note,
-    describe_tool_call_outcome,
-    idempotency_key,
 )
-from sessionflow.tool_output import ToolOutput
+from sessionflow.session.events import AgentEvent, AgentEventType
+from sessionflow.session.fork import ForkedFrom, TurnOutOfRangeError, UnknownSessionError
+from sessionflow.session.guardrails import StopReason
+from sessionflow.session.messages import AgentMessage, MessageRole
+from sessionflow.session.options import (
+    AgentSessionOptions,
+    CallPolicy,
+    MemoryOptions,
+    SessionBudget,
+    SessionTimings,
+)
+from sessionflow.session.runner import ImageInput
+from sessionflow.session.state import (
+    AgentInterrupt,
+    AgentMessagesPage,
+    AgentSnapshot,
+    AgentState,
+    AgentStatus,
+)
+from sessionflow.session.tools import AgentToolCall, AgentToolCallStatus, ToolEffect, ToolPolicy
+from sessionflow.session.usage import AgentUsage
 
-# Loaded on first use. The engine binding (`sessionflow.temporal`) imports temporalio's
-# client and worker, ~0.6 s that plugin discovery, `sessionflow frameworks` and every other
-# import of `sessionflow.hookspecs` or `sessionflow.plugins` do not need.
-# RedisDeltaTransport needs the `redis` extra, so importing sessionflow never needs redis,
-# and a missing extra fails with its install hint.
-# `__version__` is read from the installed metadata on first use, too.
+# Loaded on first use. The engine binding imports temporalio's client and worker, ~0.6 s
+# that plugin discovery, `sessionflow frameworks` and an adapter's flow builder do not
+# need. RedisDeltaTransport needs the `redis` extra, so importing sessionflow never needs
+# redis, and a missing extra fails with its install hint. `__version__` is read from the
+# installed metadata on first use, too.
 if TYPE_CHECKING:
     __version__: str
 
-    from sessionflow.redis_deltas import RedisDeltaTransport
-    from sessionflow.temporal import (
-        AgentSessionClient,
-        AgentSessionFlow,
-        PayloadStore,
-        PayloadStoreError,
-        ServerUnreachableError,
-        SessionExistsError,
-        connect,
-        run_agent_worker,
-        serve_agent_flows,
-    )
+    from sessionflow.kit._redis_deltas import RedisDeltaTransport
+    from sessionflow.temporal.client._client import AgentSessionClient, SessionExistsError
+    from sessionflow.temporal.client._connection import connect
+    from sessionflow.temporal.client._unreachable import ServerUnreachableError
+    from sessionflow.temporal.storage._store_errors import PayloadStoreError
+    from sessionflow.temporal.worker._worker import run_agent_worker, serve_agent_flows
 
 
 __getattr__, __dir__ = lazy_exports(__name__, computed={"__version__": distribution_version("sessionflow")})
 
 
 __all__ = [
+    # Flows, the client and the worker
+    "AgentSessionClient",
+    "AgentSessionFlow",
+    "connect",
+    "run_agent_worker",
+    "serve_agent_flows",
+    # Options and policies
+    "AgentSessionOptions",
+    "CallPolicy",
+    "DoubleTexting",
+    "MemoryOptions",
+    "SessionBudget",
+    "SessionTimings",
+    "ToolEffect",
+    "ToolPolicy",
+    # Records a session keeps, and what a client reads of it
     "AgentEvent",
     "AgentEventType",
-    "AgentEventWriter",
-    "AgentFrameworkRunner",
     "AgentInterrupt",
     "AgentMessage",
     "AgentMessagesPage",
-    "AgentSessionClient",
-    "AgentSessionFlow",
-    "AgentSessionOptions",
     "AgentSnapshot",
     "AgentState",
     "AgentStatus",
     "AgentToolCall",
     "AgentToolCallStatus",
-    "AgentTurnContext",
-    "AgentTurnOutcome",
     "AgentUsage",
-    "CallPolicy",
-    "ContinueRequested",
-    "DeferredToolCall",
-    "DeferredToolExecution",
-    "DoubleTexting",
-    "EffectUnknown",
     "ForkedFrom",
-    "FrameworkCapabilities",
-    "FrameworkMessage",
-    "FrameworkSpec",
-    "HarnessContext",
     "ImageInput",
-    "InvalidAnswerError",
-    "InvalidToolCallError",
-    "MemoryOptions",
-    "MessageRejectedError",
     "MessageRole",
-    "NoEffect",
-    "PayloadStore",
-    "PayloadStoreError",
-    "PluginError",
+    "StopReason",
+    # Live deltas across hosts (the `redis` extra)
     "RedisDeltaTransport",
+    # Errors (the whole tree is drawn in `sessionflow.session.errors`)
+    "InvalidAnswerError",
+    "MessageRejectedError",
+    "PayloadStoreError",
     "ServerUnreachableError",
-    "SessionBudget",
     "SessionError",
     "SessionExistsError",
     "SessionRunError",
     "SessionStateError",
-    "SessionTimings",
-    "SessionflowPlugins",
-    "StopReason",
-    "TookEffect",
-    "ToolCallsRequested",
-    "ToolEffect",
-    "ToolExecutionError",
-    "ToolExecutionResult",
-    "ToolInvocation",
-    "ToolOutput",
-    "ToolPolicy",
-    "ToolSpec",
-    "TurnAborted",
-    "TurnCompleted",
     "TurnOutOfRangeError",
     "UnknownSessionError",
     "UnsupportedOptionError",
     "UserError",
-    "VerifyCall",
-    "VerifyResult",
+    # The installed version
     "__version__",
-    "build_turn_failure_note",
-    "connect",
-    "current_tool_invocation",
-    "describe_tool_call_outcome",
-    "get_plugins",
-    "hookimpl",
-    "idempotency_key",
-    "run_agent_worker",
-    "serve_agent_flows",
-    "tool_invocation_scope",
 ]

@@ -29,9 +29,10 @@ from typing import TYPE_CHECKING
 import pluggy
 
 if TYPE_CHECKING:
-    from sessionflow.frameworks import FrameworkSpec
+    from sessionflow.kit._frameworks import FrameworkSpec
 
-__all__ = ["PROJECT_NAME", "hookimpl", "hookspec", "sessionflow_register_frameworks"]
+# `hookimpl` is public in `sessionflow.kit`, beside what a plugin registers.
+__all__ = ["PROJECT_NAME", "hookspec", "sessionflow_register_frameworks"]
 
 PROJECT_NAME = "sessionflow"
 """The pluggy project name; also the entry-point group plugins are discovered in."""
@@ -49,8 +50,7 @@ def sessionflow_register_frameworks(register: Callable[[FrameworkSpec], None]) -
 
     Example::
 
-        from sessionflow import hookimpl
-        from sessionflow.frameworks import FrameworkCapabilities, FrameworkSpec
+        from sessionflow.kit import FrameworkCapabilities, FrameworkSpec, hookimpl
 
         @hookimpl
         def sessionflow_register_frameworks(register):

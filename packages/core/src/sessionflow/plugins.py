@@ -35,46 +35,27 @@ from typing import Any, Literal
 import pluggy
 
 from sessionflow import hookspecs
-from sessionflow._demo_tour import DemoTool, DemoTour
-
-# Kept importable from here for one release: they moved to `sessionflow.frameworks` and
-# `sessionflow.tool_specs`, which import no manager.
-from sessionflow.frameworks import (
-    MODEL_APIS,
-    FrameworkCapabilities,
-    FrameworkSpec,
-    HarnessContext,
-    ModelApi,
-)
-from sessionflow.session import AgentFrameworkRunner, UserError
-from sessionflow.session.runner import is_runner
-from sessionflow.tool_specs import ToolHandler, ToolInvocation, ToolSpec, effect_from_mcp_annotations
+from sessionflow.kit._frameworks import FrameworkSpec, HarnessContext
+from sessionflow.session.errors import UserError
+from sessionflow.session.runner import AgentFrameworkRunner, is_runner
 
 __all__ = [
+    # Discovery and its switches
     "DEFAULT_PLUGINS",
     "DISABLED_PLUGINS_ENV",
     "DISABLE_AUTOLOAD_ENV",
     "ENTRY_POINT_GROUP",
     "LOAD_PLUGINS_ENV",
-    "MODEL_APIS",
-    "DemoTool",
-    "DemoTour",
-    "FrameworkCapabilities",
-    "FrameworkSpec",
-    "HarnessContext",
-    "ModelApi",
-    "PluginError",
+    # The manager
     "PluginInfo",
     "PluginSource",
     "SessionflowPlugins",
-    "ToolHandler",
-    "ToolInvocation",
-    "ToolSpec",
-    "UnknownFrameworkError",
     "build_runner",
-    "effect_from_mcp_annotations",
     "get_plugins",
     "reset_plugins",
+    # Its errors
+    "PluginError",
+    "UnknownFrameworkError",
 ]
 
 ENTRY_POINT_GROUP = hookspecs.PROJECT_NAME
@@ -453,7 +434,7 @@ class SessionflowPlugins:
             if not isinstance(spec, FrameworkSpec):
                 raise PluginError(
                     plugin_name,
-                    f"registered a {type(spec).__name__}, expected sessionflow.plugins.FrameworkSpec",
+                    f"registered a {type(spec).__name__}, expected sessionflow.kit.FrameworkSpec",
                 )
             existing = collected.get(spec.name)
             if existing is not None:

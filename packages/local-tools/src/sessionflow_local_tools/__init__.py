@@ -3,7 +3,7 @@
 Every function here is a coroutine that keeps the event loop free: file work runs in a
 thread that stops when the call is cancelled or runs out of time, the shell runs in a
 subprocess tree that is killed whole, and searches use a linear-time regex engine. Every
-bad input raises `sessionflow.session.ToolExecutionError` with a message for the model.
+bad input raises `sessionflow.kit.ToolExecutionError` with a message for the model.
 The CLI's local tools and the Claude Agent SDK adapter's built-in tools are argument
 mappings onto these functions.
 """

@@ -6,7 +6,7 @@ import math
 from collections.abc import Mapping, Set
 from typing import Any
 
-from sessionflow.session import ToolExecutionError
+from sessionflow.kit import ToolExecutionError
 
 __all__ = ["Arguments"]
 

@@ -13,7 +13,7 @@ import time
 from collections.abc import Callable
 from typing import TypeVar
 
-from sessionflow.session import ToolExecutionError
+from sessionflow.kit import ToolExecutionError
 
 __all__ = ["FILE_TOOL_SECONDS", "Stop", "in_thread"]
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from types import MappingProxyType
 
-from sessionflow.session import ToolEffect, ToolPolicy
+from sessionflow import ToolEffect, ToolPolicy
 
 __all__ = [
     "CLAUDE_CODE_TOOL_FLOORS",

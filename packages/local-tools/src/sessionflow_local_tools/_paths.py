@@ -37,7 +37,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Literal
 
-from sessionflow.session import ToolExecutionError
+from sessionflow.kit import ToolExecutionError
 from sessionflow_local_tools import _beneath
 from sessionflow_local_tools._text import show_name
 

@@ -12,7 +12,7 @@ from typing import Protocol
 
 import re2
 
-from sessionflow.session import ToolExecutionError
+from sessionflow.kit import ToolExecutionError
 
 __all__ = ["MAX_PATTERN_CHARS", "Matcher", "compile_pattern"]
 

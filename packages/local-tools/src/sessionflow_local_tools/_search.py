@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from sessionflow.session import ToolExecutionError
+from sessionflow.kit import ToolExecutionError
 from sessionflow_local_tools._blocking import Stop
 from sessionflow_local_tools._paths import Workspace, checkpoint, refuse
 from sessionflow_local_tools._regex import Matcher, compile_pattern

@@ -27,7 +27,7 @@ import os
 from pathlib import Path
 from typing import Any, cast
 
-from sessionflow.session import EffectUnknown, NoEffect, TookEffect, ToolExecutionError, VerifyResult
+from sessionflow.kit import EffectUnknown, NoEffect, TookEffect, ToolExecutionError, VerifyResult
 from sessionflow_local_tools._blocking import Stop, in_thread
 from sessionflow_local_tools._files import require_file
 from sessionflow_local_tools._paths import Workspace

@@ -19,7 +19,7 @@ from urllib.parse import urljoin, urlsplit
 
 import httpx
 
-from sessionflow.session import ToolExecutionError
+from sessionflow.kit import ToolExecutionError
 from sessionflow_local_tools._text import cap_text, clean_text
 
 __all__ = [

@@ -26,18 +26,18 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from sessionflow.session import (
+from sessionflow import (
     AgentEventType,
+    AgentSessionClient,
     InvalidAnswerError,
     MessageRejectedError,
-    SessionModel,
+    SessionExistsError,
     TurnOutOfRangeError,
     UnknownSessionError,
 )
+from sessionflow.session.model import SessionModel
 from sessionflow.temporal import (
-    AgentSessionClient,
     SearchAttributesMissingError,
-    SessionExistsError,
     SessionState,
     SessionSummary,
     list_sessions,

@@ -11,12 +11,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from sessionflow.temporal import (
-    AgentSessionClient,
-    describe_session,
-    read_start_environment,
-    validate_session_id,
-)
+from sessionflow import AgentSessionClient
+from sessionflow.temporal import describe_session, read_start_environment, validate_session_id
 
 __all__ = ["Owners", "owner_of_environment"]
 

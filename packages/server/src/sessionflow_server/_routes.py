@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from sessionflow.session import AgentEvent, AgentMessagesPage, AgentSnapshot
+from sessionflow import AgentEvent, AgentMessagesPage, AgentSnapshot
 from sessionflow_server._types import (
     AcceptedResponse,
     CancelResponse,

@@ -12,7 +12,7 @@ from typing import Any, Literal
 
 import msgspec
 
-from sessionflow.session import AgentInterrupt
+from sessionflow import AgentInterrupt
 from sessionflow.temporal import SessionSummary
 
 __all__ = [

@@ -25,8 +25,8 @@ from typing import Any
 import httpx
 import msgspec
 
-from sessionflow.session import AgentEvent, AgentEventType
-from sessionflow.temporal import AgentSessionClient, SessionStatus, list_sessions
+from sessionflow import AgentEvent, AgentEventType, AgentSessionClient
+from sessionflow.temporal import SessionStatus, list_sessions
 
 __all__ = ["SIGNATURE_HEADER", "SessionWatcher", "WebhookConfig", "WebhookSender", "sign"]
 

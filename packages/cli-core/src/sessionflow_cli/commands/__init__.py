@@ -4,7 +4,7 @@
 `_serve`, `_server`, `_sessions` and `_worker`. What they share (the engine, the runtime, sessions, settings)
 stays one level up, in `sessionflow_cli`.
 
-The names below load on first use (`sessionflow.lazy.lazy_exports`): importing this package
+The names below load on first use (`sessionflow.kit.lazy_exports`): importing this package
 imports no command, so a command pays only for its own imports (`chat` for the worker and
 the MCP SDK, `frameworks` for neither).
 """
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from sessionflow.lazy import lazy_exports
+from sessionflow.kit import lazy_exports
 
 if TYPE_CHECKING:
     from sessionflow_cli.commands._chat import ChatRequest, run_chat

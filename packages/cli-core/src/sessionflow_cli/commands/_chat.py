@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from rich.console import Console
 
-from sessionflow import FrameworkSpec
+from sessionflow.kit import FrameworkSpec
 from sessionflow_cli._command_host import open_runtime
 from sessionflow_cli._errors import UsageError
 from sessionflow_cli._flow_types import StartEnvironment

@@ -26,12 +26,13 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any, Literal
 
-from sessionflow.temporal.codec_protocol import CodecRequestError, apply_codec
-from sessionflow.temporal.encryption import (
+from sessionflow.temporal import (
+    CodecRequestError,
     EncryptionCodec,
     EncryptionKeyError,
     KeyRing,
     PayloadDecryptionError,
+    apply_codec,
     encryption_codec_from_environment,
 )
 from sessionflow_cli._errors import UsageError

@@ -15,7 +15,7 @@ from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
-from sessionflow import ToolSpec
+from sessionflow.kit import ToolSpec
 from sessionflow_cli._connectors import ConnectorListing, Connectors, connector_labels
 from sessionflow_cli._errors import EXIT_FAILURE, EXIT_OK
 from sessionflow_cli._flow_builder import gather_tools

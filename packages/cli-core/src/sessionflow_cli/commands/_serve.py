@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 from rich.console import Console
 
-from sessionflow import FrameworkSpec
+from sessionflow.kit import FrameworkSpec
 from sessionflow_cli._command_host import open_runtime
 from sessionflow_cli._errors import EXIT_OK, UsageError
 from sessionflow_cli._flow_types import StartEnvironment

@@ -5,7 +5,7 @@ from __future__ import annotations
 from rich.console import Console
 from rich.table import Table
 
-from sessionflow import FrameworkSpec
+from sessionflow.kit import FrameworkSpec
 from sessionflow.temporal import FrontendState
 from sessionflow_cli._command_host import open_runtime
 from sessionflow_cli._errors import EXIT_OK

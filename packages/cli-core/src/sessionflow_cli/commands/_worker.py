@@ -20,7 +20,8 @@ from typing import Any
 
 from rich.console import Console
 
-from sessionflow import FrameworkSpec, serve_agent_flows
+from sessionflow import serve_agent_flows
+from sessionflow.kit import FrameworkSpec
 from sessionflow.temporal import shutdown_grace
 from sessionflow_cli._connectors import open_connectors
 from sessionflow_cli._errors import EXIT_OK, UsageError

@@ -145,8 +145,7 @@ def _server(value: object, base: Path, source: str) -> ServerConfig:
 
 def _payloads(doc: Json, base: Path, source: str) -> PayloadStore:
     # Only a file with a `payloads:` section loads the engine binding (temporalio) here.
-    from sessionflow.temporal import PayloadStore
-    from sessionflow.temporal.payload_store import DEFAULT_PAYLOAD_THRESHOLD
+    from sessionflow.temporal import DEFAULT_PAYLOAD_THRESHOLD, PayloadStore
 
     location = str(doc["store"])
     is_s3 = location.startswith("s3://")

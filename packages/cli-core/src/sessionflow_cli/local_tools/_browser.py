@@ -29,7 +29,7 @@ from urllib.parse import urlsplit
 from playwright.async_api import Browser, BrowserContext, Locator, Page, Playwright, Request, async_playwright
 from playwright.async_api import Error as PlaywrightError
 
-from sessionflow.session import ToolExecutionError
+from sessionflow.kit import ToolExecutionError
 from sessionflow_cli.local_tools._settings import BROWSER_IDLE_SECONDS
 from sessionflow_local_tools import cap_text, check_web_url
 

@@ -15,8 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import sessionflow_local_tools as runtime
-from sessionflow.plugins import ToolInvocation, ToolSpec
-from sessionflow.session import ToolExecutionError
+from sessionflow.kit import ToolExecutionError, ToolInvocation, ToolSpec
 from sessionflow_cli.local_tools._floors import LOCAL_TOOL_FLOORS, LOCAL_TOOL_GROUPS, SHELL_TOOL
 from sessionflow_cli.local_tools._schemas import DESCRIPTIONS, PARAMETERS
 from sessionflow_cli.local_tools._settings import LocalToolSettings

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from types import MappingProxyType
 
-from sessionflow.session import ToolEffect, ToolPolicy
+from sessionflow import ToolEffect, ToolPolicy
 from sessionflow_cli.local_tools._settings import LocalToolGroup
 from sessionflow_local_tools import EDIT_FLOOR, READ_FLOOR, SHELL_FLOOR, WRITE_FLOOR
 

@@ -11,8 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import sessionflow_local_tools as runtime
-from sessionflow.session import VerifyCall, VerifyResult
-from sessionflow.tool_specs import ToolVerifier, ToolVerifyBasis
+from sessionflow.kit import ToolVerifier, ToolVerifyBasis, VerifyCall, VerifyResult
 from sessionflow_local_tools import Arguments
 
 __all__ = ["verify_hooks"]

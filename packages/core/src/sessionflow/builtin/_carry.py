@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sessionflow.session import AgentTurnContext
+from sessionflow.session.runner import AgentTurnContext
 
 __all__ = ["CARRIED_PREFIX", "with_carried"]
 

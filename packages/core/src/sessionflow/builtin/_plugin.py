@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from sessionflow.frameworks import FrameworkCapabilities, FrameworkSpec, HarnessContext
 from sessionflow.hookspecs import hookimpl
+from sessionflow.kit._frameworks import FrameworkCapabilities, FrameworkSpec, HarnessContext
 
 if TYPE_CHECKING:
     # Imported by `_build_runner`, on first real use: the runner brings httpx and asyncio,

@@ -13,31 +13,33 @@ import httpx
 
 from sessionflow.builtin._carry import with_carried
 from sessionflow.builtin._tool_state import STATE_KEY, merged_tool_state, state_line
-from sessionflow.images import image_data_url, image_ref_part, with_images_read
-from sessionflow.plugins import ToolSpec
-from sessionflow.session import (
+from sessionflow.kit._images import image_data_url, image_ref_part, with_images_read
+from sessionflow.kit._tool_asks import with_tool_asks
+from sessionflow.kit._tool_specs import ToolSpec
+from sessionflow.session.errors import SessionRunError
+from sessionflow.session.messages import FrameworkMessage, MessageRole
+from sessionflow.session.outcomes import (
+    AgentTurnOutcome,
+    ContinueRequested,
+    ToolCallsRequested,
+    TurnCompleted,
+)
+from sessionflow.session.runner import (
     AgentFrameworkRunner,
     AgentTurnContext,
-    AgentTurnOutcome,
-    AgentUsage,
-    ContinueRequested,
-    DeferredToolCall,
     DeferredToolExecution,
-    FrameworkMessage,
     ImageInput,
-    MessageRole,
-    SessionRunError,
-    ToolCallsRequested,
+)
+from sessionflow.session.tools import (
+    DeferredToolCall,
     ToolEffect,
     ToolExecutionError,
     ToolExecutionResult,
-    TurnCompleted,
-    VerifyCall,
-    VerifyResult,
     describe_tool_call_outcome,
     tool_arguments_object,
 )
-from sessionflow.tool_asks import with_tool_asks
+from sessionflow.session.usage import AgentUsage
+from sessionflow.session.verify import VerifyCall, VerifyResult
 
 __all__ = ["ChatCompletionsRunner", "ModelHTTPError"]
 
@@ -96,7 +98,7 @@ class ChatCompletionsRunner(AgentFrameworkRunner):
     next model call sees the state as a ``Tool state: {...}`` line of its system message,
     and later tools read it with `sessionflow.builtin.tool_state`. It lasts for the turn.
     A tool's own approval rule (`ToolSpec.needs_approval`, `ToolSpec.pre_approved`) and
-    its question (`ToolSpec.question`, see `sessionflow.tool_asks.question_tool`) go on the
+    its question (`ToolSpec.question`, see `sessionflow.kit.question_tool`) go on the
     deferred call; the session's floor still decides. A question's answer is the tool's
     output the model sees. A rejection, of the session's approval or the tool's own, reaches
     the model as `describe_tool_call_outcome` words it (this runner has no wording of its own).

@@ -13,7 +13,8 @@ import json
 from collections.abc import Iterable
 from typing import Any, cast
 
-from sessionflow.session import SessionStateError, ToolInvocation
+from sessionflow.session.errors import SessionStateError
+from sessionflow.session.invocation import ToolInvocation
 
 __all__ = ["STATE_KEY", "merged_tool_state", "state_line", "tool_state"]
 

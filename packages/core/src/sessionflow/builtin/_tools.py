@@ -7,9 +7,10 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from sessionflow.builtin._schema import parameters_schema
-from sessionflow.plugins import ToolInvocation, ToolSpec
-from sessionflow.session import ToolEffect, ToolPolicy
-from sessionflow.tool_output import ToolOutput
+from sessionflow.kit._tool_output import ToolOutput
+from sessionflow.kit._tool_specs import ToolSpec
+from sessionflow.session.invocation import ToolInvocation
+from sessionflow.session.tools import ToolEffect, ToolPolicy
 
 __all__ = ["tool"]
 

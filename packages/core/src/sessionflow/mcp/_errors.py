@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, cast
 
-from sessionflow.session import SessionRunError
+from sessionflow.session.errors import SessionRunError
 
 __all__ = ["McpTransportError", "McpUnavailableError", "describe_error"]
 

@@ -22,7 +22,7 @@ from mcp.types import (
     TextResourceContents,
 )
 
-from sessionflow._media_sink import SAVED_MEDIA
+from sessionflow.kit._media_sink import SAVED_MEDIA
 
 __all__ = ["MAX_MEDIA_BYTES", "default_media_dir", "render_content", "save_media"]
 

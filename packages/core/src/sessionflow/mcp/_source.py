@@ -30,15 +30,16 @@ from mcp.types import (
     Tool,
 )
 
-from sessionflow._media_sink import SAVED_MEDIA, hand_over_saved_media
+from sessionflow.kit._media_sink import SAVED_MEDIA, hand_over_saved_media
+from sessionflow.kit._tool_specs import ToolSpec, effect_from_mcp_annotations
 from sessionflow.mcp._config import META_EXPECTED_TOOL, META_IDEMPOTENCY_KEY, McpServerConfig
 from sessionflow.mcp._errors import McpTransportError, McpUnavailableError, describe_error
 from sessionflow.mcp._pool import McpConnectionPool, shared_pool
 from sessionflow.mcp._results import default_media_dir, render_content
 from sessionflow.mcp._verify import META_VERIFIES, verify_result, verify_tool_name
-from sessionflow.plugins import ToolInvocation, ToolSpec
-from sessionflow.session import EffectUnknown, ToolEffect, ToolExecutionError, VerifyCall, VerifyResult
-from sessionflow.tool_specs import effect_from_mcp_annotations
+from sessionflow.session.invocation import ToolInvocation
+from sessionflow.session.tools import ToolEffect, ToolExecutionError
+from sessionflow.session.verify import EffectUnknown, VerifyCall, VerifyResult
 
 __all__ = ["AvailabilityListener", "McpTool", "McpToolSource", "effect_from_hints", "input_schema_hash"]
 
@@ -76,7 +77,7 @@ def input_schema_hash(schema: Mapping[str, Any]) -> str:
 
 
 effect_from_hints = effect_from_mcp_annotations
-"""The old name of `sessionflow.tool_specs.effect_from_mcp_annotations`, kept as an alias."""
+"""The old name of `sessionflow.kit.effect_from_mcp_annotations`, kept as an alias."""
 
 
 @dataclass(frozen=True, kw_only=True)

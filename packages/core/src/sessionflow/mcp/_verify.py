@@ -22,7 +22,7 @@ from typing import Any, cast
 
 from mcp.types import CallToolResult, TextContent
 
-from sessionflow.session import EffectUnknown, NoEffect, TookEffect, VerifyResult
+from sessionflow.session.verify import EffectUnknown, NoEffect, TookEffect, VerifyResult
 
 __all__ = ["META_VERIFIES", "META_VERIFY_TOOL", "verify_result", "verify_tool_name"]
 

@@ -126,7 +126,7 @@ class DeferredToolExecution(_SessionIdAlias):
     def invocation(self) -> ToolInvocation:
         """What the tool's handler is told about this run; the one place it is built.
 
-        The tool activity makes it `sessionflow.current_tool_invocation()` while the runner
+        The tool activity makes it `sessionflow.kit.current_tool_invocation()` while the runner
         runs this call, and runners hand it to handlers that take it as an argument.
         """
         return ToolInvocation(

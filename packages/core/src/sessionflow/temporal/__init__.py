@@ -1,55 +1,30 @@
-"""The Temporal binding: the session workflow, its activities, client, worker and dev server.
+"""The engine binding, for operators: the embedded dev server, connections, workers and
+their releases, payload storage and encryption, and what a session's history holds.
 
-This is the only part of sessionflow that imports `temporalio`; code outside it (such as
-the `sessionflow` command) connects, probes and lists sessions through these functions.
+This is the only part of sessionflow that imports `temporalio`. It is split by role:
+`workflow/` (the session workflow), `activities/` (one class per kind of step),
+`client/`, `worker/`, `storage/` and `devserver/`; the wire formats (`_payloads`) and the
+helpers several roles share stay at this level. Applications start with `sessionflow`
+(`AgentSessionClient`, `connect`, `serve_agent_flows`); what is here is what running
+them takes.
 """
 
-from sessionflow.temporal._dev_server import (
-    RAISED_HISTORY_LIMITS,
-    DevServer,
-    DevServerConfig,
-    DevServerError,
-    DevServerHandle,
-    find_temporal_binary,
-    free_port,
-    stop_dev_server,
-)
-from sessionflow.temporal.client import AgentSessionClient, SessionExistsError, validate_session_id
-from sessionflow.temporal.connection import (
-    DEFAULT_SERVER_ADDRESS,
-    ServerUnreachableError,
-    TemporalClient,
-    TlsSettings,
-    connect,
-    with_payload_store,
-)
-from sessionflow.temporal.deployment import WorkerDeployment
-from sessionflow.temporal.encryption import (
-    EncryptionCodec,
-    EncryptionKeyError,
-    KeyRing,
-    PayloadDecryptionError,
-    encryption_codec_from_environment,
-)
-from sessionflow.temporal.flow import AgentSessionFlow, FlowArguments
-from sessionflow.temporal.history import StepHistoryEntry, history_size, read_step_history
-from sessionflow.temporal.model_call_limits import MODEL_CALL_LIMITS_ENV, ModelCallLimits
-from sessionflow.temporal.payload_gc import PayloadGcReport, collect_payloads, parse_age
-from sessionflow.temporal.payload_store import (
-    DEFAULT_PAYLOAD_THRESHOLD,
-    PayloadStore,
-    PayloadStoreError,
-    build_data_converter,
-    default_payload_folder,
-)
-from sessionflow.temporal.probe import FrontendProbe, FrontendState, probe_frontend
-from sessionflow.temporal.search_attributes import (
+from sessionflow.temporal._process_exit import exit_without_teardown
+from sessionflow.temporal._search_attributes import (
     SearchAttributesMissingError,
     SessionState,
     register_search_attributes,
     try_register_search_attributes,
 )
-from sessionflow.temporal.sessions import (
+from sessionflow.temporal.client._client import validate_session_id
+from sessionflow.temporal.client._connection import (
+    DEFAULT_SERVER_ADDRESS,
+    TemporalClient,
+    TlsSettings,
+    with_payload_store,
+)
+from sessionflow.temporal.client._probe import FrontendProbe, FrontendState, probe_frontend
+from sessionflow.temporal.client._sessions import (
     SessionStatus,
     SessionSummary,
     describe_session,
@@ -57,7 +32,32 @@ from sessionflow.temporal.sessions import (
     read_start_environment,
     reset_sticky_task_queue,
 )
-from sessionflow.temporal.upgrades import (
+from sessionflow.temporal.client._step_history import StepHistoryEntry, history_size, read_step_history
+from sessionflow.temporal.devserver._binary import BINARY_ENV_VAR, find_temporal_binary
+from sessionflow.temporal.devserver._config import RAISED_HISTORY_LIMITS, DevServerConfig
+from sessionflow.temporal.devserver._errors import DevServerError
+from sessionflow.temporal.devserver._probe import free_port
+from sessionflow.temporal.devserver._server import DevServer, stop_dev_server
+from sessionflow.temporal.devserver._state import DevServerHandle
+from sessionflow.temporal.storage._codec_protocol import CodecRequestError, apply_codec
+from sessionflow.temporal.storage._encryption import (
+    EncryptionCodec,
+    EncryptionKeyError,
+    KeyRing,
+    PayloadDecryptionError,
+    encryption_codec_from_environment,
+)
+from sessionflow.temporal.storage._payload_gc import PayloadGcReport, collect_payloads, parse_age
+from sessionflow.temporal.storage._payload_store import (
+    DEFAULT_PAYLOAD_THRESHOLD,
+    PAYLOADS_ENV,
+    PayloadStore,
+    build_data_converter,
+    default_payload_folder,
+)
+from sessionflow.temporal.worker._deployment import WorkerDeployment
+from sessionflow.temporal.worker._model_call_limits import MODEL_CALL_LIMITS_ENV, ModelCallLimits
+from sessionflow.temporal.worker._upgrades import (
     DrainageStatus,
     current_version,
     drainage_status,
@@ -65,79 +65,81 @@ from sessionflow.temporal.upgrades import (
     set_current_version,
     wake_sessions_on_old_versions,
 )
-from sessionflow.temporal.worker import (
+from sessionflow.temporal.worker._worker import (
     SHUTDOWN_GRACE_ENV,
     build_workers,
     default_build_id,
     exit_worker_process,
-    run_agent_worker,
-    serve_agent_flows,
     shutdown_grace,
 )
+from sessionflow.temporal.workflow._replay import export_history, replay_histories
 
 __all__ = [
-    "DEFAULT_PAYLOAD_THRESHOLD",
+    # Connecting
     "DEFAULT_SERVER_ADDRESS",
-    "MODEL_CALL_LIMITS_ENV",
+    "FrontendProbe",
+    "FrontendState",
+    "TemporalClient",
+    "TlsSettings",
+    "probe_frontend",
+    "with_payload_store",
+    # The embedded dev server
+    "BINARY_ENV_VAR",
     "RAISED_HISTORY_LIMITS",
-    "SHUTDOWN_GRACE_ENV",
-    "AgentSessionClient",
-    "AgentSessionFlow",
     "DevServer",
     "DevServerConfig",
     "DevServerError",
     "DevServerHandle",
+    "find_temporal_binary",
+    "free_port",
+    "stop_dev_server",
+    # Workers, their limits and releases
+    "MODEL_CALL_LIMITS_ENV",
+    "SHUTDOWN_GRACE_ENV",
     "DrainageStatus",
-    "EncryptionCodec",
-    "EncryptionKeyError",
-    "FlowArguments",
-    "FrontendProbe",
-    "FrontendState",
-    "KeyRing",
     "ModelCallLimits",
-    "PayloadDecryptionError",
-    "PayloadGcReport",
-    "PayloadStore",
-    "PayloadStoreError",
+    "WorkerDeployment",
+    "build_workers",
+    "current_version",
+    "default_build_id",
+    "drainage_status",
+    "exit_without_teardown",
+    "exit_worker_process",
+    "sessions_on_old_versions",
+    "set_current_version",
+    "shutdown_grace",
+    "wake_sessions_on_old_versions",
+    # Finding sessions and reading their history
     "SearchAttributesMissingError",
-    "ServerUnreachableError",
-    "SessionExistsError",
     "SessionState",
     "SessionStatus",
     "SessionSummary",
     "StepHistoryEntry",
-    "TemporalClient",
-    "TlsSettings",
-    "WorkerDeployment",
-    "build_data_converter",
-    "build_workers",
-    "collect_payloads",
-    "connect",
-    "current_version",
-    "default_build_id",
-    "default_payload_folder",
     "describe_session",
-    "drainage_status",
-    "encryption_codec_from_environment",
-    "exit_worker_process",
-    "find_temporal_binary",
-    "free_port",
+    "export_history",
     "history_size",
     "list_sessions",
-    "parse_age",
-    "probe_frontend",
     "read_start_environment",
     "read_step_history",
     "register_search_attributes",
+    "replay_histories",
     "reset_sticky_task_queue",
-    "run_agent_worker",
-    "serve_agent_flows",
-    "sessions_on_old_versions",
-    "set_current_version",
-    "shutdown_grace",
-    "stop_dev_server",
     "try_register_search_attributes",
     "validate_session_id",
-    "wake_sessions_on_old_versions",
-    "with_payload_store",
+    # Payload storage and encryption
+    "DEFAULT_PAYLOAD_THRESHOLD",
+    "PAYLOADS_ENV",
+    "CodecRequestError",
+    "EncryptionCodec",
+    "EncryptionKeyError",
+    "KeyRing",
+    "PayloadDecryptionError",
+    "PayloadGcReport",
+    "PayloadStore",
+    "apply_codec",
+    "build_data_converter",
+    "collect_payloads",
+    "default_payload_folder",
+    "encryption_codec_from_environment",
+    "parse_age",
 ]

@@ -10,25 +10,17 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
 
-from sessionflow.session import (
-    AgentEvent,
-    AgentMessage,
-    AgentToolCall,
-    Budget,
-    ContinueRequested,
-    DoubleTexting,
-    EffectUnknown,
-    ForkedFrom,
-    FrameworkMessage,
-    NoEffect,
-    SessionModel,
-    SessionTimings,
-    TookEffect,
-    ToolCallsRequested,
-    TurnCompleted,
-    VerifyResult,
-)
 from sessionflow.session.bodies import BodyRef
+from sessionflow.session.double_texting import DoubleTexting
+from sessionflow.session.events import AgentEvent
+from sessionflow.session.fork import ForkedFrom
+from sessionflow.session.guardrails import Budget
+from sessionflow.session.messages import AgentMessage, FrameworkMessage
+from sessionflow.session.model import SessionModel
+from sessionflow.session.options import SessionTimings
+from sessionflow.session.outcomes import ContinueRequested, ToolCallsRequested, TurnCompleted
+from sessionflow.session.tools import AgentToolCall
+from sessionflow.session.verify import EffectUnknown, NoEffect, TookEffect, VerifyResult
 
 # Activity, update and query names are part of recorded histories: keep them stable.
 RUN_MODEL = "sessionflow.RunModel"
@@ -43,7 +35,7 @@ STOP_SESSION = "stop_session"
 GET_AGENT_SNAPSHOT = "get_agent_snapshot"
 LIST_AGENT_MESSAGES = "list_agent_messages"
 LIST_AGENT_EVENTS = "list_agent_events"
-PUBLISH_DELTAS = "sessionflow.deltas"
+PUBLISH_DELTAS = "sessionflow.kit._deltas"
 CHECK_VERSION = "sessionflow.check_version"
 """Signal that gives an idle session a workflow task, so it sees a new current worker version."""
 

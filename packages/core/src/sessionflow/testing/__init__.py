@@ -1,54 +1,35 @@
-"""Test kit shipped in the wheel: dev server stack, worker children, gates, logs, waits."""
+"""Test kit shipped in the wheel: dev server stack, worker children, gates, logs, waits.
 
-from typing import TYPE_CHECKING
+The scripted model server the tests talk to is a shipped feature of its own, in
+`sessionflow.demo`.
+"""
 
-from sessionflow.lazy import lazy_exports
-from sessionflow.temporal import StepHistoryEntry, read_step_history
 from sessionflow.testing._gates import FileGate, InvocationLog
-from sessionflow.testing._model_script import (
-    ModelFault,
-    ModelReply,
-    RecordedRequest,
-    ScriptedToolCall,
-    ScriptedUsage,
-)
 from sessionflow.testing._scripted_flow import STATE_DIR_ENV, load_scripted_flow, save_scripted_flow
 from sessionflow.testing._scripted_runner import ScriptedRunner, read_script, scripted_text, write_script
 from sessionflow.testing._stack import SERVER_ADDRESS_ENV, AgentTestStack, WorkerProcess, ensure_test_server
 from sessionflow.testing._timings import CRASH_TIMINGS
 from sessionflow.testing._waiting import wait_for_agent_snapshot, wait_until
 
-# Loaded on first use so `python -m sessionflow.testing._model_server` does not import itself twice.
-if TYPE_CHECKING:
-    from sessionflow.testing._model_server import ModelServerControl, ScriptedModelServer
-
-__getattr__, __dir__ = lazy_exports(__name__)
-
-
 __all__ = [
+    # A dev server, a client and worker processes a test can SIGKILL
     "CRASH_TIMINGS",
     "SERVER_ADDRESS_ENV",
-    "STATE_DIR_ENV",
     "AgentTestStack",
-    "FileGate",
-    "InvocationLog",
-    "ModelFault",
-    "ModelReply",
-    "ModelServerControl",
-    "RecordedRequest",
-    "ScriptedModelServer",
-    "ScriptedRunner",
-    "ScriptedToolCall",
-    "ScriptedUsage",
-    "StepHistoryEntry",
     "WorkerProcess",
     "ensure_test_server",
+    # Crash points and call counters across processes
+    "FileGate",
+    "InvocationLog",
+    # A scripted runner and its flow, rebuilt in worker children
+    "STATE_DIR_ENV",
+    "ScriptedRunner",
     "load_scripted_flow",
     "read_script",
-    "read_step_history",
     "save_scripted_flow",
     "scripted_text",
+    "write_script",
+    # Waiting on a condition instead of sleeping
     "wait_for_agent_snapshot",
     "wait_until",
-    "write_script",
 ]

@@ -9,9 +9,11 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-from sessionflow.deltas import DeltaTransport
-from sessionflow.session import AgentSessionOptions, SessionTimings, ToolEffect, ToolPolicy
-from sessionflow.temporal import AgentSessionFlow, run_agent_worker
+from sessionflow.kit._deltas import DeltaTransport
+from sessionflow.kit._flow import AgentSessionFlow
+from sessionflow.session.options import AgentSessionOptions, SessionTimings
+from sessionflow.session.tools import ToolEffect, ToolPolicy
+from sessionflow.temporal.worker._worker import run_agent_worker
 from sessionflow.testing._scripted_runner import ScriptedRunner
 
 __all__ = ["STATE_DIR_ENV", "load_scripted_flow", "save_scripted_flow"]
@@ -89,7 +91,7 @@ def load_scripted_flow(state_dir: Path) -> AgentSessionFlow:
     )
     transport: DeltaTransport | None = None
     if spec.get("redis_url"):
-        from sessionflow.redis_deltas import RedisDeltaTransport
+        from sessionflow.kit._redis_deltas import RedisDeltaTransport
 
         transport = RedisDeltaTransport(spec["redis_url"])
     return AgentSessionFlow(

@@ -43,29 +43,24 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
 
-from sessionflow.session import (
-    AgentFrameworkRunner,
-    AgentTurnContext,
+from sessionflow.session.errors import TurnAborted, UserError
+from sessionflow.session.messages import FrameworkMessage, MessageRole
+from sessionflow.session.outcomes import (
     AgentTurnOutcome,
-    AgentUsage,
     ContinueRequested,
-    DeferredToolCall,
-    DeferredToolExecution,
-    EffectUnknown,
-    FrameworkMessage,
-    MessageRole,
-    NoEffect,
-    TookEffect,
     ToolCallsRequested,
+    TurnCompleted,
+)
+from sessionflow.session.runner import AgentFrameworkRunner, AgentTurnContext, DeferredToolExecution
+from sessionflow.session.tools import (
+    DeferredToolCall,
     ToolEffect,
     ToolExecutionError,
     ToolExecutionResult,
-    TurnAborted,
-    TurnCompleted,
-    UserError,
-    VerifyResult,
     describe_tool_call_outcome,
 )
+from sessionflow.session.usage import AgentUsage
+from sessionflow.session.verify import EffectUnknown, NoEffect, TookEffect, VerifyResult
 from sessionflow.testing._gates import FileGate, InvocationLog
 
 __all__ = ["ScriptedRunner", "read_script", "scripted_text", "write_script"]

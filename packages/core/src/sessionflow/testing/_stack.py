@@ -13,17 +13,14 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
 
-from sessionflow.temporal import (
-    AgentSessionClient,
-    AgentSessionFlow,
-    DevServer,
-    DevServerConfig,
-    PayloadStore,
-    StepHistoryEntry,
-    connect,
-    read_step_history,
-)
-from sessionflow.temporal.search_attributes import register_search_attributes
+from sessionflow.kit._flow import AgentSessionFlow
+from sessionflow.temporal._search_attributes import register_search_attributes
+from sessionflow.temporal.client._client import AgentSessionClient
+from sessionflow.temporal.client._connection import connect
+from sessionflow.temporal.client._step_history import StepHistoryEntry, read_step_history
+from sessionflow.temporal.devserver._config import DevServerConfig
+from sessionflow.temporal.devserver._server import DevServer
+from sessionflow.temporal.storage._payload_store import PayloadStore
 from sessionflow.testing._scripted_flow import STATE_DIR_ENV
 
 __all__ = ["SERVER_ADDRESS_ENV", "AgentTestStack", "WorkerProcess", "ensure_test_server"]

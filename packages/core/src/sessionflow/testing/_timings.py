@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from sessionflow.session import SessionTimings
+from sessionflow.session.options import SessionTimings
 
 __all__ = ["CRASH_TIMINGS"]
 

@@ -8,8 +8,8 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
-from sessionflow.session import AgentSnapshot
-from sessionflow.temporal import AgentSessionClient
+from sessionflow.session.state import AgentSnapshot
+from sessionflow.temporal.client._client import AgentSessionClient
 
 __all__ = ["wait_for_agent_snapshot", "wait_until"]
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from sessionflow import (
+from sessionflow import MessageRole
+from sessionflow.kit import (
     AgentFrameworkRunner,
     AgentTurnContext,
     AgentTurnOutcome,
@@ -13,7 +14,6 @@ from sessionflow import (
     FrameworkMessage,
     FrameworkSpec,
     HarnessContext,
-    MessageRole,
     ToolExecutionResult,
     TurnCompleted,
     hookimpl,

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
 
-from sessionflow.session import UserError
+from sessionflow.session.errors import UserError
 
 __all__ = ["CaseFileError", "Node", "TextMatch", "parse_text_match", "preview", "solid_png", "write_png"]
 

@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, get_args
 
-from sessionflow.session import AgentToolCallStatus, ToolEffect, ToolPolicy
-from sessionflow.testing._model_script import ModelReply
+from sessionflow.demo._model_script import ModelReply
+from sessionflow.session.tools import AgentToolCallStatus, ToolEffect, ToolPolicy
 from sessionflow.testing.conformance._carry_counter import CarryCounter, parse_carry_counter
 from sessionflow.testing.conformance._case_files import CaseFileError, Node
 from sessionflow.testing.conformance._expect import (

@@ -16,9 +16,12 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from sessionflow.session import AgentEvent, AgentEventType, AgentSnapshot, AgentStatus, ToolEffect
-from sessionflow.temporal import AgentSessionClient, StepHistoryEntry
-from sessionflow.testing._model_script import RecordedRequest
+from sessionflow.demo._model_script import RecordedRequest
+from sessionflow.session.events import AgentEvent, AgentEventType
+from sessionflow.session.state import AgentSnapshot, AgentStatus
+from sessionflow.session.tools import ToolEffect
+from sessionflow.temporal.client._client import AgentSessionClient
+from sessionflow.temporal.client._step_history import StepHistoryEntry
 from sessionflow.testing.conformance._case_files import preview
 from sessionflow.testing.conformance._expect import (
     SESSION_PLACEHOLDER,

@@ -19,31 +19,22 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any, TypeVar
 
-from sessionflow.frameworks import FrameworkSpec, HarnessContext
-from sessionflow.plugins import LOAD_PLUGINS_ENV, ToolInvocation, ToolSpec, build_runner
-from sessionflow.session import (
-    AgentEvent,
-    AgentInterrupt,
-    AgentSessionOptions,
-    AgentSnapshot,
-    AgentStatus,
-    AgentToolCallStatus,
-    EffectUnknown,
-    NoEffect,
-    SessionRunError,
-    SessionTimings,
-    TookEffect,
-    ToolExecutionError,
-    VerifyCall,
-    VerifyResult,
-)
-from sessionflow.temporal import (
-    AgentSessionClient,
-    AgentSessionFlow,
-    read_step_history,
-    serve_agent_flows,
-)
-from sessionflow.temporal.replay import export_history
+from sessionflow.kit._flow import AgentSessionFlow
+from sessionflow.kit._frameworks import FrameworkSpec, HarnessContext
+from sessionflow.kit._tool_output import ToolOutput
+from sessionflow.kit._tool_specs import ToolSpec, ToolVerifier
+from sessionflow.plugins import LOAD_PLUGINS_ENV, build_runner
+from sessionflow.session.errors import SessionRunError
+from sessionflow.session.events import AgentEvent
+from sessionflow.session.invocation import ToolInvocation
+from sessionflow.session.options import AgentSessionOptions, SessionTimings
+from sessionflow.session.state import AgentInterrupt, AgentSnapshot, AgentStatus
+from sessionflow.session.tools import AgentToolCallStatus, ToolExecutionError
+from sessionflow.session.verify import EffectUnknown, NoEffect, TookEffect, VerifyCall, VerifyResult
+from sessionflow.temporal.client._client import AgentSessionClient
+from sessionflow.temporal.client._step_history import read_step_history
+from sessionflow.temporal.worker._worker import serve_agent_flows
+from sessionflow.temporal.workflow._replay import export_history
 from sessionflow.testing._gates import FileGate, InvocationLog
 from sessionflow.testing._stack import AgentTestStack
 from sessionflow.testing._timings import CRASH_TIMINGS
@@ -82,8 +73,6 @@ from sessionflow.testing.conformance._runtime import (
     WORKER_MODULE,
     ConformanceRuntime,
 )
-from sessionflow.tool_output import ToolOutput
-from sessionflow.tool_specs import ToolVerifier
 
 __all__ = [
     "CONFORMANCE_TIMINGS",

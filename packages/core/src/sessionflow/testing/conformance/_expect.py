@@ -5,7 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from sessionflow.session import AgentEventType, AgentStatus, AgentToolCallStatus, ToolEffect
+from sessionflow.session.events import AgentEventType
+from sessionflow.session.state import AgentStatus
+from sessionflow.session.tools import AgentToolCallStatus, ToolEffect
 from sessionflow.testing.conformance._case_files import Node, TextMatch, parse_text_match
 
 __all__ = [

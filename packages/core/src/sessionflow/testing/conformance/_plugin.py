@@ -18,8 +18,10 @@ from typing import Any, Literal, cast
 
 import pytest
 
-from sessionflow.plugins import FrameworkSpec, PluginError, SessionflowPlugins
-from sessionflow.temporal import DevServer, DevServerConfig
+from sessionflow.kit._frameworks import FrameworkSpec
+from sessionflow.plugins import PluginError, SessionflowPlugins
+from sessionflow.temporal.devserver._config import DevServerConfig
+from sessionflow.temporal.devserver._server import DevServer
 from sessionflow.testing._stack import SERVER_ADDRESS_ENV
 from sessionflow.testing.conformance._cases import Capability, ConformanceCase, bundled_cases_dir, load_cases
 from sessionflow.testing.conformance._driver import CaseRun, play_case

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
-from sessionflow.testing._model_server import ScriptedModelServer
+from sessionflow.demo._model_server import ScriptedModelServer
 
 __all__ = [
     "CASE_FILE_ENV",

@@ -16,8 +16,10 @@ import signal
 import sys
 from pathlib import Path
 
+from sessionflow.kit._flow import AgentSessionFlow
 from sessionflow.plugins import SessionflowPlugins
-from sessionflow.temporal import AgentSessionFlow, connect, run_agent_worker, serve_agent_flows
+from sessionflow.temporal.client._connection import connect
+from sessionflow.temporal.worker._worker import run_agent_worker, serve_agent_flows
 from sessionflow.testing._scripted_flow import STATE_DIR_ENV
 from sessionflow.testing.conformance._cases import KillWorkerStep, load_case
 from sessionflow.testing.conformance._driver import build_case_flow
