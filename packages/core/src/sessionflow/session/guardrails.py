@@ -10,6 +10,8 @@ import json
 from dataclasses import dataclass
 from enum import StrEnum
 
+from sessionflow.session.messages import FrameworkMessage
+
 __all__ = [
     "DEFAULT_MAX_STUCK",
     "Budget",
@@ -17,6 +19,8 @@ __all__ = [
     "StopReason",
     "call_fingerprint",
     "estimate_tokens",
+    "message_tokens",
+    "tokens_of_size",
 ]
 
 DEFAULT_MAX_STUCK = 3
@@ -71,6 +75,19 @@ class Budget:
 def estimate_tokens(text: str) -> int:
     """A deliberately generous token estimate (about 3 characters a token)."""
     return (len(text) + 2) // 3
+
+
+def tokens_of_size(size: int) -> int:
+    """`estimate_tokens` of a stored body, from its size in bytes."""
+    # The same generous rate as `estimate_tokens` (about three bytes a token).
+    return (size + 2) // 3
+
+
+def message_tokens(message: FrameworkMessage) -> int:
+    """`estimate_tokens` of one message: its stored body's size, or its text."""
+    if message.body is not None:
+        return tokens_of_size(message.body.size)
+    return estimate_tokens(message.text or str(message.framework_item))
 
 
 def call_fingerprint(tool_name: str, arguments: str) -> str:
