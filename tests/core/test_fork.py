@@ -17,7 +17,7 @@ from sessionflow import (
     UnknownSessionError,
     UserError,
 )
-from sessionflow.session.model import HISTORY_TURN_ID
+from sessionflow.session.transcript import HISTORY_TURN_ID
 from sessionflow.testing import FileGate
 from tests.core.conftest import Harness
 from tests.core.helpers import idle_after, texts

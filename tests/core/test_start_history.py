@@ -14,7 +14,7 @@ from temporalio.client import Client
 
 from sessionflow import AgentSessionClient, MessageRole, UserError
 from sessionflow.kit import FrameworkMessage
-from sessionflow.session.model import HISTORY_TURN_ID
+from sessionflow.session.transcript import HISTORY_TURN_ID
 from sessionflow.temporal._payloads import RunModelInput
 from sessionflow.temporal.client._start_history import HISTORY_BYTES_WITHOUT_STORE, HISTORY_INLINE_BYTES
 from tests.core.conftest import Harness

@@ -6,7 +6,8 @@ import pytest
 
 from sessionflow import AgentState, DoubleTexting, MessageRejectedError, SessionStateError
 from sessionflow.session.double_texting import DoubleTextingAction, decide_double_texting, double_texting_of
-from sessionflow.session.model import QueuedUserMessage, SessionModel
+from sessionflow.session.model import SessionModel
+from sessionflow.session.queued_message import QueuedUserMessage
 
 ENQ, INT, REJ = DoubleTexting.ENQUEUE, DoubleTexting.INTERRUPT, DoubleTexting.REJECT
 QUEUE, CANCEL, REJECT = (

@@ -13,7 +13,8 @@ from sessionflow import (
     UserError,
 )
 from sessionflow.session.fork import check_fork_turn, ended_turns, in_fork, turn_number
-from sessionflow.session.model import HISTORY_TURN_ID, SessionModel
+from sessionflow.session.model import SessionModel
+from sessionflow.session.transcript import HISTORY_TURN_ID
 from tests.session.helpers import user
 
 

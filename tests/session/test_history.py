@@ -8,7 +8,8 @@ from sessionflow import SessionStateError
 from sessionflow.kit import TurnCompleted
 from sessionflow.session.guardrails import Budget
 from sessionflow.session.messages import message_digest
-from sessionflow.session.model import HISTORY_TURN_ID, SessionModel
+from sessionflow.session.model import SessionModel
+from sessionflow.session.transcript import HISTORY_TURN_ID
 from tests.session.helpers import NOW, assistant, user
 
 

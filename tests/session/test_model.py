@@ -27,7 +27,9 @@ from sessionflow.kit import (
     TurnCompleted,
     describe_tool_call_outcome,
 )
-from sessionflow.session.model import APPROVAL_EXPIRED, QueuedUserMessage, SessionModel
+from sessionflow.session.interrupts import APPROVAL_EXPIRED
+from sessionflow.session.model import SessionModel
+from sessionflow.session.queued_message import QueuedUserMessage
 from tests.session.helpers import NOW, READ, WRITE, assistant, call, clone, model_in_turn, requested, user
 
 S = AgentToolCallStatus

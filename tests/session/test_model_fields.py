@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 import inspect
 
-from sessionflow.session import SessionModel
+from sessionflow.session.model import SessionModel
 from sessionflow.session.model_fields import SessionFields
 
 

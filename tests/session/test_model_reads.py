@@ -8,7 +8,9 @@ from hypothesis import strategies as st
 
 from sessionflow import AgentMessage
 from sessionflow.kit import TurnCompleted
-from sessionflow.session.model import MAX_PAGE_SIZE, SNAPSHOT_MESSAGE_LIMIT, QueuedUserMessage, SessionModel
+from sessionflow.session.model import SessionModel
+from sessionflow.session.queued_message import QueuedUserMessage
+from sessionflow.session.reads import MAX_PAGE_SIZE, SNAPSHOT_MESSAGE_LIMIT
 from tests.session.helpers import NOW, WRITE, assistant, call, model_in_turn, requested, user
 
 

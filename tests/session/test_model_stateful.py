@@ -31,7 +31,8 @@ from sessionflow.kit import (
     build_turn_failure_note,
 )
 from sessionflow.session.messages import message_digest
-from sessionflow.session.model import QueuedUserMessage, SessionModel
+from sessionflow.session.model import SessionModel
+from sessionflow.session.queued_message import QueuedUserMessage
 from sessionflow.session.tools import LEGAL_STATUS_MOVES
 from tests.session.helpers import NOW, assistant, user
 

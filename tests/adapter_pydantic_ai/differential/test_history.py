@@ -33,7 +33,7 @@ from pydantic_ai.messages import (
 from sessionflow import AgentMessage, AgentSnapshot, AgentUsage, MessageRole
 from sessionflow.demo import ModelReply, ScriptedModelServer, ScriptedToolCall
 from sessionflow.kit import FrameworkMessage
-from sessionflow.session.model import HISTORY_TURN_ID
+from sessionflow.session.transcript import HISTORY_TURN_ID
 from sessionflow.testing import InvocationLog, wait_for_agent_snapshot
 from sessionflow_pydantic_ai import export_history, export_history_json, history_messages
 from tests.adapter_pydantic_ai.differential.harness import (

@@ -21,21 +21,11 @@ field, so the payload stays one flat `SessionFields` object:
 from __future__ import annotations
 
 from sessionflow.session.inbox import Inbox
-from sessionflow.session.interrupts import APPROVAL_EXPIRED
 from sessionflow.session.memory_tools import MemoryTools
-from sessionflow.session.queued_message import QueuedUserMessage
-from sessionflow.session.reads import MAX_PAGE_SIZE, SNAPSHOT_MESSAGE_LIMIT, Reads
-from sessionflow.session.transcript import HISTORY_TURN_ID
+from sessionflow.session.reads import Reads
 from sessionflow.session.turn_machine import TurnMachine
 
-__all__ = [
-    "APPROVAL_EXPIRED",
-    "HISTORY_TURN_ID",
-    "MAX_PAGE_SIZE",
-    "SNAPSHOT_MESSAGE_LIMIT",
-    "QueuedUserMessage",
-    "SessionModel",
-]
+__all__ = ["SessionModel"]
 
 
 class SessionModel(TurnMachine, Inbox, MemoryTools, Reads):

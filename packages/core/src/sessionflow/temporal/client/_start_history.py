@@ -17,7 +17,7 @@ from dataclasses import asdict, dataclass
 from sessionflow.session.bodies import BodyRef, utf8_size
 from sessionflow.session.errors import UserError
 from sessionflow.session.messages import AgentMessage, FrameworkMessage, MessageRole
-from sessionflow.session.model import HISTORY_TURN_ID
+from sessionflow.session.transcript import HISTORY_TURN_ID
 from sessionflow.temporal._payloads import MessageIndexChunk
 from sessionflow.temporal.storage._bodies import BodyStore, StoreScope
 

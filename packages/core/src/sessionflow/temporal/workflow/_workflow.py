@@ -21,8 +21,9 @@ with workflow.unsafe.imports_passed_through():
     from sessionflow.session.events import AgentEventsPage
     from sessionflow.session.memory import MEMORY_TOOL_NAMES, MemoryStore
     from sessionflow.session.messages import FrameworkMessage, MessageRole
-    from sessionflow.session.model import QueuedUserMessage, SessionModel
+    from sessionflow.session.model import SessionModel
     from sessionflow.session.notes import build_turn_failure_note
+    from sessionflow.session.queued_message import QueuedUserMessage
     from sessionflow.session.state import AgentMessagesPage, AgentSnapshot
     from sessionflow.session.tools import AgentToolCall, AgentToolCallStatus, ToolEffect
     from sessionflow.session.verify import EffectUnknown
