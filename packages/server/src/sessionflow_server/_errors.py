@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+from sessionflow import SessionError
+
 __all__ = ["ApiError"]
 
 
-class ApiError(Exception):
+class ApiError(SessionError):
+    """An HTTP error response: its status, its error code and the detail the client reads."""
+
     def __init__(
         self, status: int, error: str, detail: str, *, headers: dict[str, str] | None = None
     ) -> None:

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 import uvicorn
 
+from sessionflow import UserError
 from sessionflow_server._app import ApiServer
 
 __all__ = [
@@ -25,7 +26,7 @@ LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "[::1]", "::1")
 """Host header names a loopback server answers to (anything else may be DNS rebinding)."""
 
 
-class BindRefusedError(ValueError):
+class BindRefusedError(UserError, ValueError):
     """A bind that could expose the API without the operator saying so."""
 
 

@@ -19,6 +19,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, cast
 
+from sessionflow import UserError
+
 __all__ = ["LOGIN_CODE_LIFETIME", "LoginCodes", "TokenStore", "TokenStoreError", "hash_token"]
 
 LOGIN_CODE_LIFETIME = 600.0
@@ -27,7 +29,7 @@ LOGIN_CODE_LIFETIME = 600.0
 _FORMAT_VERSION = 1
 
 
-class TokenStoreError(ValueError):
+class TokenStoreError(UserError, ValueError):
     """The token store file cannot be read or written."""
 
 

@@ -2,7 +2,47 @@
 
 As in Pydantic AI, a mistake of whoever uses the library (`UserError`: configuration,
 programming) is told apart from a failure while a session runs (`SessionRunError`). Every
-error that sessionflow or an adapter defines sits under one of the two.
+error that sessionflow, an adapter, the command or the server defines sits under one of
+the two. The whole tree, with where each error is public:
+
+* SessionError                                  `sessionflow`
+  + UserError                                   `sessionflow`: retrying cannot fix it
+  | + UnsupportedOptionError                    `sessionflow`
+  | | + UnsupportedAgentOptionError             `sessionflow_openai_agents` (also AgentGraphError)
+  | + InvalidAnswerError                        `sessionflow`
+  | + UnknownSessionError                       `sessionflow`
+  | + TurnOutOfRangeError                       `sessionflow`
+  | + SessionExistsError                        `sessionflow`
+  | + PluginError                               `sessionflow.plugins`
+  | | + UnknownFrameworkError                   `sessionflow.plugins`
+  | + SearchAttributesMissingError              `sessionflow.temporal`
+  | + EncryptionKeyError                        `sessionflow.temporal`
+  | + CodecRequestError                         `sessionflow.temporal`
+  | + CaseFileError                             `sessionflow.testing.conformance`
+  | + AgentGraphError                           `sessionflow_openai_agents`
+  | + ConfigError                               `sessionflow_cli` (a bad config value, with its JSON Pointer)
+  | + UsageError                                `sessionflow_cli` (also CliError)
+  | + BindRefusedError                          `sessionflow_server`
+  | + TokenStoreError                           `sessionflow_server`
+  + SessionRunError                             `sessionflow`: something failed while a session ran
+  | + SessionStateError                         `sessionflow`: the state machine does not allow it
+  | | + MessageRejectedError                    `sessionflow` (double-texting `reject`)
+  | + InvalidToolCallError                      `sessionflow.kit`
+  | + TurnAborted                               `sessionflow.kit`
+  | + ToolExecutionError                        `sessionflow.kit`
+  | + ServerUnreachableError                    `sessionflow`
+  | + PayloadStoreError                         `sessionflow`
+  | + PayloadDecryptionError                    `sessionflow.temporal`
+  | + DevServerError                            `sessionflow.temporal`
+  | + ModelHTTPError                            `sessionflow.builtin`
+  | + McpUnavailableError, McpTransportError    `sessionflow.mcp`
+  | + OutputRejectedError                       `sessionflow_pydantic_ai`
+  | + ClaudeStepError                           `sessionflow_claude_agent_sdk`
+  + CliError                                    `sessionflow_cli`: what the command reports
+  + ApiError                                    `sessionflow_server`: an HTTP error response
+
+Several also derive from the builtin they refine (`ValueError`, `LookupError`,
+`RuntimeError`), so code that caught those before keeps working.
 """
 
 from __future__ import annotations
