@@ -37,7 +37,7 @@ What `build_call_policy` decides for each call:
   `edit_file` do.
 
 Nothing here can make a call less cautious than the runner's effect or an explicit policy.
-The local tools' floors (`sessionflow_cli.local_tools.LOCAL_TOOL_FLOORS`) are data; this
+The local tools' floors (`sessionflow_local_tools.LOCAL_TOOL_FLOORS`) are data; this
 is the only place that applies them to a call.
 """
 

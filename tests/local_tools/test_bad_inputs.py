@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 
 from sessionflow.session import DeferredToolCall, ToolEffect, ToolExecutionError, ToolPolicy
 from sessionflow.session.proposals import check_proposal
-from tests.cli_local_tools.conftest import Sandbox, Tools
+from tests.local_tools.conftest import Sandbox, Tools
 
 FILE_TOOLS = ("read_file", "list_directory", "search_files", "write_file", "edit_file")
 

@@ -13,7 +13,7 @@ from sessionflow_claude_agent_sdk import BUILTIN_TOOL_POLICIES
 from sessionflow_claude_agent_sdk._tools import ToolSet
 from sessionflow_cli._policy import build_call_policy
 from sessionflow_cli.config import TurnConfig, parse_config, resolve_turn
-from sessionflow_cli.local_tools import LOCAL_TOOL_FLOORS
+from sessionflow_local_tools import LOCAL_TOOL_FLOORS
 
 CLI_TWIN = {
     "Read": "read_file",
