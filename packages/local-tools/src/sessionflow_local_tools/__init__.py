@@ -36,15 +36,7 @@ The browser tools need the ``browser`` extra (Playwright), imported when one fir
 from sessionflow_local_tools._args import Arguments
 from sessionflow_local_tools._build import build_local_tools
 from sessionflow_local_tools._files import DEFAULT_READ_LINES, MAX_READ_LINES
-from sessionflow_local_tools._floors import (
-    CLAUDE_CODE_TOOL_FLOORS,
-    EDIT_FLOOR,
-    READ_FLOOR,
-    SHELL_FLOOR,
-    SHELL_TOOL_NAMES,
-    WRITE_FLOOR,
-    with_floor,
-)
+from sessionflow_local_tools._floors import EDIT_FLOOR, READ_FLOOR, SHELL_FLOOR, WRITE_FLOOR, with_floor
 from sessionflow_local_tools._lifecycle import close_browser_sessions
 from sessionflow_local_tools._runtime import (
     edit_file,
@@ -79,11 +71,9 @@ __all__ = [  # noqa: RUF022 - grouped by what the names are for, sorted within a
     "build_local_tools",
     "close_browser_sessions",
     # Floors
-    "CLAUDE_CODE_TOOL_FLOORS",
     "EDIT_FLOOR",
     "READ_FLOOR",
     "SHELL_FLOOR",
-    "SHELL_TOOL_NAMES",
     "WRITE_FLOOR",
     "with_floor",
     # Files
