@@ -30,6 +30,7 @@ if TYPE_CHECKING:
         OptionsFactory,
         OptionsSource,
     )
+    from sessionflow_claude_agent_sdk._tool_floors import LOCAL_TOOL_TWINS
     from sessionflow_claude_agent_sdk._tools import current_tool_invocation
     from sessionflow_claude_agent_sdk._transcript import RUN_STATE_VERSION
 
@@ -41,6 +42,7 @@ __all__ = [
     "CAPABILITIES",
     "CONFIG_ROOT_ENV",
     "DEMO_TOUR",
+    "LOCAL_TOOL_TWINS",
     "REPLACED_LOCAL_TOOL_GROUPS",
     "RUN_STATE_VERSION",
     "ClaudeAgentRunner",

@@ -25,7 +25,8 @@ from typing import Any
 import sessionflow_local_tools as runtime
 from sessionflow import ToolEffect, ToolPolicy
 from sessionflow.kit import ToolExecutionError
-from sessionflow_local_tools import CLAUDE_CODE_TOOL_FLOORS, Arguments
+from sessionflow_claude_agent_sdk._tool_floors import LOCAL_TOOL_TWINS
+from sessionflow_local_tools import LOCAL_TOOL_FLOORS, Arguments
 
 __all__ = [
     "BUILTIN_TOOL_EFFECTS",
@@ -34,8 +35,10 @@ __all__ = [
     "run_builtin_tool",
 ]
 
-BUILTIN_TOOL_POLICIES: Mapping[str, ToolPolicy] = CLAUDE_CODE_TOOL_FLOORS
-"""Claude Code tools the adapter can run in a tool step, and their floors."""
+BUILTIN_TOOL_POLICIES: Mapping[str, ToolPolicy] = MappingProxyType(
+    {name: LOCAL_TOOL_FLOORS[twin] for name, twin in LOCAL_TOOL_TWINS.items()}
+)
+"""Claude Code tools the adapter can run in a tool step, and their floors (see `_tool_floors`)."""
 
 BUILTIN_TOOL_EFFECTS: Mapping[str, ToolEffect] = MappingProxyType(
     {name: policy.effect for name, policy in BUILTIN_TOOL_POLICIES.items()}

@@ -1,7 +1,8 @@
 """Registers the framework ``claude-agent-sdk``.
 
 Every process that loads sessionflow's plugins imports this module, so it imports only
-sessionflow here; the Claude Agent SDK loads when a runner is built.
+sessionflow (and `_tool_floors`, standard library only) here; the Claude Agent SDK loads
+when a runner is built.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, cast
 
 from sessionflow.kit import DemoTool, DemoTour, FrameworkCapabilities, FrameworkSpec, HarnessContext, hookimpl
+from sessionflow_claude_agent_sdk._tool_floors import LOCAL_TOOL_TWINS
 
 if TYPE_CHECKING:
     from sessionflow.kit import AgentFrameworkRunner
@@ -101,6 +103,7 @@ def sessionflow_register_frameworks(register: Callable[[FrameworkSpec], None]) -
             model_api="anthropic_messages",
             resume_texts=(_resume_prompt(),),
             replaced_local_tool_groups=REPLACED_LOCAL_TOOL_GROUPS,
+            local_tool_twins=LOCAL_TOOL_TWINS,
             demo_tour=DEMO_TOUR,
         )
     )

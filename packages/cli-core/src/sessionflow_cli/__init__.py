@@ -1,7 +1,7 @@
 """The `sessionflow` command: a terminal chat with durable agent sessions on Temporal.
 
 `main` is the console entry point. The configuration lives in `sessionflow_cli.config`;
-local tools come from `sessionflow_cli.local_tools`.
+local tools come from `sessionflow_local_tools`.
 """
 
 from __future__ import annotations

@@ -94,7 +94,10 @@ def build_harness(
 
     # Merged here rather than by `AgentSessionFlow`: the framework's context carries these options too.
     options = merge_tool_policies(
-        AgentSessionOptions(call_policy=build_call_policy(tools, resolve_policy_settings)), tools
+        AgentSessionOptions(
+            call_policy=build_call_policy(tools, resolve_policy_settings, twins=spec.local_tool_twins)
+        ),
+        tools,
     )
 
     def build(model: str) -> AgentFrameworkRunner:

@@ -1,9 +1,9 @@
-"""The adapter to the local tools (files, shell, web fetch, browser) of `sessionflow_cli.local_tools`.
+"""The adapter to the local tools (files, shell, web fetch, browser) of `sessionflow_local_tools`.
 
-That package is built separately; this module is the one place that imports it, so a
-missing package fails with one clear error, and only when a local tool group is on.
-Its tools resolve each call's session settings into `LocalToolSettings`; this adapter
-derives those from the command's `TurnConfig`.
+This module is the one place that builds them, so a missing package fails with one clear
+error, and only when a local tool group is on. Their tools resolve each call's session
+settings into `LocalToolSettings`; this adapter derives those from the command's
+`TurnConfig` (the configuration file's ``local_tools`` section, narrowed by the turn).
 """
 
 from __future__ import annotations
@@ -18,10 +18,9 @@ from sessionflow.kit import ToolSpec
 from sessionflow_cli._errors import RuntimeFailure
 from sessionflow_cli.config import LocalToolsConfig, TurnConfig
 
-__all__ = ["LOCAL_TOOLS_MODULE", "SHELL_TOOL", "ResolveSettings", "build_local_tools", "close_local_tools"]
+__all__ = ["LOCAL_TOOLS_MODULE", "ResolveSettings", "build_local_tools", "close_local_tools"]
 
-LOCAL_TOOLS_MODULE = "sessionflow_cli.local_tools"
-SHELL_TOOL = "run_shell_command"
+LOCAL_TOOLS_MODULE = "sessionflow_local_tools"
 
 ResolveSettings = Callable[[Mapping[str, Any]], TurnConfig]
 """Turns a call's session settings into its turn's configuration; raises `ConfigError`."""
@@ -44,13 +43,13 @@ def build_local_tools(
     if offered.is_enabled("browser") and "browser" not in replaced:
         _require_browser_extra()
     try:
-        from sessionflow_cli import local_tools
+        import sessionflow_local_tools as local_tools
     except ModuleNotFoundError as error:
         if error.name is not None and LOCAL_TOOLS_MODULE.startswith(error.name):
             raise RuntimeFailure(
                 f"the local tools ({LOCAL_TOOLS_MODULE}) are not installed in this environment; "
                 "switch them off in the configuration file (local_tools: files, shell, web_fetch "
-                "and browser false) or install a sessionflow-cli that has them"
+                "and browser false) or install sessionflow-local-tools"
             ) from None
         raise
 
@@ -86,6 +85,6 @@ async def close_local_tools() -> None:
     """Close what the local tools keep open in this process (the browser), if they were loaded."""
     if LOCAL_TOOLS_MODULE not in sys.modules:
         return
-    from sessionflow_cli import local_tools
+    import sessionflow_local_tools as local_tools
 
     await local_tools.close_browser_sessions()

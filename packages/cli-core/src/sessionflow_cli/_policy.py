@@ -28,16 +28,17 @@ What `build_call_policy` decides for each call:
   explicit policy of the session options;
 - approval is required when the tool's own policy or effect requires it, when an explicit
   policy of the session options does, or when the turn's ``approval.always`` names it;
-- `run_shell_command` (and Claude Code's `Bash`) is the exception to the tool's own
-  approval: it runs without approval only when the whole command text is on the turn's
-  shell allow list, and even then ``approval.always`` or an explicit policy still ask;
-- Claude Code's own tools (`Read`, `Write`, `Edit`, `Bash`, ...) get the floors of the
-  hardened tools they map onto (`sessionflow_local_tools.CLAUDE_CODE_TOOL_FLOORS`), so
-  `Write` and `Edit` ask on every call under ``-f claude-agent-sdk`` as `write_file` and
-  `edit_file` do.
+- `run_shell_command` (and a framework's own twin of it, Claude Code's `Bash`) is the
+  exception to the tool's own approval: it runs without approval only when the whole
+  command text is on the turn's shell allow list, and even then ``approval.always`` or an
+  explicit policy still ask;
+- a framework's own tools that stand for a local tool (`FrameworkSpec.local_tool_twins`:
+  Claude Code's `Read`, `Write`, `Edit`, `Bash`, ...) get the floors of their twins
+  (`sessionflow_local_tools.LOCAL_TOOL_FLOORS`), so `Write` and `Edit` ask on every call
+  under ``-f claude-agent-sdk`` as `write_file` and `edit_file` do.
 
 Nothing here can make a call less cautious than the runner's effect or an explicit policy.
-The local tools' floors (`sessionflow_cli.local_tools.LOCAL_TOOL_FLOORS`) are data; this
+The local tools' floors (`sessionflow_local_tools.LOCAL_TOOL_FLOORS`) are data; this
 is the only place that applies them to a call.
 """
 
@@ -49,7 +50,7 @@ from typing import Any
 from sessionflow import CallPolicy, ToolEffect, ToolPolicy
 from sessionflow.kit import DeferredToolCall, ToolSpec, tool_arguments_object
 from sessionflow_cli.config import TurnConfig
-from sessionflow_local_tools import CLAUDE_CODE_TOOL_FLOORS, SHELL_TOOL_NAMES
+from sessionflow_local_tools import LOCAL_TOOL_FLOORS, SHELL_TOOL
 
 __all__ = ["build_call_policy", "own_policy", "shell_command"]
 
@@ -71,6 +72,8 @@ def build_call_policy(
     tools: Sequence[ToolSpec],
     resolve_settings: Callable[[Mapping[str, Any]], TurnConfig],
     explicit: Mapping[str, ToolPolicy] | None = None,
+    *,
+    twins: Mapping[str, str] | None = None,
 ) -> CallPolicy:
     """The `AgentSessionOptions.call_policy` for `tools`.
 
@@ -78,8 +81,19 @@ def build_call_policy(
         tools: The tools the command gives the framework; their policies are the floor.
         resolve_settings: The turn's configuration from its session settings.
         explicit: Explicit policies of the session options; they can only add caution.
+        twins: The framework's own tools that stand for a local tool
+            (`FrameworkSpec.local_tool_twins`); each gets its twin's floor.
+
+    Raises:
+        ValueError: A twin is not a local tool.
     """
-    own = {**CLAUDE_CODE_TOOL_FLOORS, **{spec.name: own_policy(spec) for spec in tools}}
+    twins = dict(twins or {})
+    unknown = sorted(set(twins.values()) - set(LOCAL_TOOL_FLOORS))
+    if unknown:
+        raise ValueError(f"the framework's tools stand for unknown local tools: {', '.join(unknown)}")
+    floors = {name: LOCAL_TOOL_FLOORS[twin] for name, twin in twins.items()}
+    own = {**floors, **{spec.name: own_policy(spec) for spec in tools}}
+    shell_tools = {SHELL_TOOL, *(name for name, twin in twins.items() if twin == SHELL_TOOL)}
     extra = dict(explicit or {})
 
     def policy(call: DeferredToolCall, settings: Mapping[str, Any]) -> ToolPolicy:
@@ -91,7 +105,7 @@ def build_call_policy(
         for other in (floor, stated):
             if other is not None:
                 effect = effect.more_cautious(other.effect)
-        if name in SHELL_TOOL_NAMES and floor is not None:
+        if name in shell_tools and floor is not None:
             command = shell_command(call.arguments)
             needs = command is None or not turn.local_tools.shell.is_allowed(command)
             needs = needs or call.policy.requires_approval is True

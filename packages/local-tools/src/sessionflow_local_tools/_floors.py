@@ -3,24 +3,20 @@
 A floor is the least caution a tool gets: reads run without approval; writing a whole
 file (an idempotent write) and editing one (not idempotent) ask on every call; a shell
 command is a non-idempotent write whose approval is left to the effect's default (ask),
-so a front end's shell allow list can lift it for one exact command. The CLI names its
-tools ``read_file``, ``write_file``, ``run_shell_command``...; Claude Code names them
-``Read``, ``Write``, ``Bash``...: both map onto the same floors here.
+so a front end's shell allow list can lift it for one exact command. The local tools
+(``read_file``, ``write_file``, ``run_shell_command``..., `_tool_floors`) get these floors;
+so do a framework's own tools that stand for them (the Claude Agent SDK adapter maps
+Claude Code's ``Read``, ``Write``, ``Bash``... onto the local tools).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from types import MappingProxyType
-
 from sessionflow import ToolEffect, ToolPolicy
 
 __all__ = [
-    "CLAUDE_CODE_TOOL_FLOORS",
     "EDIT_FLOOR",
     "READ_FLOOR",
     "SHELL_FLOOR",
-    "SHELL_TOOL_NAMES",
     "WRITE_FLOOR",
     "with_floor",
 ]
@@ -30,22 +26,6 @@ WRITE_FLOOR = ToolPolicy(effect=ToolEffect.IDEMPOTENT_WRITE, requires_approval=T
 EDIT_FLOOR = ToolPolicy(effect=ToolEffect.NON_IDEMPOTENT_WRITE, requires_approval=True)
 SHELL_FLOOR = ToolPolicy(effect=ToolEffect.NON_IDEMPOTENT_WRITE)
 """No explicit approval: the effect's default (ask) holds, and an allow list may lift it."""
-
-CLAUDE_CODE_TOOL_FLOORS: Mapping[str, ToolPolicy] = MappingProxyType(
-    {
-        "Read": READ_FLOOR,
-        "Grep": READ_FLOOR,
-        "Glob": READ_FLOOR,
-        "WebFetch": READ_FLOOR,
-        "Write": WRITE_FLOOR,
-        "Edit": EDIT_FLOOR,
-        "Bash": SHELL_FLOOR,
-    }
-)
-"""Claude Code's tool name -> the floor of the hardened tool it maps onto."""
-
-SHELL_TOOL_NAMES = frozenset({"run_shell_command", "Bash"})
-"""Tools whose ``command`` argument a shell allow list is checked against."""
 
 
 def with_floor(floor: ToolPolicy, policy: ToolPolicy) -> ToolPolicy:

@@ -165,6 +165,11 @@ class FrameworkSpec:
         replaced_local_tool_groups: Groups of the sessionflow CLI's local tools (``files``,
             ``shell``, ``web_fetch``, ``browser``) that the framework's own tools replace;
             the CLI does not offer its tools of these groups to this framework.
+        local_tool_twins: The framework's own tools that do the work of one of the CLI's
+            local tools, by name: own tool -> local tool (Claude Code's ``Write`` ->
+            ``write_file``). The CLI's call policy gives each the floor of its twin
+            (`sessionflow_local_tools.LOCAL_TOOL_FLOORS`), and checks the ``command`` of a
+            twin of ``run_shell_command`` against the shell allow list.
         demo_tour: The framework's own tools for the CLI's offline demo, for a framework
             that replaces the CLI's ``files`` tools; None tours with the CLI's file tools.
         plugin_name: The plugin that registered this spec; filled in by the plugin manager.
@@ -177,6 +182,7 @@ class FrameworkSpec:
     model_api: ModelApi
     resume_texts: tuple[str, ...] = ()
     replaced_local_tool_groups: frozenset[str] = frozenset()
+    local_tool_twins: Mapping[str, str] = field(default_factory=dict[str, str])
     demo_tour: DemoTour | None = None
     plugin_name: str = ""
 

@@ -18,7 +18,7 @@ import pytest
 from sessionflow import AgentSnapshot, AgentStatus
 from sessionflow.demo import ModelReply, ScriptedModelServer, ScriptedToolCall
 from sessionflow.testing import AgentTestStack, wait_for_agent_snapshot
-from tests.cli_local_tools._session import (
+from tests.local_tools._session import (
     FLOW_TYPE_ENV,
     MODEL_URL_ENV,
     TIMINGS,
@@ -61,7 +61,7 @@ async def test_an_adversarial_search_keeps_the_worker_heartbeating(
     stack = AgentTestStack(
         tmp_path / "state",
         [flow],
-        "tests.cli_local_tools.local_tools_worker",
+        "tests.local_tools.local_tools_worker",
         worker_cwd=REPO_ROOT,
         worker_env=env,
         server_address=temporal_address,

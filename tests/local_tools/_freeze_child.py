@@ -1,6 +1,6 @@
 """Child process for the freeze test: an adversarial search runs while the event loop must keep serving.
 
-``python -m tests.cli_local_tools._freeze_child WORKSPACE`` searches WORKSPACE for a
+``python -m tests.local_tools._freeze_child WORKSPACE`` searches WORKSPACE for a
 catastrophic pattern through the CLI's `search_files` tool while a heartbeat task ticks
 and a second call (another session's read) runs; it prints one JSON line of what
 happened. A search that holds the GIL freezes this whole process, so the parent runs it
@@ -16,7 +16,7 @@ import sys
 import time
 from pathlib import Path
 
-from tests.cli_local_tools.conftest import Tools
+from tests.local_tools.conftest import Tools
 
 
 async def main(workspace: Path) -> None:

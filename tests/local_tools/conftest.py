@@ -13,7 +13,7 @@ import pytest
 
 from sessionflow.kit import ToolInvocation, ToolSpec
 from sessionflow_cli.config import LocalToolsConfig, ShellConfig, TurnConfig
-from sessionflow_cli.local_tools import LocalToolGroup, LocalToolSettings, build_local_tools
+from sessionflow_local_tools import LocalToolGroup, LocalToolSettings, build_local_tools
 
 SENTINEL_TEXT = "TOP-SECRET-SENTINEL"
 ALL_GROUPS = frozenset(LocalToolGroup)

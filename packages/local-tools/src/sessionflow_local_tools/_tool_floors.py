@@ -1,9 +1,9 @@
 """Each local tool's group and floor policy.
 
 A floor is the least caution a tool gets: each spec carries its floor as its `policy`,
-and the CLI's one call-policy engine (`sessionflow_cli._policy`) keeps every call at or
-above it, applies the shell allow list and ``approval.always``. Nothing here decides a
-call's approval.
+and a front end's call policy (the CLI's is `sessionflow_cli._policy`) keeps every call at
+or above it, applies the shell allow list and ``approval.always``. Nothing here decides a
+call's approval. The floors themselves (`READ_FLOOR`, ...) are in `_floors`.
 """
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ from collections.abc import Mapping
 from types import MappingProxyType
 
 from sessionflow import ToolEffect, ToolPolicy
-from sessionflow_cli.local_tools._settings import LocalToolGroup
-from sessionflow_local_tools import EDIT_FLOOR, READ_FLOOR, SHELL_FLOOR, WRITE_FLOOR
+from sessionflow_local_tools._floors import EDIT_FLOOR, READ_FLOOR, SHELL_FLOOR, WRITE_FLOOR
+from sessionflow_local_tools._settings import LocalToolGroup
 
 __all__ = ["LOCAL_TOOL_FLOORS", "LOCAL_TOOL_GROUPS", "SHELL_TOOL"]
 

@@ -12,7 +12,7 @@ import os
 from typing import Any
 
 from sessionflow.kit import EffectUnknown, NoEffect, TookEffect, VerifyCall, VerifyResult
-from tests.cli_local_tools.conftest import Sandbox, Tools
+from tests.local_tools.conftest import Sandbox, Tools
 
 
 async def _basis(tools: Tools, tool: str, **args: Any) -> str | None:

@@ -1,8 +1,8 @@
-"""The verify of the CLI's file writes: `write_file` by content hash, `edit_file` by before/after hashes.
+"""The verify of the local tools' file writes: `write_file` by content hash, `edit_file` by before/after hashes.
 
-The hashes come from `sessionflow_local_tools` (`write_basis`/`edit_basis` when the call is
-deferred, `verify_write`/`verify_edit` after a step that died); this module maps the
-tools' arguments onto them. Other local tools have no verify.
+The hashes come from `_verify` (`write_basis`/`edit_basis` when the call is deferred,
+`verify_write`/`verify_edit` after a step that died); this module maps the tools'
+arguments onto them. Other local tools have no verify.
 """
 
 from __future__ import annotations
@@ -10,9 +10,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import sessionflow_local_tools as runtime
 from sessionflow.kit import ToolVerifier, ToolVerifyBasis, VerifyCall, VerifyResult
-from sessionflow_local_tools import Arguments
+from sessionflow_local_tools import _verify as runtime
+from sessionflow_local_tools._args import Arguments
 
 __all__ = ["verify_hooks"]
 

@@ -6,17 +6,12 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any
 
-from sessionflow_cli.local_tools._settings import BROWSER_IDLE_SECONDS
-from sessionflow_local_tools import (
-    DEFAULT_MAX_RESULTS,
-    DEFAULT_READ_LINES,
-    MAX_BODY_BYTES,
-    MAX_EDIT_BYTES,
-    MAX_READ_LINES,
-    MAX_REDIRECTS,
-    MAX_RESULTS,
-    MAX_SHELL_TIMEOUT,
-)
+from sessionflow_local_tools._files import DEFAULT_READ_LINES, MAX_READ_LINES
+from sessionflow_local_tools._search import DEFAULT_MAX_RESULTS, MAX_RESULTS
+from sessionflow_local_tools._settings import BROWSER_IDLE_SECONDS
+from sessionflow_local_tools._shell import MAX_SHELL_TIMEOUT
+from sessionflow_local_tools._web import MAX_BODY_BYTES, MAX_REDIRECTS
+from sessionflow_local_tools._writes import MAX_EDIT_BYTES
 
 __all__ = ["DESCRIPTIONS", "PARAMETERS"]
 

@@ -1,8 +1,9 @@
-"""Claude Code's tools get the floors of the hardened tools they map onto, in the adapter and the CLI."""
+"""Claude Code's tools get the floors of the local tools they stand for, in the adapter and the CLI."""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -10,11 +11,12 @@ import pytest
 
 from sessionflow import ToolEffect, ToolPolicy
 from sessionflow.kit import DeferredToolCall
-from sessionflow_claude_agent_sdk import BUILTIN_TOOL_POLICIES
+from sessionflow.plugins import SessionflowPlugins
+from sessionflow_claude_agent_sdk import BUILTIN_TOOL_POLICIES, LOCAL_TOOL_TWINS
 from sessionflow_claude_agent_sdk._tools import ToolSet
 from sessionflow_cli._policy import build_call_policy
 from sessionflow_cli.config import TurnConfig, parse_config, resolve_turn
-from sessionflow_cli.local_tools import LOCAL_TOOL_FLOORS
+from sessionflow_local_tools import LOCAL_TOOL_FLOORS
 
 CLI_TWIN = {
     "Read": "read_file",
@@ -38,6 +40,18 @@ def test_the_floors_are_the_cli_tools_floors() -> None:
     assert set(BUILTIN_TOOL_POLICIES) == set(CLI_TWIN)
     for claude, cli in CLI_TWIN.items():
         assert BUILTIN_TOOL_POLICIES[claude] == LOCAL_TOOL_FLOORS[cli], claude
+
+
+def test_the_plugin_gives_the_cli_the_twins() -> None:
+    assert LOCAL_TOOL_TWINS == CLI_TWIN
+    assert _claude_twins() == LOCAL_TOOL_TWINS
+
+
+def _claude_twins() -> Mapping[str, str]:
+    """What the CLI reads from the framework it runs (`FrameworkSpec.local_tool_twins`)."""
+    plugins = SessionflowPlugins()
+    plugins.load()
+    return plugins.framework("claude-agent-sdk").local_tool_twins
 
 
 @pytest.mark.parametrize("name", ["Write", "Edit"])
@@ -68,7 +82,8 @@ def _resolver(tmp_path: Path, text: str) -> Any:
 
 def test_the_cli_applies_the_floors_and_the_shell_allow_list_to_claude_tools(tmp_path: Path) -> None:
     # Under -f claude-agent-sdk the CLI offers no local tool of these groups: only the floors.
-    policy = build_call_policy([], _resolver(tmp_path, "local_tools: {shell: {allow: [ls]}}\n"))
+    resolver = _resolver(tmp_path, "local_tools: {shell: {allow: [ls]}}\n")
+    policy = build_call_policy([], resolver, twins=_claude_twins())
     write = policy(_call("Write", ToolPolicy(effect=ToolEffect.IDEMPOTENT_WRITE)), {})
     assert write == ToolPolicy(effect=ToolEffect.IDEMPOTENT_WRITE, requires_approval=True)
     assert policy(_call("Edit", LAX), {}).is_approval_required

@@ -30,8 +30,9 @@ from playwright.async_api import Browser, BrowserContext, Locator, Page, Playwri
 from playwright.async_api import Error as PlaywrightError
 
 from sessionflow.kit import ToolExecutionError
-from sessionflow_cli.local_tools._settings import BROWSER_IDLE_SECONDS
-from sessionflow_local_tools import cap_text, check_web_url
+from sessionflow_local_tools._settings import BROWSER_IDLE_SECONDS
+from sessionflow_local_tools._text import cap_text
+from sessionflow_local_tools._web import check_web_url
 
 __all__ = [
     "BROWSER_ARGS",

@@ -11,14 +11,14 @@ import pytest
 from sessionflow import ToolEffect, ToolPolicy
 from sessionflow.kit import DeferredToolCall
 from sessionflow_cli._policy import build_call_policy
-from sessionflow_cli.local_tools import (
+from sessionflow_local_tools import (
     LOCAL_TOOL_FLOORS,
     LOCAL_TOOL_GROUPS,
     LocalToolGroup,
     build_local_tools,
+    with_floor,
 )
-from sessionflow_local_tools import with_floor
-from tests.cli_local_tools.conftest import resolve_policy_turn, resolve_settings
+from tests.local_tools.conftest import resolve_policy_turn, resolve_settings
 
 READ, IW, NIW = ToolEffect.READ, ToolEffect.IDEMPOTENT_WRITE, ToolEffect.NON_IDEMPOTENT_WRITE
 UNC = ToolEffect.UNCLASSIFIED

@@ -1,4 +1,4 @@
-"""Worker child serving the local tools flow: `python -m tests.cli_local_tools.local_tools_worker`.
+"""Worker child serving the local tools flow: `python -m tests.local_tools.local_tools_worker`.
 
 With `FREEZE_AT_ENV` set to a stage of `sessionflow_local_tools._paths.checkpoint` (such as
 ``before_rename``), a file tool that reaches it writes `FREEZE_MARKER_ENV`'s file and waits
@@ -13,7 +13,7 @@ from pathlib import Path
 
 from sessionflow import run_agent_worker
 from sessionflow_local_tools import _paths
-from tests.cli_local_tools._session import FLOW_TYPE_ENV, MODEL_URL_ENV, WORKSPACE_ENV, local_tools_flow
+from tests.local_tools._session import FLOW_TYPE_ENV, MODEL_URL_ENV, WORKSPACE_ENV, local_tools_flow
 
 FREEZE_AT_ENV = "LOCAL_TOOLS_TEST_FREEZE_AT"
 FREEZE_MARKER_ENV = "LOCAL_TOOLS_TEST_FREEZE_MARKER"

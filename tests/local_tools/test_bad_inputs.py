@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 from sessionflow import ToolEffect, ToolPolicy
 from sessionflow.kit import DeferredToolCall, ToolExecutionError
 from sessionflow.session.proposals import check_proposal
-from tests.cli_local_tools.conftest import Sandbox, Tools
+from tests.local_tools.conftest import Sandbox, Tools
 
 FILE_TOOLS = ("read_file", "list_directory", "search_files", "write_file", "edit_file")
 

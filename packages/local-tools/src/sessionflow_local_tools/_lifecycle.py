@@ -6,7 +6,7 @@ import sys
 
 __all__ = ["close_browser_sessions"]
 
-_BROWSER_MODULE = "sessionflow_cli.local_tools._browser"
+_BROWSER_MODULE = "sessionflow_local_tools._browser"
 
 
 async def close_browser_sessions() -> None:
@@ -17,6 +17,6 @@ async def close_browser_sessions() -> None:
     """
     if _BROWSER_MODULE not in sys.modules:
         return  # no browser tool ran in this process, so there is no browser
-    from sessionflow_cli.local_tools import _browser
+    from sessionflow_local_tools import _browser
 
     await _browser.close_browser_sessions()

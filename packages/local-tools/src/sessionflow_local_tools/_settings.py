@@ -5,9 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
-from sessionflow_local_tools import MAX_SHELL_TIMEOUT
-
-__all__ = ["BROWSER_IDLE_SECONDS", "MAX_SHELL_TIMEOUT", "LocalToolGroup", "LocalToolSettings"]
+__all__ = ["BROWSER_IDLE_SECONDS", "LocalToolGroup", "LocalToolSettings"]
 
 
 BROWSER_IDLE_SECONDS = 15 * 60.0

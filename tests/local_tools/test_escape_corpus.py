@@ -22,7 +22,7 @@ import pytest
 from sessionflow.kit import ToolExecutionError
 from sessionflow_claude_agent_sdk import run_builtin_tool
 from sessionflow_local_tools import _paths
-from tests.cli_local_tools.conftest import SENTINEL_TEXT, Sandbox, Untouched
+from tests.local_tools.conftest import SENTINEL_TEXT, Sandbox, Untouched
 
 PAYLOAD = "PWNED-PAYLOAD"
 

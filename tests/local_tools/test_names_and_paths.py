@@ -10,7 +10,7 @@ import pytest
 from sessionflow.kit import ToolExecutionError
 from sessionflow_local_tools import terminal_safe
 from sessionflow_local_tools._paths import MAX_PATH_BYTES, MAX_PATH_DEPTH
-from tests.cli_local_tools.conftest import Sandbox, Tools
+from tests.local_tools.conftest import Sandbox, Tools
 
 
 async def refused(tools: Tools, tool: str, /, **args: Any) -> str:

@@ -14,7 +14,7 @@ import pytest
 from sessionflow import AgentEventType, AgentSnapshot, AgentStatus, AgentToolCallStatus
 from sessionflow.demo import ModelReply, ScriptedModelServer, ScriptedToolCall
 from sessionflow.testing import AgentTestStack, wait_for_agent_snapshot, wait_until
-from tests.cli_local_tools._session import FLOW_TYPE_ENV, MODEL_URL_ENV, WORKSPACE_ENV, local_tools_flow
+from tests.local_tools._session import FLOW_TYPE_ENV, MODEL_URL_ENV, WORKSPACE_ENV, local_tools_flow
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 COMMAND = "echo $$ > shell.pid; echo ran >> marker; sleep 60"
@@ -48,7 +48,7 @@ async def test_sigkill_during_a_shell_command_never_runs_it_twice(
     stack = AgentTestStack(
         tmp_path / "state",
         [flow],
-        "tests.cli_local_tools.local_tools_worker",
+        "tests.local_tools.local_tools_worker",
         worker_cwd=REPO_ROOT,
         worker_env=env,
         server_address=temporal_address,

@@ -12,7 +12,7 @@ import pytest
 
 from sessionflow.kit import ToolExecutionError
 from sessionflow_local_tools import _web
-from tests.cli_local_tools.conftest import Sandbox, Tools
+from tests.local_tools.conftest import Sandbox, Tools
 
 ARTICLE = """<!doctype html>
 <html><head><title>Durable sessions</title></head>

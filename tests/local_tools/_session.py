@@ -10,8 +10,8 @@ from sessionflow import AgentSessionFlow, AgentSessionOptions
 from sessionflow.builtin import ChatCompletionsRunner
 from sessionflow.testing import CRASH_TIMINGS
 from sessionflow_cli._policy import build_call_policy
-from sessionflow_cli.local_tools import build_local_tools
-from tests.cli_local_tools.conftest import resolve_policy_turn, resolve_settings
+from sessionflow_local_tools import build_local_tools
+from tests.local_tools.conftest import resolve_policy_turn, resolve_settings
 
 FLOW_TYPE_ENV = "LOCAL_TOOLS_TEST_FLOW_TYPE"
 WORKSPACE_ENV = "LOCAL_TOOLS_TEST_WORKSPACE"

@@ -11,7 +11,7 @@ import pytest
 
 from sessionflow.kit import ToolExecutionError
 from sessionflow_local_tools import _shell
-from tests.cli_local_tools.conftest import Sandbox
+from tests.local_tools.conftest import Sandbox
 
 
 def gone(pid: int) -> bool:

@@ -25,10 +25,10 @@ from sessionflow import (
 from sessionflow.demo import ModelReply, ScriptedModelServer, ScriptedToolCall
 from sessionflow.kit import ToolExecutionError
 from sessionflow.testing import wait_for_agent_snapshot, wait_until
-from sessionflow_cli.local_tools import close_browser_sessions
-from sessionflow_cli.local_tools._browser import IDLE_SECONDS, NO_PAGE_MESSAGE, browser_pool
-from tests.cli_local_tools._session import local_tools_flow
-from tests.cli_local_tools.conftest import Sandbox, Tools
+from sessionflow_local_tools import close_browser_sessions
+from sessionflow_local_tools._browser import IDLE_SECONDS, NO_PAGE_MESSAGE, browser_pool
+from tests.local_tools._session import local_tools_flow
+from tests.local_tools.conftest import Sandbox, Tools
 
 FORM = """<!doctype html>
 <html><head><title>Sign up</title></head><body>

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from sessionflow.kit import ToolExecutionError
-from tests.cli_local_tools.conftest import SENTINEL_TEXT, Sandbox, Untouched
+from tests.local_tools.conftest import SENTINEL_TEXT, Sandbox, Untouched
 
 TRIES = 2000
 

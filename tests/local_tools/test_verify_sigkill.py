@@ -18,8 +18,8 @@ import pytest
 from sessionflow import AgentEventType, AgentSnapshot, AgentStatus
 from sessionflow.demo import ModelReply, ScriptedModelServer, ScriptedToolCall
 from sessionflow.testing import AgentTestStack, wait_for_agent_snapshot, wait_until
-from tests.cli_local_tools._session import FLOW_TYPE_ENV, MODEL_URL_ENV, WORKSPACE_ENV, local_tools_flow
-from tests.cli_local_tools.local_tools_worker import FREEZE_AT_ENV, FREEZE_MARKER_ENV
+from tests.local_tools._session import FLOW_TYPE_ENV, MODEL_URL_ENV, WORKSPACE_ENV, local_tools_flow
+from tests.local_tools.local_tools_worker import FREEZE_AT_ENV, FREEZE_MARKER_ENV
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 EDIT = {"path": "code.py", "old_string": "x = 1", "new_string": "x = 10"}
@@ -60,7 +60,7 @@ async def _play(
     stack = AgentTestStack(
         tmp_path / "state",
         [flow],
-        "tests.cli_local_tools.local_tools_worker",
+        "tests.local_tools.local_tools_worker",
         worker_cwd=REPO_ROOT,
         worker_env=env,
         server_address=temporal_address,

@@ -1,7 +1,7 @@
 """`build_local_tools`: the ToolSpecs of every local tool, each authorizing its call again.
 
-Every handler first resolves the call's session settings with the resolver the CLI
-passes (the worker's configuration narrowed by the turn's settings) and refuses to run
+Every handler first resolves the call's session settings with the resolver its caller
+(the CLI) passes (the worker's configuration narrowed by the turn's settings) and refuses to run
 when its group is switched off. Approval is not checked here: a handler cannot see
 whether the session asked a person, so approval rests on the session's policies (the
 floors in `LOCAL_TOOL_FLOORS`, and the CLI's call policy for the shell allow list).
@@ -14,16 +14,21 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import sessionflow_local_tools as runtime
 from sessionflow.kit import ToolExecutionError, ToolInvocation, ToolSpec
-from sessionflow_cli.local_tools._floors import LOCAL_TOOL_FLOORS, LOCAL_TOOL_GROUPS, SHELL_TOOL
-from sessionflow_cli.local_tools._schemas import DESCRIPTIONS, PARAMETERS
-from sessionflow_cli.local_tools._settings import LocalToolSettings
-from sessionflow_cli.local_tools._verify import verify_hooks
-from sessionflow_local_tools import Arguments, clean_text
+from sessionflow_local_tools import _runtime as runtime
+from sessionflow_local_tools._args import Arguments
+from sessionflow_local_tools._files import DEFAULT_READ_LINES, MAX_READ_LINES
+from sessionflow_local_tools._schemas import DESCRIPTIONS, PARAMETERS
+from sessionflow_local_tools._search import DEFAULT_MAX_RESULTS, MAX_RESULTS
+from sessionflow_local_tools._settings import LocalToolSettings
+from sessionflow_local_tools._shell import effective_timeout, run_shell_command
+from sessionflow_local_tools._text import clean_text
+from sessionflow_local_tools._tool_floors import LOCAL_TOOL_FLOORS, LOCAL_TOOL_GROUPS, SHELL_TOOL
+from sessionflow_local_tools._verify_hooks import verify_hooks
+from sessionflow_local_tools._web import fetch_web_page
 
 if TYPE_CHECKING:
-    from sessionflow_cli.local_tools._browser import BrowserTarget
+    from sessionflow_local_tools._browser import BrowserTarget
 
 __all__ = ["build_local_tools"]
 
@@ -94,7 +99,7 @@ async def _read_file(call: _Call) -> str:
     a = call.args
     path = a.text("path")
     offset = a.integer("offset", 1, minimum=1, maximum=2**31)
-    limit = a.integer("limit", runtime.DEFAULT_READ_LINES, minimum=1, maximum=runtime.MAX_READ_LINES)
+    limit = a.integer("limit", DEFAULT_READ_LINES, minimum=1, maximum=MAX_READ_LINES)
     return await runtime.read_file(call.workspace, path, offset, limit)
 
 
@@ -111,9 +116,7 @@ async def _search_files(call: _Call) -> str:
         regex=a.flag("regex"),
         ignore_case=a.flag("ignore_case"),
         include=a.optional_text("include"),
-        max_results=a.integer(
-            "max_results", runtime.DEFAULT_MAX_RESULTS, minimum=1, maximum=runtime.MAX_RESULTS
-        ),
+        max_results=a.integer("max_results", DEFAULT_MAX_RESULTS, minimum=1, maximum=MAX_RESULTS),
     )
 
 
@@ -139,12 +142,12 @@ async def _run_shell_command(call: _Call) -> str:
     command = call.args.text("command")
     if not command.strip():
         raise ToolExecutionError("the command is empty")
-    timeout = runtime.effective_timeout(call.args.number("timeout_seconds"), call.settings.shell_timeout)
-    return await runtime.run_shell_command(command, call.workspace, timeout)
+    timeout = effective_timeout(call.args.number("timeout_seconds"), call.settings.shell_timeout)
+    return await run_shell_command(command, call.workspace, timeout)
 
 
 async def _fetch_web_page(call: _Call) -> str:
-    return await runtime.fetch_web_page(call.args.text("url"))
+    return await fetch_web_page(call.args.text("url"))
 
 
 # --------------------------------------------------------------------------- browser
@@ -152,7 +155,7 @@ async def _fetch_web_page(call: _Call) -> str:
 
 
 def _target(args: Arguments) -> BrowserTarget:
-    from sessionflow_cli.local_tools._browser import BrowserTarget
+    from sessionflow_local_tools._browser import BrowserTarget
 
     return BrowserTarget(
         role=args.optional_text("role"),
@@ -162,32 +165,32 @@ def _target(args: Arguments) -> BrowserTarget:
 
 
 async def _browser_navigate(call: _Call) -> str:
-    from sessionflow_cli.local_tools import _browser
+    from sessionflow_local_tools import _browser
 
     return await _browser.navigate(call.invocation.session_id, call.args.text("url"))
 
 
 async def _browser_snapshot(call: _Call) -> str:
-    from sessionflow_cli.local_tools import _browser
+    from sessionflow_local_tools import _browser
 
     return await _browser.snapshot(call.invocation.session_id)
 
 
 async def _browser_click(call: _Call) -> str:
-    from sessionflow_cli.local_tools import _browser
+    from sessionflow_local_tools import _browser
 
     return await _browser.act(call.invocation.session_id, "click", _target(call.args))
 
 
 async def _browser_fill(call: _Call) -> str:
-    from sessionflow_cli.local_tools import _browser
+    from sessionflow_local_tools import _browser
 
     value = call.args.text("value")
     return await _browser.act(call.invocation.session_id, "fill", _target(call.args), value)
 
 
 async def _browser_submit_form(call: _Call) -> str:
-    from sessionflow_cli.local_tools import _browser
+    from sessionflow_local_tools import _browser
 
     return await _browser.act(call.invocation.session_id, "submit", _target(call.args))
 

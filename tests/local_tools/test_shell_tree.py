@@ -20,8 +20,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli_local_tools.conftest import Sandbox
-from tests.cli_local_tools.test_shell import wait_gone
+from tests.local_tools.conftest import Sandbox
+from tests.local_tools.test_shell import wait_gone
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 # The grandchild leaves the command's session and process group, then sleeps.

@@ -16,7 +16,7 @@ import pytest
 from sessionflow.kit import ToolExecutionError
 from sessionflow_local_tools import _files, _paths
 from sessionflow_local_tools._blocking import Stop
-from tests.cli_local_tools.conftest import Sandbox
+from tests.local_tools.conftest import Sandbox
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 BACKTRACKING_LINE = b"a" * 64 + b"!\n"  # (a+)+$ takes 2**64 steps on this with Python's re
@@ -36,7 +36,7 @@ def test_an_adversarial_search_leaves_the_event_loop_serving(sandbox: Sandbox) -
     (sandbox.ws / "other-session.txt").write_text("served\n")
     # A child process: a search that holds the GIL would freeze this test process too.
     child = subprocess.run(
-        [sys.executable, "-m", "tests.cli_local_tools._freeze_child", str(sandbox.ws)],
+        [sys.executable, "-m", "tests.local_tools._freeze_child", str(sandbox.ws)],
         cwd=REPO_ROOT,
         capture_output=True,
         text=True,

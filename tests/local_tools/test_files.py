@@ -10,7 +10,7 @@ import pytest
 
 from sessionflow.kit import ToolExecutionError
 from sessionflow_local_tools import _files, _search, _writes
-from tests.cli_local_tools.conftest import SENTINEL_TEXT, Sandbox, Tools, Untouched
+from tests.local_tools.conftest import SENTINEL_TEXT, Sandbox, Tools, Untouched
 
 
 async def refused(tools: Tools, tool: str, /, **args: Any) -> str:
