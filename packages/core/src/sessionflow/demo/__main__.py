@@ -1,8 +1,9 @@
 """An offline demo session on the embedded engine: `python -m sessionflow.demo`.
 
-It starts (or reuses) the Temporal dev server under `~/.sessionflow/server`, serves a
-scripted agent in this process, and plays one turn that reads a file, asks to write one
-(an approval), and answers. No model API is called.
+It starts (or reuses) the Temporal dev server under `~/.sessionflow/server`, serves the
+built-in runner in this process against the scripted model server on loopback, and plays
+one turn that reads a file, asks to write one (an approval), and answers. No model API
+is called.
 """
 
 from __future__ import annotations
@@ -12,9 +13,14 @@ import asyncio
 import json
 import tempfile
 import uuid
+from collections.abc import Callable
 from datetime import timedelta
 from pathlib import Path
 
+from sessionflow.builtin._runner import ChatCompletionsRunner
+from sessionflow.builtin._tools import tool
+from sessionflow.demo._model_script import ModelReply, ScriptedToolCall
+from sessionflow.demo._model_server import ScriptedModelServer
 from sessionflow.kit._flow import AgentSessionFlow
 from sessionflow.session.options import AgentSessionOptions, SessionTimings
 from sessionflow.session.state import AgentStatus
@@ -23,29 +29,46 @@ from sessionflow.temporal.client._client import AgentSessionClient
 from sessionflow.temporal.devserver._config import DevServerConfig
 from sessionflow.temporal.devserver._server import DevServer
 from sessionflow.temporal.worker._worker import serve_agent_flows
-from sessionflow.testing._scripted_runner import ScriptedRunner, write_script
 
 __all__ = ["main"]
 
 DEFAULT_DATA_DIR = Path.home() / ".sessionflow" / "server"
 
 
-def _script(workspace: Path) -> list[list[dict[str, object]]]:
-    notes = str(workspace / "notes.txt")
+def _replies(notes: Path) -> list[ModelReply]:
+    """What the scripted model answers: read the notes, ask to write them, then reply."""
     return [
-        [
-            {"tool_calls": [{"id": "call-1", "name": "read_file", "arguments": {"path": notes}}]},
-            {
-                "tool_calls": [
-                    {"id": "call-2", "name": "write_file", "arguments": {"path": notes, "text": "done"}}
-                ]
-            },
-            {
-                "text": "I read your notes and, with your approval, marked them done.",
-                "deltas": ["I read ", "your notes"],
-            },
-        ]
+        ModelReply(
+            tool_calls=[ScriptedToolCall(id="call-1", name="read_file", arguments={"path": str(notes)})]
+        ),
+        ModelReply(
+            tool_calls=[
+                ScriptedToolCall(
+                    id="call-2", name="write_file", arguments={"path": str(notes), "text": "done"}
+                )
+            ]
+        ),
+        ModelReply(text_chunks=["I read ", "your notes and, with your approval, marked them done."]),
     ]
+
+
+def _tools(workspace: Path) -> tuple[Callable[[str], str], Callable[[str, str], str]]:
+    def inside(path: str) -> Path:
+        resolved = Path(path).resolve()
+        if not resolved.is_relative_to(workspace.resolve()):
+            raise ValueError(f"{path} is outside the demo's workspace")
+        return resolved
+
+    def read_file(path: str) -> str:
+        """Read a text file of the demo's workspace."""
+        return inside(path).read_text()
+
+    def write_file(path: str, text: str) -> str:
+        """Write a text file of the demo's workspace."""
+        inside(path).write_text(text)
+        return f"wrote {len(text)} bytes"
+
+    return read_file, write_file
 
 
 async def run_demo(data_dir: Path, *, approve: bool | None) -> int:
@@ -56,23 +79,21 @@ async def run_demo(data_dir: Path, *, approve: bool | None) -> int:
         f"stop_dev_server('{data_dir}')\""
     )
     client = await server.connect()
-    with tempfile.TemporaryDirectory(prefix="sessionflow-demo-") as folder:
-        state_dir = Path(folder)
-        workspace = state_dir / "workspace"
-        workspace.mkdir()
-        (workspace / "notes.txt").write_text("buy milk\n")
+    with tempfile.TemporaryDirectory(prefix="sessionflow-demo-") as folder, ScriptedModelServer() as model:
+        workspace = Path(folder)
+        notes = workspace / "notes.txt"
+        notes.write_text("buy milk\n")
         session_id = f"demo-{uuid.uuid4().hex[:8]}"
-        write_script(
-            state_dir,
-            session_id,
-            _script(workspace),
-            {
-                "read_file": {"effect": "read", "output": "buy milk"},
-                "write_file": {"output": "wrote 4 bytes"},
-            },
+        model.script(session_id, _replies(notes))
+        read_file, write_file = _tools(workspace)
+        runner = ChatCompletionsRunner(
+            model="demo",
+            base_url=model.base_url(session_id),
+            api_key="demo",
+            tools=[tool(read_file, effect=ToolEffect.READ), tool(write_file)],
         )
         flow = AgentSessionFlow(
-            ScriptedRunner(state_dir),
+            runner,
             flow_type=f"sessionflow-demo-{uuid.uuid4().hex[:6]}",
             options=AgentSessionOptions(
                 tool_policies={"read_file": ToolPolicy(effect=ToolEffect.READ)},

@@ -13,10 +13,11 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, cast, get_args
 
+from sessionflow.kit._frameworks import ModelApi
+
 __all__ = [
     "DEFAULT_USAGE",
     "FaultKind",
-    "ModelApi",
     "ModelFault",
     "ModelReply",
     "RecordedRequest",
@@ -25,7 +26,6 @@ __all__ = [
 ]
 
 FaultKind = Literal["http_500", "http_429", "http_503", "drop"]
-ModelApi = Literal["chat_completions", "responses", "anthropic_messages"]
 _FAULT_KINDS: frozenset[str] = frozenset(get_args(FaultKind))
 _HEADER_NAME = re.compile(r"[A-Za-z0-9-]{1,100}")
 

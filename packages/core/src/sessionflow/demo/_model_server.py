@@ -43,7 +43,6 @@ import httpx
 
 from sessionflow.demo._model_script import (
     FaultKind,
-    ModelApi,
     ModelFault,
     ModelReply,
     RecordedRequest,
@@ -58,6 +57,7 @@ from sessionflow.demo._model_wire import (
     render_models,
     render_reply,
 )
+from sessionflow.kit._frameworks import ModelApi
 
 __all__ = [
     "FaultKind",

@@ -12,7 +12,8 @@ import time
 from dataclasses import dataclass
 from typing import Any, cast
 
-from sessionflow.demo._model_script import ModelApi, ModelReply, ScriptedToolCall, ScriptedUsage
+from sessionflow.demo._model_script import ModelReply, ScriptedToolCall, ScriptedUsage
+from sessionflow.kit._frameworks import ModelApi
 
 __all__ = [
     "MODEL_ID",
