@@ -23,8 +23,9 @@ from langgraph.prebuilt import ToolNode, tools_condition
 from pydantic import SecretStr
 
 from sessionflow import AgentSessionFlow, AgentSessionOptions, ToolEffect
+from sessionflow.kit import current_tool_invocation
 from sessionflow.testing import CRASH_TIMINGS, FileGate, InvocationLog
-from sessionflow_langgraph import EFFECT_METADATA_KEY, current_tool_invocation, langgraph_session_flow
+from sessionflow_langgraph import EFFECT_METADATA_KEY, langgraph_session_flow
 from sessionflow_langgraph._models import chat_model
 from tests.adapter_langgraph.graphs_from_docs import user_info_graph
 

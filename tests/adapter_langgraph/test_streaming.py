@@ -30,8 +30,9 @@ from pydantic import SecretStr
 
 from sessionflow import AgentEvent, AgentEventType, AgentSessionClient, AgentSessionOptions, AgentSnapshot
 from sessionflow.demo import ModelReply, ScriptedModelServer, ScriptedToolCall
+from sessionflow.kit import current_tool_invocation
 from sessionflow.testing import FileGate, InvocationLog
-from sessionflow_langgraph import EFFECT_METADATA_KEY, current_tool_invocation, langgraph_session_flow
+from sessionflow_langgraph import EFFECT_METADATA_KEY, langgraph_session_flow
 from tests.adapter_langgraph.conftest import serving, turn_ended, unique
 from tests.adapter_langgraph.flows import FAST
 

@@ -37,6 +37,7 @@ from sessionflow.kit import (
     ToolInvocation,
     ToolSpec,
     TurnCompleted,
+    current_tool_invocation,
     tool_invocation_scope,
 )
 from sessionflow.plugins import SessionflowPlugins, build_runner
@@ -47,7 +48,6 @@ from sessionflow_langgraph import (
     ChatOpenAICompatible,
     LangGraphRunner,
     chat_model,
-    current_tool_invocation,
     langgraph_runner,
     tool_effect,
     tool_from_spec,

@@ -17,9 +17,9 @@ from typing import Any
 from pydantic_ai import Agent, RunContext
 
 from sessionflow import AgentSessionFlow, AgentSessionOptions, ToolEffect
-from sessionflow.kit import ModelApi
+from sessionflow.kit import ModelApi, current_tool_invocation
 from sessionflow.testing import InvocationLog
-from sessionflow_pydantic_ai import current_tool_invocation, pydantic_ai_session_flow
+from sessionflow_pydantic_ai import pydantic_ai_session_flow
 from sessionflow_pydantic_ai._models import model_for_api
 from tests.core.conftest import FAST
 

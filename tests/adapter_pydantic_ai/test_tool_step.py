@@ -21,10 +21,11 @@ from sessionflow.kit import (
     ToolExecutionError,
     ToolInvocation,
     ToolSpec,
+    current_tool_invocation,
     tool_invocation_scope,
 )
 from sessionflow.session.tools import ApprovalSource
-from sessionflow_pydantic_ai import PydanticAIRunner, current_tool_invocation
+from sessionflow_pydantic_ai import PydanticAIRunner
 from sessionflow_pydantic_ai._models import model_for_api
 from tests.adapter_pydantic_ai.turns import PlayedTurn, context, play_turn, stored
 

@@ -19,7 +19,6 @@ from sessionflow_cli._errors import RuntimeFailure, UsageError
 from sessionflow_cli.config import ConfigError
 from sessionflow_langgraph import StepViolation
 from sessionflow_openai_agents import AgentGraphError, UnsupportedAgentOptionError
-from sessionflow_pydantic_ai import OutputRejectedError
 
 PACKAGES = [
     "sessionflow",
@@ -71,7 +70,6 @@ def test_every_public_error_is_a_session_error_in_one_branch() -> None:
     ("error", "also"),
     [
         (AgentGraphError("two agents named triage"), ValueError),
-        (OutputRejectedError("no usable output"), RuntimeError),
         (ClaudeStepError("the CLI exited 1"), RuntimeError),
         (StepViolation("a second model call"), RuntimeError),
         (ModelHTTPError(503, "busy"), RuntimeError),

@@ -34,7 +34,7 @@ def test_redis_delta_transport_loads_lazily_from_the_top_level() -> None:
 
 LAZY_PACKAGES = [
     "sessionflow",
-    "sessionflow.testing",
+    "sessionflow.demo",
     "sessionflow.builtin",
     "sessionflow_openai_agents",
     "sessionflow_pydantic_ai",

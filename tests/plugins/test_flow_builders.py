@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import inspect
-import warnings
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Unpack
@@ -129,14 +128,3 @@ def test_flow_merges_its_tool_specs_into_its_options(tmp_path: Path) -> None:
     spec = tool(note, policy=ToolPolicy(effect=ToolEffect.READ))
     flow = AgentSessionFlow(ScriptedRunner(tmp_path), flow_type="merge", tool_specs=[spec])
     assert flow.options.tool_policies == {"note": ToolPolicy(effect=ToolEffect.READ)}
-
-
-def test_pydantic_ai_helper_is_a_deprecated_alias_of_the_core_merge() -> None:
-    from sessionflow_pydantic_ai import with_tool_source_policies
-
-    specs = [tool(note, policy=ToolPolicy(effect=ToolEffect.READ))]
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        options = with_tool_source_policies(AgentSessionOptions(), specs)
-    assert [w.category for w in caught] == [DeprecationWarning]
-    assert options == merge_tool_policies(AgentSessionOptions(), specs)

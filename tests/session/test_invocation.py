@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from sessionflow import AgentToolCallStatus
 from sessionflow.kit import AgentEventWriter, DeferredToolExecution, ToolInvocation
-from sessionflow.kit import ToolInvocation as OldPathToolInvocation
 from tests.session.helpers import record
 
 
@@ -39,5 +38,3 @@ def test_the_invocation_is_the_handler_view_of_the_execution() -> None:
         answer="yes",
     )
     assert call.invocation is call.invocation  # built once per execution
-    assert ToolInvocation.from_deferred(call) is call.invocation  # the old name
-    assert OldPathToolInvocation is ToolInvocation

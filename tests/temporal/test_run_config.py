@@ -8,7 +8,7 @@ from pathlib import Path
 
 from temporalio.converter import default
 
-from sessionflow.temporal._payloads import SessionRunConfig, SessionStartInput, WorkflowTimings
+from sessionflow.temporal._payloads import SessionRunConfig, SessionStartInput
 
 HISTORY = Path(__file__).parents[1] / "replay" / "histories" / "text-turn.json"
 
@@ -17,10 +17,6 @@ def _recorded_start_input() -> dict[str, object]:
     events = json.loads(HISTORY.read_text())["events"]
     payload = events[0]["workflowExecutionStartedEventAttributes"]["input"]["payloads"][0]
     return json.loads(base64.b64decode(payload["data"]))
-
-
-def test_the_old_name_is_an_alias() -> None:
-    assert WorkflowTimings is SessionRunConfig
 
 
 def test_a_recorded_start_input_reads_and_writes_back_the_same_json() -> None:

@@ -31,9 +31,10 @@ from sessionflow import (
     serve_agent_flows,
 )
 from sessionflow.demo import ModelReply, ScriptedModelServer, ScriptedToolCall
+from sessionflow.kit import current_tool_invocation
 from sessionflow.temporal import DevServer, DevServerConfig
 from sessionflow.testing import wait_for_agent_snapshot
-from sessionflow_openai_agents import current_tool_invocation, openai_agents_session_flow
+from sessionflow_openai_agents import openai_agents_session_flow
 
 
 @function_tool

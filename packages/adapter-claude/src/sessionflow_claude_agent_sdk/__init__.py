@@ -31,7 +31,6 @@ if TYPE_CHECKING:
         OptionsSource,
     )
     from sessionflow_claude_agent_sdk._tool_floors import LOCAL_TOOL_TWINS
-    from sessionflow_claude_agent_sdk._tools import current_tool_invocation
     from sessionflow_claude_agent_sdk._transcript import RUN_STATE_VERSION
 
 __getattr__, __dir__ = lazy_exports(__name__)
@@ -51,6 +50,5 @@ __all__ = [
     "OptionsFactory",
     "OptionsSource",
     "claude_agent_session_flow",
-    "current_tool_invocation",
     "run_builtin_tool",
 ]

@@ -34,14 +34,12 @@ from mcp.types import (
 
 from sessionflow import ToolEffect, ToolPolicy, UnsupportedOptionError
 
-# The core's current invocation, re-exported here so the adapter's old name keeps working.
-# The tool activity sets it; the in-process MCP servers run in tasks started inside that
-# context, so custom SDK MCP tools read it too.
+# The tool activity sets the current invocation; the in-process MCP servers run in tasks
+# started inside that context, so custom SDK MCP tools read it too.
 from sessionflow.kit import (
     ToolExecutionError,
     ToolInvocation,
     ToolSpec,
-    current_tool_invocation,
     effect_from_mcp_annotations,
 )
 from sessionflow_claude_agent_sdk._builtin_tools import (
@@ -59,7 +57,6 @@ __all__ = [
     "TOOL_SPEC_SERVER",
     "ToolSet",
     "check_tool_options",
-    "current_tool_invocation",
     "discover_tools",
     "sdk_tool_name",
 ]

@@ -26,7 +26,6 @@ if TYPE_CHECKING:
     from sessionflow_langgraph._flow import ToolLike, langgraph_runner, langgraph_session_flow
     from sessionflow_langgraph._graph import AgentGraph, GraphFactory, build_agent_graph
     from sessionflow_langgraph._interrupts import INTERRUPT_TOOL
-    from sessionflow_langgraph._invocation import current_tool_invocation
     from sessionflow_langgraph._models import chat_model
     from sessionflow_langgraph._openai_compat import ChatOpenAICompatible
     from sessionflow_langgraph._run_state import RUN_STATE_VERSION
@@ -49,7 +48,6 @@ __all__ = [
     "ToolLike",
     "build_agent_graph",
     "chat_model",
-    "current_tool_invocation",
     "langgraph_runner",
     "langgraph_session_flow",
     "tool_effect",

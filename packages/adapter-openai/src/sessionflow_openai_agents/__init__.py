@@ -23,7 +23,7 @@ if TYPE_CHECKING:
         OpenAIAgentsRunner,
         TurnStart,
     )
-    from sessionflow_openai_agents._tools import current_tool_invocation, function_tool_from_spec
+    from sessionflow_openai_agents._tools import function_tool_from_spec
 
 
 __getattr__, __dir__ = lazy_exports(
@@ -39,7 +39,6 @@ __all__ = [
     "TurnStart",
     "UnsupportedAgentOptionError",
     "__version__",
-    "current_tool_invocation",
     "function_tool_from_spec",
     "openai_agents_session_flow",
     "structured_output",

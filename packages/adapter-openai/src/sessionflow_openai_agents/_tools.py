@@ -12,8 +12,6 @@ from agents.tool import default_tool_timeout_error_message, maybe_invoke_functio
 from agents.tool_context import ToolContext
 
 from sessionflow import ToolEffect
-
-# The core's current invocation, re-exported here so the adapter's old name keeps working.
 from sessionflow.kit import (
     ToolExecutionError,
     ToolInvocation,
@@ -24,7 +22,6 @@ from sessionflow.kit import (
 )
 
 __all__ = [
-    "current_tool_invocation",
     "function_tool_from_spec",
     "invoke_function_tool",
     "mcp_effect",

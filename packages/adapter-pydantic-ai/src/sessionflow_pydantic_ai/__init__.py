@@ -17,9 +17,7 @@ from sessionflow.kit import lazy_exports
 if TYPE_CHECKING:
     from sessionflow_pydantic_ai._deps import DepsFactory, DepsResources
     from sessionflow_pydantic_ai._effects import EFFECT_METADATA_KEY
-    from sessionflow_pydantic_ai._errors import OutputRejectedError
-    from sessionflow_pydantic_ai._execution import current_tool_invocation
-    from sessionflow_pydantic_ai._flow import pydantic_ai_session_flow, with_tool_source_policies
+    from sessionflow_pydantic_ai._flow import pydantic_ai_session_flow
     from sessionflow_pydantic_ai._history import export_history, export_history_json, history_messages
     from sessionflow_pydantic_ai._messages import RUN_STATE_VERSION
     from sessionflow_pydantic_ai._models import build_model, model_for_api
@@ -41,15 +39,12 @@ __all__ = [
     "DepsResources",
     "InstructionsOverride",
     "ModelOverride",
-    "OutputRejectedError",
     "PydanticAIRunner",
     "build_model",
-    "current_tool_invocation",
     "export_history",
     "export_history_json",
     "history_messages",
     "model_for_api",
     "pydantic_ai_session_flow",
     "read_output",
-    "with_tool_source_policies",
 ]

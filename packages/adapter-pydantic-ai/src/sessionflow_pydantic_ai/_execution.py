@@ -31,13 +31,13 @@ from pydantic_graph import End
 
 from sessionflow import AgentToolCall
 
-# The core's current invocation, re-exported here so the adapter's old name keeps working;
-# Pydantic AI runs sync tools in a thread with the caller's context, so they see it too.
-from sessionflow.kit import ToolExecutionError, current_tool_invocation
+# Pydantic AI runs sync tools in a thread with the caller's context, so they see the
+# current invocation too.
+from sessionflow.kit import ToolExecutionError
 from sessionflow_pydantic_ai._retries import failure_account
 from sessionflow_pydantic_ai._waits import WaitKind, deferral_account
 
-__all__ = ["current_tool_invocation", "execute_tool_call"]
+__all__ = ["execute_tool_call"]
 
 _PROMPT = "(sessionflow runs one tool call the model requested earlier)"
 

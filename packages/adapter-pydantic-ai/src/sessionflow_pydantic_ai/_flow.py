@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Sequence
 from typing import Any, Unpack
 
 from pydantic_ai.toolsets import AbstractToolset
 
-from sessionflow import AgentSessionFlow, AgentSessionOptions
-from sessionflow.kit import FlowArguments, ToolSpec, merge_tool_policies
+from sessionflow import AgentSessionFlow
+from sessionflow.kit import FlowArguments, ToolSpec
 from sessionflow_pydantic_ai._deps import DepsFactory, DepsResources
 from sessionflow_pydantic_ai._limits import UsageLimitsOption
 from sessionflow_pydantic_ai._partial_output import PARTIAL_OUTPUT_INTERVAL
@@ -21,7 +20,7 @@ from sessionflow_pydantic_ai._runner import (
 )
 from sessionflow_pydantic_ai._settings import ModelSettingsOption
 
-__all__ = ["pydantic_ai_session_flow", "with_tool_source_policies"]
+__all__ = ["pydantic_ai_session_flow"]
 
 
 def pydantic_ai_session_flow(
@@ -60,15 +59,3 @@ def pydantic_ai_session_flow(
         partial_output_interval=partial_output_interval,
     )
     return AgentSessionFlow(runner, flow_type=flow_type, tool_specs=tool_sources, **flow_args)
-
-
-def with_tool_source_policies(
-    options: AgentSessionOptions, tool_sources: Sequence[ToolSpec]
-) -> AgentSessionOptions:
-    """Deprecated: use `sessionflow.kit.merge_tool_policies`, which every adapter shares."""
-    warnings.warn(
-        "with_tool_source_policies is deprecated; use sessionflow.kit.merge_tool_policies",
-        DeprecationWarning,
-        stacklevel=2,
-    )
-    return merge_tool_policies(options, tool_sources)

@@ -13,9 +13,6 @@ from typing import Any
 
 from sessionflow.kit._tool_output import ToolOutput
 from sessionflow.session.invocation import ToolInvocation
-
-# ToolInvocation lives in the pure session package, next to the `DeferredToolExecution`
-# that builds it; this module keeps its old import path.
 from sessionflow.session.options import AgentSessionOptions
 from sessionflow.session.tools import ToolEffect, ToolExecutionError, ToolPolicy
 from sessionflow.session.verify import EffectUnknown, NoEffect, TookEffect, VerifyCall, VerifyResult

@@ -32,7 +32,6 @@ from sessionflow.mcp._source import (
     AvailabilityListener,
     McpTool,
     McpToolSource,
-    effect_from_hints,
     input_schema_hash,
 )
 from sessionflow.mcp._verify import META_VERIFIES, META_VERIFY_TOOL
@@ -51,7 +50,6 @@ __all__ = [
     "McpTransportError",
     "McpUnavailableError",
     "default_media_dir",
-    "effect_from_hints",
     "input_schema_hash",
     "shared_pool",
 ]

@@ -41,7 +41,7 @@ from sessionflow.session.invocation import ToolInvocation
 from sessionflow.session.tools import ToolEffect, ToolExecutionError
 from sessionflow.session.verify import EffectUnknown, VerifyCall, VerifyResult
 
-__all__ = ["AvailabilityListener", "McpTool", "McpToolSource", "effect_from_hints", "input_schema_hash"]
+__all__ = ["AvailabilityListener", "McpTool", "McpToolSource", "input_schema_hash"]
 
 logger = logging.getLogger("sessionflow.mcp")
 
@@ -74,10 +74,6 @@ def input_schema_hash(schema: Mapping[str, Any]) -> str:
     """``sha256:<hex>`` of the schema as canonical JSON (sorted keys, no spaces, UTF-8)."""
     canonical = json.dumps(schema, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return "sha256:" + hashlib.sha256(canonical.encode()).hexdigest()
-
-
-effect_from_hints = effect_from_mcp_annotations
-"""The old name of `sessionflow.kit.effect_from_mcp_annotations`, kept as an alias."""
 
 
 @dataclass(frozen=True, kw_only=True)

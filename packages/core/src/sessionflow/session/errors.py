@@ -36,7 +36,6 @@ the two. The whole tree, with where each error is public:
   | + DevServerError                            `sessionflow.temporal`
   | + ModelHTTPError                            `sessionflow.builtin`
   | + McpUnavailableError, McpTransportError    `sessionflow.mcp`
-  | + OutputRejectedError                       `sessionflow_pydantic_ai`
   | + ClaudeStepError                           `sessionflow_claude_agent_sdk`
   + CliError                                    `sessionflow_cli`: what the command reports
   + ApiError                                    `sessionflow_server`: an HTTP error response

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from sessionflow.session.runner import DeferredToolExecution
+    pass
 
 __all__ = ["ToolInvocation"]
 
@@ -49,11 +49,3 @@ class ToolInvocation:
     session_settings: Mapping[str, Any] = field(default_factory=lambda: {})
     answer: str | None = None
     run_state: str | None = None
-
-    @classmethod
-    def from_deferred(cls, call: DeferredToolExecution) -> ToolInvocation:
-        """The invocation for a deferred tool call; kept for callers of the old name.
-
-        Same as ``call.invocation``.
-        """
-        return call.invocation

@@ -88,7 +88,7 @@ class SessionRunConfig:
     The step timeouts and attempts of `SessionTimings` (in seconds, because the default JSON
     converter has no timedelta), the interrupt deadline, when to continue as new, how many
     bytes of events to retain, the budget and the memory settings. It travels as
-    `SessionStartInput.timings`; its JSON form is the one `WorkflowTimings` had.
+    `SessionStartInput.timings`; its JSON form is the one the older name, `WorkflowTimings`, had.
     """
 
     model_start_to_close: float
@@ -146,10 +146,6 @@ class SessionRunConfig:
             max_continues_per_turn=max_continues_per_turn,
             model_name=model_name,
         )
-
-
-WorkflowTimings = SessionRunConfig
-"""Deprecated alias of `SessionRunConfig`, kept for one release: the old name said timings, and it holds more."""
 
 
 @dataclass(frozen=True, kw_only=True)
