@@ -32,24 +32,23 @@ from sessionflow.temporal.activities._message_cache import MessageCache
 from sessionflow.temporal.activities._model_call_gate import ModelCallGate
 from sessionflow.temporal.activities._provider_retry import retry_when_provider_says
 from sessionflow.temporal.activities._step_context import (
+    StepActivities,
     StepContext,
-    retry_by_class,
     store_scope,
     with_heartbeats,
 )
 from sessionflow.temporal.activities._step_telemetry import observe_model_step
 from sessionflow.temporal.storage._media import local_copy
 from sessionflow.temporal.worker._model_call_limits import model_call_keys
-from sessionflow.temporal.worker._shutdown import shutdown_fails_retryably
 
 __all__ = ["ModelStepActivities"]
 
 
-class ModelStepActivities:
+class ModelStepActivities(StepActivities):
     """RunModel for one flow on one worker."""
 
     def __init__(self, steps: StepContext, model_calls: ModelCallGate | None = None) -> None:
-        self._steps = steps
+        super().__init__(steps)
         self._flow = steps.flow
         self._model_calls = model_calls or ModelCallGate()  # the worker's, shared by its flows
         self._messages = MessageCache(steps)
@@ -61,7 +60,7 @@ class ModelStepActivities:
     async def run_model(self, request: RunModelInput) -> RunModelResult:
         model = model_name_of(request.session_settings, self._flow.model_name)
         with observe_model_step(request.session_id, request.turn_id, model) as step:
-            with retry_by_class(), shutdown_fails_retryably(self._steps.client.identity):
+            with self._failures_reported():
                 result = await self._run_model(request)
             step.model_done(result)
             return result

@@ -1,9 +1,9 @@
 """What every kind of step shares: the flow, its client and payload store, and the helpers of a running attempt.
 
 `StepContext` is built once per flow on a worker and handed to each step class, so they
-share one body store (and its cache of bodies read). The functions read the running
-activity (`store_scope`), keep it heartbeating (`with_heartbeats`) and report its failures
-(`retry_by_class`).
+share one body store (and its cache of bodies read). `StepActivities` is the base of those
+classes, with how a step reports its failures. The functions read the running activity
+(`store_scope`) and keep it heartbeating (`with_heartbeats`).
 """
 
 from __future__ import annotations
@@ -21,11 +21,12 @@ from sessionflow.session.errors import SessionError, SessionStateError
 from sessionflow.session.events import AgentEvent, AgentEventType, AgentEventWriter
 from sessionflow.temporal.activities._delta_fallback import DeltaFallback
 from sessionflow.temporal.storage._bodies import BodyStore, StoreScope
+from sessionflow.temporal.worker._shutdown import shutdown_fails_retryably
 
 if TYPE_CHECKING:
     from sessionflow.kit._flow import AgentSessionFlow
 
-__all__ = ["StepContext", "retry_by_class", "store_scope", "with_heartbeats"]
+__all__ = ["StepActivities", "StepContext", "store_scope", "with_heartbeats"]
 
 T = TypeVar("T")
 
@@ -64,6 +65,19 @@ class StepContext:
         return writer
 
 
+class StepActivities:
+    """The activities of one kind of step, for one flow on one worker."""
+
+    def __init__(self, steps: StepContext) -> None:
+        self._steps = steps
+
+    @contextmanager
+    def _failures_reported(self) -> Generator[None]:
+        """Failures as the workflow expects them: by the error's class, and retryable at shutdown."""
+        with _retry_by_class(), shutdown_fails_retryably(self._steps.client.identity):
+            yield
+
+
 class _StepWriter(AgentEventWriter):
     """Closes its fallback batcher along with the writer."""
 
@@ -86,7 +100,7 @@ class _StepWriter(AgentEventWriter):
 
 
 @contextmanager
-def retry_by_class() -> Generator[None]:
+def _retry_by_class() -> Generator[None]:
     """Report a `SessionError` whose class says it is not retryable as a non-retryable failure.
 
     The failure keeps the error's class name as its type, so the workflow's failure notes

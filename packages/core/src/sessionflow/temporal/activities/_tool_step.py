@@ -19,14 +19,12 @@ from sessionflow.session.runner import DeferredToolExecution
 from sessionflow.session.tools import ToolExecutionError, ToolExecutionResult
 from sessionflow.temporal._payloads import CALL_SINGLE_ATTEMPT_TOOL, CALL_TOOL, ToolCallInput, ToolCallOutput
 from sessionflow.temporal.activities._step_context import (
-    StepContext,
-    retry_by_class,
+    StepActivities,
     store_scope,
     with_heartbeats,
 )
 from sessionflow.temporal.activities._step_telemetry import observe_tool_step
 from sessionflow.temporal.storage._store_errors import PayloadStoreError
-from sessionflow.temporal.worker._shutdown import shutdown_fails_retryably
 
 __all__ = ["ToolStepActivities"]
 
@@ -34,11 +32,8 @@ _FALLBACK_OUTPUT_BYTES = 64 * 1024
 """Bytes of a single-attempt tool's output kept inline when the payload store fails."""
 
 
-class ToolStepActivities:
+class ToolStepActivities(StepActivities):
     """CallTool and CallSingleAttemptTool for one flow on one worker."""
-
-    def __init__(self, steps: StepContext) -> None:
-        self._steps = steps
 
     def activities(self) -> list[Callable[..., Any]]:
         return [self.call_tool, self.call_single_attempt_tool]
@@ -53,7 +48,7 @@ class ToolStepActivities:
 
     async def _run_tool(self, request: ToolCallInput) -> ToolCallOutput:
         with observe_tool_step(request.session_id, request.turn_id, request.tool_call) as step:
-            with retry_by_class(), shutdown_fails_retryably(self._steps.client.identity):
+            with self._failures_reported():
                 output = await self._run_tool_once(request)
             step.tool_done(output)
             return output

@@ -17,25 +17,21 @@ from sessionflow.session.errors import SessionStateError
 from sessionflow.session.messages import FrameworkMessage, MessageRole
 from sessionflow.session.runner import ImageInput
 from sessionflow.temporal._payloads import BUILD_USER_MESSAGE, BuildUserMessageInput
-from sessionflow.temporal.activities._step_context import StepContext, retry_by_class, store_scope
+from sessionflow.temporal.activities._step_context import StepActivities, store_scope
 from sessionflow.temporal.storage._media import local_copy
-from sessionflow.temporal.worker._shutdown import shutdown_fails_retryably
 
 __all__ = ["UserMessageActivities"]
 
 
-class UserMessageActivities:
+class UserMessageActivities(StepActivities):
     """BuildUserMessage for one flow on one worker."""
-
-    def __init__(self, steps: StepContext) -> None:
-        self._steps = steps
 
     def activities(self) -> list[Callable[..., Any]]:
         return [self.build_user_message]
 
     @activity.defn(name=BUILD_USER_MESSAGE)
     async def build_user_message(self, request: BuildUserMessageInput) -> FrameworkMessage:
-        with retry_by_class(), shutdown_fails_retryably(self._steps.client.identity):
+        with self._failures_reported():
             return await self._build_user_message(request)
 
     async def _build_user_message(self, request: BuildUserMessageInput) -> FrameworkMessage:

@@ -19,12 +19,10 @@ from sessionflow.session.tools import ToolExecutionError
 from sessionflow.session.verify import EffectUnknown, NoEffect, TookEffect
 from sessionflow.temporal._payloads import VERIFY_TOOL, ToolCallInput, VerifyToolOutput
 from sessionflow.temporal.activities._step_context import (
-    StepContext,
-    retry_by_class,
+    StepActivities,
     store_scope,
     with_heartbeats,
 )
-from sessionflow.temporal.worker._shutdown import shutdown_fails_retryably
 
 __all__ = ["VerifyStepActivities", "verify_write"]
 
@@ -64,11 +62,8 @@ async def verify_write(
     return VerifyToolOutput(answer="unknown", message=NO_VERIFY)
 
 
-class VerifyStepActivities:
+class VerifyStepActivities(StepActivities):
     """VerifyTool for one flow on one worker."""
-
-    def __init__(self, steps: StepContext) -> None:
-        self._steps = steps
 
     def activities(self) -> list[Callable[..., Any]]:
         return [self.verify_tool]
@@ -76,7 +71,7 @@ class VerifyStepActivities:
     @activity.defn(name=VERIFY_TOOL)
     async def verify_tool(self, request: ToolCallInput) -> VerifyToolOutput:
         """Whether a write whose step died took effect (`verify_write`); a read step."""
-        with retry_by_class(), shutdown_fails_retryably(self._steps.client.identity):
+        with self._failures_reported():
             info = activity.info()
             events = self._steps.writer(request.session_id, request.turn_id)
             activity.heartbeat()
