@@ -8,10 +8,8 @@ carries stored by reference, tool calls checked against the catalog and call pol
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager
 from dataclasses import replace
-from typing import Any
 
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
@@ -52,9 +50,6 @@ class ModelStepActivities(StepActivities):
         self._flow = steps.flow
         self._model_calls = model_calls or ModelCallGate()  # the worker's, shared by its flows
         self._messages = MessageCache(steps)
-
-    def activities(self) -> list[Callable[..., Any]]:
-        return [self.run_model]
 
     @activity.defn(name=RUN_MODEL)
     async def run_model(self, request: RunModelInput) -> RunModelResult:

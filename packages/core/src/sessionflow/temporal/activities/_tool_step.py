@@ -7,9 +7,6 @@ goes to the payload store and the workflow records its reference.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
-
 from temporalio import activity
 
 from sessionflow.kit._current_invocation import tool_invocation_scope
@@ -34,9 +31,6 @@ _FALLBACK_OUTPUT_BYTES = 64 * 1024
 
 class ToolStepActivities(StepActivities):
     """CallTool and CallSingleAttemptTool for one flow on one worker."""
-
-    def activities(self) -> list[Callable[..., Any]]:
-        return [self.call_tool, self.call_single_attempt_tool]
 
     @activity.defn(name=CALL_TOOL)
     async def call_tool(self, request: ToolCallInput) -> ToolCallOutput:

@@ -7,9 +7,6 @@ goes back to the store and the workflow records its reference.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
-
 from temporalio import activity
 
 from sessionflow.session.bodies import is_media_ref
@@ -25,9 +22,6 @@ __all__ = ["UserMessageActivities"]
 
 class UserMessageActivities(StepActivities):
     """BuildUserMessage for one flow on one worker."""
-
-    def activities(self) -> list[Callable[..., Any]]:
-        return [self.build_user_message]
 
     @activity.defn(name=BUILD_USER_MESSAGE)
     async def build_user_message(self, request: BuildUserMessageInput) -> FrameworkMessage:

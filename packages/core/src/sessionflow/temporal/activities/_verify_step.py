@@ -8,7 +8,6 @@ key the write had. A long answer is stored like a tool output.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import Any
 
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
@@ -64,9 +63,6 @@ async def verify_write(
 
 class VerifyStepActivities(StepActivities):
     """VerifyTool for one flow on one worker."""
-
-    def activities(self) -> list[Callable[..., Any]]:
-        return [self.verify_tool]
 
     @activity.defn(name=VERIFY_TOOL)
     async def verify_tool(self, request: ToolCallInput) -> VerifyToolOutput:

@@ -72,11 +72,14 @@ def flow_activities(
 ) -> list[Callable[..., Any]]:
     """The activities of one flow on one worker: each kind of step's, sharing one payload store."""
     steps = StepContext(flow, client)
+    model = ModelStepActivities(steps, model_calls)
+    tools = ToolStepActivities(steps)
     return [
-        *UserMessageActivities(steps).activities(),
-        *ModelStepActivities(steps, model_calls).activities(),
-        *ToolStepActivities(steps).activities(),
-        *VerifyStepActivities(steps).activities(),
+        UserMessageActivities(steps).build_user_message,
+        model.run_model,
+        tools.call_tool,
+        tools.call_single_attempt_tool,
+        VerifyStepActivities(steps).verify_tool,
     ]
 
 
