@@ -1,6 +1,6 @@
 """The verify step: ask the runner whether a write whose step died took effect.
 
-`SessionActivities.verify_tool` runs it as ``sessionflow.VerifyTool``, a read step (retried
+`VerifyStepActivities.verify_tool` runs it as ``sessionflow.VerifyTool``, a read step (retried
 like one) with the write's own input, so the runner sees the same record and idempotency
 key the write had. A long answer is stored like a tool output.
 """
@@ -9,15 +9,21 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 
+from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
 from sessionflow.session.bodies import BodyRef, preview_text
 from sessionflow.session.runner import AgentFrameworkRunner, DeferredToolExecution
 from sessionflow.session.tools import ToolExecutionError
 from sessionflow.session.verify import EffectUnknown, NoEffect, TookEffect
-from sessionflow.temporal._payloads import VerifyToolOutput
+from sessionflow.temporal._payloads import VERIFY_TOOL, ToolCallInput, VerifyToolOutput
+from sessionflow.temporal.activities._step_context import (
+    StepActivities,
+    store_scope,
+    with_heartbeats,
+)
 
-__all__ = ["verify_write"]
+__all__ = ["VerifyStepActivities", "verify_write"]
 
 NO_VERIFY = "the runner has no verify for this tool"
 
@@ -53,3 +59,37 @@ async def verify_write(
             non_retryable=True,
         )
     return VerifyToolOutput(answer="unknown", message=NO_VERIFY)
+
+
+class VerifyStepActivities(StepActivities):
+    """VerifyTool for one flow on one worker."""
+
+    @activity.defn(name=VERIFY_TOOL)
+    async def verify_tool(self, request: ToolCallInput) -> VerifyToolOutput:
+        """Whether a write whose step died took effect (`verify_write`); a read step."""
+        with self._failures_reported():
+            info = activity.info()
+            events = self._steps.writer(request.session_id, request.turn_id)
+            activity.heartbeat()
+            execution = DeferredToolExecution(
+                flow_id=request.session_id,
+                turn_id=request.turn_id,
+                tool_call=request.tool_call,
+                attempt=info.attempt,
+                events=events,
+                heartbeat=activity.heartbeat,
+                session_settings=request.session_settings,
+            )
+            bodies = self._steps.bodies
+
+            async def store(text: str) -> BodyRef | None:
+                assert bodies is not None
+                return await bodies.store_text(text, store_scope())
+
+            try:
+                return await with_heartbeats(
+                    request.heartbeat_interval,
+                    verify_write(self._steps.flow.runner, execution, store if bodies is not None else None),
+                )
+            finally:
+                events.close()

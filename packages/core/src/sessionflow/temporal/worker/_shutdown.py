@@ -2,11 +2,11 @@
 
 On SIGTERM a worker stops polling and gives the steps it runs `shutdown_grace` to finish.
 Steps still running then are cancelled: the SDK cancels the activity's task, and the
-cancellation reaches the framework call through `_with_heartbeats`, which awaits it in the
-same task. Such a step must not end as *cancelled* (the workflow did not ask for that): it
-fails retryably, naming the worker, so the server hands a model step or a retryable tool
-step to another worker at once, while a single-attempt write (maximum one attempt) ends
-`outcome_unknown` and never runs again.
+cancellation reaches the framework call through `with_heartbeats` (`_step_context`), which
+awaits it in the same task. Such a step must not end as *cancelled* (the workflow did not
+ask for that): it fails retryably, naming the worker, so the server hands a model step or
+a retryable tool step to another worker at once, while a single-attempt write (maximum one
+attempt) ends `outcome_unknown` and never runs again.
 """
 
 from __future__ import annotations

@@ -6,9 +6,10 @@ import asyncio
 import importlib.metadata
 import os
 import signal
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from contextlib import AsyncExitStack, nullcontext
 from datetime import timedelta
+from typing import Any
 
 from temporalio.client import Client
 from temporalio.worker import Worker
@@ -16,8 +17,12 @@ from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxR
 
 from sessionflow.kit._flow import AgentSessionFlow
 from sessionflow.temporal._telemetry import worker_interceptors
-from sessionflow.temporal.activities._activities import SessionActivities
 from sessionflow.temporal.activities._model_call_gate import ModelCallGate
+from sessionflow.temporal.activities._model_step import ModelStepActivities
+from sessionflow.temporal.activities._step_context import StepContext
+from sessionflow.temporal.activities._tool_step import ToolStepActivities
+from sessionflow.temporal.activities._user_message_step import UserMessageActivities
+from sessionflow.temporal.activities._verify_step import VerifyStepActivities
 from sessionflow.temporal.client._connection import DEFAULT_SERVER_ADDRESS, connect, with_payload_store
 from sessionflow.temporal.storage._payload_store import PayloadStore
 from sessionflow.temporal.worker._deployment import BUILD_ID_ENV, WorkerDeployment
@@ -60,6 +65,22 @@ def sandbox_runner() -> SandboxedWorkflowRunner:
     return SandboxedWorkflowRunner(
         restrictions=SandboxRestrictions.default.with_passthrough_modules("sessionflow")
     )
+
+
+def flow_activities(
+    flow: AgentSessionFlow, client: Client, model_calls: ModelCallGate | None = None
+) -> list[Callable[..., Any]]:
+    """The activities of one flow on one worker: each kind of step's, sharing one payload store."""
+    steps = StepContext(flow, client)
+    model = ModelStepActivities(steps, model_calls)
+    tools = ToolStepActivities(steps)
+    return [
+        UserMessageActivities(steps).build_user_message,
+        model.run_model,
+        tools.call_tool,
+        tools.call_single_attempt_tool,
+        VerifyStepActivities(steps).verify_tool,
+    ]
 
 
 def build_workers(
@@ -111,7 +132,7 @@ def build_workers(
                 client,
                 task_queue=flow.task_queue,
                 workflows=[AgentSessionWorkflow],
-                activities=SessionActivities(flow, client, model_calls).activities(),
+                activities=flow_activities(flow, client, model_calls),
                 workflow_runner=sandbox_runner(),
                 max_concurrent_activities=max_concurrent_activities,
                 max_concurrent_local_activities=max_concurrent_activities,
