@@ -13,7 +13,7 @@ from sessionflow import PayloadStoreError, SessionError, SessionRunError, Unsupp
 from sessionflow.builtin import ModelHTTPError
 from sessionflow.plugins import UnknownFrameworkError
 from sessionflow.temporal import CodecRequestError, EncryptionKeyError, PayloadDecryptionError
-from sessionflow.temporal.workflow._workflow import TurnCancelled
+from sessionflow.temporal.workflow._cancel import TurnCancelled
 from sessionflow_claude_agent_sdk import ClaudeStepError
 from sessionflow_cli._errors import RuntimeFailure, UsageError
 from sessionflow_cli.config import ConfigError

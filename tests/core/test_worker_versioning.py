@@ -33,7 +33,7 @@ from sessionflow.temporal import (
     wake_sessions_on_old_versions,
 )
 from sessionflow.temporal.worker._deployment import BUILD_ID_ENV, DEPLOYMENT_NAME_ENV
-from sessionflow.temporal.workflow._workflow import VERSION_UPGRADE_PATCH
+from sessionflow.temporal.workflow._continue_as_new import VERSION_UPGRADE_PATCH
 from sessionflow.testing import CRASH_TIMINGS, AgentTestStack, InvocationLog, save_scripted_flow, wait_until
 from tests.core.conftest import Harness
 from tests.core.helpers import idle_after, pending_interrupt
