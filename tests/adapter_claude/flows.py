@@ -16,14 +16,13 @@ from typing import Any, Literal
 from claude_agent_sdk import ClaudeAgentOptions, ToolAnnotations, create_sdk_mcp_server, tool
 
 from sessionflow import AgentSessionFlow, AgentSessionOptions
-from sessionflow.kit import DeferredToolExecution, ToolExecutionResult
+from sessionflow.kit import DeferredToolExecution, ToolExecutionResult, current_tool_invocation
 from sessionflow.testing import FileGate, InvocationLog
 from sessionflow_claude_agent_sdk import (
     CONFIG_ROOT_ENV,
     ClaudeAgentRunner,
     ClaudeStepInfo,
     claude_agent_session_flow,
-    current_tool_invocation,
 )
 from tests.core.conftest import FAST
 

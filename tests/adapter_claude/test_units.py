@@ -39,6 +39,7 @@ from sessionflow.kit import (
     ToolExecutionError,
     ToolInvocation,
     ToolSpec,
+    current_tool_invocation,
     tool_invocation_scope,
 )
 from sessionflow.plugins import PluginError, SessionflowPlugins, build_runner
@@ -47,7 +48,6 @@ from sessionflow_claude_agent_sdk import (
     REPLACED_LOCAL_TOOL_GROUPS,
     ClaudeAgentRunner,
     ClaudeStepInfo,
-    current_tool_invocation,
 )
 from sessionflow_claude_agent_sdk._permissions import decide
 from sessionflow_claude_agent_sdk._results import tool_result_blocks
