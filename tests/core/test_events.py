@@ -6,8 +6,7 @@ import asyncio
 from collections.abc import AsyncIterator
 from typing import Any
 
-from sessionflow import AgentEvent, AgentEventType, serve_agent_flows
-from sessionflow.session.live_text import LiveText
+from sessionflow import AgentEvent, AgentEventType, LiveText, serve_agent_flows
 from sessionflow.temporal import history_size
 from tests.core.conftest import Harness, HarnessFactory
 from tests.core.helpers import idle_after, pending_interrupt

@@ -23,6 +23,7 @@ from sessionflow.session.errors import (
 from sessionflow.session.events import AgentEvent, AgentEventType
 from sessionflow.session.fork import ForkedFrom, TurnOutOfRangeError, UnknownSessionError
 from sessionflow.session.guardrails import StopReason
+from sessionflow.session.live_text import LiveText
 from sessionflow.session.messages import AgentMessage, MessageRole
 from sessionflow.session.options import (
     AgentSessionOptions,
@@ -91,6 +92,7 @@ __all__ = [
     "AgentUsage",
     "ForkedFrom",
     "ImageInput",
+    "LiveText",
     "MessageRole",
     "StopReason",
     # Live deltas across hosts (the `redis` extra)

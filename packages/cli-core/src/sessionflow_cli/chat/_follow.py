@@ -15,9 +15,9 @@ from sessionflow import (
     AgentInterrupt,
     AgentSessionClient,
     AgentToolCall,
+    LiveText,
     MessageRole,
 )
-from sessionflow.session.live_text import LiveText
 from sessionflow_cli._ask_user import ASK_USER, DECLINED_MESSAGE, Question, parse_question
 from sessionflow_cli.chat._pump import EventPump
 from sessionflow_cli.chat._view import ChatView
