@@ -62,9 +62,8 @@ from sessionflow import (
     ToolPolicy,
     serve_agent_flows,
 )
-from sessionflow.kit import FrameworkMessage, InProcessDeltaBus
+from sessionflow.kit import FrameworkMessage, InProcessDeltaBus, message_digest
 from sessionflow.session.events import AgentEventsPage
-from sessionflow.session.messages import message_digest
 from sessionflow.temporal import (
     DevServer,
     DevServerConfig,

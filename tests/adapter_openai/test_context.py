@@ -12,7 +12,7 @@ from agents import Agent
 from pydantic import BaseModel
 
 from sessionflow import UnsupportedOptionError
-from sessionflow.session.value_changes import value_change
+from sessionflow.kit import value_change
 from sessionflow_openai_agents import openai_agents_session_flow
 from sessionflow_openai_agents._context import ContextCodec
 from sessionflow_openai_agents._state import parse_run_state

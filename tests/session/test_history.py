@@ -5,9 +5,8 @@ from __future__ import annotations
 import pytest
 
 from sessionflow import SessionStateError
-from sessionflow.kit import TurnCompleted
+from sessionflow.kit import TurnCompleted, message_digest
 from sessionflow.session.guardrails import Budget
-from sessionflow.session.messages import message_digest
 from sessionflow.session.model import SessionModel
 from sessionflow.session.transcript import HISTORY_TURN_ID
 from tests.session.helpers import NOW, assistant, user

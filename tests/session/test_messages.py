@@ -10,7 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sessionflow import AgentMessage, AgentUsage
-from sessionflow.session.messages import message_digest, message_sequence_key
+from sessionflow.kit import message_digest
+from sessionflow.session.messages import message_sequence_key
 from tests.session.helpers import assistant, user
 
 

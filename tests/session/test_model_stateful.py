@@ -29,8 +29,8 @@ from sessionflow.kit import (
     ToolCallsRequested,
     TurnCompleted,
     build_turn_failure_note,
+    message_digest,
 )
-from sessionflow.session.messages import message_digest
 from sessionflow.session.model import SessionModel
 from sessionflow.session.queued_message import QueuedUserMessage
 from sessionflow.session.tools import LEGAL_STATUS_MOVES

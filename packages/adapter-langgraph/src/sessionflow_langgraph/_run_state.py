@@ -24,7 +24,7 @@ from langgraph.checkpoint.base import BaseCheckpointSaver, Checkpoint, Checkpoin
 from langgraph.checkpoint.serde.base import SerializerProtocol
 
 from sessionflow import AgentMessage
-from sessionflow.session.messages import message_digest
+from sessionflow.kit import message_digest
 from sessionflow_langgraph._interrupts import InterruptCall
 
 __all__ = [

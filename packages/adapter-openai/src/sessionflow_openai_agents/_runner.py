@@ -56,9 +56,9 @@ from sessionflow.kit import (
     current_tool_invocation,
     describe_tool_call_outcome,
     parse_tool_arguments,
+    value_change,
     with_tool_asks,
 )
-from sessionflow.session.value_changes import value_change
 from sessionflow_openai_agents._agent_tool_steps import agent_tool_outcome, with_agent_tools
 from sessionflow_openai_agents._agent_tools import (
     AGENT_TOOL_STARTED,

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, cast
 
 from sessionflow import SessionStateError
-from sessionflow.session.value_changes import apply_value_change
+from sessionflow.kit import apply_value_change
 
 __all__ = ["StepState", "encode_step_update"]
 

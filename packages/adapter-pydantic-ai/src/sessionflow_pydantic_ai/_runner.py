@@ -29,8 +29,9 @@ from sessionflow.kit import (
     ToolSpec,
     TurnAborted,
     TurnCompleted,
+    apply_value_change,
+    value_change,
 )
-from sessionflow.session.value_changes import apply_value_change, value_change
 from sessionflow_pydantic_ai._carry import decode_carry, encode_carry
 from sessionflow_pydantic_ai._deps import DepsCodec, DepsFactory, DepsResources
 from sessionflow_pydantic_ai._effects import deferred_tool_call

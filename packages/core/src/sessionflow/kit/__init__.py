@@ -43,7 +43,7 @@ from sessionflow.kit._tool_specs import (
 from sessionflow.session.errors import InvalidToolCallError, TurnAborted
 from sessionflow.session.events import AgentEventWriter
 from sessionflow.session.invocation import ToolInvocation
-from sessionflow.session.messages import FrameworkMessage
+from sessionflow.session.messages import FrameworkMessage, message_digest
 from sessionflow.session.notes import build_turn_failure_note
 from sessionflow.session.outcomes import (
     AgentTurnOutcome,
@@ -67,6 +67,7 @@ from sessionflow.session.tools import (
     tool_arguments_object,
     validate_tool_call_ids,
 )
+from sessionflow.session.value_changes import apply_value_change, value_change
 from sessionflow.session.verify import EffectUnknown, NoEffect, TookEffect, VerifyCall, VerifyResult
 
 __all__ = [
@@ -88,6 +89,10 @@ __all__ = [
     "parse_tool_arguments",
     "tool_arguments_object",
     "validate_tool_call_ids",
+    # What a runner stores: message digests, and run-state changes as small patches
+    "apply_value_change",
+    "message_digest",
+    "value_change",
     # Errors a runner raises
     "InvalidToolCallError",
     "ToolExecutionError",
