@@ -25,7 +25,7 @@ from sessionflow_claude_agent_sdk import (
     claude_agent_session_flow,
     current_tool_invocation,
 )
-from tests.core.conftest import FAST
+from tests.harness import FAST
 
 MODEL = "scripted-model"
 Scenario = Literal["custom", "builtin", "gated_write"]

@@ -37,7 +37,7 @@ from sessionflow import AgentSessionFlow, AgentSessionOptions, ToolEffect, ToolP
 from sessionflow.builtin import tool as neutral_tool
 from sessionflow.testing import FileGate, InvocationLog
 from sessionflow_openai_agents import current_tool_invocation, openai_agents_session_flow
-from tests.core.conftest import FAST
+from tests.harness import FAST
 
 __all__ = ["MCP_SERVERS", "SCENARIO_FILE", "Scenario", "load_flow", "save_flow"]
 
