@@ -30,7 +30,7 @@ from sessionflow.temporal._payloads import (
 )
 from sessionflow.temporal.storage._compact_payloads import COMPACT_DATA_CONVERTER
 
-HISTORIES = sorted((Path(__file__).parents[3] / "replay" / "histories").glob("*.json"))
+HISTORIES = sorted((Path(__file__).parents[2] / "replay" / "histories").glob("*.json"))
 COMPACT = COMPACT_DATA_CONVERTER.payload_converter
 DEFAULT = DataConverter.default.payload_converter
 INPUTS = {
