@@ -1,4 +1,5 @@
-"""Shared fixtures: one real Temporal dev server per test process, and the conformance plugin.
+"""Shared fixtures: one real Temporal dev server per test process, the conformance plugin,
+and the scripted-flow harness of `tests.harness` (`harness_factory`, `harness`).
 
 The conformance plugin's hooks and fixtures are imported here, at the top level, so that
 the process that prints the summary has them too: under pytest-xdist the controller runs
@@ -29,8 +30,11 @@ from sessionflow.testing.conformance import (
     sessionflow_conformance_loop,
     sessionflow_conformance_runtime,
 )
+from tests.harness import harness, harness_factory
 
 __all__ = [
+    "harness",
+    "harness_factory",
     "pytest_addoption",
     "pytest_configure",
     "pytest_generate_tests",

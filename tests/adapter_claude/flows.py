@@ -24,7 +24,7 @@ from sessionflow_claude_agent_sdk import (
     ClaudeStepInfo,
     claude_agent_session_flow,
 )
-from tests.core.conftest import FAST
+from tests.harness import FAST
 
 MODEL = "scripted-model"
 Scenario = Literal["custom", "builtin", "gated_write"]

@@ -11,7 +11,7 @@ from sessionflow import AgentSessionOptions, UnsupportedOptionError
 from sessionflow.demo import ScriptedModelServer
 from sessionflow_claude_agent_sdk import ClaudeStepInfo, claude_agent_session_flow
 from tests.build_refusals import first_turn_error
-from tests.core.conftest import FAST
+from tests.harness import FAST
 
 
 @pytest.mark.parametrize(

@@ -38,7 +38,7 @@ from sessionflow.builtin import tool as neutral_tool
 from sessionflow.kit import current_tool_invocation
 from sessionflow.testing import FileGate, InvocationLog
 from sessionflow_openai_agents import openai_agents_session_flow
-from tests.core.conftest import FAST
+from tests.harness import FAST
 
 __all__ = ["MCP_SERVERS", "SCENARIO_FILE", "Scenario", "load_flow", "save_flow"]
 

@@ -22,7 +22,7 @@ from sessionflow import AgentSessionOptions, UnsupportedOptionError
 from sessionflow.demo import ScriptedModelServer
 from sessionflow_openai_agents import AgentGraphError, openai_agents_session_flow
 from tests.build_refusals import first_turn_error
-from tests.core.conftest import FAST
+from tests.harness import FAST
 
 
 @function_tool

@@ -21,7 +21,7 @@ from sessionflow.kit import ModelApi, current_tool_invocation
 from sessionflow.testing import InvocationLog
 from sessionflow_pydantic_ai import pydantic_ai_session_flow
 from sessionflow_pydantic_ai._models import model_for_api
-from tests.core.conftest import FAST
+from tests.harness import FAST
 
 MODEL = "scripted-model"
 

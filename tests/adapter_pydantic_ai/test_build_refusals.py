@@ -11,7 +11,7 @@ from sessionflow import AgentSessionOptions, UnsupportedOptionError
 from sessionflow.demo import ScriptedModelServer
 from sessionflow_pydantic_ai import pydantic_ai_session_flow
 from tests.build_refusals import first_turn_error
-from tests.core.conftest import FAST
+from tests.harness import FAST
 
 
 def test_an_agent_without_a_model_is_refused_when_the_flow_is_built() -> None:

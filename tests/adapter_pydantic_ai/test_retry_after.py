@@ -14,7 +14,7 @@ from sessionflow import AgentSessionFlow, AgentSessionOptions
 from sessionflow.demo import ModelReply, ScriptedModelServer
 from sessionflow_pydantic_ai import PydanticAIRunner
 from tests.builtin.test_provider_load import first_model_step, run_turns
-from tests.core.conftest import FAST
+from tests.harness import FAST
 
 
 async def test_retry_after_reaches_the_model_step(

@@ -37,7 +37,7 @@ from sessionflow.testing import InvocationLog, wait_for_agent_snapshot
 from sessionflow_pydantic_ai import pydantic_ai_session_flow
 from sessionflow_pydantic_ai._models import model_for_api
 from tests.adapter_pydantic_ai.agents import deps_factory, deps_resources, weather_agent
-from tests.core.conftest import FAST
+from tests.harness import FAST
 
 # No crashes here, so heartbeats may be slow: the first Responses stream of a process
 # builds the OpenAI SDK's event models for about two seconds, blocking the event loop.

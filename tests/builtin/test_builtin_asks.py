@@ -24,7 +24,7 @@ from sessionflow.builtin import ChatCompletionsRunner, tool
 from sessionflow.demo import ModelReply, ScriptedModelServer, ScriptedToolCall
 from sessionflow.kit import question_tool
 from sessionflow.testing import wait_for_agent_snapshot
-from tests.core.conftest import FAST
+from tests.harness import FAST
 
 
 def lookup(city: str) -> str:

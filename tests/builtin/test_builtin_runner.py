@@ -27,7 +27,7 @@ from sessionflow.demo import ModelReply, ScriptedModelServer, ScriptedToolCall, 
 from sessionflow.kit import HarnessContext, ToolInvocation, current_tool_invocation
 from sessionflow.plugins import PluginError, SessionflowPlugins, build_runner
 from sessionflow.testing import wait_for_agent_snapshot
-from tests.core.conftest import FAST
+from tests.harness import FAST
 
 
 def lookup(city: str, days: int = 1) -> str:

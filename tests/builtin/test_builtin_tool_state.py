@@ -22,7 +22,7 @@ from sessionflow.builtin import ChatCompletionsRunner, tool, tool_state
 from sessionflow.demo import ModelReply, ScriptedModelServer, ScriptedToolCall
 from sessionflow.kit import ToolInvocation, ToolOutput, current_tool_invocation
 from sessionflow.testing import wait_for_agent_snapshot
-from tests.core.conftest import FAST
+from tests.harness import FAST
 
 
 @pytest.fixture

@@ -31,7 +31,7 @@ from sessionflow.demo import ModelReply, ScriptedModelServer
 from sessionflow.temporal import MODEL_CALL_LIMITS_ENV, ModelCallLimits, read_step_history
 from sessionflow.temporal._payloads import RUN_MODEL
 from sessionflow.testing import wait_for_agent_snapshot
-from tests.core.conftest import FAST
+from tests.harness import FAST
 
 
 @pytest.fixture

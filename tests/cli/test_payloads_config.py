@@ -1,6 +1,6 @@
 """`payloads:` in the configuration file, and the start-up check of the store it names.
 
-The S3 cases run against moto's server mode (`tests.core.s3_server`), a real S3 wire protocol.
+The S3 cases run against moto's server mode (`tests.temporal.storage.s3_server`), a real S3 wire protocol.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from sessionflow_cli._errors import EXIT_USAGE, UsageError
 from sessionflow_cli._payloads import open_payload_store
 from sessionflow_cli.config import CliConfig, ConfigError, parse_config
 from tests.cli.conftest import Cli
-from tests.core.s3_server import (
+from tests.temporal.storage.s3_server import (
     AWS_TEST_ENV,
     MotoServer,
     aws_test_environment,

@@ -31,7 +31,7 @@ from sessionflow.demo import ModelReply, ScriptedModelServer, ScriptedToolCall, 
 from sessionflow.kit import ToolInvocation, ToolSpec, memory_tools
 from sessionflow.testing import wait_for_agent_snapshot
 from sessionflow.testing.conformance._cases import OutputCheck
-from tests.core.conftest import FAST
+from tests.harness import FAST
 
 SCENARIOS = Path(__file__).resolve().parents[2] / "conformance" / "scenarios"
 ROWS = {path.stem: json.loads(path.read_text()) for path in sorted(SCENARIOS.glob("*.json"))}

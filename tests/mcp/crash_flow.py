@@ -10,7 +10,7 @@ from sessionflow import AgentSessionFlow, AgentSessionOptions, ToolEffect
 from sessionflow.builtin import ChatCompletionsRunner
 from sessionflow.kit import ToolSpec
 from sessionflow.mcp import McpToolSource
-from tests.core.conftest import FAST
+from tests.harness import FAST
 from tests.mcp.helpers import fixture_config
 
 SPEC_NAME = "mcp-flow.json"

@@ -5,7 +5,7 @@ field by field in Python (`value_to_type`): most of a model step's conversion CP
 decodes the bytes into the dataclass in one pass. It is stricter than `value_to_type` (an
 int for a float is fine, but a float for an int, or NaN, is refused), so any payload it
 refuses, and any class it cannot describe, is read by the converter as before: a value it
-does build equals the one Temporal builds (tests/core/test_dataclass_decoding.py checks
+does build equals the one Temporal builds (tests/temporal/storage/test_dataclass_decoding.py checks
 every recorded payload), and every error stays Temporal's.
 """
 

@@ -89,6 +89,6 @@ def exit_worker_process(code: int = 0) -> NoReturn:
     can outlive the event loop, and one that touches the GIL while CPython finalizes aborts
     the process (``Fatal Python error: PyGILState_Release``, SIGABRT; temporalio/sdk-python
     issue 300): a rolling restart would see a clean shutdown exit -6 about one time in six
-    under load (`tests/core/test_graceful_shutdown.py`). Output and logs are flushed first.
+    under load (`tests/temporal/worker/test_graceful_shutdown.py`). Output and logs are flushed first.
     """
     exit_without_teardown(code)
