@@ -32,6 +32,9 @@ from sessionflow.testing.conformance import (
 )
 from tests.harness import harness, harness_factory
 
+# A test that passes in over 60 s fails unless it is marked slow (tests/slow_limit.py).
+pytest_plugins = ["tests.slow_limit"]
+
 __all__ = [
     "harness",
     "harness_factory",
