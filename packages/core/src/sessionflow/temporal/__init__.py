@@ -57,6 +57,7 @@ from sessionflow.temporal.storage._payload_store import (
 )
 from sessionflow.temporal.worker._deployment import WorkerDeployment
 from sessionflow.temporal.worker._model_call_limits import MODEL_CALL_LIMITS_ENV, ModelCallLimits
+from sessionflow.temporal.worker._sticky import STICKY_QUEUE_TIMEOUT_ENV
 from sessionflow.temporal.worker._upgrades import (
     DrainageStatus,
     current_version,
@@ -96,6 +97,7 @@ __all__ = [
     # Workers, their limits and releases
     "MODEL_CALL_LIMITS_ENV",
     "SHUTDOWN_GRACE_ENV",
+    "STICKY_QUEUE_TIMEOUT_ENV",
     "DrainageStatus",
     "ModelCallLimits",
     "WorkerDeployment",

@@ -21,6 +21,7 @@ from sessionflow.temporal.client._step_history import StepHistoryEntry, read_ste
 from sessionflow.temporal.devserver._config import DevServerConfig
 from sessionflow.temporal.devserver._server import DevServer
 from sessionflow.temporal.storage._payload_store import PayloadStore
+from sessionflow.temporal.worker._sticky import STICKY_QUEUE_TIMEOUT_ENV
 from sessionflow.testing._scripted_flow import STATE_DIR_ENV
 
 __all__ = ["SERVER_ADDRESS_ENV", "AgentTestStack", "WorkerProcess", "ensure_test_server"]
@@ -144,6 +145,9 @@ class AgentTestStack:
             "SESSIONFLOW_NAMESPACE": "default",
             STATE_DIR_ENV: str(self.state_dir),
             "PYTHONUNBUFFERED": "1",
+            # A test SIGKILLs workers on purpose: the sessions a dead worker cached go to
+            # its replacement after 1 s, not after temporalio's 10 s.
+            STICKY_QUEUE_TIMEOUT_ENV: "1",
             **(self.payloads.environment() if self.payloads is not None else {}),
             **self.worker_env,
         }

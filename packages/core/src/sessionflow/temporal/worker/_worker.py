@@ -28,6 +28,7 @@ from sessionflow.temporal.storage._payload_store import PayloadStore
 from sessionflow.temporal.worker._deployment import BUILD_ID_ENV, WorkerDeployment
 from sessionflow.temporal.worker._model_call_limits import ModelCallLimits
 from sessionflow.temporal.worker._shutdown import SHUTDOWN_GRACE_ENV, exit_worker_process, shutdown_grace
+from sessionflow.temporal.worker._sticky import sticky_queue_timeout
 from sessionflow.temporal.workflow._workflow import AgentSessionWorkflow
 
 __all__ = [
@@ -109,6 +110,8 @@ def build_workers(
     already does (`connect(tracing=True)`). `shutdown_grace_period` is what running steps
     get to finish once shutdown starts (seconds; else ``$SESSIONFLOW_SHUTDOWN_GRACE``, else
     20 s); steps still running then are cancelled and fail retryably (see `_shutdown`).
+    ``$SESSIONFLOW_STICKY_QUEUE_TIMEOUT`` shortens how long a dead worker's cached sessions
+    wait before another worker takes them (see `_sticky`).
     """
     client = with_payload_store(client, payloads)
     model_calls = ModelCallGate(model_call_limits or ModelCallLimits.from_env())
@@ -121,6 +124,7 @@ def build_workers(
         build_id = build_id or os.environ.get(BUILD_ID_ENV, "").strip() or default_build_id()
     interceptors = worker_interceptors(client, tracing)
     grace = shutdown_grace(shutdown_grace_period)
+    sticky = sticky_queue_timeout()
     seen: set[str] = set()
     workers: list[Worker] = []
     for flow in flows:
@@ -141,6 +145,7 @@ def build_workers(
                 deployment_config=deployment_config,
                 interceptors=interceptors,
                 graceful_shutdown_timeout=grace,
+                sticky_queue_schedule_to_start_timeout=sticky,
             )
         )
     return workers
