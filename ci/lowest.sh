@@ -16,7 +16,12 @@ uv sync --locked --quiet --compile-bytecode  # as ci/setup.sh: compiled once, no
 uv run --locked --no-sync python -m compileall -q -j 0 packages tests >/dev/null
 echo "ci/lowest.sh: the direct dependencies as installed:"
 uv run --locked --no-sync python ci/direct_versions.py
-# The SIGKILL cases (each starts and kills worker children) ran in ci/test on the same
-# Temporal SDK and server; what the floors change is the frameworks' code, which every
-# other case exercises. Left out here to keep CI well inside its time.
-uv run --locked pytest tests/conformance --ignore=tests/conformance/test_conformance_by_reference.py -k "not sigkill"
+# What the floors change is the frameworks' code, so the cases played here are the
+# representative ones: one per capability an adapter translates (text and its deltas, a
+# read, parallel reads, an approved write, a rejection, a question, a carry, the model
+# asked again, an image, MCP annotations, a tool error). The SIGKILL cases and the rest
+# play in ci/test on the same Temporal SDK and server.
+cases=text_answer,text_deltas_identity,read_tool,parallel_reads,approved_write_runs_once
+cases+=,rejection_with_message,question_answered,carry_between_turns,continue_retry_prompt
+cases+=,image_message,mcp_annotations,tool_error_not_retried
+uv run --locked pytest tests/conformance/test_conformance.py --sessionflow-cases="$cases"

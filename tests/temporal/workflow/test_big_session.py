@@ -1,9 +1,10 @@
-"""Sessions of any size: 100 MB of tool output, on the server's default limits.
+"""Sessions of any size: more tool output than a run's 50 MB history limit, on the server's defaults.
 
-Every turn's read tool returns 500 KB of bytes unique to that call, so the store cannot
-share them. The session must keep going through several continues-as-new, list every
-message, read within a bounded size, and add the same few history bytes per turn at turn
-200 as at turn 10.
+Every turn's read tool returns bytes unique to that call, so the store cannot share them:
+60 turns of 1 MB in CI, 200 turns of 500 KB at full size (`bench/full_sizes.sh`). The
+session must keep going through several continues-as-new, list every message, read
+within a bounded size, and add the same few history bytes per turn at its last turn as
+at turn 10.
 """
 
 from __future__ import annotations
@@ -14,9 +15,10 @@ from dataclasses import asdict
 from sessionflow.temporal import history_size
 from tests.harness import Harness, HarnessFactory
 from tests.harness_helpers import idle_after
+from tests.scale import scaled
 
-TURNS = 200
-OUTPUT_BYTES = 500_000
+TURNS = scaled(60, 200)
+OUTPUT_BYTES = scaled(1_000_000, 500_000)
 # A tool turn is four steps (user message, two model calls, one tool) and their workflow
 # tasks and update: about 8.3 KB of events (measured) whatever the session's size, since
 # every body travels as a short reference. Without the store one turn here adds 1 MB.
@@ -34,7 +36,7 @@ def _script(turns: int) -> list[list[dict[str, object]]]:
     ]
 
 
-async def test_two_hundred_turns_of_half_a_megabyte(harness_factory: HarnessFactory) -> None:
+async def test_more_tool_output_than_a_runs_history_limit(harness_factory: HarnessFactory) -> None:
     harness: Harness = await harness_factory(continue_as_new_after_events=400)
     session_id = "big-1"
     harness.script(
@@ -44,6 +46,7 @@ async def test_two_hundred_turns_of_half_a_megabyte(harness_factory: HarnessFact
         log_seen="sizes",
     )
 
+    assert TURNS * OUTPUT_BYTES > 50 * 1024 * 1024, "the session must outgrow one run's history limit"
     await harness.sessions.start_session(session_id, "question 1")
     runs: list[str] = []
     sizes: list[int] = []
