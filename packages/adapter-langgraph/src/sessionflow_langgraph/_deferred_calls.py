@@ -1,0 +1,101 @@
+"""The calls a model step defers at a tool node, and the messages it reads back from the graph.
+
+A step that stops before a tool node defers the latest AI message's tool calls, each with
+the session's policy for its tool (`CallDeferral`). A step that reaches the end returns the
+messages the turn added (`new_messages`). A call that did not run in the tool node reaches
+the graph as the `ToolMessage` of its recorded outcome (`tool_message`).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
+from langgraph.types import StateSnapshot
+
+from sessionflow import AgentToolCallStatus, ToolEffect
+from sessionflow.kit import (
+    AgentTurnContext,
+    DeferredToolCall,
+    FrameworkMessage,
+    ToolSpec,
+    TurnAborted,
+    describe_tool_call_outcome,
+    with_tool_asks,
+)
+from sessionflow_langgraph._messages import framework_message
+
+__all__ = ["CallDeferral", "new_messages", "paused_tool_node", "tool_message"]
+
+
+@dataclass(frozen=True)
+class CallDeferral:
+    """Defers a tool node's calls with each tool's declared effect and `ToolSpec` asks."""
+
+    effects: Mapping[str, ToolEffect | None]
+    specs: Mapping[str, ToolSpec]
+
+    def calls_of(
+        self, turn: AgentTurnContext, messages: list[BaseMessage], tool_node: str
+    ) -> list[DeferredToolCall]:
+        """The calls ``tool_node`` is about to run: the latest AI message's, invalid ones last."""
+        # A ToolNode runs the latest AI message's calls, wherever it is in the list.
+        last = next((m for m in reversed(messages) if isinstance(m, AIMessage)), None)
+        if last is None or not (last.tool_calls or last.invalid_tool_calls):
+            raise TurnAborted(
+                f"the graph reached its tool node {tool_node!r} but the last message is not an AI "
+                "message with tool calls"
+            )
+        calls: list[DeferredToolCall] = []
+        for call in last.tool_calls:
+            arguments = json.dumps(call["args"], ensure_ascii=False)
+            calls.append(self.deferred(turn, call["id"] or "", call["name"], arguments))
+        for invalid in last.invalid_tool_calls:
+            # Malformed arguments are deferred as sent; running them reports the error to the model.
+            calls.append(
+                self.deferred(turn, invalid["id"] or "", invalid["name"] or "", invalid["args"] or "")
+            )
+        return calls
+
+    def deferred(
+        self, turn: AgentTurnContext, tool_call_id: str, name: str, arguments: str
+    ) -> DeferredToolCall:
+        policy = turn.resolve_tool_policy(name, self.effects.get(name))
+        call = DeferredToolCall(tool_call_id=tool_call_id, tool_name=name, arguments=arguments, policy=policy)
+        return with_tool_asks(call, self.specs.get(name))
+
+
+def paused_tool_node(snapshot: StateSnapshot, tool_nodes: Sequence[str]) -> str:
+    """The one tool node the graph stopped before; any other stop fails the turn."""
+    paused = sorted(set(snapshot.next))
+    others = [node for node in paused if node not in tool_nodes]
+    if others or len(paused) != 1:
+        raise TurnAborted(
+            f"the graph stopped before node(s) {', '.join(repr(n) for n in paused)}; a RunModel step may "
+            f"only pause before one tool node ({', '.join(repr(n) for n in tool_nodes)}), alone"
+        )
+    return paused[0]
+
+
+def new_messages(history: list[BaseMessage], messages: list[BaseMessage]) -> list[FrameworkMessage]:
+    """What the turn added: the channel after the history (or every message not in it)."""
+    if messages[: len(history)] == history:
+        produced = messages[len(history) :]
+    else:
+        known = {m.id for m in history}
+        produced = [m for m in messages if m.id not in known]
+    return [framework_message(m) for m in produced]
+
+
+def tool_message(turn: AgentTurnContext, tool_call_id: str) -> ToolMessage:
+    """The recorded outcome of a call that did not run in the tool node, as its `ToolMessage`."""
+    record = turn.recorded_tool_call(tool_call_id)
+    status = "success" if record.status is AgentToolCallStatus.SUCCEEDED else "error"
+    return ToolMessage(
+        content=describe_tool_call_outcome(record),
+        tool_call_id=tool_call_id,
+        name=record.tool_name,
+        status=status,
+    )
