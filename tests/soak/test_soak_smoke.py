@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from bench.soak import run_soak
 
 
@@ -21,6 +23,7 @@ async def test_soak_smoke() -> None:
     assert sum(report.tool_runs.values()) >= 20 * 5 - report.outcome_unknown
 
 
+@pytest.mark.slow  # its time is its schedule: CONTRIBUTING.md, "Slow tests"
 async def test_rolling_restarts_smoke() -> None:
     # 4 workers restarted one by one while turns run and approvals wait (each waits 6 s):
     # SIGTERM with a 3 s grace, and SIGKILL at the 2nd and 5th restart.
