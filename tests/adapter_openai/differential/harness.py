@@ -221,24 +221,31 @@ def tool_runs(log: InvocationLog) -> list[dict[str, Any]]:
     return [{k: v for k, v in entry.items() if k not in skip} for entry in entries]
 
 
-def session_error_for(error: AgentsException, max_turns: int) -> str:
+TURN_ABORTED = "model call failed: TurnAborted: "
+"""How the session's ``last_turn_error`` starts when the adapter ended the turn (`TurnAborted`
+from the model step, named by the core's workflow)."""
+
+
+def session_error_for(error: AgentsException) -> str:
     """The session's ``last_turn_error`` for a turn the plain SDK failed with ``error``.
 
     A deliberate difference (adapter README, "Extension points and deliberate differences"):
-    the session has no exception to raise, so the adapter ends the turn with a text that
-    names what stopped it. Anything else must show as the SDK's own type and text.
+    the session has no exception to raise, so the model step ends the turn (`TurnAborted`)
+    with a text that names what stopped it: the SDK's type and text for `MaxTurnsExceeded`,
+    the guardrail's name for a tripwire. Any other exception fails the model step with the
+    SDK's own type and text.
     """
     match error:
         case InputGuardrailTripwireTriggered():
-            return f"input guardrail {error.guardrail_result.guardrail.get_name()!r} tripped"
+            return f"{TURN_ABORTED}input guardrail {error.guardrail_result.guardrail.get_name()!r} tripped"
         case OutputGuardrailTripwireTriggered():
-            return f"output guardrail {error.guardrail_result.guardrail.get_name()!r} tripped"
+            return f"{TURN_ABORTED}output guardrail {error.guardrail_result.guardrail.get_name()!r} tripped"
         case MaxTurnsExceeded():
-            return f"the agent run exceeded max_turns ({max_turns}): {error}"
+            return f"{TURN_ABORTED}MaxTurnsExceeded: {error}"
         case UserError():
-            return f"OpenAI Agents SDK: {error}"
+            return f"{TURN_ABORTED}OpenAI Agents SDK: {error}"
         case _:
-            return f"{type(error).__name__}: {error}"
+            return f"model call failed: {type(error).__name__}: {error}"
 
 
 async def mcp_connected(agent: Agent[Any]) -> AsyncExitStack:
@@ -290,7 +297,7 @@ async def run_plain(scenario: Scenario, server: ScriptedModelServer, key: str, l
                         break
                     outputs.append(None)
                     errors.append(f"{type(error).__name__}: {error}")
-                    expected_session_errors.append(session_error_for(error, built.max_turns))
+                    expected_session_errors.append(session_error_for(error))
                     break
                 if result.interruptions:
                     state = result.to_state()

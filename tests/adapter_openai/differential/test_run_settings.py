@@ -38,7 +38,7 @@ async def test_max_turns_is_a_per_turn_model_call_budget_with_the_sdks_error(
     assert plain.errors == ["MaxTurnsExceeded: Max turns (2) exceeded"]
     # Deliberate (adapter README, "Extension points and deliberate differences"): the turn
     # fails with a text that keeps the SDK's.
-    assert session.errors == ["the agent run exceeded max_turns (2): Max turns (2) exceeded"]
+    assert session.errors == ["model call failed: TurnAborted: MaxTurnsExceeded: Max turns (2) exceeded"]
     assert len(plain.requests[""]) == 2
     assert_same_run(plain, session)
 

@@ -181,13 +181,15 @@ def tool_runs(log: InvocationLog) -> list[dict[str, Any]]:
 
 def session_error_for(plain_error: str) -> str:
     """The session's ``last_turn_error`` for a turn plain failed with ``plain_error``
-    (``"<type>: <text>"``): Pydantic AI's text, without the type.
+    (``"<type>: <text>"``): Pydantic AI's text, after the core's words for a turn the model
+    step ended (`TurnAborted`).
 
     A deliberate difference (adapter README, "Extension points and deliberate differences"):
-    the session has no exception to raise; the turn fails with the exception's message.
+    the session has no exception to raise; the model step ends the turn with the exception's
+    message.
     """
     _, _, text = plain_error.partition(": ")
-    return text
+    return f"model call failed: TurnAborted: {text}"
 
 
 def _arguments(raw: str | dict[str, Any] | None) -> Any:
