@@ -86,8 +86,6 @@ def lookup_in_a_sub_agent(workspace: Path, log: InvocationLog) -> ClaudeAgentOpt
         tools=[*CLAUDE_CODE_TOOLS, "Agent"],
         allowed_tools=[LOOKUP, "Agent"],
         agents={"researcher": researcher},
-        # This CLI starts sub-agents in the background by default (see sdk_examples).
-        env={"CLAUDE_CODE_DISABLE_BACKGROUND_TASKS": "1"},
     )
 
 

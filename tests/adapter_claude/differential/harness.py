@@ -13,8 +13,9 @@ with, and what the user does: the turns, and a decision for each call that asks.
 
 Both point the CLI at the scripted server with the same environment (`scripted`).
 `assert_same_run` compares the model requests call by call (`normalise.normalise_request`),
-each turn's result text and error, the calls that asked, the real tool runs, the hooks
-that fired and the workspace's files, and prints every difference at once.
+each turn's result text, subtype and error text, every call that asked (none filtered), the
+real tool runs in order, the hooks that fired and the workspace's files, and prints every
+difference at once.
 """
 
 from __future__ import annotations
@@ -53,6 +54,7 @@ from sessionflow.testing import CRASH_TIMINGS, InvocationLog, wait_for_agent_sna
 from sessionflow_claude_agent_sdk import claude_agent_session_flow
 from tests.adapter_claude.differential.diff import diff, pretty
 from tests.adapter_claude.differential.normalise import normalise_request, normalise_value, placeholders
+from tests.differential_compare import calls_in_parallel, tool_runs_difference
 from tests.serving import serving
 
 __all__ = [
@@ -162,7 +164,7 @@ class Run:
     asked: list[tuple[str, Any]]
     """Every call that asked for approval: tool name and arguments (as JSON)."""
     tool_runs: list[dict[str, Any]]
-    """Every real run of a custom tool (`InvocationLog` kind ``tool``), sorted."""
+    """Every real run of a custom tool (`InvocationLog` kind ``tool``), in the order they ended."""
     hooks: list[dict[str, Any]]
     """Every hook callback that fired (`InvocationLog` kind ``hook``), in order."""
     files: dict[str, str]
@@ -174,6 +176,11 @@ class Run:
     ``result.subtype`` of its `AgentSnapshot.framework_state` when the turn ended."""
     problems: list[str] = field(default_factory=lambda: cast(list[str], []))
     """What stopped the run short (a refused flow, a call left waiting)."""
+    concurrent_tools: bool = False
+    """Plain only: a model response asked for several tools at once. Claude Code runs the
+    calls of one response that are safe to run together (read-only tools, an MCP tool marked
+    ``readOnlyHint``) concurrently (the CLI's tool orchestration, its tools'
+    ``isConcurrencySafe``), so the tool runs are then compared as a multiset."""
 
 
 def unique(prefix: str) -> str:
@@ -228,8 +235,7 @@ def _log_views(log: InvocationLog, folders: RunFolders) -> tuple[list[dict[str, 
             normalise_value({k: v for k, v in entry.items() if k not in skip}, folders.placeholders()),
         )
 
-    runs = sorted((view(e) for e in log.entries("tool")), key=lambda r: json.dumps(r, sort_keys=True))
-    return runs, [view(e) for e in log.entries("hook")]
+    return [view(e) for e in log.entries("tool")], [view(e) for e in log.entries("hook")]
 
 
 def _arguments(raw: Any) -> Any:
@@ -302,6 +308,7 @@ async def run_plain(scenario: Scenario, server: ScriptedModelServer, key: str, r
         files=_workspace_files(folders.workspace),
         subtypes=subtypes,
         problems=problems,
+        concurrent_tools=calls_in_parallel(scenario.replies(folders.workspace)),
     )
 
 
@@ -514,8 +521,14 @@ FLOOR_TOOLS = frozenset({"Write", "Edit", "Bash"})
 """Claude Code's tools whose approval is the session's floor."""
 
 
-def assert_same_run(plain: Run, session: Run) -> None:
-    """The session behaved as the plain run; every difference is listed at once."""
+def assert_same_run(plain: Run, session: Run, *, session_asked: list[tuple[str, Any]] | None = None) -> None:
+    """The session behaved as the plain run; every difference is listed at once.
+
+    ``session_asked``: the calls the session asks about where that deliberately differs from
+    plain (the floors of `FLOOR_TOOLS`, adapter README, "Deliberate differences"): the test
+    states every call, in order, and asserts plain's apart. Without it the session must ask
+    about exactly the calls plain asked about.
+    """
     problems = [f"plain: {p}" for p in plain.problems] + list(session.problems)
     problems += _turn_differences(plain, session)
     calls = len(session.requests)
@@ -527,10 +540,27 @@ def assert_same_run(plain: Run, session: Run) -> None:
     problems += _request_differences(plain.requests, session.requests)
     # Deliberate: Write and Edit ask on every call and Bash unless an allow list lifts it (the
     # session's floors, adapter README); Claude Code's permission options never remove them.
-    session_asked = [call for call in session.asked if call in plain.asked or call[0] not in FLOOR_TOOLS]
+    # The test names those calls (``session_asked``); nothing is filtered here.
+    if session_asked is not None:
+        if plain.asked == session_asked:
+            problems.append(
+                "the test expects the session to ask about other calls than plain, but plain asked "
+                f"about the same: {pretty(plain.asked)}"
+            )
+        if session.asked != session_asked:
+            problems.append(
+                "the calls the session asked about differ from the test's (- expected, + session):\n"
+                + diff(session_asked, session.asked)
+            )
+    elif plain.asked != session.asked:
+        problems.append(
+            f"the calls that asked for approval differ (- plain, + session):\n{diff(plain.asked, session.asked)}"
+        )
+    runs = tool_runs_difference(plain.tool_runs, session.tool_runs, concurrent=plain.concurrent_tools)
+    if runs is not None:
+        order = "as a multiset" if plain.concurrent_tools else "in order"
+        problems.append(f"the real tool runs differ, {order} (- plain, + session):\n{diff(*runs)}")
     for what, a, b in [
-        ("the calls that asked for approval", plain.asked, session_asked),
-        ("the real tool runs", plain.tool_runs, session.tool_runs),
         ("the hooks that fired", plain.hooks, session.hooks),
         ("the workspace's files", plain.files, session.files),
     ]:
@@ -556,6 +586,9 @@ def _turn_differences(plain: Run, session: Run) -> list[str]:
             problems.append(
                 f"turn {number}: plain failed with {plain_error}; the session answered {session_result!r}"
             )
+        elif plain_error != session_error:
+            # Both failed: the same kind (the result's subtype) and the same text.
+            problems.append(f"turn {number}'s error differs:\n- {plain_error!r}\n+ {session_error!r}")
         if result != session_result:
             problems.append(f"turn {number}'s result differs:\n- {result!r}\n+ {session_result!r}")
         if plain.subtypes and session.subtypes and index < len(session.subtypes):

@@ -371,9 +371,6 @@ def agents_code_reviewer(workspace: Path, log: InvocationLog) -> ClaudeAgentOpti
     return ClaudeAgentOptions(
         cwd=str(workspace),
         tools=[*CLAUDE_CODE_TOOLS, "Agent"],
-        # This CLI starts sub-agents in the background by default; the main conversation's
-        # next request then races the sub-agent's on the scripted server.
-        env={"CLAUDE_CODE_DISABLE_BACKGROUND_TASKS": "1"},
         agents={
             "code-reviewer": AgentDefinition(
                 description="Reviews code for best practices and potential issues",

@@ -27,6 +27,9 @@ async def test_the_code_reviewer_sub_agent(
                         "description": "Review types.py",
                         "prompt": "Review the code in types.py",
                         "subagent_type": "code-reviewer",
+                        # The model asks for a foreground run, as the Agent tool's text tells
+                        # it to: this CLI runs a sub-agent in the background by default.
+                        "run_in_background": False,
                     },
                 )
             ),
@@ -68,6 +71,9 @@ async def test_a_sub_agent_that_reads_a_file(
                         "description": "Review types.py",
                         "prompt": "Review the code in types.py",
                         "subagent_type": "code-reviewer",
+                        # The model asks for a foreground run, as the Agent tool's text tells
+                        # it to: this CLI runs a sub-agent in the background by default.
+                        "run_in_background": False,
                     },
                 )
             ),

@@ -273,7 +273,12 @@ async def test_a_sigkill_in_a_sub_agents_tool(
                 ScriptedToolCall(
                     "toolu_agent",
                     "Agent",
-                    {"description": "Research", "prompt": "Look up Temporal", "subagent_type": "researcher"},
+                    {
+                        "description": "Research",
+                        "prompt": "Look up Temporal",
+                        "subagent_type": "researcher",
+                        "run_in_background": False,  # a foreground run, as test_agents.py asks
+                    },
                 )
             ),
             ModelReply.call(ScriptedToolCall("toolu_look", custom_tools.LOOKUP, {"topic": "Temporal"})),

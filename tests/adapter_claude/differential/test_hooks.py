@@ -42,7 +42,9 @@ async def test_pretooluse_blocks_one_command_and_lets_another_run(
     assert tool_results(plain.requests[3])["toolu_echo"] == ("Hello from hooks example!", False)
     assert [h["name"] for h in plain.hooks] == ["check_bash_command", "check_bash_command"]
     assert plain.asked == []
-    assert_same_run(plain, session)
+    # Deliberate (adapter README, "Extension points and deliberate differences"): the
+    # session's floor asks about the `Bash` call that plain's `allowed_tools` lets run.
+    assert_same_run(plain, session, session_asked=[("Bash", {"command": "echo 'Hello from hooks example!'"})])
 
 
 async def test_userpromptsubmit_adds_context(
@@ -90,7 +92,10 @@ async def test_posttooluse_reviews_a_commands_output(
     assert tool_results(plain.requests[1])["toolu_echo"] == ("error: disk almost full", False)
     assert [h["name"] for h in plain.hooks] == ["review_tool_output"]
     assert plain.hooks[0]["output"]["hookSpecificOutput"]["hookEventName"] == "PostToolUse"
-    assert_same_run(plain, session)
+    assert plain.asked == []
+    # Deliberate (adapter README, "Extension points and deliberate differences"): the
+    # session's floor asks about the `Bash` call that plain's `allowed_tools` lets run.
+    assert_same_run(plain, session, session_asked=[("Bash", {"command": "echo 'error: disk almost full'"})])
 
 
 async def test_permission_decision_denies_one_write_and_allows_another(
@@ -131,4 +136,8 @@ async def test_permission_decision_denies_one_write_and_allows_another(
     )
     assert not tool_results(plain.requests[3])["toolu_regular"][1]
     assert plain.files == {"regular_file.txt": "test data"}
-    assert_same_run(plain, session)
+    assert plain.asked == []
+    # Deliberate (adapter README, "Extension points and deliberate differences"): the
+    # session's floor asks about the `Write` the hook allowed that plain's `allowed_tools` lets run.
+    written = {"content": "test data", "file_path": "<workspace>/regular_file.txt"}
+    assert_same_run(plain, session, session_asked=[("Write", written)])

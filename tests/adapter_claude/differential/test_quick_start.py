@@ -76,4 +76,7 @@ async def test_with_tools_example(
     text, is_error = tool_results(plain.requests[1])["toolu_write"]
     assert not is_error and "<workspace>/hello.txt" in text
     assert plain.results == ["Created hello.txt."]
-    assert_same_run(plain, session)
+    # Deliberate (adapter README, "Extension points and deliberate differences"): the
+    # session's floor asks about the `Write` that plain's `allowed_tools` lets run.
+    written = {"content": "Hello, World!", "file_path": "<workspace>/hello.txt"}
+    assert_same_run(plain, session, session_asked=[("Write", written)])

@@ -6,7 +6,7 @@ the tools of that run), what the model answers, and what the user does: the turn
 itself with `astream` and an `InMemorySaver` (one thread per run), resuming interrupts
 with LangChain's own decisions; `run_session` serves it as a sessionflow session on the
 real Temporal dev server. `assert_same_run` compares what the model was sent, call by
-call, the final state key by key, and how often each tool really ran.
+call, the final state key by key, and every real tool run, in order.
 """
 
 from __future__ import annotations
@@ -43,6 +43,7 @@ from sessionflow_langgraph import langgraph_session_flow
 from tests.adapter_langgraph.conftest import serving, unique
 from tests.adapter_langgraph.differential.normalise import normalise_request, normalise_state
 from tests.adapter_langgraph.flows import FAST
+from tests.differential_compare import calls_in_parallel, tool_runs_difference
 
 __all__ = [
     "Built",
@@ -149,10 +150,14 @@ class Run:
     state: dict[str, Any]
     """The final state's values, normalised (see `normalise.py`)."""
     tool_runs: list[dict[str, Any]]
-    """Every real run of a tool, its name and arguments, sorted: parallel calls of one model
-    response run concurrently in plain LangGraph (`ToolNode`, `Send`), in no fixed order."""
+    """Every real run of a tool, its name and arguments, in the order the runs ended."""
     errors: list[str]
     """Turn errors (a session turn that failed); a plain run raises instead."""
+    concurrent_tools: bool = False
+    """Plain only: a model response asked for several tools at once, which plain LangGraph
+    runs concurrently (`langgraph.prebuilt.tool_node.ToolNode._afunc`, ``asyncio.gather``
+    over the calls; ``_func``, ``executor.map``; a `Send` per call runs its nodes in one
+    superstep), in no fixed order: the tool runs are then compared as a multiset."""
 
 
 def scripted_model(model_server: ScriptedModelServer, key: str) -> ChatOpenAI:
@@ -195,6 +200,7 @@ async def run_plain(scenario: Scenario, model_server: ScriptedModelServer, key: 
         state=normalise_state(final.values),
         tool_runs=_tool_runs(log),
         errors=[],
+        concurrent_tools=calls_in_parallel(scenario.script),
     )
 
 
@@ -359,8 +365,7 @@ def session_values(snapshot: AgentSnapshot, messages_key: str = "messages") -> d
 
 def _tool_runs(log: InvocationLog) -> list[dict[str, Any]]:
     skip = {"kind", "pid", "at"}
-    runs = [{k: v for k, v in entry.items() if k not in skip} for entry in log.entries("tool")]
-    return sorted(runs, key=lambda run: (str(run["name"]), json.dumps(run, sort_keys=True)))
+    return [{k: v for k, v in entry.items() if k not in skip} for entry in log.entries("tool")]
 
 
 # -- both --------------------------------------------------------------------------------
@@ -383,10 +388,10 @@ def assert_same_run(plain: Run, session: Run) -> None:
         problems.append("the session's turns failed:\n  " + "\n  ".join(session.errors))
     problems += _request_differences(plain.requests, session.requests)
     problems += _state_differences(plain.state, session.state)
-    if plain.tool_runs != session.tool_runs:
-        problems.append(
-            f"the tools ran differently:\n  plain:   {plain.tool_runs}\n  session: {session.tool_runs}"
-        )
+    runs = tool_runs_difference(plain.tool_runs, session.tool_runs, concurrent=plain.concurrent_tools)
+    if runs is not None:
+        order = "as a multiset" if plain.concurrent_tools else "in order"
+        problems.append(f"the tools ran differently, {order} (- plain, + session):\n{_diff(*runs)}")
     if problems:
         raise AssertionError("the session differs from plain LangGraph:\n\n" + "\n\n".join(problems))
 

@@ -53,6 +53,6 @@ async def test_supervisor_sigkill_in_an_experts_tool_after_two_handoffs(
     )
     plain, session = await crashed(scenario, model_server, temporal_address, tmp_path, crash_in="add")
 
-    assert [run["name"] for run in plain.tool_runs] == ["add", "web_search"]
+    assert [run["name"] for run in plain.tool_runs] == ["web_search", "add"]
     assert_same_run(distinct_tool_runs(plain), distinct_tool_runs(session.run))
     assert_crash_repeated_only_the_effect(session, "turn-1/tool/call_add")

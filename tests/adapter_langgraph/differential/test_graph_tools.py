@@ -104,5 +104,5 @@ async def test_injected_state_gives_a_tool_the_state_an_earlier_command_updated(
     plain, session = await run_both(scenario, model_server, temporal_address, tmp_path)
 
     assert plain.requests[2]["messages"][-1]["content"] == "Hello John Smith!"
-    assert [run["name"] for run in plain.tool_runs] == ["greet", "update_user_info"]
+    assert [run["name"] for run in plain.tool_runs] == ["update_user_info", "greet"]
     assert_same_run(plain, session)

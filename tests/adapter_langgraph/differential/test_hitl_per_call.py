@@ -52,7 +52,8 @@ async def test_per_call_approval_runs_the_gated_call_once_after_the_decision(
     )
     plain, session = await run_both(scenario, model_server, temporal_address, tmp_path)
 
-    assert [run["name"] for run in plain.tool_runs] == ["book_hotel", "get_weather"]
+    # In order: the gated book_hotel runs after the decision, get_weather before it.
+    assert [run["name"] for run in plain.tool_runs] == ["get_weather", "book_hotel"]
     assert_same_run(plain, session)
 
 

@@ -94,7 +94,7 @@ async def test_configurable_and_runtime_context_reach_nodes_and_tools_on_every_t
     tool_results: list[Any] = [r["messages"][-1]["content"] for r in plain.requests[1::2]]
     assert tool_results == ["account of user_123", "Hello Ada!"]
     assert plain.tool_runs == [
-        {"name": "greet", "user_name": "Ada"},
         {"name": "lookup_user", "user_id": "user_123"},
+        {"name": "greet", "user_name": "Ada"},
     ]
     assert_same_run(plain, session)

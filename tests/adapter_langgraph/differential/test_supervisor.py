@@ -106,8 +106,8 @@ async def test_a_supervisor_hands_off_to_each_expert_and_gets_their_answers_back
     plain, session = await run_both(scenario, model_server, temporal_address, tmp_path)
 
     assert plain.tool_runs == [
-        {"name": "add", "a": 67317, "b": 164000},
         {"name": "web_search", "query": "FAANG headcount 2024"},
+        {"name": "add", "a": 67317, "b": 164000},
     ]
     assert len(plain.requests) == len(SUPERVISOR_SCRIPT)
     # The supervisor's last call saw both experts' answers, handed back without a model call.

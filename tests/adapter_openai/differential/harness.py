@@ -8,6 +8,9 @@ do: ``result.to_input_list()`` and ``result.last_agent`` carry into the next tur
 `run_session` serves it as a sessionflow session on the real Temporal dev server.
 `assert_same_run` compares the model requests call by call, each turn's outcome, the last
 agent, the run context, the approvals asked, the real tool runs and the stream.
+Every failed turn's error is compared by its type and text: the session's ``last_turn_error``
+must be exactly what the adapter says for the SDK exception plain raised (`session_error_for`,
+the adapter README's "Extension points and deliberate differences").
 """
 
 from __future__ import annotations
@@ -37,6 +40,7 @@ from agents import (
     RunState,
     SQLiteSession,
     TResponseInputItem,
+    UserError,
 )
 from agents.run import DEFAULT_MAX_TURNS
 from openai import AsyncOpenAI
@@ -64,6 +68,7 @@ from tests.adapter_openai.differential.stream_view import (
     session_stream,
 )
 from tests.adapter_openai.scenarios import TIMINGS
+from tests.differential_compare import calls_in_parallel, tool_runs_difference
 from tests.serving import serving
 
 __all__ = [
@@ -79,6 +84,7 @@ __all__ = [
     "run_both",
     "run_plain",
     "run_session",
+    "session_error_for",
     "session_flow",
 ]
 
@@ -160,7 +166,8 @@ class Run:
     outputs: list[Any]
     """Each turn's final output (None for a failed turn)."""
     errors: list[str | None]
-    """Each turn's error: the SDK exception plain raised, the session's ``last_turn_error``."""
+    """Each turn's error: the SDK exception plain raised (``"<type>: <text>"``), the session's
+    ``last_turn_error``."""
     last_agent: str
     context: Any
     """The run context after the last turn, as JSON (None without one)."""
@@ -172,6 +179,13 @@ class Run:
     """The attempts of the session's model steps (``sessionflow.RunModel``); None for plain."""
     problems: list[str] = field(default_factory=lambda: cast(list[str], []))
     """What stopped the run short (a refused flow, a call left waiting)."""
+    expected_session_errors: list[str | None] = field(default_factory=lambda: cast(list[str | None], []))
+    """Plain only: each turn's `session_error_for` the exception it raised (None for a turn
+    that did not fail), the ``last_turn_error`` the session must show."""
+    concurrent_tools: bool = False
+    """Plain only: a model response asked for several function tools at once, which the SDK
+    runs concurrently (`agents.run_internal.tool_execution._FunctionToolBatchExecutor`, one
+    ``asyncio.create_task`` per call), so their runs are compared as a multiset."""
 
 
 def is_structured(agent: Agent[Any]) -> bool:
@@ -198,13 +212,40 @@ def _requests(scenario: Scenario, server: ScriptedModelServer, key: str) -> dict
 
 
 def tool_runs(log: InvocationLog) -> list[dict[str, Any]]:
-    """Every real run of a tool, sorted: parallel calls of one response run concurrently."""
+    """Every real run of a tool, in the order the runs ended (compared in that order unless
+    the SDK ran them concurrently: `Run.concurrent_tools`)."""
     # A local MCP server's tools log as "mcp" (tests/adapter_openai/mcp_server.py), with the
     # process that started the server (``worker``), which differs from run to run like ``pid``.
     skip = {"kind", "pid", "worker", "at"}
-    entries = [*log.entries("tool"), *log.entries("mcp")]
-    runs = [{k: v for k, v in entry.items() if k not in skip} for entry in entries]
-    return sorted(runs, key=lambda run: (str(run["name"]), json.dumps(run, sort_keys=True)))
+    entries = [entry for entry in log.entries() if entry.get("kind") in ("tool", "mcp")]
+    return [{k: v for k, v in entry.items() if k not in skip} for entry in entries]
+
+
+TURN_ABORTED = "model call failed: TurnAborted: "
+"""How the session's ``last_turn_error`` starts when the adapter ended the turn (`TurnAborted`
+from the model step, named by the core's workflow)."""
+
+
+def session_error_for(error: AgentsException) -> str:
+    """The session's ``last_turn_error`` for a turn the plain SDK failed with ``error``.
+
+    A deliberate difference (adapter README, "Extension points and deliberate differences"):
+    the session has no exception to raise, so the model step ends the turn (`TurnAborted`)
+    with a text that names what stopped it: the SDK's type and text for `MaxTurnsExceeded`,
+    the guardrail's name for a tripwire. Any other exception fails the model step with the
+    SDK's own type and text.
+    """
+    match error:
+        case InputGuardrailTripwireTriggered():
+            return f"{TURN_ABORTED}input guardrail {error.guardrail_result.guardrail.get_name()!r} tripped"
+        case OutputGuardrailTripwireTriggered():
+            return f"{TURN_ABORTED}output guardrail {error.guardrail_result.guardrail.get_name()!r} tripped"
+        case MaxTurnsExceeded():
+            return f"{TURN_ABORTED}MaxTurnsExceeded: {error}"
+        case UserError():
+            return f"{TURN_ABORTED}OpenAI Agents SDK: {error}"
+        case _:
+            return f"model call failed: {type(error).__name__}: {error}"
 
 
 async def mcp_connected(agent: Agent[Any]) -> AsyncExitStack:
@@ -233,6 +274,7 @@ async def run_plain(scenario: Scenario, server: ScriptedModelServer, key: str, l
         approvals = list(scenario.approvals)
         outputs: list[Any] = []
         errors: list[str | None] = []
+        expected_session_errors: list[str | None] = []
         asked: list[tuple[str, str]] = []
         stream: list[StreamItem] | None = [] if scenario.streamed else None
         memory = SQLiteSession(session_id=key) if scenario.sdk_memory else None
@@ -251,9 +293,11 @@ async def run_plain(scenario: Scenario, server: ScriptedModelServer, key: str, l
                         items.append({"role": "assistant", "content": scenario.refusal})
                         outputs.append(scenario.refusal)
                         errors.append(None)
+                        expected_session_errors.append(None)
                         break
                     outputs.append(None)
                     errors.append(f"{type(error).__name__}: {error}")
+                    expected_session_errors.append(session_error_for(error))
                     break
                 if result.interruptions:
                     state = result.to_state()
@@ -268,6 +312,7 @@ async def run_plain(scenario: Scenario, server: ScriptedModelServer, key: str, l
                     continue
                 outputs.append(json_value(result.final_output))
                 errors.append(None)
+                expected_session_errors.append(None)
                 items = result.to_input_list()
                 agent = result.last_agent
                 break
@@ -282,6 +327,10 @@ async def run_plain(scenario: Scenario, server: ScriptedModelServer, key: str, l
             asked=asked,
             tool_runs=tool_runs(log),
             stream=joined(stream) if stream is not None else None,
+            expected_session_errors=expected_session_errors,
+            concurrent_tools=calls_in_parallel(
+                [*scenario.script, *(r for replies in scenario.side_scripts.values() for r in replies)]
+            ),
         )
 
 
@@ -543,11 +592,14 @@ def assert_same_run(plain: Run, session: Run) -> None:
         ("the last agent", plain.last_agent, session.last_agent),
         ("the run context", plain.context, session.context),
         ("the calls stopped for approval", plain.asked, session.asked),
-        ("the real tool runs", plain.tool_runs, session.tool_runs),
         ("the stream", plain.stream, session.stream),
     ]:
         if a != b:
             problems.append(f"{what} differs (- plain, + session):\n{_diff(a, b)}")
+    runs = tool_runs_difference(plain.tool_runs, session.tool_runs, concurrent=plain.concurrent_tools)
+    if runs is not None:
+        order = "as a multiset" if plain.concurrent_tools else "in order"
+        problems.append(f"the real tool runs differ, {order} (- plain, + session):\n{_diff(*runs)}")
     if problems:
         raise AssertionError(
             "the session differs from the plain OpenAI Agents SDK:\n\n" + "\n\n".join(problems)
@@ -569,20 +621,17 @@ def _turn_differences(plain: Run, session: Run) -> list[str]:
                 f"turn {number}: plain raised {plain_error}; the session answered {session_output!r}"
             )
         elif plain_error is not None and session_error is not None:
-            problems += _error_text_difference(number, plain_error, session_error)
+            expected = plain.expected_session_errors[index]
+            if session_error != expected:
+                problems.append(
+                    f"turn {number}: plain raised {plain_error!r}; the session's error is "
+                    f"{session_error!r}, not the adapter's text for it, {expected!r}"
+                )
         if output != session_output:
             problems.append(
                 f"turn {number}'s final output differs (- plain, + session):\n{_diff(output, session_output)}"
             )
     return problems
-
-
-def _error_text_difference(number: int, plain_error: str, session_error: str) -> list[str]:
-    # Issue 22 asks for the SDK's own text where the SDK stops a run (max_turns).
-    name, _, message = plain_error.partition(": ")
-    if name == MaxTurnsExceeded.__name__ and message not in session_error:
-        return [f"turn {number}: the session's error {session_error!r} lacks the SDK's text {message!r}"]
-    return []
 
 
 def _request_differences(name: str, plain: list[dict[str, Any]], session: list[dict[str, Any]]) -> list[str]:

@@ -210,4 +210,8 @@ async def test_without_a_failure_function_the_sub_agents_error_fails_the_turn(
     )
     assert plain.outputs == [None]
     assert plain.errors[0] is not None and "Max turns (1) exceeded" in plain.errors[0]
+    assert plain.errors == ["MaxTurnsExceeded: Max turns (1) exceeded"]
+    # Deliberate (adapter README, "Extension points and deliberate differences"): the SDK's
+    # type and text, after the core's words for a turn the model step ended.
+    assert session.errors == ["model call failed: TurnAborted: MaxTurnsExceeded: Max turns (1) exceeded"]
     assert_same_run(plain, session)

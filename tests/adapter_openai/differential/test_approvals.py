@@ -33,7 +33,8 @@ async def test_the_callable_asks_for_oakland(
     plain, session = await run_both(scenario, model_server, temporal_address, tmp_path)
 
     assert plain.asked == [("get_temperature", '{"city":"Oakland"}')]
-    assert [run["name"] for run in plain.tool_runs] == ["get_temperature", "get_weather"]
+    # In order: get_temperature waited for its approval, get_weather did not.
+    assert [run["name"] for run in plain.tool_runs] == ["get_weather", "get_temperature"]
     assert_same_run(plain, session)
 
 

@@ -78,8 +78,8 @@ async def test_a_local_mcp_tool_killed_with_its_worker(
     plain, session = await crashed(scenario, model_server, temporal_address, tmp_path, crash_in="read_note")
 
     assert plain.tool_runs == [
-        {"name": "delete_note", "note": "shopping"},
         {"name": "read_note", "note": "shopping"},
+        {"name": "delete_note", "note": "shopping"},
     ]
     # Each tool ran once: the killed server never finished its read.
     assert session.run.tool_runs == plain.tool_runs

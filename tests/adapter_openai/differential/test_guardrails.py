@@ -38,6 +38,11 @@ async def test_an_input_tripwire_fails_the_turn(
 
     assert plain.outputs == ["The capital of California is Sacramento.", None]
     assert (plain.errors[1] or "").startswith("InputGuardrailTripwireTriggered")
+    # Deliberate (adapter README, "Extension points and deliberate differences").
+    assert session.errors == [
+        None,
+        "model call failed: TurnAborted: input guardrail 'math_guardrail' tripped",
+    ]
     # The guardrail runs first, so the tripped turn never called the agent's model.
     assert len(plain.requests[""]) == 1
     assert len(plain.requests["-guardrail"]) == 2
@@ -85,6 +90,11 @@ async def test_an_output_tripwire_fails_the_turn(
 
     assert plain.outputs[0] == {"reasoning": "r", "response": "Sacramento.", "user_name": None}
     assert (plain.errors[1] or "").startswith("OutputGuardrailTripwireTriggered")
+    # Deliberate (adapter README, "Extension points and deliberate differences").
+    assert session.errors == [
+        None,
+        "model call failed: TurnAborted: output guardrail 'sensitive_data_check' tripped",
+    ]
     assert_same_run(plain, session)
 
 

@@ -36,6 +36,9 @@ async def test_max_turns_is_a_per_turn_model_call_budget_with_the_sdks_error(
     plain, session = await run_both(scenario, model_server, temporal_address, tmp_path)
 
     assert plain.errors == ["MaxTurnsExceeded: Max turns (2) exceeded"]
+    # Deliberate (adapter README, "Extension points and deliberate differences"): the turn
+    # fails with a text that keeps the SDK's.
+    assert session.errors == ["model call failed: TurnAborted: MaxTurnsExceeded: Max turns (2) exceeded"]
     assert len(plain.requests[""]) == 2
     assert_same_run(plain, session)
 

@@ -42,6 +42,7 @@ from sessionflow_pydantic_ai import DepsResources, history_messages, pydantic_ai
 from sessionflow_pydantic_ai._models import model_for_api
 from tests.adapter_pydantic_ai.differential.diff import diff, pretty
 from tests.adapter_pydantic_ai.differential.normalise import json_value, normalise_history, normalise_requests
+from tests.differential_compare import calls_in_parallel, tool_runs_difference
 from tests.serving import serving
 
 __all__ = [
@@ -145,6 +146,10 @@ class Run:
     """The attempts of the session's model steps (``sessionflow.RunModel``); None for plain."""
     problems: list[str] = field(default_factory=lambda: cast(list[str], []))
     """What stopped the run short (a call left waiting, a decision left unused)."""
+    concurrent_tools: bool = False
+    """Plain only: a model response asked for several tools at once, which Pydantic AI runs
+    concurrently (`pydantic_ai._tool_execution`: "Function tools run in parallel within each
+    segment"), so the tool runs are then compared as a multiset."""
 
 
 def _conversations(scenario: Scenario) -> list[str]:
@@ -165,13 +170,26 @@ def _requests(scenario: Scenario, server: ScriptedModelServer, key: str) -> dict
 
 
 def tool_runs(log: InvocationLog) -> list[dict[str, Any]]:
-    """Every real run of a tool, sorted: parallel calls of one response run concurrently."""
+    """Every real run of a tool, in the order the runs ended (compared in that order unless
+    Pydantic AI ran them concurrently: `Run.concurrent_tools`)."""
     # A local MCP server's tools log as "mcp", with the process that started the server
     # (``worker``), which differs from run to run like ``pid``.
     skip = {"kind", "pid", "at", "worker"}
-    entries = [*log.entries("tool"), *log.entries("mcp")]
-    runs = [{k: v for k, v in entry.items() if k not in skip} for entry in entries]
-    return sorted(runs, key=lambda run: (str(run["name"]), json.dumps(run, sort_keys=True)))
+    entries = [entry for entry in log.entries() if entry.get("kind") in ("tool", "mcp")]
+    return [{k: v for k, v in entry.items() if k not in skip} for entry in entries]
+
+
+def session_error_for(plain_error: str) -> str:
+    """The session's ``last_turn_error`` for a turn plain failed with ``plain_error``
+    (``"<type>: <text>"``): Pydantic AI's text, after the core's words for a turn the model
+    step ended (`TurnAborted`).
+
+    A deliberate difference (adapter README, "Extension points and deliberate differences"):
+    the session has no exception to raise; the model step ends the turn with the exception's
+    message.
+    """
+    _, _, text = plain_error.partition(": ")
+    return f"model call failed: TurnAborted: {text}"
 
 
 def _arguments(raw: str | dict[str, Any] | None) -> Any:
@@ -246,6 +264,9 @@ async def run_plain(scenario: Scenario, server: ScriptedModelServer, key: str, l
         history=normalise_history(ModelMessagesTypeAdapter.dump_python(history, mode="json"), key=key),
         asked=asked,
         tool_runs=tool_runs(log),
+        concurrent_tools=calls_in_parallel(
+            [*scenario.script, *(r for replies in scenario.side_scripts.values() for r in replies)]
+        ),
     )
 
 
@@ -436,10 +457,13 @@ def assert_same_run(plain: Run, session: Run) -> None:
     for what, a, b in [
         ("the message history", plain.history, session.history),
         ("the calls stopped for approval", plain.asked, session.asked),
-        ("the real tool runs", plain.tool_runs, session.tool_runs),
     ]:
         if a != b:
             problems.append(f"{what} differs (- plain, + session):\n{diff(a, b)}")
+    runs = tool_runs_difference(plain.tool_runs, session.tool_runs, concurrent=plain.concurrent_tools)
+    if runs is not None:
+        order = "as a multiset" if plain.concurrent_tools else "in order"
+        problems.append(f"the real tool runs differ, {order} (- plain, + session):\n{diff(*runs)}")
     if problems:
         raise AssertionError("the session differs from plain Pydantic AI:\n\n" + "\n\n".join(problems))
 
@@ -457,6 +481,11 @@ def _turn_differences(plain: Run, session: Run) -> list[str]:
         elif plain_error is not None and session_error is None:
             problems.append(
                 f"turn {number}: plain raised {plain_error}; the session answered {session_output!r}"
+            )
+        elif plain_error is not None and session_error != session_error_for(plain_error):
+            problems.append(
+                f"turn {number}: plain raised {plain_error!r}; the session's error is {session_error!r}, "
+                f"not {session_error_for(plain_error)!r}"
             )
         if output != session_output:
             problems.append(

@@ -72,9 +72,10 @@ async def test_a_tool_that_asks_for_approval_itself_waits_for_a_person(
 
     assert plain.asked == [("update_file", {"path": ".env", "content": "SECRET=1"})]
     # README.md ran once; .env ran twice (asked, then approved) and updated once.
+    # In order: .env's update waited for its approval, README.md's did not.
     assert plain.tool_runs == [
-        {"name": "update_file", "path": ".env"},
         {"name": "update_file", "path": "README.md"},
+        {"name": "update_file", "path": ".env"},
     ]
     assert "File '.env' updated" in str(plain.requests[""][1]["messages"])
     assert_same_run(plain, session)

@@ -46,6 +46,7 @@ from tests.adapter_pydantic_ai.differential.harness import (
     unique,
 )
 from tests.adapter_pydantic_ai.differential.normalise import json_value, normalise_history, normalise_requests
+from tests.differential_compare import calls_in_parallel
 from tests.serving import serving
 
 EARLIER = "What is 6 times 7?"
@@ -107,6 +108,7 @@ async def run_plain(server: ScriptedModelServer, key: str, log_dir: Path, histor
         ),
         asked=[],
         tool_runs=tool_runs(log),
+        concurrent_tools=calls_in_parallel(SCRIPT),
     )
 
 

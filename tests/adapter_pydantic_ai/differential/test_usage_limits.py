@@ -39,6 +39,7 @@ from tests.adapter_pydantic_ai.differential.harness import (
     unique,
 )
 from tests.adapter_pydantic_ai.differential.normalise import json_value, normalise_history, normalise_requests
+from tests.differential_compare import calls_in_parallel
 from tests.serving import serving
 
 
@@ -83,6 +84,7 @@ async def run_plain(
         history=normalise_history(ModelMessagesTypeAdapter.dump_python(history, mode="json"), key=key),
         asked=[],
         tool_runs=tool_runs(log),
+        concurrent_tools=calls_in_parallel(scenario.script),
     )
 
 

@@ -273,7 +273,9 @@ class OpenAIAgentsRunner(AgentFrameworkRunner):
             except _GUARDRAIL_TRIPS as error:
                 raise TurnAborted(_describe_trip(error)) from error
             except MaxTurnsExceeded as error:
-                raise TurnAborted(f"the agent run exceeded max_turns ({self._max_turns}): {error}") from error
+                # The SDK's type and text: the run that exceeded its max_turns may be a
+                # sub-agent's (`as_tool(max_turns=...)`), whose limit is not this flow's.
+                raise TurnAborted(f"MaxTurnsExceeded: {error}") from error
             except UserError as error:
                 # A setup mistake (graph changed under a saved state, bad tool config): retrying cannot help.
                 raise TurnAborted(f"OpenAI Agents SDK: {error}") from error
