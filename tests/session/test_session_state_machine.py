@@ -23,6 +23,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
+import pytest
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import (
@@ -90,7 +91,7 @@ _FINAL = {S.SUCCEEDED, S.FAILED, S.REJECTED, S.OUTCOME_UNKNOWN}
 
 # Text sizes: mostly short; now and then above the inline limit, rarely large enough that
 # three of them exceed a snapshot's or a page's byte budget.
-_SIZES = st.sampled_from(["s"] * 12 + ["m", "l"])
+_SIZES = st.sampled_from(["s"] * 8 + ["m", "l"])
 _BYTES = {"s": 3, "m": INLINE_BODY_BYTES + 500, "l": 190_000}
 usages = st.builds(
     AgentUsage,
@@ -432,7 +433,7 @@ class SessionWorkflowMachine(RuleBasedStateMachine):
 
     @precondition(lambda self: self.phase == "model")
     @rule(
-        kind=st.sampled_from(["complete"] * 3 + ["tools"] * 5 + ["continue", "fail", "invalid"]),
+        kind=st.sampled_from(["complete"] * 2 + ["tools"] * 6 + ["continue", "fail", "invalid"]),
         count=st.sampled_from([0, 1, 1, 2, 3, 3, 110]),
         size=_SIZES,
         calls=st.lists(proposals(), min_size=1, max_size=3),
@@ -705,7 +706,7 @@ class SessionWorkflowMachine(RuleBasedStateMachine):
     @precondition(lambda self: bool(self._attemptable()))
     @rule(
         data=st.data(),
-        outcome=st.sampled_from(["ok", "ok", "error", "crash"]),
+        outcome=st.sampled_from(["ok", "ok", "error", "crash", "crash"]),
         update=st.booleans(),
         size=_SIZES,
     )
@@ -796,7 +797,7 @@ class SessionWorkflowMachine(RuleBasedStateMachine):
             and any(r.is_final or r.status is S.AWAITING_APPROVAL for r in self.model.tool_calls.values())
         )
     )
-    @rule(data=st.data(), to_status=st.sampled_from(list(S)))
+    @rule(data=st.data(), to_status=st.sampled_from([S.RUNNING] * 3 + list(S)))
     def stale_delivery(self, data: st.DataObject, to_status: AgentToolCallStatus) -> None:
         """A step result or start delivered again for a call that has ended or still waits for a person."""
         model = self.model
@@ -979,7 +980,10 @@ class SessionWorkflowMachine(RuleBasedStateMachine):
         assert [r.deferral_order for r in snapshot.tool_calls] == sorted(
             r.deferral_order for r in model.tool_calls.values()
         )
-        # Pages: each within its limit and byte budget; together, every message once, in order.
+        # Pages: each within its limit and byte budget; together, every message once, whole, in
+        # order (no message here is larger than a page). KNOWN BUG: this fails when a legacy
+        # inline message does not fit in what is left of a page; see
+        # test_a_page_carries_every_message_whole_that_fits_alone below.
         for limit in (MAX_PAGE_SIZE, 7):
             read: list[AgentMessage] = []
             after: int | None = 0
@@ -1003,8 +1007,36 @@ _THOROUGH = os.environ.get("HYPOTHESIS_PROFILE") == "thorough"
 _LOADED = settings()  # the loaded profile
 SessionWorkflowMachine.TestCase.settings = settings(
     max_examples=_LOADED.max_examples if _THOROUGH else 60,
-    stateful_step_count=_LOADED.stateful_step_count if _THOROUGH else 40,
+    stateful_step_count=_LOADED.stateful_step_count if _THOROUGH else 80,
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
 TestSessionWorkflowMachine = SessionWorkflowMachine.TestCase
+
+
+# -- a real bug the machine found ---------------------------------------------------------------
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason=(
+        "KNOWN BUG, found by SessionWorkflowMachine.reads_stay_within_bounds (HYPOTHESIS_PROFILE=thorough): "
+        "bounded_messages previews a legacy inline message that does not fit in what is left of a page, "
+        "instead of ending the page there, so the next page never carries it whole although it fits alone; "
+        "a fork through pages then refuses the session. Left for the lead to decide."
+    ),
+)
+def test_a_page_carries_every_message_whole_that_fits_alone() -> None:
+    model = SessionModel()
+    for n in (1, 2):
+        model.begin_turn()
+        model.store_user_message(user(f"u{n}" + "x" * 190_000))  # about 380 KB each, under PAGE_BYTES
+        model.fail_turn("boom", None)
+    assert all(message_size(m) <= PAGE_BYTES for m in model.messages)
+    read: list[AgentMessage] = []
+    after: int | None = 0
+    while after is not None:
+        page = model.page(after=after)
+        read += page.messages
+        after = page.next_after
+    assert read == model.messages
