@@ -144,7 +144,6 @@ async def check_by_reference(played: PlayedCase, store_root: Path) -> ByReferenc
     session_id = played.session_id
     folder = store_root / scope_name("default") / scope_name(session_id)
     objects = {path for path in folder.rglob("*") if path.is_file() and not path.name.startswith(".")}
-    assert objects, f"the store holds no object of session {session_id!r} ({folder})"
 
     # -- the history: references only, each a small payload naming an object of the folder.
     histories = await run_histories(client, session_id)
@@ -173,6 +172,7 @@ async def check_by_reference(played: PlayedCase, store_root: Path) -> ByReferenc
     assert not too_large, f"history payloads over {MAX_HISTORY_PAYLOAD_BYTES} bytes: {too_large}"
     assert not inline, f"{len(inline)} of {payloads} history payloads are inline, not by reference: {inline}"
     assert references == payloads - sdk_inline and references > 0, (references, payloads, sdk_inline)
+    assert objects, f"the store holds no object of session {session_id!r} ({folder})"
 
     # -- the bodies: every message, and every tool output, is an object of the folder.
     sessions = played.sessions
