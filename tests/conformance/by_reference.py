@@ -12,7 +12,7 @@ attributes, and the metadata of its local-activity and patch markers.
 
 Store: every reference names an object of the session's folder, of the size the reference
 gives; every message of the session is a body (`FrameworkMessage.body`), an object of that
-folder; every tool call that succeeded keeps its output there (`AgentToolCall.output_ref`),
+folder; every tool call that succeeded keeps its output there as a text object of its own,
 whole, as the case's tool returned it; and no message text or tool output of the case
 appears anywhere in the history's bytes.
 """
@@ -28,12 +28,13 @@ from google.protobuf.message import Message
 from temporalio.api.common.v1 import Payload
 from temporalio.api.history.v1 import HistoryEvent
 from temporalio.api.sdk.v1 import ExternalStorageReference
+from temporalio.client import Client
+from temporalio.converter import StorageDriverClaim, StorageDriverRetrieveContext
 
 from sessionflow.session.bodies import BodyRef, utf8_size
+from sessionflow.session.events import AgentEventType
 from sessionflow.session.messages import AgentMessage
-from sessionflow.session.tools import AgentToolCallStatus
 from sessionflow.temporal.client._client import AgentSessionClient
-from sessionflow.temporal.storage._bodies import BodyStore
 from sessionflow.temporal.storage._local_driver import scope_name
 from sessionflow.testing.conformance import PlayedCase
 from sessionflow.testing.conformance._cases import ResolveStep
@@ -138,6 +139,17 @@ def _outputs_of(played: PlayedCase, tool_name: str) -> set[str]:
     return outputs
 
 
+async def _decoded(client: Client, folder: Path, objects: set[Path]) -> list[object]:
+    """Every object of the session's folder, read through the client's store (and codec) and decoded."""
+    storage = client.data_converter.external_storage
+    assert storage is not None
+    prefix = f"{folder.parent.name}/{folder.name}"
+    claims = [StorageDriverClaim(claim_data={"key": f"{prefix}/{path.name}"}) for path in sorted(objects)]
+    payloads = await storage.drivers[0].retrieve(StorageDriverRetrieveContext(), claims)
+    converter = client.data_converter.payload_converter
+    return [converter.from_payload(payload) for payload in payloads]
+
+
 async def check_by_reference(played: PlayedCase, store_root: Path) -> ByReference:
     """Assert that the play kept every payload and body in the store at `store_root`; what it counted."""
     client = played.client
@@ -177,8 +189,6 @@ async def check_by_reference(played: PlayedCase, store_root: Path) -> ByReferenc
     # -- the bodies: every message, and every tool output, is an object of the folder.
     sessions = played.sessions
     stored_messages = await _stored_messages(sessions, session_id)
-    bodies = BodyStore.of(client)
-    assert bodies is not None
     body_refs: list[BodyRef] = []
     for message in stored_messages:
         body = message.message.body
@@ -189,22 +199,23 @@ async def check_by_reference(played: PlayedCase, store_root: Path) -> ByReferenc
     for message in await sessions.export_messages(session_id):
         if message.message.text:
             texts.append(message.message.text)
+    # A tool's output is a text object of its own (`BodyStore.store_text`), whole: the
+    # step's result and the tool call's record only name it.
+    stored_texts = {value for value in await _decoded(client, folder, objects) if isinstance(value, str)}
     tool_outputs = 0
-    snapshot = played.observation.snapshot
-    for record in snapshot.tool_calls:
-        if record.status is not AgentToolCallStatus.SUCCEEDED:
+    for event in played.observation.events:
+        if event.type is not AgentEventType.TOOL_CALL_FINISHED or event.data.get("status") != "succeeded":
             continue
-        assert record.output_ref is not None, f"tool call {record.tool_call_id}'s output is inline"
-        assert _key_path(folder, str(record.output_ref.claim["key"])) in objects
-        output = await bodies.load_text(record.output_ref, cache=False)
-        assert output in _outputs_of(played, record.tool_name), (record.tool_call_id, output[:80])
-        assert record.output_ref.size >= utf8_size(output)
-        body_refs.append(record.output_ref)
-        texts.append(output)
+        tool_name = str(event.data.get("tool_name"))
+        found = stored_texts & _outputs_of(played, tool_name)
+        assert found, (
+            f"no output of tool call {event.data.get('tool_call_id')} ({tool_name}) is a stored text"
+        )
+        texts += found
         tool_outputs += 1
     # Bodies are objects of their own (a step's payload only names them): one per distinct body.
     distinct_bodies = {ref.claim["key"] for ref in body_refs}
-    assert len(objects) >= len(distinct_bodies) + 1, (len(objects), len(distinct_bodies))
+    assert len(objects) >= len(distinct_bodies) + len(stored_texts) + 1, (len(objects), len(distinct_bodies))
 
     # -- by size: the case's texts are in the store (above), and none is in the history.
     raw = b"".join(event.SerializeToString() for event in events)
@@ -213,7 +224,7 @@ async def check_by_reference(played: PlayedCase, store_root: Path) -> ByReferenc
         if len(needle) >= _MIN_SEARCHED_TEXT_BYTES:
             assert needle not in raw, f"the history holds {text[:60]!r} ({len(needle)} bytes) inline"
     text_bytes = sum(utf8_size(text) for text in texts)
-    assert sum(ref.size for ref in body_refs) >= text_bytes
+    assert sum(ref.size for ref in body_refs) + sum(utf8_size(text) for text in stored_texts) >= text_bytes
     return ByReference(
         payloads=payloads,
         references=references,
