@@ -1,4 +1,5 @@
-"""The payload store: huge outputs, caps for the model, faults, threshold 0, clean-up, kills."""
+"""The payload store: its threshold, huge outputs, caps for the model, faults, threshold 0,
+clean-up, kills."""
 
 from __future__ import annotations
 
@@ -11,17 +12,98 @@ from dataclasses import replace
 from datetime import timedelta
 from pathlib import Path
 
+import pytest
 from temporalio.api.common.v1 import Payload
 
 from sessionflow import ToolEffect, ToolPolicy
 from sessionflow.session.bodies import cap_text
-from sessionflow.temporal import PayloadStore, collect_payloads
+from sessionflow.temporal import PayloadStore, build_data_converter, collect_payloads
+from sessionflow.temporal.storage._compact_payloads import COMPACT_DATA_CONVERTER
+from sessionflow.temporal.storage._payload_store import (
+    DEFAULT_PAYLOAD_THRESHOLD,
+    PAYLOAD_THRESHOLD_ENV,
+    PAYLOADS_ENV,
+)
 from sessionflow.testing import wait_until
 from tests.harness import FAST, Harness, HarnessFactory
 from tests.harness_helpers import idle_after
 
 HUGE = 20_000_000
 REFERENCE_TYPE = b"temporal.api.sdk.v1.ExternalStorageReference"
+
+
+def _objects(root: Path) -> list[Path]:
+    return [path for path in root.rglob("*") if path.is_file()]
+
+
+async def _encoded(store: PayloadStore, value: object) -> Payload:
+    """`value` as a client with `store` (and no codec) puts it in a history event."""
+    converter = build_data_converter(store, codec=None)
+    [payload] = await converter.encode([value])
+    assert await converter.decode([payload]) == [value]
+    return payload
+
+
+def _is_reference(payload: Payload) -> bool:
+    return payload.metadata.get("messageType") == REFERENCE_TYPE and len(payload.external_payloads) == 1
+
+
+async def test_a_payload_of_the_threshold_or_more_is_stored_and_one_byte_less_stays_inline(
+    tmp_path: Path,
+) -> None:
+    value = "v" * 500
+    size = COMPACT_DATA_CONVERTER.payload_converter.to_payloads([value])[0].ByteSize()
+    for threshold, stored in ((size - 1, True), (size, True), (size + 1, False)):
+        root = tmp_path / str(threshold)
+        payload = await _encoded(PayloadStore(location=str(root), threshold=threshold), value)
+        assert _is_reference(payload) is stored, (threshold, size)
+        assert len(_objects(root)) == (1 if stored else 0)
+        if stored:
+            # The reference says how big the payload it stands for is; it is small itself.
+            assert payload.external_payloads[0].size_bytes == size
+            assert payload.ByteSize() < 300
+        else:
+            assert payload.data == f'"{value}"'.encode()
+
+
+async def test_threshold_zero_stores_even_the_smallest_payload(tmp_path: Path) -> None:
+    for value in (None, "", 0):
+        payload = await _encoded(PayloadStore(location=str(tmp_path), threshold=0), value)
+        assert _is_reference(payload), value
+    assert len(_objects(tmp_path)) == 3
+
+
+async def test_the_default_threshold_keeps_a_payload_under_128_kib_inline(tmp_path: Path) -> None:
+    assert DEFAULT_PAYLOAD_THRESHOLD == 128 * 1024
+    store = PayloadStore(location=str(tmp_path))
+    assert store.threshold == DEFAULT_PAYLOAD_THRESHOLD
+    external = build_data_converter(store, codec=None).external_storage
+    assert external is not None and external.payload_size_threshold == DEFAULT_PAYLOAD_THRESHOLD
+    assert not _is_reference(await _encoded(store, "w" * (100 * 1024)))
+    assert _is_reference(await _encoded(store, "w" * (128 * 1024)))
+
+
+@pytest.mark.parametrize(
+    ("text", "threshold"),
+    [(None, DEFAULT_PAYLOAD_THRESHOLD), ("", DEFAULT_PAYLOAD_THRESHOLD), ("0", 0), ("1", 1), ("4096", 4096)],
+)
+def test_the_threshold_comes_from_the_environment(tmp_path: Path, text: str | None, threshold: int) -> None:
+    environ = {PAYLOADS_ENV: str(tmp_path)} | ({PAYLOAD_THRESHOLD_ENV: text} if text is not None else {})
+    store = PayloadStore.from_environment(environ)
+    assert store.threshold == threshold
+    # A worker child given the store's environment builds the same store.
+    assert PayloadStore.from_environment(store.environment()) == store
+    assert store.environment()[PAYLOAD_THRESHOLD_ENV] == str(threshold)
+
+
+@pytest.mark.parametrize(
+    ("text", "message"), [("12k", "is not a number of bytes"), ("-1", "0 or more bytes")]
+)
+def test_a_threshold_that_is_not_a_size_is_refused(tmp_path: Path, text: str, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        PayloadStore.from_environment({PAYLOADS_ENV: str(tmp_path), PAYLOAD_THRESHOLD_ENV: text})
+    with pytest.raises(ValueError, match="0 or more bytes"):
+        PayloadStore(location=str(tmp_path), threshold=-1)
 
 
 def _tool_turn(tool: str, answer: str = "done") -> list[dict[str, object]]:

@@ -32,7 +32,7 @@ from sessionflow.testing.conformance._cases import (
     load_case,
     load_cases,
 )
-from sessionflow.testing.conformance._driver import CaseRun, ConformanceFailure, play_case
+from sessionflow.testing.conformance._driver import CaseRun, ConformanceFailure, PlayedCase, play_case
 from sessionflow.testing.conformance._plugin import (
     discover_frameworks,
     pytest_addoption,
@@ -57,6 +57,7 @@ __all__ = [
     "ConformanceCase",
     "ConformanceFailure",
     "ConformanceRuntime",
+    "PlayedCase",
     "bundled_cases_dir",
     "discover_frameworks",
     "load_case",

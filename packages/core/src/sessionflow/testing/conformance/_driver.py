@@ -19,6 +19,8 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any, TypeVar
 
+from temporalio.client import Client
+
 from sessionflow.kit._flow import AgentSessionFlow
 from sessionflow.kit._frameworks import FrameworkSpec, HarnessContext
 from sessionflow.kit._tool_output import ToolOutput
@@ -80,6 +82,7 @@ __all__ = [
     "MODEL_NAME",
     "CaseRun",
     "ConformanceFailure",
+    "PlayedCase",
     "ScriptedCrash",
     "build_case_flow",
     "build_tool",
@@ -329,6 +332,29 @@ class CaseRun:
         return f"{self.framework.name}-{self.case.id}"
 
 
+@dataclass(frozen=True, kw_only=True)
+class PlayedCase:
+    """A case that met its expectations, as a `ConformanceRuntime.after_play` check sees it.
+
+    Attributes:
+        case: The case.
+        framework: The framework it was played against.
+        session_id: The session's ID (its workflow ID).
+        client: The test's Temporal client (the play's payload store is its data converter's).
+        sessions: The session client the case was played with.
+        state_dir: The play's state folder.
+        observation: The last look at the session, the one the expectations were checked on.
+    """
+
+    case: ConformanceCase
+    framework: FrameworkSpec
+    session_id: str
+    client: Client
+    sessions: AgentSessionClient
+    state_dir: Path
+    observation: Observation
+
+
 def play_case(runtime: ConformanceRuntime, run: CaseRun) -> None:
     """Play ``run`` on the runtime's loop; raises `ConformanceFailure` when it does not conform."""
     driver = _CaseDriver(runtime, run.case, run.framework)
@@ -437,6 +463,17 @@ class _CaseDriver:
                     f"{self.case.id} ({self.case.title}) on {self.framework.name!r}:\n"
                     + "\n".join(f"  - {line}" for line in failures)
                 )
+            played = PlayedCase(
+                case=self.case,
+                framework=self.framework,
+                session_id=self.session_id,
+                client=self.stack.client,
+                sessions=self.sessions,
+                state_dir=self.state_dir,
+                observation=observation,
+            )
+            for check in self.runtime.after_play:
+                await check(played)
         finally:
             if follower is not None:
                 follower.cancel()

@@ -10,12 +10,15 @@ import asyncio
 import concurrent.futures
 import secrets
 import threading
-from collections.abc import Coroutine
-from dataclasses import dataclass
+from collections.abc import Awaitable, Callable, Coroutine
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from sessionflow.demo._model_server import ScriptedModelServer
+
+if TYPE_CHECKING:
+    from sessionflow.testing.conformance._driver import PlayedCase
 
 __all__ = [
     "CASE_FILE_ENV",
@@ -97,6 +100,9 @@ class ConformanceRuntime:
         work_dir: Parent of every case's state folder.
         token: Random per run, part of every session ID, flow type and model key, so runs can
             share a long-lived dev server.
+        after_play: Extra checks, run after a case met its expectations, while its client
+            is still connected (none by default). Each is awaited with the `PlayedCase`
+            on the loop; one that raises fails the case.
     """
 
     server_address: str
@@ -104,6 +110,7 @@ class ConformanceRuntime:
     loop: LoopThread
     work_dir: Path
     token: str
+    after_play: list[Callable[[PlayedCase], Awaitable[None]]] = field(default_factory=lambda: [])
     _plays: int = 0
 
     @classmethod
