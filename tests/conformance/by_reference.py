@@ -120,13 +120,7 @@ def _key_path(folder: Path, key: str) -> Path:
 
 async def _stored_messages(sessions: AgentSessionClient, session_id: str) -> list[AgentMessage]:
     """Every message of the session as the session keeps it (bodies not read)."""
-    messages: list[AgentMessage] = []
-    after: int | None = 0
-    while after is not None:
-        page = await sessions.list_agent_messages(session_id, after=after, limit=200)
-        messages += page.messages
-        after = page.next_after
-    return messages
+    return await sessions.stored_messages(session_id)
 
 
 def _outputs_of(played: PlayedCase, tool_name: str) -> set[str]:

@@ -357,13 +357,7 @@ async def play_session(
 
 async def stored_messages(sessions: AgentSessionClient, session_id: str) -> list[AgentMessage]:
     """Every stored message of the session, oldest first (the snapshot may hold only the latest)."""
-    messages: list[AgentMessage] = []
-    after: int | None = 0
-    while after is not None:
-        page = await sessions.list_agent_messages(session_id, after=after, limit=200)
-        messages += page.messages
-        after = page.next_after
-    return messages
+    return await sessions.stored_messages(session_id)
 
 
 async def _play_turn(

@@ -342,10 +342,11 @@ class AgentSessionClient:
             message=await bodies.load_message(stored.message),
         )
 
-    async def export_messages(self, session_id: str) -> list[AgentMessage]:
-        """Every stored message of the session, oldest first and whole (bodies read from the store).
+    async def stored_messages(self, session_id: str) -> list[AgentMessage]:
+        """Every stored message of the session, oldest first, read through bounded pages.
 
-        Its history included: ``[m.message for m in ...]`` is a `history=` for a new session.
+        A body kept in the payload store stays a reference (`AgentMessage.message.body`);
+        `export_messages` reads them.
         """
         messages: list[AgentMessage] = []
         after: int | None = 0
@@ -353,6 +354,14 @@ class AgentSessionClient:
             page = await self.list_agent_messages(session_id, after=after, limit=200)
             messages += page.messages
             after = page.next_after
+        return messages
+
+    async def export_messages(self, session_id: str) -> list[AgentMessage]:
+        """Every stored message of the session, oldest first and whole (bodies read from the store).
+
+        Its history included: ``[m.message for m in ...]`` is a `history=` for a new session.
+        """
+        messages = await self.stored_messages(session_id)
         if all(m.message.body is None for m in messages):
             return messages
         bodies = BodyStore.of(self.client)
