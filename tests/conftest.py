@@ -16,6 +16,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 from sessionflow.temporal import DevServer, DevServerConfig
 from sessionflow.testing import SERVER_ADDRESS_ENV
@@ -31,6 +32,16 @@ from sessionflow.testing.conformance import (
     sessionflow_conformance_runtime,
 )
 from tests.harness import harness, harness_factory
+
+# Hypothesis profiles, picked with $HYPOTHESIS_PROFILE: "ci" (the default) is Hypothesis's
+# own defaults, and prints the blob that replays a failure; "thorough" runs many more and
+# longer examples (a test that sizes itself for CI, such as the session state machine,
+# takes the profile's sizes instead of its own).
+settings.register_profile("ci", print_blob=True)
+settings.register_profile(
+    "thorough", max_examples=1000, stateful_step_count=150, deadline=None, print_blob=True
+)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 # A test that passes in over 60 s fails unless it is marked slow (tests/slow_limit.py).
 pytest_plugins = ["tests.slow_limit"]
