@@ -2,7 +2,18 @@
 
 from __future__ import annotations
 
+import asyncio
+from datetime import timedelta
+
+from temporalio.api.common.v1 import WorkflowExecution
+from temporalio.api.enums.v1 import UpdateWorkflowExecutionLifecycleStage
+from temporalio.api.update.v1 import UpdateRef, WaitPolicy
+from temporalio.api.workflowservice.v1 import PollWorkflowExecutionUpdateRequest
+from temporalio.client import Client, WorkflowUpdateFailedError
+from temporalio.service import RPCError, RPCStatusCode
+
 from sessionflow import AgentToolCallStatus, ToolEffect, ToolPolicy
+from sessionflow.temporal._payloads import RESOLVE_INTERRUPT, ResolveInterruptRequest
 from sessionflow.testing import FileGate, wait_until
 from tests.harness import Harness, HarnessFactory
 from tests.harness_helpers import idle_after, kill_at_gate, pending_interrupt
@@ -128,9 +139,8 @@ async def test_sigkill_after_tools_before_resume_keeps_the_run_state(harness: Ha
 async def test_two_answers_delivered_together_apply_once(harness: Harness) -> None:
     # Two answers race while no worker runs: exactly one applies and the other reports False.
     # (The handler re-checks, because answers delivered in one activation all pass the
-    # validator before any handler runs; the chaos soak found that case.)
-    import asyncio
-
+    # validator before any handler runs; the chaos soak found that case.) Both answers are
+    # admitted by the server before a worker starts, so one workflow task brings them together.
     harness.script(
         "k-twice",
         [[{"tool_calls": [call("c1", "refund")]}, {"text": "done"}]],
@@ -139,19 +149,51 @@ async def test_two_answers_delivered_together_apply_once(harness: Harness) -> No
     await harness.sessions.start_session("k-twice", "refund")
     interrupt = await pending_interrupt(harness, "k-twice")
     harness.stack.workers[-1].kill()
-    answers = [
-        asyncio.create_task(
-            harness.sessions.resolve_interrupt("k-twice", interrupt.interrupt_id, approved=True)
-        ),
-        asyncio.create_task(
-            harness.sessions.resolve_interrupt(
-                "k-twice", interrupt.interrupt_id, approved=False, rejection_message="no"
+    approve = ResolveInterruptRequest(interrupt_id=interrupt.interrupt_id, approved=True)
+    reject = ResolveInterruptRequest(
+        interrupt_id=interrupt.interrupt_id, approved=False, rejection_message="no"
+    )
+    handle = harness.sessions.client.get_workflow_handle("k-twice")
+
+    async def answer(update_id: str, request: ResolveInterruptRequest) -> bool:
+        # As `resolve_interrupt` reports them: a refusal by the validator (the other answer
+        # was applied first) is False, like the handler's own re-check.
+        try:
+            return await handle.execute_update(  # pyright: ignore[reportUnknownMemberType]
+                RESOLVE_INTERRUPT, request, id=update_id, result_type=bool
             )
-        ),
-    ]
-    await asyncio.sleep(0.5)  # let both updates reach the server before a worker can take them
+        except WorkflowUpdateFailedError:
+            return False
+
+    answers = [asyncio.create_task(answer("approve", approve)), asyncio.create_task(answer("reject", reject))]
+    for update_id in ("approve", "reject"):
+        await wait_until(
+            f"the server to admit the answer {update_id!r}",
+            lambda update_id=update_id: admitted(harness.sessions.client, "k-twice", update_id),
+        )
     await harness.stack.start_worker()
     results = await asyncio.gather(*answers)
     assert sorted(results) == [False, True]
     await idle_after(harness, "k-twice", 1)
     assert harness.log.count("tool", "refund") == (1 if results[0] else 0)
+
+
+async def admitted(client: Client, workflow_id: str, update_id: str) -> bool:
+    """Whether the server holds the update (admitted, or further), with or without a worker."""
+    request = PollWorkflowExecutionUpdateRequest(
+        namespace=client.namespace,
+        update_ref=UpdateRef(
+            workflow_execution=WorkflowExecution(workflow_id=workflow_id), update_id=update_id
+        ),
+        identity=client.identity,
+        wait_policy=WaitPolicy(
+            lifecycle_stage=UpdateWorkflowExecutionLifecycleStage.UPDATE_WORKFLOW_EXECUTION_LIFECYCLE_STAGE_ADMITTED
+        ),
+    )
+    try:
+        await client.workflow_service.poll_workflow_execution_update(request, timeout=timedelta(seconds=5))
+    except RPCError as error:
+        if error.status == RPCStatusCode.NOT_FOUND:
+            return False
+        raise
+    return True

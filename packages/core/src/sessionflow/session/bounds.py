@@ -49,11 +49,13 @@ def bounded_messages(messages: Sequence[AgentMessage], max_bytes: int, *, newest
     for stored in ordered:
         size = message_size(stored)
         if used + size > max_bytes:
-            # Too large to carry whole: a legacy inline message; its preview takes its place.
+            if kept:
+                # The next read carries it, whole if it fits there alone: a preview here
+                # would hide a message that a page could still carry.
+                break
+            # Too large for any read: a legacy inline message; its preview takes its place.
             stored = _readable(stored)
             size = message_size(stored)
-        if kept and used + size > max_bytes:
-            break
         kept.append(stored)
         used += size
     return list(reversed(kept)) if newest else kept
