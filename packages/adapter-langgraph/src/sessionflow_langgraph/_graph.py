@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import logging
+from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -11,6 +13,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 from langchain_core.runnables import Runnable, RunnableConfig
 from langchain_core.tools import BaseTool
 from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.prebuilt import ToolNode, tools_condition
@@ -28,6 +31,8 @@ AgentGraph = StateGraph[Any, Any, Any, Any] | CompiledStateGraph[Any, Any, Any, 
 
 GraphFactory = Callable[[Sequence[BaseTool]], AgentGraph]
 """Builds the graph from every tool the runner knows (LangChain tools and tool sources)."""
+
+_log = logging.getLogger(__name__)
 
 AGENT_NODE = "agent"
 RETRY_NODE = "retry"
@@ -164,16 +169,38 @@ class PreparedGraph:
 
 
 def _check_no_checkpointer(compiled: CompiledStateGraph[Any, Any, Any, Any]) -> None:
-    """Refuse ``compile(checkpointer=...)``: the session keeps the thread, so it would sit unused."""
+    """Drop an in-memory checkpointer with a logged notice; refuse one that keeps data.
+
+    The session keeps the thread (its run state and carry), so a compiled checkpointer
+    would sit unused. An `InMemorySaver` holds nothing that outlives its process, so it is
+    replaced, as LangGraph's own server replaces a graph's checkpointer with its own. Any
+    other saver (SQLite, Postgres, a disk-backed ``InMemorySaver(factory=PersistentDict)``)
+    keeps threads the user would expect to find there: the flow is refused, with the change
+    that makes it work.
+    """
     checkpointer: object = getattr(compiled, "checkpointer", None)  # its saver type is unparameterized
-    if isinstance(checkpointer, BaseCheckpointSaver):
-        kind: str = checkpointer.__class__.__name__  # pyright: ignore[reportUnknownMemberType]
-        raise UnsupportedOptionError(
-            "checkpointer",
-            f"the graph was compiled with checkpointer={kind}; the session "
-            "keeps the graph's checkpoint (its run state and carry) and would never use it, so compile "
-            "without one",
+    if not isinstance(checkpointer, BaseCheckpointSaver):
+        return
+    kind: str = checkpointer.__class__.__name__  # pyright: ignore[reportUnknownMemberType]
+    if _holds_nothing_durable(checkpointer):  # pyright: ignore[reportUnknownArgumentType]
+        _log.info(
+            "sessionflow-langgraph: the graph was compiled with checkpointer=%s; the session keeps the "
+            "graph's thread (its run state and carry) durably, so that in-memory checkpointer is not used",
+            kind,
         )
+        return
+    raise UnsupportedOptionError(
+        "checkpointer",
+        f"the graph was compiled with checkpointer={kind}, which keeps threads the session would never "
+        "write or read: the session keeps the graph's thread itself (its run state and carry, in "
+        "Temporal). Compile without one (builder.compile(), create_agent(..., checkpointer=None)); an "
+        "in-memory InMemorySaver() is accepted and replaced",
+    )
+
+
+def _holds_nothing_durable(checkpointer: BaseCheckpointSaver[Any]) -> bool:
+    """LangGraph's own in-memory saver with its default in-memory storage."""
+    return type(checkpointer) is InMemorySaver and type(checkpointer.storage) is defaultdict
 
 
 def _check_no_interrupts(compiled: CompiledStateGraph[Any, Any, Any, Any]) -> None:
