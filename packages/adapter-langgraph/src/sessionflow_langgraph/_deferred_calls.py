@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from langgraph.types import StateSnapshot
 
-from sessionflow import AgentToolCallStatus, ToolEffect
+from sessionflow import AgentMessage, AgentToolCallStatus, ToolEffect
 from sessionflow.kit import (
     AgentTurnContext,
     DeferredToolCall,
@@ -27,7 +27,7 @@ from sessionflow.kit import (
 )
 from sessionflow_langgraph._messages import framework_message
 
-__all__ = ["CallDeferral", "new_messages", "paused_tool_node", "tool_message"]
+__all__ = ["CallDeferral", "new_messages", "paused_tool_node", "rewritten_turn_messages", "tool_message"]
 
 
 @dataclass(frozen=True)
@@ -106,6 +106,32 @@ def new_messages(history: list[BaseMessage], messages: list[BaseMessage]) -> lis
         known = {m.id for m in history}
         produced = [m for m in messages if m.id not in known]
     return [framework_message(m) for m in produced]
+
+
+def rewritten_turn_messages(
+    turn: AgentTurnContext, history: list[BaseMessage], messages: list[BaseMessage]
+) -> tuple[list[AgentMessage], list[BaseMessage]]:
+    """The turn's stored messages the graph rewrote (a redaction), and the history with them.
+
+    A node may replace a message the turn stored before it ran (``PIIMiddleware`` puts the
+    user's message back redacted, under its ID): the stored transcript takes the graph's
+    version, as plain LangGraph's thread holds it. Messages of earlier turns are not
+    rewritten (the session's transcript keeps them; see `TurnCompleted.replaced_messages`).
+    """
+    by_id = {m.id: m for m in messages if m.id is not None}
+    replaced: list[AgentMessage] = []
+    current = list(history)
+    for index, stored in enumerate(turn.messages):
+        if stored.turn_id != turn.turn_id or index >= len(history):
+            continue
+        now = by_id.get(history[index].id or "")
+        if now is None or now == history[index]:
+            continue
+        replaced.append(
+            AgentMessage(sequence=stored.sequence, turn_id=stored.turn_id, message=framework_message(now))
+        )
+        current[index] = now
+    return replaced, current
 
 
 def tool_message(turn: AgentTurnContext, tool_call_id: str) -> ToolMessage:

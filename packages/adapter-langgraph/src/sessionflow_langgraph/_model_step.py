@@ -32,7 +32,13 @@ from sessionflow.kit import (
 )
 from sessionflow_langgraph._asks import interrupt_calls
 from sessionflow_langgraph._carry import ThreadCarry
-from sessionflow_langgraph._deferred_calls import CallDeferral, new_messages, paused_tool_node, tool_message
+from sessionflow_langgraph._deferred_calls import (
+    CallDeferral,
+    new_messages,
+    paused_tool_node,
+    rewritten_turn_messages,
+    tool_message,
+)
 from sessionflow_langgraph._graph import PreparedGraph
 from sessionflow_langgraph._interrupts import resume_map
 from sessionflow_langgraph._messages import history_message, message_text
@@ -43,6 +49,7 @@ from sessionflow_langgraph._settings import CARRY_CONFIG_KEY, GraphSettings
 from sessionflow_langgraph._stream import STREAM_MODES, write_stream_part
 from sessionflow_langgraph._subgraph_steps import live_checkpoints, subgraph_pause
 from sessionflow_langgraph._subgraphs import NestedToolPause, tool_nodes_at
+from sessionflow_langgraph._terminal import terminal_error
 from sessionflow_langgraph._thread_view import thread_view
 from sessionflow_langgraph._tool_interrupts import ask_for_waiting_calls, call_results
 from sessionflow_langgraph._tool_node import task_of_each_call
@@ -177,6 +184,9 @@ class ModelStep:
             # Plain LangGraph's error for the whole run's limit (this step ran with what was left).
             raise TurnAborted(f"GraphRecursionError: {self._prepared.run_limit.error()}") from None
         except Exception as error:
+            ended = terminal_error(error)
+            if ended is not None:  # the framework ended the run by design: never retried
+                raise TurnAborted(ended) from None
             if monitor.continue_node is not None and monitor.violation is None:
                 return await self._continue()
             if monitor.violation is not None:
@@ -201,15 +211,18 @@ class ModelStep:
             return await self._ask(snapshot, messages)
         if not snapshot.next:
             produced = new_messages(self._history, messages)
+            # A node rewrote the turn's own messages (a redaction): the transcript takes them.
+            replaced, history = rewritten_turn_messages(self._turn, self._history, messages)
             return TurnCompleted(
                 new_messages=produced,
                 usage=self._monitor.usage,
-                carry=await self._carry(messages, len(self._history) + len(produced)),
+                carry=await self._carry(messages, history, len(self._history) + len(produced)),
                 framework_state=thread_view(  # the snapshot's; untracked values end with the run
                     {k: v for k, v in snapshot.values.items() if k not in self._prepared.untracked},
                     self._messages_key,
-                    self._history,
+                    history,
                 ),
+                replaced_messages=replaced,
             )
         tool_node = paused_tool_node(snapshot, self._prepared.tool_nodes)
         calls = self._deferral.calls_of(
@@ -321,14 +334,17 @@ class ModelStep:
         await self._saver.aput(THREAD_CONFIG, checkpoint, thread.metadata, checkpoint["channel_versions"])
         return {self._messages_key: new}
 
-    async def _carry(self, messages: list[BaseMessage], stored: int) -> str | None:
-        """The next turn's carry; ``stored``: how many messages the session holds after this turn."""
+    async def _carry(
+        self, messages: list[BaseMessage], history: list[BaseMessage], stored: int
+    ) -> str | None:
+        """The next turn's carry; ``history``: the stored messages before this turn's answer, as the
+        session keeps them; ``stored``: how many messages the session holds after this turn."""
         if self._carry_hook is not None:
             last = messages[-1] if messages else None
             return self._carry_hook(self._turn.carried_state, message_text(last) if last is not None else "")
         saved = await self._saver.aget_tuple(self._config)
         thread = (
-            ThreadCarry.capture(saved, self._messages_key, self._history, stored, self._prepared.untracked)
+            ThreadCarry.capture(saved, self._messages_key, history, stored, self._prepared.untracked)
             if saved is not None
             else None
         )
