@@ -77,7 +77,7 @@ async def test_human_in_the_loop_approve_runs_the_gated_call_and_the_ungated_one
     )
     plain, session = await run_both(scenario, model_server, temporal_address, tmp_path)
 
-    assert [run["name"] for run in plain.tool_runs] == ["book_hotel", "get_weather"]
+    assert sorted(run["name"] for run in plain.tool_runs) == ["book_hotel", "get_weather"]  # run at once
     assert_same_run(plain, session)
 
 
@@ -137,7 +137,7 @@ async def test_summarization_middleware_summary_call_is_a_model_call_of_its_own(
     assert len(plain.requests) == 4
     assert "Messages to summarize" in str(plain.requests[2]["messages"])
     assert "It is sunny." in str(plain.requests[3]["messages"])
-    assert_same_run(plain, session)
+    assert_same_run(plain, session, transcript_differs="the stored transcript after a summary")
 
 
 async def test_summarization_the_next_turn_starts_from_the_summarised_channel(
@@ -164,4 +164,4 @@ async def test_summarization_the_next_turn_starts_from_the_summarised_channel(
     assert "It is sunny." in str(plain.requests[4]["messages"])
     assert "what is the weather in sf" not in str(plain.requests[4]["messages"])
     assert "Sunny, and sunny tomorrow." in str(plain.requests[5]["messages"])
-    assert_same_run(plain, session)
+    assert_same_run(plain, session, transcript_differs="the stored transcript after a summary")
