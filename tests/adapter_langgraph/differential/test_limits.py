@@ -11,22 +11,30 @@ error, never retried: each test counts the model requests.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal, cast
 
 from langchain.agents import create_agent  # pyright: ignore[reportUnknownVariableType] - partial stubs
-from langchain.agents.middleware import AgentMiddleware, ModelCallLimitMiddleware, ToolCallLimitMiddleware
+from langchain.agents.middleware import (
+    AgentMiddleware,
+    HumanInTheLoopMiddleware,
+    ModelCallLimitMiddleware,
+    ToolCallLimitMiddleware,
+)
 from langchain_core.language_models import BaseChatModel
+from langchain_core.tools import BaseTool
 from langgraph.checkpoint.memory import InMemorySaver
 
 from sessionflow.demo import ModelReply, ScriptedModelServer, ScriptedToolCall
 from sessionflow.testing import InvocationLog
-from tests.adapter_langgraph.differential.docs_tools import get_weather, search
+from tests.adapter_langgraph.differential.docs_tools import book_hotel, get_weather, search
 from tests.adapter_langgraph.differential.harness import (
     TURN_ABORTED,
     Built,
     Compiled,
     GraphBuilder,
+    Review,
     Run,
     Scenario,
     assert_same_run,
@@ -34,9 +42,13 @@ from tests.adapter_langgraph.differential.harness import (
 )
 
 
-def agent_with(*middleware: AgentMiddleware[Any, Any, Any], recursion_limit: int | None = None) -> GraphBuilder:
+def agent_with(
+    *middleware: AgentMiddleware[Any, Any, Any],
+    recursion_limit: int | None = None,
+    extra_tools: Callable[[InvocationLog], BaseTool] | None = None,
+) -> GraphBuilder:
     def build(model: BaseChatModel, log: InvocationLog, checkpointer: InMemorySaver | None) -> Built:
-        tools = [search(log), get_weather(log)]
+        tools = [search(log), get_weather(log), *([extra_tools(log)] if extra_tools else [])]
         graph = cast(Compiled, create_agent(model, tools=tools, middleware=list(middleware), checkpointer=checkpointer))
         if recursion_limit is not None:
             graph = cast(Compiled, graph.with_config({"recursion_limit": recursion_limit}))
@@ -219,3 +231,33 @@ async def test_the_recursion_limit_counts_the_whole_run_and_ends_the_turn_never_
     assert plain.errors[0].startswith(f"turn 1: {TURN_ABORTED}GraphRecursionError: Recursion limit of 6 reached")
     assert len(plain.requests) == len(session.requests) == 3
     assert_same_run(plain, session, state=False)
+
+
+async def test_a_run_limit_starts_again_after_an_interrupt_as_plains_resumed_run_does(
+    temporal_address: str, model_server: ScriptedModelServer, tmp_path: Path
+) -> None:
+    # Plain resumes an interrupt with a new invoke: its untracked run count starts empty. So
+    # the booking the person approved is the resumed run's first call, the next search its
+    # second, and the one after is blocked (carried over the interrupt, b would be blocked).
+    scenario = Scenario(
+        name="run-limit-interrupt",
+        build=agent_with(
+            ToolCallLimitMiddleware(run_limit=2),
+            HumanInTheLoopMiddleware(interrupt_on={"book_hotel": True}),
+            extra_tools=book_hotel,
+        ),
+        script=[
+            searches("a"),
+            ModelReply.call(ScriptedToolCall("call_book", "book_hotel", {"hotel_name": "Plaza"})),
+            searches("b"),
+            searches("c"),
+            ModelReply.say("Booked, and searched."),
+        ],
+        turns=["search, then book the Plaza"],
+        reviews=[Review("approve")],
+    )
+    plain, session = await run_both(scenario, model_server, temporal_address, tmp_path)
+
+    assert [r.get("query", r.get("hotel_name")) for r in plain.tool_runs] == ["a", "Plaza", "b"]
+    assert tool_texts(plain, 4)[-1] == "Tool call limit exceeded. Do not make additional tool calls."
+    assert_same_run(plain, session)
