@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import operator
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Required
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, AnyMessage
@@ -38,7 +38,7 @@ from tests.adapter_langgraph.differential.harness import Built, Scenario, assert
 
 
 class State(TypedDict, total=False):
-    messages: Annotated[list[AnyMessage], add_messages]
+    messages: Required[Annotated[list[AnyMessage], add_messages]]
     steps: Annotated[int, operator.add]
     last_node: str
     note: Annotated[str, EphemeralValue]

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal, cast
 
+import pytest
 from langchain.agents import create_agent  # pyright: ignore[reportUnknownVariableType] - partial stubs
 from langchain.agents.middleware import (
     AgentMiddleware,
@@ -25,6 +26,9 @@ from langchain.agents.middleware import (
 from langchain_core.language_models import BaseChatModel
 from langchain_core.tools import BaseTool
 from langgraph.checkpoint.memory import InMemorySaver
+
+# Deprecated for create_agent, still documented and widely used; partial stubs.
+from langgraph.prebuilt import create_react_agent  # pyright: ignore[reportDeprecated, reportUnknownVariableType]
 
 from sessionflow.demo import ModelReply, ScriptedModelServer, ScriptedToolCall
 from sessionflow.testing import InvocationLog
@@ -49,9 +53,11 @@ def agent_with(
 ) -> GraphBuilder:
     def build(model: BaseChatModel, log: InvocationLog, checkpointer: InMemorySaver | None) -> Built:
         tools = [search(log), get_weather(log), *([extra_tools(log)] if extra_tools else [])]
-        graph = cast(Compiled, create_agent(model, tools=tools, middleware=list(middleware), checkpointer=checkpointer))
+        graph = cast(
+            Compiled, create_agent(model, tools=tools, middleware=list(middleware), checkpointer=checkpointer)
+        )
         if recursion_limit is not None:
-            graph = cast(Compiled, graph.with_config({"recursion_limit": recursion_limit}))
+            graph = graph.with_config({"recursion_limit": recursion_limit})
         return Built(graph, tools)
 
     return build
@@ -61,7 +67,9 @@ def searches(*queries: str) -> ModelReply:
     return ModelReply.call(*(ScriptedToolCall(f"call_{q}", "search", {"query": q}) for q in queries))
 
 
-def docs_limiters(exit_behavior: Literal["continue", "error", "end"] = "continue") -> list[ToolCallLimitMiddleware]:
+def docs_limiters(
+    exit_behavior: Literal["continue", "error", "end"] = "continue",
+) -> list[ToolCallLimitMiddleware]:
     """The docs' pair: a global limit, and a tighter one for ``search``."""
     return [
         ToolCallLimitMiddleware(thread_limit=20, run_limit=10),
@@ -89,7 +97,13 @@ async def test_tool_call_run_limit_holds_across_the_turns_model_steps(
     scenario = Scenario(
         name="tool-run-limit",
         build=agent_with(*docs_limiters()),
-        script=[searches("a"), searches("b"), searches("c"), searches("d"), ModelReply.say("Enough searching.")],
+        script=[
+            searches("a"),
+            searches("b"),
+            searches("c"),
+            searches("d"),
+            ModelReply.say("Enough searching."),
+        ],
         turns=["research this"],
     )
     plain, session = await run_both(scenario, model_server, temporal_address, tmp_path)
@@ -228,7 +242,9 @@ async def test_the_recursion_limit_counts_the_whole_run_and_ends_the_turn_never_
     plain, session = await run_both(scenario, model_server, temporal_address, tmp_path)
 
     assert len(plain.errors) == 1
-    assert plain.errors[0].startswith(f"turn 1: {TURN_ABORTED}GraphRecursionError: Recursion limit of 6 reached")
+    assert plain.errors[0].startswith(
+        f"turn 1: {TURN_ABORTED}GraphRecursionError: Recursion limit of 6 reached"
+    )
     assert len(plain.requests) == len(session.requests) == 3
     assert_same_run(plain, session, state=False)
 
@@ -260,4 +276,29 @@ async def test_a_run_limit_starts_again_after_an_interrupt_as_plains_resumed_run
 
     assert [r.get("query", r.get("hotel_name")) for r in plain.tool_runs] == ["a", "Plaza", "b"]
     assert tool_texts(plain, 4)[-1] == "Tool call limit exceeded. Do not make additional tool calls."
+    assert_same_run(plain, session)
+
+
+@pytest.mark.filterwarnings("ignore:create_react_agent has been moved")
+async def test_remaining_steps_end_the_prebuilt_agent_where_plains_does(
+    temporal_address: str, model_server: ScriptedModelServer, tmp_path: Path
+) -> None:
+    # create_react_agent reads the managed value RemainingSteps (the run's stop minus its
+    # step) and answers "Sorry, need more steps" instead of calling tools it cannot finish.
+    def build(model: BaseChatModel, log: InvocationLog, checkpointer: InMemorySaver | None) -> Built:
+        tools = [search(log)]
+        agent = cast(Compiled, create_react_agent(model, tools, checkpointer=checkpointer))  # pyright: ignore[reportDeprecated]
+        return Built(agent.with_config({"recursion_limit": 6}), tools)
+
+    scenario = Scenario(
+        name="remaining-steps",
+        build=build,
+        script=[searches(str(n)) for n in range(6)],
+        turns=["search forever"],
+    )
+    plain, session = await run_both(scenario, model_server, temporal_address, tmp_path)
+
+    assert plain.errors == []
+    assert plain.state["messages"][-1]["data"]["content"] == "Sorry, need more steps to process this request."
+    assert len(plain.requests) == len(session.requests)
     assert_same_run(plain, session)

@@ -37,11 +37,14 @@ from tests.adapter_langgraph.differential.harness import Built, Compiled, Scenar
 Middleware = Callable[[BaseChatModel], list[AgentMiddleware[Any, Any, Any]]]
 
 
-def agent(middleware: Middleware, *, extra_tools: Callable[[InvocationLog], list[BaseTool]] | None = None) -> Any:
+def agent(
+    middleware: Middleware, *, extra_tools: Callable[[InvocationLog], list[BaseTool]] | None = None
+) -> Any:
     def build(model: BaseChatModel, log: InvocationLog, checkpointer: InMemorySaver | None) -> Built:
         tools = [get_weather(log), search(log), *(extra_tools(log) if extra_tools else [])]
         graph = cast(
-            Compiled, create_agent(model, tools=tools, middleware=middleware(model), checkpointer=checkpointer)
+            Compiled,
+            create_agent(model, tools=tools, middleware=middleware(model), checkpointer=checkpointer),
         )
         return Built(graph, tools)
 

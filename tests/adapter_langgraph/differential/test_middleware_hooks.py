@@ -118,10 +118,14 @@ HOOKS: dict[str, tuple[HookFactory, int]] = {
 }
 
 
-def agent_with_hook(factory: HookFactory) -> Callable[[BaseChatModel, InvocationLog, InMemorySaver | None], Built]:
+def agent_with_hook(
+    factory: HookFactory,
+) -> Callable[[BaseChatModel, InvocationLog, InMemorySaver | None], Built]:
     def build(model: BaseChatModel, log: InvocationLog, checkpointer: InMemorySaver | None) -> Built:
         tools = [get_weather(log)]
-        graph = cast(Compiled, create_agent(model, tools=tools, middleware=[factory(log)], checkpointer=checkpointer))
+        graph = cast(
+            Compiled, create_agent(model, tools=tools, middleware=[factory(log)], checkpointer=checkpointer)
+        )
         return Built(graph, tools)
 
     return build

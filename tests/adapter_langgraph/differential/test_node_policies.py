@@ -11,7 +11,7 @@ share in the worker process, as the graph's store is.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Required
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AnyMessage, SystemMessage
@@ -33,7 +33,7 @@ RETRY = RetryPolicy(max_attempts=3, initial_interval=0.01, jitter=False)
 
 
 class State(TypedDict, total=False):
-    messages: Annotated[list[AnyMessage], add_messages]
+    messages: Required[Annotated[list[AnyMessage], add_messages]]
     profile: str
 
 
@@ -63,7 +63,8 @@ def chatbot_graph(
     bound = model.bind_tools(tools)
 
     async def chatbot(state: State) -> dict[str, Any]:
-        prefix = [SystemMessage(content=state["profile"])] if state.get("profile") else []
+        profile = state.get("profile")
+        prefix = [SystemMessage(content=profile)] if profile else []
         return {"messages": [await bound.ainvoke([*prefix, *state["messages"]])]}
 
     builder = StateGraph(State)
@@ -77,7 +78,10 @@ def chatbot_graph(
             log.record("hook", "load_profile")
             return {"profile": "The user likes short answers."}
 
-        cached = CachePolicy(key_func=lambda state: "the user")  # pyright: ignore[reportUnknownLambdaType]
+        def the_user(state: State) -> str:
+            return "the user"
+
+        cached = CachePolicy(key_func=the_user)
         builder.add_node("load_profile", load_profile, cache_policy=cached)  # pyright: ignore[reportUnknownMemberType]
         builder.add_edge(START, "load_profile")
         builder.add_edge("load_profile", "chatbot")
@@ -116,7 +120,9 @@ async def test_a_retry_policy_on_the_tool_node_reruns_it_in_the_tool_step(
     def build(model: BaseChatModel, log: InvocationLog, checkpointer: InMemorySaver | None) -> Built:
         return chatbot_graph(model, [flaky_weather(log)], tools_retry=RETRY, checkpointer=checkpointer)
 
-    scenario = Scenario(name="retry-tool-node", build=build, script=WEATHER, turns=["what is the weather in sf"])
+    scenario = Scenario(
+        name="retry-tool-node", build=build, script=WEATHER, turns=["what is the weather in sf"]
+    )
     plain, session = await run_both(scenario, model_server, temporal_address, tmp_path)
 
     assert plain.tool_runs == [{"name": "get_weather", "city": "sf"}] * 2

@@ -47,7 +47,9 @@ def customer_service_tool(log: InvocationLog) -> BaseTool:
 def pii_agent(*middleware: AgentMiddleware[Any, Any, Any]) -> GraphBuilder:
     def build(model: BaseChatModel, log: InvocationLog, checkpointer: InMemorySaver | None) -> Built:
         tools = [customer_service_tool(log)]
-        graph = cast(Compiled, create_agent(model, tools=tools, middleware=list(middleware), checkpointer=checkpointer))
+        graph = cast(
+            Compiled, create_agent(model, tools=tools, middleware=list(middleware), checkpointer=checkpointer)
+        )
         return Built(graph, tools)
 
     return build
@@ -93,7 +95,13 @@ async def test_output_and_tool_results_are_redacted_in_state_and_transcript(
     scenario = Scenario(
         name="pii-output",
         build=pii_agent(
-            PIIMiddleware("email", strategy="redact", apply_to_input=True, apply_to_output=True, apply_to_tool_results=True)
+            PIIMiddleware(
+                "email",
+                strategy="redact",
+                apply_to_input=True,
+                apply_to_output=True,
+                apply_to_tool_results=True,
+            )
         ),
         script=[
             ModelReply.call(ScriptedToolCall("call_1", "customer_service_tool", {"query": "billing"})),

@@ -29,7 +29,9 @@ def weather_agent(model: BaseChatModel, log: InvocationLog, checkpointer: InMemo
     tools = [get_weather(log)]
     graph = cast(
         Compiled,
-        create_agent(model, tools=tools, system_prompt="You are a helpful assistant", checkpointer=checkpointer),
+        create_agent(
+            model, tools=tools, system_prompt="You are a helpful assistant", checkpointer=checkpointer
+        ),
     )
     return Built(graph, tools)
 
