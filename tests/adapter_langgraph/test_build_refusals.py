@@ -3,16 +3,20 @@
 from __future__ import annotations
 
 import logging
+import operator
 from collections.abc import Sequence
 from functools import partial
 from pathlib import Path
+from typing import Annotated, Any
 
 import pytest
 from langchain_core.tools import BaseTool, StructuredTool
+from langgraph.channels.delta import DeltaChannel
 from langgraph.checkpoint.memory import InMemorySaver, PersistentDict
 from langgraph.graph import END, START, MessagesState, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.prebuilt import ToolNode
+from typing_extensions import TypedDict
 
 from sessionflow import UnsupportedOptionError
 from sessionflow_langgraph import langgraph_runner, langgraph_session_flow
@@ -120,3 +124,17 @@ def test_a_tool_node_inside_a_subgraph_is_found_not_refused() -> None:
     runner = langgraph_runner(graph=outer)
     assert runner.tool_nodes == ()  # none at the top: the subgraph's is paused as its task starts
     assert set(runner.tools) == {"shout"}
+
+
+def test_a_delta_channel_is_refused_with_what_to_use_instead() -> None:
+    class State(TypedDict):
+        messages: Annotated[list[Any], DeltaChannel(operator.add)]
+
+    builder = StateGraph(State)
+    builder.add_node("agent", lambda state: {})  # pyright: ignore[reportUnknownMemberType, reportUnknownLambdaType]
+    builder.add_edge(START, "agent")
+    builder.add_edge("agent", END)
+    error = refused(graph=builder)
+    assert error.option == "DeltaChannel"
+    assert "state key 'messages' is a DeltaChannel (LangGraph beta)" in str(error)
+    assert "Use a reducer instead" in str(error)
