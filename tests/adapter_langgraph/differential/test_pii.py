@@ -10,6 +10,7 @@ is plain's.
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import Any, cast
 
@@ -19,8 +20,11 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.tools import BaseTool, StructuredTool
 from langgraph.checkpoint.memory import InMemorySaver
 
+from sessionflow import AgentSessionClient, connect, serve_agent_flows
 from sessionflow.demo import ModelReply, ScriptedModelServer, ScriptedToolCall
+from sessionflow.temporal import PayloadStore
 from sessionflow.testing import InvocationLog
+from tests.adapter_langgraph.conftest import unique
 from tests.adapter_langgraph.differential.harness import (
     TURN_ABORTED,
     Built,
@@ -28,7 +32,11 @@ from tests.adapter_langgraph.differential.harness import (
     GraphBuilder,
     Scenario,
     assert_same_run,
+    play_session,
     run_both,
+    run_plain,
+    scripted_model,
+    session_flow,
 )
 
 EMAIL = "john.doe@example.com"
@@ -134,3 +142,41 @@ async def test_a_blocked_api_key_ends_the_turn_with_langchains_error_never_retri
     assert plain.requests == session.requests == []
     assert_same_run(plain, session, state=False)
     assert [m["data"]["content"] for m in session.transcript] == [f"use my key {key}"]
+
+
+async def test_the_redaction_reaches_the_store_when_every_message_goes_by_reference(
+    temporal_address: str, model_server: ScriptedModelServer, tmp_path: Path
+) -> None:
+    # Threshold 0: every message body and the message index are in the payload store, so
+    # the replaced message is stored and indexed there, and turn 2 reads it back from it.
+    scenario = Scenario(
+        name="pii-by-reference",
+        build=pii_agent(*docs_middleware()),
+        script=[ModelReply.say("Noted."), ModelReply.say("You are welcome.")],
+        turns=[f"My email is {EMAIL}", "thanks"],
+    )
+    key = unique("lg-diff-pii-by-reference")
+    plain = await run_plain(scenario, model_server, f"{key}-plain", tmp_path)
+    session_key = f"{key}-session"
+    model_server.script(session_key, scenario.script)
+    log = InvocationLog(tmp_path / "session.jsonl")
+    flow = session_flow(
+        scenario, scenario.build(scripted_model(model_server, session_key), log, None), session_key
+    )
+    client = await connect(
+        temporal_address, payloads=PayloadStore(location=str(tmp_path / "payloads"), threshold=0)
+    )
+    stop = asyncio.Event()
+    worker = asyncio.create_task(serve_agent_flows(client, [flow], stop=stop))
+    try:
+        session = await play_session(
+            scenario, AgentSessionClient(client, flow), session_key, model_server, log
+        )
+        stored = await AgentSessionClient(client, flow).stored_messages(session_key)
+    finally:
+        stop.set()
+        await worker
+
+    assert all(m.message.body is not None for m in stored)  # every message by reference
+    assert plain.requests[1]["messages"][0]["content"] == "My email is [REDACTED_EMAIL]"
+    assert_same_run(plain, session)
