@@ -131,7 +131,7 @@ def test_a_delta_channel_is_refused_with_what_to_use_instead() -> None:
         messages: Annotated[list[Any], DeltaChannel(operator.add)]
 
     builder = StateGraph(State)
-    builder.add_node("agent", lambda state: {})  # pyright: ignore[reportUnknownMemberType, reportUnknownLambdaType]
+    builder.add_node("agent", lambda state: {})  # pyright: ignore[reportUnknownMemberType]
     builder.add_edge(START, "agent")
     builder.add_edge("agent", END)
     error = refused(graph=builder)
