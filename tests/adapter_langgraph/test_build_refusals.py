@@ -2,14 +2,21 @@
 
 from __future__ import annotations
 
+import logging
+import operator
 from collections.abc import Sequence
+from functools import partial
+from pathlib import Path
+from typing import Annotated, Any
 
 import pytest
 from langchain_core.tools import BaseTool, StructuredTool
-from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.channels.delta import DeltaChannel
+from langgraph.checkpoint.memory import InMemorySaver, PersistentDict
 from langgraph.graph import END, START, MessagesState, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.prebuilt import ToolNode
+from typing_extensions import TypedDict
 
 from sessionflow import UnsupportedOptionError
 from sessionflow_langgraph import langgraph_runner, langgraph_session_flow
@@ -70,11 +77,36 @@ def test_an_effect_that_is_not_one_is_refused() -> None:
     assert "tool 'shout'" in str(error)
 
 
-def test_a_graph_compiled_with_its_own_checkpointer_is_refused() -> None:
+def test_an_in_memory_checkpointer_is_replaced_with_a_logged_notice(caplog: pytest.LogCaptureFixture) -> None:
     compiled = two_nodes().compile(checkpointer=InMemorySaver())  # pyright: ignore[reportUnknownMemberType]
+    with caplog.at_level(logging.INFO, logger="sessionflow_langgraph._graph"):
+        runner = langgraph_runner(graph=compiled)
+    assert runner.tool_nodes == ("tools",)
+    notices = [r.getMessage() for r in caplog.records if r.name == "sessionflow_langgraph._graph"]
+    assert len(notices) == 1
+    assert "compiled with checkpointer=InMemorySaver" in notices[0]
+    assert "not used" in notices[0]
+
+
+def test_a_checkpointer_that_keeps_threads_on_disk_is_refused_with_the_change_to_make(
+    tmp_path: Path,
+) -> None:
+    saver = InMemorySaver(factory=partial(PersistentDict, filename=str(tmp_path / "threads.pckl")))  # pyright: ignore[reportArgumentType]
+    compiled = two_nodes().compile(checkpointer=saver)  # pyright: ignore[reportUnknownMemberType]
     error = refused(graph=compiled)
     assert error.option == "checkpointer"
-    assert "compiled with checkpointer=InMemorySaver" in str(error)
+    assert "compiled with checkpointer=InMemorySaver, which keeps threads" in str(error)
+    assert "Compile without one (builder.compile(), create_agent(..., checkpointer=None))" in str(error)
+
+
+def test_a_checkpointer_of_another_kind_is_refused() -> None:
+    class SqlSaver(InMemorySaver):
+        """Stands for a saver that writes to a database (langgraph-checkpoint-sqlite is not installed)."""
+
+    compiled = two_nodes().compile(checkpointer=SqlSaver())  # pyright: ignore[reportUnknownMemberType]
+    error = refused(graph=compiled)
+    assert error.option == "checkpointer"
+    assert "compiled with checkpointer=SqlSaver" in str(error)
 
 
 def test_a_tool_node_inside_a_subgraph_is_found_not_refused() -> None:
@@ -92,3 +124,17 @@ def test_a_tool_node_inside_a_subgraph_is_found_not_refused() -> None:
     runner = langgraph_runner(graph=outer)
     assert runner.tool_nodes == ()  # none at the top: the subgraph's is paused as its task starts
     assert set(runner.tools) == {"shout"}
+
+
+def test_a_delta_channel_is_refused_with_what_to_use_instead() -> None:
+    class State(TypedDict):
+        messages: Annotated[list[Any], DeltaChannel(operator.add)]
+
+    builder = StateGraph(State)
+    builder.add_node("agent", lambda state: {})  # pyright: ignore[reportUnknownMemberType]
+    builder.add_edge(START, "agent")
+    builder.add_edge("agent", END)
+    error = refused(graph=builder)
+    assert error.option == "DeltaChannel"
+    assert "state key 'messages' is a DeltaChannel (LangGraph beta)" in str(error)
+    assert "Use a reducer instead" in str(error)

@@ -214,6 +214,9 @@ async def test_messages_and_custom_stream_as_in_plain_langgraph(
         "turn-1/model-2",
     ]
     assert all(e.offset is None for e in custom), "custom events are live only, like deltas"
+    # LangGraph's other stream modes (updates, values, debug, checkpoints, tasks) are not
+    # streamed: what is live is the messages' deltas and the custom chunks (README, "Streaming").
+    assert {e.type for e in events if e.offset is None} == {T.TEXT_DELTA, T.CUSTOM_EVENT}
     assert custom[0].data["namespace"] == [] and custom[-1].data["namespace"][0].startswith("answer:")
 
     # The same model requests, call by call, and the tool ran once in each run.

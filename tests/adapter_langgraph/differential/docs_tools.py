@@ -13,7 +13,7 @@ from langchain_core.tools import BaseTool, StructuredTool, ToolException
 
 from sessionflow.testing import InvocationLog
 
-__all__ = ["book_hotel", "divide", "get_weather", "search_flights"]
+__all__ = ["book_hotel", "divide", "get_weather", "search", "search_flights"]
 
 
 def _logged(log: InvocationLog, name: str, **arguments: Any) -> None:
@@ -36,6 +36,17 @@ def book_hotel(log: InvocationLog) -> BaseTool:
         return f"Successfully booked a stay at {hotel_name}."
 
     return StructuredTool.from_function(book_hotel)
+
+
+def search(log: InvocationLog) -> BaseTool:
+    """The ``search`` tool of LangChain's middleware docs ("Tool call limit")."""
+
+    def search(query: str) -> str:
+        """Search the web for a query."""
+        _logged(log, "search", query=query)
+        return f"Results for: {query}"
+
+    return StructuredTool.from_function(search)
 
 
 def search_flights(log: InvocationLog) -> BaseTool:

@@ -11,6 +11,7 @@ call, the final state key by key, and every real tool run, in order.
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import json
 import uuid
@@ -19,8 +20,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, cast
 
+from langchain_anthropic import ChatAnthropic
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import HumanMessage, messages_from_dict
+from langchain_core.messages import BaseMessage, HumanMessage, messages_from_dict
 from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool
 from langchain_openai import ChatOpenAI
@@ -46,6 +48,7 @@ from tests.adapter_langgraph.flows import FAST
 from tests.differential_compare import calls_in_parallel, tool_runs_difference
 
 __all__ = [
+    "TURN_ABORTED",
     "Built",
     "Compiled",
     "GraphBuilder",
@@ -53,7 +56,9 @@ __all__ = [
     "Run",
     "Scenario",
     "assert_same_run",
+    "kept_as_invoked",
     "model_at",
+    "plain_error",
     "play_session",
     "refused_run",
     "run_both",
@@ -133,6 +138,12 @@ class Scenario:
     context: Any = None
     """The runtime context of every turn: the plain run's ``context=``, the session's
     ``{"langgraph": {"context": ...}}`` (JSON: LangGraph coerces it to ``context_schema``)."""
+    api: Literal["openai", "anthropic"] = "openai"
+    """The model both runs use: ``ChatOpenAI`` (Chat Completions) or ``ChatAnthropic``."""
+    plain_call: Literal["astream", "invoke"] = "astream"
+    """How the plain run calls the graph: ``astream(stream_mode="messages")`` (a client showing
+    tokens), or ``ainvoke`` (the docs' way). With ``invoke`` the model answers whole, and
+    what LangChain keeps of a streamed answer can differ (`run_both` says how it compares)."""
 
     def settings(self) -> dict[str, Any] | None:
         """The session's per-turn settings that give the graph ``configurable`` and ``context``."""
@@ -153,6 +164,11 @@ class Run:
     """Every real run of a tool, its name and arguments, in the order the runs ended."""
     errors: list[str]
     """Turn errors (a session turn that failed); a plain run raises instead."""
+    transcript: list[dict[str, Any]] = field(default_factory=lambda: cast(list[dict[str, Any]], []))
+    """The session: every stored message (`AgentSessionClient.export_messages`), as LangChain's
+    message dicts, normalised. Plain: its thread's message history (the final state's)."""
+    hook_runs: list[dict[str, Any]] = field(default_factory=lambda: cast(list[dict[str, Any]], []))
+    """Every run of side-effecting code the graph logs as ``"hook"`` (middleware hooks), in order."""
     concurrent_tools: bool = False
     """Plain only: a model response asked for several tools at once, which plain LangGraph
     runs concurrently (`langgraph.prebuilt.tool_node.ToolNode._afunc`, ``asyncio.gather``
@@ -160,8 +176,19 @@ class Run:
     superstep), in no fixed order: the tool runs are then compared as a multiset."""
 
 
-def scripted_model(model_server: ScriptedModelServer, key: str) -> ChatOpenAI:
+def scripted_model(
+    model_server: ScriptedModelServer, key: str, api: Literal["openai", "anthropic"] = "openai"
+) -> BaseChatModel:
     """The model both runs use, each on its own key of the same scripted server."""
+    if api == "anthropic":
+        return ChatAnthropic(
+            model_name="claude-test",
+            base_url=model_server.base_url(key, api="anthropic"),
+            api_key=SecretStr("test-key"),
+            max_retries=0,
+            timeout=None,
+            stop=None,
+        )
     return model_at(model_server.base_url(key))
 
 
@@ -176,32 +203,57 @@ async def run_plain(scenario: Scenario, model_server: ScriptedModelServer, key: 
     """Run the graph itself: `astream` per turn on one thread, interrupts resumed with `Command`."""
     model_server.script(key, scenario.script)
     log = InvocationLog(log_dir / "plain.jsonl")
-    built = scenario.build(scripted_model(model_server, key), log, InMemorySaver())
+    built = scenario.build(scripted_model(model_server, key, scenario.api), log, InMemorySaver())
     graph = built.graph
     configurable = {**(scenario.configurable or {}), "thread_id": f"plain-{uuid.uuid4().hex}"}
     config: RunnableConfig = {"configurable": configurable}
     reviews = list(scenario.reviews)
-    for text in scenario.turns:
+    errors: list[str] = []
+    for number, text in enumerate(scenario.turns, 1):
         graph_input: Any = {"messages": [HumanMessage(content=text)]}
-        while True:
-            # astream's overloads mention Command without its type argument in LangGraph's stubs.
-            parts = graph.astream(graph_input, config, stream_mode="messages", context=scenario.context)  # pyright: ignore[reportUnknownMemberType]
-            async for _part in parts:
-                pass
-            snapshot = await graph.aget_state(config)
-            if not snapshot.interrupts:
-                break
-            graph_input = Command(resume={i.id: _resume_value(i, reviews) for i in snapshot.interrupts})
+        try:
+            while True:
+                await _call(graph, graph_input, config, scenario)
+                snapshot = await graph.aget_state(config)
+                if not snapshot.interrupts:
+                    break
+                graph_input = Command(resume={i.id: _resume_value(i, reviews) for i in snapshot.interrupts})
+        except Exception as error:  # the run ended with the framework's error: the session's turn must too
+            errors.append(f"turn {number}: {plain_error(error)}")
     if reviews:
         raise AssertionError(f"the plain run left {len(reviews)} review(s) unused: {reviews}")
     final = await graph.aget_state(config)
+    state = normalise_state(final.values)
     return Run(
         requests=[normalise_request(r.body) for r in model_server.requests(key)],
-        state=normalise_state(final.values),
+        state=state,
         tool_runs=_tool_runs(log),
-        errors=[],
+        errors=errors,
+        transcript=normalise_state({"messages": final.values.get("messages", [])})["messages"],
+        hook_runs=_hook_runs(log),
         concurrent_tools=calls_in_parallel(scenario.script),
     )
+
+
+async def _call(graph: Compiled, graph_input: Any, config: RunnableConfig, scenario: Scenario) -> None:
+    if scenario.plain_call == "invoke":
+        await graph.ainvoke(graph_input, config, context=scenario.context)  # pyright: ignore[reportUnknownMemberType]
+        return
+    # astream's overloads mention Command without its type argument in LangGraph's stubs.
+    parts = graph.astream(graph_input, config, stream_mode="messages", context=scenario.context)  # pyright: ignore[reportUnknownMemberType]
+    async for _part in parts:
+        pass
+
+
+TURN_ABORTED = "model call failed: TurnAborted: "
+"""How the session's ``last_turn_error`` starts when the adapter ended the turn (`TurnAborted`
+from the model step, named by the core's workflow)."""
+
+
+def plain_error(error: BaseException) -> str:
+    """The session's ``last_turn_error`` for a turn plain LangGraph ended with ``error``: the
+    model step ends the turn with the framework's own type and text, never retried."""
+    return f"{TURN_ABORTED}{type(error).__name__}: {error}"
 
 
 def _resume_value(interrupt: Interrupt, reviews: list[Review]) -> Any:
@@ -240,7 +292,7 @@ async def run_session(
     """Serve the graph as a sessionflow session and play the same turns and reviews."""
     model_server.script(key, scenario.script)
     log = InvocationLog(log_dir / "session.jsonl")
-    built = scenario.build(scripted_model(model_server, key), log, None)
+    built = scenario.build(scripted_model(model_server, key, scenario.api), log, None)
     try:
         flow = session_flow(scenario, built, key)
     except ValueError as error:  # UnsupportedOptionError: the adapter refused the graph
@@ -298,11 +350,15 @@ async def play_session(
         if snapshot.state.last_turn_error:
             errors.append(f"turn {number}: {snapshot.state.last_turn_error}")
     final = await sessions.get_agent_snapshot(session_id)
+    stored = await sessions.export_messages(session_id)
+    transcript = messages_from_dict([cast(dict[str, Any], m.message.framework_item) for m in stored])
     return Run(
         requests=[normalise_request(r.body) for r in model_server.requests(session_id)],
-        state=normalise_state(session_values(final)),
+        state=normalise_state(session_values(final, transcript=transcript)),
         tool_runs=_tool_runs(log),
         errors=errors + ([f"{len(reviews)} review(s) left unused"] if reviews else []),
+        transcript=normalise_state({"messages": transcript})["messages"],
+        hook_runs=_hook_runs(log),
     )
 
 
@@ -345,27 +401,38 @@ async def _play_turn(
             )
 
 
-def session_values(snapshot: AgentSnapshot, messages_key: str = "messages") -> dict[str, Any]:
+def session_values(
+    snapshot: AgentSnapshot, messages_key: str = "messages", transcript: list[BaseMessage] | None = None
+) -> dict[str, Any]:
     """The session's view of the graph state: the snapshot's `framework_state`, and its messages.
 
     The adapter shows the thread's state keys as `AgentSnapshot.framework_state`; the
     message channel is there too when a node replaced it (a summary), and otherwise is
-    the stored transcript: the snapshot's messages (the stored LangChain message dicts).
-    A key the session left out for its size is reported, not hidden.
+    the stored transcript: ``transcript`` (every stored message), or the snapshot's
+    messages. A key the session left out for its size is reported, not hidden.
     """
     if snapshot.framework_state_omitted:
         raise AssertionError(f"the snapshot left out state keys {snapshot.framework_state_omitted}")
     values: dict[str, Any] = dict(snapshot.framework_state or {})
     channel: Any = values.get(messages_key)
-    if channel is None:
-        channel = [m.message.framework_item for m in snapshot.messages]
-    values[messages_key] = messages_from_dict(cast(list[dict[str, Any]], channel))
+    if channel is not None:
+        values[messages_key] = messages_from_dict(cast(list[dict[str, Any]], channel))
+    elif transcript is not None:
+        values[messages_key] = list(transcript)
+    else:
+        items = [cast(dict[str, Any], m.message.framework_item) for m in snapshot.messages]
+        values[messages_key] = messages_from_dict(items)
     return values
 
 
 def _tool_runs(log: InvocationLog) -> list[dict[str, Any]]:
     skip = {"kind", "pid", "at"}
     return [{k: v for k, v in entry.items() if k not in skip} for entry in log.entries("tool")]
+
+
+def _hook_runs(log: InvocationLog) -> list[dict[str, Any]]:
+    skip = {"kind", "pid", "at"}
+    return [{k: v for k, v in entry.items() if k not in skip} for entry in log.entries("hook")]
 
 
 # -- both --------------------------------------------------------------------------------
@@ -377,17 +444,98 @@ async def run_both(
     """The plain run, then the session, each on its own key of ``model_server``."""
     key = unique(f"lg-diff-{scenario.name}")
     plain = await run_plain(scenario, model_server, f"{key}-plain", tmp_path)
+    if scenario.plain_call == "invoke":
+        streamed = await run_plain(
+            dataclasses.replace(scenario, plain_call="astream"),
+            model_server,
+            f"{key}-plain-stream",
+            tmp_path / "streamed",
+        )
+        plain = kept_as_invoked(plain, streamed)
     session = await run_session(scenario, model_server, f"{key}-session", tmp_path, temporal_address)
     return plain, session
 
 
-def assert_same_run(plain: Run, session: Run) -> None:
-    """The session behaved as the plain run: no turn failed, same requests, state and tool runs."""
+STREAM_REQUEST_KEYS = ("stream", "stream_options")
+"""What a request says about streaming itself."""
+STREAM_MESSAGE_KEYS = ("response_metadata", "additional_kwargs")
+"""What LangChain keeps of a model response's metadata, which a stream does not carry whole."""
+
+
+def kept_as_invoked(invoked: Run, streamed: Run) -> Run:
+    """What the session must match when plain calls ``ainvoke``: the invoked run, streamed.
+
+    A session streams every model call (its text deltas), and keeps each answer as a
+    non-streamed call returns it (adapter README, "Streaming"). So it must send the
+    invoked run's requests with the streamed run's streaming flags (`STREAM_REQUEST_KEYS`),
+    and end with the invoked run's state, each AI message's metadata being the streamed
+    run's (`STREAM_MESSAGE_KEYS`: LangChain keeps no response id or raw usage of a stream).
+    Both plain runs are compared whole, key by key: nothing is left out.
+    """
+    if len(invoked.requests) != len(streamed.requests):
+        raise AssertionError("the invoked and streamed plain runs made different numbers of requests")
+    requests = [
+        {
+            **{k: v for k, v in a.items() if k not in STREAM_REQUEST_KEYS},
+            **{k: b[k] for k in STREAM_REQUEST_KEYS if k in b},
+        }
+        for a, b in zip(invoked.requests, streamed.requests, strict=True)
+    ]
+    state = dict(invoked.state)
+    state["messages"] = _with_stream_metadata(invoked.state["messages"], streamed.state["messages"])
+    transcript = _with_stream_metadata(invoked.transcript, streamed.transcript)
+    return dataclasses.replace(invoked, requests=requests, state=state, transcript=transcript)
+
+
+def _with_stream_metadata(
+    invoked: list[dict[str, Any]], streamed: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    if len(invoked) != len(streamed):
+        raise AssertionError("the invoked and streamed plain runs ended with different message counts")
+    merged: list[dict[str, Any]] = []
+    for a, b in zip(invoked, streamed, strict=True):
+        if a["type"] == "ai":
+            data = {**a["data"], **{k: b["data"][k] for k in STREAM_MESSAGE_KEYS}}
+            a = {"type": "ai", "data": data}
+        merged.append(a)
+    return merged
+
+
+def assert_same_run(
+    plain: Run, session: Run, *, transcript_differs: str | None = None, state: bool = True
+) -> None:
+    """The session behaved as the plain run: the same turns' ends, requests, state, stored
+    transcript (against plain's message history), tool runs and hook runs.
+
+    ``transcript_differs`` names the README row documenting why the stored transcript is
+    not the graph's history; it is then asserted to differ. ``state=False`` for a turn that
+    ended in an error (the README: a failed turn stores no messages of its run); the test
+    asserts what the session kept itself.
+    """
     problems: list[str] = []
-    if session.errors:
-        problems.append("the session's turns failed:\n  " + "\n  ".join(session.errors))
+    if session.errors != plain.errors:
+        problems.append(
+            "the turns ended differently:\n  plain:   "
+            + ("\n           ".join(plain.errors) or "every turn completed")
+            + "\n  session: "
+            + ("\n           ".join(session.errors) or "every turn completed")
+        )
     problems += _request_differences(plain.requests, session.requests)
-    problems += _state_differences(plain.state, session.state)
+    if state:
+        problems += _state_differences(plain.state, session.state)
+        if transcript_differs is None and plain.transcript != session.transcript:
+            problems.append(
+                "the stored transcript is not the graph's message history (- plain history, + stored):\n"
+                + _diff(plain.transcript, session.transcript)
+            )
+        if transcript_differs is not None and plain.transcript == session.transcript:
+            problems.append(
+                f"the stored transcript is the graph's history; the README row {transcript_differs!r} says it differs"
+            )
+    if plain.hook_runs != session.hook_runs:
+        problems.append(
+            f"the hooks ran differently (- plain, + session):\n{_diff(plain.hook_runs, session.hook_runs)}"
+        )
     runs = tool_runs_difference(plain.tool_runs, session.tool_runs, concurrent=plain.concurrent_tools)
     if runs is not None:
         order = "as a multiset" if plain.concurrent_tools else "in order"

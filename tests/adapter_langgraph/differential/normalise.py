@@ -28,11 +28,19 @@ _UUID_TOOL_CALL_ID = (
     "('uuid-0', ...), so the call and its tool message still match. The script's IDs are not UUIDs."
 )
 
+_SCRIPTED_SIGNATURE = (
+    "The scripted model server signs each thinking block 'sig_scripted_<n>', n counting the "
+    "server's responses over all its keys, so the plain run and the session (each on its own key "
+    "of one server) get different numbers for the same reply. Each such signature is replaced by "
+    "its position of first appearance ('sig-0', ...); a real provider's signature is the provider's."
+)
+
 REQUEST_NORMALISATIONS: dict[str, str] = {
     # Otherwise the request bodies are compared whole. Both runs stream (the plain run uses
     # `astream(stream_mode="messages")`, as a client showing tokens does), use the same
     # model object settings, and the scripted server's tool call IDs are the script's.
     "uuid tool call id": _UUID_TOOL_CALL_ID,
+    "scripted signature": _SCRIPTED_SIGNATURE,
 }
 
 STATE_NORMALISATIONS: dict[str, str] = {
@@ -45,6 +53,7 @@ STATE_NORMALISATIONS: dict[str, str] = {
         "the same way."
     ),
     "uuid tool call id": _UUID_TOOL_CALL_ID,
+    "scripted signature": _SCRIPTED_SIGNATURE,
 }
 
 _UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
@@ -58,7 +67,7 @@ def json_value(value: Any) -> Any:
 
 def normalise_request(body: Mapping[str, Any]) -> dict[str, Any]:
     """The request body as the model saw it, UUID tool call IDs renamed (`REQUEST_NORMALISATIONS`)."""
-    return cast(dict[str, Any], _rename_uuid_tool_call_ids(json_value(dict(body))))
+    return cast(dict[str, Any], _rename_signatures(_rename_uuid_tool_call_ids(json_value(dict(body)))))
 
 
 def normalise_state(values: Mapping[str, Any]) -> dict[str, Any]:
@@ -83,7 +92,7 @@ def normalise_state(values: Mapping[str, Any]) -> dict[str, Any]:
             return [rename(v) for v in cast(list[Any], node)]
         return node
 
-    return cast(dict[str, Any], _rename_uuid_tool_call_ids(rename(plain)))
+    return cast(dict[str, Any], _rename_signatures(_rename_uuid_tool_call_ids(rename(plain))))
 
 
 def _rename_uuid_tool_call_ids(tree: Any) -> Any:
@@ -96,6 +105,29 @@ def _rename_uuid_tool_call_ids(tree: Any) -> Any:
             return {
                 k: names.setdefault(v, f"uuid-{len(names)}")
                 if k in _TOOL_CALL_ID_KEYS and isinstance(v, str) and _UUID.fullmatch(v)
+                else rename(v)
+                for k, v in item.items()
+            }
+        if isinstance(node, list):
+            return [rename(v) for v in cast(list[Any], node)]
+        return node
+
+    return rename(tree)
+
+
+_SIGNATURE = re.compile(r"sig_scripted_[0-9]+")
+
+
+def _rename_signatures(tree: Any) -> Any:
+    """Each scripted thinking signature (``signature`` values), by its order of first appearance."""
+    names: dict[str, str] = {}
+
+    def rename(node: Any) -> Any:
+        if isinstance(node, dict):
+            item = cast(dict[str, Any], node)
+            return {
+                k: names.setdefault(v, f"sig-{len(names)}")
+                if k == "signature" and isinstance(v, str) and _SIGNATURE.fullmatch(v)
                 else rename(v)
                 for k, v in item.items()
             }

@@ -32,6 +32,7 @@ from langgraph.checkpoint.base import Checkpoint, CheckpointMetadata, Checkpoint
 from langgraph.checkpoint.serde.base import SerializerProtocol
 
 from sessionflow import SessionStateError
+from sessionflow_langgraph._run_scope import RUN_STOP_KEY
 from sessionflow_langgraph._run_state import dump_value, load_value, starts_with
 
 __all__ = ["CARRY_VERSION", "READ_CARRY_VERSIONS", "ThreadCarry", "visible_state"]
@@ -62,14 +63,20 @@ class ThreadCarry:
 
     @classmethod
     def capture(
-        cls, saved: CheckpointTuple, messages_key: str, history: Sequence[BaseMessage], stored: int
+        cls,
+        saved: CheckpointTuple,
+        messages_key: str,
+        history: Sequence[BaseMessage],
+        stored: int,
+        untracked: frozenset[str] = frozenset(),
     ) -> ThreadCarry | None:
         """The carry of ``saved``; None when the state is nothing but the stored transcript.
 
         ``history`` is what the turn started with, ``stored`` the messages the session holds
         once the turn's new ones are stored.
         """
-        values = dict(saved.checkpoint["channel_values"])
+        # A run's untracked values end with it, as in plain LangGraph (`_run_scope`).
+        values = {k: v for k, v in saved.checkpoint["channel_values"].items() if k not in untracked}
         messages: Any = values.get(messages_key)
         channel = cast(list[Any], messages) if isinstance(messages, list) else []
         transcript = starts_with(channel, history)
@@ -78,7 +85,8 @@ class ThreadCarry:
         if transcript:
             values.pop(messages_key, None)
         checkpoint = cast(Checkpoint, {**saved.checkpoint, "channel_values": values})
-        return cls(checkpoint=checkpoint, metadata=saved.metadata, stored=stored, channel=not transcript)
+        metadata = cast(CheckpointMetadata, {k: v for k, v in saved.metadata.items() if k != RUN_STOP_KEY})
+        return cls(checkpoint=checkpoint, metadata=metadata, stored=stored, channel=not transcript)
 
     def dumps(self, serde: SerializerProtocol) -> str:
         return json.dumps(

@@ -9,13 +9,13 @@ the graph as the `ToolMessage` of its recorded outcome (`tool_message`).
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from langgraph.types import StateSnapshot
 
-from sessionflow import AgentToolCallStatus, ToolEffect
+from sessionflow import AgentMessage, AgentToolCallStatus, ToolEffect
 from sessionflow.kit import (
     AgentTurnContext,
     DeferredToolCall,
@@ -27,7 +27,7 @@ from sessionflow.kit import (
 )
 from sessionflow_langgraph._messages import framework_message
 
-__all__ = ["CallDeferral", "new_messages", "paused_tool_node", "tool_message"]
+__all__ = ["CallDeferral", "new_messages", "paused_tool_node", "rewritten_turn_messages", "tool_message"]
 
 
 @dataclass(frozen=True)
@@ -38,9 +38,19 @@ class CallDeferral:
     specs: Mapping[str, ToolSpec]
 
     def calls_of(
-        self, turn: AgentTurnContext, messages: list[BaseMessage], tool_node: str
+        self,
+        turn: AgentTurnContext,
+        messages: list[BaseMessage],
+        tool_node: str,
+        sent: Collection[str] | None = None,
     ) -> list[DeferredToolCall]:
-        """The calls ``tool_node`` is about to run: the latest AI message's, invalid ones last."""
+        """The calls ``tool_node`` is about to run: the latest AI message's, invalid ones last.
+
+        ``sent``: the tool node's tasks are `Send`s carrying these call IDs (``create_agent``
+        sends one per call it has no `ToolMessage` for yet): only those calls run, as in
+        plain LangGraph, so a call a middleware already answered (a tool call limit) is not
+        deferred. None: the node takes the whole message (a `ToolNode` on an edge).
+        """
         # A ToolNode runs the latest AI message's calls, wherever it is in the list.
         last = next((m for m in reversed(messages) if isinstance(m, AIMessage)), None)
         if last is None or not (last.tool_calls or last.invalid_tool_calls):
@@ -50,8 +60,17 @@ class CallDeferral:
             )
         calls: list[DeferredToolCall] = []
         for call in last.tool_calls:
+            if sent is not None and call["id"] not in sent:
+                continue
             arguments = json.dumps(call["args"], ensure_ascii=False)
             calls.append(self.deferred(turn, call["id"] or "", call["name"], arguments))
+        if sent is not None:
+            if not calls:
+                raise TurnAborted(
+                    f"the graph sent tool calls {sorted(sent)!r} to its tool node {tool_node!r}, and the "
+                    "latest AI message has none of them"
+                )
+            return calls  # a Send carries valid calls only; plain LangGraph runs no invalid one
         for invalid in last.invalid_tool_calls:
             # Malformed arguments are deferred as sent; running them reports the error to the model.
             calls.append(
@@ -87,6 +106,32 @@ def new_messages(history: list[BaseMessage], messages: list[BaseMessage]) -> lis
         known = {m.id for m in history}
         produced = [m for m in messages if m.id not in known]
     return [framework_message(m) for m in produced]
+
+
+def rewritten_turn_messages(
+    turn: AgentTurnContext, history: list[BaseMessage], messages: list[BaseMessage]
+) -> tuple[list[AgentMessage], list[BaseMessage]]:
+    """The turn's stored messages the graph rewrote (a redaction), and the history with them.
+
+    A node may replace a message the turn stored before it ran (``PIIMiddleware`` puts the
+    user's message back redacted, under its ID): the stored transcript takes the graph's
+    version, as plain LangGraph's thread holds it. Messages of earlier turns are not
+    rewritten (the session's transcript keeps them; see `TurnCompleted.replaced_messages`).
+    """
+    by_id = {m.id: m for m in messages if m.id is not None}
+    replaced: list[AgentMessage] = []
+    current = list(history)
+    for index, stored in enumerate(turn.messages):
+        if stored.turn_id != turn.turn_id or index >= len(history):
+            continue
+        now = by_id.get(history[index].id or "")
+        if now is None or now == history[index]:
+            continue
+        replaced.append(
+            AgentMessage(sequence=stored.sequence, turn_id=stored.turn_id, message=framework_message(now))
+        )
+        current[index] = now
+    return replaced, current
 
 
 def tool_message(turn: AgentTurnContext, tool_call_id: str) -> ToolMessage:

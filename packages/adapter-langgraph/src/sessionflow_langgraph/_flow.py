@@ -33,7 +33,7 @@ def langgraph_runner(
     tool_node: str | None = None,
     system_prompt: str | None = None,
     messages_key: str | None = None,
-    recursion_limit: int = DEFAULT_RECURSION_LIMIT,
+    recursion_limit: int | None = DEFAULT_RECURSION_LIMIT,
     output_validator: OutputValidator | None = None,
     carry: CarryHook | None = None,
 ) -> LangGraphRunner:
@@ -98,7 +98,7 @@ def langgraph_session_flow(
     tool_node: str | None = None,
     system_prompt: str | None = None,
     messages_key: str | None = None,
-    recursion_limit: int = DEFAULT_RECURSION_LIMIT,
+    recursion_limit: int | None = DEFAULT_RECURSION_LIMIT,
     **flow_args: Unpack[FlowArguments],
 ) -> AgentSessionFlow:
     """A session flow for a LangGraph agent, in one call (see `langgraph_runner` for the agent).

@@ -2,21 +2,29 @@
 
 from __future__ import annotations
 
+import logging
+from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from langchain_core.language_models import BaseChatModel, LanguageModelInput
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 from langchain_core.runnables import Runnable, RunnableConfig
 from langchain_core.tools import BaseTool
+from langgraph._internal._config import DEFAULT_RECURSION_LIMIT  # plain LangGraph's default, no public name
+from langgraph.channels.delta import DeltaChannel
 from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.checkpoint.serde.base import SerializerProtocol
+from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.prebuilt import ToolNode, tools_condition
 
 from sessionflow import UnsupportedOptionError
 from sessionflow.kit import OutputValidator
+from sessionflow_langgraph._run_scope import RunLimit, carried_channels
 from sessionflow_langgraph._settings import CARRY_CONFIG_KEY
 from sessionflow_langgraph._subgraphs import SubgraphPath, SubgraphToolNodes, find_subgraph_tool_nodes
 from sessionflow_langgraph._tool_state import AgentState, tool_state_line
@@ -28,6 +36,8 @@ AgentGraph = StateGraph[Any, Any, Any, Any] | CompiledStateGraph[Any, Any, Any, 
 
 GraphFactory = Callable[[Sequence[BaseTool]], AgentGraph]
 """Builds the graph from every tool the runner knows (LangChain tools and tool sources)."""
+
+_log = logging.getLogger(__name__)
 
 AGENT_NODE = "agent"
 RETRY_NODE = "retry"
@@ -102,6 +112,10 @@ class PreparedGraph:
     """Tools of the `ToolNode`s (the first node wins on a name clash; the top graph's first)."""
     subgraphs: Mapping[SubgraphPath, SubgraphToolNodes] = field(default_factory=lambda: {})
     """Every subgraph, at any depth, with tool nodes (`_subgraphs`)."""
+    untracked: frozenset[str] = frozenset()
+    """The top graph's `UntrackedValue` channels, carried between the steps of a run (`_run_scope`)."""
+    run_limit: RunLimit = field(default_factory=lambda: RunLimit(int(DEFAULT_RECURSION_LIMIT)))
+    """The recursion limit of one run (one turn until an interrupt), as plain LangGraph counts it."""
 
     @property
     def tool_node(self) -> str:
@@ -109,7 +123,15 @@ class PreparedGraph:
         return self.tool_nodes[0] if self.tool_nodes else ""
 
     @classmethod
-    def of(cls, graph: AgentGraph, *, tool_node: str | None, messages_key: str | None) -> PreparedGraph:
+    def of(
+        cls,
+        graph: AgentGraph,
+        *,
+        tool_node: str | None,
+        messages_key: str | None,
+        serde: SerializerProtocol | None = None,
+        recursion_limit: int | None = None,
+    ) -> PreparedGraph:
         """Compile ``graph`` (or take it compiled) and find every node that runs tools.
 
         Top-level tool nodes are ``tool_nodes``; the `ToolNode`s of subgraphs, at any depth,
@@ -117,6 +139,9 @@ class PreparedGraph:
 
         ``tool_node`` None finds them by themselves: each `ToolNode`, and a node named
         ``"tools"`` (the old default, for a tool node of your own).
+
+        ``recursion_limit`` None takes the graph's own (``create_agent`` sets 9_999 with
+        ``with_config``), else LangGraph's default, as a plain ``invoke`` without one does.
 
         Raises:
             UnsupportedOptionError: ``tool_node`` is not a node of the graph, or the
@@ -133,6 +158,7 @@ class PreparedGraph:
             )
         _check_no_interrupts(compiled)
         _check_no_checkpointer(compiled)
+        _check_no_delta_channels(compiled)
         found: list[str] = []
         node_tools: dict[str, BaseTool] = {}
         key = messages_key
@@ -150,12 +176,24 @@ class PreparedGraph:
         elif named is not None:
             found.remove(named)
             found.insert(0, named)
+        own_channels = cast(dict[str, Any], compiled.channels)  # pyright: ignore[reportUnknownMemberType] - channels and managed values
+        channels, untracked = carried_channels(
+            own_channels, serde or JsonPlusSerializer(allowed_msgpack_modules=None)
+        )
+        own_limit: object = (compiled.config or {}).get("recursion_limit")
+        if recursion_limit is None and type(own_limit) is int:
+            # The graph's own; LangGraph's default is a subtype of int, which type() leaves out.
+            recursion_limit = own_limit
         return cls(
-            compiled=compiled.copy(update={"checkpointer": None}),
+            compiled=compiled.copy(update={"checkpointer": None, "channels": channels}),
             tool_nodes=tuple(found),
             messages_key=key or "messages",
             node_tools=node_tools,
             subgraphs=subgraphs,
+            untracked=untracked,
+            run_limit=RunLimit(
+                recursion_limit if recursion_limit is not None else int(DEFAULT_RECURSION_LIMIT)
+            ),
         )
 
     def with_saver(self, saver: BaseCheckpointSaver[Any]) -> CompiledStateGraph[Any, Any, Any, Any]:
@@ -164,16 +202,53 @@ class PreparedGraph:
 
 
 def _check_no_checkpointer(compiled: CompiledStateGraph[Any, Any, Any, Any]) -> None:
-    """Refuse ``compile(checkpointer=...)``: the session keeps the thread, so it would sit unused."""
+    """Drop an in-memory checkpointer with a logged notice; refuse one that keeps data.
+
+    The session keeps the thread (its run state and carry), so a compiled checkpointer
+    would sit unused. An `InMemorySaver` holds nothing that outlives its process, so it is
+    replaced, as LangGraph's own server replaces a graph's checkpointer with its own. Any
+    other saver (SQLite, Postgres, a disk-backed ``InMemorySaver(factory=PersistentDict)``)
+    keeps threads the user would expect to find there: the flow is refused, with the change
+    that makes it work.
+    """
     checkpointer: object = getattr(compiled, "checkpointer", None)  # its saver type is unparameterized
-    if isinstance(checkpointer, BaseCheckpointSaver):
-        kind: str = checkpointer.__class__.__name__  # pyright: ignore[reportUnknownMemberType]
-        raise UnsupportedOptionError(
-            "checkpointer",
-            f"the graph was compiled with checkpointer={kind}; the session "
-            "keeps the graph's checkpoint (its run state and carry) and would never use it, so compile "
-            "without one",
+    if not isinstance(checkpointer, BaseCheckpointSaver):
+        return
+    kind: str = checkpointer.__class__.__name__  # pyright: ignore[reportUnknownMemberType]
+    if _holds_nothing_durable(checkpointer):  # pyright: ignore[reportUnknownArgumentType]
+        _log.info(
+            "sessionflow-langgraph: the graph was compiled with checkpointer=%s; the session keeps the "
+            "graph's thread (its run state and carry) durably, so that in-memory checkpointer is not used",
+            kind,
         )
+        return
+    raise UnsupportedOptionError(
+        "checkpointer",
+        f"the graph was compiled with checkpointer={kind}, which keeps threads the session would never "
+        "write or read: the session keeps the graph's thread itself (its run state and carry, in "
+        "Temporal). Compile without one (builder.compile(), create_agent(..., checkpointer=None)); an "
+        "in-memory InMemorySaver() is accepted and replaced",
+    )
+
+
+def _holds_nothing_durable(checkpointer: BaseCheckpointSaver[Any]) -> bool:
+    """LangGraph's own in-memory saver with its default in-memory storage."""
+    return type(checkpointer) is InMemorySaver and type(checkpointer.storage) is defaultdict
+
+
+def _check_no_delta_channels(compiled: CompiledStateGraph[Any, Any, Any, Any]) -> None:
+    """Refuse a `DeltaChannel` (beta): it rebuilds its value from the saver's older checkpoints,
+    and a step restores only the latest one."""
+    channels = cast(dict[str, Any], compiled.channels)  # pyright: ignore[reportUnknownMemberType] - channels and managed values
+    for name, channel in channels.items():
+        if isinstance(channel, DeltaChannel):
+            raise UnsupportedOptionError(
+                "DeltaChannel",
+                f"state key {name!r} is a DeltaChannel (LangGraph beta): it keeps only a sentinel in a "
+                "checkpoint and rebuilds its value from the writes of earlier checkpoints, and each "
+                "sessionflow step restores only the latest checkpoint. Use a reducer instead "
+                "(Annotated[list, operator.add], add_messages)",
+            )
 
 
 def _check_no_interrupts(compiled: CompiledStateGraph[Any, Any, Any, Any]) -> None:

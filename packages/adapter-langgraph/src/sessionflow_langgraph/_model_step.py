@@ -32,18 +32,27 @@ from sessionflow.kit import (
 )
 from sessionflow_langgraph._asks import interrupt_calls
 from sessionflow_langgraph._carry import ThreadCarry
-from sessionflow_langgraph._deferred_calls import CallDeferral, new_messages, paused_tool_node, tool_message
+from sessionflow_langgraph._deferred_calls import (
+    CallDeferral,
+    new_messages,
+    paused_tool_node,
+    rewritten_turn_messages,
+    tool_message,
+)
 from sessionflow_langgraph._graph import PreparedGraph
 from sessionflow_langgraph._interrupts import resume_map
 from sessionflow_langgraph._messages import history_message, message_text
 from sessionflow_langgraph._monitor import StepMonitor
+from sessionflow_langgraph._run_scope import RunLimit
 from sessionflow_langgraph._run_state import THREAD_CONFIG, RunState, history_digest
 from sessionflow_langgraph._settings import CARRY_CONFIG_KEY, GraphSettings
 from sessionflow_langgraph._stream import STREAM_MODES, write_stream_part
 from sessionflow_langgraph._subgraph_steps import live_checkpoints, subgraph_pause
 from sessionflow_langgraph._subgraphs import NestedToolPause, tool_nodes_at
+from sessionflow_langgraph._terminal import terminal_error
 from sessionflow_langgraph._thread_view import thread_view
 from sessionflow_langgraph._tool_interrupts import ask_for_waiting_calls, call_results
+from sessionflow_langgraph._tool_node import task_of_each_call
 from sessionflow_langgraph._tool_results import apply_tool_results, resumer
 
 __all__ = ["ModelStep"]
@@ -79,6 +88,7 @@ class ModelStep:
         self._monitor = StepMonitor(prepared.tool_node)
         # Subgraphs' tool nodes: interrupt_before does not reach them (_subgraphs).
         self._pause = NestedToolPause(prepared.subgraphs) if prepared.subgraphs else None
+        self._stop = 0  # the run's stop super-step, set when the step starts (`_run_scope`)
         self._settings = GraphSettings.of(turn.session_settings)
         configurable = {**self._settings.configurable, **THREAD_CONFIG.get("configurable", {})}
         if carry_hook is not None:
@@ -96,6 +106,8 @@ class ModelStep:
     async def run(self) -> AgentTurnOutcome:
         turn = self._turn
         graph_input: GraphInput = {self._messages_key: self._history}
+        limit = self._prepared.run_limit
+        stop: int | None = None  # the run's stop; None: a run starts with this step
         if turn.framework_run_state is not None:
             state = self._run_state(turn.framework_run_state)
             graph_input = None
@@ -106,8 +118,12 @@ class ModelStep:
                 )
                 results = await call_results(state, turn, self._serde, resume)
                 if results.waiting:  # interrupt() in a tool: ask first (_tool_interrupts)
-                    return ask_for_waiting_calls(state, results, turn.tool_calls, self._serde)
+                    # Plain LangGraph's run ends at that interrupt; the answer starts a new one.
+                    fresh = state.for_a_new_run(self._prepared.untracked)
+                    return ask_for_waiting_calls(fresh, results, turn.tool_calls, self._serde)
                 updates = results.updates
+            # A step resumed after tool steps or a continue goes on with the same run.
+            stop = RunLimit.carried_stop(state.metadata) if not state.interrupts else None
             await state.restore(self._saver, self._history)
             if state.pending:
                 await apply_tool_results(
@@ -124,6 +140,11 @@ class ModelStep:
                 graph_input = Command(resume=resume_map(state.interrupts, turn.tool_calls))
         elif turn.carried_state and self._carry_hook is None:
             graph_input = await self._restore_thread(turn.carried_state)
+        start = await self._saver.aget_tuple(self._config)
+        start_metadata = start.metadata if start is not None else None
+        self._stop = stop if stop is not None else limit.stop_of(start_metadata)
+        self._config["recursion_limit"] = limit.step_limit(start_metadata, self._stop)
+        self._monitor.run_stop = self._stop
         continued = await self._stream(graph_input)
         if continued is not None:
             return continued
@@ -159,11 +180,13 @@ class ModelStep:
             )
             async for part in parts:
                 write_stream_part(self._turn.events, part)  # streaming (_stream)
-        except GraphRecursionError as error:
-            raise TurnAborted(
-                f"the graph hit its recursion limit within one RunModel step: {error}"
-            ) from None
+        except GraphRecursionError:
+            # Plain LangGraph's error for the whole run's limit (this step ran with what was left).
+            raise TurnAborted(f"GraphRecursionError: {self._prepared.run_limit.error()}") from None
         except Exception as error:
+            ended = terminal_error(error)
+            if ended is not None:  # the framework ended the run by design: never retried
+                raise TurnAborted(ended) from None
             if monitor.continue_node is not None and monitor.violation is None:
                 return await self._continue()
             if monitor.violation is not None:
@@ -188,17 +211,33 @@ class ModelStep:
             return await self._ask(snapshot, messages)
         if not snapshot.next:
             produced = new_messages(self._history, messages)
+            # A node rewrote the turn's own messages (a redaction): the transcript takes them.
+            replaced, history = rewritten_turn_messages(self._turn, self._history, messages)
             return TurnCompleted(
                 new_messages=produced,
                 usage=self._monitor.usage,
-                carry=await self._carry(messages, len(self._history) + len(produced)),
-                framework_state=thread_view(
-                    snapshot.values, self._messages_key, self._history
-                ),  # the snapshot's
+                carry=await self._carry(messages, history, len(self._history) + len(produced)),
+                framework_state=thread_view(  # the snapshot's; untracked values end with the run
+                    {k: v for k, v in snapshot.values.items() if k not in self._prepared.untracked},
+                    self._messages_key,
+                    history,
+                ),
+                replaced_messages=replaced,
             )
         tool_node = paused_tool_node(snapshot, self._prepared.tool_nodes)
-        calls = self._deferral.calls_of(self._turn, messages, tool_node)
+        calls = self._deferral.calls_of(
+            self._turn, messages, tool_node, await self._sent_calls(snapshot, tool_node)
+        )
         return await self._requested(calls, tool_node=tool_node)
+
+    async def _sent_calls(self, snapshot: StateSnapshot, tool_node: str) -> set[str] | None:
+        """The call IDs the tool node's pending `Send` tasks carry; None: it runs on an edge."""
+        saved = await self._saver.aget_tuple(self._config)
+        if saved is None:  # pragma: no cover - the graph has just checkpointed
+            raise SessionStateError("the graph paused without a checkpoint")
+        tasks = task_of_each_call(snapshot, saved.checkpoint, tool_node, self._prepared.tool_nodes)
+        sent = {tool_call_id for tool_call_id in tasks if tool_call_id}
+        return sent or None
 
     async def _requested(
         self,
@@ -221,6 +260,7 @@ class ModelStep:
             tool_node=tool_node,
             tool_ns=tool_ns,
             nested=nested,
+            run_stop=self._stop,
         )
         return ToolCallsRequested(
             framework_run_state=run_state.dumps(self._serde), tool_calls=calls, usage=self._monitor.usage
@@ -253,6 +293,7 @@ class ModelStep:
             tool_node="",
             interrupts=held,
             nested=nested,
+            untracked=self._prepared.untracked,  # plain's run ends at the interrupt
         )
         return ToolCallsRequested(
             framework_run_state=run_state.dumps(self._serde), tool_calls=calls, usage=self._monitor.usage
@@ -278,6 +319,7 @@ class ModelStep:
             messages_key=self._messages_key,
             tool_node="",
             nested=nested,
+            run_stop=self._stop,
         )
         return ContinueRequested(
             framework_run_state=run_state.dumps(self._serde),
@@ -292,14 +334,17 @@ class ModelStep:
         await self._saver.aput(THREAD_CONFIG, checkpoint, thread.metadata, checkpoint["channel_versions"])
         return {self._messages_key: new}
 
-    async def _carry(self, messages: list[BaseMessage], stored: int) -> str | None:
-        """The next turn's carry; ``stored``: how many messages the session holds after this turn."""
+    async def _carry(
+        self, messages: list[BaseMessage], history: list[BaseMessage], stored: int
+    ) -> str | None:
+        """The next turn's carry; ``history``: the stored messages before this turn's answer, as the
+        session keeps them; ``stored``: how many messages the session holds after this turn."""
         if self._carry_hook is not None:
             last = messages[-1] if messages else None
             return self._carry_hook(self._turn.carried_state, message_text(last) if last is not None else "")
         saved = await self._saver.aget_tuple(self._config)
         thread = (
-            ThreadCarry.capture(saved, self._messages_key, self._history, stored)
+            ThreadCarry.capture(saved, self._messages_key, history, stored, self._prepared.untracked)
             if saved is not None
             else None
         )

@@ -50,7 +50,6 @@ def _build_runner(ctx: HarnessContext) -> AgentFrameworkRunner:
     """
     from sessionflow_langgraph._flow import langgraph_runner
     from sessionflow_langgraph._models import chat_model
-    from sessionflow_langgraph._runner import DEFAULT_RECURSION_LIMIT
 
     model = chat_model(
         ctx.model,
@@ -64,7 +63,7 @@ def _build_runner(ctx: HarnessContext) -> AgentFrameworkRunner:
         model=model,
         tool_sources=ctx.tools,
         system_prompt=ctx.system_prompt,
-        recursion_limit=limit if limit is not None else DEFAULT_RECURSION_LIMIT,
+        recursion_limit=limit,
         output_validator=ctx.output_validator,
         carry=ctx.carry,
     )

@@ -26,6 +26,7 @@ from langgraph.checkpoint.serde.base import SerializerProtocol
 from sessionflow import AgentMessage
 from sessionflow.kit import message_digest
 from sessionflow_langgraph._interrupts import InterruptCall
+from sessionflow_langgraph._run_scope import RUN_STOP_KEY, without_untracked
 
 __all__ = [
     "RUN_STATE_VERSION",
@@ -164,14 +165,28 @@ class RunState:
         tool_ns: str = "",
         nested: Sequence[CheckpointTuple] = (),
         interrupts: Sequence[InterruptCall] = (),
+        run_stop: int | None = None,
+        untracked: frozenset[str] = frozenset(),
     ) -> RunState:
+        """The run state of ``saved``.
+
+        ``run_stop``: the super-step where the run stops, for the next step of the same run
+        (`_run_scope`); None when the next step starts a run of its own (after an
+        ``interrupt()``), which then also starts without the ``untracked`` channels' values.
+        """
         checkpoint, count = _trimmed(saved.checkpoint, history, messages_key)
+        metadata: CheckpointMetadata = {k: v for k, v in saved.metadata.items() if k != RUN_STOP_KEY}  # pyright: ignore[reportAssignmentType] - CheckpointMetadata is a total=False TypedDict
+        writes = [
+            (task_id, channel_name, value) for task_id, channel_name, value in saved.pending_writes or []
+        ]
+        if run_stop is not None:
+            metadata = cast(CheckpointMetadata, {**metadata, RUN_STOP_KEY: run_stop})
+        else:
+            checkpoint, writes = without_untracked(checkpoint, writes, untracked)
         return cls(
             checkpoint=checkpoint,
-            metadata=saved.metadata,
-            writes=[
-                (task_id, channel_name, value) for task_id, channel_name, value in saved.pending_writes or []
-            ],
+            metadata=metadata,
+            writes=writes,
             pending=pending,
             history_count=count,
             history_digest=digest,
@@ -233,6 +248,13 @@ class RunState:
             ),
             done=tuple((str(d["id"]), str(d["update"])) for d in cast(list[Json], raw.get("done") or [])),
         )
+
+    def for_a_new_run(self, untracked: frozenset[str]) -> RunState:
+        """This run state as the start of a run of its own (plain LangGraph resumes an
+        ``interrupt()`` with a new ``invoke``): no untracked value, no carried stop."""
+        checkpoint, writes = without_untracked(self.checkpoint, self.writes, untracked)
+        metadata = cast(CheckpointMetadata, {k: v for k, v in self.metadata.items() if k != RUN_STOP_KEY})
+        return dataclasses.replace(self, checkpoint=checkpoint, writes=writes, metadata=metadata)
 
     def interrupt_call(self, tool_call_id: str) -> InterruptCall | None:
         return next((c for c in self.interrupts if c.tool_call_id == tool_call_id), None)

@@ -30,7 +30,8 @@ from sessionflow_langgraph._tool_step import run_tool_step
 
 __all__ = ["LangGraphRunner"]
 
-DEFAULT_RECURSION_LIMIT = 25
+DEFAULT_RECURSION_LIMIT: int | None = None
+"""None: the graph's own ``recursion_limit`` (``create_agent``'s 9_999), else LangGraph's default."""
 
 
 class LangGraphRunner(AgentFrameworkRunner):
@@ -62,7 +63,7 @@ class LangGraphRunner(AgentFrameworkRunner):
         tool_node: str | None = None,
         tools: Iterable[BaseTool] = (),
         messages_key: str | None = None,
-        recursion_limit: int = DEFAULT_RECURSION_LIMIT,
+        recursion_limit: int | None = DEFAULT_RECURSION_LIMIT,
         serializer: SerializerProtocol | None = None,
         carry: CarryHook | None = None,
         tool_specs: Iterable[ToolSpec] = (),
@@ -79,7 +80,9 @@ class LangGraphRunner(AgentFrameworkRunner):
                 over the node's on a name clash).
             messages_key: The state key of the message list; defaults to the `ToolNode`'s
                 ``messages_key`` or ``"messages"``.
-            recursion_limit: LangGraph's super-step limit for one step.
+            recursion_limit: LangGraph's super-step limit for one run (a turn, or the part of it
+                after an ``interrupt()``), counted across its steps as plain LangGraph counts
+                one ``invoke``. None: the graph's own (``with_config``), else LangGraph's default.
             serializer: Serializes the checkpoint. Defaults to `JsonPlusSerializer` that
                 only loads LangChain, LangGraph and standard types (``allowed_msgpack_modules``
                 is how to allow your own state types).
@@ -90,7 +93,14 @@ class LangGraphRunner(AgentFrameworkRunner):
                 approval rule and question (`ToolSpec.needs_approval`, ``pre_approved``,
                 ``question``) go on their deferred calls, as the builtin runner's do.
         """
-        self._graph = PreparedGraph.of(graph, tool_node=tool_node, messages_key=messages_key)
+        self._serde: SerializerProtocol = serializer or JsonPlusSerializer(allowed_msgpack_modules=None)
+        self._graph = PreparedGraph.of(
+            graph,
+            tool_node=tool_node,
+            messages_key=messages_key,
+            serde=self._serde,
+            recursion_limit=recursion_limit,
+        )
         self.tools: dict[str, BaseTool] = {**self._graph.node_tools, **{t.name: t for t in tools}}
         self._effects = {name: tool_effect(t) for name, t in self.tools.items()}  # validates metadata early
         self._catalog = {name: tool_schema(t) for name, t in self.tools.items()}
@@ -98,8 +108,7 @@ class LangGraphRunner(AgentFrameworkRunner):
         self._catalog.setdefault(INTERRUPT_TOOL, INTERRUPT_TOOL_SCHEMA)
         self._specs = {spec.name: spec for spec in tool_specs}
         self._deferral = CallDeferral(self._effects, self._specs)
-        self.recursion_limit = recursion_limit
-        self._serde: SerializerProtocol = serializer or JsonPlusSerializer(allowed_msgpack_modules=None)
+        self.recursion_limit = self._graph.run_limit.limit
         self._carry_hook = carry
 
     @property

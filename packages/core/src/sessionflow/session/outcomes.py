@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sessionflow.session.bodies import BodyRef
-from sessionflow.session.messages import FrameworkMessage
+from sessionflow.session.messages import AgentMessage, FrameworkMessage
 from sessionflow.session.tools import DeferredToolCall
 from sessionflow.session.usage import AgentUsage
 
@@ -36,6 +36,12 @@ class TurnCompleted:
     only: the session never gives it back to the runner. None shows none."""
     framework_state_omitted: list[str] = field(default_factory=lambda: [])
     """Keys of the view left out because it would have been too large (set by the engine)."""
+    replaced_messages: list[AgentMessage] = field(default_factory=lambda: [])
+    """Messages this turn stored before its model steps (its user message, notes) as the
+    framework's own history holds them at the end of the turn: a node redacted or rewrote
+    them (LangChain's `PIIMiddleware`). Each replaces the stored message of its `sequence`,
+    which must be one of the running turn's; the stored transcript is then what the
+    framework's history holds. Empty: nothing replaced."""
 
 
 @dataclass(frozen=True, kw_only=True)

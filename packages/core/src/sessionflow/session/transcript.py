@@ -52,6 +52,36 @@ class Transcript(SessionFields):
             )
         return self.append_message(message)
 
+    def replace_turn_messages(self, replaced: list[AgentMessage]) -> None:
+        """Replace messages the running turn stored (by sequence) with the framework's version.
+
+        Only the running turn's own messages may change: earlier turns' are covered by the
+        stored index and were read by other clients. The rolling digest is recomputed from
+        the turn's start. Raises `SessionStateError` for any other sequence.
+        """
+        if not replaced:
+            return
+        turn_id = self._require_turn()
+        for stored in replaced:
+            index = stored.sequence - 1
+            if (
+                index < max(self.turn_prefix_count, self.index_count)
+                or index >= len(self.messages)
+                or self.messages[index].turn_id != turn_id
+            ):
+                raise SessionStateError(
+                    f"a turn may replace only the messages it stored; message {stored.sequence} is not "
+                    f"one of turn {turn_id!r}'s"
+                )
+        for stored in replaced:  # checked first, so a bad list replaces nothing
+            self.messages[stored.sequence - 1] = AgentMessage(
+                sequence=stored.sequence, turn_id=turn_id, message=stored.message
+            )
+        digest = self.turn_prefix_digest
+        for stored in self.messages[self.turn_prefix_count :]:
+            digest = message_digest(digest, stored)
+        self.digest = digest
+
     def turn_messages(self) -> list[AgentMessage]:
         """Messages stored for the running turn (its user message, and any earlier note)."""
         turn_id = self._require_turn()

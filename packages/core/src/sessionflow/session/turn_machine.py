@@ -57,6 +57,7 @@ class TurnMachine(Transcript, Interrupts, Spending):
     def complete_turn(self, outcome: TurnCompleted, budget: Budget | None = None) -> None:
         """Append the turn's messages in one commit and wait for the next user message."""
         self._require_turn()
+        self.replace_turn_messages(outcome.replaced_messages)
         self.record_usage(outcome.usage, budget)
         for message in outcome.new_messages:
             self.append_message(message)

@@ -101,6 +101,10 @@ class MessageCache:
             digest = _CachedMessages.rolling([*entries, *added])
         return digest
 
+    def forget(self, request: RunModelInput) -> None:
+        """Drop the session's cached messages (the turn replaced some): the next step reads them again."""
+        self._cache.pop((request.session_id, request.session_nonce), None)
+
     def remember(
         self, request: RunModelInput, messages: list[AgentMessage], new: list[FrameworkMessage]
     ) -> None:

@@ -200,10 +200,22 @@ class ModelStepActivities(StepActivities):
     ) -> RunModelResult:
         """Store the turn's large messages and the index chunk that covers the whole turn."""
         bodies = self._steps.bodies
+        if outcome.replaced_messages:
+            # The turn rewrote messages it stored (a redaction): what the session keeps, and
+            # what this worker's cache must forget.
+            entries = _with_replaced(entries, outcome.replaced_messages)
+            self._messages.forget(request)
         if bodies is None:
             self._messages.remember(request, entries, outcome.new_messages)
             return RunModelResult(completed=outcome)
         scope = store_scope()
+        if outcome.replaced_messages:
+            replaced = [
+                replace(m, message=await bodies.store_message(m.message, scope))
+                for m in outcome.replaced_messages
+            ]
+            outcome = replace(outcome, replaced_messages=replaced)
+            entries = _with_replaced(entries, replaced)
         kept = [await bodies.store_message(m, scope) for m in outcome.new_messages]
         start = len(entries) + 1
         added = [
@@ -229,6 +241,15 @@ class ModelStepActivities(StepActivities):
             index_count=len(entries) + len(added),
             index_digest=digest,
         )
+
+
+def _with_replaced(entries: list[AgentMessage], replaced: list[AgentMessage]) -> list[AgentMessage]:
+    """``entries`` with the turn's replaced messages in place (by sequence)."""
+    by_sequence = {m.sequence: m for m in replaced}
+    return [
+        replace(e, message=by_sequence[e.sequence].message) if e.sequence in by_sequence else e
+        for e in entries
+    ]
 
 
 def _inline_bytes(messages: list[AgentMessage]) -> int:
