@@ -11,7 +11,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
-__all__ = ["REQUEST_NORMALISATIONS", "json_value", "normalise_requests"]
+__all__ = ["REQUEST_NORMALISATIONS", "json_value", "normalise_items", "normalise_requests"]
 
 REQUEST_NORMALISATIONS: dict[str, str] = {
     "stream": (
@@ -37,8 +37,7 @@ def json_value(value: Any) -> Any:
     return json.loads(json.dumps(value, default=_default, sort_keys=True))
 
 
-def normalise_requests(bodies: Sequence[Mapping[str, Any]], *, plain_streamed: bool) -> list[dict[str, Any]]:
-    """One conversation's request bodies as the model saw them, minus `REQUEST_NORMALISATIONS`."""
+def _renamer() -> Any:
     ids: dict[str, str] = {}
 
     def rename(node: Any) -> Any:
@@ -53,6 +52,19 @@ def normalise_requests(bodies: Sequence[Mapping[str, Any]], *, plain_streamed: b
             return [rename(v) for v in cast(list[Any], node)]
         return node
 
+    return rename
+
+
+def normalise_items(items: Sequence[Any]) -> list[dict[str, Any]]:
+    """A stored conversation (input items) as JSON, its item ids renamed as in the requests
+    (the "item id" rule of `REQUEST_NORMALISATIONS`)."""
+    rename = _renamer()
+    return [cast(dict[str, Any], rename(json_value(item))) for item in items]
+
+
+def normalise_requests(bodies: Sequence[Mapping[str, Any]], *, plain_streamed: bool) -> list[dict[str, Any]]:
+    """One conversation's request bodies as the model saw them, minus `REQUEST_NORMALISATIONS`."""
+    rename = _renamer()
     requests: list[dict[str, Any]] = []
     for body in bodies:
         request = cast(dict[str, Any], rename(json_value(dict(body))))

@@ -11,7 +11,14 @@ from pathlib import Path
 
 from sessionflow.demo import ModelReply, ScriptedModelServer, ScriptedToolCall
 from tests.adapter_openai.differential import failing_sub_agents, sdk_examples
-from tests.adapter_openai.differential.harness import AgentBuilder, Run, Scenario, assert_same_run, run_both
+from tests.adapter_openai.differential.harness import (
+    AgentBuilder,
+    Run,
+    Scenario,
+    assert_same_run,
+    failure_note,
+    run_both,
+)
 
 
 async def test_a_translator_agent_as_a_tool(
@@ -214,4 +221,10 @@ async def test_without_a_failure_function_the_sub_agents_error_fails_the_turn(
     # Deliberate (adapter README, "Extension points and deliberate differences"): the SDK's
     # type and text, after the core's words for a turn the model step ended.
     assert session.errors == ["model call failed: TurnAborted: MaxTurnsExceeded: Max turns (1) exceeded"]
-    assert_same_run(plain, session)
+    # Deliberate: the failed turn's tool calls ran (the agent tool's own step records its start).
+    note = failure_note(
+        '- translate_to_spanish {"input":"Hello, world!"} -> succeeded: '
+        "approved; the agent runs as the next steps of this turn",
+        '- lookup_glossary {"word":"world"} -> succeeded: world: mundo',
+    )
+    assert_same_run(plain, session, session_history=[*plain.history, note])

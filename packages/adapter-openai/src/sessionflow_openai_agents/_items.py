@@ -19,7 +19,14 @@ from agents import (
 from sessionflow import AgentMessage, ImageInput, MessageRole
 from sessionflow.kit import FrameworkMessage, image_data_url, image_ref_part, with_images_read
 
-__all__ = ["answer_message", "model_input", "run_item_messages", "user_message"]
+__all__ = [
+    "answer_message",
+    "final_output_text",
+    "final_output_value",
+    "model_input",
+    "run_item_messages",
+    "user_message",
+]
 
 Json = dict[str, Any]
 
@@ -75,15 +82,22 @@ def run_item_messages(items: Sequence[RunItem]) -> list[FrameworkMessage]:
 
 
 def answer_message(final_output: Any) -> FrameworkMessage:
-    """An assistant message for a final output that no model message carries.
-
-    With ``tool_use_behavior="stop_on_first_tool"`` (or ``StopAtTools``) the SDK ends the
-    run with a tool's result as the final output and no message item.
-    """
-    text = final_output if isinstance(final_output, str) else json.dumps(_jsonable_value(final_output))
+    """An assistant message with ``final_output`` as its text: the answer a tripwire's
+    handler (``on_guardrail_tripwire``) gives, as the SDK's examples answer a tripwire."""
+    text = final_output_text(final_output)
     return FrameworkMessage(
         role=MessageRole.ASSISTANT, framework_item={"role": "assistant", "content": text}, text=text
     )
+
+
+def final_output_value(final_output: Any) -> Any:
+    """A final output as JSON values (a pydantic model as its dump)."""
+    return _jsonable_value(final_output)
+
+
+def final_output_text(final_output: Any) -> str:
+    """A final output as text: a string as it is, anything else as its JSON."""
+    return final_output if isinstance(final_output, str) else json.dumps(_jsonable_value(final_output))
 
 
 def _jsonable(item: Any) -> Json:

@@ -8,6 +8,10 @@
   out when it equals what `model_input` rebuilds from the stored messages, so the state
   of a long session does not carry the whole conversation on every tool round. A handoff
   input filter that rewrites the input keeps the rewritten input in the state.
+* ``starts_agent`` (optional, true only when set) says that the step resuming this state
+  fires the run's start hooks, as the plain run does there (`_hooks`): the state was saved
+  after a handoff, or at an approval the plain run stops for. A reader before it ignores the
+  key and fires them in every step, as it did.
 """
 
 from __future__ import annotations
@@ -42,9 +46,12 @@ def dump_run_state(
     turn_input: list[TResponseInputItem],
     context: Any,
     tool_state: Mapping[str, Any],
+    *,
+    starts_agent: bool = False,
 ) -> str:
     """The state as text; ``context`` is the run context as JSON values (`ContextCodec.dump`),
-    ``tool_state`` what neutral tool specs set in this turn."""
+    ``tool_state`` what neutral tool specs set in this turn, ``starts_agent`` whether the step
+    that resumes it fires the run's start hooks."""
     data = state.to_json(context_serializer=_no_context)
     context_entry = cast(dict[str, Any], data["context"])
     context_entry["context"] = None
@@ -59,6 +66,8 @@ def dump_run_state(
         "tool_state": dict(tool_state),
         "state": data,
     }
+    if starts_agent:
+        envelope["starts_agent"] = True
     return json.dumps(envelope, separators=(",", ":"), ensure_ascii=False)
 
 
@@ -82,6 +91,8 @@ class SavedRunState:
     """The run context as JSON values; None in a format-1 state or a run without context."""
     tool_state: dict[str, Any]
     """What neutral tool specs set in this turn (empty in a format-1 state)."""
+    starts_agent: bool = False
+    """The step that resumes this state fires the run's start hooks (`_hooks`)."""
 
     async def restore(
         self, start: Agent[Any], turn_input: list[TResponseInputItem], wrapper: RunContextWrapper[Any]
@@ -107,6 +118,7 @@ def parse_run_state(text: str) -> SavedRunState:
         input_from_messages=bool(envelope.get("input_from_messages")),
         context=envelope.get("context"),
         tool_state=cast(dict[str, Any], envelope.get("tool_state") or {}),
+        starts_agent=envelope.get("starts_agent") is True,
     )
 
 
