@@ -42,6 +42,8 @@ from agents import (
     RunResultStreaming,
     RunState,
     SQLiteSession,
+    ToolInputGuardrailTripwireTriggered,
+    ToolOutputGuardrailTripwireTriggered,
     TResponseInputItem,
     UserError,
 )
@@ -274,6 +276,10 @@ def session_error_for(error: AgentsException) -> str:
             return f"{TURN_ABORTED}input guardrail {error.guardrail_result.guardrail.get_name()!r} tripped"
         case OutputGuardrailTripwireTriggered():
             return f"{TURN_ABORTED}output guardrail {error.guardrail_result.guardrail.get_name()!r} tripped"
+        case ToolInputGuardrailTripwireTriggered():
+            return f"{TURN_ABORTED}tool input guardrail {error.guardrail.get_name()!r} tripped"
+        case ToolOutputGuardrailTripwireTriggered():
+            return f"{TURN_ABORTED}tool output guardrail {error.guardrail.get_name()!r} tripped"
         case MaxTurnsExceeded():
             return f"{TURN_ABORTED}MaxTurnsExceeded: {error}"
         case UserError():
