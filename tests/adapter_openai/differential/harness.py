@@ -204,7 +204,8 @@ class Run:
     """The conversation as stored after the last turn: plain, the SDK's own history as the
     examples keep it (``result.to_input_list()``, a failed turn's user message, a caught
     tripwire's refusal); the session, its stored messages' items (`AgentSessionClient.stored_messages`).
-    Item ids normalised as in the requests (`normalise.normalise_items`)."""
+    As JSON; `assert_same_run` compares them with their item ids normalised as in the requests
+    (`normalise.normalise_items`)."""
 
 
 def is_structured(agent: Agent[Any]) -> bool:
@@ -367,7 +368,7 @@ async def run_plain(scenario: Scenario, server: ScriptedModelServer, key: str, l
             asked=asked,
             tool_runs=tool_runs(log),
             code_runs=code_runs(log),
-            history=normalise_items(items),
+            history=json_value(items),
             stream=joined(stream) if stream is not None else None,
             expected_session_errors=expected_session_errors,
             concurrent_tools=calls_in_parallel(
@@ -527,7 +528,7 @@ async def play_session(
         asked=asked,
         tool_runs=tool_runs(log),
         code_runs=code_runs(log),
-        history=normalise_items([cast(dict[str, Any], m.message.framework_item) for m in stored]),
+        history=json_value([m.message.framework_item for m in stored]),
         stream=stream,
         model_attempts=model_attempts,
         problems=problems,
@@ -659,8 +660,8 @@ def assert_same_run(plain: Run, session: Run, *, session_history: list[dict[str,
         ("the stream", plain.stream, session.stream),
         (
             "the stored transcript (- the SDK's history, + the session's stored messages)",
-            plain.history if session_history is None else session_history,
-            session.history,
+            normalise_items(plain.history if session_history is None else session_history),
+            normalise_items(session.history),
         ),
     ]:
         if a != b:

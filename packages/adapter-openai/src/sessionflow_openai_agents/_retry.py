@@ -15,7 +15,7 @@ role ``system`` (the runner wrote it, not the person) and the wire item the mode
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, cast
 
@@ -24,7 +24,7 @@ from agents import RunResultStreaming, TResponseInputItem
 from sessionflow import MessageRole, SessionStateError
 from sessionflow.kit import FrameworkMessage, OutputValidator
 
-__all__ = ["Restart", "earlier_messages", "read_restart", "restart_state", "retry_prompt"]
+__all__ = ["Restart", "input_item_message", "read_restart", "restart_state", "retry_prompt"]
 
 RESTART_FORMAT = "sessionflow-openai-agents/restart-1"
 
@@ -78,17 +78,10 @@ def read_restart(text: str) -> Restart | None:
     )
 
 
-def earlier_messages(run_input: Any, turn_input: Sequence[TResponseInputItem]) -> list[FrameworkMessage]:
-    """The messages of the turn's earlier runs, which the final run has as input."""
-    if not isinstance(run_input, list):
-        return []
-    items = cast(list[dict[str, Any]], run_input)
-    if len(items) <= len(turn_input) or items[: len(turn_input)] != list(turn_input):
-        return []
-    return [_message(item) for item in items[len(turn_input) :]]
-
-
-def _message(item: dict[str, Any]) -> FrameworkMessage:
+def input_item_message(item: dict[str, Any]) -> FrameworkMessage:
+    """A stored message for an item of a run's input that no stored message holds: an earlier
+    run's item (a user item there is a retry prompt, stored with role ``system``), or what a
+    handoff input filter put in the history (`_history`)."""
     # The turn's own user messages are all in its input, so a user item here is a prompt.
     if item.get("role") == "user":
         content = item.get("content")

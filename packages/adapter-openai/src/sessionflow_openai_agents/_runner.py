@@ -71,12 +71,12 @@ from sessionflow_openai_agents._approvals import answer_interruptions, framework
 from sessionflow_openai_agents._carry import TurnCarry
 from sessionflow_openai_agents._context import ContextCodec
 from sessionflow_openai_agents._graph import AgentGraph, GraphSnapshot
+from sessionflow_openai_agents._history import TurnInput
 from sessionflow_openai_agents._hooks import StepHookPlan, tool_ended, tool_started
 from sessionflow_openai_agents._items import (
     answer_message,
     final_output_text,
     final_output_value,
-    model_input,
     run_item_messages,
     user_message,
 )
@@ -84,7 +84,7 @@ from sessionflow_openai_agents._memory import refuse_sdk_session
 from sessionflow_openai_agents._models import check_model_tools
 from sessionflow_openai_agents._retry import (
     Restart,
-    earlier_messages,
+    input_item_message,
     read_restart,
     restart_state,
     retry_prompt,
@@ -267,7 +267,11 @@ class OpenAIAgentsRunner(AgentFrameworkRunner):
         start_name = self._turn_start(graph, carry)
         start = snapshot.gated(outputs, plan, start_name)
         shown_carry = turn.carried_state if self._carry_hook is not None else None
-        turn_input = shown_input(turn, model_input(turn.messages), shown_carry, state.tool_state)
+        # What a handoff input filter dropped from an earlier turn's history is not shown (`_history`).
+        hidden = carry.hidden if carry is not None else ()
+        visible = [m for m in turn.messages if m.sequence not in hidden]
+        items, sequences = shown_input(turn, visible, shown_carry, state.tool_state)
+        turn_input = TurnInput(items, sequences, hidden)
         with self._trace_scope():
             try:
                 if restart is not None:
@@ -277,7 +281,7 @@ class OpenAIAgentsRunner(AgentFrameworkRunner):
                     )
                 elif saved is None:
                     outcome = await self._advance(
-                        turn, snapshot, start, turn_input, turn_input, context, state, plan
+                        turn, snapshot, start, turn_input.items, turn_input, context, state, plan
                     )
                 else:
                     # A tool guardrail tripped in a tool step: the run raises it, as plain's does.
@@ -295,7 +299,7 @@ class OpenAIAgentsRunner(AgentFrameworkRunner):
                         outputs.update(step.answers)
                         start = snapshot.gated(outputs, plan, start_name)
                     wrapper = RunContextWrapper(context=context)
-                    run_state = await saved.restore(start, turn_input, wrapper)
+                    run_state = await saved.restore(start, turn_input.items, wrapper)
                     answer_interruptions(run_state, wrapper, turn.tool_calls)
                     outcome = await self._advance(
                         turn, snapshot, start, run_state, turn_input, None, state, plan
@@ -317,7 +321,7 @@ class OpenAIAgentsRunner(AgentFrameworkRunner):
         snapshot: GraphSnapshot,
         start: Agent[Any],
         run_input: list[TResponseInputItem] | RunState[Any, Any],
-        turn_input: list[TResponseInputItem],
+        turn_input: TurnInput,
         context: Any,
         step: StepState,
         plan: StepHookPlan,
@@ -350,6 +354,7 @@ class OpenAIAgentsRunner(AgentFrameworkRunner):
                 result.last_agent,
                 result.context_wrapper,
                 final_output=_NO_OUTPUT,
+                hidden=turn_input.hidden,
             )
         usage = usage_of(result.raw_responses[responses_before:])
         context_now = self._contexts.dump(result.context_wrapper.context)
@@ -361,7 +366,7 @@ class OpenAIAgentsRunner(AgentFrameworkRunner):
             return ToolCallsRequested(
                 framework_run_state=dump_run_state(
                     result.to_state(),
-                    turn_input,
+                    turn_input.items,
                     context_now,
                     step.tool_state,
                     starts_agent=plain_stops(calls, snapshot.graph),
@@ -377,7 +382,13 @@ class OpenAIAgentsRunner(AgentFrameworkRunner):
                     note="the output validator refused the answer",
                     usage=usage,
                 )
-            messages = [*earlier_messages(result.input, turn_input), *run_item_messages(result.new_items)]
+            # The SDK's history is the run's input and its new items; a stored message a
+            # handoff input filter dropped from that input is hidden from now on (`_history`).
+            hidden, added = turn_input.split(result.input)
+            messages = [
+                *(input_item_message(cast(dict[str, Any], item)) for item in added),
+                *run_item_messages(result.new_items),
+            ]
             # The stored messages are the SDK's history: a final output no message carries
             # (`StopAtTools`, a custom `tool_use_behavior`, reasoning alone) is not made one;
             # the snapshot shows it as `framework_state["final_output"]`.
@@ -389,6 +400,7 @@ class OpenAIAgentsRunner(AgentFrameworkRunner):
                 result.last_agent,
                 result.context_wrapper,
                 final_output=_NO_OUTPUT if carried else result.final_output,
+                hidden=hidden,
             )
         state = result.to_state()
         handoff = next((i for i in result.new_items[items_before:] if isinstance(i, HandoffCallItem)), None)
@@ -404,7 +416,7 @@ class OpenAIAgentsRunner(AgentFrameworkRunner):
             )
             return ToolCallsRequested(
                 framework_run_state=dump_run_state(
-                    state, turn_input, context_now, step.tool_state, starts_agent=True
+                    state, turn_input.items, context_now, step.tool_state, starts_agent=True
                 ),
                 tool_calls=[call],
                 usage=usage,
@@ -414,7 +426,7 @@ class OpenAIAgentsRunner(AgentFrameworkRunner):
         # own, so a crash repeats only it.
         return ContinueRequested(
             framework_run_state=dump_run_state(
-                state, turn_input, context_now, step.tool_state, starts_agent=hooks.handed_off
+                state, turn_input.items, context_now, step.tool_state, starts_agent=hooks.handed_off
             ),
             note=_continue_note(result.new_items[items_before:]),
             usage=usage,
@@ -429,10 +441,14 @@ class OpenAIAgentsRunner(AgentFrameworkRunner):
         context: RunContextWrapper[Any],
         *,
         final_output: Any = _NO_OUTPUT,
+        hidden: tuple[int, ...] = (),
     ) -> TurnCompleted:
         """The turn's end; ``final_output`` is the run's final output where no stored message
-        carries it (else `_NO_OUTPUT`), shown in the snapshot's framework state."""
-        carry = TurnCarry(last_agent=last_agent.name, context=self._contexts.dump(context.context))
+        carries it (else `_NO_OUTPUT`), shown in the snapshot's framework state; ``hidden``
+        the stored messages the SDK's history no longer holds (`_history`)."""
+        carry = TurnCarry(
+            last_agent=last_agent.name, context=self._contexts.dump(context.context), hidden=hidden
+        )
         view = carry.view()
         if final_output is not _NO_OUTPUT:
             view["final_output"] = final_output_value(final_output)
@@ -444,6 +460,7 @@ class OpenAIAgentsRunner(AgentFrameworkRunner):
             carried = self._carry_hook(turn.carried_state, answer)
         elif (
             carry.context is None
+            and not carry.hidden
             and not self._contexts.has_factory
             and carry.last_agent == self._graph().start_name
         ):
