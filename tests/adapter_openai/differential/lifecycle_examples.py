@@ -37,7 +37,7 @@ from pydantic import BaseModel
 from sessionflow.testing import InvocationLog
 from tests.adapter_openai.differential.harness import Built, Models
 
-__all__ = ["FinalResult", "agent_lifecycle", "lifecycle", "lifecycle_approved"]
+__all__ = ["FinalResult", "agent_lifecycle", "agents_as_tools_hooked", "lifecycle", "lifecycle_approved"]
 
 
 class LoggingHooks(AgentHooks[Any]):
@@ -52,13 +52,14 @@ class LoggingHooks(AgentHooks[Any]):
 
 
 class ExampleHooks(RunHooks[Any]):
-    def __init__(self, log: InvocationLog) -> None:
+    def __init__(self, log: InvocationLog, prefix: str = "run") -> None:
         self.event_counter = 0
         self.log = log
+        self.prefix = prefix
 
     async def on_agent_start(self, context: AgentHookContext[Any], agent: Agent[Any]) -> None:
         self.event_counter += 1
-        self.log.record("hook", "run.on_agent_start", agent=agent.name, counter=self.event_counter)
+        self.log.record("hook", f"{self.prefix}.on_agent_start", agent=agent.name, counter=self.event_counter)
 
     async def on_llm_start(
         self,
@@ -68,18 +69,22 @@ class ExampleHooks(RunHooks[Any]):
         input_items: list[TResponseInputItem],
     ) -> None:
         self.event_counter += 1
-        self.log.record("hook", "run.on_llm_start", agent=agent.name, counter=self.event_counter)
+        self.log.record("hook", f"{self.prefix}.on_llm_start", agent=agent.name, counter=self.event_counter)
 
     async def on_llm_end(
         self, context: RunContextWrapper[Any], agent: Agent[Any], response: ModelResponse
     ) -> None:
         self.event_counter += 1
-        self.log.record("hook", "run.on_llm_end", agent=agent.name, counter=self.event_counter)
+        self.log.record("hook", f"{self.prefix}.on_llm_end", agent=agent.name, counter=self.event_counter)
 
     async def on_agent_end(self, context: RunContextWrapper[Any], agent: Agent[Any], output: Any) -> None:
         self.event_counter += 1
         self.log.record(
-            "hook", "run.on_agent_end", agent=agent.name, output=repr(output), counter=self.event_counter
+            "hook",
+            f"{self.prefix}.on_agent_end",
+            agent=agent.name,
+            output=repr(output),
+            counter=self.event_counter,
         )
 
     async def on_tool_start(self, context: RunContextWrapper[Any], agent: Agent[Any], tool: Tool) -> None:
@@ -87,7 +92,7 @@ class ExampleHooks(RunHooks[Any]):
         tool_context = cast(ToolContext[Any], context)
         self.log.record(
             "hook",
-            "run.on_tool_start",
+            f"{self.prefix}.on_tool_start",
             tool=tool.name,
             call_id=tool_context.tool_call_id,
             args=tool_context.tool_arguments,
@@ -101,7 +106,7 @@ class ExampleHooks(RunHooks[Any]):
         tool_context = cast(ToolContext[Any], context)
         self.log.record(
             "hook",
-            "run.on_tool_end",
+            f"{self.prefix}.on_tool_end",
             tool=tool.name,
             result=repr(result),
             call_id=tool_context.tool_call_id,
@@ -113,7 +118,11 @@ class ExampleHooks(RunHooks[Any]):
     ) -> None:
         self.event_counter += 1
         self.log.record(
-            "hook", "run.on_handoff", source=from_agent.name, to=to_agent.name, counter=self.event_counter
+            "hook",
+            f"{self.prefix}.on_handoff",
+            source=from_agent.name,
+            to=to_agent.name,
+            counter=self.event_counter,
         )
 
 
@@ -217,3 +226,40 @@ def lifecycle_approved(models: Models, log: InvocationLog) -> Built:
     multiply_tool = cast(FunctionTool, cast(Agent[Any], multiply).tools[0])
     multiply_tool.needs_approval = True
     return built
+
+
+def agents_as_tools_hooked(models: Models, log: InvocationLog) -> Built:
+    """agent_patterns/agents_as_tools.py's orchestrator with lifecycle_example.py's hooks on
+    the run (``run.*``) and on the nested run (``as_tool(hooks=...)``, ``nested.*``), its
+    translator with a glossary tool (not in the examples)."""
+
+    @tool
+    def lookup_glossary(word: str) -> str:
+        """Look up the house translation of a word."""
+        log.record("tool", "lookup_glossary", word=word)
+        return f"{word}: mundo"
+
+    spanish_agent = Agent[Any](
+        name="spanish_agent",
+        instructions="You translate the user's message to Spanish",
+        handoff_description="An english to spanish translator",
+        tools=[lookup_glossary],
+        model=models.model(),
+    )
+    orchestrator_agent = Agent[Any](
+        name="orchestrator_agent",
+        instructions=(
+            "You are a translation agent. You use the tools given to you to translate."
+            "If asked for multiple translations, you call the relevant tools in order."
+            "You never translate on your own, you always use the provided tools."
+        ),
+        tools=[
+            spanish_agent.as_tool(
+                tool_name="translate_to_spanish",
+                tool_description="Translate the user's message to Spanish",
+                hooks=ExampleHooks(log, prefix="nested"),
+            )
+        ],
+        model=models.model(),
+    )
+    return Built(orchestrator_agent, hooks=ExampleHooks(log))

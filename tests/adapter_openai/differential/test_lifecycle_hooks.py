@@ -116,3 +116,46 @@ async def test_a_resume_after_an_approval_fires_the_start_hooks_again_as_plain_d
     assert starts == ["Start Agent", "Multiply Agent", "Multiply Agent"]
     assert Counter(hooks(plain.code_runs))["run.on_tool_start"] == 2
     assert_same_run(plain, session)
+
+
+async def test_the_hooks_around_an_agent_used_as_a_tool(
+    temporal_address: str, model_server: ScriptedModelServer, tmp_path: Path
+) -> None:
+    """The run's ``on_tool_start`` before the nested run and ``on_tool_end`` after it; the
+    nested run's own hooks (``as_tool(hooks=...)``) for the sub-agent, its model calls and its
+    tool, which get the model's call ID."""
+    scenario = Scenario(
+        name="hooks-agent-tool",
+        build=lifecycle_examples.agents_as_tools_hooked,
+        script=[
+            ModelReply.call(ScriptedToolCall("call_es", "translate_to_spanish", {"input": "Hello, world!"})),
+            ModelReply.call(ScriptedToolCall("call_glossary", "lookup_glossary", {"word": "world"})),
+            ModelReply.say("¡Hola, mundo!"),
+            ModelReply.say("In Spanish: ¡Hola, mundo!"),
+        ],
+        turns=["Translate 'Hello, world!' to Spanish."],
+    )
+    plain, session = await run_both(scenario, model_server, temporal_address, tmp_path)
+
+    assert [run["name"] for run in plain.code_runs] == [
+        "run.on_agent_start",
+        "run.on_llm_start",
+        "run.on_llm_end",
+        "run.on_tool_start",
+        "nested.on_agent_start",
+        "nested.on_llm_start",
+        "nested.on_llm_end",
+        "nested.on_tool_start",
+        "lookup_glossary",
+        "nested.on_tool_end",
+        "nested.on_llm_start",
+        "nested.on_llm_end",
+        "nested.on_agent_end",
+        "run.on_tool_end",
+        "run.on_llm_start",
+        "run.on_llm_end",
+        "run.on_agent_end",
+    ]
+    glossary_start = next(run for run in plain.code_runs if run["name"] == "nested.on_tool_start")
+    assert glossary_start["call_id"] == "call_glossary"
+    assert_same_run(plain, session)

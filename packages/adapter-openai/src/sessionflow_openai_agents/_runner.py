@@ -62,6 +62,7 @@ from sessionflow.kit import (
 from sessionflow_openai_agents._agent_tool_steps import agent_tool_outcome, with_agent_tools
 from sessionflow_openai_agents._agent_tools import (
     AGENT_TOOL_STARTED,
+    SEPARATOR,
     Stepper,
     split_agent_tools,
     steps_agent_tool,
@@ -531,14 +532,17 @@ class OpenAIAgentsRunner(AgentFrameworkRunner):
             if found is None:
                 raise ToolExecutionError(f"unknown tool {record.tool_name!r}")
             entry, hooks = found
+        # A sub-agent's call is recorded under its agent tool's call (`<parent>.<call>`); the
+        # tool is given the model's own call ID, as in the nested run.
+        call_id = record.tool_call_id.rsplit(SEPARATOR, 1)[-1]
         tool_context = ToolContext(
             context=context,
             tool_name=record.tool_name,
-            tool_call_id=record.tool_call_id,
+            tool_call_id=call_id,
             tool_arguments=record.arguments,
             tool_call=ResponseFunctionToolCall(
                 type="function_call",
-                call_id=record.tool_call_id,
+                call_id=call_id,
                 name=record.tool_name,
                 arguments=record.arguments,
             ),
