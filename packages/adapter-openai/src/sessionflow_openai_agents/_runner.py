@@ -90,6 +90,7 @@ from sessionflow_openai_agents._retry import (
     restart_state,
     retry_prompt,
 )
+from sessionflow_openai_agents._run_config import check_run_config
 from sessionflow_openai_agents._shown import shown_input
 from sessionflow_openai_agents._state import SavedRunState, dump_run_state, parse_run_state, with_step_state
 from sessionflow_openai_agents._step_update import StepState, encode_step_update, step_updates
@@ -587,6 +588,7 @@ class OpenAIAgentsRunner(AgentFrameworkRunner):
         agent = cast(Agent[Any], source) if isinstance(source, Agent) else source()
         graph = AgentGraph(agent, self._extra_tools, whole_responses=self._whole_responses)
         check_model_tools(graph, self._checked_config)
+        check_run_config(self._checked_config, graph)
         tree_of(graph)
         return graph
 
