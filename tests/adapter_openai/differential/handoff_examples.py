@@ -16,17 +16,27 @@ from __future__ import annotations
 
 from typing import Any
 
-from agents import Agent, HandoffInputData, handoff
+from agents import Agent, HandoffInputData, RunConfig, handoff
 from agents.decorators import tool
 from agents.extensions import handoff_filters
 
 from sessionflow.testing import InvocationLog
 from tests.adapter_openai.differential.harness import Built, Models
 
-__all__ = ["message_filter"]
+__all__ = ["message_filter", "message_filter_in_run_config"]
 
 
 def message_filter(models: Models, log: InvocationLog) -> Built:
+    """The example's agents, the filter on the handoff to the Spanish assistant."""
+    return _message_filter(models, log, in_run_config=False)
+
+
+def message_filter_in_run_config(models: Models, log: InvocationLog) -> Built:
+    """The same filter as every handoff's, ``RunConfig(handoff_input_filter=...)`` (docs/handoffs.md)."""
+    return _message_filter(models, log, in_run_config=True)
+
+
+def _message_filter(models: Models, log: InvocationLog, *, in_run_config: bool) -> Built:
     @tool
     def random_number_tool(max: int) -> int:
         """Return a random integer between 0 and the given maximum."""
@@ -66,7 +76,11 @@ def message_filter(models: Models, log: InvocationLog) -> Built:
             "Be a helpful assistant. If the user speaks Spanish, handoff to the Spanish assistant."
         ),
         tools=[random_number_tool],
-        handoffs=[handoff(spanish_agent, input_filter=spanish_handoff_message_filter)],
+        handoffs=[
+            handoff(spanish_agent, input_filter=None if in_run_config else spanish_handoff_message_filter)
+        ],
         model=models.model(),
     )
+    if in_run_config:
+        return Built(assistant, run_config=RunConfig(handoff_input_filter=spanish_handoff_message_filter))
     return Built(assistant)

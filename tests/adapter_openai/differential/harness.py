@@ -33,9 +33,11 @@ from agents import (
     AgentsException,
     InputGuardrailTripwireTriggered,
     MaxTurnsExceeded,
+    ModelRefusalError,
     OpenAIResponsesModel,
     OutputGuardrailTripwireTriggered,
     RunConfig,
+    RunErrorHandlers,
     RunHooks,
     Runner,
     RunResult,
@@ -136,6 +138,8 @@ class Built:
     """The run config of both runs (plain with tracing off, as the session's default)."""
     hooks: RunHooks[Any] | None = None
     """The run hooks of both runs: plain's ``Runner.run(hooks=...)``, the session's ``hooks=``."""
+    error_handlers: RunErrorHandlers[Any] | None = None
+    """The error handlers of both runs: ``Runner.run(error_handlers=...)``, the session's ``error_handlers=``."""
 
 
 AgentBuilder = Callable[[Models, InvocationLog], Built]
@@ -281,8 +285,8 @@ def session_error_for(error: AgentsException) -> str:
             return f"{TURN_ABORTED}tool input guardrail {error.guardrail.get_name()!r} tripped"
         case ToolOutputGuardrailTripwireTriggered():
             return f"{TURN_ABORTED}tool output guardrail {error.guardrail.get_name()!r} tripped"
-        case MaxTurnsExceeded():
-            return f"{TURN_ABORTED}MaxTurnsExceeded: {error}"
+        case MaxTurnsExceeded() | ModelRefusalError():
+            return f"{TURN_ABORTED}{type(error).__name__}: {error}"
         case UserError():
             return f"{TURN_ABORTED}OpenAI Agents SDK: {error}"
         case _:
@@ -388,7 +392,12 @@ async def _run_once(
 ) -> RunResult | RunResultStreaming:
     # A resumed RunState carries its own context; a new run gets the scenario's.
     config = dataclasses.replace(built.run_config or RunConfig(), tracing_disabled=True)
-    kwargs: dict[str, Any] = {"max_turns": built.max_turns, "run_config": config, "hooks": built.hooks}
+    kwargs: dict[str, Any] = {
+        "max_turns": built.max_turns,
+        "run_config": config,
+        "hooks": built.hooks,
+        "error_handlers": built.error_handlers,
+    }
     if memory is not None:
         kwargs["session"] = memory
     if not isinstance(run_input, RunState):
@@ -429,6 +438,7 @@ def session_flow(
         max_turns=built.max_turns,
         run_config=built.run_config,
         hooks=built.hooks,
+        error_handlers=built.error_handlers,
         delta_transport=delta_transport,
         **dict(built.flow_args),
     )

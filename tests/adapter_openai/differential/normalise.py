@@ -25,11 +25,14 @@ REQUEST_NORMALISATIONS: dict[str, str] = {
         "counter of every request it has served, on any key: the plain run and the session, served "
         "one after the other, never get the same names. Each such id in a conversation's requests is "
         "replaced by its order of first appearance (item-0, item-1, ...), so a request that sends an "
-        "item back under another id, or drops one, still shows."
+        "item back under another id, or drops one, still shows. The same ids quoted inside text "
+        "(the SDK's nested handoff history summarises earlier items as their JSON) are renamed the "
+        "same way."
     ),
 }
 
 _SERVER_ITEM_ID = re.compile(r"^(fc|msg|rs|resp|mcp|ws)_\d+(_\d+)?$")
+_QUOTED_ITEM_ID = re.compile(r'(?<="id": ")(fc|msg|rs|resp|mcp|ws)_\d+(_\d+)?(?=")')
 
 
 def json_value(value: Any) -> Any:
@@ -50,6 +53,8 @@ def _renamer() -> Any:
             return renamed
         if isinstance(node, list):
             return [rename(v) for v in cast(list[Any], node)]
+        if isinstance(node, str) and "_" in node:
+            return _QUOTED_ITEM_ID.sub(lambda m: ids.setdefault(m.group(0), f"item-{len(ids)}"), node)
         return node
 
     return rename

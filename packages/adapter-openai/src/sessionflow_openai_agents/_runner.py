@@ -13,11 +13,14 @@ from agents import (
     HandoffCallItem,
     HostedMCPTool,
     InputGuardrailTripwireTriggered,
+    ItemHelpers,
     MaxTurnsExceeded,
     MessageOutputItem,
+    ModelRefusalError,
     OutputGuardrailTripwireTriggered,
     RunConfig,
     RunContextWrapper,
+    RunErrorHandlers,
     RunHooks,
     RunItem,
     Runner,
@@ -78,7 +81,7 @@ from sessionflow_openai_agents._items import (
     answer_message,
     final_output_text,
     final_output_value,
-    run_item_messages,
+    history_message,
     user_message,
 )
 from sessionflow_openai_agents._memory import refuse_sdk_session
@@ -178,6 +181,8 @@ class OpenAIAgentsRunner(AgentFrameworkRunner):
         session: Refused (`UnsupportedAgentOptionError`): the session's stored messages are
             the conversation's memory, so an SDK `Session` (``SQLiteSession``, ...) would
             keep a second copy outside the workflow.
+        error_handlers: As for `Runner.run`: a ``max_turns``, ``model_refusal`` or
+            ``invalid_final_output`` handler's final output ends the turn instead of the error.
 
     Raises:
         UnsupportedOptionError: The context the factory builds cannot travel as JSON.
@@ -199,8 +204,10 @@ class OpenAIAgentsRunner(AgentFrameworkRunner):
         output_validator: OutputValidator | None = None,
         stream_model_calls: bool = True,
         session: Session | None = None,
+        error_handlers: RunErrorHandlers[Any] | None = None,
     ) -> None:
         refuse_sdk_session(session)
+        self._error_handlers = error_handlers
         self._agent = agent
         self._extra_tools = [function_tool_from_spec(spec) for spec in tool_sources]
         self._spec_effects = {spec.name: spec.framework_effect for spec in tool_sources}
@@ -309,10 +316,11 @@ class OpenAIAgentsRunner(AgentFrameworkRunner):
                 return with_agent_tools(outcome, tree)
             except _GUARDRAIL_TRIPS as error:
                 raise TurnAborted(_describe_trip(error)) from error
-            except MaxTurnsExceeded as error:
-                # The SDK's type and text: the run that exceeded its max_turns may be a
-                # sub-agent's (`as_tool(max_turns=...)`), whose limit is not this flow's.
-                raise TurnAborted(f"MaxTurnsExceeded: {error}") from error
+            except (MaxTurnsExceeded, ModelRefusalError) as error:
+                # Terminal outcomes, never retried. The SDK's type and text: the run that
+                # exceeded its max_turns may be a sub-agent's (`as_tool(max_turns=...)`),
+                # whose limit is not this flow's.
+                raise TurnAborted(f"{type(error).__name__}: {error}") from error
             except UserError as error:
                 # A setup mistake (graph changed under a saved state, bad tool config): retrying cannot help.
                 raise TurnAborted(f"OpenAI Agents SDK: {error}") from error
@@ -336,6 +344,7 @@ class OpenAIAgentsRunner(AgentFrameworkRunner):
             max_turns=self._max_turns,
             hooks=hooks,
             run_config=self._run_config,
+            error_handlers=self._error_handlers,
         )
         hooks.result = result
         # A resumed run's result holds the earlier steps' responses and items too.
@@ -387,9 +396,13 @@ class OpenAIAgentsRunner(AgentFrameworkRunner):
             # The SDK's history is the run's input and its new items; a stored message a
             # handoff input filter dropped from that input is hidden from now on (`_history`).
             hidden, added = turn_input.split(result.input)
+            # The run's items as the SDK's history holds them (its reasoning item id policy
+            # applied), after its input.
+            history = result.to_input_list()
+            produced = history[len(ItemHelpers.input_to_new_input_list(result.input)) :]
             messages = [
                 *(input_item_message(cast(dict[str, Any], item)) for item in added),
-                *run_item_messages(result.new_items),
+                *(history_message(cast(dict[str, Any], item)) for item in produced),
             ]
             # The stored messages are the SDK's history: a final output no message carries
             # (`StopAtTools`, a custom `tool_use_behavior`, reasoning alone) is not made one;

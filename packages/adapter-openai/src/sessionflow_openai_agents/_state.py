@@ -53,6 +53,7 @@ def dump_run_state(
     ``tool_state`` what neutral tool specs set in this turn, ``starts_agent`` whether the step
     that resumes it fires the run's start hooks."""
     data = state.to_json(context_serializer=_no_context)
+    data["original_input"] = _as_the_run_had_it(state, data.get("original_input"))
     context_entry = cast(dict[str, Any], data["context"])
     context_entry["context"] = None
     context_entry["context_meta"] = dict(_NO_CONTEXT_META)
@@ -120,6 +121,25 @@ def parse_run_state(text: str) -> SavedRunState:
         tool_state=cast(dict[str, Any], envelope.get("tool_state") or {}),
         starts_agent=envelope.get("starts_agent") is True,
     )
+
+
+def _as_the_run_had_it(state: RunState[Any, Any], serialized: Any) -> Any:
+    """The run's input as the run had it: the SDK's serializer rewrites an assistant item
+    whose content is text as a list of ``output_text`` parts, which a resumed run would then
+    send the model (the plain run, never serialized, sends the text). The input as given is
+    kept when it serializes to what the SDK wrote, so nothing else is lost."""
+    raw: Any = getattr(state, "_original_input", None)
+    normalise: Any = getattr(state, "_serialize_input", None)
+    if not isinstance(raw, list) or normalise is None:
+        return serialized
+    if _canonical(normalise(raw)) != _canonical(serialized):
+        return serialized
+    return json.loads(json.dumps(raw, default=_model_dump))
+
+
+def _model_dump(value: Any) -> Any:
+    dump = getattr(value, "model_dump", None)
+    return dump(mode="json", exclude_unset=True) if callable(dump) else str(value)
 
 
 def _canonical(value: Any) -> str:
