@@ -613,12 +613,15 @@ def session_view(snapshot: AgentSnapshot, built: Built) -> tuple[str, Any]:
     (`AgentSnapshot.framework_state`, from `TurnCompleted.framework_state`):
     ``{"last_agent": <name>, "context": <the context as JSON>}`` (a pydantic context as its
     ``model_dump(mode="json")``, a dataclass as its fields). An agent with no handoffs has
-    no other agent to end on, so its last agent is known without it.
+    no other agent to end on, and a session none of whose turns completed has no last turn
+    to carry from, so the next turn starts at the starting agent: in both cases the last
+    agent is known without it.
     """
     view: dict[str, Any] = dict(snapshot.framework_state or {})
     last_agent = view.get("last_agent")
     if not isinstance(last_agent, str):
-        last_agent = built.agent.name if not built.agent.handoffs else NOT_EXPOSED
+        unmoved = not built.agent.handoffs or snapshot.framework_state is None
+        last_agent = built.agent.name if unmoved else NOT_EXPOSED
     if built.context is None:
         return last_agent, None
     return last_agent, view.get("context", NOT_EXPOSED)

@@ -9,6 +9,8 @@ Copied with the same agents, tools, output types and hooks. What changed, and wh
 * ``random_number`` returns what the example's auto mode returns (``min(max, 37)``, made
   odd), since two runs never agree on a random number;
 * the agents get the run's scripted model;
+* `LoggingHooks` also logs the agent's ``on_llm_start`` and ``on_llm_end`` (not in the
+  example), so the agent's model hooks are counted too;
 * `lifecycle_approved` (not in the examples) gives ``multiply_by_two`` the SDK's own
   ``needs_approval=True``: the plain run stops there and resumes, which fires the start
   hooks again, and the session must fire them as often.
@@ -49,6 +51,21 @@ class LoggingHooks(AgentHooks[Any]):
 
     async def on_end(self, context: RunContextWrapper[Any], agent: Agent[Any], output: Any) -> None:
         self.log.record("hook", "agent.on_end", agent=agent.name, output=repr(output))
+
+    # Not in the example: the agent's own model hooks, so their count is tested too.
+    async def on_llm_start(
+        self,
+        context: RunContextWrapper[Any],
+        agent: Agent[Any],
+        system_prompt: str | None,
+        input_items: list[TResponseInputItem],
+    ) -> None:
+        self.log.record("hook", "agent.on_llm_start", agent=agent.name, items=len(input_items))
+
+    async def on_llm_end(
+        self, context: RunContextWrapper[Any], agent: Agent[Any], response: ModelResponse
+    ) -> None:
+        self.log.record("hook", "agent.on_llm_end", agent=agent.name)
 
 
 class ExampleHooks(RunHooks[Any]):
@@ -223,7 +240,7 @@ def lifecycle_approved(models: Models, log: InvocationLog) -> Built:
     built = lifecycle(models, log)
     multiply = built.agent.handoffs[0]
     assert isinstance(multiply, Agent)
-    multiply_tool = cast(FunctionTool, cast(Agent[Any], multiply).tools[0])
+    multiply_tool = cast(FunctionTool, multiply.tools[0])
     multiply_tool.needs_approval = True
     return built
 

@@ -20,6 +20,7 @@ from agents import (
     RunErrorHandlerResult,
     ToolErrorFormatterArgs,
     TResponseInputItem,
+    function_tool,
     input_guardrail,
     output_guardrail,
 )
@@ -30,8 +31,11 @@ from tests.adapter_openai.differential import sdk_examples
 from tests.adapter_openai.differential.harness import Built, Models
 
 __all__ = [
+    "blocked_terminal_output",
+    "colliding_names",
     "formatted_tool_errors",
     "max_turns_handled",
+    "model_in_run_config",
     "nested_handoff_history",
     "omitted_reasoning_ids",
     "refusal_handled",
@@ -169,3 +173,44 @@ def max_turns_handled(models: Models, log: InvocationLog) -> Built:
     return Built(
         sdk_examples.tools(models, log).agent, max_turns=2, error_handlers={"max_turns": on_max_turns}
     )
+
+
+def model_in_run_config(models: Models, log: InvocationLog) -> Built:
+    """basic/tools.py's agent naming no model; ``RunConfig(model=...)`` gives it (docs/models)."""
+    agent = sdk_examples.tools(models, log).agent.clone(model=None)
+    return Built(agent, run_config=RunConfig(model=models.model()))
+
+
+def colliding_names(models: Models, log: InvocationLog) -> Built:
+    """A function tool named as a handoff's tool, with ``tool_name_collision_policy="error"``."""
+
+    @function_tool
+    def transfer_to_helper() -> str:
+        """Not a handoff."""
+        log.record("tool", "transfer_to_helper")
+        return "done"
+
+    helper = Agent[Any](name="helper", instructions="Help.", model=models.model())
+    agent = Agent[Any](
+        name="Assistant",
+        instructions="Help.",
+        tools=[transfer_to_helper],
+        handoffs=[helper],
+        model=models.model(),
+    )
+    return Built(agent, run_config=RunConfig(tool_name_collision_policy="error"))
+
+
+def blocked_terminal_output(models: Models, log: InvocationLog) -> Built:
+    """basic/tools.py's ``StopAtTools`` agent with an output guardrail that trips on the tool's
+    result, the final output (``RunConfig.output_guardrail_blocked_message``'s case)."""
+
+    @output_guardrail
+    async def no_weather(
+        context: RunContextWrapper[Any], agent: Agent[Any], output: Any
+    ) -> GuardrailFunctionOutput:
+        log.record("guardrail", "no_weather")
+        return GuardrailFunctionOutput(output_info=None, tripwire_triggered="Sunny" in str(output))
+
+    agent = sdk_examples.tools_stop_at(models, log).agent.clone(output_guardrails=[no_weather])
+    return Built(agent, run_config=RunConfig(output_guardrail_blocked_message="[withheld]"))

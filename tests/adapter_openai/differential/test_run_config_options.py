@@ -14,7 +14,7 @@ from pathlib import Path
 
 from sessionflow.demo import ModelReply, ScriptedModelServer, ScriptedToolCall
 from tests.adapter_openai.differential import handoff_examples, run_config_examples
-from tests.adapter_openai.differential.harness import Scenario, assert_same_run, run_both
+from tests.adapter_openai.differential.harness import Scenario, assert_same_run, failure_note, run_both
 from tests.adapter_openai.differential.scripts import TOKYO, TOKYO_WEATHER
 from tests.adapter_openai.differential.test_handoff_filters import SCRIPT as FILTER_SCRIPT
 from tests.adapter_openai.differential.test_handoff_filters import TURNS as FILTER_TURNS
@@ -257,3 +257,59 @@ async def test_a_max_turns_handler_gives_the_final_output(
     assert plain.outputs == ["I couldn't finish within the allowed turns."]
     assert len(plain.requests[""]) == 2
     assert_same_run(plain, session)
+
+
+async def test_the_run_configs_model(
+    temporal_address: str, model_server: ScriptedModelServer, tmp_path: Path
+) -> None:
+    scenario = Scenario(
+        name="run-config-model",
+        build=run_config_examples.model_in_run_config,
+        script=TOKYO_WEATHER,
+        turns=[TOKYO],
+    )
+    plain, session = await run_both(scenario, model_server, temporal_address, tmp_path)
+
+    assert plain.requests[""][0]["model"] == "scripted"
+    assert_same_run(plain, session)
+
+
+async def test_tool_name_collision_policy_error_fails_the_turn_before_the_model(
+    temporal_address: str, model_server: ScriptedModelServer, tmp_path: Path
+) -> None:
+    scenario = Scenario(
+        name="name-collision",
+        build=run_config_examples.colliding_names,
+        script=[ModelReply.say("never asked for")],
+        turns=["Help me."],
+    )
+    plain, session = await run_both(scenario, model_server, temporal_address, tmp_path)
+
+    assert (plain.errors[0] or "").startswith("UserError: ")
+    assert plain.requests[""] == [] and session.requests[""] == []
+    # A setup mistake ends the turn at once: one model step, never retried.
+    assert session.model_attempts == 1
+    assert_same_run(plain, session)
+
+
+async def test_a_blocked_terminal_tool_output_is_in_the_sessions_failure_note(
+    temporal_address: str, model_server: ScriptedModelServer, tmp_path: Path
+) -> None:
+    """``output_guardrail_blocked_message``: plain's history keeps no trace of the failed run.
+    A documented difference: the session's turn-failure note (written by the core from the
+    call's record) names the call and its output; the next model call would see it."""
+    scenario = Scenario(
+        name="blocked-terminal-output",
+        build=run_config_examples.blocked_terminal_output,
+        script=TOKYO_WEATHER[:1],
+        turns=[TOKYO],
+    )
+    plain, session = await run_both(scenario, model_server, temporal_address, tmp_path)
+
+    assert (plain.errors[0] or "").startswith("OutputGuardrailTripwireTriggered")
+    assert plain.history == [{"content": TOKYO, "role": "user"}]
+    note = failure_note(
+        '- get_weather {"city":"Tokyo"} -> succeeded: '
+        "city='Tokyo' temperature_range='14-20C' conditions='Sunny with wind.'"
+    )
+    assert_same_run(plain, session, session_history=[*plain.history, note])

@@ -181,3 +181,49 @@ async def test_a_call_a_person_rejects_never_meets_its_guardrail(
     assert plain.code_runs == []
     assert plain.requests[""][1]["input"][-1]["output"] == "Tool execution was not approved."
     assert_same_run(plain, session)
+
+
+async def test_an_agent_tools_input_guardrail_keeps_its_sub_agent_from_starting(
+    temporal_address: str, model_server: ScriptedModelServer, tmp_path: Path
+) -> None:
+    """The guardrails of an agent used as a tool: the input guardrail in its tool step (the
+    sub-agent never makes a model call), as plain never starts the nested run."""
+    scenario = Scenario(
+        name="agent-tool-input-guardrail",
+        build=tool_guardrail_examples.agent_tool_guardrails,
+        script=[
+            ModelReply.call(
+                ScriptedToolCall("call_es", "translate_to_spanish", {"input": "Introducing ACME corp."})
+            ),
+            ModelReply.say("I can't translate that."),
+        ],
+        turns=["Translate 'Introducing ACME corp.' to Spanish."],
+    )
+    plain, session = await run_both(scenario, model_server, temporal_address, tmp_path)
+
+    assert len(plain.requests[""]) == 2
+    assert plain.requests[""][1]["input"][-1]["output"] == BLOCKED
+    assert guardrail_runs(plain.code_runs) == ["reject_sensitive_words"]
+    assert_same_run(plain, session)
+
+
+async def test_an_agent_tools_output_guardrail_meets_the_sub_agents_answer(
+    temporal_address: str, model_server: ScriptedModelServer, tmp_path: Path
+) -> None:
+    """The output guardrail runs on the nested run's answer, in the model step where the
+    parent takes it, and rejects it as in plain."""
+    scenario = Scenario(
+        name="agent-tool-output-guardrail",
+        build=tool_guardrail_examples.agent_tool_guardrails,
+        script=[
+            ModelReply.call(ScriptedToolCall("call_es", "translate_to_spanish", {"input": "Call 555-1234."})),
+            ModelReply.say("Llama al 555-1234."),
+            ModelReply.say("I can't share that."),
+        ],
+        turns=["Translate 'Call 555-1234.' to Spanish."],
+    )
+    plain, session = await run_both(scenario, model_server, temporal_address, tmp_path)
+
+    assert plain.requests[""][2]["input"][-1]["output"] == "The translation contains a phone number."
+    assert guardrail_runs(plain.code_runs) == ["reject_sensitive_words", "reject_phone_numbers"]
+    assert_same_run(plain, session)

@@ -10,7 +10,9 @@ Copied with the same tools, guardrails, instructions and settings. What changed,
   (``ToolGuardrailFunctionOutput.raise_exception``) instead of rejecting, so a tool *input*
   tripwire is tested too: the example only trips an output guardrail;
 * `tool_guardrails_approved` (not in the example) gives ``send_email`` the SDK's own
-  ``needs_approval=True``, so the guardrail runs after a person approved the call, in both runs.
+  ``needs_approval=True``, so the guardrail runs after a person approved the call, in both runs;
+* `agent_tool_guardrails` (not in the example) puts the example's ``reject_sensitive_words``
+  and a phone-number rejection on agent_patterns/agents_as_tools.py's ``translate_to_spanish``.
 
 Each builder is module-level, so a worker child rebuilds it by name (`crash.py`).
 """
@@ -23,6 +25,7 @@ from typing import Any
 from agents import (
     Agent,
     FunctionTool,
+    Tool,
     ToolGuardrailFunctionOutput,
     ToolInputGuardrailData,
     ToolOutputGuardrailData,
@@ -32,7 +35,12 @@ from agents.decorators import tool, tool_input_guardrail, tool_output_guardrail
 from sessionflow.testing import InvocationLog
 from tests.adapter_openai.differential.harness import Built, Models
 
-__all__ = ["tool_guardrails", "tool_guardrails_approved", "tool_guardrails_tripping"]
+__all__ = [
+    "agent_tool_guardrails",
+    "tool_guardrails",
+    "tool_guardrails_approved",
+    "tool_guardrails_tripping",
+]
 
 SENSITIVE_WORDS = ["password", "hack", "exploit", "malware", "ACME"]
 
@@ -73,7 +81,7 @@ def _tools(log: InvocationLog, *, input_trips: bool) -> list[FunctionTool]:
         """Reject tool calls that contain sensitive words in arguments."""
         log.record("guardrail", "reject_sensitive_words", tool=data.context.tool_name)
         try:
-            args = json.loads(data.context.tool_arguments) if data.context.tool_arguments else {}
+            args: dict[str, Any] = json.loads(data.context.tool_arguments) if data.context.tool_arguments else {}
         except json.JSONDecodeError:
             return ToolGuardrailFunctionOutput(output_info="Invalid JSON arguments")
 
@@ -135,7 +143,7 @@ def _agent(models: Models, tools: list[FunctionTool]) -> Agent[Any]:
             "When the user provides all required arguments for a requested tool, call it instead of "
             "asking a follow-up question."
         ),
-        tools=tools,
+        tools=list[Tool](tools),
         model=models.model(),
     )
 
@@ -155,3 +163,41 @@ def tool_guardrails_approved(models: Models, log: InvocationLog) -> Built:
     tools = _tools(log, input_trips=False)
     tools[0].needs_approval = True
     return Built(_agent(models, tools))
+
+
+def agent_tool_guardrails(models: Models, log: InvocationLog) -> Built:
+    """agents_as_tools.py's orchestrator; its agent tool has an input guardrail (the example's
+    ``reject_sensitive_words``) and an output guardrail that rejects a phone number."""
+    send_email = _tools(log, input_trips=False)[0]
+    spanish_agent = Agent[Any](
+        name="spanish_agent",
+        instructions="You translate the user's message to Spanish",
+        handoff_description="An english to spanish translator",
+        model=models.model(),
+    )
+
+    @tool_output_guardrail
+    def reject_phone_numbers(data: ToolOutputGuardrailData) -> ToolGuardrailFunctionOutput:
+        log.record("guardrail", "reject_phone_numbers", tool=data.context.tool_name)
+        if "555-1234" in str(data.output):
+            return ToolGuardrailFunctionOutput.reject_content(
+                message="The translation contains a phone number."
+            )
+        return ToolGuardrailFunctionOutput(output_info="Phone number check passed")
+
+    translate = spanish_agent.as_tool(
+        tool_name="translate_to_spanish", tool_description="Translate the user's message to Spanish"
+    )
+    translate.tool_input_guardrails = list(send_email.tool_input_guardrails or [])
+    translate.tool_output_guardrails = [reject_phone_numbers]
+    orchestrator = Agent[Any](
+        name="orchestrator_agent",
+        instructions=(
+            "You are a translation agent. You use the tools given to you to translate."
+            "If asked for multiple translations, you call the relevant tools in order."
+            "You never translate on your own, you always use the provided tools."
+        ),
+        tools=[translate],
+        model=models.model(),
+    )
+    return Built(orchestrator)

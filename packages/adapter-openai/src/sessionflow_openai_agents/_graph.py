@@ -28,6 +28,9 @@ from agents import (
     RunContextWrapper,
     ShellTool,
     Tool,
+    ToolGuardrailFunctionOutput,
+    ToolOutputGuardrail,
+    ToolOutputGuardrailData,
 )
 from agents.tool_context import ToolContext
 
@@ -211,6 +214,10 @@ def _gate(tool: Tool, stub: Any, plan: StepHookPlan) -> Tool:
         gated.tool_input_guardrails = None
         if tool.name not in plan.agent_tools:
             gated.tool_output_guardrails = None
+        elif tool.tool_output_guardrails:
+            gated.tool_output_guardrails = [
+                _unless_not_run(g, plan.not_run) for g in tool.tool_output_guardrails
+            ]
         # The real tool runs in the session's tool step, not here (an agent tool's sub-agent
         # in the model steps after it, see `_agent_tools`).
         gated._is_agent_tool = False  # pyright: ignore[reportPrivateUsage]
@@ -223,6 +230,18 @@ def _gate(tool: Tool, stub: Any, plan: StepHookPlan) -> Tool:
             config["require_approval"] = "always"
         return HostedMCPTool(tool_config=cast(Any, config), on_approval_request=None)
     return tool
+
+
+def _unless_not_run(guardrail: ToolOutputGuardrail[Any], not_run: frozenset[str]) -> ToolOutputGuardrail[Any]:
+    """``guardrail``, left out for a call whose tool did not run (its stub returns a rejection
+    or failure text, on which the SDK runs no output guardrail)."""
+
+    async def check(data: ToolOutputGuardrailData) -> ToolGuardrailFunctionOutput:
+        if data.context.tool_call_id in not_run:
+            return ToolGuardrailFunctionOutput.allow()
+        return await guardrail.run(data)
+
+    return ToolOutputGuardrail[Any](guardrail_function=check, name=guardrail.get_name())
 
 
 def _redirect(

@@ -53,6 +53,10 @@ class StepHookPlan:
     """The run's start hooks fire here: plain starts (or resumes) the run at this model call."""
     agent_tools: frozenset[str] = field(default_factory=lambda: frozenset[str]())
     """Agents used as tools, by tool name: their ``on_tool_end`` fires in the model step."""
+    not_run: frozenset[str] = field(default_factory=lambda: frozenset[str]())
+    """Calls (by the model's call ID) whose tool did not run: rejected, failed, or stopped by
+    an input guardrail. An agent tool's output guardrails, which run in the model step
+    (`_graph`), skip them, as the SDK runs none on a call that did not run."""
 
     def tool_start_here(self, tool: Tool) -> bool:
         # A function tool's (and an agent tool's) on_tool_start fired in its tool step.

@@ -37,7 +37,15 @@ from agents.run import DEFAULT_MAX_TURNS
 from agents.tool_context import ToolContext
 from openai.types.responses import ResponseFunctionToolCall
 
-from sessionflow import AgentToolCall, AgentUsage, ImageInput, SessionStateError, ToolEffect, ToolPolicy
+from sessionflow import (
+    AgentToolCall,
+    AgentToolCallStatus,
+    AgentUsage,
+    ImageInput,
+    SessionStateError,
+    ToolEffect,
+    ToolPolicy,
+)
 from sessionflow.kit import (
     AgentFrameworkRunner,
     AgentTurnContext,
@@ -270,7 +278,15 @@ class OpenAIAgentsRunner(AgentFrameworkRunner):
         outputs.update(values)
         tree = tree_of(graph)
         # The start hooks fire where the plain run starts or resumes (`_hooks`).
-        plan = StepHookPlan(starts_agent=saved is None or saved.starts_agent, agent_tools=tree.names())
+        plan = StepHookPlan(
+            starts_agent=saved is None or saved.starts_agent,
+            agent_tools=tree.names(),
+            not_run=frozenset(
+                call_id
+                for call_id, r in turn.tool_calls.items()
+                if r.is_final and r.status is not AgentToolCallStatus.SUCCEEDED and SEPARATOR not in call_id
+            ),
+        )
         # Every model step of a turn is given the carry the turn started with, so the state
         # saved by an earlier step is restored from the same agent the turn started at.
         start_name = self._turn_start(graph, carry)
