@@ -97,7 +97,14 @@ async def test_with_tracing_each_model_step_is_a_trace_of_the_run_configs_names(
     model_server.script("traced-config", [ModelReply.say("hello")])
     client = AsyncOpenAI(base_url=model_server.base_url("traced-config"), api_key="k", max_retries=0)
     agent = Agent[Any](name="assistant", model=OpenAIResponsesModel(model="m", openai_client=client))
-    config = RunConfig(workflow_name="Support", group_id="thread-7", trace_metadata={"tier": "gold"})
+    config = RunConfig(
+        workflow_name="Support",
+        group_id="thread-7",
+        trace_metadata={"tier": "gold"},
+        trace_id=TRACE_ID,
+        trace_include_sensitive_data=False,
+        tracing={"include_task_and_turn_spans": False},
+    )
     runner = OpenAIAgentsRunner(agent, tracing=True, run_config=config)
     turn = AgentTurnContext(
         flow_id="traced-config",
@@ -114,8 +121,18 @@ async def test_with_tracing_each_model_step_is_a_trace_of_the_run_configs_names(
 
     (exported,) = [t.export() for t in recorder.traces]
     assert exported is not None
-    assert (exported["workflow_name"], exported["group_id"], exported["metadata"]) == (
+    assert (exported["id"], exported["workflow_name"], exported["group_id"], exported["metadata"]) == (
+        TRACE_ID,
         "Support",
         "thread-7",
         {"tier": "gold"},
     )
+    # The run config's other tracing settings reach the step's run as given: no task or turn
+    # spans, and no model input in the response span.
+    kinds = [span.span_data.type for span in recorder.spans]
+    assert "response" in kinds and "turn" not in kinds and "task" not in kinds
+    response = next(span for span in recorder.spans if span.span_data.type == "response")
+    assert getattr(response.span_data, "input", None) is None
+
+
+TRACE_ID = "trace_" + "0123456789abcdef" * 2

@@ -227,3 +227,28 @@ async def test_an_agent_tools_output_guardrail_meets_the_sub_agents_answer(
     assert plain.requests[""][2]["input"][-1]["output"] == "The translation contains a phone number."
     assert guardrail_runs(plain.code_runs) == ["reject_sensitive_words", "reject_phone_numbers"]
     assert_same_run(plain, session)
+
+
+async def test_a_sub_agents_tool_tripwire_is_the_agent_tools_answer(
+    temporal_address: str, model_server: ScriptedModelServer, tmp_path: Path
+) -> None:
+    """A tripwire inside the nested run: the SDK's ``as_tool`` gives it to the agent tool's
+    failure function, whose text the parent's model sees; the glossary never runs."""
+    scenario = Scenario(
+        name="sub-agent-tool-tripwire",
+        build=tool_guardrail_examples.sub_agent_tool_tripping,
+        script=[
+            ModelReply.call(ScriptedToolCall("call_es", "translate_to_spanish", {"input": "A secret word."})),
+            ModelReply.call(ScriptedToolCall("call_glossary", "lookup_glossary", {"word": "secret"})),
+            ModelReply.say("I couldn't translate it."),
+        ],
+        turns=["Translate 'A secret word.' to Spanish."],
+    )
+    plain, session = await run_both(scenario, model_server, temporal_address, tmp_path)
+
+    assert plain.tool_runs == []
+    assert guardrail_runs(plain.code_runs) == ["no_secrets"]
+    assert plain.requests[""][2]["input"][-1]["output"] == (
+        "An error occurred while running the tool. Please try again."
+    )
+    assert_same_run(plain, session)

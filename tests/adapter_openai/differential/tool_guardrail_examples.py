@@ -11,6 +11,8 @@ Copied with the same tools, guardrails, instructions and settings. What changed,
   tripwire is tested too: the example only trips an output guardrail;
 * `tool_guardrails_approved` (not in the example) gives ``send_email`` the SDK's own
   ``needs_approval=True``, so the guardrail runs after a person approved the call, in both runs;
+* `sub_agent_tool_tripping` (not in the example) gives agents_as_tools.py's translator a
+  glossary tool whose input guardrail raises on the word "secret";
 * `agent_tool_guardrails` (not in the example) puts the example's ``reject_sensitive_words``
   and a phone-number rejection on agent_patterns/agents_as_tools.py's ``translate_to_spanish``.
 
@@ -37,6 +39,7 @@ from tests.adapter_openai.differential.harness import Built, Models
 
 __all__ = [
     "agent_tool_guardrails",
+    "sub_agent_tool_tripping",
     "tool_guardrails",
     "tool_guardrails_approved",
     "tool_guardrails_tripping",
@@ -81,7 +84,9 @@ def _tools(log: InvocationLog, *, input_trips: bool) -> list[FunctionTool]:
         """Reject tool calls that contain sensitive words in arguments."""
         log.record("guardrail", "reject_sensitive_words", tool=data.context.tool_name)
         try:
-            args: dict[str, Any] = json.loads(data.context.tool_arguments) if data.context.tool_arguments else {}
+            args: dict[str, Any] = (
+                json.loads(data.context.tool_arguments) if data.context.tool_arguments else {}
+            )
         except json.JSONDecodeError:
             return ToolGuardrailFunctionOutput(output_info="Invalid JSON arguments")
 
@@ -199,5 +204,48 @@ def agent_tool_guardrails(models: Models, log: InvocationLog) -> Built:
         ),
         tools=[translate],
         model=models.model(),
+    )
+    return Built(orchestrator)
+
+
+def sub_agent_tool_tripping(models: Models, log: InvocationLog) -> Built:
+    """agents_as_tools.py's translator with a glossary tool whose input guardrail trips on
+    "secret": the nested run raises, and ``as_tool``'s failure function answers the parent."""
+
+    @tool_input_guardrail
+    def no_secrets(data: ToolInputGuardrailData) -> ToolGuardrailFunctionOutput:
+        log.record("guardrail", "no_secrets", tool=data.context.tool_name)
+        if "secret" in (data.context.tool_arguments or ""):
+            return ToolGuardrailFunctionOutput.raise_exception(output_info={"blocked": "secret"})
+        return ToolGuardrailFunctionOutput(output_info="ok")
+
+    @tool
+    def lookup_glossary(word: str) -> str:
+        """Look up the house translation of a word."""
+        log.record("tool", "lookup_glossary", word=word)
+        return f"{word}: mundo"
+
+    lookup_glossary.tool_input_guardrails = [no_secrets]
+    model = models.model()
+    spanish_agent = Agent[Any](
+        name="spanish_agent",
+        instructions="You translate the user's message to Spanish",
+        handoff_description="An english to spanish translator",
+        tools=[lookup_glossary],
+        model=model,
+    )
+    orchestrator = Agent[Any](
+        name="orchestrator_agent",
+        instructions=(
+            "You are a translation agent. You use the tools given to you to translate."
+            "If asked for multiple translations, you call the relevant tools in order."
+            "You never translate on your own, you always use the provided tools."
+        ),
+        tools=[
+            spanish_agent.as_tool(
+                tool_name="translate_to_spanish", tool_description="Translate the user's message to Spanish"
+            )
+        ],
+        model=model,
     )
     return Built(orchestrator)

@@ -167,8 +167,9 @@ class OpenAIAgentsRunner(AgentFrameworkRunner):
             hooks reach every later step and the next turn). It must encode as JSON (a
             pydantic model, a dataclass, a JSON dict); None gives tools ``context=None``.
         run_config: Run settings for every step (model provider, model settings, ...).
-        hooks: Run hooks; ``on_llm_*`` and handoff hooks fire in model steps, tool hooks for
-            the recorded results the model step hands back.
+        hooks: Run hooks, fired where and as often as in the plain SDK (`_hooks`): the
+            model and handoff hooks in model steps, the tool hooks around the real tool in
+            its tool step, the start hooks only where the plain run starts or resumes.
         max_turns: The SDK's limit of model calls in one session turn.
         tracing: Send traces to the SDK's configured trace processors. Off by default, so an
             offline or test run never tries to reach the network.
