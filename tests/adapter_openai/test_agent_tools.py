@@ -7,7 +7,7 @@ import json
 from typing import Any
 
 import pytest
-from agents import Agent, OpenAIResponsesModel, function_tool
+from agents import Agent, OpenAIResponsesModel, SQLiteSession, function_tool
 from openai import AsyncOpenAI
 
 from sessionflow import AgentToolCall, AgentToolCallStatus, ToolEffect, ToolPolicy
@@ -29,6 +29,24 @@ def test_an_agent_tool_streaming_to_a_callback_is_refused() -> None:
     with pytest.raises(AgentGraphError) as raised:
         openai_agents_session_flow(Agent[Any](name="main", tools=[tool]), flow_type="refused")
     assert "as_tool(on_stream=...)" in str(raised.value)
+
+
+@pytest.mark.parametrize(
+    "option",
+    [
+        {"previous_response_id": "resp_1"},
+        {"conversation_id": "conv_1"},
+        {"session": SQLiteSession(session_id="nested")},
+    ],
+    ids=["previous_response_id", "conversation_id", "session"],
+)
+def test_a_nested_run_that_needs_a_server_or_sdk_memory_is_refused(option: dict[str, Any]) -> None:
+    expert = Agent[Any](name="expert")
+    tool = expert.as_tool(tool_name="ask_expert", tool_description="Ask.", **option)
+    with pytest.raises(AgentGraphError) as raised:
+        openai_agents_session_flow(Agent[Any](name="main", tools=[tool]), flow_type="refused")
+    (name,) = option
+    assert f"as_tool({name}=...)" in str(raised.value)
 
 
 def test_an_agent_that_is_its_own_tool_is_refused() -> None:

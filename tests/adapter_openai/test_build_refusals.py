@@ -16,6 +16,8 @@ from agents import (
     WebSearchTool,
     function_tool,
 )
+from agents.run_config import SandboxRunConfig, ToolExecutionConfig
+from agents.sandbox import SandboxAgent
 from openai import AsyncOpenAI
 
 from sessionflow import AgentSessionOptions, UnsupportedOptionError
@@ -76,6 +78,26 @@ def test_an_sdk_session_memory_is_refused_the_session_is_the_memory() -> None:
         memory.close()
     assert error.option == "session"
     assert str(error).startswith("option 'session': SQLiteSession is a second conversation memory")
+
+
+def test_run_settings_a_session_cannot_honour_are_refused_with_the_reason() -> None:
+    agent = Agent[Any](name="start", tools=[ping])
+    bounded = RunConfig(tool_execution=ToolExecutionConfig(max_function_tool_concurrency=1))
+    error = refused(agent, run_config=bounded)
+    assert error.option == "run_config.tool_execution.max_function_tool_concurrency"
+    assert "a bound in one process bounds nothing" in error.why
+    early = RunConfig(tool_execution=ToolExecutionConfig(pre_approval_tool_input_guardrails=True))
+    error = refused(agent, run_config=early)
+    assert error.option == "run_config.tool_execution.pre_approval_tool_input_guardrails"
+    assert "once, in its tool step right before the tool runs" in error.why
+    error = refused(agent, run_config=RunConfig(sandbox=SandboxRunConfig()))
+    assert error.option == "run_config.sandbox"
+    error = refused(SandboxAgent[Any](name="sandboxed", tools=[ping]))
+    assert error.option == "agent" and "SandboxAgent" in error.why
+    # The defaults are honoured: an empty tool_execution config is no setting.
+    openai_agents_session_flow(
+        agent, flow_type="ok", run_config=RunConfig(tool_execution=ToolExecutionConfig())
+    )
 
 
 async def test_a_tool_only_a_later_factory_call_shows_fails_the_turn_after_one_attempt(

@@ -21,6 +21,7 @@ from sessionflow import AgentSessionOptions, ToolEffect, ToolPolicy
 from sessionflow.builtin import tool
 from sessionflow_openai_agents import AgentGraphError, openai_agents_session_flow
 from sessionflow_openai_agents._graph import AgentGraph
+from sessionflow_openai_agents._hooks import StepHookPlan
 
 
 @function_tool
@@ -103,7 +104,8 @@ async def test_every_tool_of_the_clone_is_gated() -> None:
     helper = Agent[Any](name="helper", tools=[ping, never])
     start = Agent[Any](name="start", tools=[docs, ping], handoffs=[handoff(helper)])
     snapshot = await AgentGraph(start).snapshot(RunContextWrapper(context=None))
-    clone = snapshot.gated({"call_1": "recorded"})
+    plan = StepHookPlan(starts_agent=True)
+    clone = snapshot.gated({"call_1": "recorded"}, plan)
 
     gated_docs, gated_ping = clone.tools
     assert isinstance(gated_docs, HostedMCPTool) and isinstance(gated_ping, FunctionTool)
@@ -112,7 +114,7 @@ async def test_every_tool_of_the_clone_is_gated() -> None:
     )
     assert docs.tool_config.get("require_approval") == {"always": {"tool_names": ["delete_page"]}}
     # A server that never asks is the provider's to run, as in the plain SDK: no step holds it.
-    helper_clone = snapshot.gated({}, "helper")
+    helper_clone = snapshot.gated({}, plan, "helper")
     gated_never = next(t for t in helper_clone.tools if isinstance(t, HostedMCPTool))
     assert gated_never.tool_config.get("require_approval") == "never"
     assert gated_ping.needs_approval is True and ping.needs_approval is False

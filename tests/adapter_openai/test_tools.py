@@ -85,7 +85,8 @@ async def test_a_failing_tool_is_a_failed_call_the_model_sees(harness_factory: H
     await harness.idle_after(1)
 
     # The function tool's failure message (the SDK default hides the exception) is the call's
-    # error; a failure the tool reports is final, so even a read runs once.
+    # error; a failure the tool reports is final, so even a read runs once. The model sees
+    # the message as the plain SDK sends it (the failure record keeps its text).
     assert harness.log.count("tool", "flaky") == 1
     events = await harness.sessions.list_agent_events(harness.session_id)
     finished = [
@@ -93,7 +94,7 @@ async def test_a_failing_tool_is_a_failed_call_the_model_sees(harness_factory: H
     ]
     assert finished[-1]["status"] == AgentToolCallStatus.FAILED.value
     assert harness.requests()[1].tool_results()["call_f"] == (
-        "Tool call failed: An error occurred while running the tool. Please try again."
+        "An error occurred while running the tool. Please try again."
     )
 
 

@@ -28,12 +28,24 @@ from tests.adapter_openai.differential.harness import (
     refused_run,
     session_flow,
 )
-from tests.crash_tool_log import ToolLog, crash_gate, distinct_tool_runs
+from tests.crash_tool_log import ToolLog, crash_gate
+from tests.crash_tool_log import distinct_tool_runs as _distinct_tool_runs
 
 __all__ = ["CrashedRun", "distinct_tool_runs", "flow_from_spec", "run_session_with_crash"]
 
 SPEC_FILE = "differential-flow.json"
 WORKER = "tests.adapter_openai.differential.worker"
+
+
+def distinct_tool_runs(run: Run) -> Run:
+    """``run`` with each distinct tool run once (`tests.crash_tool_log.distinct_tool_runs`),
+    in `Run.code_runs` too: a read whose work was done in the killed worker runs again in
+    the next one, as its effect allows."""
+    distinct: list[dict[str, Any]] = []
+    for code_run in run.code_runs:
+        if code_run not in distinct:
+            distinct.append(code_run)
+    return replace(_distinct_tool_runs(run), code_runs=distinct)
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,9 @@ agent itself (`Runner.run`, or `Runner.run_streamed`, as the SDK's multi-turn ex
 do: ``result.to_input_list()`` and ``result.last_agent`` carry into the next turn);
 `run_session` serves it as a sessionflow session on the real Temporal dev server.
 `assert_same_run` compares the model requests call by call, each turn's outcome, the last
-agent, the run context, the approvals asked, the real tool runs and the stream.
+agent, the run context, the approvals asked, the real runs of tools and of the user's other
+code (hooks, guardrails, callbacks: `code_runs`), the stored transcript against the SDK's own
+history (`history`) and the stream.
 Every failed turn's error is compared by its type and text: the session's ``last_turn_error``
 must be exactly what the adapter says for the SDK exception plain raised (`session_error_for`,
 the adapter README's "Extension points and deliberate differences").
@@ -31,14 +33,19 @@ from agents import (
     AgentsException,
     InputGuardrailTripwireTriggered,
     MaxTurnsExceeded,
+    ModelRefusalError,
     OpenAIResponsesModel,
     OutputGuardrailTripwireTriggered,
     RunConfig,
+    RunErrorHandlers,
+    RunHooks,
     Runner,
     RunResult,
     RunResultStreaming,
     RunState,
     SQLiteSession,
+    ToolInputGuardrailTripwireTriggered,
+    ToolOutputGuardrailTripwireTriggered,
     TResponseInputItem,
     UserError,
 )
@@ -56,10 +63,11 @@ from sessionflow import (
 )
 from sessionflow.demo import ModelReply, ScriptedModelServer
 from sessionflow.kit import DeltaTransport
+from sessionflow.session.notes import TURN_FAILURE_NOTE_FOOTER, TURN_FAILURE_NOTE_HEADER
 from sessionflow.temporal import read_step_history
 from sessionflow.testing import InvocationLog, wait_for_agent_snapshot
 from sessionflow_openai_agents import openai_agents_session_flow, structured_output
-from tests.adapter_openai.differential.normalise import json_value, normalise_requests
+from tests.adapter_openai.differential.normalise import json_value, normalise_items, normalise_requests
 from tests.adapter_openai.differential.stream_view import (
     StreamItem,
     collect_session_events,
@@ -79,6 +87,7 @@ __all__ = [
     "Run",
     "Scenario",
     "assert_same_run",
+    "failure_note",
     "play_session",
     "refused_run",
     "run_both",
@@ -127,6 +136,10 @@ class Built:
     refuses them (``TypeError``) shows as a difference."""
     run_config: RunConfig | None = None
     """The run config of both runs (plain with tracing off, as the session's default)."""
+    hooks: RunHooks[Any] | None = None
+    """The run hooks of both runs: plain's ``Runner.run(hooks=...)``, the session's ``hooks=``."""
+    error_handlers: RunErrorHandlers[Any] | None = None
+    """The error handlers of both runs: ``Runner.run(error_handlers=...)``, the session's ``error_handlers=``."""
 
 
 AgentBuilder = Callable[[Models, InvocationLog], Built]
@@ -174,6 +187,7 @@ class Run:
     asked: list[tuple[str, str]]
     """Every call stopped for approval: tool name and arguments."""
     tool_runs: list[dict[str, Any]]
+    """The real runs of tools, in order (`tool_runs`)."""
     stream: list[StreamItem] | None
     model_attempts: int | None = None
     """The attempts of the session's model steps (``sessionflow.RunModel``); None for plain."""
@@ -186,6 +200,16 @@ class Run:
     """Plain only: a model response asked for several function tools at once, which the SDK
     runs concurrently (`agents.run_internal.tool_execution._FunctionToolBatchExecutor`, one
     ``asyncio.create_task`` per call), so their runs are compared as a multiset."""
+    code_runs: list[dict[str, Any]] = field(default_factory=lambda: cast(list[dict[str, Any]], []))
+    """Every run of the user's code in the order it ran: tools, and the hooks, guardrails and
+    callbacks that log a run (`code_runs`). What is compared, so a hook that fires twice, or a
+    guardrail that runs after its tool, shows."""
+    history: list[dict[str, Any]] = field(default_factory=lambda: cast(list[dict[str, Any]], []))
+    """The conversation as stored after the last turn: plain, the SDK's own history as the
+    examples keep it (``result.to_input_list()``, a failed turn's user message, a caught
+    tripwire's refusal); the session, its stored messages' items (`AgentSessionClient.stored_messages`).
+    As JSON; `assert_same_run` compares them with their item ids normalised as in the requests
+    (`normalise.normalise_items`)."""
 
 
 def is_structured(agent: Agent[Any]) -> bool:
@@ -211,14 +235,31 @@ def _requests(scenario: Scenario, server: ScriptedModelServer, key: str) -> dict
     }
 
 
+_SKIPPED_FIELDS = {"kind", "pid", "worker", "at"}
+
+CODE_KINDS = ("tool", "mcp", "hook", "guardrail", "callback")
+"""What `code_runs` holds: tools (``tool``, a local MCP server's ``mcp``), and the user's other
+code that logs its runs: lifecycle hooks (``hook``), guardrails, handoff callbacks and input
+filters (``callback``)."""
+
+
 def tool_runs(log: InvocationLog) -> list[dict[str, Any]]:
     """Every real run of a tool, in the order the runs ended (compared in that order unless
     the SDK ran them concurrently: `Run.concurrent_tools`)."""
     # A local MCP server's tools log as "mcp" (tests/adapter_openai/mcp_server.py), with the
     # process that started the server (``worker``), which differs from run to run like ``pid``.
-    skip = {"kind", "pid", "worker", "at"}
     entries = [entry for entry in log.entries() if entry.get("kind") in ("tool", "mcp")]
-    return [{k: v for k, v in entry.items() if k not in skip} for entry in entries]
+    return [{k: v for k, v in entry.items() if k not in _SKIPPED_FIELDS} for entry in entries]
+
+
+def code_runs(log: InvocationLog) -> list[dict[str, Any]]:
+    """Every run of a tool, hook, guardrail or callback, in the order they ran, each with its
+    kind: the hook ``on_tool_start`` before the tool's run, and so on."""
+    entries = [entry for entry in log.entries() if entry.get("kind") in CODE_KINDS]
+    return [
+        {"kind": entry["kind"], **{k: v for k, v in entry.items() if k not in _SKIPPED_FIELDS}}
+        for entry in entries
+    ]
 
 
 TURN_ABORTED = "model call failed: TurnAborted: "
@@ -240,8 +281,12 @@ def session_error_for(error: AgentsException) -> str:
             return f"{TURN_ABORTED}input guardrail {error.guardrail_result.guardrail.get_name()!r} tripped"
         case OutputGuardrailTripwireTriggered():
             return f"{TURN_ABORTED}output guardrail {error.guardrail_result.guardrail.get_name()!r} tripped"
-        case MaxTurnsExceeded():
-            return f"{TURN_ABORTED}MaxTurnsExceeded: {error}"
+        case ToolInputGuardrailTripwireTriggered():
+            return f"{TURN_ABORTED}tool input guardrail {error.guardrail.get_name()!r} tripped"
+        case ToolOutputGuardrailTripwireTriggered():
+            return f"{TURN_ABORTED}tool output guardrail {error.guardrail.get_name()!r} tripped"
+        case MaxTurnsExceeded() | ModelRefusalError():
+            return f"{TURN_ABORTED}{type(error).__name__}: {error}"
         case UserError():
             return f"{TURN_ABORTED}OpenAI Agents SDK: {error}"
         case _:
@@ -326,6 +371,8 @@ async def run_plain(scenario: Scenario, server: ScriptedModelServer, key: str, l
             context=json_value(context),
             asked=asked,
             tool_runs=tool_runs(log),
+            code_runs=code_runs(log),
+            history=json_value(items),
             stream=joined(stream) if stream is not None else None,
             expected_session_errors=expected_session_errors,
             concurrent_tools=calls_in_parallel(
@@ -345,7 +392,12 @@ async def _run_once(
 ) -> RunResult | RunResultStreaming:
     # A resumed RunState carries its own context; a new run gets the scenario's.
     config = dataclasses.replace(built.run_config or RunConfig(), tracing_disabled=True)
-    kwargs: dict[str, Any] = {"max_turns": built.max_turns, "run_config": config}
+    kwargs: dict[str, Any] = {
+        "max_turns": built.max_turns,
+        "run_config": config,
+        "hooks": built.hooks,
+        "error_handlers": built.error_handlers,
+    }
     if memory is not None:
         kwargs["session"] = memory
     if not isinstance(run_input, RunState):
@@ -385,6 +437,8 @@ def session_flow(
         context_factory=context_factory if make_context is not None else None,
         max_turns=built.max_turns,
         run_config=built.run_config,
+        hooks=built.hooks,
+        error_handlers=built.error_handlers,
         delta_transport=delta_transport,
         **dict(built.flow_args),
     )
@@ -464,6 +518,7 @@ async def play_session(
         )
     final = await sessions.get_agent_snapshot(session_id)
     last_agent, context = session_view(final, built)
+    stored = await sessions.stored_messages(session_id)
     history = await read_step_history(sessions.client, session_id)
     # Every attempt of a model step may call the model once; a call more is a hidden one.
     model_attempts = sum(s.final_attempt for s in history if s.step_type == "sessionflow.RunModel")
@@ -482,6 +537,8 @@ async def play_session(
         context=context,
         asked=asked,
         tool_runs=tool_runs(log),
+        code_runs=code_runs(log),
+        history=json_value([m.message.framework_item for m in stored]),
         stream=stream,
         model_attempts=model_attempts,
         problems=problems,
@@ -521,7 +578,13 @@ async def _play_turn(
 
 def _turn_output(snapshot: AgentSnapshot, seen: int, built: Built) -> Any:
     """The turn's final output: the text of its last assistant message, or for a structured
-    output the adapter's typed accessor (`structured_output`) as JSON."""
+    output the adapter's typed accessor (`structured_output`) as JSON. A final output no
+    message carries (`StopAtTools`, a custom ``tool_use_behavior``, reasoning alone) is not
+    stored as a message, since the SDK's history has none: the adapter shows it as
+    ``framework_state["final_output"]``."""
+    view: dict[str, Any] = dict(snapshot.framework_state or {})
+    if "final_output" in view:
+        return json_value(view["final_output"])
     turn = snapshot.messages[seen:]
     answers = [m for m in turn if m.message.role is MessageRole.ASSISTANT]
     if not answers:
@@ -535,6 +598,14 @@ def _turn_output(snapshot: AgentSnapshot, seen: int, built: Built) -> Any:
     return text
 
 
+def failure_note(*lines: str) -> dict[str, Any]:
+    """The user message the session stores after a turn that failed once tool calls had run
+    (a documented difference: the SDK's loop keeps no trace of a failed run's items), with
+    one line per call as `sessionflow.session.notes.build_turn_failure_note` writes them."""
+    text = "\n".join([TURN_FAILURE_NOTE_HEADER, *lines, TURN_FAILURE_NOTE_FOOTER])
+    return {"content": text, "role": "user"}
+
+
 def session_view(snapshot: AgentSnapshot, built: Built) -> tuple[str, Any]:
     """The session's last agent and run context, as the adapter exposes them.
 
@@ -542,12 +613,15 @@ def session_view(snapshot: AgentSnapshot, built: Built) -> tuple[str, Any]:
     (`AgentSnapshot.framework_state`, from `TurnCompleted.framework_state`):
     ``{"last_agent": <name>, "context": <the context as JSON>}`` (a pydantic context as its
     ``model_dump(mode="json")``, a dataclass as its fields). An agent with no handoffs has
-    no other agent to end on, so its last agent is known without it.
+    no other agent to end on, and a session none of whose turns completed has no last turn
+    to carry from, so the next turn starts at the starting agent: in both cases the last
+    agent is known without it.
     """
     view: dict[str, Any] = dict(snapshot.framework_state or {})
     last_agent = view.get("last_agent")
     if not isinstance(last_agent, str):
-        last_agent = built.agent.name if not built.agent.handoffs else NOT_EXPOSED
+        unmoved = not built.agent.handoffs or snapshot.framework_state is None
+        last_agent = built.agent.name if unmoved else NOT_EXPOSED
     if built.context is None:
         return last_agent, None
     return last_agent, view.get("context", NOT_EXPOSED)
@@ -571,8 +645,12 @@ async def run_both(
     return plain, session
 
 
-def assert_same_run(plain: Run, session: Run) -> None:
-    """The session behaved as the plain run; every difference is listed at once."""
+def assert_same_run(plain: Run, session: Run, *, session_history: list[dict[str, Any]] | None = None) -> None:
+    """The session behaved as the plain run; every difference is listed at once.
+
+    ``session_history`` is the stored transcript the session must have where the adapter's
+    extension-point matrix documents a difference from the SDK's history (a test builds it
+    from plain's and asserts it); by default it is plain's."""
     if session.problems and session.problems[0].startswith("the flow was refused"):
         raise AssertionError(f"the session differs from the plain OpenAI Agents SDK: {session.problems[0]}")
     problems = list(session.problems)
@@ -593,13 +671,21 @@ def assert_same_run(plain: Run, session: Run) -> None:
         ("the run context", plain.context, session.context),
         ("the calls stopped for approval", plain.asked, session.asked),
         ("the stream", plain.stream, session.stream),
+        (
+            "the stored transcript (- the SDK's history, + the session's stored messages)",
+            normalise_items(plain.history if session_history is None else session_history),
+            normalise_items(session.history),
+        ),
     ]:
         if a != b:
             problems.append(f"{what} differs (- plain, + session):\n{_diff(a, b)}")
-    runs = tool_runs_difference(plain.tool_runs, session.tool_runs, concurrent=plain.concurrent_tools)
+    runs = tool_runs_difference(plain.code_runs, session.code_runs, concurrent=plain.concurrent_tools)
     if runs is not None:
         order = "as a multiset" if plain.concurrent_tools else "in order"
-        problems.append(f"the real tool runs differ, {order} (- plain, + session):\n{_diff(*runs)}")
+        problems.append(
+            f"the real runs of tools, hooks, guardrails and callbacks differ, {order} "
+            f"(- plain, + session):\n{_diff(*runs)}"
+        )
     if problems:
         raise AssertionError(
             "the session differs from the plain OpenAI Agents SDK:\n\n" + "\n\n".join(problems)

@@ -11,7 +11,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
-__all__ = ["REQUEST_NORMALISATIONS", "json_value", "normalise_requests"]
+__all__ = ["REQUEST_NORMALISATIONS", "json_value", "normalise_items", "normalise_requests"]
 
 REQUEST_NORMALISATIONS: dict[str, str] = {
     "stream": (
@@ -25,11 +25,14 @@ REQUEST_NORMALISATIONS: dict[str, str] = {
         "counter of every request it has served, on any key: the plain run and the session, served "
         "one after the other, never get the same names. Each such id in a conversation's requests is "
         "replaced by its order of first appearance (item-0, item-1, ...), so a request that sends an "
-        "item back under another id, or drops one, still shows."
+        "item back under another id, or drops one, still shows. The same ids quoted inside text "
+        "(the SDK's nested handoff history summarises earlier items as their JSON) are renamed the "
+        "same way."
     ),
 }
 
 _SERVER_ITEM_ID = re.compile(r"^(fc|msg|rs|resp|mcp|ws)_\d+(_\d+)?$")
+_QUOTED_ITEM_ID = re.compile(r'(?<="id": ")(fc|msg|rs|resp|mcp|ws)_\d+(_\d+)?(?=")')
 
 
 def json_value(value: Any) -> Any:
@@ -37,8 +40,7 @@ def json_value(value: Any) -> Any:
     return json.loads(json.dumps(value, default=_default, sort_keys=True))
 
 
-def normalise_requests(bodies: Sequence[Mapping[str, Any]], *, plain_streamed: bool) -> list[dict[str, Any]]:
-    """One conversation's request bodies as the model saw them, minus `REQUEST_NORMALISATIONS`."""
+def _renamer() -> Any:
     ids: dict[str, str] = {}
 
     def rename(node: Any) -> Any:
@@ -51,8 +53,23 @@ def normalise_requests(bodies: Sequence[Mapping[str, Any]], *, plain_streamed: b
             return renamed
         if isinstance(node, list):
             return [rename(v) for v in cast(list[Any], node)]
+        if isinstance(node, str) and "_" in node:
+            return _QUOTED_ITEM_ID.sub(lambda m: ids.setdefault(m.group(0), f"item-{len(ids)}"), node)
         return node
 
+    return rename
+
+
+def normalise_items(items: Sequence[Any]) -> list[dict[str, Any]]:
+    """A stored conversation (input items) as JSON, its item ids renamed as in the requests
+    (the "item id" rule of `REQUEST_NORMALISATIONS`)."""
+    rename = _renamer()
+    return [cast(dict[str, Any], rename(json_value(item))) for item in items]
+
+
+def normalise_requests(bodies: Sequence[Mapping[str, Any]], *, plain_streamed: bool) -> list[dict[str, Any]]:
+    """One conversation's request bodies as the model saw them, minus `REQUEST_NORMALISATIONS`."""
+    rename = _renamer()
     requests: list[dict[str, Any]] = []
     for body in bodies:
         request = cast(dict[str, Any], rename(json_value(dict(body))))

@@ -4,7 +4,8 @@ Copied from openai/openai-agents-python (``examples/``) with the same names, ins
 tools and settings. What changed, and why:
 
 * every tool logs its run to the run's `InvocationLog` once it has done its work (so the
-  tests count real runs, and a crash test can hold one at a gate);
+  tests count real runs, and a crash test can hold one at a gate), and so does the customer
+  service example's ``on_handoff`` callback (kind ``callback``), so the tests count its runs;
 * every agent gets the run's scripted model (`Models`), where the examples use the
   default OpenAI model;
 * the customer service example's ``on_seat_booking_handoff`` draws a random flight number;
@@ -137,6 +138,7 @@ def customer_service(models: Models, log: InvocationLog) -> Built:
         return f"Updated seat to {new_seat} for confirmation number {confirmation_number}"
 
     async def on_seat_booking_handoff(context: RunContextWrapper[AirlineAgentContext]) -> None:
+        log.record("callback", "on_seat_booking_handoff")
         context.context.flight_number = "FLT-123"  # the example: f"FLT-{random.randint(100, 999)}"
 
     model = models.model()

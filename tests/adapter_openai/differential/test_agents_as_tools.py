@@ -9,9 +9,18 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from sessionflow.demo import ModelReply, ScriptedModelServer, ScriptedToolCall
-from tests.adapter_openai.differential import failing_sub_agents, sdk_examples
-from tests.adapter_openai.differential.harness import AgentBuilder, Run, Scenario, assert_same_run, run_both
+from tests.adapter_openai.differential import failing_sub_agents, sdk_examples, wrapped_agent_tools
+from tests.adapter_openai.differential.harness import (
+    AgentBuilder,
+    Run,
+    Scenario,
+    assert_same_run,
+    failure_note,
+    run_both,
+)
 
 
 async def test_a_translator_agent_as_a_tool(
@@ -214,4 +223,48 @@ async def test_without_a_failure_function_the_sub_agents_error_fails_the_turn(
     # Deliberate (adapter README, "Extension points and deliberate differences"): the SDK's
     # type and text, after the core's words for a turn the model step ended.
     assert session.errors == ["model call failed: TurnAborted: MaxTurnsExceeded: Max turns (1) exceeded"]
+    # Deliberate: the failed turn's tool calls ran (the agent tool's own step records its start).
+    note = failure_note(
+        '- translate_to_spanish {"input":"Hello, world!"} -> succeeded: '
+        "approved; the agent runs as the next steps of this turn",
+        '- lookup_glossary {"word":"world"} -> succeeded: world: mundo',
+    )
+    assert_same_run(plain, session, session_history=[*plain.history, note])
+
+
+@pytest.mark.parametrize(
+    "build", [wrapped_agent_tools.with_wraps, wrapped_agent_tools.bare], ids=["wraps", "bare"]
+)
+async def test_a_wrapped_agent_tool_runs_whole_with_its_wrapper(
+    build: AgentBuilder, temporal_address: str, model_server: ScriptedModelServer, tmp_path: Path
+) -> None:
+    """A wrapper on the agent tool's ``on_invoke_tool`` (tracing, logging) runs once, around
+    the nested run, as in plain. The adapter cannot step the sub-agent without skipping the
+    wrapper, so the tool runs whole in its tool step (a documented difference: its sub-agent's
+    model call is inside that step; the adapter logs a warning saying so)."""
+    scenario = Scenario(
+        name="agents-as-tools-wrapped",
+        build=build,
+        script=[
+            ModelReply.call(ScriptedToolCall("call_es", "translate_to_spanish", {"input": "Hello, world!"})),
+            ModelReply.say("In Spanish: ¡Hola, mundo!"),
+        ],
+        side_scripts={"-spanish": [ModelReply.say("¡Hola, mundo!")]},
+        turns=["Translate 'Hello, world!' to Spanish."],
+    )
+    plain, session = await run_both(scenario, model_server, temporal_address, tmp_path)
+
+    assert plain.code_runs == [
+        {"kind": "callback", "name": "wrapper", "tool": "translate_to_spanish", "phase": "start"},
+        {
+            "kind": "callback",
+            "name": "wrapper",
+            "tool": "translate_to_spanish",
+            "phase": "end",
+            "output": "¡Hola, mundo!",
+        },
+    ]
+    assert plain.requests[""][1]["input"][-1]["output"] == "¡Hola, mundo!"
+    # Two model steps for the orchestrator; the translator's call ran inside the tool step.
+    assert session.model_attempts == 2
     assert_same_run(plain, session)

@@ -42,6 +42,8 @@ async def test_on_handoff_and_a_tool_change_the_context_a_later_tool_reads(
         plain.requests[""][2]["input"][-1]["output"] == "Updated seat to 12A for confirmation number ABC123"
     )
     assert plain.last_agent == "Seat Booking Agent"
+    # The handoff's on_handoff callback ran once, before the tool, in both runs.
+    assert [run["name"] for run in plain.code_runs] == ["on_seat_booking_handoff", "update_seat"]
     assert_same_run(plain, session)
 
 

@@ -262,5 +262,7 @@ async def test_a_sigkill_before_an_output_tripwire_fails_the_turn(
     note = requests[2]["input"].pop(1)
     assert note["role"] == "user" and note["content"].startswith(TURN_FAILURE_NOTE_HEADER)
     assert 'get_weather {"city":"Tokyo"} -> succeeded' in note["content"]
-    assert_same_run(distinct_tool_runs(plain), distinct_tool_runs(session.run))
+    # The stored transcript keeps the note where the model saw it: after turn 1's message.
+    history = [*plain.history[:1], note, *plain.history[1:]]
+    assert_same_run(distinct_tool_runs(plain), distinct_tool_runs(session.run), session_history=history)
     assert_crash_repeated_only_the_effect(session, "turn-1/tool/call_tokyo")

@@ -46,6 +46,9 @@ async def test_an_input_tripwire_fails_the_turn(
     # The guardrail runs first, so the tripped turn never called the agent's model.
     assert len(plain.requests[""]) == 1
     assert len(plain.requests["-guardrail"]) == 2
+    # A terminal outcome, never retried: one model step per turn, each at its first attempt
+    # (the guardrail's own calls are its conversation's, compared call by call).
+    assert session.model_attempts == 2
     assert_same_run(plain, session)
 
 
@@ -95,6 +98,9 @@ async def test_an_output_tripwire_fails_the_turn(
         None,
         "model call failed: TurnAborted: output guardrail 'sensitive_data_check' tripped",
     ]
+    # A terminal outcome, never retried: two model calls, two model steps at attempt 1.
+    assert len(session.requests[""]) == 2
+    assert session.model_attempts == 2
     assert_same_run(plain, session)
 
 

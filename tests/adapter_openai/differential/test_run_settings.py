@@ -6,7 +6,7 @@ from pathlib import Path
 
 from sessionflow.demo import ModelReply, ScriptedModelServer, ScriptedToolCall
 from tests.adapter_openai.differential import sdk_examples
-from tests.adapter_openai.differential.harness import Scenario, assert_same_run, run_both
+from tests.adapter_openai.differential.harness import Scenario, assert_same_run, failure_note, run_both
 from tests.adapter_openai.differential.scripts import TOKYO, TOKYO_WEATHER
 
 
@@ -39,8 +39,17 @@ async def test_max_turns_is_a_per_turn_model_call_budget_with_the_sdks_error(
     # Deliberate (adapter README, "Extension points and deliberate differences"): the turn
     # fails with a text that keeps the SDK's.
     assert session.errors == ["model call failed: TurnAborted: MaxTurnsExceeded: Max turns (2) exceeded"]
+    # A terminal outcome, never retried: two model calls, and three model steps run once
+    # each (the third resumes the run, which raises before it calls the model).
     assert len(plain.requests[""]) == 2
-    assert_same_run(plain, session)
+    assert session.model_attempts == 3
+    # Deliberate: the failed turn's tool calls ran, so the session notes them after its message.
+    weather = "city='{}' temperature_range='14-20C' conditions='Sunny with wind.'"
+    note = failure_note(
+        f'- get_weather {{"city":"Tokyo"}} -> succeeded: {weather.format("Tokyo")}',
+        f'- get_weather {{"city":"Kyoto"}} -> succeeded: {weather.format("Kyoto")}',
+    )
+    assert_same_run(plain, session, session_history=[*plain.history, note])
 
 
 async def test_tool_use_behavior_stop_on_first_tool(

@@ -22,6 +22,7 @@ from __future__ import annotations
 import dataclasses
 import inspect
 import json
+import logging
 import weakref
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
@@ -48,12 +49,14 @@ from agents.tool_context import ToolContext
 
 from sessionflow import AgentToolCall, AgentToolCallStatus, AgentUsage, SessionStateError
 from sessionflow.kit import DeferredToolCall, describe_tool_call_outcome
-from sessionflow_openai_agents._approvals import answer_interruptions
+from sessionflow_openai_agents._approvals import answer_interruptions, plain_stops
 from sessionflow_openai_agents._errors import AgentGraphError, UnsupportedAgentOptionError
 from sessionflow_openai_agents._graph import AgentGraph, GraphSnapshot, ToolEntry
+from sessionflow_openai_agents._hooks import StepHookPlan
 from sessionflow_openai_agents._state import dump_run_state, parse_run_state
 from sessionflow_openai_agents._stream import StepHooks, usage_of
-from sessionflow_openai_agents._tools import tool_output_text
+from sessionflow_openai_agents._tool_step import RecordedFailures
+from sessionflow_openai_agents._tools import sdk_tool_body, tool_output_text
 from sessionflow_openai_agents._whole_responses import whole_response_config
 
 __all__ = [
@@ -70,6 +73,8 @@ __all__ = [
     "steps_agent_tool",
     "tree_of",
 ]
+
+logger = logging.getLogger(__name__)
 
 SEPARATOR = "."
 """Between a parent call's ID and its sub-agent's call IDs (the core forbids only ``/``)."""
@@ -136,14 +141,21 @@ class AgentToolTree:
     def is_agent_tool(self, name: str) -> bool:
         return any(name in tree.nodes for tree in self.trees())
 
-    async def find_tool(self, name: str, run_context: RunContextWrapper[Any]) -> ToolEntry | None:
-        """A sub-agent's tool by name, for its tool step (static or from its MCP servers)."""
+    async def find_tool(
+        self, name: str, run_context: RunContextWrapper[Any]
+    ) -> tuple[ToolEntry, RunHooks[Any] | None] | None:
+        """A sub-agent's tool by name, for its tool step (static or from its MCP servers), and
+        the hooks of the nested run that calls it (``as_tool(hooks=...)``)."""
         for tree in self.trees():
             for node in tree.nodes.values():
                 entry = (await node.graph.snapshot(run_context)).tools.get(name)
                 if entry is not None:
-                    return entry
+                    return entry, cast(RunHooks[Any] | None, node.options.get("hooks"))
         return None
+
+    def names(self) -> frozenset[str]:
+        """The agent tools of this graph (not of its sub-agents), by tool name."""
+        return frozenset(self.nodes)
 
     def trees(self) -> list[AgentToolTree]:
         """This tree and the trees of every sub-agent, nested ones too."""
@@ -165,14 +177,28 @@ def tree_of(graph: AgentGraph) -> AgentToolTree:
 
 
 def _agent_tool_options(tool: FunctionTool) -> Mapping[str, Any] | None:
+    """The options `as_tool` was given, or None for a tool whose sub-agent runs whole in its
+    tool step: any tool but an agent tool, and an agent tool whose ``on_invoke_tool`` your
+    code wrapped (tracing, logging). The wrapper must run around the nested run as it does in
+    plain, so that tool is called whole, as a function tool (`_tools.invoke_function_tool`)."""
     if not getattr(tool, "_is_agent_tool", False):
         return None
+    body = sdk_tool_body(tool)
+    if body is None:
+        logger.warning(
+            "agent tool %r: its on_invoke_tool is wrapped, so its sub-agent runs whole inside the "
+            "tool's step (a crash repeats the whole nested run); to make each of its model calls "
+            "a step, move the wrapper's work into RunHooks.on_tool_start/on_tool_end",
+            tool.name,
+        )
+        return None
     # `as_tool` keeps its options in the closure of the nested run's body; 0.24's names.
-    body = getattr(tool.on_invoke_tool, "_invoke_tool_impl", None)
-    options: Mapping[str, Any] = inspect.getclosurevars(body).nonlocals if body is not None else {}
+    options: Mapping[str, Any] = inspect.getclosurevars(body).nonlocals
     if not isinstance(options.get("self"), Agent):
         raise UnsupportedAgentOptionError(
-            "tools", f"agent tool {tool.name!r}: this SDK version's as_tool is not one the adapter can step"
+            "tools",
+            f"agent tool {tool.name!r}: this SDK version's as_tool keeps its options where the adapter "
+            "does not find them; pin the openai-agents version this adapter names",
         )
     return options
 
@@ -273,6 +299,8 @@ class Stepper:
     """The parent's run context: the SDK gives a nested run the same one."""
     run_config: RunConfig
     defer: Deferrer
+    failures: RecordedFailures
+    """The failure records of the calls before this step: a sub-run's tripwire is raised in it."""
 
     async def step_entries(self, entries: Entries, tree: AgentToolTree, prefix: str = "") -> EntriesStep:
         """Advance the first agent tool without an answer by one model call, or collect the answers."""
@@ -320,10 +348,17 @@ class Stepper:
         envelope = cast(dict[str, Any] | None, entry.get("run"))
         run_input: Any
         context: Any = self.context
+        plan = StepHookPlan(
+            starts_agent=envelope is None or envelope.get("starts_agent") is True,
+            agent_tools=node.tree.names(),
+        )
         if envelope is None:
-            start = snapshot.gated(outputs)
+            start = snapshot.gated(outputs, plan)
             run_input = await _sub_input(node, entry)
         else:
+            # A tool guardrail's tripwire in the sub-run's last tool calls: raised as the
+            # nested run raises it, which makes it the agent tool's answer (`step_entries`).
+            self.failures.raise_tripwire({n: e.tool for n, e in snapshot.tools.items()}, prefix)
             entries = cast(Entries, envelope.pop("agent_tools", None) or {})
             inner = await self.step_entries(entries, node.tree, prefix)
             if entries:
@@ -331,7 +366,7 @@ class Stepper:
             if inner.moved:
                 return inner
             outputs.update(inner.answers)
-            start = snapshot.gated(outputs)
+            start = snapshot.gated(outputs, plan)
             state_text = json.dumps({k: v for k, v in envelope.items() if k != "agent_tools"})
             # The sub-run's state holds no context of its own: it is the parent's.
             wrapper = RunContextWrapper(context=self.context)
@@ -339,7 +374,7 @@ class Stepper:
             answer_interruptions(state, wrapper, self.records, prefix)
             run_input, context = state, None
         options = node.options
-        hooks = StepHooks(cast(RunHooks[Any] | None, options.get("hooks")))
+        hooks = StepHooks(cast(RunHooks[Any] | None, options.get("hooks")), plan)
         own_config = cast(RunConfig | None, options.get("run_config"))
         if own_config is not None and node.graph.whole_responses:
             own_config = whole_response_config(own_config)
@@ -361,7 +396,11 @@ class Stepper:
                     await self.defer(item, snapshot, result.context_wrapper) for item in result.interruptions
                 ]
             ]
-            state = cast(dict[str, Any], json.loads(dump_run_state(result.to_state(), [], None, {})))
+            stops = plain_stops(calls, node.graph)
+            state = cast(
+                dict[str, Any],
+                json.loads(dump_run_state(result.to_state(), [], None, {}, starts_agent=stops)),
+            )
             sub_entries = new_entries(calls, node.tree, prefix)
             if sub_entries:
                 state["agent_tools"] = sub_entries
@@ -371,8 +410,11 @@ class Stepper:
             entry["run"] = None
             entry["answer"] = tool_output_text(await _answer_of(result, options))
             return EntriesStep(moved=True, usage=usage)
-        # A handoff, or a response with neither tool calls nor an answer: the next step goes on.
-        entry["run"] = json.loads(dump_run_state(result.to_state(), [], None, {}))
+        # A handoff, or a response with neither tool calls nor an answer: the next step goes on
+        # (after a handoff with the new agent's start hooks, as the SDK's loop goes on).
+        entry["run"] = json.loads(
+            dump_run_state(result.to_state(), [], None, {}, starts_agent=hooks.handed_off)
+        )
         return EntriesStep(moved=True, usage=usage)
 
 

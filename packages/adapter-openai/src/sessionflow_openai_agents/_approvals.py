@@ -11,12 +11,13 @@ import json
 from collections.abc import Mapping
 from typing import Any, cast
 
-from agents import FunctionTool, RunContextWrapper, RunState
+from agents import FunctionTool, HostedMCPTool, RunContextWrapper, RunState
 
 from sessionflow import AgentToolCall, AgentToolCallStatus, SessionStateError
-from sessionflow.kit import FrameworkApproval, describe_tool_call_outcome
+from sessionflow.kit import DeferredToolCall, FrameworkApproval, describe_tool_call_outcome
+from sessionflow_openai_agents._graph import AgentGraph
 
-__all__ = ["answer_interruptions", "framework_approval"]
+__all__ = ["answer_interruptions", "framework_approval", "plain_stops"]
 
 
 async def framework_approval(
@@ -38,6 +39,25 @@ async def framework_approval(
     if inspect.isawaitable(answer):
         answer = await answer
     return "required" if answer else None
+
+
+def plain_stops(calls: list[DeferredToolCall], graph: AgentGraph) -> bool:
+    """Whether the plain run stops at these calls and is resumed later, which fires the run's
+    start hooks again (`_hooks`): a call its tool's own rule holds for a person, unless it is a
+    hosted MCP server's whose ``on_approval_request`` answers it inside the run."""
+    for call in calls:
+        if call.framework_approval != "required":
+            continue
+        label, dot, _ = call.tool_name.partition(".")
+        hosted = [
+            tool
+            for agent in graph.agents.values()
+            for tool in agent.tools
+            if dot and isinstance(tool, HostedMCPTool) and tool.tool_config.get("server_label") == label
+        ]
+        if not hosted or hosted[0].on_approval_request is None:
+            return True
+    return False
 
 
 def _parsed(arguments: str) -> dict[str, Any] | None:

@@ -9,7 +9,7 @@ context object of the conversation; a session carries both in `TurnCompleted.car
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, cast
 
 __all__ = ["CARRY_FORMAT", "TurnCarry"]
@@ -22,13 +22,26 @@ class TurnCarry:
     last_agent: str
     context: Any
     """The run context as JSON values (`ContextCodec.dump`)."""
+    hidden: tuple[int, ...] = field(default_factory=lambda: tuple[int, ...]())
+    """Stored messages (by sequence) the SDK's history no longer holds: a handoff input
+    filter dropped them (`_history`). Optional key ``hidden``, written only when there are
+    some; a reader before it ignores it and shows the model those messages, as it did."""
 
     def encode(self) -> str:
-        data = {"format": CARRY_FORMAT, "last_agent": self.last_agent, "context": self.context}
+        data: dict[str, Any] = {
+            "format": CARRY_FORMAT,
+            "last_agent": self.last_agent,
+            "context": self.context,
+        }
+        if self.hidden:
+            data["hidden"] = list(self.hidden)
         return json.dumps(data, separators=(",", ":"), ensure_ascii=False)
 
     def view(self) -> dict[str, Any]:
-        return {"last_agent": self.last_agent, "context": self.context}
+        view = {"last_agent": self.last_agent, "context": self.context}
+        if self.hidden:
+            view["hidden_messages"] = list(self.hidden)
+        return view
 
     @staticmethod
     def decode(text: str | None) -> TurnCarry | None:
@@ -44,4 +57,9 @@ class TurnCarry:
         fields = cast(dict[str, Any], data)
         if fields.get("format") != CARRY_FORMAT or not isinstance(fields.get("last_agent"), str):
             return None
-        return TurnCarry(last_agent=cast(str, fields["last_agent"]), context=fields.get("context"))
+        hidden = fields.get("hidden")
+        return TurnCarry(
+            last_agent=cast(str, fields["last_agent"]),
+            context=fields.get("context"),
+            hidden=tuple(int(n) for n in cast(list[Any], hidden)) if isinstance(hidden, list) else (),
+        )

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any, Unpack
 
-from agents import Agent, RunConfig, RunHooks, Session
+from agents import Agent, RunConfig, RunErrorHandlers, RunHooks, Session
 from agents.run import DEFAULT_MAX_TURNS
 
 from sessionflow import AgentSessionFlow
@@ -35,6 +35,7 @@ def openai_agents_session_flow(
     output_validator: OutputValidator | None = None,
     stream_model_calls: bool = True,
     session: Session | None = None,
+    error_handlers: RunErrorHandlers[Any] | None = None,
     **flow_args: Unpack[FlowArguments],
 ) -> AgentSessionFlow:
     """Serve ``agent_or_factory`` as the flow type ``flow_type``.
@@ -66,5 +67,6 @@ def openai_agents_session_flow(
         output_validator=output_validator,
         stream_model_calls=stream_model_calls,
         session=session,
+        error_handlers=error_handlers,
     )
     return AgentSessionFlow(runner, flow_type=flow_type, tool_specs=tool_sources, **flow_args)

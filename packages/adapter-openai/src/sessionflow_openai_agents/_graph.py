@@ -28,11 +28,15 @@ from agents import (
     RunContextWrapper,
     ShellTool,
     Tool,
+    ToolGuardrailFunctionOutput,
+    ToolOutputGuardrail,
+    ToolOutputGuardrailData,
 )
 from agents.tool_context import ToolContext
 
 from sessionflow import SessionStateError, ToolEffect
 from sessionflow_openai_agents._errors import AgentGraphError, UnsupportedAgentOptionError
+from sessionflow_openai_agents._hooks import StepAgentHooks, StepHookPlan
 from sessionflow_openai_agents._tools import mcp_effect
 from sessionflow_openai_agents._whole_responses import whole_response_agent
 
@@ -108,18 +112,22 @@ class GraphSnapshot:
         entry = self.tools.get(tool_name)
         return mcp_effect(entry.tool) if entry is not None else None
 
-    def gated(self, outputs: Mapping[str, Any], agent_name: str | None = None) -> Agent[Any]:
+    def gated(
+        self, outputs: Mapping[str, Any], plan: StepHookPlan, agent_name: str | None = None
+    ) -> Agent[Any]:
         """Clone the graph with every tool gated; approved stubs return ``outputs[call_id]``.
 
         An output is the recorded text, or the object the tool returned (`_tool_value`).
+        Each agent's own hooks fire as ``plan`` says (`_hooks`).
 
         Returns the clone of the agent named ``agent_name``, by default of the starting agent.
         """
         stub = _stub(outputs)
         clones: dict[str, Agent[Any]] = {}
         for name, agent in self.graph.agents.items():
-            tools = [_gate(tool, stub) for tool in self.listed[name]]
-            clone = agent.clone(tools=tools, mcp_servers=[], handoffs=[])
+            tools = [_gate(tool, stub, plan) for tool in self.listed[name]]
+            hooks = StepAgentHooks(agent.hooks, plan) if agent.hooks is not None else None
+            clone = agent.clone(tools=tools, mcp_servers=[], handoffs=[], hooks=hooks)
             clones[name] = whole_response_agent(clone) if self.graph.whole_responses else clone
         for name, agent in self.graph.agents.items():
             clones[name].handoffs = [_redirect(item, clones) for item in agent.handoffs]
@@ -194,11 +202,22 @@ def _stub(outputs: Mapping[str, Any]) -> Any:
     return recorded_result
 
 
-def _gate(tool: Tool, stub: Any) -> Tool:
+def _gate(tool: Tool, stub: Any, plan: StepHookPlan) -> Tool:
     if isinstance(tool, FunctionTool):
         gated = copy.copy(tool)
         gated.on_invoke_tool = stub
         gated.needs_approval = True
+        # The tool step ran them before and after the real tool (`_tool_step`); here the stub
+        # returns what they left. An agent tool's answer arrives here, though (its sub-agent
+        # runs in the model steps after its tool step), so its output guardrails run on it
+        # here, where the SDK runs them on the nested run's answer.
+        gated.tool_input_guardrails = None
+        if tool.name not in plan.agent_tools:
+            gated.tool_output_guardrails = None
+        elif tool.tool_output_guardrails:
+            gated.tool_output_guardrails = [
+                _unless_not_run(g, plan.not_run) for g in tool.tool_output_guardrails
+            ]
         # The real tool runs in the session's tool step, not here (an agent tool's sub-agent
         # in the model steps after it, see `_agent_tools`).
         gated._is_agent_tool = False  # pyright: ignore[reportPrivateUsage]
@@ -211,6 +230,18 @@ def _gate(tool: Tool, stub: Any) -> Tool:
             config["require_approval"] = "always"
         return HostedMCPTool(tool_config=cast(Any, config), on_approval_request=None)
     return tool
+
+
+def _unless_not_run(guardrail: ToolOutputGuardrail[Any], not_run: frozenset[str]) -> ToolOutputGuardrail[Any]:
+    """``guardrail``, left out for a call whose tool did not run (its stub returns a rejection
+    or failure text, on which the SDK runs no output guardrail)."""
+
+    async def check(data: ToolOutputGuardrailData) -> ToolGuardrailFunctionOutput:
+        if data.context.tool_call_id in not_run:
+            return ToolGuardrailFunctionOutput.allow()
+        return await guardrail.run(data)
+
+    return ToolOutputGuardrail[Any](guardrail_function=check, name=guardrail.get_name())
 
 
 def _redirect(

@@ -7,19 +7,20 @@ from collections.abc import Sequence
 from typing import Any, cast
 
 from agents import (
-    HandoffOutputItem,
-    ItemHelpers,
-    MessageOutputItem,
-    RunItem,
-    ToolApprovalItem,
-    ToolCallOutputItem,
     TResponseInputItem,
 )
 
 from sessionflow import AgentMessage, ImageInput, MessageRole
 from sessionflow.kit import FrameworkMessage, image_data_url, image_ref_part, with_images_read
 
-__all__ = ["answer_message", "model_input", "run_item_messages", "user_message"]
+__all__ = [
+    "answer_message",
+    "final_output_text",
+    "final_output_value",
+    "history_message",
+    "model_input",
+    "user_message",
+]
 
 Json = dict[str, Any]
 
@@ -50,40 +51,53 @@ def _input_image(image: ImageInput) -> Json:
     return {"type": "input_image", "detail": "auto", "image_url": image_data_url(image)}
 
 
-def run_item_messages(items: Sequence[RunItem]) -> list[FrameworkMessage]:
-    """The run's items as stored messages, in order; pending approvals are not history."""
-    messages: list[FrameworkMessage] = []
-    for item in items:
-        if isinstance(item, ToolApprovalItem):
-            continue
-        framework_item = _jsonable(item.to_input_item())
-        if isinstance(item, MessageOutputItem):
-            messages.append(
-                FrameworkMessage(
-                    role=MessageRole.ASSISTANT,
-                    framework_item=framework_item,
-                    text=ItemHelpers.text_message_output(item),
-                )
-            )
-        elif isinstance(item, ToolCallOutputItem | HandoffOutputItem):
-            output = framework_item.get("output")
-            text = output if isinstance(output, str) else None
-            messages.append(FrameworkMessage(role=MessageRole.TOOL, framework_item=framework_item, text=text))
-        else:
-            messages.append(FrameworkMessage(role=MessageRole.ASSISTANT, framework_item=framework_item))
-    return messages
+def history_message(item: Json, *, user_role: MessageRole = MessageRole.USER) -> FrameworkMessage:
+    """A stored message for one item of the SDK's history (``result.to_input_list()``):
+    an assistant message with its text, a tool output with its text, anything else
+    (a call, reasoning) as the assistant's without text. A user item takes ``user_role``."""
+    item = _jsonable(item)
+    if item.get("role") == "user":
+        content = item.get("content")
+        return FrameworkMessage(
+            role=user_role, framework_item=item, text=content if isinstance(content, str) else None
+        )
+    if str(item.get("type", "")).endswith("_output"):
+        output = item.get("output")
+        return FrameworkMessage(
+            role=MessageRole.TOOL, framework_item=item, text=output if isinstance(output, str) else None
+        )
+    text = _message_text(item) if item.get("role") == "assistant" else None
+    return FrameworkMessage(role=MessageRole.ASSISTANT, framework_item=item, text=text)
+
+
+def _message_text(item: Json) -> str | None:
+    content = item.get("content")
+    if isinstance(content, str):
+        return content
+    if not isinstance(content, list):
+        return None
+    parts = cast(list[Json], content)
+    texts = [str(p.get("text", "")) for p in parts if p.get("type") == "output_text"]
+    return "".join(texts) if texts else None
 
 
 def answer_message(final_output: Any) -> FrameworkMessage:
-    """An assistant message for a final output that no model message carries.
-
-    With ``tool_use_behavior="stop_on_first_tool"`` (or ``StopAtTools``) the SDK ends the
-    run with a tool's result as the final output and no message item.
-    """
-    text = final_output if isinstance(final_output, str) else json.dumps(_jsonable_value(final_output))
+    """An assistant message with ``final_output`` as its text: the answer a tripwire's
+    handler (``on_guardrail_tripwire``) gives, as the SDK's examples answer a tripwire."""
+    text = final_output_text(final_output)
     return FrameworkMessage(
         role=MessageRole.ASSISTANT, framework_item={"role": "assistant", "content": text}, text=text
     )
+
+
+def final_output_value(final_output: Any) -> Any:
+    """A final output as JSON values (a pydantic model as its dump)."""
+    return _jsonable_value(final_output)
+
+
+def final_output_text(final_output: Any) -> str:
+    """A final output as text: a string as it is, anything else as its JSON."""
+    return final_output if isinstance(final_output, str) else json.dumps(_jsonable_value(final_output))
 
 
 def _jsonable(item: Any) -> Json:

@@ -15,7 +15,7 @@ role ``system`` (the runner wrote it, not the person) and the wire item the mode
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, cast
 
@@ -23,8 +23,9 @@ from agents import RunResultStreaming, TResponseInputItem
 
 from sessionflow import MessageRole, SessionStateError
 from sessionflow.kit import FrameworkMessage, OutputValidator
+from sessionflow_openai_agents._items import history_message
 
-__all__ = ["Restart", "earlier_messages", "read_restart", "restart_state", "retry_prompt"]
+__all__ = ["Restart", "input_item_message", "read_restart", "restart_state", "retry_prompt"]
 
 RESTART_FORMAT = "sessionflow-openai-agents/restart-1"
 
@@ -78,38 +79,8 @@ def read_restart(text: str) -> Restart | None:
     )
 
 
-def earlier_messages(run_input: Any, turn_input: Sequence[TResponseInputItem]) -> list[FrameworkMessage]:
-    """The messages of the turn's earlier runs, which the final run has as input."""
-    if not isinstance(run_input, list):
-        return []
-    items = cast(list[dict[str, Any]], run_input)
-    if len(items) <= len(turn_input) or items[: len(turn_input)] != list(turn_input):
-        return []
-    return [_message(item) for item in items[len(turn_input) :]]
-
-
-def _message(item: dict[str, Any]) -> FrameworkMessage:
-    # The turn's own user messages are all in its input, so a user item here is a prompt.
-    if item.get("role") == "user":
-        content = item.get("content")
-        return FrameworkMessage(
-            role=MessageRole.SYSTEM, framework_item=item, text=content if isinstance(content, str) else None
-        )
-    if item.get("type") == "function_call_output":
-        output = item.get("output")
-        return FrameworkMessage(
-            role=MessageRole.TOOL, framework_item=item, text=output if isinstance(output, str) else None
-        )
-    text = _message_text(item) if item.get("role") == "assistant" else None
-    return FrameworkMessage(role=MessageRole.ASSISTANT, framework_item=item, text=text)
-
-
-def _message_text(item: dict[str, Any]) -> str | None:
-    content = item.get("content")
-    if isinstance(content, str):
-        return content
-    if not isinstance(content, list):
-        return None
-    parts = cast(list[dict[str, Any]], content)
-    texts = [str(p.get("text", "")) for p in parts if p.get("type") == "output_text"]
-    return "".join(texts) if texts else None
+def input_item_message(item: dict[str, Any]) -> FrameworkMessage:
+    """A stored message for an item of a run's input that no stored message holds: an earlier
+    run's item (a user item there is a retry prompt, stored with role ``system``), or what a
+    handoff input filter put in the history (`_history`)."""
+    return history_message(item, user_role=MessageRole.SYSTEM)

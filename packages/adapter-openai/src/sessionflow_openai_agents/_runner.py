@@ -13,11 +13,14 @@ from agents import (
     HandoffCallItem,
     HostedMCPTool,
     InputGuardrailTripwireTriggered,
+    ItemHelpers,
     MaxTurnsExceeded,
     MessageOutputItem,
+    ModelRefusalError,
     OutputGuardrailTripwireTriggered,
     RunConfig,
     RunContextWrapper,
+    RunErrorHandlers,
     RunHooks,
     RunItem,
     Runner,
@@ -34,7 +37,15 @@ from agents.run import DEFAULT_MAX_TURNS
 from agents.tool_context import ToolContext
 from openai.types.responses import ResponseFunctionToolCall
 
-from sessionflow import AgentToolCall, AgentUsage, ImageInput, SessionStateError, ToolEffect, ToolPolicy
+from sessionflow import (
+    AgentToolCall,
+    AgentToolCallStatus,
+    AgentUsage,
+    ImageInput,
+    SessionStateError,
+    ToolEffect,
+    ToolPolicy,
+)
 from sessionflow.kit import (
     AgentFrameworkRunner,
     AgentTurnContext,
@@ -62,31 +73,49 @@ from sessionflow.kit import (
 from sessionflow_openai_agents._agent_tool_steps import agent_tool_outcome, with_agent_tools
 from sessionflow_openai_agents._agent_tools import (
     AGENT_TOOL_STARTED,
+    SEPARATOR,
     Stepper,
     split_agent_tools,
     steps_agent_tool,
     tree_of,
 )
-from sessionflow_openai_agents._approvals import answer_interruptions, framework_approval
+from sessionflow_openai_agents._approvals import answer_interruptions, framework_approval, plain_stops
 from sessionflow_openai_agents._carry import TurnCarry
 from sessionflow_openai_agents._context import ContextCodec
 from sessionflow_openai_agents._graph import AgentGraph, GraphSnapshot
-from sessionflow_openai_agents._items import answer_message, model_input, run_item_messages, user_message
+from sessionflow_openai_agents._history import TurnInput
+from sessionflow_openai_agents._hooks import StepHookPlan, tool_ended, tool_started
+from sessionflow_openai_agents._items import (
+    answer_message,
+    final_output_text,
+    final_output_value,
+    history_message,
+    user_message,
+)
 from sessionflow_openai_agents._memory import refuse_sdk_session
 from sessionflow_openai_agents._models import check_model_tools
 from sessionflow_openai_agents._retry import (
     Restart,
-    earlier_messages,
+    input_item_message,
     read_restart,
     restart_state,
     retry_prompt,
 )
+from sessionflow_openai_agents._run_config import check_run_config
 from sessionflow_openai_agents._shown import shown_input
 from sessionflow_openai_agents._state import SavedRunState, dump_run_state, parse_run_state, with_step_state
-from sessionflow_openai_agents._step_update import StepState, encode_step_update
+from sessionflow_openai_agents._step_update import StepState, encode_step_update, step_updates
 from sessionflow_openai_agents._stream import StepHooks, stream_into, usage_of
+from sessionflow_openai_agents._tool_step import (
+    RecordedFailures,
+    ToolRun,
+    encode_failure,
+    input_verdict,
+    recorded_failures,
+    run_tool_step,
+)
 from sessionflow_openai_agents._tool_value import decode_tool_values, encode_tool_value
-from sessionflow_openai_agents._tools import function_tool_from_spec, invoke_function_tool, tool_output_text
+from sessionflow_openai_agents._tools import function_tool_from_spec
 from sessionflow_openai_agents._warmup import build_response_models
 from sessionflow_openai_agents._whole_responses import whole_response_config
 
@@ -107,6 +136,9 @@ multi-turn examples, ``result.last_agent``), or the starting agent again."""
 HANDOFF_POLICY = ToolPolicy(effect=ToolEffect.READ, requires_approval=False)
 """The policy of a handoff's step: the SDK performs a handoff with the model call that asks for
 it, so the step only records it and cannot hold it for approval."""
+
+_NO_OUTPUT: Any = object()
+"""The turn's final output is the text of its last stored message."""
 
 _ANSWERABLE_TRIPS = (InputGuardrailTripwireTriggered, OutputGuardrailTripwireTriggered)
 
@@ -135,8 +167,9 @@ class OpenAIAgentsRunner(AgentFrameworkRunner):
             hooks reach every later step and the next turn). It must encode as JSON (a
             pydantic model, a dataclass, a JSON dict); None gives tools ``context=None``.
         run_config: Run settings for every step (model provider, model settings, ...).
-        hooks: Run hooks; ``on_llm_*`` and handoff hooks fire in model steps, tool hooks for
-            the recorded results the model step hands back.
+        hooks: Run hooks, fired where and as often as in the plain SDK (`_hooks`): the
+            model and handoff hooks in model steps, the tool hooks around the real tool in
+            its tool step, the start hooks only where the plain run starts or resumes.
         max_turns: The SDK's limit of model calls in one session turn.
         tracing: Send traces to the SDK's configured trace processors. Off by default, so an
             offline or test run never tries to reach the network.
@@ -157,6 +190,8 @@ class OpenAIAgentsRunner(AgentFrameworkRunner):
         session: Refused (`UnsupportedAgentOptionError`): the session's stored messages are
             the conversation's memory, so an SDK `Session` (``SQLiteSession``, ...) would
             keep a second copy outside the workflow.
+        error_handlers: As for `Runner.run`: a ``max_turns``, ``model_refusal`` or
+            ``invalid_final_output`` handler's final output ends the turn instead of the error.
 
     Raises:
         UnsupportedOptionError: The context the factory builds cannot travel as JSON.
@@ -178,8 +213,10 @@ class OpenAIAgentsRunner(AgentFrameworkRunner):
         output_validator: OutputValidator | None = None,
         stream_model_calls: bool = True,
         session: Session | None = None,
+        error_handlers: RunErrorHandlers[Any] | None = None,
     ) -> None:
         refuse_sdk_session(session)
+        self._error_handlers = error_handlers
         self._agent = agent
         self._extra_tools = [function_tool_from_spec(spec) for spec in tool_sources]
         self._spec_effects = {spec.name: spec.framework_effect for spec in tool_sources}
@@ -221,8 +258,10 @@ class OpenAIAgentsRunner(AgentFrameworkRunner):
         # A carry hook's carry is its own text, not the adapter's.
         carry = TurnCarry.decode(turn.carried_state) if self._carry_hook is None else None
         saved, restart = _saved_state(turn.framework_run_state)
+        # The calls that failed count too: their failure records (`_tool_step`).
+        updates = step_updates(turn.tool_calls)
         if saved is not None:
-            state = StepState(saved.context, saved.tool_state).apply(turn.state_updates())
+            state = StepState(saved.context, saved.tool_state).apply(updates)
         elif restart is not None:
             state = StepState(restart.context, restart.tool_state)
         else:
@@ -232,31 +271,51 @@ class OpenAIAgentsRunner(AgentFrameworkRunner):
         outputs: dict[str, Any] = {
             call_id: describe_tool_call_outcome(r) for call_id, r in turn.tool_calls.items() if r.is_final
         }
-        # A tool's returned object, where its step recorded one, for the SDK to see as returned.
-        values = decode_tool_values(turn.state_updates())
+        # A tool's returned object, where its step recorded one, for the SDK to see as returned;
+        # for a call that failed, the text plain shows the model (`_tool_step`).
+        values: dict[str, Any] = decode_tool_values(updates)
+        failures = recorded_failures(turn.tool_calls)
+        values.update(failures.outputs)
         outputs.update(values)
+        tree = tree_of(graph)
+        # The start hooks fire where the plain run starts or resumes (`_hooks`).
+        plan = StepHookPlan(
+            starts_agent=saved is None or saved.starts_agent,
+            agent_tools=tree.names(),
+            not_run=frozenset(
+                call_id
+                for call_id, r in turn.tool_calls.items()
+                if r.is_final and r.status is not AgentToolCallStatus.SUCCEEDED and SEPARATOR not in call_id
+            ),
+        )
         # Every model step of a turn is given the carry the turn started with, so the state
         # saved by an earlier step is restored from the same agent the turn started at.
         start_name = self._turn_start(graph, carry)
-        start = snapshot.gated(outputs, start_name)
+        start = snapshot.gated(outputs, plan, start_name)
         shown_carry = turn.carried_state if self._carry_hook is not None else None
-        turn_input = shown_input(turn, model_input(turn.messages), shown_carry, state.tool_state)
-        tree = tree_of(graph)
+        # What a handoff input filter dropped from an earlier turn's history is not shown (`_history`).
+        hidden = carry.hidden if carry is not None else ()
+        visible = [m for m in turn.messages if m.sequence not in hidden]
+        items, sequences = shown_input(turn, visible, shown_carry, state.tool_state)
+        turn_input = TurnInput(items, sequences, hidden)
         with self._trace_scope():
             try:
                 if restart is not None:
-                    agent = snapshot.gated(outputs, restart.agent)
+                    agent = snapshot.gated(outputs, plan, restart.agent)
                     outcome = await self._advance(
-                        turn, snapshot, agent, restart.input, turn_input, context, state
+                        turn, snapshot, agent, restart.input, turn_input, context, state, plan
                     )
                 elif saved is None:
                     outcome = await self._advance(
-                        turn, snapshot, start, turn_input, turn_input, context, state
+                        turn, snapshot, start, turn_input.items, turn_input, context, state, plan
                     )
                 else:
+                    # A tool guardrail tripped in a tool step: the run raises it, as plain's does.
+                    failures.raise_tripwire({n: e.tool for n, e in snapshot.tools.items()})
                     parent_state, entries = split_agent_tools(cast(str, turn.framework_run_state))
                     if entries:
-                        step = await self._stepper(turn, context, values).step_entries(entries, tree)
+                        stepper = self._stepper(turn, context, values, failures)
+                        step = await stepper.step_entries(entries, tree)
                         if step.moved:
                             # The sub-agent's model call may have changed the shared context.
                             now = with_step_state(
@@ -264,18 +323,21 @@ class OpenAIAgentsRunner(AgentFrameworkRunner):
                             )
                             return agent_tool_outcome(now, entries, step)
                         outputs.update(step.answers)
-                        start = snapshot.gated(outputs, start_name)
+                        start = snapshot.gated(outputs, plan, start_name)
                     wrapper = RunContextWrapper(context=context)
-                    run_state = await saved.restore(start, turn_input, wrapper)
+                    run_state = await saved.restore(start, turn_input.items, wrapper)
                     answer_interruptions(run_state, wrapper, turn.tool_calls)
-                    outcome = await self._advance(turn, snapshot, start, run_state, turn_input, None, state)
+                    outcome = await self._advance(
+                        turn, snapshot, start, run_state, turn_input, None, state, plan
+                    )
                 return with_agent_tools(outcome, tree)
             except _GUARDRAIL_TRIPS as error:
                 raise TurnAborted(_describe_trip(error)) from error
-            except MaxTurnsExceeded as error:
-                # The SDK's type and text: the run that exceeded its max_turns may be a
-                # sub-agent's (`as_tool(max_turns=...)`), whose limit is not this flow's.
-                raise TurnAborted(f"MaxTurnsExceeded: {error}") from error
+            except (MaxTurnsExceeded, ModelRefusalError) as error:
+                # Terminal outcomes, never retried. The SDK's type and text: the run that
+                # exceeded its max_turns may be a sub-agent's (`as_tool(max_turns=...)`),
+                # whose limit is not this flow's.
+                raise TurnAborted(f"{type(error).__name__}: {error}") from error
             except UserError as error:
                 # A setup mistake (graph changed under a saved state, bad tool config): retrying cannot help.
                 raise TurnAborted(f"OpenAI Agents SDK: {error}") from error
@@ -286,11 +348,12 @@ class OpenAIAgentsRunner(AgentFrameworkRunner):
         snapshot: GraphSnapshot,
         start: Agent[Any],
         run_input: list[TResponseInputItem] | RunState[Any, Any],
-        turn_input: list[TResponseInputItem],
+        turn_input: TurnInput,
         context: Any,
         step: StepState,
+        plan: StepHookPlan,
     ) -> AgentTurnOutcome:
-        hooks = StepHooks(self._hooks)
+        hooks = StepHooks(self._hooks, plan)
         result = Runner.run_streamed(
             start,
             run_input,
@@ -298,6 +361,7 @@ class OpenAIAgentsRunner(AgentFrameworkRunner):
             max_turns=self._max_turns,
             hooks=hooks,
             run_config=self._run_config,
+            error_handlers=self._error_handlers,
         )
         hooks.result = result
         # A resumed run's result holds the earlier steps' responses and items too.
@@ -312,19 +376,30 @@ class OpenAIAgentsRunner(AgentFrameworkRunner):
             # and what the run made before the trip is not kept.
             usage = usage_of(result.raw_responses[responses_before:])
             return self._completed(
-                turn, [answer_message(answer)], usage, result.last_agent, result.context_wrapper
+                turn,
+                [answer_message(answer)],
+                usage,
+                result.last_agent,
+                result.context_wrapper,
+                final_output=_NO_OUTPUT,
+                hidden=turn_input.hidden,
             )
         usage = usage_of(result.raw_responses[responses_before:])
         context_now = self._contexts.dump(result.context_wrapper.context)
         if result.interruptions:
+            calls = [
+                await self._deferred(item, snapshot, turn, result.context_wrapper)
+                for item in result.interruptions
+            ]
             return ToolCallsRequested(
                 framework_run_state=dump_run_state(
-                    result.to_state(), turn_input, context_now, step.tool_state
+                    result.to_state(),
+                    turn_input.items,
+                    context_now,
+                    step.tool_state,
+                    starts_agent=plain_stops(calls, snapshot.graph),
                 ),
-                tool_calls=[
-                    await self._deferred(item, snapshot, turn, result.context_wrapper)
-                    for item in result.interruptions
-                ],
+                tool_calls=calls,
                 usage=usage,
             )
         if result.final_output is not None:
@@ -335,10 +410,30 @@ class OpenAIAgentsRunner(AgentFrameworkRunner):
                     note="the output validator refused the answer",
                     usage=usage,
                 )
-            messages = [*earlier_messages(result.input, turn_input), *run_item_messages(result.new_items)]
-            if not result.new_items or not isinstance(result.new_items[-1], MessageOutputItem):
-                messages.append(answer_message(result.final_output))
-            return self._completed(turn, messages, usage, result.last_agent, result.context_wrapper)
+            # The SDK's history is the run's input and its new items; a stored message a
+            # handoff input filter dropped from that input is hidden from now on (`_history`).
+            hidden, added = turn_input.split(result.input)
+            # The run's items as the SDK's history holds them (its reasoning item id policy
+            # applied), after its input.
+            history = result.to_input_list()
+            produced = history[len(ItemHelpers.input_to_new_input_list(result.input)) :]
+            messages = [
+                *(input_item_message(cast(dict[str, Any], item)) for item in added),
+                *(history_message(cast(dict[str, Any], item)) for item in produced),
+            ]
+            # The stored messages are the SDK's history: a final output no message carries
+            # (`StopAtTools`, a custom `tool_use_behavior`, reasoning alone) is not made one;
+            # the snapshot shows it as `framework_state["final_output"]`.
+            carried = bool(result.new_items) and isinstance(result.new_items[-1], MessageOutputItem)
+            return self._completed(
+                turn,
+                messages,
+                usage,
+                result.last_agent,
+                result.context_wrapper,
+                final_output=_NO_OUTPUT if carried else result.final_output,
+                hidden=hidden,
+            )
         state = result.to_state()
         handoff = next((i for i in result.new_items[items_before:] if isinstance(i, HandoffCallItem)), None)
         if handoff is not None:
@@ -352,7 +447,9 @@ class OpenAIAgentsRunner(AgentFrameworkRunner):
                 skip_run_state=True,  # the handoff step only names the new agent
             )
             return ToolCallsRequested(
-                framework_run_state=dump_run_state(state, turn_input, context_now, step.tool_state),
+                framework_run_state=dump_run_state(
+                    state, turn_input.items, context_now, step.tool_state, starts_agent=True
+                ),
                 tool_calls=[call],
                 usage=usage,
             )
@@ -360,7 +457,9 @@ class OpenAIAgentsRunner(AgentFrameworkRunner):
         # provider ran): the SDK would call the model again. That call is a model step of its
         # own, so a crash repeats only it.
         return ContinueRequested(
-            framework_run_state=dump_run_state(state, turn_input, context_now, step.tool_state),
+            framework_run_state=dump_run_state(
+                state, turn_input.items, context_now, step.tool_state, starts_agent=hooks.handed_off
+            ),
             note=_continue_note(result.new_items[items_before:]),
             usage=usage,
         )
@@ -372,13 +471,28 @@ class OpenAIAgentsRunner(AgentFrameworkRunner):
         usage: AgentUsage,
         last_agent: Agent[Any],
         context: RunContextWrapper[Any],
+        *,
+        final_output: Any = _NO_OUTPUT,
+        hidden: tuple[int, ...] = (),
     ) -> TurnCompleted:
-        carry = TurnCarry(last_agent=last_agent.name, context=self._contexts.dump(context.context))
+        """The turn's end; ``final_output`` is the run's final output where no stored message
+        carries it (else `_NO_OUTPUT`), shown in the snapshot's framework state; ``hidden``
+        the stored messages the SDK's history no longer holds (`_history`)."""
+        carry = TurnCarry(
+            last_agent=last_agent.name, context=self._contexts.dump(context.context), hidden=hidden
+        )
+        view = carry.view()
+        if final_output is not _NO_OUTPUT:
+            view["final_output"] = final_output_value(final_output)
         if self._carry_hook is not None:
-            answer = (messages[-1].text or "") if messages else ""
+            if final_output is not _NO_OUTPUT:
+                answer = final_output_text(final_output)
+            else:
+                answer = (messages[-1].text or "") if messages else ""
             carried = self._carry_hook(turn.carried_state, answer)
         elif (
             carry.context is None
+            and not carry.hidden
             and not self._contexts.has_factory
             and carry.last_agent == self._graph().start_name
         ):
@@ -386,7 +500,7 @@ class OpenAIAgentsRunner(AgentFrameworkRunner):
             carried = None
         else:
             carried = carry.encode()
-        return TurnCompleted(new_messages=messages, usage=usage, carry=carried, framework_state=carry.view())
+        return TurnCompleted(new_messages=messages, usage=usage, carry=carried, framework_state=view)
 
     def _turn_start(self, graph: AgentGraph, carry: TurnCarry | None) -> str:
         if self._turns_start_at == "starting_agent" or carry is None:
@@ -437,29 +551,29 @@ class OpenAIAgentsRunner(AgentFrameworkRunner):
             return ToolExecutionResult(
                 output="approved; the hosted MCP server runs it in the next model call"
             )
-        if tree_of(graph).is_agent_tool(record.tool_name) and steps_agent_tool(
-            call.run_state, record.tool_call_id
-        ):
-            # The sub-agent's model calls and tool calls are steps of their own (`_agent_tools`).
-            return ToolExecutionResult(output=AGENT_TOOL_STARTED)
         saved = parse_run_state(call.run_state) if call.run_state is not None else None
         before = saved.context if saved is not None else None
         context = self._contexts.load(before, call.session_id)
         run_context = RunContextWrapper(context=context)
         snapshot = await graph.snapshot(run_context)
-        entry = snapshot.tools.get(record.tool_name) or await tree_of(graph).find_tool(
-            record.tool_name, run_context
-        )
+        entry = snapshot.tools.get(record.tool_name)
+        hooks = self._hooks
         if entry is None:
-            raise ToolExecutionError(f"unknown tool {record.tool_name!r}")
+            found = await tree_of(graph).find_tool(record.tool_name, run_context)
+            if found is None:
+                raise ToolExecutionError(f"unknown tool {record.tool_name!r}")
+            entry, hooks = found
+        # A sub-agent's call is recorded under its agent tool's call (`<parent>.<call>`); the
+        # tool is given the model's own call ID, as in the nested run.
+        call_id = record.tool_call_id.rsplit(SEPARATOR, 1)[-1]
         tool_context = ToolContext(
             context=context,
             tool_name=record.tool_name,
-            tool_call_id=record.tool_call_id,
+            tool_call_id=call_id,
             tool_arguments=record.arguments,
             tool_call=ResponseFunctionToolCall(
                 type="function_call",
-                call_id=record.tool_call_id,
+                call_id=call_id,
                 name=record.tool_name,
                 arguments=record.arguments,
             ),
@@ -471,15 +585,31 @@ class OpenAIAgentsRunner(AgentFrameworkRunner):
         with self._trace_scope():
             if spec is not None and self._spec_tools.get(spec.name) is entry.tool:
                 # The spec's own call keeps its `ToolOutput.state_update` (the tool state).
+                await tool_started(hooks, entry.agent, entry.tool, tool_context)
                 result = await spec.call_output(parse_tool_arguments(record.arguments), _invocation(record))
-                output, tool_state, value = result.text, dict(result.state_update or {}), None
+                await tool_ended(hooks, entry.agent, entry.tool, tool_context, result.text)
+                run, tool_state = ToolRun(output=result.text), dict(result.state_update or {})
+            elif tree_of(graph).is_agent_tool(record.tool_name) and steps_agent_tool(
+                call.run_state, record.tool_call_id
+            ):
+                # The sub-agent's model calls and tool calls are steps of their own
+                # (`_agent_tools`): this step only starts it, as the SDK starts the nested run.
+                run = await input_verdict(entry.tool, entry.agent, tool_context) or ToolRun(
+                    output=AGENT_TOOL_STARTED
+                )
+                if not run.failed:
+                    await tool_started(hooks, entry.agent, entry.tool, tool_context)
             else:
-                returned = await invoke_function_tool(entry.tool, tool_context, record.arguments)
-                output, value = tool_output_text(returned), encode_tool_value(returned)
+                run = await run_tool_step(entry.tool, entry.agent, tool_context, record.arguments, hooks)
         # A context the model step did not save (a state written before it was durable) is a
         # fresh one here, and the next model step has nothing to apply a change to.
         changed = value_change(before, self._contexts.dump(context)) if before is not None else None
-        return ToolExecutionResult(output=output, state_update=encode_step_update(changed, tool_state, value))
+        if run.failed:
+            raise ToolExecutionError(
+                run.output, state_update=encode_failure(run.output, changed, run.tripwire)
+            )
+        update = encode_step_update(changed, tool_state, encode_tool_value(run.returned))
+        return ToolExecutionResult(output=run.output, state_update=update)
 
     # -- helpers -------------------------------------------------------------------------
 
@@ -488,16 +618,20 @@ class OpenAIAgentsRunner(AgentFrameworkRunner):
         agent = cast(Agent[Any], source) if isinstance(source, Agent) else source()
         graph = AgentGraph(agent, self._extra_tools, whole_responses=self._whole_responses)
         check_model_tools(graph, self._checked_config)
+        check_run_config(self._checked_config, graph)
         tree_of(graph)
         return graph
 
-    def _stepper(self, turn: AgentTurnContext, context: Any, values: Mapping[str, Any]) -> Stepper:
+    def _stepper(
+        self, turn: AgentTurnContext, context: Any, values: Mapping[str, Any], failures: RecordedFailures
+    ) -> Stepper:
         return Stepper(
             records=turn.tool_calls,
             values=values,
             context=context,
             run_config=self._run_config,
             defer=lambda item, snapshot, wrapper: self._deferred(item, snapshot, turn, wrapper),
+            failures=failures,
         )
 
     def _graph(self) -> AgentGraph:

@@ -9,12 +9,14 @@ before the turn's own messages, so the prefix before it stays cacheable.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
 from agents import TResponseInputItem
 
+from sessionflow import AgentMessage
 from sessionflow.kit import AgentTurnContext
+from sessionflow_openai_agents._items import model_input
 
 __all__ = ["CARRIED_PREFIX", "shown_input"]
 
@@ -23,19 +25,24 @@ CARRIED_PREFIX = "[sessionflow] Carried from the previous turn: "
 
 def shown_input(
     turn: AgentTurnContext,
-    items: list[TResponseInputItem],
+    messages: Sequence[AgentMessage],
     carried: str | None,
     tool_state: Mapping[str, Any],
-) -> list[TResponseInputItem]:
-    """``items`` (one per message of ``turn.messages``) with the carry and the tool state shown."""
-    shown = list(items)
+) -> tuple[list[TResponseInputItem], list[int | None]]:
+    """The run's input: one item per message of ``messages`` with the carry and the tool
+    state shown; and for each item the sequence of the stored message it is (None for what
+    is shown besides them)."""
+    shown = model_input(messages)
+    sequences: list[int | None] = [m.sequence for m in messages]
     if carried:
-        start = next((i for i, m in enumerate(turn.messages) if m.turn_id == turn.turn_id), len(shown))
+        start = next((i for i, m in enumerate(messages) if m.turn_id == turn.turn_id), len(shown))
         shown.insert(start, _system(CARRIED_PREFIX + carried))
+        sequences.insert(start, None)
     if tool_state:
         state = json.dumps(dict(tool_state), ensure_ascii=False, sort_keys=True)
         shown.insert(0, _system(f"Tool state: {state}"))
-    return shown
+        sequences.insert(0, None)
+    return shown, sequences
 
 
 def _system(text: str) -> TResponseInputItem:

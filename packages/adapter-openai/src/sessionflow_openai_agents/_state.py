@@ -8,6 +8,10 @@
   out when it equals what `model_input` rebuilds from the stored messages, so the state
   of a long session does not carry the whole conversation on every tool round. A handoff
   input filter that rewrites the input keeps the rewritten input in the state.
+* ``starts_agent`` (optional, true only when set) says that the step resuming this state
+  fires the run's start hooks, as the plain run does there (`_hooks`): the state was saved
+  after a handoff, or at an approval the plain run stops for. A reader before it ignores the
+  key and fires them in every step, as it did.
 """
 
 from __future__ import annotations
@@ -42,10 +46,14 @@ def dump_run_state(
     turn_input: list[TResponseInputItem],
     context: Any,
     tool_state: Mapping[str, Any],
+    *,
+    starts_agent: bool = False,
 ) -> str:
     """The state as text; ``context`` is the run context as JSON values (`ContextCodec.dump`),
-    ``tool_state`` what neutral tool specs set in this turn."""
+    ``tool_state`` what neutral tool specs set in this turn, ``starts_agent`` whether the step
+    that resumes it fires the run's start hooks."""
     data = state.to_json(context_serializer=_no_context)
+    data["original_input"] = _as_the_run_had_it(state, data.get("original_input"))
     context_entry = cast(dict[str, Any], data["context"])
     context_entry["context"] = None
     context_entry["context_meta"] = dict(_NO_CONTEXT_META)
@@ -59,6 +67,8 @@ def dump_run_state(
         "tool_state": dict(tool_state),
         "state": data,
     }
+    if starts_agent:
+        envelope["starts_agent"] = True
     return json.dumps(envelope, separators=(",", ":"), ensure_ascii=False)
 
 
@@ -82,6 +92,8 @@ class SavedRunState:
     """The run context as JSON values; None in a format-1 state or a run without context."""
     tool_state: dict[str, Any]
     """What neutral tool specs set in this turn (empty in a format-1 state)."""
+    starts_agent: bool = False
+    """The step that resumes this state fires the run's start hooks (`_hooks`)."""
 
     async def restore(
         self, start: Agent[Any], turn_input: list[TResponseInputItem], wrapper: RunContextWrapper[Any]
@@ -107,7 +119,27 @@ def parse_run_state(text: str) -> SavedRunState:
         input_from_messages=bool(envelope.get("input_from_messages")),
         context=envelope.get("context"),
         tool_state=cast(dict[str, Any], envelope.get("tool_state") or {}),
+        starts_agent=envelope.get("starts_agent") is True,
     )
+
+
+def _as_the_run_had_it(state: RunState[Any, Any], serialized: Any) -> Any:
+    """The run's input as the run had it: the SDK's serializer rewrites an assistant item
+    whose content is text as a list of ``output_text`` parts, which a resumed run would then
+    send the model (the plain run, never serialized, sends the text). The input as given is
+    kept when it serializes to what the SDK wrote, so nothing else is lost."""
+    raw: Any = getattr(state, "_original_input", None)
+    normalise: Any = getattr(state, "_serialize_input", None)
+    if not isinstance(raw, list) or normalise is None:
+        return serialized
+    if _canonical(normalise(raw)) != _canonical(serialized):
+        return serialized
+    return json.loads(json.dumps(raw, default=_model_dump))
+
+
+def _model_dump(value: Any) -> Any:
+    dump = getattr(value, "model_dump", None)
+    return dump(mode="json", exclude_unset=True) if callable(dump) else str(value)
 
 
 def _canonical(value: Any) -> str:

@@ -4,7 +4,9 @@ Three things travel this way: the run context the tool changed (`sessionflow.ses
 tool state that neutral tool specs set (`sessionflow.kit.ToolOutput.state_update`), and the
 object the tool returned where the recorded text does not stand for it (`_tool_value`).
 The next model step applies the updates of the calls before it in model order
-(`AgentTurnContext.state_updates`).
+(`AgentTurnContext.state_updates`), and the run context's change of a call recorded as
+failed too (its failure record, `_tool_step.FAILURE_FORMAT`): in the SDK a tool that fails
+keeps what it changed in the context before it raised.
 """
 
 from __future__ import annotations
@@ -14,10 +16,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, cast
 
-from sessionflow import SessionStateError
+from sessionflow import AgentToolCall, AgentToolCallStatus, SessionStateError
 from sessionflow.kit import apply_value_change
+from sessionflow_openai_agents._tool_step import FAILURE_FORMAT
 
-__all__ = ["StepState", "encode_step_update"]
+__all__ = ["StepState", "encode_step_update", "step_updates"]
 
 _FORMAT = "sessionflow-openai-agents/update-1"
 
@@ -57,10 +60,24 @@ class StepState:
                 raise SessionStateError(
                     f"the state update of tool call {tool_call_id!r} is not JSON"
                 ) from None
-            if update.get("format") != _FORMAT:
+            if update.get("format") not in (_FORMAT, FAILURE_FORMAT):
                 raise SessionStateError(f"unsupported state update format {update.get('format')!r}")
             if "context" in update and context is not None:
                 context = apply_value_change(context, cast(dict[str, Any], update["context"]))
             # A shallow update per call: of two calls setting one key, the later one wins.
             tool_state.update(cast(dict[str, Any], update.get("tool_state") or {}))
         return StepState(context=context, tool_state=tool_state)
+
+
+def step_updates(records: Mapping[str, AgentToolCall]) -> list[tuple[str, str]]:
+    """The updates a model step applies: those of the calls that succeeded
+    (`AgentTurnContext.state_updates`) and the failure records of those that failed, in
+    model order. The core hands a step only the updates of the calls the step before it
+    deferred."""
+    ordered = sorted(records.values(), key=lambda r: r.deferral_order)
+    return [
+        (r.tool_call_id, r.state_update)
+        for r in ordered
+        if r.state_update is not None
+        and r.status in (AgentToolCallStatus.SUCCEEDED, AgentToolCallStatus.FAILED)
+    ]

@@ -18,6 +18,7 @@ from agents import (
 
 from sessionflow import AgentUsage
 from sessionflow.kit import AgentEventWriter
+from sessionflow_openai_agents._hooks import StepHookPlan
 
 __all__ = ["StepHooks", "stream_into", "usage_of"]
 
@@ -26,15 +27,19 @@ _REASONING_DELTAS = frozenset({"response.reasoning_summary_text.delta", "respons
 
 
 class StepHooks(RunHooks[Any]):
-    """Ends the run after the turn whose model call starts, then forwards to the user's hooks.
+    """Ends the run after the turn whose model call starts, then forwards to the user's hooks
+    those the plain run fires here (`StepHookPlan`).
 
     ``cancel(mode="after_turn")`` is the SDK's graceful stop: the turn finishes (a handoff
     switches the current agent, pending approvals become interruptions) and the run stops
     before the next model call, leaving a state that resumes there.
     """
 
-    def __init__(self, inner: RunHooks[Any] | None) -> None:
+    def __init__(self, inner: RunHooks[Any] | None, plan: StepHookPlan) -> None:
         self.inner = inner
+        self.plan = plan
+        self.handed_off = False
+        """A handoff happened in this step: the next step fires the new agent's start hooks."""
         self.result: RunResultStreaming | None = None
         self.model_calls = 0
 
@@ -60,7 +65,7 @@ class StepHooks(RunHooks[Any]):
             await self.inner.on_llm_end(context, agent, response)
 
     async def on_agent_start(self, context: AgentHookContext[Any], agent: Agent[Any]) -> None:
-        if self.inner is not None:
+        if self.inner is not None and self.plan.starts_agent:
             await self.inner.on_agent_start(context, agent)
 
     async def on_agent_end(self, context: AgentHookContext[Any], agent: Agent[Any], output: Any) -> None:
@@ -70,17 +75,18 @@ class StepHooks(RunHooks[Any]):
     async def on_handoff(
         self, context: RunContextWrapper[Any], from_agent: Agent[Any], to_agent: Agent[Any]
     ) -> None:
+        self.handed_off = True
         if self.inner is not None:
             await self.inner.on_handoff(context, from_agent, to_agent)
 
     async def on_tool_start(self, context: RunContextWrapper[Any], agent: Agent[Any], tool: Tool) -> None:
-        if self.inner is not None:
+        if self.inner is not None and self.plan.tool_start_here(tool):
             await self.inner.on_tool_start(context, agent, tool)
 
     async def on_tool_end(
         self, context: RunContextWrapper[Any], agent: Agent[Any], tool: Tool, result: object
     ) -> None:
-        if self.inner is not None:
+        if self.inner is not None and self.plan.tool_end_here(tool):
             await self.inner.on_tool_end(context, agent, tool, result)
 
 

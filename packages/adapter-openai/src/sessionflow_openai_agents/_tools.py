@@ -8,7 +8,11 @@ from collections.abc import Awaitable, Callable
 from typing import Any, cast
 
 from agents import FunctionTool, ItemHelpers
-from agents.tool import default_tool_timeout_error_message, maybe_invoke_function_tool_failure_error_function
+from agents.tool import (
+    _FailureHandlingFunctionToolInvoker,  # pyright: ignore[reportPrivateUsage]
+    default_tool_timeout_error_message,
+    maybe_invoke_function_tool_failure_error_function,
+)
 from agents.tool_context import ToolContext
 
 from sessionflow import ToolEffect
@@ -26,6 +30,7 @@ __all__ = [
     "invoke_function_tool",
     "mcp_effect",
     "run_function_tool",
+    "sdk_tool_body",
     "tool_output_text",
 ]
 
@@ -75,10 +80,22 @@ async def invoke_function_tool(tool: FunctionTool, context: ToolContext[Any], ar
         raise ToolExecutionError(message) from None
 
 
+def sdk_tool_body(tool: FunctionTool) -> ToolInvoker | None:
+    """The body inside the SDK's own invoker (`function_tool`, `as_tool`), or None when
+    ``on_invoke_tool`` is something else: a hand-built one, or the SDK's wrapped by your code
+    (tracing, logging), even with `functools.wraps`, which copies the invoker's attributes."""
+    invoker: Any = tool.on_invoke_tool
+    if not isinstance(invoker, _FailureHandlingFunctionToolInvoker):
+        return None
+    body: ToolInvoker = invoker._invoke_tool_impl  # pyright: ignore[reportPrivateUsage]
+    return body
+
+
 async def _invoke(tool: FunctionTool, context: ToolContext[Any], arguments: str) -> Any:
     # `function_tool` wraps its body in an invoker that swallows exceptions into the failure
     # message; calling the body directly lets us tell a failure from a successful result.
-    body = cast(ToolInvoker | None, getattr(tool.on_invoke_tool, "_invoke_tool_impl", None))
+    # A wrapper of yours around it is called whole, as the SDK calls it.
+    body = sdk_tool_body(tool)
     if body is None:
         return await tool.on_invoke_tool(context, arguments)
     try:
