@@ -142,6 +142,9 @@ class Run:
     asked: list[tuple[str, Any]]
     """Every call stopped for approval: tool name and arguments (as JSON)."""
     tool_runs: list[dict[str, Any]]
+    hook_runs: list[dict[str, Any]] = field(default_factory=lambda: cast(list[dict[str, Any]], []))
+    """Every run of code an extension point calls (an output validator, a history processor,
+    a prepare function, a hook, an event handler), as it logged itself, in order."""
     model_attempts: int | None = None
     """The attempts of the session's model steps (``sessionflow.RunModel``); None for plain."""
     problems: list[str] = field(default_factory=lambda: cast(list[str], []))
@@ -177,6 +180,12 @@ def tool_runs(log: InvocationLog) -> list[dict[str, Any]]:
     skip = {"kind", "pid", "at", "worker"}
     entries = [entry for entry in log.entries() if entry.get("kind") in ("tool", "mcp")]
     return [{k: v for k, v in entry.items() if k not in skip} for entry in entries]
+
+
+def hook_runs(log: InvocationLog) -> list[dict[str, Any]]:
+    """Every run of extension-point code (entries of kind ``hook``), in the order they ran."""
+    skip = {"kind", "pid", "at", "worker"}
+    return [{k: v for k, v in e.items() if k not in skip} for e in log.entries() if e.get("kind") == "hook"]
 
 
 def session_error_for(plain_error: str) -> str:
@@ -264,6 +273,7 @@ async def run_plain(scenario: Scenario, server: ScriptedModelServer, key: str, l
         history=normalise_history(ModelMessagesTypeAdapter.dump_python(history, mode="json"), key=key),
         asked=asked,
         tool_runs=tool_runs(log),
+        hook_runs=hook_runs(log),
         concurrent_tools=calls_in_parallel(
             [*scenario.script, *(r for replies in scenario.side_scripts.values() for r in replies)]
         ),
@@ -350,6 +360,7 @@ async def play_session(
         ),
         asked=asked,
         tool_runs=tool_runs(log),
+        hook_runs=hook_runs(log),
         model_attempts=model_attempts,
         problems=problems,
     )
@@ -451,6 +462,11 @@ def assert_same_run(plain: Run, session: Run) -> None:
     for what, a, b in [
         ("the message history", plain.history, session.history),
         ("the calls stopped for approval", plain.asked, session.asked),
+        (
+            "the runs of extension-point code (validators, processors, hooks)",
+            plain.hook_runs,
+            session.hook_runs,
+        ),
     ]:
         if a != b:
             problems.append(f"{what} differs (- plain, + session):\n{diff(a, b)}")

@@ -36,6 +36,7 @@ def pydantic_ai_session_flow(
     usage_limits: UsageLimitsOption | None = None,
     model_settings: ModelSettingsOption | None = None,
     partial_output_interval: float | None = PARTIAL_OUTPUT_INTERVAL,
+    validate_partial_output: bool = False,
     **flow_args: Unpack[FlowArguments],
 ) -> AgentSessionFlow:
     """A flow type whose sessions run `agent_or_factory`.
@@ -57,5 +58,6 @@ def pydantic_ai_session_flow(
         usage_limits=usage_limits,
         model_settings=model_settings,
         partial_output_interval=partial_output_interval,
+        validate_partial_output=validate_partial_output,
     )
     return AgentSessionFlow(runner, flow_type=flow_type, tool_specs=tool_sources, **flow_args)

@@ -32,11 +32,15 @@ __all__ = [
     "user_message",
 ]
 
-RUN_STATE_VERSION = 2
+RUN_STATE_VERSION = 3
 """Bumped whenever the run state's JSON shape changes; versions not in `_READ_VERSIONS` are
-refused, not guessed at. 2 added the retry budget (and states that end with a retry request)."""
+refused, not guessed at. 2 added the retry budget (and states that end with a retry request);
+3 the framework's history (`RunState.history`), which only a state that holds one is
+written as: every other state is still written as version 2, which workers of the versions
+before read as they always did."""
 
-_READ_VERSIONS = (1, 2)
+_HISTORY_FREE_VERSION = 2
+_READ_VERSIONS = (1, 2, 3)
 
 
 def dump_messages(messages: Sequence[ModelMessage]) -> list[dict[str, Any]]:
@@ -125,6 +129,9 @@ class RunState:
     established_tools: list[str] | None = None
     """The tools the turn's requests have offered the model so far (Pydantic AI's
     ``established_tool_names``); None before the first request."""
+    history: list[ModelMessage] | None = None
+    """Pydantic AI's whole message history after the step, where a history processor made
+    it differ from the stored messages plus `messages` (`_framework_history`); None: it is those."""
 
     @property
     def response(self) -> ModelResponse:
@@ -144,7 +151,8 @@ class RunState:
     def to_json(self) -> str:
         return json.dumps(
             {
-                "version": RUN_STATE_VERSION,
+                # A worker that cannot read the history must not resume without it.
+                "version": RUN_STATE_VERSION if self.history is not None else _HISTORY_FREE_VERSION,
                 "messages": dump_messages(self.messages),
                 "deferred": self.deferred,
                 "retries": self.budget.to_json(),
@@ -156,6 +164,7 @@ class RunState:
                     if self.established_tools is not None
                     else {}
                 ),
+                **({"history": dump_messages(self.history)} if self.history is not None else {}),
             },
             separators=(",", ":"),
         )
@@ -199,6 +208,7 @@ class RunState:
             },
             values=cast(dict[str, Any], raw.get("values") or {}),
             established_tools=cast(list[str] | None, raw.get("established_tools")),
+            history=load_messages(cast(list[Any], raw["history"])) if "history" in raw else None,
         )
         if state.deferred:
             _ = state.response  # validates the shape

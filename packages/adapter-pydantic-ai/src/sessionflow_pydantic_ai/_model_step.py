@@ -10,12 +10,7 @@ from typing import Any
 from pydantic_ai import CallToolsNode, DeferredToolResults, FinalResultEvent, ModelRequestNode, RunContext
 from pydantic_ai._agent_graph import build_run_context
 from pydantic_ai.agent import AbstractAgent, AgentRun
-from pydantic_ai.capabilities import (
-    AbstractCapability,
-    PrepareOutputTools,
-    PrepareTools,
-    ReinjectSystemPrompt,
-)
+from pydantic_ai.capabilities import AbstractCapability, PrepareOutputTools, PrepareTools
 from pydantic_ai.messages import (
     ModelMessage,
     ModelRequest,
@@ -34,6 +29,7 @@ from pydantic_ai.usage import RunUsage
 from pydantic_graph import End
 
 from sessionflow.kit import AgentEventWriter
+from sessionflow_pydantic_ai._framework_history import SystemPromptFirst
 from sessionflow_pydantic_ai._partial_output import PARTIAL_OUTPUT_INTERVAL, PartialOutputs
 
 __all__ = ["ModelStepResult", "run_model_call"]
@@ -61,6 +57,12 @@ class ModelStepResult:
     """Each tool's retry count as the run's next step would start with it (``ctx.retries``)."""
     established_tools: list[str] | None = None
     """The tools the model has been offered in this turn so far (None: none yet)."""
+    history: list[ModelMessage] = field(default_factory=lambda: [])
+    """Pydantic AI's whole message history after the step (``all_messages()``, and the retry
+    request when one is due): what a history processor left of it, and the new messages."""
+    resumed_request: ModelRequest | None = None
+    """The request the step resumed and sent, as Pydantic AI recorded it when sending it
+    (instructions, run): a stored request is sent anew."""
 
 
 @dataclass
@@ -96,6 +98,8 @@ async def run_model_call(
     run_step: int = 0,
     established_tools: Sequence[str] | None = None,
     partial_output_interval: float | None = PARTIAL_OUTPUT_INTERVAL,
+    validate_partial_output: bool = False,
+    add_system_prompt: bool = True,
 ) -> ModelStepResult:
     """Make at most one model request and return before any function tool runs.
 
@@ -105,7 +109,11 @@ async def run_model_call(
     function tools, the run stops at the tools node and returns them instead of running
     them. Output tool calls are left to Pydantic AI, which validates them in-process.
     While the response streams, its partial output is published at most once per
-    `partial_output_interval` seconds (`_partial_output`; None: never).
+    `partial_output_interval` seconds (`_partial_output`; None: never), validated by the
+    run's output validators only when `validate_partial_output` (``run_stream``'s way).
+    `add_system_prompt` puts the agent's system prompt at the history's head, where a
+    history rebuilt from stored messages lacks it; a history Pydantic AI kept has it as
+    the plain run's has it (or not, if a processor dropped it).
     """
     definitions = _ToolDefinitions()
     async with agent.iter(
@@ -117,8 +125,9 @@ async def run_model_call(
         toolsets=toolsets,
         conversation_id=conversation_id,
         # Stored messages never carry the agent's system prompt: Pydantic AI adds it to
-        # every request instead, the way it would open a fresh conversation.
-        capabilities=[ReinjectSystemPrompt(), *definitions.capabilities()],
+        # every request instead, the way it would open a fresh conversation, before any
+        # history processor sees the history (where the plain run's history has it).
+        capabilities=[*([SystemPromptFirst()] if add_system_prompt else []), *definitions.capabilities()],
     ) as run:
         # The turn's earlier steps used these (an output validator's retries): the budget
         # Pydantic AI checks is the run's, and this run is one step of it.
@@ -146,8 +155,10 @@ async def run_model_call(
                         output_retries_used=run.ctx.state.output_retries_used,
                         tool_retries=_next_tool_retries(run),
                         established_tools=_established(run),
+                        history=[*run.all_messages(), node.request],
+                        resumed_request=run.ctx.deps.resumed_request,
                     )
-                await _stream_request(node, run, events, partial_output_interval)
+                await _stream_request(node, run, events, partial_output_interval, validate_partial_output)
                 requested = True
             elif isinstance(node, CallToolsNode) and requested:
                 deferred = [
@@ -162,6 +173,8 @@ async def run_model_call(
                         output_retries_used=run.ctx.state.output_retries_used,
                         tool_retries=_next_tool_retries(run),
                         established_tools=_established(run),
+                        history=list(run.all_messages()),
+                        resumed_request=run.ctx.deps.resumed_request,
                     )
             node = await run.next(node)
         return ModelStepResult(
@@ -171,6 +184,8 @@ async def run_model_call(
             output_retries_used=run.ctx.state.output_retries_used,
             tool_retries=_next_tool_retries(run),
             established_tools=_established(run),
+            history=list(run.all_messages()),
+            resumed_request=run.ctx.deps.resumed_request,
         )
 
 
@@ -179,10 +194,18 @@ async def _stream_request(
     run: AgentRun[Any, Any],
     events: AgentEventWriter,
     partial_output_interval: float | None,
+    validate_partial_output: bool,
 ) -> None:
     """Send the request streaming, forwarding text, thinking and partial output as they arrive."""
     async with node.stream(run.ctx) as stream:
-        partials = PartialOutputs(stream, run.ctx.deps.output_schema, events, partial_output_interval)
+        partials = PartialOutputs(
+            stream,
+            run.ctx.deps.output_schema,
+            events,
+            partial_output_interval,
+            run_context=build_run_context(run.ctx),
+            validate=validate_partial_output,
+        )
         async for event in stream:
             if isinstance(event, FinalResultEvent):
                 partials.start(event)

@@ -1,0 +1,109 @@
+"""Pydantic AI's own message history, where a history processor made it differ from the transcript.
+
+In a plain multi-turn app, the history is what each run leaves in ``result.all_messages()``,
+handed to the next ``agent.run(message_history=...)``. A history processor (`ProcessHistory`,
+a ``before_model_request`` hook that rewrites ``ctx.messages``) replaces that history before
+each request: it summarizes, trims or redacts, and the next request and the next run start
+from what it left. A session stores each turn's messages as they were made (its transcript
+is append-only), so once a processor has rewritten the history, the stored messages no
+longer are the framework's history.
+
+From that step on, the framework's history travels with the session: in the run state
+between the steps of a turn and in the turn's carry between turns (by reference when
+large), with the last stored message it accounts for (`CarriedHistory.through`). Each model
+step hands Pydantic AI that history plus the messages stored since, so a processor sees,
+step by step and turn by turn, what it sees in the plain run. An agent whose history no
+processor rewrites carries nothing: its history is the stored messages (`extends`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, cast
+
+from pydantic_ai.capabilities import CapabilityOrdering, ReinjectSystemPrompt
+from pydantic_ai.messages import ModelMessage, repair_messages
+
+from sessionflow_pydantic_ai._messages import dump_messages, load_messages
+
+__all__ = ["CarriedHistory", "SystemPromptFirst", "extends"]
+
+
+@dataclass(frozen=True)
+class CarriedHistory:
+    """The framework's history after a turn, and the stored messages it accounts for."""
+
+    messages: list[ModelMessage]
+    through: int
+    """The sequence of the last stored message this history includes (or stands for)."""
+
+    def to_json(self) -> dict[str, Any]:
+        return {"through": self.through, "messages": dump_messages(self.messages)}
+
+    @staticmethod
+    def from_json(raw: Any) -> CarriedHistory | None:
+        if not isinstance(raw, dict):
+            return None
+        data = cast(dict[str, Any], raw)
+        return CarriedHistory(load_messages(cast(list[Any], data["messages"])), int(data["through"]))
+
+
+@dataclass
+class SystemPromptFirst(ReinjectSystemPrompt[Any]):
+    """`ReinjectSystemPrompt`, before every other ``before_model_request`` hook.
+
+    Stored messages never carry the agent's system prompt; a plain run's history has it at
+    its head from the first request on, so its history processors see it there. Outermost,
+    the system prompt is back in the history before any processor runs.
+    """
+
+    def get_ordering(self) -> CapabilityOrdering | None:
+        return CapabilityOrdering(position="outermost")
+
+    @classmethod
+    def get_serialization_name(cls) -> str | None:
+        return None
+
+
+def extends(before: Sequence[ModelMessage], after: Sequence[ModelMessage]) -> bool:
+    """Whether the history a step ended with (``after``) is the one it started from
+    (``before``, as handed to the run) with new messages after it: nothing rewrote it.
+
+    Pydantic AI itself cleans a history it is handed (``repair_messages``: adjacent requests
+    merge, dangling calls get results), adds the system prompt at the head of the first
+    request (`SystemPromptFirst`), and sends a trailing request anew, with its instructions
+    and run filled in: none of this is a rewrite, since a step rebuilds it from the same
+    stored messages. Anything else (a message dropped, replaced, changed in place or
+    inserted) is.
+    """
+    expected = dump_messages(repair_messages(list(before), repair_last_response=False))
+    if len(after) < len(expected):
+        return False
+    got = dump_messages(list(after[: len(expected)]))
+    first_request = next((i for i, m in enumerate(expected) if m.get("kind") == "request"), None)
+    for index, (want, have) in enumerate(zip(expected, got, strict=True)):
+        if index == first_request:
+            have = _without_added_system_prompt(want, have)
+        if index == len(expected) - 1 and want.get("kind") == "request":
+            # The request a step resumes is sent as a new one: only its parts are the history's.
+            if _parts(want) != _parts(have):
+                return False
+        elif want != have:
+            return False
+    return True
+
+
+def _parts(message: dict[str, Any]) -> list[Any]:
+    return cast(list[Any], message.get("parts") or [])
+
+
+def _without_added_system_prompt(want: dict[str, Any], have: dict[str, Any]) -> dict[str, Any]:
+    """``have`` without the system prompt parts put at its head that ``want`` lacks."""
+    if any(p.get("part_kind") == "system-prompt" for p in _parts(want)):
+        return have
+    parts = _parts(have)
+    head = 0
+    while head < len(parts) and parts[head].get("part_kind") == "system-prompt":
+        head += 1
+    return {**have, "parts": parts[head:]} if head else have
