@@ -138,7 +138,8 @@ class Run:
     errors: list[str | None]
     """Each turn's error: the exception plain raised, the session's ``last_turn_error``."""
     history: list[dict[str, Any]]
-    """The conversation's messages after the last turn, dumped and normalised."""
+    """The conversation's messages after the last turn, dumped and normalised: plain's
+    ``result.all_messages()``, the session's stored messages."""
     asked: list[tuple[str, Any]]
     """Every call stopped for approval: tool name and arguments (as JSON)."""
     tool_runs: list[dict[str, Any]]
@@ -149,6 +150,10 @@ class Run:
     """The attempts of the session's model steps (``sessionflow.RunModel``); None for plain."""
     problems: list[str] = field(default_factory=lambda: cast(list[str], []))
     """What stopped the run short (a call left waiting, a decision left unused)."""
+    transcript: list[dict[str, Any]] = field(default_factory=lambda: cast(list[dict[str, Any]], []))
+    """Plain only: the messages each run made (``result.new_messages()``), one run after the
+    other, after the history it started from: the conversation as it happened, which is
+    what `history` holds unless a history processor rewrote it."""
     concurrent_tools: bool = False
     """Plain only: a model response asked for several tools at once, which Pydantic AI runs
     concurrently (`pydantic_ai._tool_execution`: "Function tools run in parallel within each
@@ -221,6 +226,7 @@ async def run_plain(scenario: Scenario, server: ScriptedModelServer, key: str, l
     built = scenario.build(Models(server, key), log)
     deps = built.deps() if built.deps is not None else None
     history: list[ModelMessage] = list(scenario.history)
+    made: list[ModelMessage] = list(scenario.history)
     approvals = list(scenario.approvals)
     external = list(scenario.external_results)
     outputs: list[Any] = []
@@ -244,6 +250,7 @@ async def run_plain(scenario: Scenario, server: ScriptedModelServer, key: str, l
                 errors.append(f"{type(error).__name__}: {error}")
                 break
             history = result.all_messages()
+            made += result.new_messages()
             if isinstance(result.output, DeferredToolRequests):
                 # Pydantic AI's human-in-the-loop: decide each call, then run on with the results.
                 results = DeferredToolResults()
@@ -271,6 +278,7 @@ async def run_plain(scenario: Scenario, server: ScriptedModelServer, key: str, l
         outputs=outputs,
         errors=errors,
         history=normalise_history(ModelMessagesTypeAdapter.dump_python(history, mode="json"), key=key),
+        transcript=normalise_history(ModelMessagesTypeAdapter.dump_python(made, mode="json"), key=key),
         asked=asked,
         tool_runs=tool_runs(log),
         hook_runs=hook_runs(log),

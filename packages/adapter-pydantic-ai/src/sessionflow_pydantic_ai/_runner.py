@@ -250,9 +250,10 @@ class PydanticAIRunner(AgentFrameworkRunner):
         framework = images.restore(step.history)
         if state is not None and state.deferred:
             held = plain_deferred(state.deferred, turn.recorded_tool_call, state.waiting)
-            results_request = step.new_messages[0] if step.new_messages else None
-            step.new_messages = split_as_plain(step.new_messages, held)
-            framework = _replaced(framework, results_request, step.new_messages[:2])
+            split = split_as_plain(step.new_messages, held)
+            if len(split) > len(step.new_messages):  # one results request became two
+                framework = _replaced(framework, step.new_messages[0], split[:2])
+            step.new_messages = split
         # Kept from here on once a processor rewrote it (or it was kept already).
         history_now = framework if kept or not extends(base, framework) else None
         budget = RetryBudget(step.tool_retries, step.output_retries_used)
