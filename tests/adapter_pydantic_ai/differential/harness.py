@@ -148,6 +148,8 @@ class Run:
     a prepare function, a hook, an event handler), as it logged itself, in order."""
     model_attempts: int | None = None
     """The attempts of the session's model steps (``sessionflow.RunModel``); None for plain."""
+    model_steps: int | None = None
+    """The session's model steps; as many as `model_attempts` when no step was retried."""
     problems: list[str] = field(default_factory=lambda: cast(list[str], []))
     """What stopped the run short (a call left waiting, a decision left unused)."""
     transcript: list[dict[str, Any]] = field(default_factory=lambda: cast(list[dict[str, Any]], []))
@@ -358,7 +360,8 @@ async def play_session(
     messages = await stored_messages(sessions, session_id)
     history = await read_step_history(sessions.client, session_id)
     # Every attempt of a model step may call the model once; a call more is a hidden one.
-    model_attempts = sum(s.final_attempt for s in history if s.step_type == "sessionflow.RunModel")
+    model_steps = [s for s in history if s.step_type == "sessionflow.RunModel"]
+    model_attempts = sum(s.final_attempt for s in model_steps)
     return Run(
         requests=_requests(scenario, server, session_id),
         outputs=outputs,
@@ -370,6 +373,7 @@ async def play_session(
         tool_runs=tool_runs(log),
         hook_runs=hook_runs(log),
         model_attempts=model_attempts,
+        model_steps=len(model_steps),
         problems=problems,
     )
 
