@@ -116,10 +116,18 @@ async def test_the_carry_holds_plain_all_messages_once_a_processor_rewrote_them(
     assert len(stored_messages) == 4 + 2 + 4  # every message of the three turns is stored
 
 
-async def test_nothing_travels_for_an_agent_without_a_processor(model_server: ScriptedModelServer) -> None:
+async def test_only_the_system_prompt_travels_for_an_agent_without_a_processor(
+    model_server: ScriptedModelServer,
+) -> None:
+    """Its history is the stored messages; the system prompt its first request made is the
+    one thing stored messages lack, and it travels (a key older workers ignore: format 1)."""
     model_server.script("plain-agent", SCRIPT)
     _, carry, states = await play(PydanticAIRunner(weather_agent(model_server, "plain-agent", None)), TURNS)
-    assert carry is None
+    assert carry is not None and json.loads(carry)["format"].endswith("carry-1")
+    carried = decode_carry(carry)
+    assert carried.history is None and not carried.has_deps
+    assert carried.system_prompt is not None
+    assert [p.content for p in carried.system_prompt] == ["You report the weather."]
     assert [json.loads(s)["version"] for s in states if s] == [2, 2]
     assert all("history" not in json.loads(s) for s in states if s)
 

@@ -14,20 +14,27 @@ large), with the last stored message it accounts for (`CarriedHistory.through`).
 step hands Pydantic AI that history plus the messages stored since, so a processor sees,
 step by step and turn by turn, what it sees in the plain run. An agent whose history no
 processor rewrites carries nothing: its history is the stored messages (`extends`).
+
+The system prompt is the one part of a plain history that stored messages never hold
+(a user's message is stored as it arrives). A plain run puts it at the head of the
+conversation's first request once, and each later run re-renders only its dynamic parts
+(``@agent.system_prompt(dynamic=True)``). So the parts the session's first request made
+travel too (`system_prompt_of`), and every later step puts them back at the head of the
+history (`with_system_prompt`) instead of rendering the system prompt again.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, cast
 
 from pydantic_ai.capabilities import CapabilityOrdering, ReinjectSystemPrompt
-from pydantic_ai.messages import ModelMessage, repair_messages
+from pydantic_ai.messages import ModelMessage, ModelRequest, SystemPromptPart, repair_messages
 
 from sessionflow_pydantic_ai._messages import dump_messages, load_messages
 
-__all__ = ["CarriedHistory", "SystemPromptFirst", "extends"]
+__all__ = ["CarriedHistory", "SystemPromptFirst", "extends", "system_prompt_of", "with_system_prompt"]
 
 
 @dataclass(frozen=True)
@@ -84,7 +91,8 @@ def extends(before: Sequence[ModelMessage], after: Sequence[ModelMessage]) -> bo
     first_request = next((i for i, m in enumerate(expected) if m.get("kind") == "request"), None)
     for index, (want, have) in enumerate(zip(expected, got, strict=True)):
         if index == first_request:
-            have = _without_added_system_prompt(want, have)
+            # The system prompt travels on its own (`system_prompt_of`), dynamic parts re-rendered.
+            want, have = _without_system_prompt(want), _without_system_prompt(have)
         if index == len(expected) - 1 and want.get("kind") == "request":
             # The request a step resumes is sent as a new one: only its parts are the history's.
             if _parts(want) != _parts(have):
@@ -98,12 +106,33 @@ def _parts(message: dict[str, Any]) -> list[Any]:
     return cast(list[Any], message.get("parts") or [])
 
 
-def _without_added_system_prompt(want: dict[str, Any], have: dict[str, Any]) -> dict[str, Any]:
-    """``have`` without the system prompt parts put at its head that ``want`` lacks."""
-    if any(p.get("part_kind") == "system-prompt" for p in _parts(want)):
-        return have
-    parts = _parts(have)
-    head = 0
-    while head < len(parts) and parts[head].get("part_kind") == "system-prompt":
-        head += 1
-    return {**have, "parts": parts[head:]} if head else have
+def _without_system_prompt(message: dict[str, Any]) -> dict[str, Any]:
+    return {**message, "parts": [p for p in _parts(message) if p.get("part_kind") != "system-prompt"]}
+
+
+def system_prompt_of(messages: Sequence[ModelMessage]) -> list[SystemPromptPart] | None:
+    """The system prompt at the head of the history's first request; None when it has none."""
+    first = next((m for m in messages if isinstance(m, ModelRequest)), None)
+    if first is None:
+        return None
+    parts: list[SystemPromptPart] = []
+    for part in first.parts:
+        if not isinstance(part, SystemPromptPart):
+            break
+        parts.append(part)
+    return parts or None
+
+
+def with_system_prompt(messages: list[ModelMessage], parts: Sequence[SystemPromptPart]) -> list[ModelMessage]:
+    """``messages`` with ``parts`` at the head of the first request, unless the history holds
+    a system prompt already (one it started from, say), as `ReinjectSystemPrompt` decides."""
+    if any(isinstance(p, SystemPromptPart) for m in messages if isinstance(m, ModelRequest) for p in m.parts):
+        return messages
+    for index, message in enumerate(messages):
+        if isinstance(message, ModelRequest):
+            return [
+                *messages[:index],
+                replace(message, parts=[*parts, *message.parts]),
+                *messages[index + 1 :],
+            ]
+    return messages

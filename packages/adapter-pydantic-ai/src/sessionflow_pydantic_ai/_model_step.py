@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from pydantic_ai import CallToolsNode, DeferredToolResults, FinalResultEvent, ModelRequestNode, RunContext
-from pydantic_ai._agent_graph import build_run_context
+from pydantic_ai._agent_graph import UserPromptNode, build_run_context
 from pydantic_ai.agent import AbstractAgent, AgentRun
 from pydantic_ai.capabilities import AbstractCapability, PrepareOutputTools, PrepareTools
 from pydantic_ai.messages import (
@@ -100,6 +100,8 @@ async def run_model_call(
     partial_output_interval: float | None = PARTIAL_OUTPUT_INTERVAL,
     validate_partial_output: bool = False,
     add_system_prompt: bool = True,
+    capabilities: Sequence[AbstractCapability[Any]] = (),
+    reevaluate_system_prompt: bool = True,
 ) -> ModelStepResult:
     """Make at most one model request and return before any function tool runs.
 
@@ -113,7 +115,10 @@ async def run_model_call(
     run's output validators only when `validate_partial_output` (``run_stream``'s way).
     `add_system_prompt` puts the agent's system prompt at the history's head, where a
     history rebuilt from stored messages lacks it; a history Pydantic AI kept has it as
-    the plain run's has it (or not, if a processor dropped it).
+    the plain run's has it (or not, if a processor dropped it). `capabilities` are the run's
+    own, as ``agent.run(capabilities=...)`` adds them. `reevaluate_system_prompt` is False
+    for a step that goes on with the turn's run: a plain run renders its dynamic system
+    prompt once, when it starts.
     """
     definitions = _ToolDefinitions()
     async with agent.iter(
@@ -127,7 +132,11 @@ async def run_model_call(
         # Stored messages never carry the agent's system prompt: Pydantic AI adds it to
         # every request instead, the way it would open a fresh conversation, before any
         # history processor sees the history (where the plain run's history has it).
-        capabilities=[*([SystemPromptFirst()] if add_system_prompt else []), *definitions.capabilities()],
+        capabilities=[
+            *([SystemPromptFirst()] if add_system_prompt else []),
+            *capabilities,
+            *definitions.capabilities(),
+        ],
     ) as run:
         # The turn's earlier steps used these (an output validator's retries): the budget
         # Pydantic AI checks is the run's, and this run is one step of it.
@@ -142,6 +151,8 @@ async def run_model_call(
         _carry_tool_retries(run, tool_retries or {})
         _stamp_retry_request(history, run)
         node = run.next_node
+        if not reevaluate_system_prompt and isinstance(node, UserPromptNode):
+            node.system_prompt_dynamic_functions = {}
         requested = False
         while not isinstance(node, End):
             if isinstance(node, ModelRequestNode):

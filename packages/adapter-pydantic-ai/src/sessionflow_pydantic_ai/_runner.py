@@ -10,7 +10,8 @@ from dataclasses import replace
 from typing import Any, TypeAlias
 
 import pydantic_core
-from pydantic_ai.agent import AbstractAgent
+from pydantic_ai.agent import AbstractAgent, EventStreamHandler
+from pydantic_ai.capabilities import AbstractCapability, ProcessEventStream
 from pydantic_ai.exceptions import UnexpectedModelBehavior
 from pydantic_ai.messages import ModelMessage, ModelResponse
 from pydantic_ai.models import Model
@@ -36,7 +37,12 @@ from sessionflow_pydantic_ai._carry import Carry, decode_carry, encode_carry
 from sessionflow_pydantic_ai._deps import DepsCodec, DepsFactory, DepsResources
 from sessionflow_pydantic_ai._effects import deferred_tool_call
 from sessionflow_pydantic_ai._execution import execute_tool_call
-from sessionflow_pydantic_ai._framework_history import CarriedHistory, extends
+from sessionflow_pydantic_ai._framework_history import (
+    CarriedHistory,
+    extends,
+    system_prompt_of,
+    with_system_prompt,
+)
 from sessionflow_pydantic_ai._history import conversation_of
 from sessionflow_pydantic_ai._images import InlinedImages, user_message_with_images
 from sessionflow_pydantic_ai._limits import (
@@ -106,6 +112,10 @@ class PydanticAIRunner(AgentFrameworkRunner):
         partial_output_interval: While a structured output streams, its partial output is
             published (a ``custom_event`` of kind ``partial_output``) at most once per this
             many seconds; 0 publishes every change, None none.
+        event_stream_handler: Called with each model request's and each tool node's event
+            stream, as ``agent.run(event_stream_handler=...)`` calls it, in the model steps:
+            the tools' call and result events come from the model step that resumes with
+            their results, for every call of the response, in the model's order.
         validate_partial_output: Run the output validators, output functions and output
             hooks on each partial output (``ctx.partial_output`` True), as
             ``run_stream().stream_output()`` does. Off by default: the session runs them as
@@ -127,6 +137,7 @@ class PydanticAIRunner(AgentFrameworkRunner):
         model_settings: ModelSettingsOption | None = None,
         partial_output_interval: float | None = PARTIAL_OUTPUT_INTERVAL,
         validate_partial_output: bool = False,
+        event_stream_handler: EventStreamHandler[Any] | None = None,
     ) -> None:
         self._agent_source = agent
         self._agent: AbstractAgent[Any, Any] | None = agent if isinstance(agent, AbstractAgent) else None
@@ -145,6 +156,11 @@ class PydanticAIRunner(AgentFrameworkRunner):
         self._model_settings = model_settings
         self._partial_output_interval = partial_output_interval
         self._validate_partial_output = validate_partial_output
+        # What `agent.run` does with its handler; model steps only, so a tool step's node
+        # (whose events the next model step streams) does not call it once more.
+        self._run_capabilities: list[AbstractCapability[Any]] = (
+            [ProcessEventStream(event_stream_handler)] if event_stream_handler is not None else []
+        )
         if self._agent is not None and not callable(model_override):
             # Known now, so refused now: Pydantic AI would refuse every model step for it.
             _check_model(self._agent, model_override)
@@ -185,6 +201,12 @@ class PydanticAIRunner(AgentFrameworkRunner):
         # The history Pydantic AI starts from: its own where a processor rewrote it (kept
         # since), else the stored messages; either way followed by the turn's so far.
         base, kept = _framework_history(turn, state, carry.history)
+        # The system prompt the session's first request made, at the history's head again.
+        system_prompt = (
+            state.system_prompt if state is not None and state.system_prompt else carry.system_prompt
+        )
+        if not kept and system_prompt is not None:
+            base = with_system_prompt(base, system_prompt)
         images = InlinedImages()
         history = images.inline(base)
         results = None
@@ -239,7 +261,10 @@ class PydanticAIRunner(AgentFrameworkRunner):
                     established_tools=state.established_tools if state else None,
                     partial_output_interval=self._partial_output_interval,
                     validate_partial_output=self._validate_partial_output,
-                    add_system_prompt=not kept,
+                    add_system_prompt=not kept and system_prompt is None,
+                    capabilities=self._run_capabilities,
+                    # A turn's later steps go on with its run, which rendered it when it started.
+                    reevaluate_system_prompt=state is None,
                 )
             except UnexpectedModelBehavior as error:
                 # A spent retry budget (or a response Pydantic AI cannot use): the plain run
@@ -256,6 +281,7 @@ class PydanticAIRunner(AgentFrameworkRunner):
             step.new_messages = split
         # Kept from here on once a processor rewrote it (or it was kept already).
         history_now = framework if kept or not extends(base, framework) else None
+        system_prompt_now = system_prompt_of(framework) if history_now is None else None
         budget = RetryBudget(step.tool_retries, step.output_retries_used)
         usage = AgentUsage(
             requests=step.usage.requests,
@@ -279,6 +305,7 @@ class PydanticAIRunner(AgentFrameworkRunner):
                 deps=deps_now,
                 established_tools=step.established_tools,
                 history=history_now,
+                system_prompt=system_prompt_now,
             )
             return ContinueRequested(
                 framework_run_state=next_state.to_json(),
@@ -295,6 +322,7 @@ class PydanticAIRunner(AgentFrameworkRunner):
                 deps=deps_now,
                 established_tools=step.established_tools,
                 history=history_now,
+                system_prompt=system_prompt_now,
             )
             return ToolCallsRequested(framework_run_state=next_state.to_json(), tool_calls=calls, usage=usage)
         final_text = render_output(step.output)
@@ -306,7 +334,7 @@ class PydanticAIRunner(AgentFrameworkRunner):
         return TurnCompleted(
             new_messages=new_messages,
             usage=usage,
-            carry=encode_carry(has_deps, deps_now, carried),
+            carry=encode_carry(has_deps, deps_now, carried, system_prompt_now),
             # The output as JSON (`read_output` types it), first: the view keeps keys in order.
             framework_state={
                 OUTPUT_KEY: output_json(step.output),
