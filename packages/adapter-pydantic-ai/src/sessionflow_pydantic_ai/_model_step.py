@@ -9,8 +9,17 @@ from typing import Any
 
 from pydantic_ai import CallToolsNode, DeferredToolResults, FinalResultEvent, ModelRequestNode, RunContext
 from pydantic_ai._agent_graph import UserPromptNode, build_run_context
+from pydantic_ai._output import TextOutputProcessor
 from pydantic_ai.agent import AbstractAgent, AgentRun
-from pydantic_ai.capabilities import AbstractCapability, PrepareOutputTools, PrepareTools
+from pydantic_ai.capabilities import (
+    AbstractCapability,
+    AgentNode,
+    CapabilityOrdering,
+    PrepareOutputTools,
+    PrepareTools,
+    ValidatedToolArgs,
+    WrapToolExecuteHandler,
+)
 from pydantic_ai.messages import (
     ModelMessage,
     ModelRequest,
@@ -121,6 +130,7 @@ async def run_model_call(
     prompt once, when it starts.
     """
     definitions = _ToolDefinitions()
+    guard = _FunctionToolGuard()
     async with agent.iter(
         None,
         message_history=history,
@@ -136,6 +146,7 @@ async def run_model_call(
             *([SystemPromptFirst()] if add_system_prompt else []),
             *capabilities,
             *definitions.capabilities(),
+            guard,
         ],
     ) as run:
         # The turn's earlier steps used these (an output validator's retries): the budget
@@ -175,6 +186,11 @@ async def run_model_call(
                 deferred = [
                     c for c in node.model_response.tool_calls if not definitions.is_output_tool(c.tool_name)
                 ]
+                if deferred and run.ctx.deps.end_strategy == "early" and _may_end_early(run, node, deferred):
+                    after = await _output_ends_early(run, node, guard)
+                    if after is not None:  # an output won: the function tools are not executed, as in plain
+                        node = after
+                        continue
                 if deferred:
                     return ModelStepResult(
                         new_messages=run.new_messages(),
@@ -232,6 +248,78 @@ async def _stream_request(
                     events.write_reasoning_delta(event.delta.content_delta)
             await partials.update()
         await partials.finish()
+
+
+class _FunctionToolsWanted(Exception):
+    """Pydantic AI is about to run a function tool in a model step (`_FunctionToolGuard`)."""
+
+
+@dataclass
+class _FunctionToolGuard(AbstractCapability[Any]):
+    """Stops a model step where Pydantic AI would run a function tool; off unless armed."""
+
+    armed: bool = False
+
+    @classmethod
+    def get_serialization_name(cls) -> str | None:
+        return None
+
+    def get_ordering(self) -> CapabilityOrdering | None:
+        return CapabilityOrdering(position="innermost")
+
+    async def wrap_tool_execute(
+        self,
+        ctx: RunContext[Any],
+        *,
+        call: ToolCallPart,
+        tool_def: ToolDefinition,
+        args: ValidatedToolArgs,
+        handler: WrapToolExecuteHandler,
+    ) -> Any:
+        if self.armed and tool_def.kind != "output":
+            raise _FunctionToolsWanted(call.tool_name)
+        return await handler(args)
+
+
+def _may_end_early(
+    run: AgentRun[Any, Any], node: CallToolsNode[Any, Any], deferred: list[ToolCallPart]
+) -> bool:
+    """Whether the response holds an output that, under ``end_strategy='early'``, may end the
+    run before its function tools: an output tool call, or structured output in its text
+    (`NativeOutput`, `PromptedOutput`) or an image. Plain text never skips tools."""
+    response = node.model_response
+    if len(deferred) < len(response.tool_calls):
+        return True
+    schema = run.ctx.deps.output_schema
+    structured_text = schema.text_processor is not None and not isinstance(
+        schema.text_processor, TextOutputProcessor
+    )
+    return (structured_text and bool(response.text)) or (schema.allows_image and bool(response.images))
+
+
+async def _output_ends_early(
+    run: AgentRun[Any, Any], node: CallToolsNode[Any, Any], guard: _FunctionToolGuard
+) -> AgentNode[Any] | End[Any] | None:
+    """Under ``end_strategy='early'``, let the response's output tools run first, as the plain
+    run does: if one succeeds, the run ends there and the function tools are never run (the
+    node after this one). If every output fails, Pydantic AI would run the function tools:
+    the step stops before the first and leaves the run as it was (None), so the session runs
+    them and the next step processes the response with their results."""
+    manager = run.ctx.deps.tool_manager
+    retries_before = run.ctx.state.output_retries_used
+    failed_before, succeeded_before = set(manager.failed_tools), set(manager.succeeded_tools)
+    history_before = len(run.ctx.state.message_history)
+    guard.armed = True
+    try:
+        return await run.next(node)
+    except _FunctionToolsWanted:
+        # The outputs are charged again when the response is processed with the results.
+        run.ctx.state.output_retries_used = retries_before
+        manager.failed_tools, manager.succeeded_tools = failed_before, succeeded_before
+        del run.ctx.state.message_history[history_before:]
+        return None
+    finally:
+        guard.armed = False
 
 
 def _carry_tool_retries(run: AgentRun[Any, Any], retries: Mapping[str, int]) -> None:
