@@ -73,7 +73,9 @@ class SystemPromptFirst(ReinjectSystemPrompt[Any]):
         return None
 
 
-def extends(before: Sequence[ModelMessage], after: Sequence[ModelMessage]) -> bool:
+def extends(
+    before: Sequence[ModelMessage], after: Sequence[ModelMessage], *, prompt_apart: bool = False
+) -> bool:
     """Whether the history a step ended with (``after``) is the one it started from
     (``before``, as handed to the run) with new messages after it: nothing rewrote it.
 
@@ -82,9 +84,13 @@ def extends(before: Sequence[ModelMessage], after: Sequence[ModelMessage]) -> bo
     request (`SystemPromptFirst`), and sends a trailing request anew, with its instructions
     and run filled in: none of this is a rewrite, since a step rebuilds it from the same
     stored messages. Anything else (a message dropped, replaced, changed in place or
-    inserted) is.
+    inserted) is. ``prompt_apart``: the last message of ``before`` was given as the run's
+    prompt, so it was not cleaned with the rest.
     """
-    expected = dump_messages(repair_messages(list(before), repair_last_response=False))
+    head = list(before[:-1]) if prompt_apart else list(before)
+    expected = dump_messages(repair_messages(head, repair_last_response=False))
+    if prompt_apart:
+        expected += dump_messages(list(before[-1:]))
     if len(after) < len(expected):
         return False
     got = dump_messages(list(after[: len(expected)]))
@@ -94,12 +100,17 @@ def extends(before: Sequence[ModelMessage], after: Sequence[ModelMessage]) -> bo
             # The system prompt travels on its own (`system_prompt_of`), dynamic parts re-rendered.
             want, have = _without_system_prompt(want), _without_system_prompt(have)
         if index == len(expected) - 1 and want.get("kind") == "request":
-            # The request a step resumes is sent as a new one: only its parts are the history's.
-            if _parts(want) != _parts(have):
+            # The request a step resumes (or makes of the turn's prompt) is sent as a new one:
+            # only what its parts say is the history's.
+            if _said(want) != _said(have):
                 return False
         elif want != have:
             return False
     return True
+
+
+def _said(message: dict[str, Any]) -> list[Any]:
+    return [{k: v for k, v in p.items() if k != "timestamp"} for p in _parts(_without_system_prompt(message))]
 
 
 def _parts(message: dict[str, Any]) -> list[Any]:

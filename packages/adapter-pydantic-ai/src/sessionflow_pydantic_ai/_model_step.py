@@ -30,6 +30,7 @@ from pydantic_ai.messages import (
     ThinkingPart,
     ThinkingPartDelta,
     ToolCallPart,
+    UserContent,
 )
 from pydantic_ai.models import Model
 from pydantic_ai.tools import ToolDefinition
@@ -111,6 +112,7 @@ async def run_model_call(
     add_system_prompt: bool = True,
     capabilities: Sequence[AbstractCapability[Any]] = (),
     reevaluate_system_prompt: bool = True,
+    user_prompt: str | Sequence[UserContent] | None = None,
 ) -> ModelStepResult:
     """Make at most one model request and return before any function tool runs.
 
@@ -127,12 +129,13 @@ async def run_model_call(
     the plain run's has it (or not, if a processor dropped it). `capabilities` are the run's
     own, as ``agent.run(capabilities=...)`` adds them. `reevaluate_system_prompt` is False
     for a step that goes on with the turn's run: a plain run renders its dynamic system
-    prompt once, when it starts.
+    prompt once, when it starts. `user_prompt` is the turn's prompt, given as ``agent.run``
+    gives it (after the history, which Pydantic AI cleans without it).
     """
     definitions = _ToolDefinitions()
     guard = _FunctionToolGuard()
     async with agent.iter(
-        None,
+        user_prompt,
         message_history=history,
         deferred_tool_results=results,
         deps=deps,
@@ -160,7 +163,8 @@ async def run_model_call(
         if established_tools is not None:
             run.ctx.deps.established_tool_names = set(established_tools)
         _carry_tool_retries(run, tool_retries or {})
-        _stamp_retry_request(history, run)
+        if user_prompt is None:
+            _stamp_retry_request(history, run)
         node = run.next_node
         if not reevaluate_system_prompt and isinstance(node, UserPromptNode):
             node.system_prompt_dynamic_functions = {}

@@ -13,7 +13,7 @@ import pydantic_core
 from pydantic_ai.agent import AbstractAgent, EventStreamHandler
 from pydantic_ai.capabilities import AbstractCapability, ProcessEventStream
 from pydantic_ai.exceptions import UnexpectedModelBehavior
-from pydantic_ai.messages import ModelMessage, ModelResponse
+from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, UserContent, UserPromptPart
 from pydantic_ai.models import Model
 from pydantic_ai.toolsets import AbstractToolset
 
@@ -209,6 +209,11 @@ class PydanticAIRunner(AgentFrameworkRunner):
             base = with_system_prompt(base, system_prompt)
         images = InlinedImages()
         history = images.inline(base)
+        # A turn's prompt goes to Pydantic AI as `agent.run` gives it, after the history: a
+        # history it is handed is cleaned first (adjacent requests merge), the prompt is not.
+        prompt = _turn_prompt(history) if state is None else None
+        if prompt is not None:
+            history = history[:-1]
         results = None
         budget = state.budget if state is not None else RetryBudget()
         attempts: dict[str, Any] = {}
@@ -254,7 +259,7 @@ class PydanticAIRunner(AgentFrameworkRunner):
                     deps=deps,
                     model=model,
                     toolsets=self._toolsets,
-                    conversation_id=conversation_of(history, turn.session_id),
+                    conversation_id=conversation_of(base, turn.session_id),
                     output_retries_used=budget.output,
                     tool_retries=budget.tools,
                     run_step=sum(isinstance(m, ModelResponse) for m in state.messages) if state else 0,
@@ -265,12 +270,16 @@ class PydanticAIRunner(AgentFrameworkRunner):
                     capabilities=self._run_capabilities,
                     # A turn's later steps go on with its run, which rendered it when it started.
                     reevaluate_system_prompt=state is None,
+                    user_prompt=prompt,
                 )
             except UnexpectedModelBehavior as error:
                 # A spent retry budget (or a response Pydantic AI cannot use): the plain run
                 # ends with this error, and a new attempt of the step would end the same way.
                 raise TurnAborted(str(error)) from error
         check_after_response(limits, used, step.usage, step.new_messages, len(step.deferred))
+        if prompt is not None:
+            # The request Pydantic AI made of the prompt: the session stored it when it arrived.
+            step.new_messages = [m for m in step.new_messages if not _carries(m, prompt)]
         record_attempts(step.new_messages, attempts)
         framework = images.restore(step.history)
         if state is not None and state.deferred:
@@ -280,7 +289,9 @@ class PydanticAIRunner(AgentFrameworkRunner):
                 framework = _replaced(framework, step.new_messages[0], split[:2])
             step.new_messages = split
         # Kept from here on once a processor rewrote it (or it was kept already).
-        history_now = framework if kept or not extends(base, framework) else None
+        history_now = (
+            framework if kept or not extends(base, framework, prompt_apart=prompt is not None) else None
+        )
         system_prompt_now = system_prompt_of(framework) if history_now is None else None
         budget = RetryBudget(step.tool_retries, step.output_retries_used)
         usage = AgentUsage(
@@ -428,6 +439,26 @@ def _framework_history(
         since = [m.message.framework_item for m in turn.messages if m.sequence > carried.through]
         return [*carried.messages, *load_messages(since), *turn_so_far], True
     return [*load_messages(m.message.framework_item for m in turn.messages), *turn_so_far], False
+
+
+def _turn_prompt(history: list[ModelMessage]) -> str | list[UserContent] | None:
+    """The prompt of the turn's stored request, when the history ends with it alone (one user
+    prompt part, nothing Pydantic AI filled in yet); None otherwise."""
+    last = history[-1] if history else None
+    if not isinstance(last, ModelRequest) or last.run_id is not None or len(last.parts) != 1:
+        return None
+    part = last.parts[0]
+    if not isinstance(part, UserPromptPart):
+        return None
+    return part.content if isinstance(part.content, str) else list(part.content)
+
+
+def _carries(message: ModelMessage, prompt: str | list[UserContent]) -> bool:
+    """Whether ``message`` is the request Pydantic AI made of the turn's ``prompt``."""
+    if not isinstance(message, ModelRequest):
+        return False
+    contents = [p.content for p in message.parts if isinstance(p, UserPromptPart)]
+    return contents == [prompt]
 
 
 def _replaced(
