@@ -142,9 +142,9 @@ async def run_model_call(
         model=model,
         toolsets=toolsets,
         conversation_id=conversation_id,
-        # Stored messages never carry the agent's system prompt: Pydantic AI adds it to
-        # every request instead, the way it would open a fresh conversation, before any
-        # history processor sees the history (where the plain run's history has it).
+        # Stored messages never carry the agent's system prompt: until one travels with the
+        # session, Pydantic AI renders it at the history's head, as it opens a conversation,
+        # before any history processor sees the history (where the plain run's has it).
         capabilities=[
             *([SystemPromptFirst()] if add_system_prompt else []),
             *capabilities,
