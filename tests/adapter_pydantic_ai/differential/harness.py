@@ -138,14 +138,24 @@ class Run:
     errors: list[str | None]
     """Each turn's error: the exception plain raised, the session's ``last_turn_error``."""
     history: list[dict[str, Any]]
-    """The conversation's messages after the last turn, dumped and normalised."""
+    """The conversation's messages after the last turn, dumped and normalised: plain's
+    ``result.all_messages()``, the session's stored messages."""
     asked: list[tuple[str, Any]]
     """Every call stopped for approval: tool name and arguments (as JSON)."""
     tool_runs: list[dict[str, Any]]
+    hook_runs: list[dict[str, Any]] = field(default_factory=lambda: cast(list[dict[str, Any]], []))
+    """Every run of code an extension point calls (an output validator, a history processor,
+    a prepare function, a hook, an event handler), as it logged itself, in order."""
     model_attempts: int | None = None
     """The attempts of the session's model steps (``sessionflow.RunModel``); None for plain."""
+    model_steps: int | None = None
+    """The session's model steps; as many as `model_attempts` when no step was retried."""
     problems: list[str] = field(default_factory=lambda: cast(list[str], []))
     """What stopped the run short (a call left waiting, a decision left unused)."""
+    transcript: list[dict[str, Any]] = field(default_factory=lambda: cast(list[dict[str, Any]], []))
+    """Plain only: the messages each run made (``result.new_messages()``), one run after the
+    other, after the history it started from: the conversation as it happened, which is
+    what `history` holds unless a history processor rewrote it."""
     concurrent_tools: bool = False
     """Plain only: a model response asked for several tools at once, which Pydantic AI runs
     concurrently (`pydantic_ai._tool_execution`: "Function tools run in parallel within each
@@ -177,6 +187,12 @@ def tool_runs(log: InvocationLog) -> list[dict[str, Any]]:
     skip = {"kind", "pid", "at", "worker"}
     entries = [entry for entry in log.entries() if entry.get("kind") in ("tool", "mcp")]
     return [{k: v for k, v in entry.items() if k not in skip} for entry in entries]
+
+
+def hook_runs(log: InvocationLog) -> list[dict[str, Any]]:
+    """Every run of extension-point code (entries of kind ``hook``), in the order they ran."""
+    skip = {"kind", "pid", "at", "worker"}
+    return [{k: v for k, v in e.items() if k not in skip} for e in log.entries() if e.get("kind") == "hook"]
 
 
 def session_error_for(plain_error: str) -> str:
@@ -212,6 +228,7 @@ async def run_plain(scenario: Scenario, server: ScriptedModelServer, key: str, l
     built = scenario.build(Models(server, key), log)
     deps = built.deps() if built.deps is not None else None
     history: list[ModelMessage] = list(scenario.history)
+    made: list[ModelMessage] = list(scenario.history)
     approvals = list(scenario.approvals)
     external = list(scenario.external_results)
     outputs: list[Any] = []
@@ -235,6 +252,7 @@ async def run_plain(scenario: Scenario, server: ScriptedModelServer, key: str, l
                 errors.append(f"{type(error).__name__}: {error}")
                 break
             history = result.all_messages()
+            made += result.new_messages()
             if isinstance(result.output, DeferredToolRequests):
                 # Pydantic AI's human-in-the-loop: decide each call, then run on with the results.
                 results = DeferredToolResults()
@@ -262,8 +280,10 @@ async def run_plain(scenario: Scenario, server: ScriptedModelServer, key: str, l
         outputs=outputs,
         errors=errors,
         history=normalise_history(ModelMessagesTypeAdapter.dump_python(history, mode="json"), key=key),
+        transcript=normalise_history(ModelMessagesTypeAdapter.dump_python(made, mode="json"), key=key),
         asked=asked,
         tool_runs=tool_runs(log),
+        hook_runs=hook_runs(log),
         concurrent_tools=calls_in_parallel(
             [*scenario.script, *(r for replies in scenario.side_scripts.values() for r in replies)]
         ),
@@ -340,7 +360,8 @@ async def play_session(
     messages = await stored_messages(sessions, session_id)
     history = await read_step_history(sessions.client, session_id)
     # Every attempt of a model step may call the model once; a call more is a hidden one.
-    model_attempts = sum(s.final_attempt for s in history if s.step_type == "sessionflow.RunModel")
+    model_steps = [s for s in history if s.step_type == "sessionflow.RunModel"]
+    model_attempts = sum(s.final_attempt for s in model_steps)
     return Run(
         requests=_requests(scenario, server, session_id),
         outputs=outputs,
@@ -350,7 +371,9 @@ async def play_session(
         ),
         asked=asked,
         tool_runs=tool_runs(log),
+        hook_runs=hook_runs(log),
         model_attempts=model_attempts,
+        model_steps=len(model_steps),
         problems=problems,
     )
 
@@ -451,6 +474,11 @@ def assert_same_run(plain: Run, session: Run) -> None:
     for what, a, b in [
         ("the message history", plain.history, session.history),
         ("the calls stopped for approval", plain.asked, session.asked),
+        (
+            "the runs of extension-point code (validators, processors, hooks)",
+            plain.hook_runs,
+            session.hook_runs,
+        ),
     ]:
         if a != b:
             problems.append(f"{what} differs (- plain, + session):\n{diff(a, b)}")

@@ -73,7 +73,7 @@ async def session_stream(
 ) -> tuple[list[AgentEvent], AgentSnapshot, Built]:
     """The session's events of one turn (every change published), and its snapshot after it."""
     built = build(Models(server, key), InvocationLog(log))
-    flow = session_flow(replace(built, flow_args={"partial_output_interval": 0}), key)
+    flow = session_flow(replace(built, flow_args={**built.flow_args, "partial_output_interval": 0}), key)
     async with serving(temporal_address, flow) as sessions:
         following = asyncio.create_task(follow(sessions, key))
         # Subscribed to the live events before the first step streams.

@@ -7,6 +7,7 @@ results as plain ``agent.run``.
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import replace
 from functools import partial
 from pathlib import Path
@@ -17,6 +18,7 @@ import pytest
 from sessionflow.demo import ModelReply, ScriptedModelServer, ScriptedToolCall
 from tests.adapter_pydantic_ai.differential import run_toolsets, toolset_agents
 from tests.adapter_pydantic_ai.differential.harness import (
+    Run,
     Scenario,
     assert_same_run,
     run_both,
@@ -127,7 +129,14 @@ async def test_tool_prepare_by_deps(
     assert tool_results(plain.requests[""][1]) == (
         ["hello Arthur", "42 a"] if deps == 42 else ["hello Arthur"]
     )
-    assert_same_run(plain, session)
+    # Each prepare function runs once per request in plain (run steps 1 and 2) ...
+    assert plain.hook_runs == [
+        {"name": n, "run_step": s} for s in (1, 2) for n in ("prepare_greet", "only_if_42")
+    ]
+    # ... and, documented, again in each tool step (twice) and once more in the step that
+    # resumes with the results, each a Pydantic AI run that resolves the step's tools.
+    assert_prepared_as_documented(plain, session, functions=2, tool_steps=len(calls))
+    assert_same_run(replace(plain, hook_runs=[]), replace(session, hook_runs=[]))
 
 
 @pytest.mark.parametrize("deps", [False, True])
@@ -150,7 +159,22 @@ async def test_agent_wide_prepare_tools_by_deps(
 
     assert offered(plain.requests[""][0]) == (["answer"] if deps else ["launch_potato", "answer"])
     assert [r["name"] for r in plain.tool_runs] == (["answer"] if deps else ["launch_potato"])
-    assert_same_run(plain, session)
+    assert plain.hook_runs == [{"name": "filter_out_tools_by_name", "run_step": s} for s in (1, 2)]
+    assert_prepared_as_documented(plain, session, functions=1, tool_steps=1)
+    assert_same_run(replace(plain, hook_runs=[]), replace(session, hook_runs=[]))
+
+
+def assert_prepared_as_documented(plain: Run, session: Run, *, functions: int, tool_steps: int) -> None:
+    """The session ran each prepare function as plain did (once per request), plus twice in
+    each tool step and once more in the model step that resumes with the tools' results."""
+    plain_runs, session_runs = Counter(_calls(plain)), Counter(_calls(session))
+    assert plain_runs - session_runs == Counter(), "every call plain made, the session made"
+    extra = session_runs - plain_runs
+    assert sum(extra.values()) == functions * (2 * tool_steps + 1), extra
+
+
+def _calls(run: Run) -> list[str]:
+    return [f"{h['name']}@{h['run_step']}" for h in run.hook_runs]
 
 
 async def test_toolsets_given_at_run_time(

@@ -170,6 +170,7 @@ def tool_prepare(models: Models, log: InvocationLog, *, deps: int) -> Built:
     by deps (an int here, the docs' two examples' deps types merged)."""
 
     async def only_if_42(ctx: RunContext[int], tool_def: ToolDefinition) -> ToolDefinition | None:
+        log.record("hook", "only_if_42", run_step=ctx.run_step)
         if ctx.deps == 42:
             return tool_def
 
@@ -178,6 +179,7 @@ def tool_prepare(models: Models, log: InvocationLog, *, deps: int) -> Built:
         return f"hello {name}"
 
     async def prepare_greet(ctx: RunContext[int], tool_def: ToolDefinition) -> ToolDefinition | None:
+        log.record("hook", "prepare_greet", run_step=ctx.run_step)
         d = f"Name of the {'human' if ctx.deps == 42 else 'machine'} to greet."
         tool_def.parameters_json_schema["properties"]["name"]["description"] = d
         return tool_def
@@ -202,6 +204,7 @@ def prepare_tools_filter_out(models: Models, log: InvocationLog, *, deps: bool) 
     async def filter_out_tools_by_name(
         ctx: RunContext[bool], tool_defs: list[ToolDefinition]
     ) -> list[ToolDefinition]:
+        log.record("hook", "filter_out_tools_by_name", run_step=ctx.run_step)
         if ctx.deps:
             return [tool_def for tool_def in tool_defs if tool_def.name != "launch_potato"]
         return tool_defs

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import AsyncIterable, Sequence
 from dataclasses import dataclass
 from typing import Any, NoReturn
 
@@ -15,8 +15,16 @@ from pydantic_ai import (
     ToolFailed,
 )
 from pydantic_ai.agent import AbstractAgent
-from pydantic_ai.capabilities import AbstractCapability, ValidatedToolArgs, WrapToolExecuteHandler
+from pydantic_ai.capabilities import (
+    AbstractCapability,
+    CapabilityOrdering,
+    ValidatedToolArgs,
+    WrapToolExecuteHandler,
+)
 from pydantic_ai.messages import (
+    AgentStreamEvent,
+    FunctionToolCallEvent,
+    FunctionToolResultEvent,
     ModelMessage,
     ModelRequest,
     ModelResponse,
@@ -89,7 +97,7 @@ async def execute_tool_call(
         model=_NO_MODEL,
         toolsets=toolsets,
         conversation_id=conversation_id,
-        capabilities=[_Deferrals(approved)],
+        capabilities=[_Deferrals(approved), _NoToolEvents()],
     ) as run:
         run.ctx.state.run_step = run_step
         node = run.next_node
@@ -160,6 +168,32 @@ class _Deferrals(AbstractCapability[Any]):
                     "an approved call runs to its result"
                 ) from deferral
             raise _Deferred("result", call.tool_name, deferral.metadata) from deferral
+
+
+@dataclass
+class _NoToolEvents(AbstractCapability[Any]):
+    """Keeps the tool step's call and result events from the run's event stream.
+
+    The model step that resumes with the results streams them, for every call of the
+    response in the model's order, as the plain run's one tool node does: an event stream
+    handler (`ProcessEventStream`, ``wrap_run_event_stream``) sees each once. Innermost, so
+    every such wrapper is outside it. (``on_event`` listeners are dispatched where events are
+    made, before any wrapper: they see a tool step's events too.)
+    """
+
+    @classmethod
+    def get_serialization_name(cls) -> str | None:
+        return None
+
+    def get_ordering(self) -> CapabilityOrdering | None:
+        return CapabilityOrdering(position="innermost")
+
+    async def wrap_run_event_stream(
+        self, ctx: RunContext[Any], *, stream: AsyncIterable[AgentStreamEvent]
+    ) -> AsyncIterable[AgentStreamEvent]:
+        async for event in stream:
+            if not isinstance(event, FunctionToolCallEvent | FunctionToolResultEvent):
+                yield event
 
 
 def _returned_part(request: ModelRequest, call_id: str) -> ToolReturnPart:

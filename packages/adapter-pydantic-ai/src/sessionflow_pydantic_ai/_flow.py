@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Unpack
 
+from pydantic_ai.agent import EventStreamHandler
 from pydantic_ai.toolsets import AbstractToolset
 
 from sessionflow import AgentSessionFlow
@@ -36,6 +37,8 @@ def pydantic_ai_session_flow(
     usage_limits: UsageLimitsOption | None = None,
     model_settings: ModelSettingsOption | None = None,
     partial_output_interval: float | None = PARTIAL_OUTPUT_INTERVAL,
+    validate_partial_output: bool = False,
+    event_stream_handler: EventStreamHandler[Any] | None = None,
     **flow_args: Unpack[FlowArguments],
 ) -> AgentSessionFlow:
     """A flow type whose sessions run `agent_or_factory`.
@@ -57,5 +60,7 @@ def pydantic_ai_session_flow(
         usage_limits=usage_limits,
         model_settings=model_settings,
         partial_output_interval=partial_output_interval,
+        validate_partial_output=validate_partial_output,
+        event_stream_handler=event_stream_handler,
     )
     return AgentSessionFlow(runner, flow_type=flow_type, tool_specs=tool_sources, **flow_args)

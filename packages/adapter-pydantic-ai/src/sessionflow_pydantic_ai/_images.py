@@ -19,7 +19,7 @@ from sessionflow import ImageInput, MessageRole
 from sessionflow.kit import FrameworkMessage, image_bytes
 from sessionflow_pydantic_ai._messages import dump_messages
 
-__all__ = ["inline_images", "user_message_with_images"]
+__all__ = ["InlinedImages", "user_message_with_images"]
 
 _PATH_KEY = "sessionflow_image_path"
 _MEDIA_TYPE_KEY = "sessionflow_media_type"
@@ -40,26 +40,65 @@ def user_message_with_images(text: str, images: Sequence[ImageInput]) -> Framewo
     return FrameworkMessage(role=MessageRole.USER, framework_item=dump_messages([request])[0], text=text)
 
 
-def inline_images(messages: list[ModelMessage]) -> list[ModelMessage]:
-    """`messages` with every stored image reference replaced by the image's bytes, read now."""
-    return [_inline(m) if isinstance(m, ModelRequest) else m for m in messages]
+class InlinedImages:
+    """Reads stored image references into bytes for a run, and knows them again after it.
 
+    A history the framework keeps beyond a step (`_framework_history`) must hold the
+    references, never the bytes: `restore` turns each image read by `inline` back into its
+    reference, wherever the run left it.
+    """
 
-def _inline(request: ModelRequest) -> ModelRequest:
-    if not any(isinstance(p, UserPromptPart) and not isinstance(p.content, str) for p in request.parts):
-        return request
-    parts = [
-        replace(p, content=[_image_bytes(c) for c in p.content])
-        if isinstance(p, UserPromptPart) and not isinstance(p.content, str)
-        else p
-        for p in request.parts
-    ]
-    return replace(request, parts=parts)
+    def __init__(self) -> None:
+        self._read: list[tuple[BinaryContent, ImageUrl]] = []
 
+    def inline(self, messages: list[ModelMessage]) -> list[ModelMessage]:
+        """`messages` with every stored image reference replaced by the image's bytes, read now."""
+        return [self._inline(m) if isinstance(m, ModelRequest) else m for m in messages]
 
-def _image_bytes(content: UserContent) -> UserContent:
-    metadata = content.vendor_metadata if isinstance(content, ImageUrl) else None
-    if not metadata or _PATH_KEY not in metadata:
+    def restore(self, messages: Sequence[ModelMessage]) -> list[ModelMessage]:
+        """`messages` with every image `inline` read replaced by its reference again."""
+        if not self._read:
+            return list(messages)
+        return [self._restore(m) if isinstance(m, ModelRequest) else m for m in messages]
+
+    def _inline(self, request: ModelRequest) -> ModelRequest:
+        if not any(isinstance(p, UserPromptPart) and not isinstance(p.content, str) for p in request.parts):
+            return request
+        parts = [
+            replace(p, content=[self._image_bytes(c) for c in p.content])
+            if isinstance(p, UserPromptPart) and not isinstance(p.content, str)
+            else p
+            for p in request.parts
+        ]
+        return replace(request, parts=parts)
+
+    def _image_bytes(self, content: UserContent) -> UserContent:
+        if not isinstance(content, ImageUrl):
+            return content
+        metadata = content.vendor_metadata
+        if not metadata or _PATH_KEY not in metadata:
+            return content
+        image = ImageInput(path=str(metadata[_PATH_KEY]), media_type=str(metadata[_MEDIA_TYPE_KEY]))
+        read = BinaryContent(data=image_bytes(image), media_type=image.media_type)
+        self._read.append((read, content))
+        return read
+
+    def _restore(self, request: ModelRequest) -> ModelRequest:
+        if not any(isinstance(p, UserPromptPart) and not isinstance(p.content, str) for p in request.parts):
+            return request
+        parts = [
+            replace(p, content=[self._reference(c) for c in p.content])
+            if isinstance(p, UserPromptPart) and not isinstance(p.content, str)
+            else p
+            for p in request.parts
+        ]
+        return replace(request, parts=parts)
+
+    def _reference(self, content: UserContent) -> UserContent:
+        if not isinstance(content, BinaryContent):
+            return content
+        for read, reference in self._read:
+            # The same object, or a copy a processor made of it.
+            if content is read or (content.data == read.data and content.media_type == read.media_type):
+                return reference
         return content
-    image = ImageInput(path=str(metadata[_PATH_KEY]), media_type=str(metadata[_MEDIA_TYPE_KEY]))
-    return BinaryContent(data=image_bytes(image), media_type=image.media_type)

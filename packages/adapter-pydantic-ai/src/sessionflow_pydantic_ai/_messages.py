@@ -13,6 +13,7 @@ from pydantic_ai.messages import (
     ModelMessagesTypeAdapter,
     ModelRequest,
     ModelResponse,
+    SystemPromptPart,
     ToolReturnPart,
     UserPromptPart,
 )
@@ -26,17 +27,24 @@ __all__ = [
     "RUN_STATE_VERSION",
     "RunState",
     "dump_messages",
+    "dump_system_prompt",
     "framework_messages",
     "load_messages",
+    "load_system_prompt",
     "render_output",
     "user_message",
 ]
 
-RUN_STATE_VERSION = 2
+RUN_STATE_VERSION = 3
 """Bumped whenever the run state's JSON shape changes; versions not in `_READ_VERSIONS` are
-refused, not guessed at. 2 added the retry budget (and states that end with a retry request)."""
+refused, not guessed at. 2 added the retry budget (and states that end with a retry request);
+3 the framework's history (`RunState.history`), which only a state that holds one is
+written as: every other state is still written as version 2, which workers of the versions
+before read as they always did. (`RunState.system_prompt` is a key such a worker ignores:
+it renders the system prompt again, as it always did.)"""
 
-_READ_VERSIONS = (1, 2)
+_HISTORY_FREE_VERSION = 2
+_READ_VERSIONS = (1, 2, 3)
 
 
 def dump_messages(messages: Sequence[ModelMessage]) -> list[dict[str, Any]]:
@@ -47,6 +55,21 @@ def dump_messages(messages: Sequence[ModelMessage]) -> list[dict[str, Any]]:
 def load_messages(items: Iterable[Any]) -> list[ModelMessage]:
     """The inverse of `dump_messages`."""
     return ModelMessagesTypeAdapter.validate_python(list(items))
+
+
+def dump_system_prompt(parts: Sequence[SystemPromptPart]) -> list[dict[str, Any]]:
+    """System prompt parts as JSON (Pydantic AI's own, as the parts of a request)."""
+    return cast(list[dict[str, Any]], dump_messages([ModelRequest(parts=list(parts))])[0]["parts"])
+
+
+def load_system_prompt(raw: Any) -> list[SystemPromptPart]:
+    """The inverse of `dump_system_prompt`."""
+    [request] = load_messages([{"kind": "request", "parts": raw}])
+    return (
+        [p for p in request.parts if isinstance(p, SystemPromptPart)]
+        if isinstance(request, ModelRequest)
+        else []
+    )
 
 
 def user_message(text: str) -> FrameworkMessage:
@@ -125,6 +148,12 @@ class RunState:
     established_tools: list[str] | None = None
     """The tools the turn's requests have offered the model so far (Pydantic AI's
     ``established_tool_names``); None before the first request."""
+    history: list[ModelMessage] | None = None
+    """Pydantic AI's whole message history after the step, where a history processor made
+    it differ from the stored messages plus `messages` (`_framework_history`); None: it is those."""
+    system_prompt: list[SystemPromptPart] | None = None
+    """The system prompt at the head of the history, as the session's first request made it
+    (`_framework_history`); None: none made yet (or the history holds it)."""
 
     @property
     def response(self) -> ModelResponse:
@@ -144,7 +173,8 @@ class RunState:
     def to_json(self) -> str:
         return json.dumps(
             {
-                "version": RUN_STATE_VERSION,
+                # A worker that cannot read the history must not resume without it.
+                "version": RUN_STATE_VERSION if self.history is not None else _HISTORY_FREE_VERSION,
                 "messages": dump_messages(self.messages),
                 "deferred": self.deferred,
                 "retries": self.budget.to_json(),
@@ -154,6 +184,12 @@ class RunState:
                 **(
                     {"established_tools": self.established_tools}
                     if self.established_tools is not None
+                    else {}
+                ),
+                **({"history": dump_messages(self.history)} if self.history is not None else {}),
+                **(
+                    {"system_prompt": dump_system_prompt(self.system_prompt)}
+                    if self.system_prompt is not None
                     else {}
                 ),
             },
@@ -199,6 +235,8 @@ class RunState:
             },
             values=cast(dict[str, Any], raw.get("values") or {}),
             established_tools=cast(list[str] | None, raw.get("established_tools")),
+            history=load_messages(cast(list[Any], raw["history"])) if "history" in raw else None,
+            system_prompt=load_system_prompt(raw["system_prompt"]) if "system_prompt" in raw else None,
         )
         if state.deferred:
             _ = state.response  # validates the shape

@@ -8,13 +8,17 @@ from datetime import UTC, datetime
 from typing import Any
 
 from pydantic_ai import CallToolsNode, DeferredToolResults, FinalResultEvent, ModelRequestNode, RunContext
-from pydantic_ai._agent_graph import build_run_context
+from pydantic_ai._agent_graph import UserPromptNode, build_run_context
+from pydantic_ai._output import TextOutputProcessor
 from pydantic_ai.agent import AbstractAgent, AgentRun
 from pydantic_ai.capabilities import (
     AbstractCapability,
+    AgentNode,
+    CapabilityOrdering,
     PrepareOutputTools,
     PrepareTools,
-    ReinjectSystemPrompt,
+    ValidatedToolArgs,
+    WrapToolExecuteHandler,
 )
 from pydantic_ai.messages import (
     ModelMessage,
@@ -26,6 +30,7 @@ from pydantic_ai.messages import (
     ThinkingPart,
     ThinkingPartDelta,
     ToolCallPart,
+    UserContent,
 )
 from pydantic_ai.models import Model
 from pydantic_ai.tools import ToolDefinition
@@ -34,6 +39,7 @@ from pydantic_ai.usage import RunUsage
 from pydantic_graph import End
 
 from sessionflow.kit import AgentEventWriter
+from sessionflow_pydantic_ai._framework_history import SystemPromptFirst
 from sessionflow_pydantic_ai._partial_output import PARTIAL_OUTPUT_INTERVAL, PartialOutputs
 
 __all__ = ["ModelStepResult", "run_model_call"]
@@ -61,6 +67,12 @@ class ModelStepResult:
     """Each tool's retry count as the run's next step would start with it (``ctx.retries``)."""
     established_tools: list[str] | None = None
     """The tools the model has been offered in this turn so far (None: none yet)."""
+    history: list[ModelMessage] = field(default_factory=lambda: [])
+    """Pydantic AI's whole message history after the step (``all_messages()``, and the retry
+    request when one is due): what a history processor left of it, and the new messages."""
+    resumed_request: ModelRequest | None = None
+    """The request the step resumed and sent, as Pydantic AI recorded it when sending it
+    (instructions, run): a stored request is sent anew."""
 
 
 @dataclass
@@ -96,6 +108,11 @@ async def run_model_call(
     run_step: int = 0,
     established_tools: Sequence[str] | None = None,
     partial_output_interval: float | None = PARTIAL_OUTPUT_INTERVAL,
+    validate_partial_output: bool = False,
+    add_system_prompt: bool = True,
+    capabilities: Sequence[AbstractCapability[Any]] = (),
+    reevaluate_system_prompt: bool = True,
+    user_prompt: str | Sequence[UserContent] | None = None,
 ) -> ModelStepResult:
     """Make at most one model request and return before any function tool runs.
 
@@ -105,20 +122,35 @@ async def run_model_call(
     function tools, the run stops at the tools node and returns them instead of running
     them. Output tool calls are left to Pydantic AI, which validates them in-process.
     While the response streams, its partial output is published at most once per
-    `partial_output_interval` seconds (`_partial_output`; None: never).
+    `partial_output_interval` seconds (`_partial_output`; None: never), validated by the
+    run's output validators only when `validate_partial_output` (``run_stream``'s way).
+    `add_system_prompt` puts the agent's system prompt at the history's head, where a
+    history rebuilt from stored messages lacks it; a history Pydantic AI kept has it as
+    the plain run's has it (or not, if a processor dropped it). `capabilities` are the run's
+    own, as ``agent.run(capabilities=...)`` adds them. `reevaluate_system_prompt` is False
+    for a step that goes on with the turn's run: a plain run renders its dynamic system
+    prompt once, when it starts. `user_prompt` is the turn's prompt, given as ``agent.run``
+    gives it (after the history, which Pydantic AI cleans without it).
     """
     definitions = _ToolDefinitions()
+    guard = _FunctionToolGuard()
     async with agent.iter(
-        None,
+        user_prompt,
         message_history=history,
         deferred_tool_results=results,
         deps=deps,
         model=model,
         toolsets=toolsets,
         conversation_id=conversation_id,
-        # Stored messages never carry the agent's system prompt: Pydantic AI adds it to
-        # every request instead, the way it would open a fresh conversation.
-        capabilities=[ReinjectSystemPrompt(), *definitions.capabilities()],
+        # Stored messages never carry the agent's system prompt: until one travels with the
+        # session, Pydantic AI renders it at the history's head, as it opens a conversation,
+        # before any history processor sees the history (where the plain run's has it).
+        capabilities=[
+            *([SystemPromptFirst()] if add_system_prompt else []),
+            *capabilities,
+            *definitions.capabilities(),
+            guard,
+        ],
     ) as run:
         # The turn's earlier steps used these (an output validator's retries): the budget
         # Pydantic AI checks is the run's, and this run is one step of it.
@@ -131,8 +163,11 @@ async def run_model_call(
         if established_tools is not None:
             run.ctx.deps.established_tool_names = set(established_tools)
         _carry_tool_retries(run, tool_retries or {})
-        _stamp_retry_request(history, run)
+        if user_prompt is None:
+            _stamp_retry_request(history, run)
         node = run.next_node
+        if not reevaluate_system_prompt and isinstance(node, UserPromptNode):
+            node.system_prompt_dynamic_functions = {}
         requested = False
         while not isinstance(node, End):
             if isinstance(node, ModelRequestNode):
@@ -146,13 +181,20 @@ async def run_model_call(
                         output_retries_used=run.ctx.state.output_retries_used,
                         tool_retries=_next_tool_retries(run),
                         established_tools=_established(run),
+                        history=[*run.all_messages(), node.request],
+                        resumed_request=run.ctx.deps.resumed_request,
                     )
-                await _stream_request(node, run, events, partial_output_interval)
+                await _stream_request(node, run, events, partial_output_interval, validate_partial_output)
                 requested = True
             elif isinstance(node, CallToolsNode) and requested:
                 deferred = [
                     c for c in node.model_response.tool_calls if not definitions.is_output_tool(c.tool_name)
                 ]
+                if deferred and run.ctx.deps.end_strategy == "early" and _may_end_early(run, node, deferred):
+                    after = await _output_ends_early(run, node, guard)
+                    if after is not None:  # an output won: the function tools are not executed, as in plain
+                        node = after
+                        continue
                 if deferred:
                     return ModelStepResult(
                         new_messages=run.new_messages(),
@@ -162,6 +204,8 @@ async def run_model_call(
                         output_retries_used=run.ctx.state.output_retries_used,
                         tool_retries=_next_tool_retries(run),
                         established_tools=_established(run),
+                        history=list(run.all_messages()),
+                        resumed_request=run.ctx.deps.resumed_request,
                     )
             node = await run.next(node)
         return ModelStepResult(
@@ -171,6 +215,8 @@ async def run_model_call(
             output_retries_used=run.ctx.state.output_retries_used,
             tool_retries=_next_tool_retries(run),
             established_tools=_established(run),
+            history=list(run.all_messages()),
+            resumed_request=run.ctx.deps.resumed_request,
         )
 
 
@@ -179,10 +225,18 @@ async def _stream_request(
     run: AgentRun[Any, Any],
     events: AgentEventWriter,
     partial_output_interval: float | None,
+    validate_partial_output: bool,
 ) -> None:
     """Send the request streaming, forwarding text, thinking and partial output as they arrive."""
     async with node.stream(run.ctx) as stream:
-        partials = PartialOutputs(stream, run.ctx.deps.output_schema, events, partial_output_interval)
+        partials = PartialOutputs(
+            stream,
+            run.ctx.deps.output_schema,
+            events,
+            partial_output_interval,
+            run_context=build_run_context(run.ctx),
+            validate=validate_partial_output,
+        )
         async for event in stream:
             if isinstance(event, FinalResultEvent):
                 partials.start(event)
@@ -198,6 +252,78 @@ async def _stream_request(
                     events.write_reasoning_delta(event.delta.content_delta)
             await partials.update()
         await partials.finish()
+
+
+class _FunctionToolsWanted(Exception):
+    """Pydantic AI is about to run a function tool in a model step (`_FunctionToolGuard`)."""
+
+
+@dataclass
+class _FunctionToolGuard(AbstractCapability[Any]):
+    """Stops a model step where Pydantic AI would run a function tool; off unless armed."""
+
+    armed: bool = False
+
+    @classmethod
+    def get_serialization_name(cls) -> str | None:
+        return None
+
+    def get_ordering(self) -> CapabilityOrdering | None:
+        return CapabilityOrdering(position="innermost")
+
+    async def wrap_tool_execute(
+        self,
+        ctx: RunContext[Any],
+        *,
+        call: ToolCallPart,
+        tool_def: ToolDefinition,
+        args: ValidatedToolArgs,
+        handler: WrapToolExecuteHandler,
+    ) -> Any:
+        if self.armed and tool_def.kind != "output":
+            raise _FunctionToolsWanted(call.tool_name)
+        return await handler(args)
+
+
+def _may_end_early(
+    run: AgentRun[Any, Any], node: CallToolsNode[Any, Any], deferred: list[ToolCallPart]
+) -> bool:
+    """Whether the response holds an output that, under ``end_strategy='early'``, may end the
+    run before its function tools: an output tool call, or structured output in its text
+    (`NativeOutput`, `PromptedOutput`) or an image. Plain text never skips tools."""
+    response = node.model_response
+    if len(deferred) < len(response.tool_calls):
+        return True
+    schema = run.ctx.deps.output_schema
+    structured_text = schema.text_processor is not None and not isinstance(
+        schema.text_processor, TextOutputProcessor
+    )
+    return (structured_text and bool(response.text)) or (schema.allows_image and bool(response.images))
+
+
+async def _output_ends_early(
+    run: AgentRun[Any, Any], node: CallToolsNode[Any, Any], guard: _FunctionToolGuard
+) -> AgentNode[Any] | End[Any] | None:
+    """Under ``end_strategy='early'``, let the response's output tools run first, as the plain
+    run does: if one succeeds, the run ends there and the function tools are never run (the
+    node after this one). If every output fails, Pydantic AI would run the function tools:
+    the step stops before the first and leaves the run as it was (None), so the session runs
+    them and the next step processes the response with their results."""
+    manager = run.ctx.deps.tool_manager
+    retries_before = run.ctx.state.output_retries_used
+    failed_before, succeeded_before = set(manager.failed_tools), set(manager.succeeded_tools)
+    history_before = len(run.ctx.state.message_history)
+    guard.armed = True
+    try:
+        return await run.next(node)
+    except _FunctionToolsWanted:
+        # The outputs are charged again when the response is processed with the results.
+        run.ctx.state.output_retries_used = retries_before
+        manager.failed_tools, manager.succeeded_tools = failed_before, succeeded_before
+        del run.ctx.state.message_history[history_before:]
+        return None
+    finally:
+        guard.armed = False
 
 
 def _carry_tool_retries(run: AgentRun[Any, Any], retries: Mapping[str, int]) -> None:

@@ -10,9 +10,10 @@ from dataclasses import replace
 from typing import Any, TypeAlias
 
 import pydantic_core
-from pydantic_ai.agent import AbstractAgent
+from pydantic_ai.agent import AbstractAgent, EventStreamHandler
+from pydantic_ai.capabilities import AbstractCapability, ProcessEventStream
 from pydantic_ai.exceptions import UnexpectedModelBehavior
-from pydantic_ai.messages import ModelResponse
+from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, UserContent, UserPromptPart
 from pydantic_ai.models import Model
 from pydantic_ai.toolsets import AbstractToolset
 
@@ -32,12 +33,18 @@ from sessionflow.kit import (
     apply_value_change,
     value_change,
 )
-from sessionflow_pydantic_ai._carry import decode_carry, encode_carry
+from sessionflow_pydantic_ai._carry import Carry, decode_carry, encode_carry
 from sessionflow_pydantic_ai._deps import DepsCodec, DepsFactory, DepsResources
 from sessionflow_pydantic_ai._effects import deferred_tool_call
 from sessionflow_pydantic_ai._execution import execute_tool_call
+from sessionflow_pydantic_ai._framework_history import (
+    CarriedHistory,
+    extends,
+    system_prompt_of,
+    with_system_prompt,
+)
 from sessionflow_pydantic_ai._history import conversation_of
-from sessionflow_pydantic_ai._images import inline_images, user_message_with_images
+from sessionflow_pydantic_ai._images import InlinedImages, user_message_with_images
 from sessionflow_pydantic_ai._limits import (
     UsageLimitsOption,
     check_after_response,
@@ -105,6 +112,15 @@ class PydanticAIRunner(AgentFrameworkRunner):
         partial_output_interval: While a structured output streams, its partial output is
             published (a ``custom_event`` of kind ``partial_output``) at most once per this
             many seconds; 0 publishes every change, None none.
+        event_stream_handler: Called with each model request's and each tool node's event
+            stream, as ``agent.run(event_stream_handler=...)`` calls it, in the model steps:
+            the tools' call and result events come from the model step that resumes with
+            their results, for every call of the response, in the model's order.
+        validate_partial_output: Run the output validators, output functions and output
+            hooks on each partial output (``ctx.partial_output`` True), as
+            ``run_stream().stream_output()`` does. Off by default: the session runs them as
+            ``agent.run`` does, on the final output only, and a partial output is the output
+            type's own validation of the snapshot (none for an output function).
     """
 
     def __init__(
@@ -120,6 +136,8 @@ class PydanticAIRunner(AgentFrameworkRunner):
         usage_limits: UsageLimitsOption | None = None,
         model_settings: ModelSettingsOption | None = None,
         partial_output_interval: float | None = PARTIAL_OUTPUT_INTERVAL,
+        validate_partial_output: bool = False,
+        event_stream_handler: EventStreamHandler[Any] | None = None,
     ) -> None:
         self._agent_source = agent
         self._agent: AbstractAgent[Any, Any] | None = agent if isinstance(agent, AbstractAgent) else None
@@ -137,6 +155,12 @@ class PydanticAIRunner(AgentFrameworkRunner):
         self._usage_limits = usage_limits
         self._model_settings = model_settings
         self._partial_output_interval = partial_output_interval
+        self._validate_partial_output = validate_partial_output
+        # What `agent.run` does with its handler; model steps only, so a tool step's node
+        # (whose events the next model step streams) does not call it once more.
+        self._run_capabilities: list[AbstractCapability[Any]] = (
+            [ProcessEventStream(event_stream_handler)] if event_stream_handler is not None else []
+        )
         if self._agent is not None and not callable(model_override):
             # Known now, so refused now: Pydantic AI would refuse every model step for it.
             _check_model(self._agent, model_override)
@@ -172,15 +196,30 @@ class PydanticAIRunner(AgentFrameworkRunner):
         return self._deps.worker_scope()
 
     async def run_model_step(self, turn: AgentTurnContext) -> AgentTurnOutcome:
-        history = inline_images(load_messages(m.message.framework_item for m in turn.messages))
         state = RunState.from_json(turn.framework_run_state) if turn.framework_run_state is not None else None
+        carry = decode_carry(turn.carried_state)
+        # The history Pydantic AI starts from: its own where a processor rewrote it (kept
+        # since), else the stored messages; either way followed by the turn's so far.
+        base, kept = _framework_history(turn, state, carry.history)
+        # The system prompt the session's first request made, at the history's head again.
+        system_prompt = (
+            state.system_prompt if state is not None and state.system_prompt else carry.system_prompt
+        )
+        if not kept and system_prompt is not None:
+            base = with_system_prompt(base, system_prompt)
+        images = InlinedImages()
+        history = images.inline(base)
+        # A turn's prompt goes to Pydantic AI as `agent.run` gives it, after the history: a
+        # history it is handed is cleaned first (adjacent requests merge), the prompt is not.
+        prompt = _turn_prompt(history) if state is None else None
+        if prompt is not None:
+            history = history[:-1]
         results = None
         budget = state.budget if state is not None else RetryBudget()
         attempts: dict[str, Any] = {}
         agent = await self._resolved_agent()
-        deps = await self._step_deps(agent, turn, state)
+        deps = await self._step_deps(agent, turn, state, carry)
         if state is not None:
-            history += state.messages
             if state.deferred:
                 values = {**state.values, **returned_values(turn.state_updates())}
                 waits = waits_for(state.deferred, turn.recorded_tool_call, state.waiting)
@@ -220,29 +259,51 @@ class PydanticAIRunner(AgentFrameworkRunner):
                     deps=deps,
                     model=model,
                     toolsets=self._toolsets,
-                    conversation_id=conversation_of(history, turn.session_id),
+                    conversation_id=conversation_of(base, turn.session_id),
                     output_retries_used=budget.output,
                     tool_retries=budget.tools,
                     run_step=sum(isinstance(m, ModelResponse) for m in state.messages) if state else 0,
                     established_tools=state.established_tools if state else None,
                     partial_output_interval=self._partial_output_interval,
+                    validate_partial_output=self._validate_partial_output,
+                    add_system_prompt=not kept and system_prompt is None,
+                    capabilities=self._run_capabilities,
+                    # A turn's later steps go on with its run, which rendered it when it started.
+                    reevaluate_system_prompt=state is None,
+                    user_prompt=prompt,
                 )
             except UnexpectedModelBehavior as error:
                 # A spent retry budget (or a response Pydantic AI cannot use): the plain run
                 # ends with this error, and a new attempt of the step would end the same way.
                 raise TurnAborted(str(error)) from error
         check_after_response(limits, used, step.usage, step.new_messages, len(step.deferred))
+        if prompt is not None:
+            # The request Pydantic AI made of the prompt: the session stored it when it arrived.
+            step.new_messages = [m for m in step.new_messages if not _carries(m, prompt)]
         record_attempts(step.new_messages, attempts)
+        framework = images.restore(step.history)
         if state is not None and state.deferred:
             held = plain_deferred(state.deferred, turn.recorded_tool_call, state.waiting)
-            step.new_messages = split_as_plain(step.new_messages, held)
+            split = split_as_plain(step.new_messages, held)
+            if len(split) > len(step.new_messages):  # one results request became two
+                framework = _replaced(framework, step.new_messages[0], split[:2])
+            step.new_messages = split
+        # Kept from here on once a processor rewrote it (or it was kept already).
+        history_now = (
+            framework if kept or not extends(base, framework, prompt_apart=prompt is not None) else None
+        )
+        system_prompt_now = system_prompt_of(framework) if history_now is None else None
         budget = RetryBudget(step.tool_retries, step.output_retries_used)
         usage = AgentUsage(
             requests=step.usage.requests,
             input_tokens=step.usage.input_tokens,
             output_tokens=step.usage.output_tokens,
         )
-        messages = [*(state.messages if state is not None else []), *step.new_messages]
+        earlier = list(state.messages) if state is not None else []
+        if state is not None and state.retry_request is not None and step.resumed_request is not None:
+            # The retry request this step sent, as Pydantic AI recorded it when sending it.
+            earlier[-1] = step.resumed_request
+        messages = [*earlier, *images.restore(step.new_messages)]
         # Instructions functions and output validators may have changed the deps too.
         deps_now = self._deps.dump(deps)
         has_deps = self._deps.has_factory
@@ -254,6 +315,8 @@ class PydanticAIRunner(AgentFrameworkRunner):
                 has_deps=has_deps,
                 deps=deps_now,
                 established_tools=step.established_tools,
+                history=history_now,
+                system_prompt=system_prompt_now,
             )
             return ContinueRequested(
                 framework_run_state=next_state.to_json(),
@@ -269,13 +332,20 @@ class PydanticAIRunner(AgentFrameworkRunner):
                 has_deps=has_deps,
                 deps=deps_now,
                 established_tools=step.established_tools,
+                history=history_now,
+                system_prompt=system_prompt_now,
             )
             return ToolCallsRequested(framework_run_state=next_state.to_json(), tool_calls=calls, usage=usage)
         final_text = render_output(step.output)
+        new_messages = framework_messages(messages, final_text=final_text)
+        carried = None
+        if history_now is not None:
+            last = turn.messages[-1].sequence if turn.messages else 0
+            carried = CarriedHistory(history_now, through=last + len(new_messages))
         return TurnCompleted(
-            new_messages=framework_messages(messages, final_text=final_text),
+            new_messages=new_messages,
             usage=usage,
-            carry=encode_carry(deps_now) if has_deps else None,
+            carry=encode_carry(has_deps, deps_now, carried, system_prompt_now),
             # The output as JSON (`read_output` types it), first: the view keeps keys in order.
             framework_state={
                 OUTPUT_KEY: output_json(step.output),
@@ -284,7 +354,7 @@ class PydanticAIRunner(AgentFrameworkRunner):
         )
 
     async def _step_deps(
-        self, agent: AbstractAgent[Any, Any], turn: AgentTurnContext, state: RunState | None
+        self, agent: AbstractAgent[Any, Any], turn: AgentTurnContext, state: RunState | None, carry: Carry
     ) -> Any:
         """The run's deps for this model step: the turn's (or the last turn's), with the
         changes of the tool steps since the last model step applied in model order."""
@@ -294,7 +364,7 @@ class PydanticAIRunner(AgentFrameworkRunner):
         if state is not None and state.has_deps:
             has_deps, data = True, state.deps
         else:
-            has_deps, data = decode_carry(turn.carried_state)
+            has_deps, data = carry.has_deps, carry.deps
         if not has_deps:
             return await self._deps.fresh()  # the session's first turn
         for tool_call_id, text in turn.state_updates():
@@ -355,6 +425,50 @@ class PydanticAIRunner(AgentFrameworkRunner):
             return nullcontext()
         # Agent.override is context-local, so concurrent steps of other sessions are unaffected.
         return agent.override(instructions=instructions)
+
+
+def _framework_history(
+    turn: AgentTurnContext, state: RunState | None, carried: CarriedHistory | None
+) -> tuple[list[ModelMessage], bool]:
+    """The history a model step hands Pydantic AI, and whether it is Pydantic AI's own (kept
+    since a processor rewrote it) rather than rebuilt from the stored messages."""
+    if state is not None and state.history is not None:
+        return list(state.history), True
+    turn_so_far = list(state.messages) if state is not None else []
+    if carried is not None:
+        since = [m.message.framework_item for m in turn.messages if m.sequence > carried.through]
+        return [*carried.messages, *load_messages(since), *turn_so_far], True
+    return [*load_messages(m.message.framework_item for m in turn.messages), *turn_so_far], False
+
+
+def _turn_prompt(history: list[ModelMessage]) -> str | list[UserContent] | None:
+    """The prompt of the turn's stored request, when the history ends with it alone (one user
+    prompt part, nothing Pydantic AI filled in yet); None otherwise."""
+    last = history[-1] if history else None
+    if not isinstance(last, ModelRequest) or last.run_id is not None or len(last.parts) != 1:
+        return None
+    part = last.parts[0]
+    if not isinstance(part, UserPromptPart):
+        return None
+    return part.content if isinstance(part.content, str) else list(part.content)
+
+
+def _carries(message: ModelMessage, prompt: str | list[UserContent]) -> bool:
+    """Whether ``message`` is the request Pydantic AI made of the turn's ``prompt``."""
+    if not isinstance(message, ModelRequest):
+        return False
+    contents = [p.content for p in message.parts if isinstance(p, UserPromptPart)]
+    return contents == [prompt]
+
+
+def _replaced(
+    messages: list[ModelMessage], old: ModelMessage | None, new: list[ModelMessage]
+) -> list[ModelMessage]:
+    """``messages`` with ``old`` (the very object) replaced by ``new``; unchanged without it."""
+    for index, message in enumerate(messages):
+        if message is old:
+            return [*messages[:index], *new, *messages[index + 1 :]]
+    return messages
 
 
 def _check_model(agent: AbstractAgent[Any, Any], model: Model | str | None) -> None:
