@@ -501,8 +501,9 @@ def test_results_are_shaped_as_claude_code_shapes_its_own() -> None:
         return {"hookSpecificOutput": {"hookEventName": "PostToolUse", "updatedMCPToolOutput": "forty-two"}}
 
     options = ClaudeAgentOptions(hooks={"PostToolUse": [HookMatcher(matcher="lookup", hooks=[post])]})
-    blocks = asyncio.run(tool_result_blocks(calls, records.__getitem__, tools, options, {}))
-    assert blocks == [
+    results = asyncio.run(tool_result_blocks(calls, records.__getitem__, tools, options, {}))
+    assert all(not r.attachments for r in results)
+    assert [r.block for r in results] == [
         {"tool_use_id": "c1", "type": "tool_result", "content": "forty-two"},
         {"tool_use_id": "c2", "type": "tool_result", "content": "hi", "is_error": False},
         {"tool_use_id": "c3", "type": "tool_result", "content": "1\tx"},

@@ -171,6 +171,8 @@ class Run:
     """The workspace's files after the run."""
     model_attempts: int | None = None
     """The attempts of the session's model steps; None for plain."""
+    model_step_attempts: list[int] = field(default_factory=lambda: cast(list[int], []))
+    """The session only: each model step's final attempt, in order (1: never retried)."""
     subtypes: list[str | None] = field(default_factory=lambda: cast(list[str | None], []))
     """Each turn's result subtype: plain, its `ResultMessage.subtype`; the session, the
     ``result.subtype`` of its `AgentSnapshot.framework_state` when the turn ended."""
@@ -423,7 +425,7 @@ async def play_session(
         results.append(None if error else _turn_result(messages[seen:]))
         seen = len(messages)
     history = await read_step_history(sessions.client, session_id)
-    model_attempts = sum(s.final_attempt for s in history if s.step_type == "sessionflow.RunModel")
+    model_steps = [s.final_attempt for s in history if s.step_type == "sessionflow.RunModel"]
     log = InvocationLog(folders.tool_log)
     tool_runs, hooks = _log_views(log, folders)
     return Run(
@@ -434,7 +436,8 @@ async def play_session(
         tool_runs=tool_runs,
         hooks=hooks,
         files=_workspace_files(folders.workspace),
-        model_attempts=model_attempts,
+        model_attempts=sum(model_steps),
+        model_step_attempts=model_steps,
         subtypes=subtypes,
         problems=problems,
     )

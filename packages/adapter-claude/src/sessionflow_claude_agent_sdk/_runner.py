@@ -15,7 +15,7 @@ from typing import Any, TypeAlias, cast
 
 from claude_agent_sdk import ClaudeAgentOptions
 
-from sessionflow import ImageInput, MessageRole, ToolPolicy, UnsupportedOptionError
+from sessionflow import AgentUsage, ImageInput, MessageRole, ToolPolicy, UnsupportedOptionError
 from sessionflow.kit import (
     AgentEventWriter,
     AgentFrameworkRunner,
@@ -36,9 +36,11 @@ from sessionflow.kit import (
     image_bytes,
     with_tool_asks,
 )
+from sessionflow_claude_agent_sdk._budget import CLI_BUDGET, budget_error, budget_spent, with_session_budget
 from sessionflow_claude_agent_sdk._permissions import decide
 from sessionflow_claude_agent_sdk._results import tool_result_blocks, tool_result_entries
 from sessionflow_claude_agent_sdk._step import (
+    TERMINAL_SUBTYPES,
     ClaudeStepError,
     StepFolders,
     StepResult,
@@ -210,8 +212,15 @@ class ClaudeAgentRunner(AgentFrameworkRunner):
         prompt: str | list[dict[str, Any]] | None = None
         answered: list[str] = []
         model_calls = 0
+        budget = user_options.max_budget_usd
         if turn.framework_run_state is None:
             history = assemble_history(turn.messages)
+            spent = history.cost_usd
+            if budget_spent(spent, budget):
+                # As Claude Code ends every turn of a client whose budget is spent: at once,
+                # without a request. The prompt stays unanswered; the next turn sends it along.
+                assert budget is not None
+                return limit_reached([], 0, session_id, _budget_result(budget, spent, model_calls))
             earlier = without_deferrals(history.lines)
             base = len(earlier)
             lines = earlier + user_entries(earlier, history.pending, session_id=session_id, cwd=cwd)
@@ -225,16 +234,21 @@ class ClaudeAgentRunner(AgentFrameworkRunner):
             waiting = next_sub_agent(state, turn.recorded_tool_call)
             if waiting is not None:
                 return await self._step_sub_agent(turn, user_options, tools, state, waiting, hook_input)
-            base, model_calls = state.turn_base, state.model_calls
-            blocks = await tool_result_blocks(
+            base, model_calls, spent = state.turn_base, state.model_calls, state.cost_usd
+            results = await tool_result_blocks(
                 state.calls, turn.recorded_tool_call, tools, user_options, hook_input, answers=state.answers()
             )
-            lines = [*state.lines, *tool_result_entries(state.lines, blocks, session_id=session_id, cwd=cwd)]
+            lines = [*state.lines, *tool_result_entries(state.lines, results, session_id=session_id, cwd=cwd)]
             answered = [call.id for call in state.calls]
+            # Claude Code's order: the budget, then the turn limit; both keep the results.
+            if budget is not None and budget_spent(spent, budget):
+                return limit_reached(lines, base, session_id, _budget_result(budget, spent, model_calls))
             if user_options.max_turns is not None and model_calls >= user_options.max_turns:
-                return max_turns_reached(lines, base, session_id, user_options.max_turns, model_calls)
+                return limit_reached(
+                    lines, base, session_id, _max_turns_result(user_options.max_turns, spent, model_calls)
+                )
         step, transcript = await self._converse(
-            user_options, tools, cwd, session_id, lines, prompt, answered, turn.events
+            user_options, tools, cwd, session_id, lines, prompt, answered, turn.events, spent=spent
         )
         return await self._outcome(
             turn,
@@ -246,6 +260,7 @@ class ClaudeAgentRunner(AgentFrameworkRunner):
             session_id=session_id,
             model_calls=model_calls + step.model_calls,
             hook_input=hook_input,
+            spent=spent + step.cost_usd,
         )
 
     async def _converse(
@@ -258,11 +273,14 @@ class ClaudeAgentRunner(AgentFrameworkRunner):
         prompt: str | list[dict[str, Any]] | None,
         answered: list[str],
         events: AgentEventWriter,
+        *,
+        spent: float,
     ) -> tuple[StepResult, list[str]]:
         """One CLI run of one conversation: at most one model call; the transcript after it.
 
         `lines` is the conversation so far (written for the CLI to resume); `answered` are
-        the calls whose results `lines` ends with (a resume, no `prompt`).
+        the calls whose results `lines` ends with (a resume, no `prompt`); `spent` is what
+        the session's model requests cost before this one (``max_budget_usd``).
         """
         resume_texts = _resume_texts(options) if answered else ()
         with step_folders(self.config_root) as folders:
@@ -276,7 +294,7 @@ class ClaudeAgentRunner(AgentFrameworkRunner):
             if lines:
                 lines = unique_call_ids(lines)
                 write_transcript(folders.config, cwd, session_id, lines)
-            async with relay(options, resume_texts, str(self.config_root)) as wire:
+            async with relay(options, resume_texts, str(self.config_root), spent) as wire:
                 run_options = step_options(
                     options,
                     tools=tools,
@@ -304,6 +322,8 @@ class ClaudeAgentRunner(AgentFrameworkRunner):
             )
         if answered:
             transcript = without_resume_entries(transcript, len(lines), resume_texts)
+        if options.max_budget_usd is not None:
+            transcript = with_session_budget(transcript, len(lines), spent, options.max_budget_usd)
         return step, transcript
 
     async def _step_sub_agent(
@@ -326,17 +346,19 @@ class ClaudeAgentRunner(AgentFrameworkRunner):
         if not lines:
             prompt = sub.prompt
         else:
-            blocks = await tool_result_blocks(
+            results = await tool_result_blocks(
                 sub.calls, lambda i: turn.recorded_tool_call(prefix + i), sub_tools, sub_options, hook_input
             )
-            lines.extend(tool_result_entries(lines, blocks, session_id=sub.session_id, cwd=cwd))
+            lines.extend(tool_result_entries(lines, results, session_id=sub.session_id, cwd=cwd))
             answered = [call.id for call in sub.calls]
         # The sub-agent's words are not the session's stream: the plain SDK tags them with
         # the parent call, and a follower of the session sees the parent's answer.
         quiet = AgentEventWriter(None, turn_id=turn.turn_id, step_execution_id="sub-agent", attempt=1)
         step, transcript = await self._converse(
-            sub_options, sub_tools, cwd, sub.session_id, lines, prompt, answered, quiet
+            sub_options, sub_tools, cwd, sub.session_id, lines, prompt, answered, quiet, spent=state.cost_usd
         )
+        # A sub-agent's requests cost the session's budget too, as Claude Code counts them.
+        state = replace(state, cost_usd=state.cost_usd + step.cost_usd)
         if step.result.stop_reason != "tool_deferred":
             done = replace(
                 sub, lines=transcript, calls=[], answer=final_text(transcript) or step.result.result or ""
@@ -365,12 +387,28 @@ class ClaudeAgentRunner(AgentFrameworkRunner):
         session_id: str,
         model_calls: int,
         hook_input: dict[str, Any],
+        spent: float,
     ) -> AgentTurnOutcome:
+        """What a model step of the parent ends in; `spent`: the session's cost, this step's included."""
         result = step.result
+        budget = options.max_budget_usd
+        if result.subtype in TERMINAL_SUBTYPES:
+            ended = {
+                "subtype": result.subtype,
+                "is_error": True,
+                "num_turns": model_calls,
+                "errors": list(result.errors or []),
+                "total_cost_usd": spent,
+            }
+            return limit_reached(transcript, base, session_id, ended, usage=step.usage)
         if result.stop_reason != "tool_deferred":
+            if budget is not None and budget_spent(spent, budget):
+                # Claude Code ends the turn right after the response that spent the budget.
+                ended = _budget_result(budget, spent, model_calls)
+                return limit_reached(transcript, base, session_id, ended, usage=step.usage)
             delta = transcript[base:]
             return TurnCompleted(
-                new_messages=framework_messages(delta, session_id=session_id, delta=delta),
+                new_messages=framework_messages(delta, session_id=session_id, delta=delta, cost_usd=spent),
                 usage=step.usage,
                 framework_state={
                     "result": {
@@ -378,6 +416,7 @@ class ClaudeAgentRunner(AgentFrameworkRunner):
                         "is_error": result.is_error,
                         "num_turns": model_calls,
                         "result": result.result,
+                        "total_cost_usd": spent,
                     }
                 },
             )
@@ -391,6 +430,7 @@ class ClaudeAgentRunner(AgentFrameworkRunner):
             calls=calls,
             model_calls=model_calls,
             sub_runs=start_sub_runs(calls, options, session_id),
+            cost_usd=spent,
         )
         return ToolCallsRequested(framework_run_state=state.to_json(), tool_calls=deferred, usage=step.usage)
 
@@ -496,8 +536,21 @@ def step_options(
     }
     # The tool hooks run in the steps (`_permissions`, `_results`); the CLI runs no tool.
     hooks = {event: matchers for event, matchers in (options.hooks or {}).items() if event not in _STEP_HOOKS}
+    extra_args = dict(options.extra_args)
+    if options.agents:
+        # On the command line, not in the SDK's initialize request: a resumed CLI continues
+        # the turn before it reads that request, and would tell the model the agents it had
+        # listed are "no longer available".
+        extra_args["agents"] = json.dumps(
+            {
+                name: {k: v for k, v in dataclasses.asdict(agent).items() if v is not None}
+                for name, agent in options.agents.items()
+            }
+        )
     return replace(
         options,
+        agents=None,
+        extra_args=extra_args,
         tools=tools.cli_tools,
         allowed_tools=[],
         can_use_tool=None,
@@ -509,6 +562,8 @@ def step_options(
         session_id=None if resume else session_id,
         fork_session=False,
         max_turns=None,
+        # The session counts the budget across steps (`_budget`); the CLI only writes its reminders.
+        max_budget_usd=CLI_BUDGET if options.max_budget_usd is not None else None,
         setting_sources=[],
         settings=json.dumps(settings),
         env=env,
@@ -628,23 +683,45 @@ def denial_of(run_state: str, call_id: str) -> str | None:
     return None
 
 
-def max_turns_reached(
-    lines: list[str], base: int, session_id: str, max_turns: int, model_calls: int
+def limit_reached(
+    lines: list[str], base: int, session_id: str, result: dict[str, Any], *, usage: AgentUsage | None = None
 ) -> TurnCompleted:
-    """The turn ends as Claude Code ends it at ``max_turns``: the tool results are kept, no
-    model call is made, and the result is ``error_max_turns``."""
+    """The turn ends as Claude Code ends it at a limit (``max_turns``, ``max_budget_usd``):
+    what the turn wrote is kept (tool results included), no further model call is made, and
+    `result` is Claude Code's error result. Never retried: a retry would reach it again.
+
+    With nothing written (a budget spent before the turn began) the turn stores no message,
+    and its prompt reaches the model with the next turn's, as Claude Code keeps it.
+    """
     delta = lines[base:]
-    return TurnCompleted(
-        new_messages=framework_messages(delta, session_id=session_id, delta=delta),
-        framework_state={
-            "result": {
-                "subtype": "error_max_turns",
-                "is_error": True,
-                "num_turns": model_calls,
-                "errors": [f"Reached maximum number of turns ({max_turns})"],
-            }
-        },
+    messages = (
+        framework_messages(delta, session_id=session_id, delta=delta, cost_usd=result.get("total_cost_usd"))
+        if delta
+        else []
     )
+    return TurnCompleted(
+        new_messages=messages, usage=usage or AgentUsage(), framework_state={"result": result}
+    )
+
+
+def _max_turns_result(max_turns: int, spent: float, model_calls: int) -> dict[str, Any]:
+    return {
+        "subtype": "error_max_turns",
+        "is_error": True,
+        "num_turns": model_calls,
+        "errors": [f"Reached maximum number of turns ({max_turns})"],
+        "total_cost_usd": spent,
+    }
+
+
+def _budget_result(budget: float, spent: float, model_calls: int) -> dict[str, Any]:
+    return {
+        "subtype": "error_max_budget_usd",
+        "is_error": True,
+        "num_turns": model_calls,
+        "errors": [budget_error(budget)],
+        "total_cost_usd": spent,
+    }
 
 
 def prompt_content(message: FrameworkMessage) -> str | list[dict[str, Any]]:
@@ -680,13 +757,16 @@ def model_upstream(options: ClaudeAgentOptions) -> str | None:
 
 @asynccontextmanager
 async def relay(
-    options: ClaudeAgentOptions, resume_texts: Sequence[str], private_root: str
+    options: ClaudeAgentOptions, resume_texts: Sequence[str], private_root: str, spent: float
 ) -> AsyncGenerator[ModelWire | None]:
     upstream = model_upstream(options)
     if upstream is None:
         yield None
         return
-    async with ModelWire(upstream, resume_texts=resume_texts, private_root=private_root) as wire:
+    budget = (spent, options.max_budget_usd) if options.max_budget_usd is not None else None
+    async with ModelWire(
+        upstream, resume_texts=resume_texts, private_root=private_root, budget=budget
+    ) as wire:
         yield wire
 
 
