@@ -92,6 +92,8 @@ def lookup_in_a_sub_agent(workspace: Path, log: InvocationLog) -> ClaudeAgentOpt
         tools=[*CLAUDE_CODE_TOOLS, "Agent"],
         allowed_tools=[LOOKUP, "Agent"],
         agents={"researcher": researcher},
+        # Sub-agents in the foreground, as the adapter requires (it refuses background ones).
+        env={"CLAUDE_CODE_DISABLE_BACKGROUND_TASKS": "1"},
     )
 
 

@@ -81,11 +81,6 @@ TIMINGS = CRASH_TIMINGS
 REJECTION = "Not now, please."
 """What the person says when rejecting a call, in both runs."""
 
-PLAIN_SETTINGS = json.dumps({"includeCoAuthoredBy": False, "attribution": {"commit": "", "pr": ""}})
-"""The plain run's inline settings: commit and PR attribution off, as the adapter sets for
-every CLI run (its README, "What the adapter owns"). With attribution on, the CLI adds a
-system reminder about commit attribution to the first user message."""
-
 Builder = Callable[[Path, InvocationLog], ClaudeAgentOptions]
 Script = Sequence[ModelReply] | Callable[[Path], Sequence[ModelReply]]
 
@@ -195,9 +190,10 @@ def scripted(
 ) -> ClaudeAgentOptions:
     """``options`` pointed at the scripted server, with the environment both runs share.
 
-    The plain run also gets what the adapter gives every CLI run of its own accord: a
-    private config folder and home (so the CLI never reads the user's ``~/.claude``) and no
-    setting sources (no user or project settings, no CLAUDE.md).
+    The plain run also gets a private config folder and home, so that the CLI of a test
+    never reads the ``~/.claude`` of whoever runs the tests (the adapter gives every step
+    private ones of its own accord). Nothing else: the options are the user's, setting
+    sources included.
     """
     env = {
         **options.env,
@@ -215,9 +211,7 @@ def scripted(
         "HOME": str(folders.home),
         "TMPDIR": str(folders.root / "tmp"),
     }
-    return replace(
-        options, model=MODEL, env=env, setting_sources=[], settings=options.settings or PLAIN_SETTINGS
-    )
+    return replace(options, model=MODEL, env=env)
 
 
 def _workspace_files(workspace: Path) -> dict[str, str]:
@@ -273,11 +267,14 @@ async def run_plain(scenario: Scenario, server: ScriptedModelServer, key: str, r
             return PermissionResultDeny(message=REJECTION)
         return PermissionResultAllow()
 
-    with warnings.catch_warnings():
-        # The SDK warns that allowed_tools shadow the callback: as intended, a pre-approved
-        # tool asks nobody, as in the examples.
-        warnings.simplefilter("ignore")
-        options = replace(options, can_use_tool=can_use_tool)
+    if options.can_use_tool is None:
+        # The person who decides a call that asks (the session's approvals); an example with
+        # a callback of its own keeps it, in both runs.
+        with warnings.catch_warnings():
+            # The SDK warns that allowed_tools shadow the callback: as intended, a pre-approved
+            # tool asks nobody, as in the examples.
+            warnings.simplefilter("ignore")
+            options = replace(options, can_use_tool=can_use_tool)
     results: list[str | None] = []
     errors: list[str | None] = []
     subtypes: list[str | None] = []

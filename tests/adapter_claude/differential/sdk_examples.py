@@ -23,6 +23,7 @@ Changes to the examples:
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -42,6 +43,7 @@ __all__ = [
     "CALCULATOR_TOOLS",
     "CLAUDE_CODE_TOOLS",
     "agents_code_reviewer",
+    "agents_code_reviewer_foreground",
     "file_assistant_asking",
     "hooks_decision_fields",
     "hooks_posttooluse",
@@ -382,6 +384,15 @@ def agents_code_reviewer(workspace: Path, log: InvocationLog) -> ClaudeAgentOpti
             ),
         },
     )
+
+
+def agents_code_reviewer_foreground(workspace: Path, log: InvocationLog) -> ClaudeAgentOptions:
+    """`agents_code_reviewer` as the adapter's refusal of it says to change it: with
+    ``CLAUDE_CODE_DISABLE_BACKGROUND_TASKS=1`` in the options' ``env``, so that Claude Code runs
+    the sub-agent in the foreground. Both runs get the same options; plain then behaves as the
+    session does."""
+    options = agents_code_reviewer(workspace, log)
+    return replace(options, env={**options.env, "CLAUDE_CODE_DISABLE_BACKGROUND_TASKS": "1"})
 
 
 # -- not from an example: Claude Code's tools with the SDK's permission callback ----------

@@ -277,7 +277,6 @@ async def test_a_sigkill_in_a_sub_agents_tool(
                         "description": "Research",
                         "prompt": "Look up Temporal",
                         "subagent_type": "researcher",
-                        "run_in_background": False,  # a foreground run, as test_agents.py asks
                     },
                 )
             ),

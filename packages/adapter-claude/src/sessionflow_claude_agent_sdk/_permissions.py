@@ -6,27 +6,35 @@ here instead, in Claude Code's order, for every call of the response:
 
 1. the `PreToolUse` hooks whose matcher fits the tool (all of them; a deny wins over an
    ask, an ask over an allow; the last ``updatedInput`` wins);
-2. ``disallowed_tools`` (deny) and ``allowed_tools`` (allow) rules;
-3. ``permission_mode``: ``bypassPermissions`` allows; ``acceptEdits`` allows `Write` and
-   `Edit`; Claude Code's read-only tools (`Read`, `Glob`, `Grep`) never ask; ``dontAsk``
-   denies the rest;
-4. ``can_use_tool`` for what is left.
+2. deny rules (``disallowed_tools`` and the settings' ``permissions.deny``), then ask rules
+   (``permissions.ask``: straight to step 5), then allow rules (``allowed_tools`` and
+   ``permissions.allow``);
+3. what Claude Code lets run unasked: ``bypassPermissions``; `Write` and `Edit` under
+   ``acceptEdits``; its read-only tools (`Read`, `Glob`, `Grep`); a read-only `Bash`
+   command inside the working directory (`_read_only_bash`);
+4. ``dontAsk`` denies the rest;
+5. ``can_use_tool`` for what is left: asked exactly where plain Claude Code asks it.
 
 The verdict then meets the session's floor (`Verdict.policy`): a deny becomes a rejection
-the model sees, with the text Claude Code shows; an allow lifts an approval only where
-nobody declared the tool a write (no explicit session policy, no floor, an unclassified
-effect), so a write's approval is never removed; an ask from a hook adds an approval
-even to a read. Hooks and `can_use_tool` run inside the model step, so a retried step
-runs them again.
+the model sees, with the text Claude Code shows; ``can_use_tool``'s answer is the call's
+approval (nobody is asked again); any other allow lifts an approval only where nobody
+declared the tool a write (no explicit session policy, no floor, an unclassified effect),
+so a write's approval is never removed without the user's own callback; an ask from a hook
+adds an approval even to a read. Hooks and `can_use_tool` run inside the model step, after
+the model answered, so only a step that fails after them runs them again.
 """
 
 from __future__ import annotations
 
 import asyncio
+import fnmatch
+import os
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Any, Literal, cast
+from urllib.parse import urlsplit
 
 from claude_agent_sdk import (
     ClaudeAgentOptions,
@@ -38,6 +46,8 @@ from claude_agent_sdk import (
 
 from sessionflow import ToolEffect, ToolPolicy
 from sessionflow.kit import FrameworkApproval
+from sessionflow_claude_agent_sdk._read_only_bash import is_read_only_command
+from sessionflow_claude_agent_sdk._settings import PermissionSettings
 
 __all__ = [
     "READ_ONLY_BUILTINS",
@@ -67,6 +77,8 @@ class Verdict:
     """The text the model sees for a denied call."""
     updated_input: Json | None = None
     by_hook: bool = False
+    by_callback: bool = False
+    """``can_use_tool`` answered: its answer is the call's approval."""
 
     def policy(self, policy: ToolPolicy, *, floored: bool) -> tuple[ToolPolicy, FrameworkApproval | None]:
         """The call's policy and framework approval under the session's floor.
@@ -78,7 +90,7 @@ class Verdict:
             # Nothing will run, so nobody is asked.
             return replace(policy, requires_approval=False), None
         if self.kind == "allow":
-            liftable = (
+            liftable = self.by_callback or (
                 not floored and policy.requires_approval is None and policy.effect is ToolEffect.UNCLASSIFIED
             )
             return (replace(policy, requires_approval=False) if liftable else policy), "pre_approved"
@@ -112,59 +124,128 @@ async def decide(
     tool_input: Json,
     tool_use_id: str,
     hook_input: Json,
+    cwd: Path | None = None,
+    settings: PermissionSettings | None = None,
 ) -> Verdict:
-    """Claude Code's verdict for one call (see the module's docstring for the order)."""
+    """Claude Code's verdict for one call (see the module's docstring for the order).
+
+    `settings`: the permissions of the loaded settings files; `cwd`: the session's working
+    directory, where path rules and read-only commands are judged.
+    """
     hooked = await _pre_tool_use(options, tool_name, tool_input, tool_use_id, hook_input)
     if hooked.kind == "deny":
         return hooked
     if hooked.kind in ("allow", "ask"):
         return hooked
     tool_input = hooked.updated_input if hooked.updated_input is not None else tool_input
+    rules = settings or PermissionSettings()
+    where = cwd or Path.cwd()
     names = (tool_name, *aliases)
-    if any(_rule_matches(rule, names) for rule in options.disallowed_tools):
+
+    def matching(found: Sequence[str], *, allow: bool = False) -> bool:
+        return any(_rule_matches(rule, names, tool_input, where, allow=allow) for rule in found)
+
+    if matching([*options.disallowed_tools, *rules.deny]):
         return Verdict(kind="deny", denial=f"Permission to use {tool_name} has been denied.")
-    if any(_rule_matches(rule, names) for rule in options.allowed_tools):
-        return Verdict(kind="allow", updated_input=hooked.updated_input)
-    mode = options.permission_mode or "default"
-    if (
-        mode == "bypassPermissions"
-        or tool_name in READ_ONLY_BUILTINS
-        or (mode == "acceptEdits" and tool_name in _EDIT_TOOLS)
-    ):
-        return Verdict(kind="allow", updated_input=hooked.updated_input)
-    if mode == "dontAsk":
-        return Verdict(
-            kind="deny",
-            denial=f"Permission to use {tool_name} has been denied because Claude Code is running in don't ask mode.",
-        )
+    asked_by_rule = matching(rules.ask)
+    if not asked_by_rule:
+        if matching([*options.allowed_tools, *rules.allow], allow=True):
+            return Verdict(kind="allow", updated_input=hooked.updated_input)
+        mode = options.permission_mode or rules.default_mode or "default"
+        if (
+            mode == "bypassPermissions"
+            or tool_name in READ_ONLY_BUILTINS
+            or (mode == "acceptEdits" and tool_name in _EDIT_TOOLS)
+            or (tool_name == "Bash" and is_read_only_command(str(tool_input.get("command") or ""), where))
+        ):
+            return Verdict(kind="allow", updated_input=hooked.updated_input)
+        if mode == "dontAsk":
+            return Verdict(
+                kind="deny",
+                denial=f"Permission to use {tool_name} has been denied because Claude Code is running in don't ask mode.",
+            )
     if options.can_use_tool is not None:
         context = ToolPermissionContext(tool_use_id=tool_use_id)
         answer = await options.can_use_tool(tool_name, tool_input, context)
         if isinstance(answer, PermissionResultDeny):
             return Verdict(
-                kind="deny", denial=answer.message or f"Permission to use {tool_name} has been denied."
+                kind="deny",
+                denial=answer.message or f"Permission to use {tool_name} has been denied.",
+                by_callback=True,
             )
         if isinstance(answer, PermissionResultAllow):  # pyright: ignore[reportUnnecessaryIsInstance]
             updated = answer.updated_input if answer.updated_input is not None else hooked.updated_input
-            return Verdict(kind="allow", updated_input=updated)
+            return Verdict(kind="allow", updated_input=updated, by_callback=True)
     return Verdict(kind="none", updated_input=hooked.updated_input)
 
 
-def _rule_matches(rule: str, names: Sequence[str]) -> bool:
-    """An ``allowed_tools`` / ``disallowed_tools`` rule: a tool name, ``Tool(*)``, or an MCP server
-    prefix (``mcp__server``). Rules with a content pattern (``Bash(git:*)``) apply to the
-    named tool only as far as the session's own call policy allows; they match nothing here."""
+_FILE_READERS = frozenset({"Read", "Glob", "Grep"})
+_FILE_EDITORS = frozenset({"Write", "Edit", "NotebookEdit", "MultiEdit"})
+_SHELL_MARKS = re.compile(r"[;&|`$<>\n]")
+
+
+def _rule_matches(
+    rule: str, names: Sequence[str], tool_input: Json, cwd: Path, *, allow: bool = False
+) -> bool:
+    """A permission rule as Claude Code reads it: a tool name (``Tool``, ``Tool(*)``), an MCP
+    server prefix (``mcp__server``), or a tool with a content pattern: ``Bash(npm test)``
+    (exactly), ``Bash(git:*)`` (a prefix), ``Bash(npm run *)`` (a wildcard); ``Read(./src/**)``
+    and ``Edit(...)`` (paths, gitignore style: ``./`` or no prefix from the working directory,
+    ``//`` absolute, ``~/`` the home folder), which also cover the other tools that read or
+    edit files; ``WebFetch(domain:example.com)``.
+
+    An allow rule with a pattern matches a shell command only when it is one simple command
+    (no ``;``, ``&&``, ``|``, substitution or redirection), so ``Bash(ls:*)`` never lets a
+    command through that chains another one."""
     rule = rule.strip()
-    if rule.endswith("(*)"):
-        rule = rule[:-3]
-    if "(" in rule:
-        return False
-    for name in names:
-        if rule == name or (
-            rule.startswith("mcp__") and rule.count("__") == 1 and name.startswith(rule + "__")
-        ):
-            return True
+    if rule.endswith("(*)") or rule.endswith("()"):
+        rule = rule[: rule.index("(")]
+    if "(" not in rule or not rule.endswith(")"):
+        return any(
+            rule == name
+            or (rule.startswith("mcp__") and rule.count("__") == 1 and name.startswith(rule + "__"))
+            for name in names
+        )
+    tool, content = rule[: rule.index("(")], rule[rule.index("(") + 1 : -1]
+    name = names[0]
+    if tool == "Bash" and name == "Bash":
+        command = str(tool_input.get("command") or "").strip()
+        if allow and _SHELL_MARKS.search(command):
+            return False
+        if content.endswith(":*"):
+            prefix = content[:-2]
+            return command == prefix or command.startswith(prefix + " ")
+        if "*" in content:
+            return fnmatch.fnmatchcase(command, content)
+        return command == content
+    if (tool == "Read" and name in _FILE_READERS | _FILE_EDITORS) or (
+        tool == "Edit" and name in _FILE_EDITORS
+    ):
+        path = tool_input.get("file_path") or tool_input.get("path") or tool_input.get("notebook_path")
+        return isinstance(path, str) and _path_matches(content, path, cwd)
+    if tool == "WebFetch" and name == "WebFetch" and content.startswith("domain:"):
+        host = urlsplit(str(tool_input.get("url") or "")).hostname or ""
+        domain = content.removeprefix("domain:")
+        return host == domain or host.endswith("." + domain)
     return False
+
+
+def _path_matches(pattern: str, path: str, cwd: Path) -> bool:
+    if pattern.startswith("//"):
+        base, pattern = Path("/"), pattern[2:]
+    elif pattern.startswith("~/"):
+        base, pattern = Path(os.path.expanduser("~")), pattern[2:]
+    else:
+        base, pattern = cwd, pattern.removeprefix("./").removeprefix("/")
+    target = Path(path) if Path(path).is_absolute() else cwd / path
+    try:
+        relative = target.resolve().relative_to(base.resolve()).as_posix()
+    except ValueError:
+        return False
+    if fnmatch.fnmatchcase(relative, pattern) or fnmatch.fnmatchcase(relative, pattern.replace("**/", "")):
+        return True
+    # A folder pattern covers what is inside it.
+    return relative.startswith(pattern.rstrip("/*") + "/") if pattern.endswith(("/**", "/")) else False
 
 
 async def run_tool_hooks(options: ClaudeAgentOptions, event: Json) -> list[Json]:

@@ -39,6 +39,7 @@ from sessionflow.kit import (
 from sessionflow_claude_agent_sdk._budget import CLI_BUDGET, budget_error, budget_spent, with_session_budget
 from sessionflow_claude_agent_sdk._permissions import decide
 from sessionflow_claude_agent_sdk._results import tool_result_blocks, tool_result_entries
+from sessionflow_claude_agent_sdk._settings import PermissionSettings, load_permission_settings
 from sessionflow_claude_agent_sdk._step import (
     TERMINAL_SUBTYPES,
     ClaudeStepError,
@@ -56,7 +57,13 @@ from sessionflow_claude_agent_sdk._subagents import (
     next_sub_agent,
     start_sub_runs,
 )
-from sessionflow_claude_agent_sdk._tools import AGENT_TOOL, ToolSet, check_tool_options, discover_tools
+from sessionflow_claude_agent_sdk._tools import (
+    AGENT_TOOL,
+    ToolSet,
+    check_tool_options,
+    discover_tools,
+    offers_agent_tool,
+)
 from sessionflow_claude_agent_sdk._transcript import (
     ANSWERED_DENIAL,
     PendingCall,
@@ -109,6 +116,11 @@ ENV_FORCED: Mapping[str, str] = {
 
 _STEP_HOOKS = frozenset({"PreToolUse", "PostToolUse", "PostToolUseFailure", "PermissionRequest"})
 """Hook events the steps run themselves, so the CLI does not get them."""
+
+BACKGROUND_TASKS_OFF = "CLAUDE_CODE_DISABLE_BACKGROUND_TASKS"
+"""Claude Code's switch that runs every sub-agent (and shell command) in the foreground."""
+
+_TRUTHY = frozenset({"1", "true", "yes", "on"})
 
 DEFAULT_API_URL = "https://api.anthropic.com"
 _CLOUD_PROVIDER_FLAGS = ("CLAUDE_CODE_USE_BEDROCK", "CLAUDE_CODE_USE_VERTEX", "CLAUDE_CODE_USE_FOUNDRY")
@@ -480,6 +492,10 @@ def check_build_options(options: ClaudeAgentOptions, tool_sources: Sequence[Tool
     if options.settings and options.settings.lstrip().startswith("{"):
         # A settings file is read at each step, in the step's working directory.
         _user_settings(options.settings, Path.cwd())
+    cwd = Path(options.cwd) if options.cwd is not None else Path.cwd()
+    if cwd.is_dir():
+        # The project's settings as they are now; each step reads them again.
+        load_permission_settings(options.setting_sources, cwd)
 
 
 def check_options(options: ClaudeAgentOptions) -> None:
@@ -498,6 +514,21 @@ def check_options(options: ClaudeAgentOptions) -> None:
         problems.append(("session_store", "the transcript travels in the session's run state"))
     if options.plugins:
         problems.append(("plugins", "they can add hooks and tools that run inside the CLI"))
+    if (
+        offers_agent_tool(options)
+        and (options.env.get(BACKGROUND_TASKS_OFF) or "").strip().lower() not in _TRUTHY
+    ):
+        problems.append(
+            (
+                "agents",
+                "Claude Code runs a sub-agent in the background by default: the Agent call returns "
+                "'Async agent launched' at once, the parent answers without the report, and the "
+                "report later starts a turn nobody sent. A session runs every call as a durable step "
+                "of a turn and has no turn of its own making; set "
+                f"env={{'{BACKGROUND_TASKS_OFF}': '1'}} so that Claude Code runs every sub-agent in "
+                "the foreground, as the session does",
+            )
+        )
     if problems:
         raise UnsupportedOptionError(
             ", ".join(name for name, _ in problems),
@@ -528,12 +559,8 @@ def step_options(
     env = {**ENV_DEFAULTS, **options.env, **ENV_FORCED, **folders.environment()}
     if base_url is not None:
         env["ANTHROPIC_BASE_URL"] = base_url
-    settings = {
-        **_user_settings(options.settings, cwd),
-        "hooks": hook_settings(folders, plan),
-        "includeCoAuthoredBy": False,
-        "attribution": {"commit": "", "pr": ""},
-    }
+    # The user's settings as given (attribution included), plus the hooks sessionflow owns.
+    settings = {**_user_settings(options.settings, cwd), "hooks": hook_settings(folders, plan)}
     # The tool hooks run in the steps (`_permissions`, `_results`); the CLI runs no tool.
     hooks = {event: matchers for event, matchers in (options.hooks or {}).items() if event not in _STEP_HOOKS}
     extra_args = dict(options.extra_args)
@@ -564,13 +591,11 @@ def step_options(
         max_turns=None,
         # The session counts the budget across steps (`_budget`); the CLI only writes its reminders.
         max_budget_usd=CLI_BUDGET if options.max_budget_usd is not None else None,
-        setting_sources=[],
         settings=json.dumps(settings),
         env=env,
         cwd=str(cwd),
         hooks=cast(Any, hooks) or None,
         include_partial_messages=True,
-        verbatim_prompts=True,
         enable_file_checkpointing=False,
     )
 
@@ -606,10 +631,14 @@ async def _defer_all(
     """Every call of the model's response; a sub-agent's are named `prefix` + their own ID."""
     if not uses:
         raise ClaudeStepError("the Claude Code CLI deferred a tool call the transcript does not hold")
+    cwd = Path(str(hook_input["cwd"]))
+    permissions = load_permission_settings(
+        options.setting_sources, cwd, _user_settings(options.settings, cwd)
+    )
     calls: list[PendingCall] = []
     deferred: list[DeferredToolCall] = []
     for use in uses:
-        call, request = await _defer(turn, tools, options, use, hook_input)
+        call, request = await _defer(turn, tools, options, use, hook_input, permissions)
         calls.append(call)
         deferred.append(dataclasses.replace(request, tool_call_id=prefix + request.tool_call_id))
     return calls, deferred
@@ -621,6 +650,7 @@ async def _defer(
     options: ClaudeAgentOptions,
     use: dict[str, Any],
     hook_input: dict[str, Any],
+    permissions: PermissionSettings,
 ) -> tuple[PendingCall, DeferredToolCall]:
     """One call of the model's response: Claude Code's permission verdict under the session's floor."""
     name, call_id = str(use.get("name")), str(use.get("id"))
@@ -632,6 +662,8 @@ async def _defer(
         tool_input=original,
         tool_use_id=call_id,
         hook_input=hook_input,
+        cwd=Path(str(hook_input["cwd"])),
+        settings=permissions,
     )
     policy = session_policy(turn, tools, name)
     floored = tools.has_floor(name) or policy.requires_approval is not None
