@@ -172,6 +172,20 @@ def without_sub_agent_frames(request: dict[str, Any]) -> dict[str, Any]:
     return {**request, "system": system, "messages": _unframed(request["messages"])}
 
 
+def without_sub_agent_frames_in_transcript(items: list[Any]) -> list[Any]:
+    """A plain run's transcript (`transcript.py`) with each sub-agent report as it was written
+    (the same deliberate difference as `without_sub_agent_frames`)."""
+    out: list[Any] = []
+    for role, content in items:
+        if role == "tool":
+            content = [
+                [call, _report(text) if "[Subagent hand-back]" in text else text, error]
+                for call, text, error in cast(list[tuple[str, str, bool]], content)
+            ]
+        out.append([role, content])
+    return out
+
+
 def _unframed(value: Any) -> Any:
     if isinstance(value, list):
         return [_unframed(v) for v in cast(list[Any], value)]

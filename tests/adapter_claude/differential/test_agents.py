@@ -15,7 +15,10 @@ from pathlib import Path
 from sessionflow.demo import ModelReply, ScriptedModelServer, ScriptedToolCall
 from tests.adapter_claude.differential import sdk_examples
 from tests.adapter_claude.differential.harness import Scenario, assert_same_run, run_both, tool_results
-from tests.adapter_claude.differential.normalise import without_sub_agent_frames
+from tests.adapter_claude.differential.normalise import (
+    without_sub_agent_frames,
+    without_sub_agent_frames_in_transcript,
+)
 
 
 async def test_a_background_sub_agent_is_refused_when_the_flow_is_built(
@@ -93,7 +96,11 @@ async def test_the_code_reviewer_sub_agent(
     assert plain.results == ["The reviewer found only missing type hints."]
     # Deliberate (adapter README, "Sub-agents"): the sub-agent is the session's own
     # conversation, without Claude Code's sub-agent notes and hand-back frame.
-    unframed = replace(plain, requests=[without_sub_agent_frames(r) for r in plain.requests])
+    unframed = replace(
+        plain,
+        requests=[without_sub_agent_frames(r) for r in plain.requests],
+        transcript=without_sub_agent_frames_in_transcript(plain.transcript),
+    )
     assert_same_run(unframed, session)
 
 
@@ -132,5 +139,9 @@ async def test_a_sub_agent_that_reads_a_file(
     text, is_error = tool_results(plain.requests[2])["toolu_read"]
     assert not is_error and "1\tdef add(a, b):" in text
     assert plain.results == ["The reviewer found only missing type hints."]
-    unframed = replace(plain, requests=[without_sub_agent_frames(r) for r in plain.requests])
+    unframed = replace(
+        plain,
+        requests=[without_sub_agent_frames(r) for r in plain.requests],
+        transcript=without_sub_agent_frames_in_transcript(plain.transcript),
+    )
     assert_same_run(unframed, session)

@@ -55,6 +55,7 @@ __all__ = [
     "decide",
     "hook_matchers",
     "matches",
+    "run_hooks",
     "run_tool_hooks",
 ]
 
@@ -252,16 +253,24 @@ async def run_tool_hooks(options: ClaudeAgentOptions, event: Json) -> list[Json]
     """Run the user's hooks for a tool event (``hook_event_name``, ``tool_name``,
     ``tool_use_id`` in `event`) whose matcher fits the tool, together as Claude Code runs
     them, each within its matcher's timeout; their outputs."""
-    name, call_id = str(event["tool_name"]), str(event["tool_use_id"])
+    return await run_hooks(options, event, str(event["tool_name"]), str(event["tool_use_id"]))
+
+
+async def run_hooks(
+    options: ClaudeAgentOptions, event: Json, subject: str, tool_use_id: str | None
+) -> list[Json]:
+    """Run the user's hooks of ``event["hook_event_name"]`` whose matcher fits `subject` (a
+    tool's name, a sub-agent's type), together as Claude Code runs them, each within its
+    matcher's timeout; their outputs."""
     callbacks: list[tuple[Any, float | None]] = [
         (callback, matcher.timeout)
         for matcher in hook_matchers(options, str(event["hook_event_name"]))
-        if matches(matcher.matcher, name)
+        if matches(matcher.matcher, subject)
         for callback in matcher.hooks
     ]
     answers = await asyncio.gather(
         *(
-            asyncio.wait_for(callback(event, call_id, {"signal": None}), timeout or 60.0)
+            asyncio.wait_for(callback(event, tool_use_id, {"signal": None}), timeout or 60.0)
             for callback, timeout in callbacks
         )
     )

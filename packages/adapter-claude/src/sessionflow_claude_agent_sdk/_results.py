@@ -73,12 +73,12 @@ async def tool_result_blocks(
         answer = (answers or {}).get(call.id)
         if answer is not None:
             # Claude Code hands a sub-agent's report back as one text block.
-            block = {
-                "tool_use_id": call.id,
-                "type": "tool_result",
-                "content": [{"type": "text", "text": answer}],
-            }
-            results.append(ToolResult(block))
+            report: list[Json] = [{"type": "text", "text": answer}]
+            after = await _tool_hooks(
+                options, call, hook_input, "PostToolUse", tool_response={"content": report}
+            )
+            block = {"tool_use_id": call.id, "type": "tool_result", "content": report}
+            results.append(ToolResult(block, after.attachments))
             continue
         record = record_of(call.id)
         if record.status is not AgentToolCallStatus.SUCCEEDED:

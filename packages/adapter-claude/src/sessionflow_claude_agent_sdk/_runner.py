@@ -56,6 +56,7 @@ from sessionflow_claude_agent_sdk._subagents import (
     check_agent_call,
     next_sub_agent,
     start_sub_runs,
+    sub_agent_hooks,
 )
 from sessionflow_claude_agent_sdk._tools import (
     AGENT_TOOL,
@@ -316,8 +317,10 @@ class ClaudeAgentRunner(AgentFrameworkRunner):
                     resume=bool(lines),
                     cwd=cwd,
                     base_url=wire.base_url if wire is not None else None,
+                    continuing=bool(answered),
                 )
                 step = await run_cli(run_options, prompt, events)
+                relayed = wire.model_requests if wire is not None else None
             transcript = read_transcript(folders.config, cwd, session_id)
             ran_in_cli = _read_ran_log(folders)
         if ran_in_cli:
@@ -328,7 +331,8 @@ class ClaudeAgentRunner(AgentFrameworkRunner):
             raise ClaudeStepError(
                 "the Claude Code CLI rewrote the earlier transcript; cannot keep the session"
             )
-        if step.model_calls == 0:
+        if step.model_calls == 0 and not relayed:
+            # (A compaction, ``/compact``, asks the model without a streamed response.)
             raise ClaudeStepError(
                 f"the Claude Code CLI made no model call (stop reason {step.result.stop_reason!r})"
             )
@@ -357,6 +361,7 @@ class ClaudeAgentRunner(AgentFrameworkRunner):
         lines = list(sub.lines)
         if not lines:
             prompt = sub.prompt
+            await sub_agent_hooks(options, "SubagentStart", sub, hook_input)
         else:
             results = await tool_result_blocks(
                 sub.calls, lambda i: turn.recorded_tool_call(prefix + i), sub_tools, sub_options, hook_input
@@ -372,6 +377,7 @@ class ClaudeAgentRunner(AgentFrameworkRunner):
         # A sub-agent's requests cost the session's budget too, as Claude Code counts them.
         state = replace(state, cost_usd=state.cost_usd + step.cost_usd)
         if step.result.stop_reason != "tool_deferred":
+            await sub_agent_hooks(options, "SubagentStop", sub, hook_input)
             done = replace(
                 sub, lines=transcript, calls=[], answer=final_text(transcript) or step.result.result or ""
             )
@@ -554,6 +560,7 @@ def step_options(
     resume: bool,
     cwd: Path,
     base_url: str | None,
+    continuing: bool = False,
 ) -> ClaudeAgentOptions:
     """The options of one CLI run: the user's, with everything about tools and state owned here."""
     env = {**ENV_DEFAULTS, **options.env, **ENV_FORCED, **folders.environment()}
@@ -563,6 +570,10 @@ def step_options(
     settings = {**_user_settings(options.settings, cwd), "hooks": hook_settings(folders, plan)}
     # The tool hooks run in the steps (`_permissions`, `_results`); the CLI runs no tool.
     hooks = {event: matchers for event, matchers in (options.hooks or {}).items() if event not in _STEP_HOOKS}
+    if continuing:
+        # The CLI continues the turn as if its resume prompt were the user's: Claude Code
+        # fires UserPromptSubmit once, for the turn's own prompt (the first step).
+        hooks.pop("UserPromptSubmit", None)
     extra_args = dict(options.extra_args)
     if options.agents:
         # On the command line, not in the SDK's initialize request: a resumed CLI continues

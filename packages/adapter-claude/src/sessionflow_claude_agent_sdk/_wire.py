@@ -74,6 +74,8 @@ class ModelWire:
         self.resume_texts = tuple(resume_texts)
         self.private_root = private_root
         self.budget = budget
+        self.model_requests = 0
+        """How many model requests the CLI sent through the relay (a compaction's included)."""
         """What the session spent before this step, and the user's ``max_budget_usd`` (`_budget`)."""
         self._token = secrets.token_urlsafe(16)
         self._server: asyncio.Server | None = None
@@ -127,6 +129,7 @@ class ModelWire:
             return True
         path = target[len(prefix) :]
         if method == "POST" and path.split("?", 1)[0].endswith("/v1/messages"):
+            self.model_requests += 1
             body = self._rewrite(body)
         assert self._client is not None
         request = self._client.build_request(
