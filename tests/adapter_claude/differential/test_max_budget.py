@@ -12,6 +12,7 @@ each turn the same way, and never retry a step for it: every model step ends at 
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, cast
 
@@ -88,4 +89,10 @@ async def test_a_response_that_spends_the_budget_still_has_its_call_run(
     assert plain.tool_runs == [{"name": "lookup", "args": {"topic": "Temporal"}}]
     # The call's step, then the step that ends the turn, then the second turn's only step.
     assert session.model_step_attempts == [1, 1, 1]
-    assert_same_run(plain, session)
+    # Deliberate (docs/extension-points/claude-agent-sdk.md, max_budget_usd): Claude Code ran
+    # the call but stopped before it wrote the result into its history; the session keeps the
+    # result of a call that ran. Nothing else differs.
+    result = ["tool", [["toolu_look", custom_tools.lookup_text("Temporal"), False]]]
+    assert result not in plain.transcript
+    assert [item for item in session.transcript if item != result] == plain.transcript
+    assert_same_run(replace(plain, transcript=session.transcript), session)
