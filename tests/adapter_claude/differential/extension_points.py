@@ -29,6 +29,7 @@ __all__ = [
     "every_hook_event",
     "logged_can_use_tool",
     "project_settings",
+    "redirecting_callback",
 ]
 
 HOOK_EVENTS: tuple[HookEvent, ...] = (
@@ -66,6 +67,22 @@ def logged_can_use_tool(log: InvocationLog) -> Any:
         return PermissionResultAllow()
 
     return can_use_tool
+
+
+def redirecting_callback(workspace: Path, log: InvocationLog) -> ClaudeAgentOptions:
+    """A ``can_use_tool`` that lets ``touch`` commands run with another file name
+    (``updated_input``) and denies every other call it is asked about."""
+
+    async def can_use_tool(
+        tool_name: str, tool_input: dict[str, Any], context: ToolPermissionContext
+    ) -> PermissionResultAllow | PermissionResultDeny:
+        log.record("hook", "can_use_tool", tool_name=tool_name, input=tool_input)
+        command = str(tool_input.get("command", ""))
+        if tool_name == "Bash" and command.startswith("touch "):
+            return PermissionResultAllow(updated_input={**tool_input, "command": command + ".checked"})
+        return PermissionResultDeny(message=f"{tool_name} is not allowed here")
+
+    return ClaudeAgentOptions(cwd=str(workspace), tools=["Read", "Write", "Bash"], can_use_tool=can_use_tool)
 
 
 def every_hook_event(workspace: Path, log: InvocationLog) -> ClaudeAgentOptions:

@@ -17,10 +17,14 @@ here instead, in Claude Code's order, for every call of the response:
 
 The verdict then meets the session's floor (`Verdict.policy`): a deny becomes a rejection
 the model sees, with the text Claude Code shows; ``can_use_tool``'s answer is the call's
-approval (nobody is asked again); any other allow lifts an approval only where nobody
-declared the tool a write (no explicit session policy, no floor, an unclassified effect),
-so a write's approval is never removed without the user's own callback; an ask from a hook
-adds an approval even to a read. Hooks and `can_use_tool` run inside the model step, after
+approval (nobody is asked again); a `Bash` command that only reads runs unasked, as in
+Claude Code; any other allow lifts an approval only where nobody declared the tool a write
+(no explicit session policy, no floor, an unclassified effect), so a write's approval is
+never removed without the user's own callback; an ask from a hook adds an approval even
+to a read.
+
+Claude Code shows hooks and ``can_use_tool`` the input with a file tool's path made
+absolute (from the working directory); so does `permission_input`. Hooks and `can_use_tool` run inside the model step, after
 the model answered, so only a step that fails after them runs them again.
 """
 
@@ -55,6 +59,7 @@ __all__ = [
     "decide",
     "hook_matchers",
     "matches",
+    "permission_input",
     "run_hooks",
     "run_tool_hooks",
 ]
@@ -80,6 +85,8 @@ class Verdict:
     by_hook: bool = False
     by_callback: bool = False
     """``can_use_tool`` answered: its answer is the call's approval."""
+    read_only: bool = False
+    """A `Bash` command Claude Code runs unasked because it only reads (`_read_only_bash`)."""
 
     def policy(self, policy: ToolPolicy, *, floored: bool) -> tuple[ToolPolicy, FrameworkApproval | None]:
         """The call's policy and framework approval under the session's floor.
@@ -91,13 +98,39 @@ class Verdict:
             # Nothing will run, so nobody is asked.
             return replace(policy, requires_approval=False), None
         if self.kind == "allow":
-            liftable = self.by_callback or (
-                not floored and policy.requires_approval is None and policy.effect is ToolEffect.UNCLASSIFIED
+            liftable = (
+                self.by_callback
+                or self.read_only
+                or (
+                    not floored
+                    and policy.requires_approval is None
+                    and policy.effect is ToolEffect.UNCLASSIFIED
+                )
             )
             return (replace(policy, requires_approval=False) if liftable else policy), "pre_approved"
         if self.kind == "ask" and self.by_hook:
             return policy, "required"
         return policy, None
+
+
+_PATH_KEYS = {
+    "Read": "file_path",
+    "Write": "file_path",
+    "Edit": "file_path",
+    "NotebookEdit": "notebook_path",
+    "Glob": "path",
+    "Grep": "path",
+}
+
+
+def permission_input(tool_name: str, tool_input: Json, cwd: Path) -> Json:
+    """The input Claude Code shows hooks and ``can_use_tool``: a file tool's relative path
+    made absolute from the working directory."""
+    key = _PATH_KEYS.get(tool_name)
+    value = tool_input.get(key) if key is not None else None
+    if key is None or not isinstance(value, str) or not value or Path(value).is_absolute():
+        return tool_input
+    return {**tool_input, key: os.path.normpath(cwd / value)}
 
 
 def hook_matchers(options: ClaudeAgentOptions, event: str) -> list[HookMatcher]:
@@ -133,6 +166,7 @@ async def decide(
     `settings`: the permissions of the loaded settings files; `cwd`: the session's working
     directory, where path rules and read-only commands are judged.
     """
+    tool_input = permission_input(tool_name, tool_input, cwd or Path.cwd())
     hooked = await _pre_tool_use(options, tool_name, tool_input, tool_use_id, hook_input)
     if hooked.kind == "deny":
         return hooked
@@ -153,11 +187,12 @@ async def decide(
         if matching([*options.allowed_tools, *rules.allow], allow=True):
             return Verdict(kind="allow", updated_input=hooked.updated_input)
         mode = options.permission_mode or rules.default_mode or "default"
+        if tool_name == "Bash" and is_read_only_command(str(tool_input.get("command") or ""), where):
+            return Verdict(kind="allow", updated_input=hooked.updated_input, read_only=True)
         if (
             mode == "bypassPermissions"
             or tool_name in READ_ONLY_BUILTINS
             or (mode == "acceptEdits" and tool_name in _EDIT_TOOLS)
-            or (tool_name == "Bash" and is_read_only_command(str(tool_input.get("command") or ""), where))
         ):
             return Verdict(kind="allow", updated_input=hooked.updated_input)
         if mode == "dontAsk":
