@@ -103,7 +103,7 @@ def every_hook_event(workspace: Path, log: InvocationLog) -> ClaudeAgentOptions:
 PROJECT_FILES = {
     "CLAUDE.md": "Always answer in French.\n",
     ".claude/settings.json": (
-        '{"permissions": {"allow": ["Bash(echo from the project)"], "deny": ["Read(./secret.txt)"]}}\n'
+        '{"permissions": {"allow": ["Bash(touch made-by-the-project.txt)"], "deny": ["Read(./secret.txt)"]}}\n'
     ),
     ".claude/commands/greet.md": "---\ndescription: Greet someone\n---\nSay hello to $ARGUMENTS politely.\n",
     "secret.txt": "the secret\n",

@@ -546,8 +546,9 @@ def assert_same_run(
     """
     problems = [f"plain: {p}" for p in plain.problems] + list(session.problems)
     problems += _turn_differences(plain, session)
-    # A compaction (``/compact``) asks the model inside the CLI, in one model step: the test
-    # names how many such requests it expects.
+    # Where the CLI answers a call itself (a deny rule, a tool that does not exist) or
+    # compacts the conversation (``/compact``), it asks the model again inside one model
+    # step: the test names how many such requests it expects.
     calls = len(session.requests) - several_requests_in_a_step
     if session.model_attempts is not None and calls > session.model_attempts:
         problems.append(

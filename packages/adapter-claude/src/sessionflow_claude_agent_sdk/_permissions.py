@@ -180,8 +180,16 @@ async def decide(
     def matching(found: Sequence[str], *, allow: bool = False) -> bool:
         return any(_rule_matches(rule, names, tool_input, where, allow=allow) for rule in found)
 
-    if matching([*options.disallowed_tools, *rules.deny]):
-        return Verdict(kind="deny", denial=f"Permission to use {tool_name} has been denied.")
+    denied_by = next(
+        (
+            rule
+            for rule in [*options.disallowed_tools, *rules.deny]
+            if _rule_matches(rule, names, tool_input, where)
+        ),
+        None,
+    )
+    if denied_by is not None:
+        return Verdict(kind="deny", denial=_denial(denied_by, tool_name, tool_input))
     asked_by_rule = matching(rules.ask)
     if not asked_by_rule:
         if matching([*options.allowed_tools, *rules.allow], allow=True):
@@ -213,6 +221,18 @@ async def decide(
             updated = answer.updated_input if answer.updated_input is not None else hooked.updated_input
             return Verdict(kind="allow", updated_input=updated, by_callback=True)
     return Verdict(kind="none", updated_input=hooked.updated_input)
+
+
+def _denial(rule: str, tool_name: str, tool_input: Json) -> str:
+    """What Claude Code shows the model for a call a deny rule stops, by the kind of rule."""
+    content = rule.strip()[rule.strip().find("(") + 1 : -1] if rule.strip().endswith(")") else ""
+    if not content or content == "*":
+        return f"Permission to use {tool_name} has been denied."
+    if tool_name == "Bash":
+        return f"Permission to use Bash with command {tool_input.get('command')} has been denied."
+    if tool_name in _FILE_READERS | _FILE_EDITORS:
+        return "<tool_use_error>File is in a directory that is denied by your permission settings.</tool_use_error>"
+    return f"Permission to use {tool_name} has been denied."
 
 
 _FILE_READERS = frozenset({"Read", "Glob", "Grep"})

@@ -6,7 +6,10 @@ the same on every worker. Two parts of the settings act where the CLI no longer 
 sessionflow, because every tool call is deferred before the CLI would look at them:
 
 * ``permissions`` (``allow``, ``deny``, ``ask`` rules and ``defaultMode``): the model step
-  applies them with the options' own rules (`_permissions`);
+  applies them with the options' own rules (`_permissions`). Claude Code ignores a project's
+  or a local file's ``allow`` rules in a workspace nobody trusted (a trust dialog answered in
+  the user's config); each step's config folder is private and holds no such answer, so
+  they are ignored here too, in every step, as in a plain run without one;
 * ``hooks`` of the tool events (PreToolUse, PostToolUse, PostToolUseFailure,
   PermissionRequest): a settings file may not define them (refused, with the file named),
   since the CLI would run them around calls it never runs. Hooks of other events run in the
@@ -100,8 +103,9 @@ def load_permission_settings(
             continue
         rules = cast(Json, permissions)
         mode = rules.get("defaultMode")
+        trusted = where == "settings"
         merged = PermissionSettings(
-            allow=merged.allow + _rules(rules.get("allow")),
+            allow=merged.allow + (_rules(rules.get("allow")) if trusted else []),
             deny=merged.deny + _rules(rules.get("deny")),
             ask=merged.ask + _rules(rules.get("ask")),
             default_mode=mode if isinstance(mode, str) else merged.default_mode,
