@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import json
 import uuid
+from pathlib import Path
 
 import pytest
-from claude_agent_sdk import ClaudeAgentOptions, HookMatcher
+from claude_agent_sdk import AgentDefinition, ClaudeAgentOptions, HookMatcher
 
 from sessionflow import AgentSessionOptions, UnsupportedOptionError
 from sessionflow.demo import ScriptedModelServer
@@ -23,6 +25,9 @@ from tests.harness import FAST
         (ClaudeAgentOptions(mcp_servers={"fs": {"command": "mcp-fs"}}), "mcp_servers['fs']"),
         (ClaudeAgentOptions(settings='{"hooks": {}}'), "settings"),
         (ClaudeAgentOptions(settings='{"model": '), "settings"),
+        (ClaudeAgentOptions(plugins=[{"type": "local", "path": "/p"}]), "plugins"),
+        (ClaudeAgentOptions(agents={"a": AgentDefinition(description="a", prompt="p")}), "agents"),
+        (ClaudeAgentOptions(tools=["Read", "Agent"]), "agents"),
     ],
 )
 def test_an_option_the_adapter_cannot_honour_is_refused_when_the_flow_is_built(
@@ -54,3 +59,30 @@ async def test_an_option_only_a_factory_shows_fails_the_turn_after_one_attempt(
     assert [(s.step_type, s.final_attempt, s.outcome) for s in steps] == [
         ("sessionflow.RunModel", 1, "failed")
     ]
+
+
+def test_background_sub_agents_are_refused_with_the_change_that_makes_them_run_in_the_foreground() -> None:
+    agents = {"reviewer": AgentDefinition(description="Reviews", prompt="Review.")}
+    with pytest.raises(UnsupportedOptionError) as raised:
+        claude_agent_session_flow(ClaudeAgentOptions(agents=agents), flow_type="refused")
+    assert "background" in str(raised.value)
+    assert "env={'CLAUDE_CODE_DISABLE_BACKGROUND_TASKS': '1'}" in str(raised.value)
+    foreground = ClaudeAgentOptions(agents=agents, env={"CLAUDE_CODE_DISABLE_BACKGROUND_TASKS": "1"})
+    claude_agent_session_flow(foreground, flow_type="foreground")
+
+
+@pytest.mark.parametrize("source", ["project", "local"])
+def test_a_settings_file_with_tool_hooks_is_refused_naming_the_file(tmp_path: Path, source: str) -> None:
+    name = "settings.json" if source == "project" else "settings.local.json"
+    (tmp_path / ".claude").mkdir()
+    hook = {"matcher": "Edit|Write", "hooks": [{"type": "command", "command": "ruff format"}]}
+    (tmp_path / ".claude" / name).write_text(json.dumps({"hooks": {"PostToolUse": [hook]}}))
+    options = ClaudeAgentOptions(cwd=str(tmp_path), setting_sources=[source])
+    with pytest.raises(UnsupportedOptionError) as raised:
+        claude_agent_session_flow(options, flow_type="refused")
+    assert raised.value.option == "setting_sources"
+    assert f".claude/{name} defines PostToolUse hooks" in str(raised.value)
+    # Without that source the file is not read; hooks of other events are the CLI's to run.
+    claude_agent_session_flow(ClaudeAgentOptions(cwd=str(tmp_path), setting_sources=[]), flow_type="ok")
+    (tmp_path / ".claude" / name).write_text(json.dumps({"hooks": {"Stop": [hook]}}))
+    claude_agent_session_flow(options, flow_type="ok")

@@ -127,7 +127,8 @@ def test_bash_runs_in_the_working_directory_and_reports_failures(workspace: Path
     assert run("Bash", {"command": "[[ -n $BASH_VERSION ]] && echo bash"}, workspace) == "bash"
     with pytest.raises(ToolExecutionError) as failure:
         run("Bash", {"command": "echo partial; exit 3"}, workspace)
-    assert failure.value.message.splitlines()[1:4] == ["exit code 3", "--- stdout ---", "partial"]
+    # In Claude Code's words: the exit code, then the output.
+    assert failure.value.message == "Exit code 3\npartial"
     with pytest.raises(ToolExecutionError, match="timed out"):
         run("Bash", {"command": "sleep 5", "timeout": 200}, workspace)
     with pytest.raises(ToolExecutionError, match="run_in_background"):

@@ -5,7 +5,9 @@ and resumed by letting the CLI replay it. Version 2 keeps every call of the resp
 writes their results into the transcript. For a response with one call the first step's
 transcript is the same under both (the CLI defers the call either way), so a version 1
 state is made here from that step by rewriting only its envelope, and the next step must
-finish the turn with the recorded result as a plain tool result.
+finish the turn with the recorded result as a plain tool result. Version 3 added
+``cost_usd`` (the session's spending, for ``max_budget_usd``); a version 2 state, the same
+without it, goes on with nothing spent.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import json
 from pathlib import Path
 from typing import Any, cast
 
+import pytest
 from claude_agent_sdk import ClaudeAgentOptions
 
 from sessionflow import AgentMessage, AgentToolCall, AgentToolCallStatus, MessageRole, ToolEffect, ToolPolicy
@@ -45,11 +48,14 @@ def turn(state: str | None, calls: dict[str, AgentToolCall]) -> AgentTurnContext
     )
 
 
-async def test_a_version_1_run_state_resumes(model_server: ScriptedModelServer, tmp_path: Path) -> None:
+@pytest.mark.parametrize("version", [1, 2])
+async def test_an_earlier_run_state_resumes(
+    version: int, model_server: ScriptedModelServer, tmp_path: Path
+) -> None:
     workspace = tmp_path / "ws"
     workspace.mkdir()
     (workspace / "notes.txt").write_text("alpha\n")
-    key = "claude-run-state-v1"
+    key = f"claude-run-state-v{version}"
     model_server.script(
         key,
         [
@@ -68,14 +74,18 @@ async def test_a_version_1_run_state_resumes(model_server: ScriptedModelServer, 
     assert isinstance(first, ToolCallsRequested)
     assert [c.tool_call_id for c in first.tool_calls] == ["c1"]
     current = cast(dict[str, Any], json.loads(first.framework_run_state))
-    assert current["v"] == 2
-    old = {
-        "v": 1,
-        "session_id": current["session_id"],
-        "transcript": current["transcript"],
-        "turn_base": current["turn_base"],
-        "deferred": {"id": "c1", "name": "Read"},
-    }
+    assert current["v"] == 3
+    assert current["cost_usd"] > 0
+    if version == 1:
+        old = {
+            "v": 1,
+            "session_id": current["session_id"],
+            "transcript": current["transcript"],
+            "turn_base": current["turn_base"],
+            "deferred": {"id": "c1", "name": "Read"},
+        }
+    else:
+        old = {**{k: v for k, v in current.items() if k != "cost_usd"}, "v": 2}
     record = AgentToolCall(
         tool_call_id="c1",
         tool_name="Read",
@@ -89,6 +99,9 @@ async def test_a_version_1_run_state_resumes(model_server: ScriptedModelServer, 
 
     assert isinstance(second, TurnCompleted)
     assert second.new_messages[-1].text == "done"
+    # Only the second request's cost: the earlier state counted nothing.
+    result = cast(dict[str, Any], (second.framework_state or {})["result"])
+    assert 0 < result["total_cost_usd"] < 2 * current["cost_usd"]
     requests = model_server.requests(key)
     assert len(requests) == 2
     last = cast(list[dict[str, Any]], requests[1].body["messages"])[-1]

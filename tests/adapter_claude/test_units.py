@@ -52,6 +52,7 @@ from sessionflow_claude_agent_sdk import (
 from sessionflow_claude_agent_sdk._permissions import decide
 from sessionflow_claude_agent_sdk._results import tool_result_blocks
 from sessionflow_claude_agent_sdk._runner import check_options, session_policy
+from sessionflow_claude_agent_sdk._settings import load_permission_settings
 from sessionflow_claude_agent_sdk._step import STALE_AFTER_SECONDS, step_folders
 from sessionflow_claude_agent_sdk._tools import ToolSet, discover_tools
 from sessionflow_claude_agent_sdk._transcript import (
@@ -501,8 +502,9 @@ def test_results_are_shaped_as_claude_code_shapes_its_own() -> None:
         return {"hookSpecificOutput": {"hookEventName": "PostToolUse", "updatedMCPToolOutput": "forty-two"}}
 
     options = ClaudeAgentOptions(hooks={"PostToolUse": [HookMatcher(matcher="lookup", hooks=[post])]})
-    blocks = asyncio.run(tool_result_blocks(calls, records.__getitem__, tools, options, {}))
-    assert blocks == [
+    results = asyncio.run(tool_result_blocks(calls, records.__getitem__, tools, options, {}))
+    assert all(not r.attachments for r in results)
+    assert [r.block for r in results] == [
         {"tool_use_id": "c1", "type": "tool_result", "content": "forty-two"},
         {"tool_use_id": "c2", "type": "tool_result", "content": "hi", "is_error": False},
         {"tool_use_id": "c3", "type": "tool_result", "content": "1\tx"},
@@ -584,6 +586,79 @@ def test_permissions_follow_claude_codes_order_under_the_session_floor() -> None
     assert verdict_of(hooked, a=1, b=2).updated_input == {"a": 1, "b": 3}
     judged = verdict_of(replace(hooked, can_use_tool=callback), a=1, b=2)
     assert (judged.kind, judged.denial) == ("deny", "not today")
+
+
+def test_rules_from_the_settings_and_the_callback_decide_as_claude_code_does(tmp_path: Path) -> None:
+    (tmp_path / ".claude").mkdir()
+    rules = {
+        "permissions": {
+            "allow": ["Bash(make:*)"],
+            "deny": ["Bash(rm:*)", "Read(./secrets/**)", "WebFetch(domain:example.com)"],
+            "ask": ["Bash(git push:*)"],
+        }
+    }
+    (tmp_path / ".claude" / "settings.json").write_text(json.dumps(rules))
+    asked: list[tuple[str, dict[str, Any]]] = []
+
+    async def callback(name: str, arguments: dict[str, Any], context: Any) -> Any:
+        asked.append((name, arguments))
+        return PermissionResultAllow()
+
+    options = ClaudeAgentOptions(cwd=str(tmp_path), setting_sources=["project"], can_use_tool=callback)
+
+    def verdict(name: str, **tool_input: Any) -> Any:
+        permissions = load_permission_settings(options.setting_sources, tmp_path)
+        return asyncio.run(
+            decide(
+                options,
+                tool_name=name,
+                aliases=(),
+                tool_input=tool_input,
+                tool_use_id="c1",
+                hook_input={},
+                cwd=tmp_path,
+                settings=permissions,
+            )
+        )
+
+    assert (
+        verdict("Bash", command="rm -rf x").denial
+        == "Permission to use Bash with command rm -rf x has been denied."
+    )
+    assert verdict("Read", file_path="secrets/key.txt").denial == (
+        "<tool_use_error>File is in a directory that is denied by your permission settings.</tool_use_error>"
+    )
+    assert verdict("WebFetch", url="https://api.example.com/x").kind == "deny"
+    assert asked == []
+    # A read-only command runs unasked, and lifts even the floor's question.
+    listing = verdict("Bash", command="ls -la")
+    assert (listing.kind, listing.read_only, asked) == ("allow", True, [])
+    write = ToolPolicy(effect=ToolEffect.NON_IDEMPOTENT_WRITE)
+    assert listing.policy(write, floored=True)[0].requires_approval is False
+    # The project's allow rule does not count in an untrusted workspace; the ask rule asks.
+    assert verdict("Bash", command="make all").by_callback
+    assert verdict("Bash", command="git push origin").by_callback
+    # The callback sees a file tool's path made absolute; its allow is the approval.
+    written = verdict("Write", file_path="notes.txt", content="x")
+    assert asked[-1] == ("Write", {"file_path": str(tmp_path / "notes.txt"), "content": "x"})
+    assert written.policy(write, floored=True)[0].requires_approval is False
+    assert len(asked) == 3
+    # Allow rules of the options' own settings count; a pattern never lets a chain through.
+    trusted = load_permission_settings(None, tmp_path, {"permissions": {"allow": ["Bash(make:*)"]}})
+    assert trusted.allow == ["Bash(make:*)"] and trusted.deny == rules["permissions"]["deny"]
+    chained = asyncio.run(
+        decide(
+            replace(options, can_use_tool=None),
+            tool_name="Bash",
+            aliases=(),
+            tool_input={"command": "make all && rm x"},
+            tool_use_id="c2",
+            hook_input={},
+            cwd=tmp_path,
+            settings=replace(trusted, deny=[]),
+        )
+    )
+    assert chained.kind == "none"
 
 
 def run_hook(plan_path: Path, event: dict[str, Any]) -> str:

@@ -11,6 +11,8 @@ no MCP annotations: the session's default effect decides how it is retried.
   sees (``updatedMCPToolOutput``).
 - `lookup_allowed`: pre-approved by ``allowed_tools`` and nothing else.
 - `lookup_max_turns`: pre-approved, ``max_turns=1``.
+- `lookup_budget_one`, `lookup_budget_small`: pre-approved, ``max_budget_usd`` of $1 and
+  $0.30 (a scripted reply of `BIG_USAGE` costs $0.42 as the CLI prices it).
 """
 
 from __future__ import annotations
@@ -28,12 +30,16 @@ from claude_agent_sdk import (
 )
 from claude_agent_sdk.types import HookContext, HookInput, HookJSONOutput
 
+from sessionflow.demo import ScriptedUsage
 from sessionflow.testing import InvocationLog
 from tests.adapter_claude.differential.sdk_examples import CLAUDE_CODE_TOOLS
 
 __all__ = [
+    "BIG_USAGE",
     "LOOKUP",
     "lookup_allowed",
+    "lookup_budget_one",
+    "lookup_budget_small",
     "lookup_in_a_sub_agent",
     "lookup_max_turns",
     "lookup_post_hook_rewrite",
@@ -86,7 +92,23 @@ def lookup_in_a_sub_agent(workspace: Path, log: InvocationLog) -> ClaudeAgentOpt
         tools=[*CLAUDE_CODE_TOOLS, "Agent"],
         allowed_tools=[LOOKUP, "Agent"],
         agents={"researcher": researcher},
+        # Sub-agents in the foreground, as the adapter requires (it refuses background ones).
+        env={"CLAUDE_CODE_DISABLE_BACKGROUND_TASKS": "1"},
     )
+
+
+BIG_USAGE = ScriptedUsage(input_tokens=100_000, output_tokens=1000)
+"""A reply's usage that the CLI prices at $0.42 (the model is unknown to it)."""
+
+
+def lookup_budget_one(workspace: Path, log: InvocationLog) -> ClaudeAgentOptions:
+    """``max_budget_usd=1``: two `BIG_USAGE` replies stay under it, the third reaches it."""
+    return _options(workspace, log, allowed_tools=[LOOKUP], max_budget_usd=1.0)
+
+
+def lookup_budget_small(workspace: Path, log: InvocationLog) -> ClaudeAgentOptions:
+    """``max_budget_usd=0.3``: the first `BIG_USAGE` reply reaches it."""
+    return _options(workspace, log, allowed_tools=[LOOKUP], max_budget_usd=0.3)
 
 
 def lookup_max_turns(workspace: Path, log: InvocationLog) -> ClaudeAgentOptions:

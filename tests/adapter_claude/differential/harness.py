@@ -54,6 +54,7 @@ from sessionflow.testing import CRASH_TIMINGS, InvocationLog, wait_for_agent_sna
 from sessionflow_claude_agent_sdk import claude_agent_session_flow
 from tests.adapter_claude.differential.diff import diff, pretty
 from tests.adapter_claude.differential.normalise import normalise_request, normalise_value, placeholders
+from tests.adapter_claude.differential.transcript import plain_transcript, session_transcript
 from tests.differential_compare import calls_in_parallel, tool_runs_difference
 from tests.serving import serving
 
@@ -80,11 +81,6 @@ API_KEY = "sk-ant-test"
 TIMINGS = CRASH_TIMINGS
 REJECTION = "Not now, please."
 """What the person says when rejecting a call, in both runs."""
-
-PLAIN_SETTINGS = json.dumps({"includeCoAuthoredBy": False, "attribution": {"commit": "", "pr": ""}})
-"""The plain run's inline settings: commit and PR attribution off, as the adapter sets for
-every CLI run (its README, "What the adapter owns"). With attribution on, the CLI adds a
-system reminder about commit attribution to the first user message."""
 
 Builder = Callable[[Path, InvocationLog], ClaudeAgentOptions]
 Script = Sequence[ModelReply] | Callable[[Path], Sequence[ModelReply]]
@@ -169,8 +165,13 @@ class Run:
     """Every hook callback that fired (`InvocationLog` kind ``hook``), in order."""
     files: dict[str, str]
     """The workspace's files after the run."""
+    transcript: list[Any] = field(default_factory=lambda: cast(list[Any], []))
+    """Plain: Claude Code's own history of the conversation; the session: the messages it
+    stored (`transcript.py`)."""
     model_attempts: int | None = None
     """The attempts of the session's model steps; None for plain."""
+    model_step_attempts: list[int] = field(default_factory=lambda: cast(list[int], []))
+    """The session only: each model step's final attempt, in order (1: never retried)."""
     subtypes: list[str | None] = field(default_factory=lambda: cast(list[str | None], []))
     """Each turn's result subtype: plain, its `ResultMessage.subtype`; the session, the
     ``result.subtype`` of its `AgentSnapshot.framework_state` when the turn ended."""
@@ -193,9 +194,10 @@ def scripted(
 ) -> ClaudeAgentOptions:
     """``options`` pointed at the scripted server, with the environment both runs share.
 
-    The plain run also gets what the adapter gives every CLI run of its own accord: a
-    private config folder and home (so the CLI never reads the user's ``~/.claude``) and no
-    setting sources (no user or project settings, no CLAUDE.md).
+    The plain run also gets a private config folder and home, so that the CLI of a test
+    never reads the ``~/.claude`` of whoever runs the tests (the adapter gives every step
+    private ones of its own accord). Nothing else: the options are the user's, setting
+    sources included.
     """
     env = {
         **options.env,
@@ -213,9 +215,7 @@ def scripted(
         "HOME": str(folders.home),
         "TMPDIR": str(folders.root / "tmp"),
     }
-    return replace(
-        options, model=MODEL, env=env, setting_sources=[], settings=options.settings or PLAIN_SETTINGS
-    )
+    return replace(options, model=MODEL, env=env)
 
 
 def _workspace_files(workspace: Path) -> dict[str, str]:
@@ -271,14 +271,18 @@ async def run_plain(scenario: Scenario, server: ScriptedModelServer, key: str, r
             return PermissionResultDeny(message=REJECTION)
         return PermissionResultAllow()
 
-    with warnings.catch_warnings():
-        # The SDK warns that allowed_tools shadow the callback: as intended, a pre-approved
-        # tool asks nobody, as in the examples.
-        warnings.simplefilter("ignore")
-        options = replace(options, can_use_tool=can_use_tool)
+    if options.can_use_tool is None:
+        # The person who decides a call that asks (the session's approvals); an example with
+        # a callback of its own keeps it, in both runs.
+        with warnings.catch_warnings():
+            # The SDK warns that allowed_tools shadow the callback: as intended, a pre-approved
+            # tool asks nobody, as in the examples.
+            warnings.simplefilter("ignore")
+            options = replace(options, can_use_tool=can_use_tool)
     results: list[str | None] = []
     errors: list[str | None] = []
     subtypes: list[str | None] = []
+    claude_session: str | None = None
     async with ClaudeSDKClient(options) as client:
         for number, text in enumerate(scenario.turns, 1):
             images = scenario.images.get(number, ())
@@ -288,6 +292,8 @@ async def run_plain(scenario: Scenario, server: ScriptedModelServer, key: str, r
                 if isinstance(message, ResultMessage):
                     result = message
             subtypes.append(result.subtype if result is not None else None)
+            if result is not None:
+                claude_session = result.session_id
             if result is None:
                 results.append(None)
                 errors.append("no ResultMessage")
@@ -306,6 +312,11 @@ async def run_plain(scenario: Scenario, server: ScriptedModelServer, key: str, r
         tool_runs=tool_runs,
         hooks=hooks,
         files=_workspace_files(folders.workspace),
+        transcript=(
+            plain_transcript(claude_session, folders.config, folders.workspace, folders.placeholders())
+            if claude_session
+            else []
+        ),
         subtypes=subtypes,
         problems=problems,
         concurrent_tools=calls_in_parallel(scenario.replies(folders.workspace)),
@@ -420,10 +431,12 @@ async def play_session(
             error = f"{result.get('subtype')}: {result.get('result')}"
         messages = await stored_messages(sessions, session_id)
         errors.append(error)
-        results.append(None if error else _turn_result(messages[seen:]))
+        shown = result.get("result") if result is not None else None
+        # Plain's turn result is its ResultMessage's; the session keeps that in its state.
+        results.append(None if error else shown if isinstance(shown, str) else _turn_result(messages[seen:]))
         seen = len(messages)
     history = await read_step_history(sessions.client, session_id)
-    model_attempts = sum(s.final_attempt for s in history if s.step_type == "sessionflow.RunModel")
+    model_steps = [s.final_attempt for s in history if s.step_type == "sessionflow.RunModel"]
     log = InvocationLog(folders.tool_log)
     tool_runs, hooks = _log_views(log, folders)
     return Run(
@@ -434,7 +447,9 @@ async def play_session(
         tool_runs=tool_runs,
         hooks=hooks,
         files=_workspace_files(folders.workspace),
-        model_attempts=model_attempts,
+        transcript=session_transcript(await sessions.export_messages(session_id), folders.placeholders()),
+        model_attempts=sum(model_steps),
+        model_step_attempts=model_steps,
         subtypes=subtypes,
         problems=problems,
     )
@@ -515,7 +530,13 @@ FLOOR_TOOLS = frozenset({"Write", "Edit", "Bash"})
 """Claude Code's tools whose approval is the session's floor."""
 
 
-def assert_same_run(plain: Run, session: Run, *, session_asked: list[tuple[str, Any]] | None = None) -> None:
+def assert_same_run(
+    plain: Run,
+    session: Run,
+    *,
+    session_asked: list[tuple[str, Any]] | None = None,
+    several_requests_in_a_step: int = 0,
+) -> None:
     """The session behaved as the plain run; every difference is listed at once.
 
     ``session_asked``: the calls the session asks about where that deliberately differs from
@@ -525,7 +546,10 @@ def assert_same_run(plain: Run, session: Run, *, session_asked: list[tuple[str, 
     """
     problems = [f"plain: {p}" for p in plain.problems] + list(session.problems)
     problems += _turn_differences(plain, session)
-    calls = len(session.requests)
+    # Where the CLI answers a call itself (a deny rule, a tool that does not exist) or
+    # compacts the conversation (``/compact``), it asks the model again inside one model
+    # step: the test names how many such requests it expects.
+    calls = len(session.requests) - several_requests_in_a_step
     if session.model_attempts is not None and calls > session.model_attempts:
         problems.append(
             f"the session made {calls} model call(s) in {session.model_attempts} model step attempt(s): "
@@ -557,6 +581,7 @@ def assert_same_run(plain: Run, session: Run, *, session_asked: list[tuple[str, 
     for what, a, b in [
         ("the hooks that fired", plain.hooks, session.hooks),
         ("the workspace's files", plain.files, session.files),
+        ("the stored transcript (plain: Claude Code's own history)", plain.transcript, session.transcript),
     ]:
         if a != b:
             problems.append(f"{what} differ (- plain, + session):\n{diff(a, b)}")

@@ -23,6 +23,7 @@ Changes to the examples:
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +31,10 @@ from claude_agent_sdk import (
     AgentDefinition,
     ClaudeAgentOptions,
     HookMatcher,
+    PermissionResultAllow,
+    PermissionResultDeny,
     SdkMcpTool,
+    ToolPermissionContext,
     create_sdk_mcp_server,
     tool,
 )
@@ -42,12 +46,14 @@ __all__ = [
     "CALCULATOR_TOOLS",
     "CLAUDE_CODE_TOOLS",
     "agents_code_reviewer",
+    "agents_code_reviewer_foreground",
     "file_assistant_asking",
     "hooks_decision_fields",
     "hooks_posttooluse",
     "hooks_pretooluse",
     "hooks_userpromptsubmit",
     "mcp_calculator",
+    "my_permission_callback",
     "quick_start_basic",
     "quick_start_with_options",
     "quick_start_with_tools",
@@ -56,6 +62,7 @@ __all__ = [
     "system_prompt_preset",
     "system_prompt_preset_with_append",
     "system_prompt_string",
+    "tool_permission_callback",
     "tools_array",
     "tools_empty_array",
     "tools_preset",
@@ -381,6 +388,60 @@ def agents_code_reviewer(workspace: Path, log: InvocationLog) -> ClaudeAgentOpti
                 model="sonnet",
             ),
         },
+    )
+
+
+def agents_code_reviewer_foreground(workspace: Path, log: InvocationLog) -> ClaudeAgentOptions:
+    """`agents_code_reviewer` as the adapter's refusal of it says to change it: with
+    ``CLAUDE_CODE_DISABLE_BACKGROUND_TASKS=1`` in the options' ``env``, so that Claude Code runs
+    the sub-agent in the foreground. Both runs get the same options; plain then behaves as the
+    session does."""
+    options = agents_code_reviewer(workspace, log)
+    return replace(options, env={**options.env, "CLAUDE_CODE_DISABLE_BACKGROUND_TASKS": "1"})
+
+
+# -- tool_permission_callback.py ------------------------------------------------------------
+
+
+async def my_permission_callback(
+    tool_name: str, input_data: dict[str, Any], context: ToolPermissionContext
+) -> PermissionResultAllow | PermissionResultDeny:
+    """Control tool permissions based on tool type and input (the example's, without its prints
+    and its console prompt for unknown tools, which the scripted model never calls)."""
+    if tool_name in ["Read", "Glob", "Grep"]:
+        return PermissionResultAllow()
+    if tool_name in ["Write", "Edit", "MultiEdit"]:
+        file_path = input_data.get("file_path", "")
+        if file_path.startswith("/etc/") or file_path.startswith("/usr/"):
+            return PermissionResultDeny(message=f"Cannot write to system directory: {file_path}")
+        if not file_path.startswith("/tmp/") and not file_path.startswith("./"):
+            safe_path = f"./safe_output/{file_path.split('/')[-1]}"
+            modified_input = input_data.copy()
+            modified_input["file_path"] = safe_path
+            return PermissionResultAllow(updated_input=modified_input)
+    if tool_name == "Bash":
+        command = input_data.get("command", "")
+        dangerous_commands = ["rm -rf", "sudo", "chmod 777", "dd if=", "mkfs"]
+        for dangerous in dangerous_commands:
+            if dangerous in command:
+                return PermissionResultDeny(message=f"Dangerous command pattern detected: {dangerous}")
+        return PermissionResultAllow()
+    return PermissionResultDeny(message="User denied permission")
+
+
+def tool_permission_callback(workspace: Path, log: InvocationLog) -> ClaudeAgentOptions:
+    """The example's options: its callback (each call logged as ``can_use_tool``) in the
+    default permission mode."""
+
+    async def logged(
+        tool_name: str, input_data: dict[str, Any], context: ToolPermissionContext
+    ) -> PermissionResultAllow | PermissionResultDeny:
+        answer = await my_permission_callback(tool_name, input_data, context)
+        log.record("hook", "can_use_tool", tool_name=tool_name, input=input_data, answer=repr(answer))
+        return answer
+
+    return ClaudeAgentOptions(
+        can_use_tool=logged, permission_mode="default", cwd=str(workspace), tools=list(CLAUDE_CODE_TOOLS)
     )
 
 

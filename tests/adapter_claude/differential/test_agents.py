@@ -1,4 +1,11 @@
-"""agents.py: a custom sub-agent (``AgentDefinition``) started with the ``Agent`` tool."""
+"""agents.py: a custom sub-agent (``AgentDefinition``) started with the ``Agent`` tool.
+
+As the example stands, Claude Code runs the sub-agent in the background: the ``Agent`` call
+returns "Async agent launched successfully" at once and the parent answers without the
+report, which later starts a turn nobody sent. The adapter refuses that when the flow is
+built, saying how to change it (``CLAUDE_CODE_DISABLE_BACKGROUND_TASKS=1`` in the options'
+``env``); the other tests run the example changed that way, in both runs.
+"""
 
 from __future__ import annotations
 
@@ -8,14 +15,17 @@ from pathlib import Path
 from sessionflow.demo import ModelReply, ScriptedModelServer, ScriptedToolCall
 from tests.adapter_claude.differential import sdk_examples
 from tests.adapter_claude.differential.harness import Scenario, assert_same_run, run_both, tool_results
-from tests.adapter_claude.differential.normalise import without_sub_agent_frames
+from tests.adapter_claude.differential.normalise import (
+    without_sub_agent_frames,
+    without_sub_agent_frames_in_transcript,
+)
 
 
-async def test_the_code_reviewer_sub_agent(
+async def test_a_background_sub_agent_is_refused_when_the_flow_is_built(
     temporal_address: str, model_server: ScriptedModelServer, tmp_path: Path
 ) -> None:
     scenario = Scenario(
-        name="agents",
+        name="agents-background",
         build=sdk_examples.agents_code_reviewer,
         files={"types.py": "def add(a, b):\n    return a + b\n"},
         script=[
@@ -27,9 +37,45 @@ async def test_the_code_reviewer_sub_agent(
                         "description": "Review types.py",
                         "prompt": "Review the code in types.py",
                         "subagent_type": "code-reviewer",
-                        # The model asks for a foreground run, as the Agent tool's text tells
-                        # it to: this CLI runs a sub-agent in the background by default.
-                        "run_in_background": False,
+                    },
+                )
+            ),
+            ModelReply.say("The review is under way."),
+            ModelReply.say("types.py looks fine."),
+            ModelReply.say("spare"),
+        ],
+        turns=["Use the code-reviewer agent to review the code in types.py"],
+    )
+    plain, session = await run_both(scenario, model_server, temporal_address, tmp_path)
+
+    # Plain: the call returns at once; the parent's next request carries no report.
+    text, is_error = tool_results(plain.requests[1])["toolu_agent"]
+    assert not is_error and text.startswith("Async agent launched successfully.")
+    assert len(plain.results) == 1 and plain.errors == [None]
+    # The session: refused when built, with the reason and the change to make.
+    assert len(session.problems) == 1
+    refusal = session.problems[0]
+    assert "UnsupportedOptionError" in refusal and "background" in refusal
+    assert "CLAUDE_CODE_DISABLE_BACKGROUND_TASKS" in refusal
+    assert session.requests == [] and session.tool_runs == []
+
+
+async def test_the_code_reviewer_sub_agent(
+    temporal_address: str, model_server: ScriptedModelServer, tmp_path: Path
+) -> None:
+    scenario = Scenario(
+        name="agents",
+        build=sdk_examples.agents_code_reviewer_foreground,
+        files={"types.py": "def add(a, b):\n    return a + b\n"},
+        script=[
+            ModelReply.call(
+                ScriptedToolCall(
+                    "toolu_agent",
+                    "Agent",
+                    {
+                        "description": "Review types.py",
+                        "prompt": "Review the code in types.py",
+                        "subagent_type": "code-reviewer",
                     },
                 )
             ),
@@ -50,7 +96,11 @@ async def test_the_code_reviewer_sub_agent(
     assert plain.results == ["The reviewer found only missing type hints."]
     # Deliberate (adapter README, "Sub-agents"): the sub-agent is the session's own
     # conversation, without Claude Code's sub-agent notes and hand-back frame.
-    unframed = replace(plain, requests=[without_sub_agent_frames(r) for r in plain.requests])
+    unframed = replace(
+        plain,
+        requests=[without_sub_agent_frames(r) for r in plain.requests],
+        transcript=without_sub_agent_frames_in_transcript(plain.transcript),
+    )
     assert_same_run(unframed, session)
 
 
@@ -60,7 +110,7 @@ async def test_a_sub_agent_that_reads_a_file(
     """The sub-agent's own tool call runs as a step of the session (``toolu_agent.toolu_read``)."""
     scenario = Scenario(
         name="agents-read",
-        build=sdk_examples.agents_code_reviewer,
+        build=sdk_examples.agents_code_reviewer_foreground,
         files={"types.py": "def add(a, b):\n    return a + b\n"},
         script=lambda workspace: [
             ModelReply.call(
@@ -71,9 +121,6 @@ async def test_a_sub_agent_that_reads_a_file(
                         "description": "Review types.py",
                         "prompt": "Review the code in types.py",
                         "subagent_type": "code-reviewer",
-                        # The model asks for a foreground run, as the Agent tool's text tells
-                        # it to: this CLI runs a sub-agent in the background by default.
-                        "run_in_background": False,
                     },
                 )
             ),
@@ -92,5 +139,9 @@ async def test_a_sub_agent_that_reads_a_file(
     text, is_error = tool_results(plain.requests[2])["toolu_read"]
     assert not is_error and "1\tdef add(a, b):" in text
     assert plain.results == ["The reviewer found only missing type hints."]
-    unframed = replace(plain, requests=[without_sub_agent_frames(r) for r in plain.requests])
+    unframed = replace(
+        plain,
+        requests=[without_sub_agent_frames(r) for r in plain.requests],
+        transcript=without_sub_agent_frames_in_transcript(plain.transcript),
+    )
     assert_same_run(unframed, session)

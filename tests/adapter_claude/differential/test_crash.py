@@ -24,7 +24,10 @@ from tests.adapter_claude.differential.harness import (
     tool_results,
     unique,
 )
-from tests.adapter_claude.differential.normalise import without_sub_agent_frames
+from tests.adapter_claude.differential.normalise import (
+    without_sub_agent_frames,
+    without_sub_agent_frames_in_transcript,
+)
 
 
 async def crashed(
@@ -277,7 +280,6 @@ async def test_a_sigkill_in_a_sub_agents_tool(
                         "description": "Research",
                         "prompt": "Look up Temporal",
                         "subagent_type": "researcher",
-                        "run_in_background": False,  # a foreground run, as test_agents.py asks
                     },
                 )
             ),
@@ -292,7 +294,11 @@ async def test_a_sigkill_in_a_sub_agents_tool(
     assert len(plain.requests) == 4
     assert tool_results(plain.requests[2])["toolu_look"] == (custom_tools.lookup_text("Temporal"), False)
     assert plain.results == ["The researcher found three entries."]
-    unframed = replace(plain, requests=[without_sub_agent_frames(r) for r in plain.requests])
+    unframed = replace(
+        plain,
+        requests=[without_sub_agent_frames(r) for r in plain.requests],
+        transcript=without_sub_agent_frames_in_transcript(plain.transcript),
+    )
     assert_same_run(distinct_tool_runs(unframed), distinct_tool_runs(session.run))
     assert_crash_repeated_only_the_effect(session, "turn-1/tool/toolu_agent.toolu_look")
     assert session.steps.get("turn-1/tool/toolu_agent") == (1, "completed")

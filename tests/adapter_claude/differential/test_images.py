@@ -95,8 +95,13 @@ async def test_an_image_in_the_first_message(
     plain, session = await run_both(scenario, model_server, temporal_address, tmp_path)
 
     assert len(plain.requests) == 1
-    content = _last_user_content(plain.requests[0])
-    # The CLI keeps the blocks as sent and adds where it saved the image.
+    # The CLI keeps the blocks as sent and adds where it saved the image (after its own
+    # reminders of a session's first message, such as the commit attribution).
+    content = [
+        b
+        for b in _last_user_content(plain.requests[0])
+        if not str(b.get("text", "")).startswith("<system-reminder>")
+    ]
     assert [block["type"] for block in content] == ["text", "image", "text"]
     assert content[0]["text"] == "What colour is this image?"
     assert content[1]["source"]["media_type"] == "image/png"

@@ -217,10 +217,15 @@ async def _bash(arguments: Json, root: Path) -> str:
     timeout_ms = a.integer("timeout", BASH_DEFAULT_TIMEOUT_MS, minimum=1, maximum=2**53)
     timeout = min(timeout_ms, BASH_MAX_TIMEOUT_MS) / 1000
     run = await runtime.run_shell(command, root, runtime.effective_timeout(timeout, timeout), shell=_BASH)
-    if not run.succeeded:  # Claude Code marks a failed command as an error result
-        raise ToolExecutionError(run.describe())
     # Like Claude Code's own Bash: the output, stdout then stderr.
-    return "\n".join(part for part in (run.stdout.rstrip("\n"), run.stderr.rstrip("\n")) if part)
+    output = "\n".join(part for part in (run.stdout.rstrip("\n"), run.stderr.rstrip("\n")) if part)
+    if not run.succeeded:  # Claude Code marks a failed command as an error result
+        how, _, number = run.status.partition(" ")
+        if how == "exit" and not run.timed_out:
+            # In Claude Code's words: its exit code, then the output.
+            raise ToolExecutionError(f"Exit code {number}" + (f"\n{output}" if output else ""))
+        raise ToolExecutionError(run.describe())
+    return output
 
 
 async def _web_fetch(arguments: Json, root: Path) -> str:

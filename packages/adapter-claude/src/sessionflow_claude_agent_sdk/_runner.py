@@ -15,7 +15,7 @@ from typing import Any, TypeAlias, cast
 
 from claude_agent_sdk import ClaudeAgentOptions
 
-from sessionflow import ImageInput, MessageRole, ToolPolicy, UnsupportedOptionError
+from sessionflow import AgentUsage, ImageInput, MessageRole, ToolPolicy, UnsupportedOptionError
 from sessionflow.kit import (
     AgentEventWriter,
     AgentFrameworkRunner,
@@ -36,9 +36,12 @@ from sessionflow.kit import (
     image_bytes,
     with_tool_asks,
 )
+from sessionflow_claude_agent_sdk._budget import CLI_BUDGET, budget_error, budget_spent, with_session_budget
 from sessionflow_claude_agent_sdk._permissions import decide
 from sessionflow_claude_agent_sdk._results import tool_result_blocks, tool_result_entries
+from sessionflow_claude_agent_sdk._settings import PermissionSettings, load_permission_settings
 from sessionflow_claude_agent_sdk._step import (
+    TERMINAL_SUBTYPES,
     ClaudeStepError,
     StepFolders,
     StepResult,
@@ -53,8 +56,15 @@ from sessionflow_claude_agent_sdk._subagents import (
     check_agent_call,
     next_sub_agent,
     start_sub_runs,
+    sub_agent_hooks,
 )
-from sessionflow_claude_agent_sdk._tools import AGENT_TOOL, ToolSet, check_tool_options, discover_tools
+from sessionflow_claude_agent_sdk._tools import (
+    AGENT_TOOL,
+    ToolSet,
+    check_tool_options,
+    discover_tools,
+    offers_agent_tool,
+)
 from sessionflow_claude_agent_sdk._transcript import (
     ANSWERED_DENIAL,
     PendingCall,
@@ -107,6 +117,11 @@ ENV_FORCED: Mapping[str, str] = {
 
 _STEP_HOOKS = frozenset({"PreToolUse", "PostToolUse", "PostToolUseFailure", "PermissionRequest"})
 """Hook events the steps run themselves, so the CLI does not get them."""
+
+BACKGROUND_TASKS_OFF = "CLAUDE_CODE_DISABLE_BACKGROUND_TASKS"
+"""Claude Code's switch that runs every sub-agent (and shell command) in the foreground."""
+
+_TRUTHY = frozenset({"1", "true", "yes", "on"})
 
 DEFAULT_API_URL = "https://api.anthropic.com"
 _CLOUD_PROVIDER_FLAGS = ("CLAUDE_CODE_USE_BEDROCK", "CLAUDE_CODE_USE_VERTEX", "CLAUDE_CODE_USE_FOUNDRY")
@@ -210,8 +225,15 @@ class ClaudeAgentRunner(AgentFrameworkRunner):
         prompt: str | list[dict[str, Any]] | None = None
         answered: list[str] = []
         model_calls = 0
+        budget = user_options.max_budget_usd
         if turn.framework_run_state is None:
             history = assemble_history(turn.messages)
+            spent = history.cost_usd
+            if budget_spent(spent, budget):
+                # As Claude Code ends every turn of a client whose budget is spent: at once,
+                # without a request. The prompt stays unanswered; the next turn sends it along.
+                assert budget is not None
+                return limit_reached([], 0, session_id, _budget_result(budget, spent, model_calls))
             earlier = without_deferrals(history.lines)
             base = len(earlier)
             lines = earlier + user_entries(earlier, history.pending, session_id=session_id, cwd=cwd)
@@ -225,16 +247,21 @@ class ClaudeAgentRunner(AgentFrameworkRunner):
             waiting = next_sub_agent(state, turn.recorded_tool_call)
             if waiting is not None:
                 return await self._step_sub_agent(turn, user_options, tools, state, waiting, hook_input)
-            base, model_calls = state.turn_base, state.model_calls
-            blocks = await tool_result_blocks(
+            base, model_calls, spent = state.turn_base, state.model_calls, state.cost_usd
+            results = await tool_result_blocks(
                 state.calls, turn.recorded_tool_call, tools, user_options, hook_input, answers=state.answers()
             )
-            lines = [*state.lines, *tool_result_entries(state.lines, blocks, session_id=session_id, cwd=cwd)]
+            lines = [*state.lines, *tool_result_entries(state.lines, results, session_id=session_id, cwd=cwd)]
             answered = [call.id for call in state.calls]
+            # Claude Code's order: the budget, then the turn limit; both keep the results.
+            if budget is not None and budget_spent(spent, budget):
+                return limit_reached(lines, base, session_id, _budget_result(budget, spent, model_calls))
             if user_options.max_turns is not None and model_calls >= user_options.max_turns:
-                return max_turns_reached(lines, base, session_id, user_options.max_turns, model_calls)
+                return limit_reached(
+                    lines, base, session_id, _max_turns_result(user_options.max_turns, spent, model_calls)
+                )
         step, transcript = await self._converse(
-            user_options, tools, cwd, session_id, lines, prompt, answered, turn.events
+            user_options, tools, cwd, session_id, lines, prompt, answered, turn.events, spent=spent
         )
         return await self._outcome(
             turn,
@@ -246,6 +273,7 @@ class ClaudeAgentRunner(AgentFrameworkRunner):
             session_id=session_id,
             model_calls=model_calls + step.model_calls,
             hook_input=hook_input,
+            spent=spent + step.cost_usd,
         )
 
     async def _converse(
@@ -258,11 +286,14 @@ class ClaudeAgentRunner(AgentFrameworkRunner):
         prompt: str | list[dict[str, Any]] | None,
         answered: list[str],
         events: AgentEventWriter,
+        *,
+        spent: float,
     ) -> tuple[StepResult, list[str]]:
         """One CLI run of one conversation: at most one model call; the transcript after it.
 
         `lines` is the conversation so far (written for the CLI to resume); `answered` are
-        the calls whose results `lines` ends with (a resume, no `prompt`).
+        the calls whose results `lines` ends with (a resume, no `prompt`); `spent` is what
+        the session's model requests cost before this one (``max_budget_usd``).
         """
         resume_texts = _resume_texts(options) if answered else ()
         with step_folders(self.config_root) as folders:
@@ -276,7 +307,7 @@ class ClaudeAgentRunner(AgentFrameworkRunner):
             if lines:
                 lines = unique_call_ids(lines)
                 write_transcript(folders.config, cwd, session_id, lines)
-            async with relay(options, resume_texts, str(self.config_root)) as wire:
+            async with relay(options, resume_texts, str(self.config_root), spent) as wire:
                 run_options = step_options(
                     options,
                     tools=tools,
@@ -286,8 +317,10 @@ class ClaudeAgentRunner(AgentFrameworkRunner):
                     resume=bool(lines),
                     cwd=cwd,
                     base_url=wire.base_url if wire is not None else None,
+                    continuing=bool(answered),
                 )
                 step = await run_cli(run_options, prompt, events)
+                relayed = wire.model_requests if wire is not None else None
             transcript = read_transcript(folders.config, cwd, session_id)
             ran_in_cli = _read_ran_log(folders)
         if ran_in_cli:
@@ -298,12 +331,15 @@ class ClaudeAgentRunner(AgentFrameworkRunner):
             raise ClaudeStepError(
                 "the Claude Code CLI rewrote the earlier transcript; cannot keep the session"
             )
-        if step.model_calls == 0:
+        if step.model_calls == 0 and not relayed:
+            # (A compaction, ``/compact``, asks the model without a streamed response.)
             raise ClaudeStepError(
                 f"the Claude Code CLI made no model call (stop reason {step.result.stop_reason!r})"
             )
         if answered:
             transcript = without_resume_entries(transcript, len(lines), resume_texts)
+        if options.max_budget_usd is not None:
+            transcript = with_session_budget(transcript, len(lines), spent, options.max_budget_usd)
         return step, transcript
 
     async def _step_sub_agent(
@@ -325,19 +361,23 @@ class ClaudeAgentRunner(AgentFrameworkRunner):
         lines = list(sub.lines)
         if not lines:
             prompt = sub.prompt
+            await sub_agent_hooks(options, "SubagentStart", sub, hook_input)
         else:
-            blocks = await tool_result_blocks(
+            results = await tool_result_blocks(
                 sub.calls, lambda i: turn.recorded_tool_call(prefix + i), sub_tools, sub_options, hook_input
             )
-            lines.extend(tool_result_entries(lines, blocks, session_id=sub.session_id, cwd=cwd))
+            lines.extend(tool_result_entries(lines, results, session_id=sub.session_id, cwd=cwd))
             answered = [call.id for call in sub.calls]
         # The sub-agent's words are not the session's stream: the plain SDK tags them with
         # the parent call, and a follower of the session sees the parent's answer.
         quiet = AgentEventWriter(None, turn_id=turn.turn_id, step_execution_id="sub-agent", attempt=1)
         step, transcript = await self._converse(
-            sub_options, sub_tools, cwd, sub.session_id, lines, prompt, answered, quiet
+            sub_options, sub_tools, cwd, sub.session_id, lines, prompt, answered, quiet, spent=state.cost_usd
         )
+        # A sub-agent's requests cost the session's budget too, as Claude Code counts them.
+        state = replace(state, cost_usd=state.cost_usd + step.cost_usd)
         if step.result.stop_reason != "tool_deferred":
+            await sub_agent_hooks(options, "SubagentStop", sub, hook_input)
             done = replace(
                 sub, lines=transcript, calls=[], answer=final_text(transcript) or step.result.result or ""
             )
@@ -365,12 +405,28 @@ class ClaudeAgentRunner(AgentFrameworkRunner):
         session_id: str,
         model_calls: int,
         hook_input: dict[str, Any],
+        spent: float,
     ) -> AgentTurnOutcome:
+        """What a model step of the parent ends in; `spent`: the session's cost, this step's included."""
         result = step.result
+        budget = options.max_budget_usd
+        if result.subtype in TERMINAL_SUBTYPES:
+            ended = {
+                "subtype": result.subtype,
+                "is_error": True,
+                "num_turns": model_calls,
+                "errors": list(result.errors or []),
+                "total_cost_usd": spent,
+            }
+            return limit_reached(transcript, base, session_id, ended, usage=step.usage)
         if result.stop_reason != "tool_deferred":
+            if budget is not None and budget_spent(spent, budget):
+                # Claude Code ends the turn right after the response that spent the budget.
+                ended = _budget_result(budget, spent, model_calls)
+                return limit_reached(transcript, base, session_id, ended, usage=step.usage)
             delta = transcript[base:]
             return TurnCompleted(
-                new_messages=framework_messages(delta, session_id=session_id, delta=delta),
+                new_messages=framework_messages(delta, session_id=session_id, delta=delta, cost_usd=spent),
                 usage=step.usage,
                 framework_state={
                     "result": {
@@ -378,6 +434,7 @@ class ClaudeAgentRunner(AgentFrameworkRunner):
                         "is_error": result.is_error,
                         "num_turns": model_calls,
                         "result": result.result,
+                        "total_cost_usd": spent,
                     }
                 },
             )
@@ -391,6 +448,7 @@ class ClaudeAgentRunner(AgentFrameworkRunner):
             calls=calls,
             model_calls=model_calls,
             sub_runs=start_sub_runs(calls, options, session_id),
+            cost_usd=spent,
         )
         return ToolCallsRequested(framework_run_state=state.to_json(), tool_calls=deferred, usage=step.usage)
 
@@ -440,6 +498,10 @@ def check_build_options(options: ClaudeAgentOptions, tool_sources: Sequence[Tool
     if options.settings and options.settings.lstrip().startswith("{"):
         # A settings file is read at each step, in the step's working directory.
         _user_settings(options.settings, Path.cwd())
+    cwd = Path(options.cwd) if options.cwd is not None else Path.cwd()
+    if cwd.is_dir():
+        # The project's settings as they are now; each step reads them again.
+        load_permission_settings(options.setting_sources, cwd)
 
 
 def check_options(options: ClaudeAgentOptions) -> None:
@@ -458,6 +520,21 @@ def check_options(options: ClaudeAgentOptions) -> None:
         problems.append(("session_store", "the transcript travels in the session's run state"))
     if options.plugins:
         problems.append(("plugins", "they can add hooks and tools that run inside the CLI"))
+    if (
+        offers_agent_tool(options)
+        and (options.env.get(BACKGROUND_TASKS_OFF) or "").strip().lower() not in _TRUTHY
+    ):
+        problems.append(
+            (
+                "agents",
+                "Claude Code runs a sub-agent in the background by default: the Agent call returns "
+                "'Async agent launched' at once, the parent answers without the report, and the "
+                "report later starts a turn nobody sent. A session runs every call as a durable step "
+                "of a turn and has no turn of its own making; set "
+                f"env={{'{BACKGROUND_TASKS_OFF}': '1'}} so that Claude Code runs every sub-agent in "
+                "the foreground, as the session does",
+            )
+        )
     if problems:
         raise UnsupportedOptionError(
             ", ".join(name for name, _ in problems),
@@ -483,21 +560,35 @@ def step_options(
     resume: bool,
     cwd: Path,
     base_url: str | None,
+    continuing: bool = False,
 ) -> ClaudeAgentOptions:
     """The options of one CLI run: the user's, with everything about tools and state owned here."""
     env = {**ENV_DEFAULTS, **options.env, **ENV_FORCED, **folders.environment()}
     if base_url is not None:
         env["ANTHROPIC_BASE_URL"] = base_url
-    settings = {
-        **_user_settings(options.settings, cwd),
-        "hooks": hook_settings(folders, plan),
-        "includeCoAuthoredBy": False,
-        "attribution": {"commit": "", "pr": ""},
-    }
+    # The user's settings as given (attribution included), plus the hooks sessionflow owns.
+    settings = {**_user_settings(options.settings, cwd), "hooks": hook_settings(folders, plan)}
     # The tool hooks run in the steps (`_permissions`, `_results`); the CLI runs no tool.
     hooks = {event: matchers for event, matchers in (options.hooks or {}).items() if event not in _STEP_HOOKS}
+    if continuing:
+        # The CLI continues the turn as if its resume prompt were the user's: Claude Code
+        # fires UserPromptSubmit once, for the turn's own prompt (the first step).
+        hooks.pop("UserPromptSubmit", None)
+    extra_args = dict(options.extra_args)
+    if options.agents:
+        # On the command line, not in the SDK's initialize request: a resumed CLI continues
+        # the turn before it reads that request, and would tell the model the agents it had
+        # listed are "no longer available".
+        extra_args["agents"] = json.dumps(
+            {
+                name: {k: v for k, v in dataclasses.asdict(agent).items() if v is not None}
+                for name, agent in options.agents.items()
+            }
+        )
     return replace(
         options,
+        agents=None,
+        extra_args=extra_args,
         tools=tools.cli_tools,
         allowed_tools=[],
         can_use_tool=None,
@@ -509,13 +600,13 @@ def step_options(
         session_id=None if resume else session_id,
         fork_session=False,
         max_turns=None,
-        setting_sources=[],
+        # The session counts the budget across steps (`_budget`); the CLI only writes its reminders.
+        max_budget_usd=CLI_BUDGET if options.max_budget_usd is not None else None,
         settings=json.dumps(settings),
         env=env,
         cwd=str(cwd),
         hooks=cast(Any, hooks) or None,
         include_partial_messages=True,
-        verbatim_prompts=True,
         enable_file_checkpointing=False,
     )
 
@@ -551,10 +642,14 @@ async def _defer_all(
     """Every call of the model's response; a sub-agent's are named `prefix` + their own ID."""
     if not uses:
         raise ClaudeStepError("the Claude Code CLI deferred a tool call the transcript does not hold")
+    cwd = Path(str(hook_input["cwd"]))
+    permissions = load_permission_settings(
+        options.setting_sources, cwd, _user_settings(options.settings, cwd)
+    )
     calls: list[PendingCall] = []
     deferred: list[DeferredToolCall] = []
     for use in uses:
-        call, request = await _defer(turn, tools, options, use, hook_input)
+        call, request = await _defer(turn, tools, options, use, hook_input, permissions)
         calls.append(call)
         deferred.append(dataclasses.replace(request, tool_call_id=prefix + request.tool_call_id))
     return calls, deferred
@@ -566,6 +661,7 @@ async def _defer(
     options: ClaudeAgentOptions,
     use: dict[str, Any],
     hook_input: dict[str, Any],
+    permissions: PermissionSettings,
 ) -> tuple[PendingCall, DeferredToolCall]:
     """One call of the model's response: Claude Code's permission verdict under the session's floor."""
     name, call_id = str(use.get("name")), str(use.get("id"))
@@ -577,6 +673,8 @@ async def _defer(
         tool_input=original,
         tool_use_id=call_id,
         hook_input=hook_input,
+        cwd=Path(str(hook_input["cwd"])),
+        settings=permissions,
     )
     policy = session_policy(turn, tools, name)
     floored = tools.has_floor(name) or policy.requires_approval is not None
@@ -628,23 +726,45 @@ def denial_of(run_state: str, call_id: str) -> str | None:
     return None
 
 
-def max_turns_reached(
-    lines: list[str], base: int, session_id: str, max_turns: int, model_calls: int
+def limit_reached(
+    lines: list[str], base: int, session_id: str, result: dict[str, Any], *, usage: AgentUsage | None = None
 ) -> TurnCompleted:
-    """The turn ends as Claude Code ends it at ``max_turns``: the tool results are kept, no
-    model call is made, and the result is ``error_max_turns``."""
+    """The turn ends as Claude Code ends it at a limit (``max_turns``, ``max_budget_usd``):
+    what the turn wrote is kept (tool results included), no further model call is made, and
+    `result` is Claude Code's error result. Never retried: a retry would reach it again.
+
+    With nothing written (a budget spent before the turn began) the turn stores no message,
+    and its prompt reaches the model with the next turn's, as Claude Code keeps it.
+    """
     delta = lines[base:]
-    return TurnCompleted(
-        new_messages=framework_messages(delta, session_id=session_id, delta=delta),
-        framework_state={
-            "result": {
-                "subtype": "error_max_turns",
-                "is_error": True,
-                "num_turns": model_calls,
-                "errors": [f"Reached maximum number of turns ({max_turns})"],
-            }
-        },
+    messages = (
+        framework_messages(delta, session_id=session_id, delta=delta, cost_usd=result.get("total_cost_usd"))
+        if delta
+        else []
     )
+    return TurnCompleted(
+        new_messages=messages, usage=usage or AgentUsage(), framework_state={"result": result}
+    )
+
+
+def _max_turns_result(max_turns: int, spent: float, model_calls: int) -> dict[str, Any]:
+    return {
+        "subtype": "error_max_turns",
+        "is_error": True,
+        "num_turns": model_calls,
+        "errors": [f"Reached maximum number of turns ({max_turns})"],
+        "total_cost_usd": spent,
+    }
+
+
+def _budget_result(budget: float, spent: float, model_calls: int) -> dict[str, Any]:
+    return {
+        "subtype": "error_max_budget_usd",
+        "is_error": True,
+        "num_turns": model_calls,
+        "errors": [budget_error(budget)],
+        "total_cost_usd": spent,
+    }
 
 
 def prompt_content(message: FrameworkMessage) -> str | list[dict[str, Any]]:
@@ -680,13 +800,16 @@ def model_upstream(options: ClaudeAgentOptions) -> str | None:
 
 @asynccontextmanager
 async def relay(
-    options: ClaudeAgentOptions, resume_texts: Sequence[str], private_root: str
+    options: ClaudeAgentOptions, resume_texts: Sequence[str], private_root: str, spent: float
 ) -> AsyncGenerator[ModelWire | None]:
     upstream = model_upstream(options)
     if upstream is None:
         yield None
         return
-    async with ModelWire(upstream, resume_texts=resume_texts, private_root=private_root) as wire:
+    budget = (spent, options.max_budget_usd) if options.max_budget_usd is not None else None
+    async with ModelWire(
+        upstream, resume_texts=resume_texts, private_root=private_root, budget=budget
+    ) as wire:
         yield wire
 
 

@@ -37,6 +37,7 @@ from sessionflow.kit import AgentEventWriter
 from sessionflow_claude_agent_sdk._errors import ClaudeStepError
 
 __all__ = [
+    "TERMINAL_SUBTYPES",
     "ClaudeStepError",
     "StepFolders",
     "StepResult",
@@ -44,6 +45,11 @@ __all__ = [
     "run_cli",
     "step_folders",
 ]
+
+TERMINAL_SUBTYPES = frozenset(
+    {"error_max_turns", "error_max_budget_usd", "error_max_structured_output_retries"}
+)
+"""The CLI's results that end a turn for good: the turn ends with them, never retried."""
 
 _HOOK_SCRIPT = Path(__file__).with_name("_hook_command.py")
 _STDERR_LINES = 40
@@ -139,6 +145,8 @@ class StepResult:
     result: ResultMessage
     usage: AgentUsage
     model_calls: int
+    cost_usd: float = 0.0
+    """What this run's model requests cost, as the CLI prices them."""
     tool_uses: list[ToolUseBlock] = field(default_factory=lambda: [])
 
 
@@ -224,14 +232,22 @@ async def run_cli(
         await client.disconnect()
     if result is None:
         raise ClaudeStepError(_with_stderr("the Claude Code CLI ended without a result", stderr))
-    if result.is_error and result.stop_reason != "tool_deferred":
+    if result.subtype in TERMINAL_SUBTYPES:
+        # How Claude Code ends a turn for good (a limit reached): the runner ends the turn
+        # the same way; a retry would only repeat the request.
+        pass
+    elif result.is_error and result.stop_reason != "tool_deferred":
         detail = result.result or ", ".join(result.errors or []) or result.subtype
         reason = result.terminal_reason or result.subtype
         raise ClaudeStepError(
             _with_stderr(f"the Claude Code CLI reported an error ({reason}): {detail}", stderr)
         )
     return StepResult(
-        result=result, usage=stream.usage(), model_calls=len(stream.message_ids), tool_uses=tool_uses
+        result=result,
+        usage=stream.usage(),
+        model_calls=len(stream.message_ids),
+        tool_uses=tool_uses,
+        cost_usd=float(result.total_cost_usd or 0.0),
     )
 
 

@@ -28,6 +28,7 @@ from claude_agent_sdk import AgentDefinition, ClaudeAgentOptions
 from sessionflow import AgentToolCall, AgentToolCallStatus
 from sessionflow.kit import ToolExecutionError
 from sessionflow_claude_agent_sdk._builtin_tools import BUILTIN_TOOL_NAMES
+from sessionflow_claude_agent_sdk._permissions import run_hooks
 from sessionflow_claude_agent_sdk._tools import AGENT_TOOL
 from sessionflow_claude_agent_sdk._transcript import PendingCall, RunState, SubRun
 
@@ -38,7 +39,10 @@ __all__ = [
     "check_agent_call",
     "next_sub_agent",
     "start_sub_runs",
+    "sub_agent_hooks",
 ]
+
+_PARENT_ONLY_HOOKS = frozenset({"UserPromptSubmit", "Stop", "SubagentStart", "SubagentStop"})
 
 SEPARATOR = "."
 """Between the parent's ``Agent`` call ID and its sub-agent's call IDs."""
@@ -110,8 +114,13 @@ def agent_options(options: ClaudeAgentOptions, agent_type: str) -> ClaudeAgentOp
         if agent.tools is None or any(t == f"mcp__{name}" or t.startswith(f"mcp__{name}__") for t in wanted)
     }
     model = options.model if agent.model in (None, "inherit") else agent.model
+    # The parent's lifecycle hooks are not the sub-agent's: Claude Code fires SubagentStart
+    # and SubagentStop around a sub-agent (the model steps run them, `sub_agent_hooks`), and
+    # no UserPromptSubmit or Stop for it.
+    hooks = {e: m for e, m in (options.hooks or {}).items() if e not in _PARENT_ONLY_HOOKS}
     return replace(
         options,
+        hooks=cast(Any, hooks) or None,
         system_prompt=agent.prompt,
         tools=[t for t in wanted if t in BUILTIN_TOOL_NAMES],
         mcp_servers=kept,
@@ -120,3 +129,19 @@ def agent_options(options: ClaudeAgentOptions, agent_type: str) -> ClaudeAgentOp
         max_turns=agent.maxTurns,
         permission_mode=agent.permissionMode or options.permission_mode,
     )
+
+
+async def sub_agent_hooks(
+    options: ClaudeAgentOptions, event_name: str, sub: SubRun, hook_input: dict[str, Any]
+) -> None:
+    """Run the user's SubagentStart or SubagentStop hooks for `sub`, as Claude Code runs them
+    around a sub-agent (the matcher fits the agent type)."""
+    event: dict[str, Any] = {
+        **hook_input,
+        "hook_event_name": event_name,
+        "agent_id": sub.session_id,
+        "agent_type": sub.agent_type,
+    }
+    if event_name == "SubagentStop":
+        event.update(stop_hook_active=False, agent_transcript_path="")
+    await run_hooks(options, event, sub.agent_type, None)

@@ -58,6 +58,7 @@ __all__ = [
     "ToolSet",
     "check_tool_options",
     "discover_tools",
+    "offers_agent_tool",
     "sdk_tool_name",
 ]
 
@@ -172,7 +173,7 @@ async def discover_tools(options: ClaudeAgentOptions, tool_sources: Sequence[Too
             not an in-process SDK server, or two tools with one name.
     """
     builtins = check_tool_options(options, tool_sources)
-    agent_tool = _offers_agent_tool(options)
+    agent_tool = offers_agent_tool(options)
     seen: dict[str, str] = {
         name: "Claude Code" for name in (*builtins, *((AGENT_TOOL,) if agent_tool else ()))
     }
@@ -220,7 +221,7 @@ def check_tool_options(options: ClaudeAgentOptions, tool_sources: Sequence[ToolS
     return builtins
 
 
-def _offers_agent_tool(options: ClaudeAgentOptions) -> bool:
+def offers_agent_tool(options: ClaudeAgentOptions) -> bool:
     """``Agent`` is offered when named in ``tools``, or by default when ``agents`` are defined."""
     tools = options.tools
     if tools is None or isinstance(tools, dict):

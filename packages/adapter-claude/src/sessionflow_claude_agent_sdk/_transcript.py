@@ -56,8 +56,9 @@ __all__ = [
     "write_transcript",
 ]
 
-RUN_STATE_VERSION = 2
-"""Bumped whenever the run state's JSON shape changes; version 1 is still read, others are refused."""
+RUN_STATE_VERSION = 3
+"""Bumped whenever the run state's JSON shape changes; versions 1 and 2 are still read, others
+are refused. Version 3 added ``cost_usd`` (the session's spending, for ``max_budget_usd``)."""
 
 TRANSCRIPT_KEY = "claude_transcript"
 """Key, in a turn's last stored message, of the transcript lines that turn added."""
@@ -67,8 +68,10 @@ Json = dict[str, Any]
 _SESSION_NAMESPACE = uuid.UUID("9f0f3a52-4a51-4d6e-9a43-0c7a3b8f1d21")
 
 # Bookkeeping lines the CLI writes for its own diagnostics; a resume does not need them,
-# and they repeat every request's full system prompt and tool schemas.
-_DROPPED_TYPES = frozenset({"api-request-shape", "api-request-blob", "api-request"})
+# and they repeat every request's full system prompt and tool schemas. ``cost-state`` is
+# the CLI's running cost, which a resumed CLI would restore: the adapter counts the
+# session's cost itself (`_budget`), so each step reports what it alone spent.
+_DROPPED_TYPES = frozenset({"api-request-shape", "api-request-blob", "api-request", "cost-state"})
 
 
 def claude_session_id(flow_id: str) -> str:
@@ -92,7 +95,17 @@ def transcript_path(config_dir: Path, cwd: Path, session_id: str) -> Path:
 def write_transcript(config_dir: Path, cwd: Path, session_id: str, lines: Sequence[str]) -> None:
     path = transcript_path(config_dir, cwd, session_id)
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("".join(f"{line}\n" for line in lines), encoding="utf-8")
+    # Turns stored before the CLI's cost lines were dropped may still hold some.
+    kept = [line for line in lines if not (_COST_STATE in line and _entry_type(line) == "cost-state")]
+    path.write_text("".join(f"{line}\n" for line in kept), encoding="utf-8")
+
+
+_COST_STATE = '"cost-state"'
+
+
+def _entry_type(line: str) -> object:
+    entry = _entry(line)
+    return entry.get("type") if entry is not None else None
 
 
 def read_transcript(config_dir: Path, cwd: Path, session_id: str) -> list[str]:
@@ -198,6 +211,8 @@ class RunState:
     """Model requests the turn has made so far (`max_turns` counts them)."""
     sub_runs: list[SubRun] = field(default_factory=lambda: [])
     """The sub-agents this response's ``Agent`` calls started, in the order of the calls."""
+    cost_usd: float = 0.0
+    """What the session's model requests have cost so far, this turn's included (`_budget`)."""
 
     def answers(self) -> dict[str, str]:
         """The sub-agents' answers, by the parent's ``Agent`` call."""
@@ -214,6 +229,7 @@ class RunState:
             "turn_base": self.turn_base,
             "calls": [call.to_json() for call in self.calls],
             "model_calls": self.model_calls,
+            "cost_usd": self.cost_usd,
         }
         if self.sub_runs:
             data["sub_runs"] = [sub.to_json() for sub in self.sub_runs]
@@ -229,7 +245,7 @@ class RunState:
             calls = [PendingCall(id=str(deferred["id"]), name=str(deferred["name"]))]
             model_calls = 1
             subs: list[SubRun] = []
-        elif version == RUN_STATE_VERSION:
+        elif version in (2, RUN_STATE_VERSION):
             calls = [PendingCall.from_json(cast(Json, c)) for c in cast(list[Any], data["calls"])]
             model_calls = int(data.get("model_calls") or 1)
             subs = [SubRun.from_json(cast(Json, d)) for d in cast(list[Any], data.get("sub_runs") or [])]
@@ -242,6 +258,7 @@ class RunState:
             calls=calls,
             model_calls=model_calls,
             sub_runs=subs,
+            cost_usd=float(data.get("cost_usd") or 0.0),
         )
 
 
@@ -462,30 +479,37 @@ class History:
     lines: list[str]
     pending: list[FrameworkMessage]
     prompt: FrameworkMessage
+    cost_usd: float = 0.0
+    """What the session's model requests cost up to the last completed turn (`_budget`)."""
 
 
 def assemble_history(messages: Sequence[AgentMessage]) -> History:
     """Join the transcript pieces of completed turns and find the messages the CLI has not seen."""
     lines: list[str] = []
     last = -1
+    cost = 0.0
     for index, stored in enumerate(messages):
         piece = _transcript_piece(stored.message)
         if piece is not None:
-            lines.extend(decode_lines(piece))
-            last = index
+            delta = piece.get("delta")
+            if isinstance(delta, str):
+                lines.extend(decode_lines(delta))
+                last = index
+            spent = piece.get("cost_usd")
+            if isinstance(spent, int | float):
+                cost = float(spent)
     rest = [stored.message for stored in messages[last + 1 :]]
     if not rest or rest[-1].role is not MessageRole.USER:
         raise ValueError("a turn must start with a user message")
-    return History(lines=lines, pending=rest[:-1], prompt=rest[-1])
+    return History(lines=lines, pending=rest[:-1], prompt=rest[-1], cost_usd=cost)
 
 
-def _transcript_piece(message: FrameworkMessage) -> str | None:
+def _transcript_piece(message: FrameworkMessage) -> Json | None:
     item: object = message.framework_item
     if isinstance(item, dict):
         piece = cast(Json, item).get(TRANSCRIPT_KEY)
         if isinstance(piece, dict):
-            delta = cast(Json, piece).get("delta")
-            return delta if isinstance(delta, str) else None
+            return cast(Json, piece)
     return None
 
 
@@ -548,9 +572,10 @@ def _entry(line: str) -> Json | None:
 
 
 def framework_messages(
-    lines: Sequence[str], *, session_id: str, delta: Sequence[str]
+    lines: Sequence[str], *, session_id: str, delta: Sequence[str], cost_usd: float | None = None
 ) -> list[FrameworkMessage]:
-    """The turn's assistant messages and tool results, for people; the last one carries `delta`.
+    """The turn's assistant messages and tool results, for people; the last one carries `delta`
+    (and `cost_usd`, the session's spending so far, when known).
 
     The user entries of the turn (its prompt, earlier unanswered messages, the CLI's
     "Continue from where you left off.") are not repeated: the session stored them already.
@@ -593,10 +618,10 @@ def framework_messages(
             FrameworkMessage(role=MessageRole.ASSISTANT, framework_item={"type": "assistant", "content": []})
         )
     last = produced[-1]
-    item = {
-        **cast(Json, last.framework_item),
-        TRANSCRIPT_KEY: {"session_id": session_id, "delta": encode_lines(delta)},
-    }
+    piece: Json = {"session_id": session_id, "delta": encode_lines(delta)}
+    if cost_usd is not None:
+        piece["cost_usd"] = cost_usd
+    item = {**cast(Json, last.framework_item), TRANSCRIPT_KEY: piece}
     produced[-1] = FrameworkMessage(role=last.role, framework_item=item, text=last.text)
     return produced
 

@@ -25,6 +25,8 @@ from typing import Any, cast
 
 import httpx
 
+from sessionflow_claude_agent_sdk._budget import rewrite_budget_texts
+
 __all__ = ["RESUME_PAIR_TEXTS", "ModelWire", "strip_private_image_paths", "strip_resume_pair"]
 
 NO_RESPONSE_TEXT = "No response requested."
@@ -61,11 +63,20 @@ class ModelWire:
     """
 
     def __init__(
-        self, upstream: str, *, resume_texts: Sequence[str] = (), private_root: str | None = None
+        self,
+        upstream: str,
+        *,
+        resume_texts: Sequence[str] = (),
+        private_root: str | None = None,
+        budget: tuple[float, float] | None = None,
     ) -> None:
         self.upstream = upstream.rstrip("/")
         self.resume_texts = tuple(resume_texts)
         self.private_root = private_root
+        self.budget = budget
+        self.model_requests = 0
+        """How many model requests the CLI sent through the relay (a compaction's included)."""
+        """What the session spent before this step, and the user's ``max_budget_usd`` (`_budget`)."""
         self._token = secrets.token_urlsafe(16)
         self._server: asyncio.Server | None = None
         self._client: httpx.AsyncClient | None = None
@@ -118,6 +129,7 @@ class ModelWire:
             return True
         path = target[len(prefix) :]
         if method == "POST" and path.split("?", 1)[0].endswith("/v1/messages"):
+            self.model_requests += 1
             body = self._rewrite(body)
         assert self._client is not None
         request = self._client.build_request(
@@ -158,6 +170,8 @@ class ModelWire:
         stripped = bool(self.resume_texts) and strip_resume_pair(cast(Json, request), self.resume_texts)
         if self.private_root and strip_private_image_paths(cast(Json, request), self.private_root):
             stripped = True
+        if self.budget is not None and rewrite_budget_texts(cast(Json, request), *self.budget):
+            stripped = True
         if not stripped:
             return body
         return json.dumps(request, ensure_ascii=False, separators=(",", ":")).encode()
@@ -177,6 +191,11 @@ def strip_resume_pair(request: Json, resume_texts: Sequence[str]) -> bool:
     turns = [
         i for i, m in enumerate(items) if not (isinstance(m, dict) and cast(Json, m).get("role") == "system")
     ]
+    if turns and _strip_trailing_resume_text(items[turns[-1]], resume_texts):
+        # With an attachment after the tool results (a hook's context), the CLI adds no
+        # assistant text, only its resume prompt, which the request merges into the user
+        # message of the results.
+        return True
     if len(turns) < 3:
         return False
     assistant_at, user_at, before_at = turns[-2], turns[-1], turns[-3]
@@ -193,6 +212,27 @@ def strip_resume_pair(request: Json, resume_texts: Sequence[str]) -> bool:
         content = cast(Json, last).get("content")
         if isinstance(content, list) and content and isinstance(content[-1], dict):
             cast(Json, content[-1])["cache_control"] = mark
+    return True
+
+
+def _strip_trailing_resume_text(message: object, resume_texts: Sequence[str]) -> bool:
+    """Take the resume prompt off the end of a user message of tool results."""
+    if not isinstance(message, dict) or cast(Json, message).get("role") != "user":
+        return False
+    content = cast(Json, message).get("content")
+    if not isinstance(content, list):
+        return False
+    blocks = cast(list[Any], content)
+    if len(blocks) < 2 or not all(isinstance(b, dict) for b in blocks):
+        return False
+    last = cast(Json, blocks[-1])
+    if last.get("type") != "text" or last.get("text") not in resume_texts:
+        return False
+    if not any(cast(Json, b).get("type") == "tool_result" for b in blocks[:-1]):
+        return False
+    del blocks[-1]
+    if "cache_control" in last:
+        cast(Json, blocks[-1])["cache_control"] = last["cache_control"]
     return True
 
 

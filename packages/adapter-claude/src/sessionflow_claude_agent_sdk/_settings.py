@@ -1,0 +1,129 @@
+"""The settings files ``setting_sources`` loads, as far as the steps need them.
+
+The CLI of every model step loads the user's ``setting_sources`` itself (``CLAUDE.md``, the
+project's slash commands, agents, skills, ``env``, ...), from the session's ``cwd``, which is
+the same on every worker. Two parts of the settings act where the CLI no longer does under
+sessionflow, because every tool call is deferred before the CLI would look at them:
+
+* ``permissions`` (``allow``, ``deny``, ``ask`` rules and ``defaultMode``): the model step
+  applies them with the options' own rules (`_permissions`). Claude Code ignores a project's
+  or a local file's ``allow`` rules in a workspace nobody trusted (a trust dialog answered in
+  the user's config); each step's config folder is private and holds no such answer, so
+  they are ignored here too, in every step, as in a plain run without one;
+* ``hooks`` of the tool events (PreToolUse, PostToolUse, PostToolUseFailure,
+  PermissionRequest): a settings file may not define them (refused, with the file named),
+  since the CLI would run them around calls it never runs. Hooks of other events run in the
+  CLI as they would without sessionflow.
+
+Sources, in Claude Code's order of precedence (later wins): ``user`` (the CLI's config
+folder, which under sessionflow is each step's private folder: nothing is read from the
+worker's ``~/.claude``), ``project`` (``<cwd>/.claude/settings.json``), ``local``
+(``<cwd>/.claude/settings.local.json``), then the options' own ``settings`` (the CLI's flag
+settings).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, cast
+
+from sessionflow import UnsupportedOptionError
+
+__all__ = [
+    "ALL_SOURCES",
+    "STEP_HOOK_EVENTS",
+    "PermissionSettings",
+    "load_permission_settings",
+    "settings_files",
+]
+
+ALL_SOURCES = ("user", "project", "local")
+"""What ``setting_sources=None`` loads (the CLI's default)."""
+
+STEP_HOOK_EVENTS = frozenset({"PreToolUse", "PostToolUse", "PostToolUseFailure", "PermissionRequest"})
+"""Hook events around a tool call: the steps run them, so the CLI must not get them."""
+
+Json = dict[str, Any]
+
+
+@dataclass(frozen=True, kw_only=True)
+class PermissionSettings:
+    """The ``permissions`` of every loaded settings layer, merged as Claude Code merges them."""
+
+    allow: list[str] = field(default_factory=lambda: [])
+    deny: list[str] = field(default_factory=lambda: [])
+    ask: list[str] = field(default_factory=lambda: [])
+    default_mode: str | None = None
+
+
+def settings_files(sources: Sequence[str] | None, cwd: Path) -> list[Path]:
+    """The settings files of `sources` in `cwd`, lowest precedence first (``user`` has none here)."""
+    chosen = ALL_SOURCES if sources is None else tuple(sources)
+    files: list[Path] = []
+    if "project" in chosen:
+        files.append(cwd / ".claude" / "settings.json")
+    if "local" in chosen:
+        files.append(cwd / ".claude" / "settings.local.json")
+    return files
+
+
+def load_permission_settings(
+    sources: Sequence[str] | None, cwd: Path, flag_settings: Json | None = None
+) -> PermissionSettings:
+    """The merged permissions of `sources` in `cwd` and the options' settings (`flag_settings`).
+
+    Raises:
+        UnsupportedOptionError: A settings file defines hooks of a tool event.
+    """
+    layers: list[tuple[str, Json]] = []
+    for path in settings_files(sources, cwd):
+        values = _read(path)
+        if values is not None:
+            layers.append((str(path), values))
+    if flag_settings:
+        layers.append(("settings", flag_settings))
+    merged = PermissionSettings()
+    for where, values in layers:
+        hooks = values.get("hooks")
+        if isinstance(hooks, dict) and where != "settings":
+            owned = sorted(set(cast(Json, hooks)) & STEP_HOOK_EVENTS)
+            if owned:
+                raise UnsupportedOptionError(
+                    "setting_sources",
+                    f"{where} defines {', '.join(owned)} hooks: under sessionflow the CLI runs no "
+                    "tool, so it would never run them where Claude Code does. Give them to the "
+                    "options as hooks= callbacks (the steps run those), or leave this source out "
+                    "of setting_sources",
+                )
+        permissions = values.get("permissions")
+        if not isinstance(permissions, dict):
+            continue
+        rules = cast(Json, permissions)
+        mode = rules.get("defaultMode")
+        trusted = where == "settings"
+        merged = PermissionSettings(
+            allow=merged.allow + (_rules(rules.get("allow")) if trusted else []),
+            deny=merged.deny + _rules(rules.get("deny")),
+            ask=merged.ask + _rules(rules.get("ask")),
+            default_mode=mode if isinstance(mode, str) else merged.default_mode,
+        )
+    return merged
+
+
+def _rules(value: object) -> list[str]:
+    return [str(rule) for rule in cast(list[object], value)] if isinstance(value, list) else []
+
+
+def _read(path: Path) -> Json | None:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError:
+        return None
+    try:
+        parsed: object = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise UnsupportedOptionError("setting_sources", f"{path} is not JSON: {error}") from None
+    return cast(Json, parsed) if isinstance(parsed, dict) else None

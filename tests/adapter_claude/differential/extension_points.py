@@ -1,0 +1,121 @@
+"""Options builders for the extension-point matrix (docs/extension-points/claude-agent-sdk.md)
+that no SDK example covers: every hook event at once, and a project's settings.
+
+Module-level builders like `sdk_examples.py`'s, each a function of the run's workspace and
+tool log. Every callback logs each call (`InvocationLog` kind ``hook``), so both runs show
+what fired, in order, with the fields that tell the calls apart.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from claude_agent_sdk import (
+    AgentDefinition,
+    ClaudeAgentOptions,
+    HookMatcher,
+    PermissionResultAllow,
+    PermissionResultDeny,
+    ToolPermissionContext,
+)
+from claude_agent_sdk.types import HookContext, HookEvent, HookInput, HookJSONOutput
+
+from sessionflow.testing import InvocationLog
+
+__all__ = [
+    "HOOK_EVENTS",
+    "PROJECT_FILES",
+    "every_hook_event",
+    "logged_can_use_tool",
+    "project_settings",
+    "redirecting_callback",
+]
+
+HOOK_EVENTS: tuple[HookEvent, ...] = (
+    "PreToolUse",
+    "PostToolUse",
+    "PostToolUseFailure",
+    "UserPromptSubmit",
+    "Stop",
+    "SubagentStart",
+    "SubagentStop",
+    "PreCompact",
+    "Notification",
+)
+"""Every hook event of the pinned SDK's ``HookEvent`` but PermissionRequest (refused)."""
+
+_SHOWN = ("tool_name", "trigger", "notification_type", "agent_type", "stop_hook_active", "error")
+
+
+def _hook(log: InvocationLog, event: str) -> Any:
+    async def hook(input_data: HookInput, tool_use_id: str | None, context: HookContext) -> HookJSONOutput:
+        fields = {k: v for k, v in input_data.items() if k in _SHOWN}
+        log.record("hook", event, **fields)
+        return {}
+
+    return hook
+
+
+def logged_can_use_tool(log: InvocationLog) -> Any:
+    """A ``can_use_tool`` that allows every call and logs it (``can_use_tool``, the tool)."""
+
+    async def can_use_tool(
+        tool_name: str, tool_input: dict[str, Any], context: ToolPermissionContext
+    ) -> PermissionResultAllow | PermissionResultDeny:
+        log.record("hook", "can_use_tool", tool_name=tool_name, input=tool_input)
+        return PermissionResultAllow()
+
+    return can_use_tool
+
+
+def redirecting_callback(workspace: Path, log: InvocationLog) -> ClaudeAgentOptions:
+    """A ``can_use_tool`` that lets ``touch`` commands run with another file name
+    (``updated_input``) and denies every other call it is asked about."""
+
+    async def can_use_tool(
+        tool_name: str, tool_input: dict[str, Any], context: ToolPermissionContext
+    ) -> PermissionResultAllow | PermissionResultDeny:
+        log.record("hook", "can_use_tool", tool_name=tool_name, input=tool_input)
+        command = str(tool_input.get("command", ""))
+        if tool_name == "Bash" and command.startswith("touch "):
+            return PermissionResultAllow(updated_input={**tool_input, "command": command + ".checked"})
+        return PermissionResultDeny(message=f"{tool_name} is not allowed here")
+
+    return ClaudeAgentOptions(cwd=str(workspace), tools=["Read", "Write", "Bash"], can_use_tool=can_use_tool)
+
+
+def every_hook_event(workspace: Path, log: InvocationLog) -> ClaudeAgentOptions:
+    """A hook on every event (no matcher), a logging ``can_use_tool``, and a foreground
+    ``code-reviewer`` sub-agent (``Agent`` and ``Read`` pre-approved, ``Bash`` asks)."""
+    reviewer = AgentDefinition(description="Reviews code", prompt="You are a code reviewer.", tools=["Read"])
+    return ClaudeAgentOptions(
+        cwd=str(workspace),
+        tools=["Read", "Bash", "Agent"],
+        allowed_tools=["Agent", "Read"],
+        agents={"code-reviewer": reviewer},
+        can_use_tool=logged_can_use_tool(log),
+        hooks={event: [HookMatcher(matcher=None, hooks=[_hook(log, event)])] for event in HOOK_EVENTS},
+        env={"CLAUDE_CODE_DISABLE_BACKGROUND_TASKS": "1"},
+    )
+
+
+PROJECT_FILES = {
+    "CLAUDE.md": "Always answer in French.\n",
+    ".claude/settings.json": (
+        '{"permissions": {"allow": ["Bash(touch made-by-the-project.txt)"], "deny": ["Read(./secret.txt)"]}}\n'
+    ),
+    ".claude/commands/greet.md": "---\ndescription: Greet someone\n---\nSay hello to $ARGUMENTS politely.\n",
+    "secret.txt": "the secret\n",
+}
+"""A project as `project_settings` reads it: instructions, permission rules, a slash command."""
+
+
+def project_settings(workspace: Path, log: InvocationLog) -> ClaudeAgentOptions:
+    """``setting_sources=["project"]`` over `PROJECT_FILES`, with a logging ``can_use_tool``."""
+    return ClaudeAgentOptions(
+        cwd=str(workspace),
+        tools=["Read", "Bash"],
+        setting_sources=["project"],
+        can_use_tool=logged_can_use_tool(log),
+    )

@@ -1,0 +1,126 @@
+"""Every hook event of the pinned SDK fires as often, and in the same order, as without sessionflow.
+
+`extension_points.every_hook_event` registers a logging hook on each event but
+PermissionRequest (refused when the flow is built, `test_build_refusals.py`) and a logging
+``can_use_tool``. One turn runs a command that asks (``can_use_tool``), then a foreground
+sub-agent; the next compacts the conversation (``/compact``); the last is a plain answer.
+Plain Claude Code fires, in order: UserPromptSubmit; PreToolUse, can_use_tool, PostToolUse for
+the command; PreToolUse, SubagentStart, SubagentStop, PostToolUse for the ``Agent`` call; Stop;
+then PreCompact (``manual``) and the two SubagentStop of the compaction's own agents; then
+UserPromptSubmit and Stop. Notification never fires in the SDK (nobody is prompted), in
+either run. The session's steps run the tool hooks and ``can_use_tool`` themselves, the
+sub-agent hooks around the sub-agent's steps, and the CLI the rest, each once.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+from sessionflow.demo import ModelReply, ScriptedModelServer, ScriptedToolCall
+from tests.adapter_claude.differential import extension_points
+from tests.adapter_claude.differential.harness import Scenario, assert_same_run, run_both
+from tests.adapter_claude.differential.normalise import (
+    without_sub_agent_frames,
+    without_sub_agent_frames_in_transcript,
+)
+
+AGENT_CALL = ScriptedToolCall(
+    "toolu_agent",
+    "Agent",
+    {"description": "Review", "prompt": "Review the code", "subagent_type": "code-reviewer"},
+)
+
+EXPECTED = [
+    {"name": "UserPromptSubmit"},
+    {"name": "PreToolUse", "tool_name": "Bash"},
+    {"name": "can_use_tool", "tool_name": "Bash", "input": {"command": "touch x.txt"}},
+    {"name": "PostToolUse", "tool_name": "Bash"},
+    {"name": "PreToolUse", "tool_name": "Agent"},
+    {"name": "SubagentStart", "agent_type": "code-reviewer"},
+    {"name": "SubagentStop", "agent_type": "code-reviewer", "stop_hook_active": False},
+    {"name": "PostToolUse", "tool_name": "Agent"},
+    {"name": "Stop", "stop_hook_active": False},
+    {"name": "UserPromptSubmit"},
+    {"name": "Stop", "stop_hook_active": False},
+]
+
+
+async def test_every_hook_event_fires_once_where_claude_code_fires_it(
+    temporal_address: str, model_server: ScriptedModelServer, tmp_path: Path
+) -> None:
+    scenario = Scenario(
+        name="hook-events",
+        build=extension_points.every_hook_event,
+        script=[
+            ModelReply.call(ScriptedToolCall("toolu_touch", "Bash", {"command": "touch x.txt"})),
+            ModelReply.call(AGENT_CALL),
+            ModelReply.say("The code looks fine."),
+            ModelReply.say("Created x.txt; the reviewer found nothing."),
+            ModelReply.say("Nothing else to do."),
+        ],
+        turns=["Create x.txt, then have the code reviewed", "Anything else?"],
+    )
+    plain, session = await run_both(scenario, model_server, temporal_address, tmp_path)
+
+    assert plain.hooks == EXPECTED
+    assert plain.files == {"x.txt": ""}
+    assert plain.results == ["Created x.txt; the reviewer found nothing.", "Nothing else to do."]
+    assert len(plain.requests) == 5
+    # can_use_tool is the approval: the session asks nobody again.
+    assert session.asked == []
+    # Deliberate (adapter README, "Sub-agents"): no sub-agent notes or hand-back frame.
+    unframed = replace(
+        plain,
+        requests=[without_sub_agent_frames(r) for r in plain.requests],
+        transcript=without_sub_agent_frames_in_transcript(plain.transcript),
+    )
+    assert_same_run(unframed, session)
+
+
+async def test_precompact_fires_once_for_a_compaction(
+    temporal_address: str, model_server: ScriptedModelServer, tmp_path: Path
+) -> None:
+    """``/compact``: Claude Code fires PreCompact (``manual``) and a SubagentStop for each of
+    its compaction's own agents, and asks the model twice inside the one CLI run, so the
+    session's compaction step makes both requests. The next turn's request starts from the
+    summary in both runs."""
+    scenario = Scenario(
+        name="hook-compact",
+        build=extension_points.every_hook_event,
+        script=[
+            ModelReply.say("Hello."),
+            ModelReply.say("A summary of the conversation."),
+            ModelReply.say("Compacted."),
+            ModelReply.say("Nothing else to do."),
+        ],
+        turns=["Hi", "/compact", "Anything else?"],
+    )
+    plain, session = await run_both(scenario, model_server, temporal_address, tmp_path)
+
+    assert plain.hooks == [
+        {"name": "UserPromptSubmit"},
+        {"name": "Stop", "stop_hook_active": False},
+        {"name": "PreCompact", "trigger": "manual"},
+        {"name": "SubagentStop", "agent_type": "", "stop_hook_active": False},
+        {"name": "SubagentStop", "agent_type": "", "stop_hook_active": False},
+        {"name": "UserPromptSubmit"},
+        {"name": "Stop", "stop_hook_active": False},
+    ]
+    assert plain.results == ["Hello.", "", "Nothing else to do."]
+    assert len(plain.requests) == 4
+    # Deliberate (docs/extension-points/claude-agent-sdk.md, "compaction"): Claude Code's
+    # history now starts from its summary; the session's stored transcript is the record of
+    # every message, the turn of ``/compact`` with an empty response (it carries the turn's
+    # transcript lines, the summary among them, which the next request starts from).
+    first = plain.transcript[0]
+    assert first[0] == "user" and "continued from a previous conversation" in first[1]
+    assert session.transcript == [
+        ["user", "Hi"],
+        ["assistant", [{"type": "text", "text": "Hello."}]],
+        ["user", "/compact"],
+        ["assistant", []],
+        ["user", "Anything else?"],
+        ["assistant", [{"type": "text", "text": "Nothing else to do."}]],
+    ]
+    assert_same_run(replace(plain, transcript=session.transcript), session, several_requests_in_a_step=1)
