@@ -222,9 +222,10 @@ def _drop_bytecode(path: Path) -> None:
         pyc.unlink(missing_ok=True)
 
 
-def git_status() -> str:
+def git_status(files: Sequence[Path]) -> str:
+    """`git status` of the mutated files (other files may change meanwhile: your own edits)."""
     return subprocess.run(
-        ["git", "status", "--porcelain", "--untracked-files=all"],
+        ["git", "status", "--porcelain", "--untracked-files=all", "--", *map(str, files)],
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -952,7 +953,9 @@ def main(argv: Sequence[str]) -> int:
         with _open(session.database) as db:
             report(session, db)
         return 0
-    status_before = git_status()
+    status_before = git_status(files)
+    # Ctrl-C puts every file back, even where SIGINT came ignored (a background job).
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     signal.signal(signal.SIGTERM, _interrupt)
     signal.signal(signal.SIGHUP, _interrupt)
     lock = HeavyLock(args.slice)
@@ -992,11 +995,14 @@ def main(argv: Sequence[str]) -> int:
     finally:
         lock.release()
         checkout.restore_all()
-        restored = git_status() == status_before
+        restored = git_status(files) == status_before
     if not restored:
-        print("ci/mutants: git status differs from before the run!", file=sys.stderr)
+        print(
+            f"ci/mutants: git status of the mutated files differs from before the run:\n{git_status(files)}",
+            file=sys.stderr,
+        )
         return 3
-    print("ci/mutants: every file is as it was (git status unchanged)")
+    print("ci/mutants: every mutated file is as it was (git status of them unchanged)")
     return 0 if score >= 90.0 else 1
 
 
