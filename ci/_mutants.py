@@ -913,7 +913,12 @@ def parse(argv: Sequence[str]) -> argparse.Namespace:
         prog="bash ci/mutants",
         description="Mutation testing of a module or package with the tests that cover it (ci/mutants.md).",
     )
-    parser.add_argument("target", help="a module or package: a path under packages/*/src, or a dotted name")
+    parser.add_argument(
+        "targets",
+        nargs="+",
+        metavar="target",
+        help="modules or packages: paths under packages/*/src, or dotted names",
+    )
     mode = parser.add_mutually_exclusive_group()
     mode.add_argument("--resume", action="store_true", help="run the mutants an interrupted run left")
     mode.add_argument(
@@ -943,11 +948,12 @@ def parse(argv: Sequence[str]) -> argparse.Namespace:
 def main(argv: Sequence[str]) -> int:
     args = parse(argv)
     restore_leftovers()
-    files = source_files(args.target)
+    files = sorted({path for target in args.targets for path in source_files(target)})
+    target = " ".join(args.targets)
     tests = (
         list(args.tests) if args.tests else list(dict.fromkeys(t for path in files for t in tests_for(path)))
     )
-    session = Session(args.target, files, tests)
+    session = Session(target, files, tests)
     if args.report:
         session.check_unchanged()
         with _open(session.database) as db:
