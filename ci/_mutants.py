@@ -47,7 +47,9 @@ from cosmic_ray.work_item import TestOutcome, WorkerOutcome, WorkItem, WorkResul
 
 ROOT = Path(__file__).resolve().parent.parent
 STATE = ROOT / ".sessionflow-test" / "mutants"
-BACKUP = STATE / "backup"
+# Per process, so two runs on different modules can share the checkout (the lock keeps
+# their mutants apart): a run only puts back the backups of runs that are no longer alive.
+BACKUP = STATE / f"backup-{os.getpid()}"
 MAPPING = ROOT / "ci" / "mutants-tests.txt"
 NOTES = ROOT / "ci" / "mutants.md"
 PYTHON = ROOT / ".venv" / "bin" / "python"
@@ -196,20 +198,33 @@ class Checkout:
 
 def restore_leftovers() -> None:
     """Puts back the files of a run that was killed before it could (SIGKILL, a lost machine)."""
-    manifest = BACKUP / "manifest.json"
-    if not manifest.exists():
-        shutil.rmtree(BACKUP, ignore_errors=True)
-        return
-    for path, copy in cast(dict[str, str], json.loads(manifest.read_text())).items():
-        original = (BACKUP / copy).read_bytes()
-        target = Path(path)
-        if target.read_bytes() != original:
-            print(
-                f"ci/mutants: putting back {target.relative_to(ROOT)}, left mutated by a run that was killed"
-            )
-            target.write_bytes(original)
-        _drop_bytecode(target)
-    shutil.rmtree(BACKUP)
+    for backup in sorted(STATE.glob("backup-*")):
+        if _alive(int(backup.name.removeprefix("backup-"))):
+            continue
+        manifest = backup / "manifest.json"
+        if manifest.exists():
+            for path, copy in cast(dict[str, str], json.loads(manifest.read_text())).items():
+                original = (backup / copy).read_bytes()
+                target = Path(path)
+                if target.read_bytes() != original:
+                    print(
+                        f"ci/mutants: putting back {target.relative_to(ROOT)}, left mutated by a killed run"
+                    )
+                    target.write_bytes(original)
+                _drop_bytecode(target)
+        shutil.rmtree(backup)
+
+
+def _alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def _drop_bytecode(path: Path) -> None:
@@ -376,7 +391,7 @@ def run_pytest(
     extra_args: Sequence[str] = (),
     server: ForkServer | None = None,
 ) -> Run:
-    work = STATE / "run"
+    work = STATE / f"run-{os.getpid()}"
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True)
     result = work / "result.json"
@@ -1001,6 +1016,7 @@ def main(argv: Sequence[str]) -> int:
     finally:
         lock.release()
         checkout.restore_all()
+        shutil.rmtree(STATE / f"run-{os.getpid()}", ignore_errors=True)
         restored = git_status(files) == status_before
     if not restored:
         print(
