@@ -33,6 +33,7 @@ from agents import (
     AgentsException,
     InputGuardrailTripwireTriggered,
     MaxTurnsExceeded,
+    ModelBehaviorError,
     ModelRefusalError,
     OpenAIResponsesModel,
     OutputGuardrailTripwireTriggered,
@@ -285,7 +286,7 @@ def session_error_for(error: AgentsException) -> str:
             return f"{TURN_ABORTED}tool input guardrail {error.guardrail.get_name()!r} tripped"
         case ToolOutputGuardrailTripwireTriggered():
             return f"{TURN_ABORTED}tool output guardrail {error.guardrail.get_name()!r} tripped"
-        case MaxTurnsExceeded() | ModelRefusalError():
+        case MaxTurnsExceeded() | ModelRefusalError() | ModelBehaviorError():
             return f"{TURN_ABORTED}{type(error).__name__}: {error}"
         case UserError():
             return f"{TURN_ABORTED}OpenAI Agents SDK: {error}"

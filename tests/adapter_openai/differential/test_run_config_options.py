@@ -13,7 +13,7 @@ import json
 from pathlib import Path
 
 from sessionflow.demo import ModelReply, ScriptedModelServer, ScriptedToolCall
-from tests.adapter_openai.differential import handoff_examples, run_config_examples
+from tests.adapter_openai.differential import handoff_examples, run_config_examples, sdk_examples
 from tests.adapter_openai.differential.harness import Scenario, assert_same_run, failure_note, run_both
 from tests.adapter_openai.differential.scripts import TOKYO, TOKYO_WEATHER
 from tests.adapter_openai.differential.test_handoff_filters import SCRIPT as FILTER_SCRIPT
@@ -313,3 +313,25 @@ async def test_a_blocked_terminal_tool_output_is_in_the_sessions_failure_note(
         "city='Tokyo' temperature_range='14-20C' conditions='Sunny with wind.'"
     )
     assert_same_run(plain, session, session_history=[*plain.history, note])
+
+
+async def test_a_call_of_a_tool_the_agent_lacks_ends_the_turn_unretried(
+    temporal_address: str, model_server: ScriptedModelServer, tmp_path: Path
+) -> None:
+    """``tool_not_found_behavior="raise_error"`` (the default): plain's run raises
+    `ModelBehaviorError`; the session's turn ends on it at once, as a terminal outcome."""
+    scenario = Scenario(
+        name="tool-not-found-raises",
+        build=sdk_examples.tools,
+        script=[
+            ModelReply.call(ScriptedToolCall("call_forecast", "get_forecast", {"city": "Tokyo"})),
+            ModelReply.say("never asked for"),
+        ],
+        turns=[TOKYO],
+    )
+    plain, session = await run_both(scenario, model_server, temporal_address, tmp_path)
+
+    assert plain.errors == ["ModelBehaviorError: Tool get_forecast not found in agent Hello world"]
+    assert len(session.requests[""]) == 1
+    assert session.model_attempts == 1
+    assert_same_run(plain, session)

@@ -37,7 +37,7 @@ class Report(BaseModel):
 
 def reporter(strategy: Strategy, *, native: bool = False) -> AgentBuilder:
     def build(models: Models, log: InvocationLog) -> Built:
-        agent = Agent[None, Any](
+        agent = Agent[Any, Any](
             models.model(),
             output_type=NativeOutput(Report) if native else Report,
             end_strategy=strategy,

@@ -29,12 +29,12 @@ def customer_agent(models: Models, log: InvocationLog) -> Built:
     )
 
     @agent.system_prompt
-    def add_the_users_name(ctx: RunContext[str]) -> str:  # pyright: ignore[reportUnusedFunction]
+    def add_the_users_name(ctx: RunContext[str]) -> str:
         log.record("hook", "add_the_users_name", run_step=ctx.run_step)
         return f"The user's name is {ctx.deps}."
 
     @agent.system_prompt(dynamic=True)
-    def how_many_turns(ctx: RunContext[str]) -> str:  # pyright: ignore[reportUnusedFunction]
+    def how_many_turns(ctx: RunContext[str]) -> str:
         turns = sum(
             1
             for m in ctx.messages
@@ -44,7 +44,7 @@ def customer_agent(models: Models, log: InvocationLog) -> Built:
         return f"This is turn {turns}."
 
     @agent.instructions
-    def add_the_users_name_again(ctx: RunContext[str]) -> str:  # pyright: ignore[reportUnusedFunction]
+    def add_the_users_name_again(ctx: RunContext[str]) -> str:
         log.record("hook", "instructions", run_step=ctx.run_step)
         return f"The user's name is {ctx.deps}."
 
@@ -55,7 +55,7 @@ def customer_agent(models: Models, log: InvocationLog) -> Built:
         return f"order {order_id} shipped"
 
     @agent.output_validator
-    def polite(output: str) -> str:  # pyright: ignore[reportUnusedFunction]
+    def polite(output: str) -> str:
         log.record("hook", "polite", output=output)
         if "Frank" not in output:
             raise ModelRetry("Use the customer's name.")

@@ -16,6 +16,7 @@ from agents import (
     ItemHelpers,
     MaxTurnsExceeded,
     MessageOutputItem,
+    ModelBehaviorError,
     ModelRefusalError,
     OutputGuardrailTripwireTriggered,
     RunConfig,
@@ -333,10 +334,10 @@ class OpenAIAgentsRunner(AgentFrameworkRunner):
                 return with_agent_tools(outcome, tree)
             except _GUARDRAIL_TRIPS as error:
                 raise TurnAborted(_describe_trip(error)) from error
-            except (MaxTurnsExceeded, ModelRefusalError) as error:
-                # Terminal outcomes, never retried. The SDK's type and text: the run that
-                # exceeded its max_turns may be a sub-agent's (`as_tool(max_turns=...)`),
-                # whose limit is not this flow's.
+            except (MaxTurnsExceeded, ModelRefusalError, ModelBehaviorError) as error:
+                # Terminal outcomes, never retried: plain's `Runner.run` raises them and ends
+                # the run. The SDK's type and text: the run that exceeded its max_turns may be a
+                # sub-agent's (`as_tool(max_turns=...)`), whose limit is not this flow's.
                 raise TurnAborted(f"{type(error).__name__}: {error}") from error
             except UserError as error:
                 # A setup mistake (graph changed under a saved state, bad tool config): retrying cannot help.
