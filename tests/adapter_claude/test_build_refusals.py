@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import uuid
 from pathlib import Path
+from typing import Any, cast
 
 import pytest
 from claude_agent_sdk import AgentDefinition, ClaudeAgentOptions, HookMatcher
@@ -77,7 +78,7 @@ def test_a_settings_file_with_tool_hooks_is_refused_naming_the_file(tmp_path: Pa
     (tmp_path / ".claude").mkdir()
     hook = {"matcher": "Edit|Write", "hooks": [{"type": "command", "command": "ruff format"}]}
     (tmp_path / ".claude" / name).write_text(json.dumps({"hooks": {"PostToolUse": [hook]}}))
-    options = ClaudeAgentOptions(cwd=str(tmp_path), setting_sources=[source])
+    options = ClaudeAgentOptions(cwd=str(tmp_path), setting_sources=[cast(Any, source)])
     with pytest.raises(UnsupportedOptionError) as raised:
         claude_agent_session_flow(options, flow_type="refused")
     assert raised.value.option == "setting_sources"
