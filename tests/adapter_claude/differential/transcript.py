@@ -14,7 +14,7 @@ console and ``export_messages`` return. Each becomes a list of ``(role, content)
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Generator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, cast
@@ -31,7 +31,7 @@ Item = tuple[str, Any]
 
 
 @contextmanager
-def _config_dir(path: Path) -> Iterator[None]:
+def _config_dir(path: Path) -> Generator[None]:
     before = os.environ.get("CLAUDE_CONFIG_DIR")
     os.environ["CLAUDE_CONFIG_DIR"] = str(path)
     try:
@@ -77,7 +77,8 @@ def session_transcript(messages: Sequence[AgentMessage], folders: dict[str, str]
     items: list[Item] = []
     for stored in messages:
         message = stored.message
-        item = cast(Json, message.framework_item) if isinstance(message.framework_item, dict) else {}
+        raw: object = message.framework_item
+        item = cast(Json, raw) if isinstance(raw, dict) else {}
         if message.role is MessageRole.USER:
             items.append(("user", message.text or ""))
         elif message.role is MessageRole.ASSISTANT:
