@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import uuid
 from pathlib import Path
-from typing import Any, cast
+from typing import Literal
 
 import pytest
 from claude_agent_sdk import AgentDefinition, ClaudeAgentOptions, HookMatcher
@@ -73,12 +73,14 @@ def test_background_sub_agents_are_refused_with_the_change_that_makes_them_run_i
 
 
 @pytest.mark.parametrize("source", ["project", "local"])
-def test_a_settings_file_with_tool_hooks_is_refused_naming_the_file(tmp_path: Path, source: str) -> None:
+def test_a_settings_file_with_tool_hooks_is_refused_naming_the_file(
+    tmp_path: Path, source: Literal["project", "local"]
+) -> None:
     name = "settings.json" if source == "project" else "settings.local.json"
     (tmp_path / ".claude").mkdir()
     hook = {"matcher": "Edit|Write", "hooks": [{"type": "command", "command": "ruff format"}]}
     (tmp_path / ".claude" / name).write_text(json.dumps({"hooks": {"PostToolUse": [hook]}}))
-    options = ClaudeAgentOptions(cwd=str(tmp_path), setting_sources=[cast(Any, source)])
+    options = ClaudeAgentOptions(cwd=str(tmp_path), setting_sources=[source])
     with pytest.raises(UnsupportedOptionError) as raised:
         claude_agent_session_flow(options, flow_type="refused")
     assert raised.value.option == "setting_sources"

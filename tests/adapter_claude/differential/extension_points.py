@@ -8,6 +8,7 @@ what fired, in order, with the fields that tell the calls apart.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -19,17 +20,22 @@ from claude_agent_sdk import (
     PermissionResultDeny,
     ToolPermissionContext,
 )
-from claude_agent_sdk.types import HookContext, HookEvent, HookInput, HookJSONOutput
+from claude_agent_sdk.types import HookContext, HookEvent, HookInput, HookJSONOutput, PermissionMode
 
 from sessionflow.testing import InvocationLog
 
+Builder = Callable[[Path, InvocationLog], ClaudeAgentOptions]
+
 __all__ = [
     "HOOK_EVENTS",
+    "OUTPUT_STYLE_FILES",
     "PROJECT_FILES",
     "every_hook_event",
     "logged_can_use_tool",
+    "output_style",
     "project_settings",
     "redirecting_callback",
+    "with_permission_mode",
 ]
 
 HOOK_EVENTS: tuple[HookEvent, ...] = (
@@ -119,3 +125,36 @@ def project_settings(workspace: Path, log: InvocationLog) -> ClaudeAgentOptions:
         setting_sources=["project"],
         can_use_tool=logged_can_use_tool(log),
     )
+
+
+def output_style(workspace: Path, log: InvocationLog) -> ClaudeAgentOptions:
+    """The project's settings choose an output style (`OUTPUT_STYLE_FILES`)."""
+    return ClaudeAgentOptions(
+        cwd=str(workspace),
+        tools=["Read"],
+        setting_sources=["project"],
+        system_prompt={"type": "preset", "preset": "claude_code"},
+    )
+
+
+OUTPUT_STYLE_FILES = {
+    ".claude/settings.json": '{"outputStyle": "Terse"}\n',
+    ".claude/output-styles/terse.md": (
+        "---\nname: Terse\ndescription: Short answers\n---\nAnswer in one short sentence.\n"
+    ),
+}
+"""A project with an output style of its own, chosen in its settings."""
+
+
+def with_permission_mode(mode: PermissionMode) -> Builder:
+    """``Write`` and ``Bash`` offered, in permission mode `mode`, with a logging ``can_use_tool``."""
+
+    def build(workspace: Path, log: InvocationLog) -> ClaudeAgentOptions:
+        return ClaudeAgentOptions(
+            cwd=str(workspace),
+            tools=["Read", "Write", "Bash"],
+            permission_mode=mode,
+            can_use_tool=logged_can_use_tool(log),
+        )
+
+    return build

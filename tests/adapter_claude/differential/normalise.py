@@ -22,12 +22,6 @@ __all__ = [
 ]
 
 NORMALISATIONS: dict[str, str] = {
-    "the environment block": (
-        "the CLI puts its environment block (working directory, platform, OS version, agent "
-        "types) into `messages` as a role 'system' entry starting '# Environment'; it describes "
-        "the process, not the conversation. Dropped from both runs; every other role 'system' "
-        "entry (the CLI's reminders, such as the USD budget) is compared."
-    ),
     "cache_control": (
         "the CLI marks the last block(s) of a request as a prompt-cache breakpoint; where it "
         "puts them depends on how the request was assembled, not on what the model sees. "
@@ -107,24 +101,13 @@ def normalise_request(body: Mapping[str, Any], folders: Mapping[str, str]) -> di
     """What one Anthropic Messages request showed the model: the system prompt text, the
     names of the tools offered (sorted), and the messages (content blocks as parsed JSON)."""
     raw = cast(dict[str, Any], json.loads(json.dumps(dict(body))))
-    messages = [m for m in cast(list[dict[str, Any]], raw.get("messages") or []) if not _environment(m)]
+    messages = cast(list[dict[str, Any]], raw.get("messages") or [])
     tools = sorted(str(t.get("name")) for t in cast(list[dict[str, Any]], raw.get("tools") or []))
     return {
         "system": normalise_text(_system_text(raw.get("system")), folders),
         "tools": tools,
         "messages": normalise_value(_results_in_call_order(messages), folders),
     }
-
-
-def _environment(message: dict[str, Any]) -> bool:
-    """The CLI's environment block: a role 'system' entry starting '# Environment'."""
-    if message.get("role") != "system":
-        return False
-    content = message.get("content")
-    if isinstance(content, list) and content:
-        first = cast(list[Any], content)[0]
-        content = cast(dict[str, Any], first).get("text") if isinstance(first, dict) else None
-    return isinstance(content, str) and content.startswith("# Environment")
 
 
 def _results_in_call_order(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -52,6 +52,7 @@ __all__ = [
     "hooks_posttooluse",
     "hooks_pretooluse",
     "hooks_userpromptsubmit",
+    "include_partial_messages",
     "mcp_calculator",
     "my_permission_callback",
     "quick_start_basic",
@@ -442,6 +443,21 @@ def tool_permission_callback(workspace: Path, log: InvocationLog) -> ClaudeAgent
 
     return ClaudeAgentOptions(
         can_use_tool=logged, permission_mode="default", cwd=str(workspace), tools=list(CLAUDE_CODE_TOOLS)
+    )
+
+
+# -- include_partial_messages.py --------------------------------------------------------------
+
+
+def include_partial_messages(workspace: Path, log: InvocationLog) -> ClaudeAgentOptions:
+    """The example's options: partial messages, ``max_turns=2``, a thinking budget in ``env``."""
+    return ClaudeAgentOptions(
+        cwd=str(workspace),
+        tools=list(CLAUDE_CODE_TOOLS),
+        include_partial_messages=True,
+        model="claude-sonnet-4-5",
+        max_turns=2,
+        env={"MAX_THINKING_TOKENS": "8000"},
     )
 
 

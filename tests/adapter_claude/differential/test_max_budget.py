@@ -37,7 +37,7 @@ def _texts(request: dict[str, Any]) -> list[str]:
 
 
 def _reminders(request: dict[str, Any]) -> list[str]:
-    return [t.strip() for t in _texts(request) if "USD budget:" in t]
+    return [t.strip() for t in _texts(request) if t.strip().startswith("USD budget:")]
 
 
 async def test_the_budget_ends_the_turn_after_the_answer_that_spent_it_and_every_later_turn(

@@ -50,7 +50,7 @@ from claude_agent_sdk import (
 
 from sessionflow import ToolEffect, ToolPolicy
 from sessionflow.kit import FrameworkApproval
-from sessionflow_claude_agent_sdk._read_only_bash import is_read_only_command
+from sessionflow_claude_agent_sdk._read_only_bash import is_file_edit_command, is_read_only_command
 from sessionflow_claude_agent_sdk._settings import PermissionSettings
 
 __all__ = [
@@ -197,16 +197,19 @@ async def decide(
         mode = options.permission_mode or rules.default_mode or "default"
         if tool_name == "Bash" and is_read_only_command(str(tool_input.get("command") or ""), where):
             return Verdict(kind="allow", updated_input=hooked.updated_input, read_only=True)
+        command = str(tool_input.get("command") or "") if tool_name == "Bash" else None
         if (
             mode == "bypassPermissions"
             or tool_name in READ_ONLY_BUILTINS
             or (mode == "acceptEdits" and tool_name in _EDIT_TOOLS)
+            or (mode == "acceptEdits" and command is not None and is_file_edit_command(command, where))
         ):
             return Verdict(kind="allow", updated_input=hooked.updated_input)
         if mode == "dontAsk":
             return Verdict(
                 kind="deny",
-                denial=f"Permission to use {tool_name} has been denied because Claude Code is running in don't ask mode.",
+                denial=f"Permission to use {tool_name} has been denied because Claude Code is running in "
+                f"don't ask mode. {_WORK_AROUND}",
             )
     if options.can_use_tool is not None:
         context = ToolPermissionContext(tool_use_id=tool_use_id)
@@ -234,6 +237,17 @@ def _denial(rule: str, tool_name: str, tool_input: Json) -> str:
         return "<tool_use_error>File is in a directory that is denied by your permission settings.</tool_use_error>"
     return f"Permission to use {tool_name} has been denied."
 
+
+_WORK_AROUND = (
+    "IMPORTANT: You *may* attempt to accomplish this action using other tools that might naturally "
+    "be used to accomplish this goal, e.g. using head instead of cat. But you *should not* attempt to "
+    "work around this denial in malicious ways, e.g. do not use your ability to run tests to execute "
+    "non-test actions. You should only try to work around this restriction in reasonable ways that do "
+    "not attempt to bypass the intent behind this denial. If you believe this capability is essential "
+    "to complete the user's request, STOP and explain to the user what you were trying to do and why "
+    "you need this permission. Let the user decide how to proceed."
+)
+"""What Claude Code adds to a denial in ``dontAsk`` mode."""
 
 _FILE_READERS = frozenset({"Read", "Glob", "Grep"})
 _FILE_EDITORS = frozenset({"Write", "Edit", "NotebookEdit", "MultiEdit"})

@@ -12,6 +12,10 @@ A command is read-only here when every part of it (split at ``|``, ``&&``, ``||`
 read-only program with no flag that writes or runs something, its path arguments stay
 inside the working directory, and it has no substitution, no background ``&`` and no output
 redirection other than to ``/dev/null``.
+
+In ``acceptEdits`` mode Claude Code also lets the common file commands run unasked
+(``touch``, ``mkdir``, ``cp``, ``mv``, ``rm``, ``rmdir``, ``sed -i``) and output redirected
+into a file, all inside the working directory (`is_file_edit_command`).
 """
 
 from __future__ import annotations
@@ -21,7 +25,7 @@ import shlex
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-__all__ = ["is_read_only_command"]
+__all__ = ["is_file_edit_command", "is_read_only_command"]
 
 _PARTS = re.compile(r"\|\||&&|\|")
 _FORBIDDEN = ("$(", "`", "<(", ">(", "\n", ";", "$")
@@ -77,9 +81,35 @@ _PROGRAMS: dict[str, Callable[[Sequence[str]], bool]] = {
 """Each program Claude Code was seen to let run unasked, and the check of its arguments."""
 
 
+_FILE_EDITS: dict[str, Callable[[Sequence[str]], bool]] = {
+    "touch": _ANY,
+    "mkdir": _ANY,
+    "cp": _ANY,
+    "mv": _ANY,
+    "rm": _ANY,
+    "rmdir": _ANY,
+    "sed": _ANY,
+}
+"""The file commands Claude Code was seen to let run unasked in ``acceptEdits`` mode."""
+
+_TO_FILE = re.compile(r"\s*(?:>>|>)\s*(?P<path>[^\s;&|<>]+)")
+
+
 def is_read_only_command(command: str, cwd: Path) -> bool:
     """Whether Claude Code would run `command` in `cwd` without asking (see the module's docstring)."""
+    return _judged(_TO_NULL.sub("", command.strip()), cwd, _PROGRAMS)
+
+
+def is_file_edit_command(command: str, cwd: Path) -> bool:
+    """Whether Claude Code would run `command` in `cwd` unasked in ``acceptEdits`` mode."""
     text = _TO_NULL.sub("", command.strip())
+    for target in _TO_FILE.finditer(text):
+        if not _inside(target.group("path"), cwd):
+            return False
+    return _judged(_TO_FILE.sub("", text), cwd, {**_PROGRAMS, **_FILE_EDITS})
+
+
+def _judged(text: str, cwd: Path, programs: dict[str, Callable[[Sequence[str]], bool]]) -> bool:
     if (
         not text
         or any(mark in text for mark in _FORBIDDEN)
@@ -95,7 +125,7 @@ def is_read_only_command(command: str, cwd: Path) -> bool:
         words = _without_input_redirect(words, cwd)
         if not words:
             return False
-        check = _PROGRAMS.get(words[0])
+        check = programs.get(words[0])
         if check is None or not check(words[1:]):
             return False
         if not all(_inside(word, cwd) for word in words[1:] if not word.startswith("-")):
