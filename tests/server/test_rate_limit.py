@@ -62,3 +62,14 @@ def test_past_ten_thousand_keys_the_full_buckets_are_forgotten_first() -> None:
     assert limiter.take("idle-0") == 0.0  # forgotten: a full bucket again
     assert limiter.take("idle-0") == 0.0
     assert limiter.take("idle-0") > 0.0
+
+
+def test_ten_thousand_keys_are_all_kept() -> None:
+    limiter = RateLimiter(per_second=1.0, burst=2, clock=Clock())
+    for index in range(9_999):
+        limiter.take(f"idle-{index}")
+    limiter.take("busy")
+    limiter.take("busy")
+    assert limiter.take("busy") == 1.0  # a refusal with exactly 10,000 keys: nothing pruned
+    assert limiter.take("idle-0") == 0.0  # its one token left
+    assert limiter.take("idle-0") == 1.0
