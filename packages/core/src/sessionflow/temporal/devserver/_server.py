@@ -217,6 +217,19 @@ class DevServer:
         )
 
     async def _start_locked(self) -> DevServerHandle:
+        # A port this process picked can be taken by another process before the server binds
+        # it (or the server's own derived ports can be): the server then exits at once, and a
+        # start on fresh ports succeeds. A port the caller chose is never swapped.
+        tries = _PICKED_PORT_TRIES if self._config.port is None else 1
+        for attempt in range(1, tries + 1):
+            try:
+                return await self._start_once()
+            except _ExitedBeforeReady:
+                if attempt == tries:
+                    raise
+        raise AssertionError("unreachable")
+
+    async def _start_once(self) -> DevServerHandle:
         cfg = self._config
         binary = cfg.binary if cfg.binary is not None else find_temporal_binary()
         if cfg.port is None:
@@ -269,7 +282,7 @@ class DevServer:
             code = proc.poll()
             if code is not None:
                 CHILDREN.pop(proc.pid, None)
-                raise DevServerError(
+                raise _ExitedBeforeReady(
                     f"temporal dev server exited with code {code} before it was ready "
                     f"(command: {shlex.join(args)}); log tail of {cfg.log_file}:\n"
                     + log_tail(cfg.log_file, log_offset)
@@ -287,3 +300,11 @@ class DevServer:
             ):
                 return
             await asyncio.sleep(0.05)
+
+
+_PICKED_PORT_TRIES = 3
+"""Starts on freshly picked ports before a server that exits at once is an error."""
+
+
+class _ExitedBeforeReady(DevServerError):
+    """The server process ended before its frontend answered."""
