@@ -35,7 +35,9 @@ __all__ = [
     "output_style",
     "project_settings",
     "redirecting_callback",
+    "user_settings",
     "with_permission_mode",
+    "without_bash",
 ]
 
 HOOK_EVENTS: tuple[HookEvent, ...] = (
@@ -158,3 +160,13 @@ def with_permission_mode(mode: PermissionMode) -> Builder:
         )
 
     return build
+
+
+def without_bash(workspace: Path, log: InvocationLog) -> ClaudeAgentOptions:
+    """``Read`` and ``Bash`` offered, ``Bash`` disallowed."""
+    return ClaudeAgentOptions(cwd=str(workspace), tools=["Read", "Bash"], disallowed_tools=["Bash"])
+
+
+def user_settings(workspace: Path, log: InvocationLog) -> ClaudeAgentOptions:
+    """Only the user's settings (``setting_sources=["user"]``)."""
+    return ClaudeAgentOptions(cwd=str(workspace), tools=["Read"], setting_sources=["user"])

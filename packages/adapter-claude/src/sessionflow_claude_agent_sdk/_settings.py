@@ -86,6 +86,7 @@ def load_permission_settings(
     if flag_settings:
         layers.append(("settings", flag_settings))
     merged = PermissionSettings()
+    _check_project_mcp_servers(layers, sources, cwd)
     for where, values in layers:
         hooks = values.get("hooks")
         if isinstance(hooks, dict) and where != "settings":
@@ -111,6 +112,29 @@ def load_permission_settings(
             default_mode=mode if isinstance(mode, str) else merged.default_mode,
         )
     return merged
+
+
+def _check_project_mcp_servers(
+    layers: list[tuple[str, Json]], sources: Sequence[str] | None, cwd: Path
+) -> None:
+    """A project's ``.mcp.json`` servers, once the settings enable them, would run their tools
+    inside the CLI (the adapter runs it with ``strict_mcp_config``, which leaves them out):
+    refused, so that nobody loses them without a word."""
+    if "project" not in (ALL_SOURCES if sources is None else tuple(sources)):
+        return
+    enabled = any(
+        values.get("enableAllProjectMcpServers") is True or bool(values.get("enabledMcpjsonServers"))
+        for _, values in layers
+    )
+    servers = (_read(cwd / ".mcp.json") or {}).get("mcpServers")
+    if enabled and isinstance(servers, dict) and servers:
+        names = ", ".join(sorted(str(name) for name in cast(Json, servers)))
+        raise UnsupportedOptionError(
+            "setting_sources",
+            f"{cwd / '.mcp.json'} has MCP servers ({names}) that the settings enable; their tools "
+            "would run inside the CLI. Give them to the session as tool sources "
+            "(sessionflow.mcp.McpToolSource), so that each call runs as its own durable step",
+        )
 
 
 def _rules(value: object) -> list[str]:
