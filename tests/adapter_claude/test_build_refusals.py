@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Literal
 
 import pytest
-from claude_agent_sdk import AgentDefinition, ClaudeAgentOptions, HookMatcher
+from claude_agent_sdk import AgentDefinition, ClaudeAgentOptions, HookMatcher, InMemorySessionStore
 
 from sessionflow import AgentSessionOptions, UnsupportedOptionError
 from sessionflow.demo import ScriptedModelServer
@@ -29,6 +29,8 @@ from tests.harness import FAST
         (ClaudeAgentOptions(plugins=[{"type": "local", "path": "/p"}]), "plugins"),
         (ClaudeAgentOptions(agents={"a": AgentDefinition(description="a", prompt="p")}), "agents"),
         (ClaudeAgentOptions(tools=["Read", "Agent"]), "agents"),
+        (ClaudeAgentOptions(session_store=InMemorySessionStore()), "session_store"),
+        (ClaudeAgentOptions(continue_conversation=True, session_id="x"), "continue_conversation, session_id"),
         (ClaudeAgentOptions(permission_mode="plan"), "permission_mode"),
         (ClaudeAgentOptions(permission_mode="auto"), "permission_mode"),
         (ClaudeAgentOptions(permission_prompt_tool_name="mcp__p__ask"), "permission_prompt_tool_name"),
