@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Literal
 
 import pytest
-from claude_agent_sdk import AgentDefinition, ClaudeAgentOptions, HookMatcher
+from claude_agent_sdk import AgentDefinition, ClaudeAgentOptions, HookMatcher, InMemorySessionStore
 
 from sessionflow import AgentSessionOptions, UnsupportedOptionError
 from sessionflow.demo import ScriptedModelServer
@@ -29,6 +29,11 @@ from tests.harness import FAST
         (ClaudeAgentOptions(plugins=[{"type": "local", "path": "/p"}]), "plugins"),
         (ClaudeAgentOptions(agents={"a": AgentDefinition(description="a", prompt="p")}), "agents"),
         (ClaudeAgentOptions(tools=["Read", "Agent"]), "agents"),
+        (ClaudeAgentOptions(session_store=InMemorySessionStore()), "session_store"),
+        (ClaudeAgentOptions(continue_conversation=True, session_id="x"), "continue_conversation, session_id"),
+        (ClaudeAgentOptions(permission_mode="plan"), "permission_mode"),
+        (ClaudeAgentOptions(permission_mode="auto"), "permission_mode"),
+        (ClaudeAgentOptions(permission_prompt_tool_name="mcp__p__ask"), "permission_prompt_tool_name"),
     ],
 )
 def test_an_option_the_adapter_cannot_honour_is_refused_when_the_flow_is_built(
@@ -89,3 +94,16 @@ def test_a_settings_file_with_tool_hooks_is_refused_naming_the_file(
     claude_agent_session_flow(ClaudeAgentOptions(cwd=str(tmp_path), setting_sources=[]), flow_type="ok")
     (tmp_path / ".claude" / name).write_text(json.dumps({"hooks": {"Stop": [hook]}}))
     claude_agent_session_flow(options, flow_type="ok")
+
+
+def test_a_projects_enabled_mcp_servers_are_refused(tmp_path: Path) -> None:
+    (tmp_path / ".claude").mkdir()
+    (tmp_path / ".mcp.json").write_text(json.dumps({"mcpServers": {"files": {"command": "mcp-files"}}}))
+    options = ClaudeAgentOptions(cwd=str(tmp_path), setting_sources=["project"])
+    # Not enabled in any settings: Claude Code does not start them either.
+    claude_agent_session_flow(options, flow_type="ok")
+    (tmp_path / ".claude" / "settings.json").write_text(json.dumps({"enableAllProjectMcpServers": True}))
+    with pytest.raises(UnsupportedOptionError) as raised:
+        claude_agent_session_flow(options, flow_type="refused")
+    assert raised.value.option == "setting_sources"
+    assert "MCP servers (files)" in str(raised.value) and "McpToolSource" in str(raised.value)

@@ -30,12 +30,16 @@ __all__ = [
     "HOOK_EVENTS",
     "OUTPUT_STYLE_FILES",
     "PROJECT_FILES",
+    "TEST_AGENT",
     "every_hook_event",
+    "filesystem_agent",
     "logged_can_use_tool",
     "output_style",
     "project_settings",
     "redirecting_callback",
+    "user_settings",
     "with_permission_mode",
+    "without_bash",
 ]
 
 HOOK_EVENTS: tuple[HookEvent, ...] = (
@@ -158,3 +162,38 @@ def with_permission_mode(mode: PermissionMode) -> Builder:
         )
 
     return build
+
+
+def without_bash(workspace: Path, log: InvocationLog) -> ClaudeAgentOptions:
+    """``Read`` and ``Bash`` offered, ``Bash`` disallowed."""
+    return ClaudeAgentOptions(cwd=str(workspace), tools=["Read", "Bash"], disallowed_tools=["Bash"])
+
+
+def user_settings(workspace: Path, log: InvocationLog) -> ClaudeAgentOptions:
+    """Only the user's settings (``setting_sources=["user"]``)."""
+    return ClaudeAgentOptions(cwd=str(workspace), tools=["Read"], setting_sources=["user"])
+
+
+TEST_AGENT = """---
+name: test-agent
+description: A simple test agent for SDK testing
+tools: Read
+---
+
+# Test Agent
+
+You are a simple test agent. When asked a question, provide a brief, helpful answer.
+"""
+"""``.claude/agents/test-agent.md`` of the SDK's repository (filesystem_agents.py loads it)."""
+
+
+def filesystem_agent(workspace: Path, log: InvocationLog) -> ClaudeAgentOptions:
+    """filesystem_agents.py's options (``setting_sources=["project"]``) with ``Read`` and
+    ``Agent`` offered, ``Agent`` pre-approved and sub-agents in the foreground."""
+    return ClaudeAgentOptions(
+        cwd=str(workspace),
+        setting_sources=["project"],
+        tools=["Read", "Agent"],
+        allowed_tools=["Agent"],
+        env={"CLAUDE_CODE_DISABLE_BACKGROUND_TASKS": "1"},
+    )

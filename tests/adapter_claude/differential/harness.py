@@ -108,6 +108,10 @@ class Scenario:
     them and sends them with the message (``images=``)."""
     default_tool_effect: ToolEffect = ToolEffect.READ
     """The session's default effect for a tool that declares none (`session_flow`)."""
+    config_files: Mapping[str, str] = field(default_factory=lambda: cast(dict[str, str], {}))
+    """Files each run's config folder starts with: the user's settings and CLAUDE.md of plain's
+    ``CLAUDE_CONFIG_DIR``; the adapter's ``config_root`` for the session, under which each step
+    has a private config folder of its own."""
 
     def replies(self, workspace: Path) -> Sequence[ModelReply]:
         return self.script(workspace) if callable(self.script) else self.script
@@ -139,13 +143,14 @@ class RunFolders:
     def placeholders(self) -> dict[str, str]:
         return placeholders(self.root, self.workspace)
 
-    def prepare(self, files: Mapping[str, str]) -> None:
+    def prepare(self, files: Mapping[str, str], config_files: Mapping[str, str] | None = None) -> None:
         for folder in (self.workspace, self.config, self.home, self.root / "tmp"):
             folder.mkdir(parents=True, exist_ok=True)
-        for name, text in files.items():
-            path = self.workspace / name
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(text)
+        for base, found in ((self.workspace, files), (self.config, config_files or {})):
+            for name, text in found.items():
+                path = base / name
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_text(text)
 
 
 @dataclass(frozen=True)
@@ -253,7 +258,7 @@ def _arguments(raw: Any) -> Any:
 async def run_plain(scenario: Scenario, server: ScriptedModelServer, key: str, root: Path) -> Run:
     """The SDK itself: one `ClaudeSDKClient`, one ``query`` per turn."""
     folders = RunFolders(root)
-    folders.prepare(scenario.files)
+    folders.prepare(scenario.files, scenario.config_files)
     server.script(key, scenario.replies(folders.workspace))
     log = InvocationLog(folders.tool_log)
     options = scripted(
@@ -361,7 +366,7 @@ async def run_session(
 ) -> Run:
     """Serve the options as a sessionflow session (in-process worker) and play the same turns."""
     folders = RunFolders(root)
-    folders.prepare(scenario.files)
+    folders.prepare(scenario.files, scenario.config_files)
     server.script(key, scenario.replies(folders.workspace))
     log = InvocationLog(folders.tool_log)
     options = scripted(

@@ -13,7 +13,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from sessionflow.demo import ModelReply, ScriptedModelServer, ScriptedToolCall
-from tests.adapter_claude.differential import sdk_examples
+from tests.adapter_claude.differential import extension_points, sdk_examples
 from tests.adapter_claude.differential.harness import Scenario, assert_same_run, run_both, tool_results
 from tests.adapter_claude.differential.normalise import (
     without_sub_agent_frames,
@@ -142,6 +142,45 @@ async def test_a_sub_agent_that_reads_a_file(
     text, is_error = tool_results(plain.requests[2])["toolu_read"]
     assert not is_error and "1\tdef add(a, b):" in text
     assert plain.results == ["The reviewer found only missing type hints."]
+    unframed = replace(
+        plain,
+        requests=[without_sub_agent_frames(r) for r in plain.requests],
+        transcript=without_sub_agent_frames_in_transcript(plain.transcript),
+    )
+    assert_same_run(unframed, session)
+
+
+async def test_a_sub_agent_from_the_projects_files(
+    temporal_address: str, model_server: ScriptedModelServer, tmp_path: Path
+) -> None:
+    """filesystem_agents.py: ``.claude/agents/test-agent.md`` loaded through ``setting_sources``."""
+    scenario = Scenario(
+        name="agents-files",
+        build=extension_points.filesystem_agent,
+        files={".claude/agents/test-agent.md": extension_points.TEST_AGENT},
+        script=[
+            ModelReply.call(
+                ScriptedToolCall(
+                    "toolu_agent",
+                    "Agent",
+                    {
+                        "description": "Greet",
+                        "prompt": "Say hello in exactly 3 words",
+                        "subagent_type": "test-agent",
+                    },
+                )
+            ),
+            ModelReply.say("Hello there, friend."),
+            ModelReply.say("The agent said: Hello there, friend."),
+        ],
+        turns=["Use the test-agent to say hello in exactly 3 words"],
+    )
+    plain, session = await run_both(scenario, model_server, temporal_address, tmp_path)
+
+    assert len(plain.requests) == 3
+    assert "You are a simple test agent." in plain.requests[1]["system"]
+    assert plain.requests[1]["tools"] == ["Read"]
+    assert plain.results == ["The agent said: Hello there, friend."]
     unframed = replace(
         plain,
         requests=[without_sub_agent_frames(r) for r in plain.requests],

@@ -124,3 +124,31 @@ async def test_precompact_fires_once_for_a_compaction(
         ["assistant", [{"type": "text", "text": "Nothing else to do."}]],
     ]
     assert_same_run(replace(plain, transcript=session.transcript), session, several_requests_in_a_step=1)
+
+
+async def test_posttoolusefailure_fires_for_a_failed_command(
+    temporal_address: str, model_server: ScriptedModelServer, tmp_path: Path
+) -> None:
+    """hooks.py's own failing command (``ls /nonexistent_directory``): Claude Code sends the
+    failure to PostToolUseFailure, with its error text, not to PostToolUse."""
+    scenario = Scenario(
+        name="hook-failure",
+        build=extension_points.every_hook_event,
+        script=[
+            ModelReply.call(ScriptedToolCall("toolu_ls", "Bash", {"command": "ls /nonexistent_directory"})),
+            ModelReply.say("That directory does not exist."),
+        ],
+        turns=["Run this command: ls /nonexistent_directory"],
+    )
+    plain, session = await run_both(scenario, model_server, temporal_address, tmp_path)
+
+    failed = [h for h in plain.hooks if h["name"] == "PostToolUseFailure"]
+    assert len(failed) == 1 and failed[0]["error"].startswith("Exit code 2")
+    assert [h["name"] for h in plain.hooks] == [
+        "UserPromptSubmit",
+        "PreToolUse",
+        "can_use_tool",
+        "PostToolUseFailure",
+        "Stop",
+    ]
+    assert_same_run(plain, session)

@@ -59,11 +59,13 @@ async def test_userpromptsubmit_adds_context(
     plain, session = await run_both(scenario, model_server, temporal_address, tmp_path)
 
     assert len(plain.requests) == 1
-    # The CLI sends the hook's context as a role "system" entry of `messages`, which the
-    # comparison drops (normalise.py); the hook firing with it is compared instead.
+    # The CLI sends the hook's context as a role "system" entry of `messages`, compared
+    # like every other part of the request.
     assert (
         plain.hooks[0]["output"]["hookSpecificOutput"]["additionalContext"] == "My favorite color is hot pink"
     )
+    system = [str(m["content"]) for m in plain.requests[0]["messages"] if m["role"] == "system"]
+    assert any("My favorite color is hot pink" in text for text in system)
     assert [h["name"] for h in plain.hooks] == ["add_custom_instructions"]
     assert plain.results == ["Your favorite color is hot pink."]
     assert_same_run(plain, session)

@@ -115,3 +115,59 @@ async def test_permission_modes(
         assert_same_run(plain, session, session_asked=session_asked)
     else:
         assert_same_run(plain, session)
+
+
+async def test_disallowed_tools_are_gone_from_the_request(
+    temporal_address: str, model_server: ScriptedModelServer, tmp_path: Path
+) -> None:
+    """``disallowed_tools=["Bash"]``: Claude Code offers no Bash, and answers a call to it
+    itself, asking the model again (in the session, inside the same model step)."""
+    scenario = Scenario(
+        name="disallowed",
+        build=extension_points.without_bash,
+        script=[
+            ModelReply.call(ScriptedToolCall("toolu_ls", "Bash", {"command": "ls"})),
+            ModelReply.say("Bash is not available."),
+        ],
+        turns=["List the files"],
+    )
+    plain, session = await run_both(scenario, model_server, temporal_address, tmp_path)
+
+    assert "Bash" not in plain.requests[0]["tools"]
+    text, is_error = tool_results(plain.requests[1])["toolu_ls"]
+    assert is_error and "No such tool available: Bash" in text
+    assert plain.hooks == []
+    assert_same_run(plain, session, several_requests_in_a_step=1)
+
+
+async def test_user_settings_come_from_the_steps_private_folder(
+    temporal_address: str, model_server: ScriptedModelServer, tmp_path: Path
+) -> None:
+    """``setting_sources=["user"]``: plain Claude Code reads the user's CLAUDE.md from its config
+    folder; every step of the session runs with a private one, so the worker user's ``~/.claude``
+    never reaches a session (documented)."""
+    scenario = Scenario(
+        name="user-settings",
+        build=extension_points.user_settings,
+        config_files={"CLAUDE.md": "The user likes haiku.\n"},
+        script=[ModelReply.say("Hello.")],
+        turns=["Say hello"],
+    )
+    plain, session = await run_both(scenario, model_server, temporal_address, tmp_path)
+
+    def memory(run: Any) -> list[str]:
+        return [t for t in _texts(run.requests[0]) if "The user likes haiku." in t]
+
+    assert len(memory(plain)) == 1 and memory(session) == []
+    without = [t for t in _texts(plain.requests[0]) if "The user likes haiku." not in t]
+    assert without == _texts(session.requests[0])
+    assert plain.results == session.results == ["Hello."]
+
+
+def _texts(request: dict[str, Any]) -> list[str]:
+    found: list[str] = []
+    for message in cast(list[dict[str, Any]], request["messages"]):
+        content = message.get("content")
+        blocks = [{"text": content}] if isinstance(content, str) else cast(list[dict[str, Any]], content)
+        found += [str(b["text"]) for b in blocks if isinstance(b.get("text"), str)]
+    return found

@@ -520,6 +520,23 @@ def check_options(options: ClaudeAgentOptions) -> None:
         problems.append(("session_store", "the transcript travels in the session's run state"))
     if options.plugins:
         problems.append(("plugins", "they can add hooks and tools that run inside the CLI"))
+    if options.permission_mode in ("plan", "auto"):
+        problems.append(
+            (
+                "permission_mode",
+                f"{options.permission_mode!r} has Claude Code judge calls with a safety classifier of "
+                "its own, inside the CLI, which a step cannot run; use 'default', 'acceptEdits' or "
+                "'dontAsk' with can_use_tool or the session's approvals",
+            )
+        )
+    if options.permission_prompt_tool_name:
+        problems.append(
+            (
+                "permission_prompt_tool_name",
+                "the CLI never asks for a permission under sessionflow; give can_use_tool instead "
+                "(the model step asks it where Claude Code would)",
+            )
+        )
     if (
         offers_agent_tool(options)
         and (options.env.get(BACKGROUND_TASKS_OFF) or "").strip().lower() not in _TRUTHY

@@ -30,6 +30,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
 
+from claude_agent_sdk import AgentDefinition, ClaudeAgentOptions
+
 from sessionflow import UnsupportedOptionError
 
 __all__ = [
@@ -86,6 +88,7 @@ def load_permission_settings(
     if flag_settings:
         layers.append(("settings", flag_settings))
     merged = PermissionSettings()
+    _check_project_mcp_servers(layers, sources, cwd)
     for where, values in layers:
         hooks = values.get("hooks")
         if isinstance(hooks, dict) and where != "settings":
@@ -113,6 +116,29 @@ def load_permission_settings(
     return merged
 
 
+def _check_project_mcp_servers(
+    layers: list[tuple[str, Json]], sources: Sequence[str] | None, cwd: Path
+) -> None:
+    """A project's ``.mcp.json`` servers, once the settings enable them, would run their tools
+    inside the CLI (the adapter runs it with ``strict_mcp_config``, which leaves them out):
+    refused, so that nobody loses them without a word."""
+    if "project" not in (ALL_SOURCES if sources is None else tuple(sources)):
+        return
+    enabled = any(
+        values.get("enableAllProjectMcpServers") is True or bool(values.get("enabledMcpjsonServers"))
+        for _, values in layers
+    )
+    servers = (_read(cwd / ".mcp.json") or {}).get("mcpServers")
+    if enabled and isinstance(servers, dict) and servers:
+        names = ", ".join(sorted(str(name) for name in cast(Json, servers)))
+        raise UnsupportedOptionError(
+            "setting_sources",
+            f"{cwd / '.mcp.json'} has MCP servers ({names}) that the settings enable; their tools "
+            "would run inside the CLI. Give them to the session as tool sources "
+            "(sessionflow.mcp.McpToolSource), so that each call runs as its own durable step",
+        )
+
+
 def _rules(value: object) -> list[str]:
     return [str(rule) for rule in cast(list[object], value)] if isinstance(value, list) else []
 
@@ -127,3 +153,34 @@ def _read(path: Path) -> Json | None:
     except json.JSONDecodeError as error:
         raise UnsupportedOptionError("setting_sources", f"{path} is not JSON: {error}") from None
     return cast(Json, parsed) if isinstance(parsed, dict) else None
+
+
+def filesystem_agents(options: ClaudeAgentOptions) -> dict[str, AgentDefinition]:
+    """The sub-agents a project defines in ``.claude/agents/*.md`` (with the ``project``
+    source), as Claude Code reads them: YAML front matter (``name``, ``description``, ``tools``
+    as a comma-separated list, ``model``) and the body as the agent's prompt."""
+    sources = ALL_SOURCES if options.setting_sources is None else tuple(options.setting_sources)
+    if "project" not in sources:
+        return {}
+    folder = Path(options.cwd or Path.cwd()) / ".claude" / "agents"
+    found: dict[str, AgentDefinition] = {}
+    for path in sorted(folder.glob("*.md")) if folder.is_dir() else []:
+        text = path.read_text(encoding="utf-8")
+        fields: dict[str, str] = {}
+        body = text
+        if text.startswith("---\n") and "\n---" in text[4:]:
+            head, _, body = text[4:].partition("\n---")
+            body = body.removeprefix("\n")
+            for line in head.splitlines():
+                key, sep, value = line.partition(":")
+                if sep:
+                    fields[key.strip()] = value.strip().strip("'\"")
+        name = fields.get("name") or path.stem
+        tools = [t.strip() for t in fields["tools"].split(",") if t.strip()] if fields.get("tools") else None
+        found[name] = AgentDefinition(
+            description=fields.get("description", ""),
+            prompt=body.strip(),
+            tools=tools,
+            model=fields.get("model") or None,
+        )
+    return found

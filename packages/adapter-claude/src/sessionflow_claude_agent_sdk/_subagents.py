@@ -29,6 +29,7 @@ from sessionflow import AgentToolCall, AgentToolCallStatus
 from sessionflow.kit import ToolExecutionError
 from sessionflow_claude_agent_sdk._builtin_tools import BUILTIN_TOOL_NAMES
 from sessionflow_claude_agent_sdk._permissions import run_hooks
+from sessionflow_claude_agent_sdk._settings import filesystem_agents
 from sessionflow_claude_agent_sdk._tools import AGENT_TOOL
 from sessionflow_claude_agent_sdk._transcript import PendingCall, RunState, SubRun
 
@@ -51,7 +52,9 @@ _SUB_NAMESPACE = uuid.UUID("2b0c4f8e-8d7e-4b6a-9c39-5f3e0d8a7c11")
 
 
 def agents_of(options: ClaudeAgentOptions) -> Mapping[str, AgentDefinition]:
-    return cast(Mapping[str, AgentDefinition], options.agents or {})
+    """The sub-agents the session can run: the project's files (``setting_sources``), then
+    ``agents=``, which win over a file of the same name."""
+    return {**filesystem_agents(options), **cast(Mapping[str, AgentDefinition], options.agents or {})}
 
 
 def check_agent_call(options: ClaudeAgentOptions, arguments: Mapping[str, Any]) -> str:

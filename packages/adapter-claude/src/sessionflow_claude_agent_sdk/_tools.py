@@ -48,6 +48,7 @@ from sessionflow_claude_agent_sdk._builtin_tools import (
     BUILTIN_TOOL_POLICIES,
     run_builtin_tool,
 )
+from sessionflow_claude_agent_sdk._settings import filesystem_agents
 from sessionflow_local_tools import with_floor
 
 AGENT_TOOL = "Agent"
@@ -225,7 +226,7 @@ def offers_agent_tool(options: ClaudeAgentOptions) -> bool:
     """``Agent`` is offered when named in ``tools``, or by default when ``agents`` are defined."""
     tools = options.tools
     if tools is None or isinstance(tools, dict):
-        return bool(options.agents)
+        return bool(options.agents) or bool(filesystem_agents(options))
     return any(str(name) in _AGENT_TOOL_NAMES for name in cast(list[object], tools))
 
 
