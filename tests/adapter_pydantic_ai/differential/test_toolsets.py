@@ -95,7 +95,8 @@ async def test_renamed_and_prepared_toolsets(
         "Get the current weather conditions",
         "Get the current time",
     ]
-    assert plain.tool_runs == [
+    # Pydantic AI runs the two calls of one response at once: either may start first.
+    assert sorted(plain.tool_runs, key=lambda run: run["name"]) == [
         {"name": "temperature_celsius", "city": "Paris"},
         {"name": "temperature_fahrenheit", "city": "Paris"},
     ]
