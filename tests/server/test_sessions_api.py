@@ -105,3 +105,26 @@ async def test_creating_an_existing_session_or_a_bad_id_is_refused(api: Api) -> 
     assert (bad.status_code, bad.json()["error"]) == (422, "invalid_session_id")
     named = await api.post("/api/v1/sessions", {})
     assert named.status_code == 201 and named.json()["session_id"].startswith("session-")
+
+
+async def test_messages_leave_out_what_the_framework_superseded_unless_asked(api: Api) -> None:
+    api.script("api-sup", [[{"text": "a1"}], [{"text": "a2", "supersede": [1, 2]}]])
+    assert (await api.post("/api/v1/sessions", {"session_id": "api-sup", "message": "q1"})).status_code == 201
+    await idle_after(api, "api-sup", 1)
+    sent = await api.post("/api/v1/sessions/api-sup/messages", {"message_id": "m-2", "text": "q2"})
+    assert sent.status_code == 202
+    await idle_after(api, "api-sup", 2)
+
+    path = "/api/v1/sessions/api-sup/messages"
+    page = (await api.get(path)).json()
+    assert ([m["sequence"] for m in page["messages"]], page["superseded"]) == ([3, 4], [])
+    audit = (await api.get(path, params={"include_superseded": "true"})).json()
+    assert [m["sequence"] for m in audit["messages"]] == [1, 2, 3, 4]
+    assert audit["superseded"] == [{"first": 1, "last": 2, "turn": 2}]
+    assert [
+        m["sequence"]
+        for m in (await api.get(path, params={"include_superseded": "false"})).json()["messages"]
+    ] == [3, 4]
+    refused = await api.get(path, params={"include_superseded": "yes"})
+    assert refused.status_code == 422
+    assert "include_superseded must be true or false" in refused.text

@@ -211,6 +211,11 @@ class Run:
     tripwire's refusal); the session, its stored messages' items (`AgentSessionClient.stored_messages`).
     As JSON; `assert_same_run` compares them with their item ids normalised as in the requests
     (`normalise.normalise_items`)."""
+    kept: list[dict[str, Any]] = field(default_factory=lambda: cast(list[dict[str, Any]], []))
+    """Session only: every stored message's item, superseded ones included
+    (``stored_messages(include_superseded=True)``): what an audit read shows."""
+    superseded: list[tuple[int, int, int]] = field(default_factory=lambda: [])
+    """Session only: the superseded ranges, as (first, last, turn), from the audit read's pages."""
 
 
 def is_structured(agent: Agent[Any]) -> bool:
@@ -512,7 +517,8 @@ async def play_session(
         error = snapshot.state.last_turn_error
         errors.append(error)
         outputs.append(None if error else _turn_output(snapshot, seen, built))
-        seen = len(snapshot.messages)
+        # By sequence: a turn may supersede earlier messages, which the snapshot leaves out.
+        seen = snapshot.messages[-1].sequence if snapshot.messages else seen
     if approvals:
         problems.append(
             f"{len(approvals)} approval decision(s) left unused: the session asked about fewer calls"
@@ -520,6 +526,7 @@ async def play_session(
     final = await sessions.get_agent_snapshot(session_id)
     last_agent, context = session_view(final, built)
     stored = await sessions.stored_messages(session_id)
+    kept, superseded = await _audit_read(sessions, session_id)
     history = await read_step_history(sessions.client, session_id)
     # Every attempt of a model step may call the model once; a call more is a hidden one.
     model_attempts = sum(s.final_attempt for s in history if s.step_type == "sessionflow.RunModel")
@@ -540,10 +547,27 @@ async def play_session(
         tool_runs=tool_runs(log),
         code_runs=code_runs(log),
         history=json_value([m.message.framework_item for m in stored]),
+        kept=kept,
+        superseded=superseded,
         stream=stream,
         model_attempts=model_attempts,
         problems=problems,
     )
+
+
+async def _audit_read(
+    sessions: AgentSessionClient, session_id: str
+) -> tuple[list[dict[str, Any]], list[tuple[int, int, int]]]:
+    """Every stored message's item, superseded ones included, and the superseded ranges."""
+    items: list[dict[str, Any]] = []
+    ranges: set[tuple[int, int, int]] = set()
+    after: int | None = 0
+    while after is not None:
+        page = await sessions.list_agent_messages(session_id, after=after, limit=200, include_superseded=True)
+        items += json_value([m.message.framework_item for m in page.messages])
+        ranges |= {(r.first, r.last, r.turn) for r in page.superseded}
+        after = page.next_after
+    return items, sorted(ranges)
 
 
 async def _play_turn(
@@ -578,7 +602,7 @@ async def _play_turn(
 
 
 def _turn_output(snapshot: AgentSnapshot, seen: int, built: Built) -> Any:
-    """The turn's final output: the text of its last assistant message, or for a structured
+    """The turn's final output (its messages are those after sequence `seen`): the text of its last assistant message, or for a structured
     output the adapter's typed accessor (`structured_output`) as JSON. A final output no
     message carries (`StopAtTools`, a custom ``tool_use_behavior``, reasoning alone) is not
     stored as a message, since the SDK's history has none: the adapter shows it as
@@ -586,7 +610,7 @@ def _turn_output(snapshot: AgentSnapshot, seen: int, built: Built) -> Any:
     view: dict[str, Any] = dict(snapshot.framework_state or {})
     if "final_output" in view:
         return json_value(view["final_output"])
-    turn = snapshot.messages[seen:]
+    turn = [m for m in snapshot.messages if m.sequence > seen]
     answers = [m for m in turn if m.message.role is MessageRole.ASSISTANT]
     if not answers:
         return None

@@ -4,8 +4,9 @@ The filter drops the tool items and the first two items of the history the Spani
 gets. The plain SDK's own history after the run (``result.to_input_list()``, what the
 example prints and its next turn would send) holds what the filter kept. Every request of
 the session, the later turn's too, is the plain run's: what the filter dropped is hidden
-from the model from then on. The session keeps its stored messages whole, though (it never
-rewrites what it stored): a documented difference, asserted item by item below.
+from the model from then on, and its transcript is the SDK's history. The dropped messages
+are superseded, not deleted: an audit read (``include_superseded``) still shows them, named
+with the turn whose filter dropped them.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from pathlib import Path
 from sessionflow.demo import ModelReply, ScriptedModelServer, ScriptedToolCall
 from tests.adapter_openai.differential import handoff_examples
 from tests.adapter_openai.differential.harness import Scenario, assert_same_run, run_both
+from tests.adapter_openai.differential.normalise import normalise_items
 
 TURNS = [
     "Hi, my name is Sora.",
@@ -59,16 +61,16 @@ async def test_the_filtered_history_is_the_stored_transcript(
         "user",
         "assistant",
     ]
-    # Deliberate: the session's stored messages also keep the four items the filter dropped
-    # (turn 1's two, turn 2's tool call and output), hidden from every later model call.
-    dropped = [session.history[i] for i in (0, 1, 3, 4)]
+    # The session keeps the four items the filter dropped (turn 1's two, turn 2's tool call
+    # and output) for an audit read, superseded by turn 4, whose handoff filtered them.
+    dropped = [session.kept[i] for i in (0, 1, 3, 4)]
     assert dropped[0] == {"content": TURNS[0], "role": "user"}
     assert dropped[1]["content"][0]["text"] == "Hi Sora."
     assert (dropped[2]["type"], dropped[2]["name"]) == ("function_call", "random_number_tool")
     assert dropped[3] == {"call_id": "call_random", "output": "42", "type": "function_call_output"}
-    kept = [item for i, item in enumerate(session.history) if i not in (0, 1, 3, 4)]
-    # What the SDK's history holds is what the session shows the model: the same items.
-    assert len(kept) == len(plain.history)
-    assert_same_run(
-        plain, session, session_history=[*dropped[:2], plain.history[0], *dropped[2:], *plain.history[1:]]
+    assert session.superseded == [(1, 2, 4), (4, 5, 4)]
+    assert normalise_items(session.kept) == normalise_items(
+        [*dropped[:2], plain.history[0], *dropped[2:], *plain.history[1:]]
     )
+    # The transcript is the SDK's history.
+    assert_same_run(plain, session)

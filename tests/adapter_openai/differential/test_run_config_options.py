@@ -144,12 +144,11 @@ async def test_the_run_configs_handoff_input_filter(
 
     assert "spanish_handoff_message_filter" in names(plain.code_runs)
     assert len(plain.history) == 8
-    # Deliberate (test_handoff_filters.py): the session also keeps the four dropped items.
-    dropped = [session.history[i] for i in (0, 1, 3, 4)]
+    # As test_handoff_filters.py: the four dropped items are superseded, kept for audit.
+    dropped = [session.kept[i] for i in (0, 1, 3, 4)]
     assert dropped[0] == {"content": FILTER_TURNS[0], "role": "user"}
-    assert_same_run(
-        plain, session, session_history=[*dropped[:2], plain.history[0], *dropped[2:], *plain.history[1:]]
-    )
+    assert session.superseded == [(1, 2, 4), (4, 5, 4)]
+    assert_same_run(plain, session)
 
 
 async def test_nest_handoff_history(
@@ -168,11 +167,12 @@ async def test_nest_handoff_history(
     faq_input = plain.requests[""][1]["input"]
     assert "function_call" not in [item.get("type") for item in faq_input]
     assert "<CONVERSATION HISTORY>" in json.dumps(faq_input)
-    # Deliberate (as for input filters): the session keeps the first user message, which
-    # the summary replaced in the SDK's history; no later request shows it.
+    # As for input filters: the first user message, which the summary replaced in the SDK's
+    # history, is superseded by that turn; an audit read still shows it.
     question = {"content": "What is the baggage allowance?", "role": "user"}
-    assert session.history[0] == question
-    assert_same_run(plain, session, session_history=[question, *plain.history])
+    assert session.kept[0] == question
+    assert session.superseded == [(1, 1, 1)]
+    assert_same_run(plain, session)
 
 
 async def test_reasoning_item_id_policy_omit(

@@ -11,8 +11,9 @@ produced and rebuilds the input from the stored messages, so:
   filter's summary), before them;
 * a stored message the run's input no longer holds (the filter dropped it) is *hidden*:
   the carry names it (`TurnCarry.hidden`), and no later model call is shown it, so every
-  later request is the plain run's. The session's stored messages are kept whole (the
-  session never rewrites what it stored), and the snapshot names the hidden ones
+  later request is the plain run's. The turn names them as superseded
+  (`TurnCompleted.superseded`), so the session's transcript is the SDK's history; the
+  session keeps them for audit reads and earlier forks, and the snapshot names them
   (``framework_state["hidden_messages"]``).
 
 Items are matched in order (the filter keeps the order of what it keeps), by their JSON.

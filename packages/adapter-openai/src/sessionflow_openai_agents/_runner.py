@@ -501,7 +501,11 @@ class OpenAIAgentsRunner(AgentFrameworkRunner):
             carried = None
         else:
             carried = carry.encode()
-        return TurnCompleted(new_messages=messages, usage=usage, carry=carried, framework_state=view)
+        # The messages a filter dropped leave the session's transcript too: it is the SDK's
+        # history. The carry still names them, for sessions whose workflow predates that.
+        return TurnCompleted(
+            new_messages=messages, usage=usage, carry=carried, framework_state=view, superseded=list(hidden)
+        )
 
     def _turn_start(self, graph: AgentGraph, carry: TurnCarry | None) -> str:
         if self._turns_start_at == "starting_agent" or carry is None:

@@ -379,7 +379,12 @@ class ApiServer:
         session_id, flow = await self._session(request, user)
         after = _integer(request, "after", 0, minimum=0)
         limit = _integer(request, "limit", 50, minimum=1, maximum=200)
-        return _json(await flow.list_agent_messages(session_id, after=after, limit=limit))
+        superseded = _flag(request, "include_superseded")
+        return _json(
+            await flow.list_agent_messages(
+                session_id, after=after, limit=limit, include_superseded=superseded
+            )
+        )
 
     async def _send_message(self, request: Request, user: str) -> Response:
         session_id, flow = await self._session(request, user)
@@ -579,6 +584,16 @@ def _integer(request: Request, name: str, default: int, *, minimum: int, maximum
         bound = f"{minimum}..{maximum}" if maximum is not None else f"at least {minimum}"
         raise ApiError(422, "invalid_request", f"{name} must be {bound}")
     return value
+
+
+def _flag(request: Request, name: str) -> bool:
+    """A yes-or-no query parameter: `true` or `false`, absent for false."""
+    text = request.query_params.get(name)
+    if text is None or text == "false":
+        return False
+    if text == "true":
+        return True
+    raise ApiError(422, "invalid_request", f"{name} must be true or false")
 
 
 def _state(text: str | None) -> SessionState | None:

@@ -114,6 +114,11 @@ ROUTES: tuple[ApiRoute, ...] = (
                 name="after", description="the last sequence seen (default 0)", schema_type="integer"
             ),
             QueryParameter(name="limit", description="1 to 200 (default 50)", schema_type="integer"),
+            QueryParameter(
+                name="include_superseded",
+                description="`true` adds the messages the framework's history no longer holds (default `false`)",
+                schema_type="boolean",
+            ),
         ),
         errors=(404, 422),
     ),

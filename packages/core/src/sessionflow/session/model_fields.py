@@ -22,6 +22,7 @@ from sessionflow.session.memory import MemoryStore
 from sessionflow.session.messages import AgentMessage
 from sessionflow.session.queued_message import QueuedUserMessage
 from sessionflow.session.state import AgentInterrupt, AgentState
+from sessionflow.session.superseded import SupersededRange
 from sessionflow.session.tools import AgentToolCall
 from sessionflow.session.usage import AgentUsage
 
@@ -92,6 +93,9 @@ class SessionFields:
     framework_state_omitted: list[str] = field(default_factory=lambda: [])
     """The framework's state after the last completed turn (`TurnCompleted.framework_state`),
     bounded, and the keys left out of it. Only a completed turn changes it."""
+    superseded: list[SupersededRange] = field(default_factory=lambda: [])
+    """Stored messages the framework's history no longer holds (`TurnCompleted.superseded`),
+    as sorted, disjoint ranges: reads leave them out unless asked for them."""
 
     # -- events --------------------------------------------------------------------------
 

@@ -42,6 +42,13 @@ class TurnCompleted:
     them (LangChain's `PIIMiddleware`). Each replaces the stored message of its `sequence`,
     which must be one of the running turn's; the stored transcript is then what the
     framework's history holds. Empty: nothing replaced."""
+    superseded: list[int] = field(default_factory=lambda: [])
+    """Sequences of stored messages, of earlier turns or this one, that the framework's own
+    history no longer holds at the end of this turn: a handoff's input filter dropped them,
+    a summary replaced them. The session keeps them (forks at an earlier turn, and audit
+    reads, still see them), and its reads leave them out, so the transcript is what the
+    framework's history holds. A runner may name the same message again on a later turn.
+    Empty: nothing superseded."""
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -9,6 +9,7 @@ from typing import Any, Literal
 from sessionflow.session.double_texting import DoubleTexting
 from sessionflow.session.fork import ForkedFrom
 from sessionflow.session.messages import AgentMessage
+from sessionflow.session.superseded import SupersededRange
 from sessionflow.session.tools import AgentToolCall, ApprovalSource
 from sessionflow.session.usage import AgentUsage
 
@@ -98,3 +99,7 @@ class AgentMessagesPage:
 
     messages: list[AgentMessage]
     next_after: int | None
+    superseded: list[SupersededRange] = field(default_factory=lambda: [])
+    """Superseded ranges that overlap this page's messages, when it holds superseded ones
+    too (`include_superseded`): what the framework's history no longer holds, and which
+    turn dropped it. Empty on a page of live messages only."""

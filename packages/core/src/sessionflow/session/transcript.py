@@ -12,6 +12,7 @@ from sessionflow.session.errors import SessionStateError
 from sessionflow.session.guardrails import message_tokens
 from sessionflow.session.messages import AgentMessage, FrameworkMessage, MessageRole, message_digest
 from sessionflow.session.model_fields import SessionFields
+from sessionflow.session.superseded import with_superseded
 
 __all__ = ["HISTORY_TURN_ID", "Transcript"]
 
@@ -81,6 +82,25 @@ class Transcript(SessionFields):
         for stored in self.messages[self.turn_prefix_count :]:
             digest = message_digest(digest, stored)
         self.digest = digest
+
+    def check_supersedable(self, sequences: list[int]) -> None:
+        """Raise `SessionStateError` unless every sequence names a stored message."""
+        for sequence in sequences:
+            if not self.messages or not self.messages[0].sequence <= sequence <= self.messages[-1].sequence:
+                raise SessionStateError(
+                    f"a turn may supersede only stored messages; there is no message {sequence!r}"
+                )
+
+    def supersede_messages(self, sequences: list[int], turn: int) -> None:
+        """Mark stored messages as no longer in the framework's history (see `superseded`).
+
+        Raises `SessionStateError`, and marks nothing, for a sequence that names no stored
+        message.
+        """
+        if not sequences:
+            return
+        self.check_supersedable(sequences)
+        self.superseded = with_superseded(self.superseded, sequences, turn)
 
     def turn_messages(self) -> list[AgentMessage]:
         """Messages stored for the running turn (its user message, and any earlier note)."""

@@ -57,7 +57,9 @@ class TurnMachine(Transcript, Interrupts, Spending):
     def complete_turn(self, outcome: TurnCompleted, budget: Budget | None = None) -> None:
         """Append the turn's messages in one commit and wait for the next user message."""
         self._require_turn()
+        self.check_supersedable(outcome.superseded)  # before anything changes
         self.replace_turn_messages(outcome.replaced_messages)
+        self.supersede_messages(outcome.superseded, self.state.turn_count)
         self.record_usage(outcome.usage, budget)
         for message in outcome.new_messages:
             self.append_message(message)

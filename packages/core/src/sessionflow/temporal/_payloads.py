@@ -314,6 +314,9 @@ class ResolveInterruptRequest:
 class ListAgentMessagesRequest:
     after: int = 0
     limit: int = 50
+    hide_superseded: bool = False
+    """Leave out messages the framework's history no longer holds. False (and requests
+    made before it): every stored message, as a worker's message cache needs them."""
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -16,7 +16,8 @@ A step is the reply to the n-th model call of a turn: `{"text": ...}` for a fina
 `ContinueRequested`: the next call sees the text as a user message; `state_bytes` pads the
 run state to at least that many bytes, to send it by reference; it pads a tool call step's
 run state too), `carry` on a final answer (the turn's `TurnCompleted.carry`; null or absent
-carries nothing; `carry_bytes` pads it). Each model log entry has `carried`, the carried
+carries nothing; `carry_bytes` pads it), `supersede` on a final answer (sequences of stored
+messages the "framework's history" no longer holds: `TurnCompleted.superseded`). Each model log entry has `carried`, the carried
 state the step got, and `state_updates`, the updates it was handed (a text longer than 200
 characters as `<length>:<digest>`); the tool log has the run state the tool step got
 (`run_state_calls`: the model call that deferred it; `run_state_bytes`).
@@ -213,7 +214,10 @@ class ScriptedRunner(AgentFrameworkRunner):
             return ContinueRequested(framework_run_state=encoded, note=str(step["continue"]), usage=usage)
         final = {"role": "assistant", "content": str(step.get("text", ""))}
         new_messages = [self._as_message(item) for item in [*run.items, final]]
-        return TurnCompleted(new_messages=new_messages, usage=usage, carry=_carry(step))
+        superseded = [int(s) for s in cast(list[Any], step.get("supersede", []))]
+        return TurnCompleted(
+            new_messages=new_messages, usage=usage, carry=_carry(step), superseded=superseded
+        )
 
     @staticmethod
     def _defer(turn: AgentTurnContext, call: Json, tool: Json) -> DeferredToolCall:

@@ -189,7 +189,7 @@ class AgentSessionClient:
         bodies = BodyStore.of(self.client)
 
         async def read_page(after: int) -> AgentMessagesPage:
-            return await self.list_agent_messages(session_id, after=after, limit=200)
+            return await self.list_agent_messages(session_id, after=after, limit=200, include_superseded=True)
 
         history = await fork_messages(session_id, turn, read_page, bodies, scope)
         await self._start(
@@ -311,13 +311,18 @@ class AgentSessionClient:
         return await handle.query(GET_AGENT_SNAPSHOT, result_type=AgentSnapshot)
 
     async def list_agent_messages(
-        self, session_id: str, *, after: int = 0, limit: int = 50
+        self, session_id: str, *, after: int = 0, limit: int = 50, include_superseded: bool = False
     ) -> AgentMessagesPage:
-        """Stored messages with a sequence above `after`, oldest first; limit clamped to 1..200."""
+        """Stored messages with a sequence above `after`, oldest first; limit clamped to 1..200.
+
+        Messages the framework's own history no longer holds (a handoff filter dropped them,
+        a summary replaced them) are left out, unless `include_superseded`: then the page
+        holds them too and names them in `AgentMessagesPage.superseded`.
+        """
         handle = self.client.get_workflow_handle(session_id)
         return await handle.query(
             LIST_AGENT_MESSAGES,
-            ListAgentMessagesRequest(after=after, limit=limit),
+            ListAgentMessagesRequest(after=after, limit=limit, hide_superseded=not include_superseded),
             result_type=AgentMessagesPage,
         )
 
@@ -327,7 +332,9 @@ class AgentSessionClient:
         Snapshots and pages carry previews of long messages (`message.is_stored`); this is
         how a reader gets the rest. Raises `LookupError` for a sequence the session lacks.
         """
-        page = await self.list_agent_messages(session_id, after=sequence - 1, limit=1)
+        page = await self.list_agent_messages(
+            session_id, after=sequence - 1, limit=1, include_superseded=True
+        )
         if not page.messages or page.messages[0].sequence != sequence:
             raise LookupError(f"session {session_id!r} has no message {sequence}")
         stored = page.messages[0]
@@ -342,26 +349,34 @@ class AgentSessionClient:
             message=await bodies.load_message(stored.message),
         )
 
-    async def stored_messages(self, session_id: str) -> list[AgentMessage]:
-        """Every stored message of the session, oldest first, read through bounded pages.
+    async def stored_messages(
+        self, session_id: str, *, include_superseded: bool = False
+    ) -> list[AgentMessage]:
+        """The session's transcript, oldest first, read through bounded pages.
 
         A body kept in the payload store stays a reference (`AgentMessage.message.body`);
-        `export_messages` reads them.
+        `export_messages` reads them. `include_superseded` as in `list_agent_messages`.
         """
         messages: list[AgentMessage] = []
         after: int | None = 0
         while after is not None:
-            page = await self.list_agent_messages(session_id, after=after, limit=200)
+            page = await self.list_agent_messages(
+                session_id, after=after, limit=200, include_superseded=include_superseded
+            )
             messages += page.messages
             after = page.next_after
         return messages
 
-    async def export_messages(self, session_id: str) -> list[AgentMessage]:
-        """Every stored message of the session, oldest first and whole (bodies read from the store).
+    async def export_messages(
+        self, session_id: str, *, include_superseded: bool = False
+    ) -> list[AgentMessage]:
+        """The session's transcript, oldest first and whole (bodies read from the store).
 
         Its history included: ``[m.message for m in ...]`` is a `history=` for a new session.
+        It is what the framework's own history holds: messages it no longer holds are left
+        out unless `include_superseded` (as in `list_agent_messages`).
         """
-        messages = await self.stored_messages(session_id)
+        messages = await self.stored_messages(session_id, include_superseded=include_superseded)
         if all(m.message.body is None for m in messages):
             return messages
         bodies = BodyStore.of(self.client)

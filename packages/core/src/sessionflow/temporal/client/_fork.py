@@ -13,12 +13,14 @@ from sessionflow.session.errors import UserError
 from sessionflow.session.fork import in_fork, turn_number
 from sessionflow.session.messages import AgentMessage, FrameworkMessage
 from sessionflow.session.state import AgentMessagesPage
+from sessionflow.session.superseded import live_at_turn
 from sessionflow.temporal.storage._bodies import BodyStore, StoreScope
 
 __all__ = ["ReadPage", "fork_messages"]
 
 ReadPage = Callable[[int], Awaitable[AgentMessagesPage]]
-"""Reads the page of messages after a sequence (`list_agent_messages`)."""
+"""Reads the page of messages after a sequence, superseded ones included and named
+(`list_agent_messages(include_superseded=True)`)."""
 
 _CUT_MARKER = "\n[... cut: "
 
@@ -39,7 +41,9 @@ async def fork_messages(
             if turn_number(stored.turn_id) > at_turn:
                 # Messages are in turn order: the rest belong to later turns.
                 return kept
-            if in_fork(stored, at_turn):
+            # A message a later turn superseded was still in the framework's history at
+            # `at_turn`; one that turn or an earlier one superseded was not.
+            if in_fork(stored, at_turn) and live_at_turn(page.superseded, stored.sequence, at_turn):
                 kept.append(await _copied(session_id, stored, bodies, scope))
         after = page.next_after
     return kept

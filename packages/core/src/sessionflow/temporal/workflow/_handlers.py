@@ -180,4 +180,6 @@ class SessionHandlers:
 
     @workflow.query(name=LIST_AGENT_MESSAGES)
     def list_agent_messages(self, request: ListAgentMessagesRequest) -> AgentMessagesPage:
-        return self._session.model.page(after=request.after, limit=request.limit)
+        return self._session.model.page(
+            after=request.after, limit=request.limit, hide_superseded=request.hide_superseded
+        )
