@@ -268,7 +268,7 @@ async def test_provider_tool_search_defers_the_tool_in_every_request(
     assert_same_run(plain, session)
 
 
-async def test_shell_tool_keeps_one_shell_for_the_run(
+async def test_shell_tool_is_refused_as_its_shell_lives_for_the_whole_run(
     temporal_address: str, model_server: ScriptedModelServer, tmp_path: Path
 ) -> None:
     def shell(model: BaseChatModel, log: InvocationLog) -> list[AgentMiddleware[Any, Any, Any]]:
@@ -293,5 +293,14 @@ async def test_shell_tool_keeps_one_shell_for_the_run(
     )
     plain, session = await run_both(scenario, model_server, temporal_address, tmp_path)
 
+    # Plain: one shell for the run, so the second call sees the first call's export.
     assert "changed" in str(plain.requests[2]["messages"][-1]["content"])
-    assert_same_run(plain, session)
+    # The session refuses it when the flow is built (the matrix row): each tool step would
+    # start a shell of its own, and the second call would print the startup value.
+    assert session.requests == []
+    assert len(session.errors) == 1
+    assert session.errors[0].startswith("the flow was refused: UnsupportedOptionError(")
+    assert (
+        "option 'ShellToolMiddleware': ShellToolMiddleware keeps one live shell process" in session.errors[0]
+    )
+    assert "runs each command in a fresh process" in session.errors[0]
