@@ -14,6 +14,7 @@ they ran.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, cast
@@ -83,7 +84,8 @@ def _described(state: Any) -> Any:
         return str(text)
     if isinstance(state, Mapping):
         call = cast(Mapping[str, Any], state).get("tool_call")
-        return {"tool_call": call, "messages": len(cast(Mapping[str, Any], state).get("messages") or [])}
+        messages = cast(list[Any], cast(Mapping[str, Any], state).get("messages") or [])
+        return {"tool_call": call, "messages": [str(getattr(m, "type", "?")) for m in messages]}
     return repr(state)
 
 
@@ -160,7 +162,7 @@ async def test_llm_tool_emulator_answers_for_the_tool_with_a_model_call_in_the_t
     assert_same_run(plain, session)
 
 
-async def test_auto_mode_blocks_the_risky_call_and_runs_the_other(
+async def test_auto_mode_blocks_the_risky_call_and_its_classifier_sees_the_run_s_messages(
     temporal_address: str, model_server: ScriptedModelServer, tmp_path: Path
 ) -> None:
     def risk(state: Any) -> dict[str, Any]:
@@ -187,9 +189,23 @@ async def test_auto_mode_blocks_the_risky_call_and_runs_the_other(
     plain, session = await run_both(scenario, model_server, temporal_address, tmp_path)
 
     assert plain.tool_runs == [{"name": "get_weather", "city": "sf"}]
-    assert [h["name"] for h in plain.hook_runs] == ["classify", "classify"]
+    assert [h["state"]["messages"] for h in plain.hook_runs] == [
+        ["human", "ai"],
+        ["human", "ai", "tool", "ai"],
+    ]
     assert "book_hotel" in plain.requests[2]["messages"][-1]["content"]
-    assert_same_run(plain, session)
+    # Documented (matrix row): in a tool step the classifier sees the messages this turn's
+    # run produced, not the stored ones (the user's message, earlier turns). The same
+    # classifications otherwise, as often, on the same calls.
+    assert session.hook_runs == [_without_stored_messages(h) for h in plain.hook_runs]
+    assert_same_run(plain, dataclasses.replace(session, hook_runs=plain.hook_runs))
+
+
+def _without_stored_messages(hook_run: dict[str, Any]) -> dict[str, Any]:
+    """A classification as a tool step makes it: the turn's stored (user) message left out."""
+    state = dict(hook_run["state"])
+    state["messages"] = [m for m in state["messages"] if m != "human"]
+    return {**hook_run, "state": state}
 
 
 async def test_model_router_picks_the_model_once_per_run(
