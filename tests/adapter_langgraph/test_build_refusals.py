@@ -146,7 +146,7 @@ def test_a_delta_channel_is_refused_with_what_to_use_instead() -> None:
 
 
 def test_shell_tool_middleware_is_refused_with_the_change_to_make(tmp_path: Path) -> None:
-    agent = create_agent(  # pyright: ignore[reportUnknownVariableType]
+    agent = create_agent(
         ChatOpenAI(model="gpt-test", api_key=SecretStr("test-key")),
         middleware=[ShellToolMiddleware(workspace_root=tmp_path, execution_policy=HostExecutionPolicy())],
     )
@@ -162,8 +162,10 @@ def test_a_functional_api_entrypoint_is_refused_with_the_change_to_make() -> Non
         return number * 2
 
     @entrypoint()
-    def workflow(number: int) -> int:
+    def doubled(number: int) -> int:
         return double(number).result()
+
+    workflow: Any = doubled  # pyright: ignore[reportUnknownVariableType] - an entrypoint's type arguments are unknown
 
     assert workflow.invoke(2) == 4  # a working plain graph
     error = refused(graph=workflow)

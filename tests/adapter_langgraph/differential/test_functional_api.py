@@ -16,12 +16,11 @@ from typing import Any
 
 import pytest
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import BaseMessage, HumanMessage, ToolCall, ToolMessage
+from langchain_core.messages import AIMessage, HumanMessage, ToolCall, ToolMessage
 from langchain_core.tools import BaseTool
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.func import entrypoint, task
 from langgraph.graph.message import add_messages
-from langgraph.pregel import Pregel
 from langgraph.types import Command, interrupt
 
 from sessionflow import UnsupportedOptionError
@@ -33,14 +32,13 @@ from tests.adapter_langgraph.differential.docs_tools import book_hotel, get_weat
 from tests.adapter_langgraph.differential.harness import scripted_model
 
 
-def functional_agent(
-    model: BaseChatModel, tools: list[BaseTool], checkpointer: InMemorySaver | None
-) -> Pregel:
+def functional_agent(model: BaseChatModel, tools: list[BaseTool], checkpointer: InMemorySaver | None) -> Any:
+    """The quickstart's agent (LangGraph's stubs leave an entrypoint's type arguments unknown)."""
     by_name = {t.name: t for t in tools}
     bound = model.bind_tools(tools)
 
     @task
-    def call_llm(messages: list[BaseMessage]) -> BaseMessage:
+    def call_llm(messages: list[Any]) -> AIMessage:
         return bound.invoke(messages)
 
     @task
@@ -54,17 +52,17 @@ def functional_agent(
         return ToolMessage(content=str(result), tool_call_id=tool_call["id"])
 
     @entrypoint(checkpointer=checkpointer)
-    def agent(messages: list[BaseMessage], previous: list[BaseMessage] | None) -> Any:
-        messages = add_messages(previous or [], messages)
-        response = call_llm(messages).result()
-        while response.tool_calls:  # pyright: ignore[reportAttributeAccessIssue] - an AIMessage
-            results = [call_tool(c).result() for c in response.tool_calls]  # pyright: ignore[reportAttributeAccessIssue]
-            messages = add_messages(messages, [response, *results])
-            response = call_llm(messages).result()
-        messages = add_messages(messages, response)
-        return entrypoint.final(value=response, save=messages)
+    def agent(messages: list[Any], previous: list[Any] | None) -> Any:
+        history: Any = add_messages(previous or [], messages)
+        response = call_llm(history).result()
+        while response.tool_calls:
+            results = [call_tool(c).result() for c in response.tool_calls]
+            history = add_messages(history, [response, *results])
+            response = call_llm(history).result()
+        history = add_messages(history, response)
+        return entrypoint.final(value=response, save=history)
 
-    return agent
+    return agent  # pyright: ignore[reportUnknownVariableType]
 
 
 async def test_the_functional_api_runs_plainly_and_is_refused_as_a_session(

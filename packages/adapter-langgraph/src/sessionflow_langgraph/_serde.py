@@ -24,7 +24,10 @@ __all__ = ["graph_serializer"]
 def graph_serializer(compiled: CompiledStateGraph[Any, Any, Any, Any]) -> JsonPlusSerializer:
     """A strict serializer that also loads the types named by ``compiled``'s schemas (and its subgraphs')."""
     allowed: set[tuple[str, ...]] = set()
-    graphs: list[Any] = [compiled, *(g for _, g in compiled.get_subgraphs(recurse=True))]
+    # get_subgraphs yields Pregel without its type arguments in LangGraph's stubs.
+    found: Any = compiled.get_subgraphs(recurse=True)  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+    subgraphs = cast(list[tuple[str, Any]], list(found))
+    graphs: list[Any] = [compiled, *(graph for _, graph in subgraphs)]
     for graph in graphs:
         if isinstance(graph, CompiledStateGraph):
             allowed |= _allowlist(cast(CompiledStateGraph[Any, Any, Any, Any], graph))
@@ -43,4 +46,5 @@ def _allowlist(compiled: CompiledStateGraph[Any, Any, Any, Any]) -> set[tuple[st
         for branch in branches.values()
         if branch.input_schema is not None
     ]
-    return build_serde_allowlist(schemas=schemas, channels=cast(dict[str, Any], builder.channels))
+    channels = cast(dict[str, Any], builder.channels)  # pyright: ignore[reportUnknownMemberType] - unparameterized channels
+    return build_serde_allowlist(schemas=schemas, channels=channels)
