@@ -10,12 +10,17 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import pytest
+from langchain.agents import create_agent  # pyright: ignore[reportUnknownVariableType] - partial stubs
+from langchain.agents.middleware import HostExecutionPolicy, ShellToolMiddleware
 from langchain_core.tools import BaseTool, StructuredTool
+from langchain_openai import ChatOpenAI
 from langgraph.channels.delta import DeltaChannel
 from langgraph.checkpoint.memory import InMemorySaver, PersistentDict
+from langgraph.func import entrypoint, task
 from langgraph.graph import END, START, MessagesState, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.prebuilt import ToolNode
+from pydantic import SecretStr
 from typing_extensions import TypedDict
 
 from sessionflow import UnsupportedOptionError
@@ -138,3 +143,32 @@ def test_a_delta_channel_is_refused_with_what_to_use_instead() -> None:
     assert error.option == "DeltaChannel"
     assert "state key 'messages' is a DeltaChannel (LangGraph beta)" in str(error)
     assert "Use a reducer instead" in str(error)
+
+
+def test_shell_tool_middleware_is_refused_with_the_change_to_make(tmp_path: Path) -> None:
+    agent = create_agent(
+        ChatOpenAI(model="gpt-test", api_key=SecretStr("test-key")),
+        middleware=[ShellToolMiddleware(workspace_root=tmp_path, execution_policy=HostExecutionPolicy())],
+    )
+    error = refused(graph=agent)
+    assert error.option == "ShellToolMiddleware"
+    assert "keeps one live shell process for the whole agent run" in str(error)
+    assert "runs each command in a fresh process" in str(error)
+
+
+def test_a_functional_api_entrypoint_is_refused_with_the_change_to_make() -> None:
+    @task
+    def double(number: int) -> int:
+        return number * 2
+
+    @entrypoint()
+    def doubled(number: int) -> int:
+        return double(number).result()
+
+    workflow: Any = doubled  # pyright: ignore[reportUnknownVariableType] - an entrypoint's type arguments are unknown
+
+    assert workflow.invoke(2) == 4  # a working plain graph
+    error = refused(graph=workflow)
+    assert error.option == "entrypoint"
+    assert str(error).startswith("option 'entrypoint': the graph is a Pregel, not a StateGraph")
+    assert "Write the agent as a StateGraph" in str(error)

@@ -2,7 +2,8 @@
 
 Each hook is written as LangChain's custom middleware docs write them (the decorators
 ``@before_agent``, ``@before_model``, ``@after_model``, ``@wrap_model_call``,
-``@wrap_tool_call``, ``@after_agent``) and logs every run: its name and what it saw. The
+``@wrap_tool_call``, ``@after_agent``, ``@dynamic_prompt``, and ``@before_model(can_jump_to=...)``
+jumping to the end) and logs every run: its name and what it saw. The
 agent runs two turns, the first with a tool call. ``before_agent`` and ``after_agent`` run
 once per turn (a plain ``invoke``), the model hooks once per model call, ``wrap_tool_call``
 once per tool call, in the tool step; the harness compares the logged runs in order.
@@ -26,11 +27,12 @@ from langchain.agents.middleware import (
     after_model,
     before_agent,
     before_model,
+    dynamic_prompt,
     wrap_model_call,
     wrap_tool_call,
 )
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import ToolMessage
+from langchain_core.messages import AIMessage, ToolMessage
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.runtime import Runtime
 from langgraph.types import Command
@@ -107,6 +109,29 @@ def _after_agent(log: InvocationLog) -> AgentMiddleware[Any, Any, Any]:
     return log_after_agent
 
 
+def _dynamic_prompt(log: InvocationLog) -> AgentMiddleware[Any, Any, Any]:
+    @dynamic_prompt
+    def prompt_by_length(request: ModelRequest[Any]) -> str:
+        # The docs' shape: the system prompt computed from the request, for each model call.
+        log.record("hook", "dynamic_prompt", messages=len(request.messages))
+        return f"You are a weather assistant. The conversation has {len(request.messages)} messages."
+
+    return prompt_by_length
+
+
+def _jump_to_end(log: InvocationLog) -> AgentMiddleware[Any, Any, Any]:
+    @before_model(can_jump_to=["end"])
+    def answer_tomorrow_itself(state: AgentState[Any], runtime: Runtime[Any]) -> dict[str, Any] | None:
+        # `hook_config(can_jump_to=...)` through the decorator: end the run without a model call.
+        last = state["messages"][-1]
+        log.record("hook", "jump_to_end", messages=len(state["messages"]), text=str(last.text))
+        if "tomorrow" in str(last.text):
+            return {"messages": [AIMessage("I only know today's weather.")], "jump_to": "end"}
+        return None
+
+    return answer_tomorrow_itself
+
+
 HOOKS: dict[str, tuple[HookFactory, int]] = {
     # hook: (middleware, its runs in plain over the two turns)
     "before_agent": (_before_agent, 2),
@@ -115,6 +140,8 @@ HOOKS: dict[str, tuple[HookFactory, int]] = {
     "wrap_model_call": (_wrap_model_call, 6),  # before and after each of 3 calls
     "wrap_tool_call": (_wrap_tool_call, 2),  # before and after the one call
     "after_agent": (_after_agent, 2),
+    "dynamic_prompt": (_dynamic_prompt, 3),
+    "jump_to_end": (_jump_to_end, 3),  # the second turn ends in it, with no third request
 }
 
 
@@ -149,5 +176,6 @@ async def test_a_custom_hook_runs_as_often_as_in_plain_and_sees_the_same(
     plain, session = await run_both(scenario, model_server, temporal_address, tmp_path)
 
     assert len(plain.hook_runs) == runs
+    assert len(plain.requests) == (2 if hook == "jump_to_end" else 3)
     assert {run["name"] for run in plain.hook_runs} <= {hook, f"{hook} returned"}
     assert_same_run(plain, session)

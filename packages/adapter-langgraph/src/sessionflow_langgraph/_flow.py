@@ -9,7 +9,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.tools import BaseTool
 from langchain_core.tools import tool as as_langchain_tool
 from langgraph.graph import StateGraph
-from langgraph.graph.state import CompiledStateGraph
+from langgraph.pregel import Pregel
 
 from sessionflow import AgentSessionFlow
 from sessionflow.kit import CarryHook, FlowArguments, OutputValidator, ToolSpec
@@ -72,7 +72,8 @@ def langgraph_runner(
             tool_node=tool_node or "tools",
             output_validator=output_validator,
         )
-    elif isinstance(graph, StateGraph | CompiledStateGraph):
+    elif isinstance(graph, StateGraph | Pregel):
+        # A Pregel that is no CompiledStateGraph (an @entrypoint) is refused by name there.
         built = cast(AgentGraph, graph)
     else:
         assert graph is not None

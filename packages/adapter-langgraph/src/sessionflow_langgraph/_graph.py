@@ -150,6 +150,7 @@ class PreparedGraph:
         """
         # compile's checkpointer parameter is BaseCheckpointSaver without its type argument.
         compiled = graph.compile() if isinstance(graph, StateGraph) else graph  # pyright: ignore[reportUnknownMemberType]
+        _check_a_state_graph(compiled)
         nodes = compiled.builder.nodes
         if tool_node is not None and tool_node not in nodes:
             names = ", ".join(repr(n) for n in nodes) or "none"
@@ -159,6 +160,7 @@ class PreparedGraph:
         _check_no_interrupts(compiled)
         _check_no_checkpointer(compiled)
         _check_no_delta_channels(compiled)
+        _check_no_live_shell(compiled)
         found: list[str] = []
         node_tools: dict[str, BaseTool] = {}
         key = messages_key
@@ -249,6 +251,50 @@ def _check_no_delta_channels(compiled: CompiledStateGraph[Any, Any, Any, Any]) -
                 "sessionflow step restores only the latest checkpoint. Use a reducer instead "
                 "(Annotated[list, operator.add], add_messages)",
             )
+
+
+def _check_a_state_graph(graph: object) -> None:
+    """Refuse a graph of the Functional API (``@entrypoint``), or any `Pregel` not built by `StateGraph`.
+
+    An entrypoint is one node: its model calls and tool calls are ``@task``s pushed from
+    inside it, not nodes, so a step cannot stop before a tool node or between two model
+    calls, and its input is the entrypoint's own, not a state with a message list.
+    """
+    if isinstance(graph, CompiledStateGraph):
+        return
+    kind = type(graph).__name__
+    raise UnsupportedOptionError(
+        "entrypoint",
+        f"the graph is a {kind}, not a StateGraph (LangGraph's Functional API, @entrypoint and @task, "
+        "builds one): its model and tool calls are tasks inside one node, where a session cannot cut "
+        "the run into model and tool steps. Write the agent as a StateGraph (a model node, a ToolNode "
+        "and tools_condition) or with create_agent, and keep the @task bodies as its node and tool "
+        "functions",
+    )
+
+
+SHELL_RESOURCES_KEY = "shell_session_resources"
+"""`ShellToolMiddleware`'s state key: its live shell process, in an `UntrackedValue`."""
+
+
+def _check_no_live_shell(compiled: CompiledStateGraph[Any, Any, Any, Any]) -> None:
+    """Refuse `ShellToolMiddleware`: it keeps one live shell process for the whole run.
+
+    A plain run starts the shell in ``before_agent``, runs every call's command in it (so a
+    ``cd`` or an ``export`` holds for the next call) and stops it in ``after_agent``. A
+    session runs each call in a tool step of its own, possibly in another worker process,
+    and a process cannot cross steps: each step would start a shell of its own.
+    """
+    channels = cast(dict[str, Any], compiled.channels)  # pyright: ignore[reportUnknownMemberType] - channels and managed values
+    if SHELL_RESOURCES_KEY in channels:
+        raise UnsupportedOptionError(
+            "ShellToolMiddleware",
+            "ShellToolMiddleware keeps one live shell process for the whole agent run (state key "
+            f"{SHELL_RESOURCES_KEY!r}), and a session runs each tool call as a durable step of its own, "
+            "possibly in another worker process, where that shell does not exist. Give the agent a tool "
+            "that runs each command in a fresh process instead (subprocess.run with cwd= its workspace), "
+            "keeping what must last between calls in the workspace's files",
+        )
 
 
 def _check_no_interrupts(compiled: CompiledStateGraph[Any, Any, Any, Any]) -> None:

@@ -7,7 +7,6 @@ from typing import Any
 
 from langchain_core.tools import BaseTool
 from langgraph.checkpoint.serde.base import SerializerProtocol
-from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 
 from sessionflow import ImageInput
 from sessionflow.kit import (
@@ -26,6 +25,7 @@ from sessionflow_langgraph._graph import AgentGraph, PreparedGraph
 from sessionflow_langgraph._interrupts import INTERRUPT_TOOL, INTERRUPT_TOOL_SCHEMA
 from sessionflow_langgraph._messages import user_message, user_message_with_images
 from sessionflow_langgraph._model_step import ModelStep
+from sessionflow_langgraph._serde import graph_serializer
 from sessionflow_langgraph._tool_step import run_tool_step
 
 __all__ = ["LangGraphRunner"]
@@ -83,9 +83,10 @@ class LangGraphRunner(AgentFrameworkRunner):
             recursion_limit: LangGraph's super-step limit for one run (a turn, or the part of it
                 after an ``interrupt()``), counted across its steps as plain LangGraph counts
                 one ``invoke``. None: the graph's own (``with_config``), else LangGraph's default.
-            serializer: Serializes the checkpoint. Defaults to `JsonPlusSerializer` that
-                only loads LangChain, LangGraph and standard types (``allowed_msgpack_modules``
-                is how to allow your own state types).
+            serializer: Serializes the checkpoint. Defaults to a strict `JsonPlusSerializer`
+                that loads LangChain, LangGraph and standard types, and the types the graph's
+                schemas name, as LangGraph's strict mode does (`_serde`); your own
+                (``allowed_msgpack_modules``) for other types a state key holds.
             carry: Decides the carry itself (`CarryHook`, the harness's); the graph reads
                 the carry the turn started with as ``config["configurable"]["sessionflow_carry"]``.
                 Without one the thread's state carries (`ThreadCarry`).
@@ -93,14 +94,14 @@ class LangGraphRunner(AgentFrameworkRunner):
                 approval rule and question (`ToolSpec.needs_approval`, ``pre_approved``,
                 ``question``) go on their deferred calls, as the builtin runner's do.
         """
-        self._serde: SerializerProtocol = serializer or JsonPlusSerializer(allowed_msgpack_modules=None)
         self._graph = PreparedGraph.of(
             graph,
             tool_node=tool_node,
             messages_key=messages_key,
-            serde=self._serde,
+            serde=serializer,
             recursion_limit=recursion_limit,
         )
+        self._serde: SerializerProtocol = serializer or graph_serializer(self._graph.compiled)
         self.tools: dict[str, BaseTool] = {**self._graph.node_tools, **{t.name: t for t in tools}}
         self._effects = {name: tool_effect(t) for name, t in self.tools.items()}  # validates metadata early
         self._catalog = {name: tool_schema(t) for name, t in self.tools.items()}
