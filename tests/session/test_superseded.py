@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import dataclasses
+
+import pytest
+
 from sessionflow.session.superseded import SupersededRange, live_at_turn, superseded_range, with_superseded
 
 
@@ -43,3 +47,16 @@ def test_a_message_is_live_at_a_turn_before_the_turn_that_superseded_it() -> Non
     ranges = [r(1, 2, 3)]
     assert [live_at_turn(ranges, 1, turn) for turn in (1, 2, 3, 4)] == [True, True, False, False]
     assert live_at_turn(ranges, 5, 9)
+
+
+def test_a_new_range_merges_with_the_last_one_not_the_first() -> None:
+    assert with_superseded([r(1, 1, 1)], [5, 6], turn=2) == [r(1, 1, 1), r(5, 6, 2)]
+    assert with_superseded([r(1, 1, 1), r(3, 3, 2)], [4], turn=2) == [r(1, 1, 1), r(3, 4, 2)]
+
+
+def test_a_range_is_a_value_named_by_keyword() -> None:
+    # Pages and the session's state share ranges: none may change under another reader.
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        r(1, 2, 3).last = 9  # pyright: ignore[reportAttributeAccessIssue]
+    with pytest.raises(TypeError):
+        SupersededRange(1, 2, 3)  # pyright: ignore[reportCallIssue]

@@ -48,13 +48,8 @@ def with_superseded(
     A sequence already superseded keeps the turn that superseded it first: a framework
     that names every message its history lacks, turn after turn, changes nothing twice.
     """
-    fresh = sorted({s for s in sequences if superseded_range(ranges, s) is None})
-    added: list[SupersededRange] = []
-    for sequence in fresh:
-        if added and added[-1].last == sequence - 1:
-            added[-1] = SupersededRange(first=added[-1].first, last=sequence, turn=turn)
-        else:
-            added.append(SupersededRange(first=sequence, last=sequence, turn=turn))
+    fresh = {s for s in sequences if superseded_range(ranges, s) is None}
+    added = [SupersededRange(first=s, last=s, turn=turn) for s in fresh]
     merged: list[SupersededRange] = []
     for r in sorted([*ranges, *added], key=lambda r: r.first):
         last = merged[-1] if merged else None
