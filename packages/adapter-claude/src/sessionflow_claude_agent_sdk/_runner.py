@@ -501,7 +501,7 @@ def check_build_options(options: ClaudeAgentOptions, tool_sources: Sequence[Tool
     cwd = Path(options.cwd) if options.cwd is not None else Path.cwd()
     if cwd.is_dir():
         # The project's settings as they are now; each step reads them again.
-        load_permission_settings(options.setting_sources, cwd)
+        load_permission_settings(options.setting_sources, cwd, strict_mcp_config=options.strict_mcp_config)
 
 
 def check_options(options: ClaudeAgentOptions) -> None:
@@ -516,6 +516,19 @@ def check_options(options: ClaudeAgentOptions) -> None:
     ]
     if kept:
         problems.append((", ".join(kept), "the session keeps the transcript"))
+    resumed_at = [
+        name
+        for name, given in (
+            ("resume_session_at", bool(options.resume_session_at)),
+            ("resume_drops_turn", options.resume_drops_turn is not None),
+        )
+        if given
+    ]
+    if resumed_at:
+        problems.append(
+            (", ".join(resumed_at), "the session keeps the transcript; they only apply to resume")
+        )
+    problems += _cli_only_options(options)
     if options.session_store is not None:
         problems.append(("session_store", "the transcript travels in the session's run state"))
     if options.plugins:
@@ -558,6 +571,57 @@ def check_options(options: ClaudeAgentOptions) -> None:
             "ClaudeAgentOptions the sessionflow adapter cannot honour: "
             + "; ".join(f"{name} ({why})" for name, why in problems),
         )
+
+
+def _cli_only_options(options: ClaudeAgentOptions) -> list[tuple[str, str]]:
+    """Options whose work Claude Code does inside its own process, where no step can hold it."""
+    problems: list[tuple[str, str]] = []
+    if options.add_dirs:
+        problems.append(
+            (
+                "add_dirs",
+                "the tool steps' Read, Write, Edit, Glob and Grep open nothing outside cwd, so the "
+                "model would be told of directories its calls cannot reach; give the session a cwd "
+                "that holds every directory it needs",
+            )
+        )
+    if options.sandbox is not None:
+        problems.append(
+            (
+                "sandbox",
+                "Claude Code sandboxes the Bash commands it runs itself; under sessionflow each "
+                "command runs in a tool step, outside that sandbox. Leave sandbox unset and confine "
+                "the worker instead (a container, a user of its own)",
+            )
+        )
+    if options.output_format is not None:
+        problems.append(
+            (
+                "output_format",
+                "Claude Code ends the turn inside its own StructuredOutput tool, which no tool step "
+                "can run; ask for the JSON in the prompt or the system prompt and validate the "
+                "turn's answer",
+            )
+        )
+    if options.skills is not None:
+        problems.append(
+            (
+                "skills",
+                "Claude Code's Skill tool loads a skill into the conversation inside the CLI, which "
+                "no tool step can run; put the skill's instructions in CLAUDE.md, the system prompt "
+                "or a slash command",
+            )
+        )
+    if options.enable_file_checkpointing:
+        problems.append(
+            (
+                "enable_file_checkpointing",
+                "Claude Code checkpoints the files its own tools change; under sessionflow the tool "
+                "steps change them, so the CLI has nothing to checkpoint and a session has no "
+                "rewind_files. Keep the workspace under version control (git) to go back",
+            )
+        )
+    return problems
 
 
 def working_directory(options: ClaudeAgentOptions) -> Path:
@@ -624,7 +688,6 @@ def step_options(
         cwd=str(cwd),
         hooks=cast(Any, hooks) or None,
         include_partial_messages=True,
-        enable_file_checkpointing=False,
     )
 
 
@@ -661,7 +724,10 @@ async def _defer_all(
         raise ClaudeStepError("the Claude Code CLI deferred a tool call the transcript does not hold")
     cwd = Path(str(hook_input["cwd"]))
     permissions = load_permission_settings(
-        options.setting_sources, cwd, _user_settings(options.settings, cwd)
+        options.setting_sources,
+        cwd,
+        _user_settings(options.settings, cwd),
+        strict_mcp_config=options.strict_mcp_config,
     )
     calls: list[PendingCall] = []
     deferred: list[DeferredToolCall] = []
