@@ -40,6 +40,7 @@ from tests.harness import FAST
         ),
         (ClaudeAgentOptions(resume_drops_turn=""), "resume_drops_turn"),
         (ClaudeAgentOptions(add_dirs=["/srv/shared"]), "add_dirs"),
+        (ClaudeAgentOptions(mcp_servers="/srv/mcp.json"), "mcp_servers"),
         (ClaudeAgentOptions(sandbox={"enabled": True}), "sandbox"),
         (ClaudeAgentOptions(output_format={"type": "json_schema", "schema": {}}), "output_format"),
         (ClaudeAgentOptions(skills="all"), "skills"),
