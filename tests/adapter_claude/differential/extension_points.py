@@ -318,3 +318,34 @@ def all_skills(workspace: Path, log: InvocationLog) -> ClaudeAgentOptions:
     return ClaudeAgentOptions(
         cwd=str(workspace), tools=["Read", "Skill"], setting_sources=["project"], skills="all"
     )
+
+
+SUB_AGENT_CONTEXT = "Mention the magic word BANANA."
+SUB_AGENT_BLOCK = "Also check the tests."
+
+
+def sub_agent_hook_outputs(workspace: Path, log: InvocationLog) -> ClaudeAgentOptions:
+    """A foreground ``code-reviewer`` whose SubagentStart hook answers `SUB_AGENT_CONTEXT` as
+    ``additionalContext`` and whose SubagentStop hook blocks once (`SUB_AGENT_BLOCK`), unless
+    a stop hook is already active."""
+
+    async def start(input_data: HookInput, tool_use_id: str | None, context: HookContext) -> HookJSONOutput:
+        log.record("hook", "SubagentStart", agent_type=input_data.get("agent_type"))
+        return {
+            "hookSpecificOutput": {"hookEventName": "SubagentStart", "additionalContext": SUB_AGENT_CONTEXT}
+        }
+
+    async def stop(input_data: HookInput, tool_use_id: str | None, context: HookContext) -> HookJSONOutput:
+        active = input_data.get("stop_hook_active")
+        log.record("hook", "SubagentStop", stop_hook_active=active)
+        return {} if active else {"decision": "block", "reason": SUB_AGENT_BLOCK}
+
+    reviewer = AgentDefinition(description="Reviews code", prompt="You are a code reviewer.", tools=["Read"])
+    return ClaudeAgentOptions(
+        cwd=str(workspace),
+        tools=["Read", "Agent"],
+        allowed_tools=["Agent", "Read"],
+        agents={"code-reviewer": reviewer},
+        hooks={"SubagentStart": [HookMatcher(hooks=[start])], "SubagentStop": [HookMatcher(hooks=[stop])]},
+        env={"CLAUDE_CODE_DISABLE_BACKGROUND_TASKS": "1"},
+    )

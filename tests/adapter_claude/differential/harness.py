@@ -660,7 +660,6 @@ def request_parameters(headers: Mapping[str, str], body: Mapping[str, Any]) -> d
     return {**shown, "headers": {name: headers.get(name) for name in PARAMETER_HEADERS}}
 
 
-
 def _block_text(content: Any) -> str:
     if isinstance(content, str):
         return content

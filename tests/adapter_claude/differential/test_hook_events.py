@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 from sessionflow.demo import ModelReply, ScriptedModelServer, ScriptedToolCall
 from tests.adapter_claude.differential import extension_points
@@ -152,3 +153,62 @@ async def test_posttoolusefailure_fires_for_a_failed_command(
         "Stop",
     ]
     assert_same_run(plain, session)
+
+
+async def test_sub_agent_hook_outputs_reach_plains_sub_agent_only(
+    temporal_address: str, model_server: ScriptedModelServer, tmp_path: Path
+) -> None:
+    """Documented (matrix rows 6 and 7): plain Claude Code puts a SubagentStart hook's
+    ``additionalContext`` at the head of the sub-agent's environment block, and a SubagentStop
+    ``block`` keeps the sub-agent going (its reason as "Stop hook feedback", then SubagentStop
+    again with ``stop_hook_active``). The session fires both hooks where plain does, and
+    applies neither output: its sub-agent answers once and its report is final."""
+    scenario = Scenario(
+        name="sub-agent-hook-outputs",
+        build=extension_points.sub_agent_hook_outputs,
+        files={"a.py": "x = 1\n"},
+        script=[
+            ModelReply.call(
+                ScriptedToolCall(
+                    "toolu_agent",
+                    "Agent",
+                    {"description": "Review", "prompt": "Review a.py", "subagent_type": "code-reviewer"},
+                )
+            ),
+            ModelReply.say("first report"),
+            ModelReply.say("second report"),
+            ModelReply.say("parent done"),
+        ],
+        turns=["Review a.py with the code-reviewer"],
+    )
+    plain, session = await run_both(scenario, model_server, temporal_address, tmp_path)
+
+    def environment(request: dict[str, Any]) -> str:
+        system = [m for m in request["messages"] if m["role"] == "system"]
+        content = system[0]["content"]
+        return content if isinstance(content, str) else "".join(b["text"] for b in content)
+
+    # Plain: parent, sub-agent, sub-agent again (blocked once), parent.
+    assert len(plain.requests) == 4 and plain.results == ["parent done"]
+    assert environment(plain.requests[1]).startswith(
+        f"SubagentStart hook additional context: {extension_points.SUB_AGENT_CONTEXT}\n\n"
+    )
+    blocked = plain.requests[2]["messages"]
+    assert blocked[2] == {"role": "assistant", "content": [{"type": "text", "text": "first report"}]}
+    assert f"Stop hook feedback:\n{extension_points.SUB_AGENT_BLOCK}\n" in blocked[3]["content"]
+    assert [(h["name"], h.get("stop_hook_active")) for h in plain.hooks] == [
+        ("SubagentStart", None),
+        ("SubagentStop", False),
+        ("SubagentStop", True),
+    ]
+    # The session: parent, sub-agent (its one answer is the report), parent.
+    assert len(session.requests) == 3 and session.results == ["second report"]
+    assert extension_points.SUB_AGENT_CONTEXT not in str(session.requests)
+    assert extension_points.SUB_AGENT_BLOCK not in str(session.requests)
+    assert environment(session.requests[1]) == environment(plain.requests[1]).removeprefix(
+        f"SubagentStart hook additional context: {extension_points.SUB_AGENT_CONTEXT}\n\n"
+    )
+    assert [(h["name"], h.get("stop_hook_active")) for h in session.hooks] == [
+        ("SubagentStart", None),
+        ("SubagentStop", False),
+    ]
