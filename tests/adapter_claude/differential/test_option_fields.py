@@ -11,7 +11,7 @@ from pathlib import Path
 from claude_agent_sdk import ClaudeAgentOptions, ClaudeSDKClient, ResultMessage, UserMessage
 
 from sessionflow.demo import ModelReply, ScriptedModelServer, ScriptedToolCall
-from tests.adapter_claude.differential import extension_points
+from tests.adapter_claude.differential import extension_points, sdk_examples
 from tests.adapter_claude.differential.harness import (
     Run,
     RunFolders,
@@ -294,3 +294,32 @@ async def test_file_checkpointing_is_refused_when_the_flow_is_built(
         refusal = ""
     assert refusal.startswith("UnsupportedOptionError: option 'enable_file_checkpointing'")
     assert "rewind_files" in refusal and model_server.requests(f"{key}-session") == []
+
+
+async def test_a_file_outside_cwd_is_read_by_plain_only(
+    temporal_address: str, model_server: ScriptedModelServer, tmp_path: Path
+) -> None:
+    """``cwd`` (documented): Claude Code's ``Read`` reaches a file outside the working folder
+    (after asking); sessionflow's file tools open nothing outside ``cwd``, and the model reads
+    why."""
+    for run in ("plain", "session"):
+        (tmp_path / run).mkdir(parents=True)
+        (tmp_path / run / "outside.txt").write_text("outside words\n")
+    scenario = Scenario(
+        name="outside-cwd",
+        build=sdk_examples.reader,
+        script=lambda workspace: [
+            ModelReply.call(
+                ScriptedToolCall("toolu_read", "Read", {"file_path": str(workspace.parent / "outside.txt")})
+            ),
+            ModelReply.say("Done."),
+        ],
+        turns=["Read ../outside.txt"],
+    )
+    plain, session = await run_both(scenario, model_server, temporal_address, tmp_path)
+
+    text, is_error = tool_results(plain.requests[1])["toolu_read"]
+    assert not is_error and "outside words" in text
+    text, is_error = tool_results(session.requests[1])["toolu_read"]
+    assert is_error and "outside words" not in text
+    assert plain.results == session.results == ["Done."]
