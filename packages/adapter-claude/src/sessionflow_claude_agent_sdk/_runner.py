@@ -55,6 +55,8 @@ from sessionflow_claude_agent_sdk._subagents import (
     agent_options,
     check_agent_call,
     next_sub_agent,
+    start_context,
+    start_context_prefix,
     start_sub_runs,
     sub_agent_hooks,
 )
@@ -288,6 +290,7 @@ class ClaudeAgentRunner(AgentFrameworkRunner):
         events: AgentEventWriter,
         *,
         spent: float,
+        environment_prefix: str | None = None,
     ) -> tuple[StepResult, list[str]]:
         """One CLI run of one conversation: at most one model call; the transcript after it.
 
@@ -307,7 +310,7 @@ class ClaudeAgentRunner(AgentFrameworkRunner):
             if lines:
                 lines = unique_call_ids(lines)
                 write_transcript(folders.config, cwd, session_id, lines)
-            async with relay(options, resume_texts, str(self.config_root), spent) as wire:
+            async with relay(options, resume_texts, str(self.config_root), spent, environment_prefix) as wire:
                 run_options = step_options(
                     options,
                     tools=tools,
@@ -361,7 +364,9 @@ class ClaudeAgentRunner(AgentFrameworkRunner):
         lines = list(sub.lines)
         if not lines:
             prompt = sub.prompt
-            await sub_agent_hooks(options, "SubagentStart", sub, hook_input)
+            started = await sub_agent_hooks(options, "SubagentStart", sub, hook_input)
+            # Claude Code gives the hooks' context to the sub-agent: every one of its requests.
+            sub = replace(sub, context=start_context(started))
         else:
             results = await tool_result_blocks(
                 sub.calls, lambda i: turn.recorded_tool_call(prefix + i), sub_tools, sub_options, hook_input
@@ -372,7 +377,16 @@ class ClaudeAgentRunner(AgentFrameworkRunner):
         # the parent call, and a follower of the session sees the parent's answer.
         quiet = AgentEventWriter(None, turn_id=turn.turn_id, step_execution_id="sub-agent", attempt=1)
         step, transcript = await self._converse(
-            sub_options, sub_tools, cwd, sub.session_id, lines, prompt, answered, quiet, spent=state.cost_usd
+            sub_options,
+            sub_tools,
+            cwd,
+            sub.session_id,
+            lines,
+            prompt,
+            answered,
+            quiet,
+            spent=state.cost_usd,
+            environment_prefix=start_context_prefix(sub),
         )
         # A sub-agent's requests cost the session's budget too, as Claude Code counts them.
         state = replace(state, cost_usd=state.cost_usd + step.cost_usd)
@@ -883,7 +897,11 @@ def model_upstream(options: ClaudeAgentOptions) -> str | None:
 
 @asynccontextmanager
 async def relay(
-    options: ClaudeAgentOptions, resume_texts: Sequence[str], private_root: str, spent: float
+    options: ClaudeAgentOptions,
+    resume_texts: Sequence[str],
+    private_root: str,
+    spent: float,
+    environment_prefix: str | None = None,
 ) -> AsyncGenerator[ModelWire | None]:
     upstream = model_upstream(options)
     if upstream is None:
@@ -891,7 +909,11 @@ async def relay(
         return
     budget = (spent, options.max_budget_usd) if options.max_budget_usd is not None else None
     async with ModelWire(
-        upstream, resume_texts=resume_texts, private_root=private_root, budget=budget
+        upstream,
+        resume_texts=resume_texts,
+        private_root=private_root,
+        budget=budget,
+        environment_prefix=environment_prefix,
     ) as wire:
         yield wire
 
