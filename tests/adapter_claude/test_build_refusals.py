@@ -34,6 +34,19 @@ from tests.harness import FAST
         (ClaudeAgentOptions(permission_mode="plan"), "permission_mode"),
         (ClaudeAgentOptions(permission_mode="auto"), "permission_mode"),
         (ClaudeAgentOptions(permission_prompt_tool_name="mcp__p__ask"), "permission_prompt_tool_name"),
+        (
+            ClaudeAgentOptions(resume_session_at="m-1", resume_drops_turn="m-2"),
+            "resume_session_at, resume_drops_turn",
+        ),
+        (ClaudeAgentOptions(resume_drops_turn=""), "resume_drops_turn"),
+        (ClaudeAgentOptions(add_dirs=["/srv/shared"]), "add_dirs"),
+        (ClaudeAgentOptions(mcp_servers="/srv/mcp.json"), "mcp_servers"),
+        (ClaudeAgentOptions(sandbox={"enabled": True}), "sandbox"),
+        (ClaudeAgentOptions(output_format={"type": "json_schema", "schema": {}}), "output_format"),
+        (ClaudeAgentOptions(skills="all"), "skills"),
+        (ClaudeAgentOptions(skills=[]), "skills"),
+        (ClaudeAgentOptions(tools=["Read", "Skill"]), "tools"),
+        (ClaudeAgentOptions(enable_file_checkpointing=True), "enable_file_checkpointing"),
     ],
 )
 def test_an_option_the_adapter_cannot_honour_is_refused_when_the_flow_is_built(
@@ -107,3 +120,8 @@ def test_a_projects_enabled_mcp_servers_are_refused(tmp_path: Path) -> None:
         claude_agent_session_flow(options, flow_type="refused")
     assert raised.value.option == "setting_sources"
     assert "MCP servers (files)" in str(raised.value) and "McpToolSource" in str(raised.value)
+    # strict_mcp_config: Claude Code loads no .mcp.json, so there is nothing to refuse.
+    claude_agent_session_flow(
+        ClaudeAgentOptions(cwd=str(tmp_path), setting_sources=["project"], strict_mcp_config=True),
+        flow_type="strict",
+    )

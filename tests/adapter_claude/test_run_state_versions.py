@@ -7,7 +7,8 @@ transcript is the same under both (the CLI defers the call either way), so a ver
 state is made here from that step by rewriting only its envelope, and the next step must
 finish the turn with the recorded result as a plain tool result. Version 3 added
 ``cost_usd`` (the session's spending, for ``max_budget_usd``); a version 2 state, the same
-without it, goes on with nothing spent.
+without it, goes on with nothing spent. Version 4 added a sub-agent's ``context`` (what its
+SubagentStart hooks answered); a version 3 state, which has none, goes on as written.
 """
 
 from __future__ import annotations
@@ -48,7 +49,7 @@ def turn(state: str | None, calls: dict[str, AgentToolCall]) -> AgentTurnContext
     )
 
 
-@pytest.mark.parametrize("version", [1, 2])
+@pytest.mark.parametrize("version", [1, 2, 3])
 async def test_an_earlier_run_state_resumes(
     version: int, model_server: ScriptedModelServer, tmp_path: Path
 ) -> None:
@@ -74,7 +75,7 @@ async def test_an_earlier_run_state_resumes(
     assert isinstance(first, ToolCallsRequested)
     assert [c.tool_call_id for c in first.tool_calls] == ["c1"]
     current = cast(dict[str, Any], json.loads(first.framework_run_state))
-    assert current["v"] == 3
+    assert current["v"] == 4
     assert current["cost_usd"] > 0
     if version == 1:
         old = {
@@ -84,8 +85,10 @@ async def test_an_earlier_run_state_resumes(
             "turn_base": current["turn_base"],
             "deferred": {"id": "c1", "name": "Read"},
         }
-    else:
+    elif version == 2:
         old = {**{k: v for k, v in current.items() if k != "cost_usd"}, "v": 2}
+    else:
+        old = {**current, "v": 3}
     record = AgentToolCall(
         tool_call_id="c1",
         tool_name="Read",
@@ -99,9 +102,13 @@ async def test_an_earlier_run_state_resumes(
 
     assert isinstance(second, TurnCompleted)
     assert second.new_messages[-1].text == "done"
-    # Only the second request's cost: the earlier state counted nothing.
     result = cast(dict[str, Any], (second.framework_state or {})["result"])
-    assert 0 < result["total_cost_usd"] < 2 * current["cost_usd"]
+    if version == 3:
+        # Version 3 carried the spending: both requests' cost.
+        assert result["total_cost_usd"] > current["cost_usd"]
+    else:
+        # Only the second request's cost: the earlier state counted nothing.
+        assert 0 < result["total_cost_usd"] < 2 * current["cost_usd"]
     requests = model_server.requests(key)
     assert len(requests) == 2
     last = cast(list[dict[str, Any]], requests[1].body["messages"])[-1]

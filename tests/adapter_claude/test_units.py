@@ -59,6 +59,7 @@ from sessionflow_claude_agent_sdk._transcript import (
     TRANSCRIPT_KEY,
     PendingCall,
     RunState,
+    SubRun,
     assemble_history,
     decode_lines,
     encode_lines,
@@ -68,7 +69,7 @@ from sessionflow_claude_agent_sdk._transcript import (
     user_entries,
     without_resume_entries,
 )
-from sessionflow_claude_agent_sdk._wire import strip_resume_pair
+from sessionflow_claude_agent_sdk._wire import prefix_environment, strip_resume_pair
 
 HOOK_SCRIPT = (
     Path(__file__).parents[2] / "packages/adapter-claude/src/sessionflow_claude_agent_sdk/_hook_command.py"
@@ -737,3 +738,22 @@ def test_a_call_id_the_model_used_again_is_renamed_in_its_earlier_uses() -> None
     assert ids == [["c1~1"], ["c1~1"], ["c1"], ["c1"], ["c2"]]
     unique = [use("a1", "c1"), result("r1", "c1")]
     assert unique_call_ids(unique) == unique
+
+
+def test_a_sub_agents_start_context_heads_its_environment_block_and_travels_in_the_run_state() -> None:
+    prefix = "SubagentStart hook additional context: BANANA\n\n"
+    first = {
+        "messages": [
+            {"role": "user", "content": "go"},
+            {"role": "system", "content": [{"type": "text", "text": "# Env"}]},
+        ]
+    }
+    later = {"messages": [{"role": "user", "content": "go"}, {"role": "system", "content": "# Env"}]}
+    assert prefix_environment(first, prefix) and prefix_environment(later, prefix)
+    assert first["messages"][1]["content"] == [{"type": "text", "text": prefix + "# Env"}]
+    assert later["messages"][1]["content"] == prefix + "# Env"
+    assert not prefix_environment({"messages": [{"role": "user", "content": "go"}]}, prefix)
+    sub = SubRun(call_id="a", agent_type="r", prompt="p", session_id="s", context="BANANA")
+    state = RunState(session_id="s", lines=[], turn_base=0, calls=[], sub_runs=[sub])
+    assert RunState.from_json(state.to_json()).sub_runs[0].context == "BANANA"
+    assert json.loads(state.to_json())["v"] == 4

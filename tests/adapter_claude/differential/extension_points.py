@@ -197,3 +197,155 @@ def filesystem_agent(workspace: Path, log: InvocationLog) -> ClaudeAgentOptions:
         allowed_tools=["Agent"],
         env={"CLAUDE_CODE_DISABLE_BACKGROUND_TASKS": "1"},
     )
+
+
+# -- fields of ClaudeAgentOptions no example covers (test_option_fields.py) -------------------
+
+MCP_JSON_FILES = {
+    ".mcp.json": '{"mcpServers": {"files": {"command": "mcp-files-not-installed"}}}\n',
+    ".claude/settings.json": '{"enableAllProjectMcpServers": true}\n',
+}
+"""A project whose settings enable the servers of its ``.mcp.json``."""
+
+
+def strict_mcp_config(workspace: Path, log: InvocationLog) -> ClaudeAgentOptions:
+    """``strict_mcp_config=True`` over `MCP_JSON_FILES`: Claude Code loads only ``mcp_servers``."""
+    return ClaudeAgentOptions(
+        cwd=str(workspace), tools=["Read"], setting_sources=["project"], strict_mcp_config=True
+    )
+
+
+def request_options(workspace: Path, log: InvocationLog) -> ClaudeAgentOptions:
+    """The options the CLI turns into request parameters and headers."""
+    return ClaudeAgentOptions(
+        cwd=str(workspace),
+        tools=["Read"],
+        fallback_model="scripted-fallback",
+        betas=["context-1m-2025-08-07"],
+        thinking={"type": "enabled", "budget_tokens": 2000},
+        effort="high",
+        task_budget={"total": 50_000},
+        client_app="sessionflow-tests/1.0",
+    )
+
+
+APPENDED = "Sign every answer with -- the scripted team."
+
+
+def request_options_by_flag(workspace: Path, log: InvocationLog) -> ClaudeAgentOptions:
+    """``max_thinking_tokens`` and a CLI flag through ``extra_args``."""
+    return ClaudeAgentOptions(
+        cwd=str(workspace),
+        tools=["Read"],
+        max_thinking_tokens=3000,
+        extra_args={"append-system-prompt": APPENDED},
+    )
+
+
+def transport_options(workspace: Path, log: InvocationLog) -> ClaudeAgentOptions:
+    """The SDK client's own options: a ``stderr`` callback (writing each line to
+    ``stderr.txt`` next to the workspace), with the CLI's debug output on stderr
+    (``extra_args``), a buffer size and a load timeout."""
+    lines = workspace.parent / "stderr.txt"
+
+    def stderr(line: str) -> None:
+        with lines.open("a") as out:
+            out.write(line.rstrip("\n") + "\n")
+
+    return ClaudeAgentOptions(
+        cwd=str(workspace),
+        tools=["Read"],
+        stderr=stderr,
+        extra_args={"debug-to-stderr": None},
+        max_buffer_size=4 * 1024 * 1024,
+        load_timeout_ms=30_000,
+    )
+
+
+def client_stream_options(workspace: Path, log: InvocationLog) -> ClaudeAgentOptions:
+    """``include_hook_events`` and ``forward_subagent_text`` (what the SDK client is sent),
+    with a logging UserPromptSubmit hook, so that there is a hook event to send."""
+    return ClaudeAgentOptions(
+        cwd=str(workspace),
+        tools=["Read"],
+        include_hook_events=True,
+        forward_subagent_text=True,
+        hooks={"UserPromptSubmit": [HookMatcher(matcher=None, hooks=[_hook(log, "UserPromptSubmit")])]},
+    )
+
+
+def added_directory(workspace: Path, log: InvocationLog) -> ClaudeAgentOptions:
+    """``add_dirs`` with the folder ``shared`` next to the workspace."""
+    return ClaudeAgentOptions(cwd=str(workspace), tools=["Read"], add_dirs=[str(workspace.parent / "shared")])
+
+
+ANSWER_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {"answer": {"type": "string"}},
+    "required": ["answer"],
+}
+
+
+def structured_output(workspace: Path, log: InvocationLog) -> ClaudeAgentOptions:
+    """``output_format`` with a JSON schema (Claude Code's StructuredOutput tool)."""
+    return ClaudeAgentOptions(
+        cwd=str(workspace), tools=["Read"], output_format={"type": "json_schema", "schema": ANSWER_SCHEMA}
+    )
+
+
+HAIKU_SKILL = """---
+name: haiku
+description: Answer as a haiku
+---
+Write the answer as a haiku of three lines.
+"""
+
+SKILL_FILES = {".claude/skills/haiku/SKILL.md": HAIKU_SKILL}
+"""A project with one skill."""
+
+
+def project_skill(workspace: Path, log: InvocationLog) -> ClaudeAgentOptions:
+    """``setting_sources=["project"]`` over `SKILL_FILES`, the adapter's seven tools (no ``Skill``)."""
+    return ClaudeAgentOptions(
+        cwd=str(workspace),
+        tools=["Read", "Grep", "Glob", "WebFetch", "Write", "Edit", "Bash"],
+        setting_sources=["project"],
+    )
+
+
+def all_skills(workspace: Path, log: InvocationLog) -> ClaudeAgentOptions:
+    """``skills="all"`` with the ``Skill`` tool offered, over `SKILL_FILES`."""
+    return ClaudeAgentOptions(
+        cwd=str(workspace), tools=["Read", "Skill"], setting_sources=["project"], skills="all"
+    )
+
+
+SUB_AGENT_CONTEXT = "Mention the magic word BANANA."
+SUB_AGENT_BLOCK = "Also check the tests."
+
+
+def sub_agent_hook_outputs(workspace: Path, log: InvocationLog) -> ClaudeAgentOptions:
+    """A foreground ``code-reviewer`` whose SubagentStart hook answers `SUB_AGENT_CONTEXT` as
+    ``additionalContext`` and whose SubagentStop hook blocks once (`SUB_AGENT_BLOCK`), unless
+    a stop hook is already active."""
+
+    async def start(input_data: HookInput, tool_use_id: str | None, context: HookContext) -> HookJSONOutput:
+        log.record("hook", "SubagentStart", agent_type=input_data.get("agent_type"))
+        return {
+            "hookSpecificOutput": {"hookEventName": "SubagentStart", "additionalContext": SUB_AGENT_CONTEXT}
+        }
+
+    async def stop(input_data: HookInput, tool_use_id: str | None, context: HookContext) -> HookJSONOutput:
+        active = input_data.get("stop_hook_active")
+        log.record("hook", "SubagentStop", stop_hook_active=active)
+        return {} if active else {"decision": "block", "reason": SUB_AGENT_BLOCK}
+
+    reviewer = AgentDefinition(description="Reviews code", prompt="You are a code reviewer.", tools=["Read"])
+    return ClaudeAgentOptions(
+        cwd=str(workspace),
+        tools=["Read", "Agent"],
+        allowed_tools=["Agent", "Read"],
+        agents={"code-reviewer": reviewer},
+        hooks={"SubagentStart": [HookMatcher(hooks=[start])], "SubagentStop": [HookMatcher(hooks=[stop])]},
+        env={"CLAUDE_CODE_DISABLE_BACKGROUND_TASKS": "1"},
+    )

@@ -67,6 +67,7 @@ __all__ = [
     "Scenario",
     "assert_same_run",
     "play_session",
+    "request_parameters",
     "run_both",
     "run_plain",
     "run_session",
@@ -182,6 +183,8 @@ class Run:
     ``result.subtype`` of its `AgentSnapshot.framework_state` when the turn ended."""
     problems: list[str] = field(default_factory=lambda: cast(list[str], []))
     """What stopped the run short (a refused flow, a call left waiting)."""
+    parameters: list[dict[str, Any]] = field(default_factory=lambda: cast(list[dict[str, Any]], []))
+    """Each model request's parameters besides what the model reads (`request_parameters`)."""
     concurrent_tools: bool = False
     """Plain only: a model response asked for several tools at once. Claude Code runs the
     calls of one response that are safe to run together (read-only tools, an MCP tool marked
@@ -324,6 +327,7 @@ async def run_plain(scenario: Scenario, server: ScriptedModelServer, key: str, r
         ),
         subtypes=subtypes,
         problems=problems,
+        parameters=[request_parameters(r.headers, r.body) for r in server.requests(key)],
         concurrent_tools=calls_in_parallel(scenario.replies(folders.workspace)),
     )
 
@@ -457,6 +461,7 @@ async def play_session(
         model_step_attempts=model_steps,
         subtypes=subtypes,
         problems=problems,
+        parameters=[request_parameters(r.headers, r.body) for r in server.requests(session_id)],
     )
 
 
@@ -642,6 +647,17 @@ def _request_differences(plain: list[dict[str, Any]], session: list[dict[str, An
 
 
 # -- reading what the model saw ----------------------------------------------------------
+
+PARAMETER_HEADERS = ("anthropic-beta", "user-agent", "x-client-app")
+"""The headers an option of the SDK sets (``betas``, ``client_app``)."""
+
+
+def request_parameters(headers: Mapping[str, str], body: Mapping[str, Any]) -> dict[str, Any]:
+    """A request's parameters: every body field but what `normalise_request` compares
+    (``messages``, ``system``, ``tools``) and ``metadata`` (its IDs change with every run),
+    with the headers the options set."""
+    shown = {k: v for k, v in body.items() if k not in ("messages", "system", "tools", "metadata")}
+    return {**shown, "headers": {name: headers.get(name) for name in PARAMETER_HEADERS}}
 
 
 def _block_text(content: Any) -> str:

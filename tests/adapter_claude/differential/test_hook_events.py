@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 from sessionflow.demo import ModelReply, ScriptedModelServer, ScriptedToolCall
 from tests.adapter_claude.differential import extension_points
@@ -152,3 +153,66 @@ async def test_posttoolusefailure_fires_for_a_failed_command(
         "Stop",
     ]
     assert_same_run(plain, session)
+
+
+async def test_sub_agent_hook_outputs_reach_plains_sub_agent_only(
+    temporal_address: str, model_server: ScriptedModelServer, tmp_path: Path
+) -> None:
+    """Plain Claude Code puts a SubagentStart hook's ``additionalContext`` at the head of the
+    sub-agent's environment block, and so does the session (matrix row 6: faithful). A
+    SubagentStop ``block`` keeps plain's sub-agent going (its reason as "Stop hook feedback",
+    then SubagentStop again with ``stop_hook_active``); the session fires the hook where plain
+    does and does not apply its block (row 7, documented): its sub-agent answers once and that
+    report is final."""
+    scenario = Scenario(
+        name="sub-agent-hook-outputs",
+        build=extension_points.sub_agent_hook_outputs,
+        files={"a.py": "x = 1\n"},
+        script=[
+            ModelReply.call(
+                ScriptedToolCall(
+                    "toolu_agent",
+                    "Agent",
+                    {"description": "Review", "prompt": "Review a.py", "subagent_type": "code-reviewer"},
+                )
+            ),
+            ModelReply.call(ScriptedToolCall("toolu_read", "Read", {"file_path": "a.py"})),
+            ModelReply.say("first report"),
+            ModelReply.say("second report"),
+            ModelReply.say("parent done"),
+        ],
+        turns=["Review a.py with the code-reviewer"],
+    )
+    plain, session = await run_both(scenario, model_server, temporal_address, tmp_path)
+
+    def environment(request: dict[str, Any]) -> str:
+        system = [m for m in request["messages"] if m["role"] == "system"]
+        content = system[0]["content"]
+        return content if isinstance(content, str) else "".join(b["text"] for b in content)
+
+    # Plain: parent, sub-agent (Read), sub-agent, sub-agent again (blocked once), parent.
+    assert len(plain.requests) == 5 and plain.results == ["parent done"]
+    for request in plain.requests[1:4]:
+        assert environment(request).startswith(
+            f"SubagentStart hook additional context: {extension_points.SUB_AGENT_CONTEXT}\n\n"
+        )
+    blocked = plain.requests[3]["messages"]
+    assert blocked[-3] == {"role": "assistant", "content": [{"type": "text", "text": "first report"}]}
+    assert f"Stop hook feedback:\n{extension_points.SUB_AGENT_BLOCK}\n" in blocked[-2]["content"]
+    assert [(h["name"], h.get("stop_hook_active")) for h in plain.hooks] == [
+        ("SubagentStart", None),
+        ("SubagentStop", False),
+        ("SubagentStop", True),
+    ]
+    # The session: parent, the sub-agent's two requests as plain's (the context in both), then
+    # the parent (the sub-agent's first answer is its report).
+    assert len(session.requests) == 4 and session.results == ["second report"]
+    # (Row 33's documented difference aside: the sub-agent notes of plain's system prompt.)
+    assert [without_sub_agent_frames(r) for r in session.requests[1:3]] == [
+        without_sub_agent_frames(r) for r in plain.requests[1:3]
+    ]
+    assert extension_points.SUB_AGENT_BLOCK not in str(session.requests)
+    assert [(h["name"], h.get("stop_hook_active")) for h in session.hooks] == [
+        ("SubagentStart", None),
+        ("SubagentStop", False),
+    ]

@@ -55,6 +55,8 @@ from sessionflow_claude_agent_sdk._subagents import (
     agent_options,
     check_agent_call,
     next_sub_agent,
+    start_context,
+    start_context_prefix,
     start_sub_runs,
     sub_agent_hooks,
 )
@@ -288,6 +290,7 @@ class ClaudeAgentRunner(AgentFrameworkRunner):
         events: AgentEventWriter,
         *,
         spent: float,
+        environment_prefix: str | None = None,
     ) -> tuple[StepResult, list[str]]:
         """One CLI run of one conversation: at most one model call; the transcript after it.
 
@@ -307,7 +310,7 @@ class ClaudeAgentRunner(AgentFrameworkRunner):
             if lines:
                 lines = unique_call_ids(lines)
                 write_transcript(folders.config, cwd, session_id, lines)
-            async with relay(options, resume_texts, str(self.config_root), spent) as wire:
+            async with relay(options, resume_texts, str(self.config_root), spent, environment_prefix) as wire:
                 run_options = step_options(
                     options,
                     tools=tools,
@@ -361,7 +364,9 @@ class ClaudeAgentRunner(AgentFrameworkRunner):
         lines = list(sub.lines)
         if not lines:
             prompt = sub.prompt
-            await sub_agent_hooks(options, "SubagentStart", sub, hook_input)
+            started = await sub_agent_hooks(options, "SubagentStart", sub, hook_input)
+            # Claude Code gives the hooks' context to the sub-agent: every one of its requests.
+            sub = replace(sub, context=start_context(started))
         else:
             results = await tool_result_blocks(
                 sub.calls, lambda i: turn.recorded_tool_call(prefix + i), sub_tools, sub_options, hook_input
@@ -372,7 +377,16 @@ class ClaudeAgentRunner(AgentFrameworkRunner):
         # the parent call, and a follower of the session sees the parent's answer.
         quiet = AgentEventWriter(None, turn_id=turn.turn_id, step_execution_id="sub-agent", attempt=1)
         step, transcript = await self._converse(
-            sub_options, sub_tools, cwd, sub.session_id, lines, prompt, answered, quiet, spent=state.cost_usd
+            sub_options,
+            sub_tools,
+            cwd,
+            sub.session_id,
+            lines,
+            prompt,
+            answered,
+            quiet,
+            spent=state.cost_usd,
+            environment_prefix=start_context_prefix(sub),
         )
         # A sub-agent's requests cost the session's budget too, as Claude Code counts them.
         state = replace(state, cost_usd=state.cost_usd + step.cost_usd)
@@ -501,7 +515,7 @@ def check_build_options(options: ClaudeAgentOptions, tool_sources: Sequence[Tool
     cwd = Path(options.cwd) if options.cwd is not None else Path.cwd()
     if cwd.is_dir():
         # The project's settings as they are now; each step reads them again.
-        load_permission_settings(options.setting_sources, cwd)
+        load_permission_settings(options.setting_sources, cwd, strict_mcp_config=options.strict_mcp_config)
 
 
 def check_options(options: ClaudeAgentOptions) -> None:
@@ -516,6 +530,19 @@ def check_options(options: ClaudeAgentOptions) -> None:
     ]
     if kept:
         problems.append((", ".join(kept), "the session keeps the transcript"))
+    resumed_at = [
+        name
+        for name, given in (
+            ("resume_session_at", bool(options.resume_session_at)),
+            ("resume_drops_turn", options.resume_drops_turn is not None),
+        )
+        if given
+    ]
+    if resumed_at:
+        problems.append(
+            (", ".join(resumed_at), "the session keeps the transcript; they only apply to resume")
+        )
+    problems += _cli_only_options(options)
     if options.session_store is not None:
         problems.append(("session_store", "the transcript travels in the session's run state"))
     if options.plugins:
@@ -558,6 +585,57 @@ def check_options(options: ClaudeAgentOptions) -> None:
             "ClaudeAgentOptions the sessionflow adapter cannot honour: "
             + "; ".join(f"{name} ({why})" for name, why in problems),
         )
+
+
+def _cli_only_options(options: ClaudeAgentOptions) -> list[tuple[str, str]]:
+    """Options whose work Claude Code does inside its own process, where no step can hold it."""
+    problems: list[tuple[str, str]] = []
+    if options.add_dirs:
+        problems.append(
+            (
+                "add_dirs",
+                "the tool steps' Read, Write, Edit, Glob and Grep open nothing outside cwd, so the "
+                "model would be told of directories its calls cannot reach; give the session a cwd "
+                "that holds every directory it needs",
+            )
+        )
+    if options.sandbox is not None:
+        problems.append(
+            (
+                "sandbox",
+                "Claude Code sandboxes the Bash commands it runs itself; under sessionflow each "
+                "command runs in a tool step, outside that sandbox. Leave sandbox unset and confine "
+                "the worker instead (a container, a user of its own)",
+            )
+        )
+    if options.output_format is not None:
+        problems.append(
+            (
+                "output_format",
+                "Claude Code ends the turn inside its own StructuredOutput tool, which no tool step "
+                "can run; ask for the JSON in the prompt or the system prompt and validate the "
+                "turn's answer",
+            )
+        )
+    if options.skills is not None:
+        problems.append(
+            (
+                "skills",
+                "Claude Code's Skill tool loads a skill into the conversation inside the CLI, which "
+                "no tool step can run; put the skill's instructions in CLAUDE.md, the system prompt "
+                "or a slash command",
+            )
+        )
+    if options.enable_file_checkpointing:
+        problems.append(
+            (
+                "enable_file_checkpointing",
+                "Claude Code checkpoints the files its own tools change; under sessionflow the tool "
+                "steps change them, so the CLI has nothing to checkpoint and a session has no "
+                "rewind_files. Keep the workspace under version control (git) to go back",
+            )
+        )
+    return problems
 
 
 def working_directory(options: ClaudeAgentOptions) -> Path:
@@ -624,7 +702,6 @@ def step_options(
         cwd=str(cwd),
         hooks=cast(Any, hooks) or None,
         include_partial_messages=True,
-        enable_file_checkpointing=False,
     )
 
 
@@ -661,7 +738,10 @@ async def _defer_all(
         raise ClaudeStepError("the Claude Code CLI deferred a tool call the transcript does not hold")
     cwd = Path(str(hook_input["cwd"]))
     permissions = load_permission_settings(
-        options.setting_sources, cwd, _user_settings(options.settings, cwd)
+        options.setting_sources,
+        cwd,
+        _user_settings(options.settings, cwd),
+        strict_mcp_config=options.strict_mcp_config,
     )
     calls: list[PendingCall] = []
     deferred: list[DeferredToolCall] = []
@@ -817,7 +897,11 @@ def model_upstream(options: ClaudeAgentOptions) -> str | None:
 
 @asynccontextmanager
 async def relay(
-    options: ClaudeAgentOptions, resume_texts: Sequence[str], private_root: str, spent: float
+    options: ClaudeAgentOptions,
+    resume_texts: Sequence[str],
+    private_root: str,
+    spent: float,
+    environment_prefix: str | None = None,
 ) -> AsyncGenerator[ModelWire | None]:
     upstream = model_upstream(options)
     if upstream is None:
@@ -825,7 +909,11 @@ async def relay(
         return
     budget = (spent, options.max_budget_usd) if options.max_budget_usd is not None else None
     async with ModelWire(
-        upstream, resume_texts=resume_texts, private_root=private_root, budget=budget
+        upstream,
+        resume_texts=resume_texts,
+        private_root=private_root,
+        budget=budget,
+        environment_prefix=environment_prefix,
     ) as wire:
         yield wire
 

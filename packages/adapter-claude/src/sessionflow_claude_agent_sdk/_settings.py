@@ -73,9 +73,16 @@ def settings_files(sources: Sequence[str] | None, cwd: Path) -> list[Path]:
 
 
 def load_permission_settings(
-    sources: Sequence[str] | None, cwd: Path, flag_settings: Json | None = None
+    sources: Sequence[str] | None,
+    cwd: Path,
+    flag_settings: Json | None = None,
+    *,
+    strict_mcp_config: bool = False,
 ) -> PermissionSettings:
     """The merged permissions of `sources` in `cwd` and the options' settings (`flag_settings`).
+
+    With `strict_mcp_config` (the user's option) Claude Code loads no ``.mcp.json``, so its
+    servers are not checked.
 
     Raises:
         UnsupportedOptionError: A settings file defines hooks of a tool event.
@@ -88,7 +95,8 @@ def load_permission_settings(
     if flag_settings:
         layers.append(("settings", flag_settings))
     merged = PermissionSettings()
-    _check_project_mcp_servers(layers, sources, cwd)
+    if not strict_mcp_config:
+        _check_project_mcp_servers(layers, sources, cwd)
     for where, values in layers:
         hooks = values.get("hooks")
         if isinstance(hooks, dict) and where != "settings":

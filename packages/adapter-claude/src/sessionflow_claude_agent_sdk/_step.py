@@ -205,7 +205,15 @@ async def run_cli(
             (an API error included); the message carries the end of its stderr.
     """
     stderr: deque[str] = deque(maxlen=_STDERR_LINES)
-    options.stderr = stderr.append
+    users_stderr = options.stderr
+
+    def on_stderr(line: str) -> None:
+        stderr.append(line)
+        if users_stderr is not None:
+            # The user's callback reads every line of every step's CLI, as it reads plain's.
+            users_stderr(line)
+
+    options.stderr = on_stderr
     stream = _Stream(events=events)
     tool_uses: list[ToolUseBlock] = []
     result: ResultMessage | None = None

@@ -39,6 +39,8 @@ __all__ = [
     "agent_options",
     "check_agent_call",
     "next_sub_agent",
+    "start_context",
+    "start_context_prefix",
     "start_sub_runs",
     "sub_agent_hooks",
 ]
@@ -136,9 +138,9 @@ def agent_options(options: ClaudeAgentOptions, agent_type: str) -> ClaudeAgentOp
 
 async def sub_agent_hooks(
     options: ClaudeAgentOptions, event_name: str, sub: SubRun, hook_input: dict[str, Any]
-) -> None:
+) -> list[dict[str, Any]]:
     """Run the user's SubagentStart or SubagentStop hooks for `sub`, as Claude Code runs them
-    around a sub-agent (the matcher fits the agent type)."""
+    around a sub-agent (the matcher fits the agent type); their outputs."""
     event: dict[str, Any] = {
         **hook_input,
         "hook_event_name": event_name,
@@ -147,4 +149,22 @@ async def sub_agent_hooks(
     }
     if event_name == "SubagentStop":
         event.update(stop_hook_active=False, agent_transcript_path="")
-    await run_hooks(options, event, sub.agent_type, None)
+    return await run_hooks(options, event, sub.agent_type, None)
+
+
+def start_context(outputs: list[dict[str, Any]]) -> str | None:
+    """The ``additionalContext`` the SubagentStart hooks answered, or None."""
+    found: list[str] = []
+    for output in outputs:
+        specific = output.get("hookSpecificOutput")
+        if isinstance(specific, dict):
+            context = cast(dict[str, Any], specific).get("additionalContext")
+            if context:
+                found.append(str(context))
+    return "\n".join(found) if found else None
+
+
+def start_context_prefix(sub: SubRun) -> str | None:
+    """What heads the environment block of the sub-agent's requests: its SubagentStart
+    hooks' context, in Claude Code's words."""
+    return None if sub.context is None else f"SubagentStart hook additional context: {sub.context}\n\n"

@@ -56,7 +56,7 @@ __all__ = [
     "write_transcript",
 ]
 
-RUN_STATE_VERSION = 3
+RUN_STATE_VERSION = 4
 """Bumped whenever the run state's JSON shape changes; versions 1 and 2 are still read, others
 are refused. Version 3 added ``cost_usd`` (the session's spending, for ``max_budget_usd``)."""
 
@@ -168,6 +168,9 @@ class SubRun:
     calls: list[PendingCall] = field(default_factory=lambda: [])
     model_calls: int = 0
     answer: str | None = None
+    context: str | None = None
+    """What its SubagentStart hooks added (``additionalContext``): it heads the environment
+    block of each of its requests, as Claude Code puts it (version 4)."""
 
     def to_json(self) -> Json:
         data: Json = {
@@ -181,11 +184,14 @@ class SubRun:
         }
         if self.answer is not None:
             data["answer"] = self.answer
+        if self.context is not None:
+            data["context"] = self.context
         return data
 
     @classmethod
     def from_json(cls, data: Json) -> SubRun:
         answer = data.get("answer")
+        context = data.get("context")
         return cls(
             call_id=str(data["call_id"]),
             agent_type=str(data["agent_type"]),
@@ -195,6 +201,7 @@ class SubRun:
             calls=[PendingCall.from_json(cast(Json, c)) for c in cast(list[Any], data.get("calls") or [])],
             model_calls=int(data.get("model_calls") or 0),
             answer=answer if isinstance(answer, str) else None,
+            context=context if isinstance(context, str) else None,
         )
 
 
@@ -245,7 +252,7 @@ class RunState:
             calls = [PendingCall(id=str(deferred["id"]), name=str(deferred["name"]))]
             model_calls = 1
             subs: list[SubRun] = []
-        elif version in (2, RUN_STATE_VERSION):
+        elif version in (2, 3, RUN_STATE_VERSION):
             calls = [PendingCall.from_json(cast(Json, c)) for c in cast(list[Any], data["calls"])]
             model_calls = int(data.get("model_calls") or 1)
             subs = [SubRun.from_json(cast(Json, d)) for d in cast(list[Any], data.get("sub_runs") or [])]

@@ -69,8 +69,11 @@ class ModelWire:
         resume_texts: Sequence[str] = (),
         private_root: str | None = None,
         budget: tuple[float, float] | None = None,
+        environment_prefix: str | None = None,
     ) -> None:
         self.upstream = upstream.rstrip("/")
+        self.environment_prefix = environment_prefix
+        """A sub-agent's SubagentStart context, put at the head of its environment block."""
         self.resume_texts = tuple(resume_texts)
         self.private_root = private_root
         self.budget = budget
@@ -172,9 +175,30 @@ class ModelWire:
             stripped = True
         if self.budget is not None and rewrite_budget_texts(cast(Json, request), *self.budget):
             stripped = True
+        if self.environment_prefix and prefix_environment(cast(Json, request), self.environment_prefix):
+            stripped = True
         if not stripped:
             return body
         return json.dumps(request, ensure_ascii=False, separators=(",", ":")).encode()
+
+
+def prefix_environment(request: Json, prefix: str) -> bool:
+    """Put `prefix` at the head of the request's environment block (its first ``system``
+    message), where Claude Code puts a sub-agent's SubagentStart context; whether it did."""
+    for message in cast(list[Any], request.get("messages") or []):
+        if not isinstance(message, dict) or cast(Json, message).get("role") != "system":
+            continue
+        entry = cast(Json, message)
+        content = entry.get("content")
+        if isinstance(content, str):
+            entry["content"] = prefix + content
+            return True
+        for block in cast(list[Any], content) if isinstance(content, list) else []:
+            if isinstance(block, dict) and cast(Json, block).get("type") == "text":
+                cast(Json, block)["text"] = prefix + str(cast(Json, block).get("text", ""))
+                return True
+        return False
+    return False
 
 
 def strip_resume_pair(request: Json, resume_texts: Sequence[str]) -> bool:
