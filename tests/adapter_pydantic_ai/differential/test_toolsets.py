@@ -204,5 +204,6 @@ async def test_toolsets_given_at_run_time(
         "I'm registered directly on the agent",
         "I'm passed as an extra tool for a specific run",
     ]
-    assert [r["name"] for r in plain.tool_runs] == ["agent_tool", "extra_tool"]
+    # The two calls of one response run at once in the plain framework, so they finish in either order.
+    assert sorted(r["name"] for r in plain.tool_runs) == ["agent_tool", "extra_tool"]
     assert_same_run(plain, session)
