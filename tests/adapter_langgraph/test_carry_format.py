@@ -107,9 +107,10 @@ async def test_a_replaced_message_channel_is_carried_and_the_next_turn_starts_fr
     stored: list[AgentMessage] = []
     done = await first_turn(runner, stored)
     assert done.carry is not None and json.loads(done.carry)["channel"] is True
-    # The session keeps what the turn added (the summary and the answer) after its transcript;
-    # the snapshot shows the channel, which is not that transcript.
+    # The session stores what the turn added (the summary and the answer) and supersedes the
+    # message the channel no longer holds: the transcript is the channel.
     assert [m.message.text for m in stored] == ["hello", "summary of turn 1", "turn 1 saw: hello"]
+    assert done.superseded == [1]
     assert done.framework_state is not None
     assert [m["data"]["content"] for m in done.framework_state["messages"]] == [
         "summary of turn 1",
@@ -118,9 +119,13 @@ async def test_a_replaced_message_channel_is_carried_and_the_next_turn_starts_fr
     store(stored, 2, "again")
     second = await runner.run_model_step(turn(2, stored, done.carry))
     assert isinstance(second, TurnCompleted)
+    # The input is only the message stored since; the turn appends only its answer (the
+    # summary and turn 1's answer are in the transcript already) and supersedes nothing new.
     assert [m.text for m in second.new_messages] == [
         "turn 2 saw: summary of turn 1 | turn 1 saw: hello | again"
     ]
+    assert second.superseded == [1]
+    assert json.loads(second.carry or "{}")["stored"] == 5
 
 
 def test_a_carry_of_another_version_or_encoding_is_refused_with_its_version() -> None:

@@ -140,7 +140,12 @@ async def test_summarization_middleware_summary_call_is_a_model_call_of_its_own(
     assert len(plain.requests) == 4
     assert "Messages to summarize" in str(plain.requests[2]["messages"])
     assert "It is sunny." in str(plain.requests[3]["messages"])
-    assert_same_run(plain, session, transcript_differs="the stored transcript after a summary")
+    # The transcript is plain's summarised channel: turn 2 superseded the five messages
+    # stored before the summary and appended it, the two kept messages (copies, in the
+    # channel's order) and the answer.
+    assert session.superseded == [(1, 5, 2)]
+    assert session.stored == 9
+    assert_same_run(plain, session)
 
 
 async def test_summarization_the_next_turn_starts_from_the_summarised_channel(
@@ -167,4 +172,51 @@ async def test_summarization_the_next_turn_starts_from_the_summarised_channel(
     assert "It is sunny." in str(plain.requests[4]["messages"])
     assert "what is the weather in sf" not in str(plain.requests[4]["messages"])
     assert "Sunny, and sunny tomorrow." in str(plain.requests[5]["messages"])
-    assert_same_run(plain, session, transcript_differs="the stored transcript after a summary")
+    # Each summary supersedes the transcript it replaced; nothing is superseded twice.
+    assert session.superseded == [(1, 5, 2), (6, 10, 3)]
+    assert session.stored == 14
+    assert_same_run(plain, session)
+
+
+def late_summarizing_agent(
+    model: BaseChatModel, log: InvocationLog, checkpointer: InMemorySaver | None
+) -> Built:
+    """`summarizing_agent` with a trigger of six messages: a turn after the summary has none."""
+    tools = [get_weather(log)]
+    middleware = SummarizationMiddleware(model=model, trigger=("messages", 6), keep=("messages", 2))
+    graph = cast(
+        Compiled,
+        create_agent(model, tools=tools, middleware=[middleware], checkpointer=checkpointer),
+    )
+    return Built(graph, tools)
+
+
+async def test_summarization_a_turn_after_the_summary_appends_only_its_own_messages(
+    temporal_address: str, model_server: ScriptedModelServer, tmp_path: Path
+) -> None:
+    scenario = Scenario(
+        name="summarize-late",
+        build=late_summarizing_agent,
+        script=[
+            ModelReply.call(ScriptedToolCall("call_sf", "get_weather", {"city": "sf"})),
+            ModelReply.say("It's always sunny in sf!"),
+            ModelReply.say("Sunny tomorrow too."),
+            ModelReply.say("## SESSION INTENT\nWeather in sf. ## SUMMARY\nIt is sunny."),
+            ModelReply.say("Sunny all week."),
+            ModelReply.say("Yes, sunny."),
+        ],
+        turns=["what is the weather in sf", "and tomorrow?", "and next week?", "sure?"],
+    )
+    plain, session = await run_both(scenario, model_server, temporal_address, tmp_path)
+
+    # Turn 3 summarises; turn 4 does not, and its requests are plain's: the copies turn 3
+    # appended are not sent twice.
+    assert len(plain.requests) == 6
+    assert "Messages to summarize" in str(plain.requests[3]["messages"])
+    assert "It is sunny." in str(plain.requests[5]["messages"])
+    assert "what is the weather in sf" not in str(plain.requests[5]["messages"])
+    # Turn 3 superseded the seven messages before the summary; turn 4 superseded nothing
+    # and stored only its question and answer.
+    assert session.superseded == [(1, 7, 3)]
+    assert session.stored == 7 + 4 + 2
+    assert_same_run(plain, session)

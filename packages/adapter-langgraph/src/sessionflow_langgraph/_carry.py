@@ -131,6 +131,20 @@ class ThreadCarry:
             return self.checkpoint, list(history[self.stored :])
         return self._with_channel(messages_key, history[: self.stored]), list(history[self.stored :])
 
+    def first_live(self, messages_key: str, history: Sequence[BaseMessage]) -> int:
+        """The first stored message that may still be in the transcript (none before it is).
+
+        A turn that ended with a replaced channel left the transcript equal to that channel,
+        as the last stored messages (`_transcript`); so the transcript now is the carried
+        channel's length before the end plus what was stored since. A carry made before
+        that (every message kept) answers within the transcript too.
+        """
+        if not self.channel or self.stored > len(history):
+            return 0
+        channel: Any = self.checkpoint["channel_values"].get(messages_key)
+        held = len(cast(list[Any], channel)) if isinstance(channel, list) else 0
+        return max(self.stored - held, 0)
+
     def _with_channel(self, messages_key: str, messages: Sequence[BaseMessage]) -> Checkpoint:
         values = {**self.checkpoint["channel_values"], messages_key: list(messages)}
         return cast(Checkpoint, {**self.checkpoint, "channel_values": values})

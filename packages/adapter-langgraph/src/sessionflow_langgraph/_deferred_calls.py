@@ -1,8 +1,9 @@
 """The calls a model step defers at a tool node, and the messages it reads back from the graph.
 
 A step that stops before a tool node defers the latest AI message's tool calls, each with
-the session's policy for its tool (`CallDeferral`). A step that reaches the end returns the
-messages the turn added (`new_messages`). A call that did not run in the tool node reaches
+the session's policy for its tool (`CallDeferral`). A step that reaches the end takes the
+turn's rewritten messages back (`rewritten_turn_messages`; the rest is `_transcript`). A
+call that did not run in the tool node reaches
 the graph as the `ToolMessage` of its recorded outcome (`tool_message`).
 """
 
@@ -19,7 +20,6 @@ from sessionflow import AgentMessage, AgentToolCallStatus, ToolEffect
 from sessionflow.kit import (
     AgentTurnContext,
     DeferredToolCall,
-    FrameworkMessage,
     ToolSpec,
     TurnAborted,
     describe_tool_call_outcome,
@@ -27,7 +27,7 @@ from sessionflow.kit import (
 )
 from sessionflow_langgraph._messages import framework_message
 
-__all__ = ["CallDeferral", "new_messages", "paused_tool_node", "rewritten_turn_messages", "tool_message"]
+__all__ = ["CallDeferral", "paused_tool_node", "rewritten_turn_messages", "tool_message"]
 
 
 @dataclass(frozen=True)
@@ -96,16 +96,6 @@ def paused_tool_node(snapshot: StateSnapshot, tool_nodes: Sequence[str]) -> str:
             f"only pause before one tool node ({', '.join(repr(n) for n in tool_nodes)}), alone"
         )
     return paused[0]
-
-
-def new_messages(history: list[BaseMessage], messages: list[BaseMessage]) -> list[FrameworkMessage]:
-    """What the turn added: the channel after the history (or every message not in it)."""
-    if messages[: len(history)] == history:
-        produced = messages[len(history) :]
-    else:
-        known = {m.id for m in history}
-        produced = [m for m in messages if m.id not in known]
-    return [framework_message(m) for m in produced]
 
 
 def rewritten_turn_messages(

@@ -34,7 +34,6 @@ from sessionflow_langgraph._asks import interrupt_calls
 from sessionflow_langgraph._carry import ThreadCarry
 from sessionflow_langgraph._deferred_calls import (
     CallDeferral,
-    new_messages,
     paused_tool_node,
     rewritten_turn_messages,
     tool_message,
@@ -54,6 +53,7 @@ from sessionflow_langgraph._thread_view import thread_view
 from sessionflow_langgraph._tool_interrupts import ask_for_waiting_calls, call_results
 from sessionflow_langgraph._tool_node import task_of_each_call
 from sessionflow_langgraph._tool_results import apply_tool_results, resumer
+from sessionflow_langgraph._transcript import turn_transcript
 
 __all__ = ["ModelStep"]
 
@@ -210,9 +210,10 @@ class ModelStep:
         if snapshot.interrupts:
             return await self._ask(snapshot, messages)
         if not snapshot.next:
-            produced = new_messages(self._history, messages)
             # A node rewrote the turn's own messages (a redaction): the transcript takes them.
             replaced, history = rewritten_turn_messages(self._turn, self._history, messages)
+            # A node replaced the channel (a summary): the transcript becomes it (_transcript).
+            produced, superseded = turn_transcript(self._turn, history, messages, self._first_live())
             return TurnCompleted(
                 new_messages=produced,
                 usage=self._monitor.usage,
@@ -223,6 +224,7 @@ class ModelStep:
                     history,
                 ),
                 replaced_messages=replaced,
+                superseded=superseded,
             )
         tool_node = paused_tool_node(snapshot, self._prepared.tool_nodes)
         calls = self._deferral.calls_of(
@@ -333,6 +335,13 @@ class ModelStep:
         checkpoint, new = thread.restored(self._messages_key, self._history)
         await self._saver.aput(THREAD_CONFIG, checkpoint, thread.metadata, checkpoint["channel_versions"])
         return {self._messages_key: new}
+
+    def _first_live(self) -> int:
+        """No stored message before this one is in the transcript (`ThreadCarry.first_live`)."""
+        carried = self._turn.carried_state
+        if not carried or self._carry_hook is not None:
+            return 0
+        return ThreadCarry.loads(carried, self._serde).first_live(self._messages_key, self._history)
 
     async def _carry(
         self, messages: list[BaseMessage], history: list[BaseMessage], stored: int
