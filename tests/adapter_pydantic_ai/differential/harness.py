@@ -79,10 +79,12 @@ class Models:
         self.server_url = server if isinstance(server, str) else server.url
         self.key = key
 
-    def model(self, conversation: str = "") -> Model:
+    def model(self, conversation: str = "", *, name: str = MODEL_NAME) -> Model:
+        """The conversation's model; ``name`` tells models apart where Pydantic AI does by
+        name (a fallback chain skips a model it already attempted)."""
         # `ScriptedModelServer.base_url`'s layout, from the URL alone.
         base_url = f"{self.server_url}/k/{quote(self.key + conversation, safe='')}/v1"
-        return model_for_api("chat_completions", MODEL_NAME, base_url=base_url, api_key="x")
+        return model_for_api("chat_completions", name, base_url=base_url, api_key="x")
 
 
 @dataclass(frozen=True)
