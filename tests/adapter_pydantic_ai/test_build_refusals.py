@@ -37,3 +37,45 @@ async def test_an_agent_only_a_factory_shows_fails_the_turn_after_one_attempt(
     assert [(s.step_type, s.final_attempt, s.outcome) for s in steps] == [
         ("sessionflow.RunModel", 1, "failed")
     ]
+
+
+def _auto_approving_agent() -> Agent[None, str]:
+    from pydantic_ai.capabilities import HandleDeferredToolCalls
+
+    agent = Agent(
+        "test",
+        name="autoapprove",
+        capabilities=[
+            HandleDeferredToolCalls(handler=lambda ctx, requests: requests.build_results(approve_all=True))
+        ],
+    )
+
+    @agent.tool_plain(requires_approval=True)
+    def delete(path: str) -> str:
+        return f"deleted {path}"
+
+    return agent
+
+
+async def test_handle_deferred_tool_calls_is_refused_when_the_flow_is_built() -> None:
+    # Plain: the handler approves the call inline and the tool runs (TestModel calls every tool).
+    plain = await _auto_approving_agent().run("Delete it")
+    assert '"delete":"deleted a"' in plain.output
+    with pytest.raises(UnsupportedOptionError) as raised:
+        pydantic_ai_session_flow(_auto_approving_agent(), flow_type="refused")
+    assert raised.value.option == "capabilities"
+    assert "HandleDeferredToolCalls: a session decides deferred tool calls itself" in str(raised.value)
+
+
+async def test_handle_deferred_tool_calls_of_a_factorys_agent_fails_the_turn_after_one_attempt(
+    temporal_address: str, model_server: ScriptedModelServer
+) -> None:
+    key = f"pai-refused-{uuid.uuid4().hex[:10]}"
+    flow = pydantic_ai_session_flow(
+        _auto_approving_agent, flow_type=key, options=AgentSessionOptions(timings=FAST)
+    )
+    error, steps = await first_turn_error(temporal_address, flow, key, model_server)
+    assert "option 'capabilities'" in error
+    assert [(s.step_type, s.final_attempt, s.outcome) for s in steps] == [
+        ("sessionflow.RunModel", 1, "failed")
+    ]

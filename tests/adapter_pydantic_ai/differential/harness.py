@@ -13,14 +13,14 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import timedelta
 from pathlib import Path
 from typing import Any, cast
 from urllib.parse import quote
 
-from pydantic_ai import Agent, DeferredToolRequests, DeferredToolResults
+from pydantic_ai import Agent, AgentRunResult, DeferredToolRequests, DeferredToolResults
 from pydantic_ai.exceptions import AgentRunError
 from pydantic_ai.messages import ModelMessage, ModelMessagesTypeAdapter
 from pydantic_ai.models import Model
@@ -79,10 +79,12 @@ class Models:
         self.server_url = server if isinstance(server, str) else server.url
         self.key = key
 
-    def model(self, conversation: str = "") -> Model:
+    def model(self, conversation: str = "", *, name: str = MODEL_NAME) -> Model:
+        """The conversation's model; ``name`` tells models apart where Pydantic AI does by
+        name (a fallback chain skips a model it already attempted)."""
         # `ScriptedModelServer.base_url`'s layout, from the URL alone.
         base_url = f"{self.server_url}/k/{quote(self.key + conversation, safe='')}/v1"
-        return model_for_api("chat_completions", MODEL_NAME, base_url=base_url, api_key="x")
+        return model_for_api("chat_completions", name, base_url=base_url, api_key="x")
 
 
 @dataclass(frozen=True)
@@ -100,6 +102,9 @@ class Built:
     run_args: Mapping[str, Any] = field(default_factory=lambda: cast(dict[str, Any], {}))
     """What plain passes to every `agent.run` (``usage_limits``, ``model_settings``): the
     session gets the same through `flow_args`."""
+    plain_run: Callable[..., Awaitable[AgentRunResult[Any]]] | None = None
+    """How plain runs a turn when not with `agent.run` (``agent.run_stream_events``, read to
+    its end): called with `agent.run`'s arguments, returning the run's result."""
 
 
 AgentBuilder = Callable[[Models, InvocationLog], Built]
@@ -239,7 +244,7 @@ async def run_plain(scenario: Scenario, server: ScriptedModelServer, key: str, l
         results: DeferredToolResults | None = None
         while True:
             try:
-                result = await built.agent.run(
+                result = await (built.plain_run or built.agent.run)(
                     prompt,
                     message_history=history or None,
                     deferred_tool_results=results,

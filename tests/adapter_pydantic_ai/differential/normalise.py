@@ -49,7 +49,14 @@ HISTORY_NORMALISATIONS: dict[str, str] = {
     ),
     "provider_url": (
         "each run talks to its own key of the scripted server, and the URL names the key; "
-        "the key is replaced by <key>, so a response from another conversation still shows."
+        "the key is replaced by <key> (a side conversation keeps its suffix: <key>-backup), "
+        "so a response from another conversation still shows."
+    ),
+    "failed_attempts: duration, the key in error": (
+        "a response a fallback chain got after a failed model (`FallbackModel`, `ModelFallback`) "
+        "lists the failed attempts: how long each took (wall clock), and the provider's error, "
+        "whose text names the run's scripted server key. The duration is replaced by whether "
+        "it is set, the key by <key>; the model, outcome and the rest of the error are compared."
     ),
     "the user's request: instructions, timestamp, run_id, conversation_id, system prompt": (
         "sessionflow stores a user's message when it arrives (the runner's "
@@ -100,7 +107,9 @@ def normalise_history(messages: Sequence[Mapping[str, Any]], *, key: str) -> lis
                 if name in ("timestamp", "run_id"):
                     out[name] = "<set>" if value is not None else None
                 elif name == "provider_url" and isinstance(value, str):
-                    out[name] = value.replace(f"/k/{key}/", "/k/<key>/")
+                    out[name] = value.replace(f"/k/{key}", "/k/<key>")
+                elif name == "failed_attempts" and isinstance(value, list):
+                    out[name] = [rename(_failed_attempt(a, key)) for a in cast(list[Any], value)]
                 elif name in renamed and isinstance(value, str):
                     names = renamed[name]
                     out[name] = names.setdefault(value, f"{prefixes[name]}-{len(names)}")
@@ -112,6 +121,17 @@ def normalise_history(messages: Sequence[Mapping[str, Any]], *, key: str) -> lis
         return node
 
     return [cast(dict[str, Any], rename(_without_sent_fields(json_value(dict(m))))) for m in messages]
+
+
+def _failed_attempt(attempt: Any, key: str) -> Any:
+    if not isinstance(attempt, dict):
+        return attempt
+    out = dict(cast(dict[str, Any], attempt))
+    if "duration" in out:
+        out["duration"] = "<set>" if out["duration"] is not None else None
+    if isinstance(out.get("error"), str):
+        out["error"] = out["error"].replace(key, "<key>")
+    return out
 
 
 def _without_sent_fields(message: dict[str, Any]) -> dict[str, Any]:

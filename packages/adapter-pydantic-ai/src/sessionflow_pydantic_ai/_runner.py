@@ -7,11 +7,12 @@ import threading
 from collections.abc import Callable, Sequence
 from contextlib import AbstractAsyncContextManager, AbstractContextManager, nullcontext
 from dataclasses import replace
-from typing import Any, TypeAlias
+from typing import Any, TypeAlias, cast
 
 import pydantic_core
 from pydantic_ai.agent import AbstractAgent, EventStreamHandler
-from pydantic_ai.capabilities import AbstractCapability, ProcessEventStream
+from pydantic_ai.capabilities import AbstractCapability, HandleDeferredToolCalls, ProcessEventStream
+from pydantic_ai.capabilities.abstract import leaf_capabilities
 from pydantic_ai.exceptions import UnexpectedModelBehavior
 from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, UserContent, UserPromptPart
 from pydantic_ai.models import Model
@@ -161,6 +162,8 @@ class PydanticAIRunner(AgentFrameworkRunner):
         self._run_capabilities: list[AbstractCapability[Any]] = (
             [ProcessEventStream(event_stream_handler)] if event_stream_handler is not None else []
         )
+        if self._agent is not None:
+            _check_capabilities(self._agent)
         if self._agent is not None and not callable(model_override):
             # Known now, so refused now: Pydantic AI would refuse every model step for it.
             _check_model(self._agent, model_override)
@@ -242,6 +245,7 @@ class PydanticAIRunner(AgentFrameworkRunner):
         model = self._model(turn)
         # A factory or a per-step override shows the model only now; as final as at build.
         _check_model(agent, model)
+        _check_capabilities(agent)
         # Each step is a fresh run: the limits are checked against the turn's usage so far.
         limits = usage_limits_for(self._usage_limits, turn)
         used = turn_usage(state.messages if state is not None else [], turn.tool_calls.values())
@@ -469,6 +473,24 @@ def _replaced(
         if message is old:
             return [*messages[:index], *new, *messages[index + 1 :]]
     return messages
+
+
+def _check_capabilities(agent: AbstractAgent[Any, Any]) -> None:
+    """Refuse what a session cannot run as the plain run does (`HandleDeferredToolCalls`)."""
+    root = getattr(agent, "root_capability", None)
+    if not isinstance(root, AbstractCapability):
+        return
+    for capability in leaf_capabilities(cast(AbstractCapability[Any], root)):
+        if isinstance(capability, HandleDeferredToolCalls):
+            # A model step stops before Pydantic AI would hand the response's deferred calls
+            # to the handler: the session asks a person for each, and the handler never runs.
+            raise UnsupportedOptionError(
+                "capabilities",
+                "HandleDeferredToolCalls: a session decides deferred tool calls itself, as durable "
+                "waits a person answers (resolve_interrupt), so the handler would never run; remove "
+                "the capability and answer the session's approvals, or give the tools an explicit "
+                "policy (options.tool_policies) that needs no approval",
+            )
 
 
 def _check_model(agent: AbstractAgent[Any, Any], model: Model | str | None) -> None:
