@@ -173,3 +173,16 @@ def test_session_budget_resolves_prices() -> None:
         assert "needs prices" in str(error)
     else:
         raise AssertionError("a cost limit without prices must be refused")
+
+
+def test_a_repeat_counts_as_one_refusal_and_an_accepted_call_resets_the_run_to_zero() -> None:
+    model = in_turn()
+    budget = Budget()
+    model.request_tools(calls(("a", "search", '{"q": 1}')), now=NOW, deadline=None, budget=budget)
+    assert model.consecutive_rejections == 0
+    finish(model)
+    model.request_tools(calls(("b", "search", '{"q": 1}')), now=NOW, deadline=None, budget=budget)
+    assert model.consecutive_rejections == 1
+    model.resume_model()
+    model.request_tools(calls(("c", "search", '{"q": 2}')), now=NOW, deadline=None, budget=budget)
+    assert model.consecutive_rejections == 0

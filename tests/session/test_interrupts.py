@@ -51,3 +51,12 @@ def test_an_answer_is_resolved_as_not_expired() -> None:
     assert events(model, AgentEventType.INTERRUPT_RESOLVED) == [
         {"interrupt_id": "turn-1:w", "approved": True, "rejection_message": None, "expired": False}
     ]
+
+
+def test_an_interrupt_id_belongs_to_the_running_turn_only() -> None:
+    model = SessionModel()
+    assert not model.is_current_turn_interrupt("turn-1:w")  # no turn runs
+    model.begin_turn()
+    assert model.is_current_turn_interrupt("turn-1:w")
+    assert not model.is_current_turn_interrupt("turn-2:w")
+    assert not model.is_current_turn_interrupt("turn-10:w")
