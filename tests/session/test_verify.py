@@ -178,3 +178,11 @@ def test_a_failed_verify_drops_the_output_reference() -> None:
     ref = BodyRef(driver="test", claim={"key": "k"}, size=300_000, sha256="d")
     record = model.settle_by_verify("w", NoEffect(message="none"), write_error=DIED, step="s", output_ref=ref)
     assert (record.status, record.output_ref) == (AgentToolCallStatus.FAILED, None)
+
+
+def test_what_verify_said_is_given_by_keyword() -> None:
+    # The error, step and reference are all strings or optional: by position they could swap.
+    model, _ = _running_write()
+    with pytest.raises(TypeError):
+        model.settle_by_verify("w", None, DIED, "s")  # type: ignore[misc]
+    assert model.record("w").status is AgentToolCallStatus.RUNNING
