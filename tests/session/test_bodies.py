@@ -32,6 +32,7 @@ def test_fits_inline_up_to_the_limit_and_never_at_a_limit_of_zero() -> None:
     assert not fits_inline(None, "", 0)  # zero: everything goes to the store
     assert not fits_inline(None, "", -1)
     assert fits_inline(None, None, 4)
+    assert fits_inline(0, "", 1)  # the smallest message fits the smallest positive limit
 
 
 def test_a_preview_keeps_the_first_256_characters_and_says_how_many_more() -> None:

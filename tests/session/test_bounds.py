@@ -44,6 +44,14 @@ def test_bounded_messages_keep_what_fits_newest_or_oldest_first() -> None:
     assert bounded_messages(messages, 600, newest=True)[0] is messages[2]  # kept whole, not copied
 
 
+def test_the_first_message_that_does_not_fit_ends_the_read() -> None:
+    # A smaller message after it would fit, but a read is contiguous: the next read starts
+    # at the one left out, so nothing after it may come in this one.
+    messages = [_stored(1, "x" * 100), _stored(2, "x" * 500), _stored(3, "x" * 100)]
+    assert [m.sequence for m in bounded_messages(messages, 650, newest=False)] == [1]
+    assert [m.sequence for m in bounded_messages(messages, 650, newest=True)] == [3]
+
+
 def test_a_message_too_large_for_the_bound_is_carried_as_its_preview() -> None:
     text = "y" * 1000
     large = _stored(1, text, {"content": text})

@@ -114,5 +114,26 @@ def test_rejected_ids_are_bounded() -> None:
     assert model.reject_user_message(None).message
 
 
+def test_accepted_ids_are_bounded_to_the_newest_256() -> None:
+    model = SessionModel()
+    for n in range(257):
+        assert model.queue_user_message(QueuedUserMessage(text=f"t{n}", message_id=f"m{n}"))
+    assert model.recent_message_ids == [f"m{n}" for n in range(1, 257)]
+    # The oldest kept ID's retry is not queued; the forgotten one's is queued again.
+    assert model.queue_user_message(QueuedUserMessage(text="again", message_id="m1"))
+    assert len(model.queued) == 257
+    assert model.queue_user_message(QueuedUserMessage(text="again", message_id="m0"))
+    assert len(model.queued) == 258
+    assert model.queued[-1].text == "again"
+
+
+def test_the_turn_facts_are_keyword_only() -> None:
+    # Three positional facts of the same types could be passed in the wrong order unnoticed.
+    with pytest.raises(TypeError):
+        decide_double_texting(ENQ, None, True, False, 0)  # type: ignore[misc]
+    with pytest.raises(TypeError):
+        SessionModel().decide_user_message("m", None, False)  # type: ignore[misc]
+
+
 def test_the_snapshot_shows_the_policy() -> None:
     assert SessionModel(double_texting=REJ).snapshot("s").double_texting is REJ

@@ -83,6 +83,7 @@ def test_read_pages_from_an_offset() -> None:
     assert _offsets(log.read(after=4)) == [5]
     assert _offsets(log.read(after=0)) == [1, 2, 3, 4, 5]
     assert _offsets(log.read(after=0, limit=0)) == [1]  # a page holds at least one event
+    assert _offsets(log.read(after=0, limit=1)) == [1]  # and no more than asked for
 
 
 def test_read_past_the_end_returns_nothing_and_keeps_the_offset() -> None:

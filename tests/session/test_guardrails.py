@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
+import pytest
+
 from sessionflow import (
     AgentToolCallStatus,
     AgentUsage,
@@ -173,3 +175,23 @@ def test_session_budget_resolves_prices() -> None:
         assert "needs prices" in str(error)
     else:
         raise AssertionError("a cost limit without prices must be refused")
+
+
+def test_a_repeat_counts_as_one_refusal_and_an_accepted_call_resets_the_run_to_zero() -> None:
+    model = in_turn()
+    budget = Budget()
+    model.request_tools(calls(("a", "search", '{"q": 1}')), now=NOW, deadline=None, budget=budget)
+    assert model.consecutive_rejections == 0
+    finish(model)
+    model.request_tools(calls(("b", "search", '{"q": 1}')), now=NOW, deadline=None, budget=budget)
+    assert model.consecutive_rejections == 1
+    model.resume_model()
+    model.request_tools(calls(("c", "search", '{"q": 2}')), now=NOW, deadline=None, budget=budget)
+    assert model.consecutive_rejections == 0
+
+
+def test_the_time_deadline_and_budget_of_a_request_are_given_by_keyword() -> None:
+    model = in_turn()
+    with pytest.raises(TypeError):
+        model.request_tools(calls(("a", "s", "{}")), NOW, None)  # type: ignore[misc]
+    assert model.tool_calls == {}

@@ -9,8 +9,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sessionflow import AgentMessage, AgentUsage
-from sessionflow.kit import message_digest
+from sessionflow import AgentMessage, AgentUsage, MessageRole
+from sessionflow.kit import FrameworkMessage, message_digest
+from sessionflow.session.bodies import BodyRef
 from sessionflow.session.messages import message_sequence_key
 from tests.session.helpers import assistant, user
 
@@ -85,3 +86,10 @@ def test_usage_addition_is_a_commutative_monoid(a: AgentUsage, b: AgentUsage, c:
     assert a + AgentUsage() == a == AgentUsage() + a
     assert (a + b).total_tokens == a.total_tokens + b.total_tokens
     assert (a + b).requests == a.requests + b.requests
+
+
+def test_a_message_is_stored_when_it_has_a_body_reference() -> None:
+    ref = BodyRef(driver="local", claim={"key": "k"}, size=3, sha256="0" * 64)
+    inline = FrameworkMessage(role=MessageRole.USER, framework_item={"content": "hi"}, text="hi")
+    stored = FrameworkMessage(role=MessageRole.USER, framework_item=None, text="hi", body=ref)
+    assert (inline.is_stored, stored.is_stored) == (False, True)

@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sessionflow import AgentMessage
-from sessionflow.kit import TurnCompleted
+from sessionflow import AgentMessage, MessageRole
+from sessionflow.kit import FrameworkMessage, TurnCompleted
 from sessionflow.session.model import SessionModel
 from sessionflow.session.queued_message import QueuedUserMessage
 from sessionflow.session.reads import MAX_PAGE_SIZE, SNAPSHOT_MESSAGE_LIMIT
@@ -158,3 +158,31 @@ def test_snapshot_after_real_turns() -> None:
     assert snapshot.message_count == 210
     assert _seqs(snapshot.messages) == list(range(11, 211))
     assert snapshot.state is not None and snapshot.state.turn_count == 70
+
+
+def _sized(sizes: list[int]) -> SessionModel:
+    """Stored messages whose read size (`bounds.message_size`: text plus 200) is given."""
+    return SessionModel(
+        messages=[
+            AgentMessage(
+                sequence=n,
+                turn_id="turn-1",
+                message=FrameworkMessage(role=MessageRole.USER, framework_item=None, text="x" * (size - 200)),
+            )
+            for n, size in enumerate(sizes, start=1)
+        ]
+    )
+
+
+def test_a_snapshot_carries_the_newest_messages_up_to_512_kib_exactly() -> None:
+    half = 256 * 1024
+    assert _seqs(_sized([half, half, half]).snapshot("s").messages) == [2, 3]
+    assert _seqs(_sized([half, half + 1]).snapshot("s").messages) == [2]
+
+
+def test_a_page_carries_the_oldest_messages_up_to_512_kib_exactly() -> None:
+    half = 256 * 1024
+    exact = _sized([half, half, half]).page(after=0, limit=10)
+    assert (_seqs(exact.messages), exact.next_after) == ([1, 2], 2)
+    over = _sized([half + 1, half]).page(after=0, limit=10)
+    assert (_seqs(over.messages), over.next_after) == ([1], 1)

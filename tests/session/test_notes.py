@@ -158,3 +158,25 @@ def test_one_line_per_final_record_in_deferral_order(records: list[AgentToolCall
         assert line.startswith(f"- {expected.tool_name} ")
         assert f" -> {expected.status.value}: " in line
     assert [line.split(" ", 2)[1] for line in lines[1:-1]] == [r.tool_name for r in final]
+
+
+def test_a_stopped_turn_names_its_reason_and_detail() -> None:
+    assert build_turn_failure_note([], stop_reason="tool_budget", stop_detail="10 calls") == (
+        "[sessionflow] The previous turn was stopped (tool_budget): 10 calls"
+    )
+    assert (
+        build_turn_failure_note([], stop_reason="stuck")
+        == "[sessionflow] The previous turn was stopped (stuck)."
+    )
+
+
+def test_a_stopped_turn_lists_the_calls_that_ran_before_it_stopped() -> None:
+    done = record(S.SUCCEEDED, output="42")
+    note = build_turn_failure_note([done], stop_reason="step_budget")
+    assert note is not None
+    assert note.splitlines()[:2] == [
+        "[sessionflow] The previous turn was stopped (step_budget).",
+        "These tool calls ran before it stopped:",
+    ]
+    assert note.splitlines()[-1] == FOOTER
+    assert len(note.splitlines()) == 4

@@ -15,7 +15,7 @@ from sessionflow.kit import (
 from sessionflow.session.bodies import BodyRef
 from sessionflow.session.bounds import bounded_tool_call
 from sessionflow.session.model import SessionModel
-from sessionflow.session.tool_state import state_updates_in_model_order
+from sessionflow.session.tool_state import state_updates_in_model_order, without_applied_updates
 from tests.session.helpers import NOW, READ, assistant, call, model_in_turn, record, requested, user
 
 REF = BodyRef(driver="test", claim={"key": "u"}, size=300_000, sha256="d")
@@ -153,3 +153,11 @@ def test_a_snapshot_cuts_a_long_inline_update_to_a_preview() -> None:
     long = record(AgentToolCallStatus.SUCCEEDED, output="ok", state_update="u" * 100_000)
     bounded = bounded_tool_call(long)
     assert bounded.state_update is not None and len(bounded.state_update) < 10_000
+
+
+def test_an_applied_update_kept_by_reference_is_taken_out_too() -> None:
+    ref = BodyRef(driver="local", claim={"key": "u"}, size=9, sha256="0" * 64)
+    applied = record(AgentToolCallStatus.SUCCEEDED, tool_call_id="a", deferral_order=1, state_update_ref=ref)
+    later = record(AgentToolCallStatus.SUCCEEDED, tool_call_id="b", deferral_order=2, state_update_ref=ref)
+    kept = without_applied_updates([applied, later], applied_through=1)
+    assert [(r.tool_call_id, r.state_update_ref) for r in kept] == [("a", None), ("b", ref)]

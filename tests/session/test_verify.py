@@ -163,3 +163,26 @@ def test_verify_is_told_the_write_s_key_and_basis() -> None:
         "pay",
         {"k": 1},
     )
+
+
+def test_a_basis_of_exactly_the_limit_is_kept() -> None:
+    model = model_in_turn()
+    exact = replace(call("b"), verifiable=True, verify_basis="x" * MAX_VERIFY_BASIS_BYTES)
+    (record,) = model.request_tools(requested(exact), now=NOW, deadline=None)
+    assert record.verify_basis == "x" * MAX_VERIFY_BASIS_BYTES
+
+
+def test_a_failed_verify_drops_the_output_reference() -> None:
+    # Only a success has an output; a reference to a stored output would point at nothing.
+    model, _ = _running_write()
+    ref = BodyRef(driver="test", claim={"key": "k"}, size=300_000, sha256="d")
+    record = model.settle_by_verify("w", NoEffect(message="none"), write_error=DIED, step="s", output_ref=ref)
+    assert (record.status, record.output_ref) == (AgentToolCallStatus.FAILED, None)
+
+
+def test_what_verify_said_is_given_by_keyword() -> None:
+    # The error, step and reference are all strings or optional: by position they could swap.
+    model, _ = _running_write()
+    with pytest.raises(TypeError):
+        model.settle_by_verify("w", None, DIED, "s")  # type: ignore[misc]
+    assert model.record("w").status is AgentToolCallStatus.RUNNING
