@@ -11,7 +11,6 @@ call; ``custom_event``s equal the plain run's custom chunks, in order.
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncGenerator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, TypedDict, cast
@@ -156,7 +155,7 @@ def stored_messages(snapshot: AgentSnapshot) -> list[tuple[str, str]]:
 
 async def follow_turn(sessions: AgentSessionClient, session_id: str) -> list[AgentEvent]:
     seen: list[AgentEvent] = []
-    stream = cast(AsyncGenerator[AgentEvent], sessions.events(session_id))
+    stream = sessions.events(session_id)
     async for event in stream:
         seen.append(event)
         if event.type in (T.TURN_COMPLETED, T.TURN_FAILED):

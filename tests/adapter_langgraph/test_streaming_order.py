@@ -9,9 +9,7 @@ because the order used to depend on which of the two paths was faster.
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator
 from pathlib import Path
-from typing import cast
 
 from sessionflow import AgentEvent, AgentEventType, AgentSessionClient
 from sessionflow.demo import ModelReply, ScriptedModelServer, ScriptedToolCall
@@ -27,7 +25,7 @@ SECOND = ["It is ", "sunny ", "in ", "Oslo."]
 async def follow_turn(sessions: AgentSessionClient, session_id: str) -> list[AgentEvent]:
     """Every event the follower yields up to and including `turn_completed` (or `turn_failed`)."""
     seen: list[AgentEvent] = []
-    stream = cast(AsyncGenerator[AgentEvent], sessions.events(session_id))
+    stream = sessions.events(session_id)
     async for event in stream:
         seen.append(event)
         if event.type in (T.TURN_COMPLETED, T.TURN_FAILED):

@@ -10,7 +10,6 @@ from contextlib import asynccontextmanager
 from dataclasses import replace
 from datetime import timedelta
 from pathlib import Path
-from typing import cast
 
 import pytest
 from pydantic import BaseModel
@@ -74,7 +73,7 @@ async def follow_turn(sessions: AgentSessionClient, session_id: str) -> list[Age
     may come first; events keep being read until none arrives for a second after it.
     """
     seen: list[AgentEvent] = []
-    stream = cast(AsyncGenerator[AgentEvent], sessions.events(session_id))  # an async generator function
+    stream = sessions.events(session_id)
     completed = False
     while True:
         try:

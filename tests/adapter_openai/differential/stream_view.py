@@ -9,7 +9,6 @@ made (by its call ID, which is the script's in both runs) and each tool result.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncGenerator
 from contextlib import aclosing
 from typing import Any, cast
 
@@ -79,7 +78,7 @@ async def collect_session_events(
     events: list[AgentEvent] = []
     ended = 0
     # Closed on the way out, so its live subscription ends with the follow.
-    follow = cast(AsyncGenerator[AgentEvent], sessions.events(session_id))
+    follow = sessions.events(session_id)
     async with aclosing(follow):
         while True:
             try:

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncGenerator, Sequence
+from collections.abc import Sequence
 from dataclasses import replace
 from datetime import date
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 from pydantic_ai import Agent, NativeOutput
 
@@ -48,7 +48,7 @@ async def plain_stream(built: Built, prompt: str) -> tuple[list[Any], Any]:
 async def follow(sessions: AgentSessionClient, session_id: str) -> list[AgentEvent]:
     """Every event of the session's first turn, live ones included."""
     seen: list[AgentEvent] = []
-    stream = cast(AsyncGenerator[AgentEvent], sessions.events(session_id))
+    stream = sessions.events(session_id)
     async for event in stream:
         seen.append(event)
         if event.type in (T.TURN_COMPLETED, T.TURN_FAILED):

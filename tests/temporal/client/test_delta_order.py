@@ -10,8 +10,6 @@ events (`usage_recorded`, `tool_call_deferred`) and `turn_completed`, and never 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncGenerator
-from typing import cast
 
 from sessionflow import AgentEvent, AgentEventType, serve_agent_flows
 from tests.harness import Harness, HarnessFactory
@@ -25,7 +23,7 @@ LOOKUP: dict[str, object] = {"id": "a", "name": "lookup", "arguments": {}}
 
 async def follow_turn(harness: Harness, session_id: str) -> list[AgentEvent]:
     seen: list[AgentEvent] = []
-    stream = cast(AsyncGenerator[AgentEvent], harness.sessions.events(session_id))
+    stream = harness.sessions.events(session_id)
     async for event in stream:
         seen.append(event)
         if event.type in (T.TURN_COMPLETED, T.TURN_FAILED):

@@ -20,7 +20,8 @@ from temporalio.service import RPCError, RPCStatusCode
 from temporalio.worker import Worker
 
 from sessionflow.temporal._payloads import RESOLVE_INTERRUPT, ResolveInterruptRequest
-from sessionflow.temporal.worker._worker import flow_activities, sandbox_runner
+from sessionflow.temporal._plugin import sandbox_runner
+from sessionflow.temporal.activities._flow_router import FlowRouter
 from sessionflow.temporal.workflow._workflow import AgentSessionWorkflow
 from sessionflow.testing import FileGate
 from tests.harness import Harness, HarnessFactory
@@ -91,13 +92,15 @@ async def test_answer_delivered_with_the_model_result_in_one_workflow_task(
             task_queue=flow.task_queue,
             workflows=[AgentSessionWorkflow],
             # Local activities (the user message) run here; the model step runs elsewhere.
-            activities=flow_activities(flow, client),
+            activities=FlowRouter([flow], client).activities(),
             no_remote_activities=True,
             workflow_runner=sandbox_runner(),
             max_cached_workflows=0,
         )
 
-    activities = Worker(client, task_queue=flow.task_queue, activities=flow_activities(flow, client))
+    activities = Worker(
+        client, task_queue=flow.task_queue, activities=FlowRouter([flow], client).activities()
+    )
     first = workflow_worker()
     handle = client.get_workflow_handle("same-task")
     async with activities:

@@ -101,7 +101,7 @@ async def check_resumable(sessions: AgentSessionClient, session_id: str) -> None
     summary = await describe_session(sessions.client, session_id)
     if summary is None:
         raise UsageError(f"there is no session {session_id!r} on this server")
-    flow_type = sessions.flow.flow_type
+    flow_type = sessions.flow_type
     if summary.flow_type != flow_type:
         started = await _start_environment(sessions, session_id)
         where = f" It was started {started}." if started else ""

@@ -17,6 +17,7 @@ from sessionflow.session.errors import (
     SessionError,
     SessionRunError,
     SessionStateError,
+    SessionStoppedError,
     UnsupportedOptionError,
     UserError,
 )
@@ -41,6 +42,7 @@ from sessionflow.session.state import (
     AgentStatus,
 )
 from sessionflow.session.tools import AgentToolCall, AgentToolCallStatus, ToolEffect, ToolPolicy
+from sessionflow.session.turn_result import Rejection, TurnResult, TurnStatus, TurnToolCall
 from sessionflow.session.usage import AgentUsage
 
 # Loaded on first use. The engine binding imports temporalio's client and worker, ~0.6 s
@@ -95,6 +97,11 @@ __all__ = [
     "LiveText",
     "MessageRole",
     "StopReason",
+    # An awaited turn (`AgentSessionClient.run_turn`)
+    "Rejection",
+    "TurnResult",
+    "TurnStatus",
+    "TurnToolCall",
     # Live deltas across hosts (the `redis` extra)
     "RedisDeltaTransport",
     # Errors (the whole tree is drawn in `sessionflow.session.errors`)
@@ -106,6 +113,7 @@ __all__ = [
     "SessionExistsError",
     "SessionRunError",
     "SessionStateError",
+    "SessionStoppedError",
     "TurnOutOfRangeError",
     "UnknownSessionError",
     "UnsupportedOptionError",

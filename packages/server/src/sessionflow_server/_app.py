@@ -148,7 +148,7 @@ class ApiServer:
     ) -> None:
         if not flows:
             raise ValueError("an API server needs at least one flow")
-        self.flows = {flow.flow.flow_type: flow for flow in flows}
+        self.flows = {flow.flow_type: flow for flow in flows}
         self.tokens = tokens
         self.codes = codes or LoginCodes()
         self.config = config or ServerConfig()

@@ -33,7 +33,7 @@ class _Known:
 
 class Owners:
     def __init__(self, flows: Sequence[AgentSessionClient]) -> None:
-        self._flows = {flow.flow.flow_type: flow for flow in flows}
+        self._flows = {flow.flow_type: flow for flow in flows}
         self._known: dict[str, _Known] = {}
 
     def remember(self, session_id: str, flow: AgentSessionClient, owner: str | None) -> None:

@@ -142,9 +142,9 @@ class SessionWatcher:
     async def _discover(self, *, skip_existing: bool) -> None:
         for flow in self._flows:
             try:
-                summaries = await list_sessions(flow.client, flow.flow.flow_type, limit=1000)
+                summaries = await list_sessions(flow.client, flow.flow_type, limit=1000)
             except Exception as error:
-                _log.warning("webhooks: cannot list sessions of %s: %s", flow.flow.flow_type, error)
+                _log.warning("webhooks: cannot list sessions of %s: %s", flow.flow_type, error)
                 continue
             for summary in summaries:
                 if summary.status is not SessionStatus.RUNNING or summary.session_id in self._cursors:
@@ -180,7 +180,7 @@ class SessionWatcher:
             "type": kind,
             "delivery_id": delivery_id,
             "session_id": session_id,
-            "flow_type": flow.flow.flow_type,
+            "flow_type": flow.flow_type,
             "user": await self._owner_of(session_id),
             "event": msgspec.to_builtins(event),
         }

@@ -17,9 +17,16 @@ from sessionflow.session.errors import UserError
 from sessionflow.session.options import AgentSessionOptions
 from sessionflow.session.runner import AgentFrameworkRunner, is_runner
 
-__all__ = ["AgentSessionFlow", "FlowArguments"]
+__all__ = ["AgentSessionFlow", "FlowArguments", "check_flow_name"]
 
 _FLOW_TYPE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,199}$")
+
+
+def check_flow_name(what: str, name: str) -> str:
+    """`name`, when it may be a flow type or a task queue; else a `ValueError` naming `what`."""
+    if not _FLOW_TYPE.match(name):
+        raise ValueError(f"{what} {name!r} must be 1-200 characters of letters, digits, '.', '_', ':' or '-'")
+    return name
 
 
 class FlowArguments(TypedDict, total=False):
@@ -34,10 +41,11 @@ class FlowArguments(TypedDict, total=False):
     continue_as_new_after_events: int
     delta_transport: DeltaTransport | None
     delta_fallback: bool
+    task_queue: str | None
 
 
 class AgentSessionFlow:
-    """A flow type: its name is the workflow type and the task queue of its sessions."""
+    """A flow type: its name is the workflow type of its sessions, and by default their task queue."""
 
     def __init__(
         self,
@@ -49,6 +57,7 @@ class AgentSessionFlow:
         continue_as_new_after_events: int = 10_000,
         delta_transport: DeltaTransport | None = None,
         delta_fallback: bool = True,
+        task_queue: str | None = None,
     ) -> None:
         """Create a flow type.
 
@@ -64,11 +73,12 @@ class AgentSessionFlow:
             delta_transport: where live deltas go; the process-wide in-process bus by default.
             delta_fallback: when no subscriber is reachable through the transport, send
                 deltas to the workflow in a few coarse batches per model call instead.
+            task_queue: the Temporal task queue its sessions run on; by default `flow_type`.
+                Flows that name one queue share it, and one worker serves them all
+                (`sessionflow.temporal.SessionflowPlugin`).
         """
-        if not _FLOW_TYPE.match(flow_type):
-            raise ValueError(
-                f"flow_type {flow_type!r} must be 1-200 characters of letters, digits, '.', '_', ':' or '-'"
-            )
+        check_flow_name("flow_type", flow_type)
+        check_flow_name("task_queue", task_queue or flow_type)
         if not is_runner(runner):
             # Caught here, not at the first step: the session calls the contract's optional
             # methods on every runner, and only a subclass has their defaults.
@@ -82,10 +92,7 @@ class AgentSessionFlow:
         self.continue_as_new_after_events = continue_as_new_after_events
         self.delta_transport: DeltaTransport = delta_transport or InProcessDeltaBus.shared()
         self.delta_fallback = delta_fallback
-
-    @property
-    def task_queue(self) -> str:
-        return self.flow_type
+        self.task_queue = task_queue or flow_type
 
     @property
     def model_name(self) -> str | None:

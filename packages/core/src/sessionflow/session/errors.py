@@ -27,6 +27,7 @@ the two. The whole tree, with where each error is public:
   + SessionRunError                             `sessionflow`: something failed while a session ran
   | + SessionStateError                         `sessionflow`: the state machine does not allow it
   | | + MessageRejectedError                    `sessionflow` (double-texting `reject`)
+  | | + SessionStoppedError                     `sessionflow` (a turn awaited on a stopped session)
   | + InvalidToolCallError                      `sessionflow.kit`
   | + TurnAborted                               `sessionflow.kit`
   | + ToolExecutionError                        `sessionflow.kit`
@@ -53,6 +54,7 @@ __all__ = [
     "SessionError",
     "SessionRunError",
     "SessionStateError",
+    "SessionStoppedError",
     "TurnAborted",
     "UnsupportedOptionError",
     "UserError",
@@ -109,6 +111,12 @@ class SessionRunError(SessionError):
 
 class SessionStateError(SessionRunError):
     """An operation the session's state machine does not allow."""
+
+    retryable: ClassVar[bool] = False
+
+
+class SessionStoppedError(SessionStateError):
+    """The session is stopped: it takes no more messages, so the awaited turn cannot run or end."""
 
     retryable: ClassVar[bool] = False
 

@@ -32,8 +32,12 @@ __all__ = ["TurnMachine"]
 class TurnMachine(Transcript, Interrupts, Spending):
     """Moves the running turn (`state`, `run_state`, the `turn_*` fields) through its statuses."""
 
-    def begin_turn(self, now: datetime | None = None) -> str:
-        """Open the next turn and return its ID (`turn-<n>`)."""
+    def begin_turn(self, now: datetime | None = None, *, message_id: str | None = None) -> str:
+        """Open the next turn and return its ID (`turn-<n>`).
+
+        `message_id` is the ID its user message was sent with: its `turn_started` event
+        names it, so the client that sent the message knows which turn is its own.
+        """
         if self.turn_active:
             raise SessionStateError(f"turn {self.state.turn_id!r} is still running")
         number = self.state.turn_count + 1
@@ -51,7 +55,10 @@ class TurnMachine(Transcript, Interrupts, Spending):
         self.consecutive_rejections = 0
         self.stop_reason = None
         self.stop_detail = ""
-        self.emit(AgentEventType.TURN_STARTED, {"sequence": self.next_sequence}, step=f"{turn_id}/turn")
+        started: dict[str, object] = {"sequence": self.next_sequence}
+        if message_id is not None:
+            started["message_id"] = message_id
+        self.emit(AgentEventType.TURN_STARTED, started, step=f"{turn_id}/turn")
         return turn_id
 
     def complete_turn(self, outcome: TurnCompleted, budget: Budget | None = None) -> None:

@@ -9,6 +9,7 @@ helpers several roles share stay at this level. Applications start with `session
 them takes.
 """
 
+from sessionflow.temporal._plugin import SessionflowPlugin, default_build_id
 from sessionflow.temporal._process_exit import exit_without_teardown
 from sessionflow.temporal._search_attributes import (
     SearchAttributesMissingError,
@@ -69,13 +70,14 @@ from sessionflow.temporal.worker._upgrades import (
 from sessionflow.temporal.worker._worker import (
     SHUTDOWN_GRACE_ENV,
     build_workers,
-    default_build_id,
     exit_worker_process,
     shutdown_grace,
 )
 from sessionflow.temporal.workflow._replay import export_history, replay_histories
 
 __all__ = [
+    # The Temporal plugin
+    "SessionflowPlugin",
     # Connecting
     "DEFAULT_SERVER_ADDRESS",
     "FrontendProbe",

@@ -28,6 +28,9 @@ CALL_TOOL = "sessionflow.CallTool"
 CALL_SINGLE_ATTEMPT_TOOL = "sessionflow.CallSingleAttemptTool"
 BUILD_USER_MESSAGE = "sessionflow.BuildUserMessage"
 VERIFY_TOOL = "sessionflow.VerifyTool"
+FLOW_RUN_CONFIG = "sessionflow.FlowRunConfig"
+"""Local activity: the run configuration of the session's flow, as the worker's flow says
+(for a session started by a client that has only the flow type)."""
 SEND_USER_MESSAGE = "send_user_message"
 RESOLVE_INTERRUPT = "resolve_interrupt"
 CANCEL_TURN = "cancel_turn"
@@ -152,7 +155,9 @@ class SessionRunConfig:
 class SessionStartInput:
     """Input of the session workflow. `carried` is set only by continue-as-new."""
 
-    timings: SessionRunConfig  # the field keeps its name: it is a key of recorded payloads
+    timings: SessionRunConfig | None = None  # the field keeps its name: it is a key of recorded payloads
+    """None when the client had only the flow type: the first run asks its worker's flow
+    (`FLOW_RUN_CONFIG`), and continue-as-new carries what it answered."""
     initial_message: str | None = None
     initial_settings: dict[str, Any] = field(default_factory=lambda: {})
     environment: dict[str, str] = field(default_factory=lambda: {})
@@ -170,6 +175,9 @@ class SessionStartInput:
     """The session's double-texting policy; None (inputs recorded before it): `enqueue`."""
     forked_from: ForkedFrom | None = None
     """Set when the session is a fork (`fork_session`): its `history` is that session's turns."""
+    search_attributes: bool = False
+    """With no `timings`: the client found sessionflow's search attributes registered, so the
+    configuration the worker's flow gives is used with `SessionRunConfig.search_attributes`."""
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -49,6 +49,7 @@ def save_scripted_flow(
     continue_as_new_after_events: int = 10_000,
     redis_url: str | None = None,
     max_continues_per_turn: int = 8,
+    task_queue: str | None = None,
 ) -> AgentSessionFlow:
     """Write `flow.json` for worker children and return the flow for the test process."""
     state_dir.mkdir(parents=True, exist_ok=True)
@@ -68,6 +69,7 @@ def save_scripted_flow(
         "continue_as_new_after_events": continue_as_new_after_events,
         "redis_url": redis_url,
         "max_continues_per_turn": max_continues_per_turn,
+        "task_queue": task_queue,
     }
     (state_dir / "flow.json").write_text(json.dumps(spec))
     return load_scripted_flow(state_dir)
@@ -100,6 +102,7 @@ def load_scripted_flow(state_dir: Path) -> AgentSessionFlow:
         options=options,
         continue_as_new_after_events=spec["continue_as_new_after_events"],
         delta_transport=transport,
+        task_queue=spec.get("task_queue"),
     )
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 import uuid
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -13,7 +13,8 @@ from temporalio.common import TypedSearchAttributes, WorkflowIDReusePolicy
 from temporalio.exceptions import WorkflowAlreadyStartedError
 from temporalio.service import RPCError, RPCStatusCode
 
-from sessionflow.kit._flow import AgentSessionFlow
+from sessionflow.kit._deltas import DeltaTransport, InProcessDeltaBus
+from sessionflow.kit._flow import AgentSessionFlow, check_flow_name
 from sessionflow.session.bodies import fits_inline
 from sessionflow.session.double_texting import DoubleTexting, double_texting_of
 from sessionflow.session.errors import UserError
@@ -22,6 +23,7 @@ from sessionflow.session.fork import ForkedFrom, UnknownSessionError, check_fork
 from sessionflow.session.messages import AgentMessage, FrameworkMessage, MessageRole
 from sessionflow.session.model import SessionModel
 from sessionflow.session.state import AgentMessagesPage, AgentSnapshot
+from sessionflow.session.turn_result import TurnResult
 from sessionflow.temporal._payloads import (
     CANCEL_TURN,
     GET_AGENT_SNAPSHOT,
@@ -42,6 +44,7 @@ from sessionflow.temporal.client._fork import fork_messages
 from sessionflow.temporal.client._live_order import interleave
 from sessionflow.temporal.client._rejected import raise_rejected_message
 from sessionflow.temporal.client._start_history import StartHistory, start_history
+from sessionflow.temporal.client._turns import OnInterrupt, follow_turn
 from sessionflow.temporal.storage._bodies import BodyStore, StoreScope, inline_limit
 from sessionflow.temporal.storage._media import media_ref
 from sessionflow.temporal.worker._run_config import run_config
@@ -64,12 +67,87 @@ def validate_session_id(session_id: str) -> str:
 
 
 class AgentSessionClient:
-    """The RPCs of a session. Mutations are Temporal Updates; reads are Queries."""
+    """The RPCs of a session. Mutations are Temporal Updates; reads are Queries.
 
-    def __init__(self, client: Client, flow: AgentSessionFlow) -> None:
+    Give it the flow, or only its flow type: a process that just talks to sessions (a web
+    backend) then needs neither the framework nor the agent. Without the flow, the worker
+    builds each user message and says the session's configuration; with it, the client
+    builds small user messages itself, sparing each turn that step.
+    """
+
+    def __init__(
+        self,
+        client: Client,
+        flow: AgentSessionFlow | str,
+        *,
+        task_queue: str | None = None,
+        delta_transport: DeltaTransport | None = None,
+    ) -> None:
+        """Args:
+        client: a client to the flow's namespace (`connect`, or ``Client.connect`` with
+            `SessionflowPlugin`).
+        flow: the flow, or its flow type.
+        task_queue: the flow's task queue; by default the flow's (its flow type).
+        delta_transport: where the workers publish live deltas; by default the flow's, else
+            the process-wide in-process bus.
+        """
         self.client = client
-        self.flow = flow
+        self.flow: AgentSessionFlow | None = None if isinstance(flow, str) else flow
+        self.flow_type = check_flow_name("flow_type", flow) if isinstance(flow, str) else flow.flow_type
+        default_queue = self.flow.task_queue if self.flow is not None else self.flow_type
+        self.task_queue = check_flow_name("task_queue", task_queue or default_queue)
+        self.delta_transport: DeltaTransport = delta_transport or (
+            self.flow.delta_transport if self.flow is not None else InProcessDeltaBus.shared()
+        )
         self._search_attributes: bool | None = None
+
+    async def run_turn(
+        self,
+        session_id: str,
+        text: str,
+        *,
+        on_interrupt: OnInterrupt | None = None,
+        settings: Mapping[str, Any] | None = None,
+        timeout: float | None = None,
+    ) -> TurnResult:
+        """Send `text` and wait for the turn it starts to end; its `TurnResult`.
+
+        A new `session_id` starts the session; an existing one gets the message (queued
+        behind a running turn, as the session's double-texting policy says). `settings`
+        apply to this turn. `on_interrupt(interrupt)` is called, sync or async, for each
+        approval or question the turn raises, and returns ``True`` (approve), ``False``
+        (reject), an answer (a question's text) or a `Rejection` with a reason. Without it,
+        the call returns at the first interrupt with status ``waiting`` and the interrupts
+        in `TurnResult.interrupts`; answer them with `resolve_interrupt`.
+
+        It only reads the session (Queries), so it survives a worker's restart and waits for
+        the next worker. Past `timeout` seconds it raises `TimeoutError`; the turn goes on.
+        Raises `SessionStoppedError` for a stopped session and `MessageRejectedError` when a
+        busy session's policy refuses the message.
+        """
+        result: TurnResult | None = None
+        async for item in self.stream_turn(
+            session_id, text, on_interrupt=on_interrupt, settings=settings, timeout=timeout
+        ):
+            if isinstance(item, TurnResult):
+                result = item
+        assert result is not None  # the stream always ends with the result
+        return result
+
+    def stream_turn(
+        self,
+        session_id: str,
+        text: str,
+        *,
+        on_interrupt: OnInterrupt | None = None,
+        settings: Mapping[str, Any] | None = None,
+        timeout: float | None = None,
+    ) -> AsyncIterator[AgentEvent | TurnResult]:
+        """`run_turn`, yielding the turn's events as they come (text deltas, tool calls,
+        interrupts: `AgentEvent`s of this turn only) and, last, its `TurnResult`."""
+        return follow_turn(
+            self, session_id, text, on_interrupt=on_interrupt, settings=settings, timeout=timeout
+        )
 
     async def start_session(
         self,
@@ -100,9 +178,7 @@ class AgentSessionClient:
         text = (
             initial_message if initial_message and SessionModel.is_acceptable_text(initial_message) else None
         )
-        scope = StoreScope(
-            namespace=self.client.namespace, session_id=session_id, flow_type=self.flow.flow_type
-        )
+        scope = StoreScope(namespace=self.client.namespace, session_id=session_id, flow_type=self.flow_type)
         start = await start_history(history, BodyStore.of(self.client), scope)
         await self._start(
             session_id,
@@ -125,16 +201,18 @@ class AgentSessionClient:
         double_texting: DoubleTexting,
         forked_from: ForkedFrom | None,
     ) -> None:
-        config = run_config(self.flow)
+        # Without the flow, the session asks its worker's flow for its configuration.
+        config = run_config(self.flow) if self.flow is not None else None
         attributes: TypedSearchAttributes | None = None
-        if await self.uses_search_attributes():
+        searchable = await self.uses_search_attributes()
+        if searchable:
             # The session then keeps its state and last activity current (`search_attributes`).
-            config = replace(config, search_attributes=True)
+            config = replace(config, search_attributes=True) if config is not None else None
             user = (environment or {}).get("user") or (environment or {}).get("user_name")
-            attributes = start_attributes(self.flow.flow_type, user)
+            attributes = start_attributes(self.flow_type, user)
         try:
             await self.client.start_workflow(
-                self.flow.flow_type,
+                self.flow_type,
                 SessionStartInput(
                     timings=config,
                     initial_message=text,
@@ -146,9 +224,10 @@ class AgentSessionClient:
                     # Recorded only when it says something, as inputs before it were.
                     double_texting=None if double_texting is DoubleTexting.ENQUEUE else double_texting,
                     forked_from=forked_from,
+                    search_attributes=searchable and config is None,
                 ),
                 id=session_id,
-                task_queue=self.flow.task_queue,
+                task_queue=self.task_queue,
                 id_reuse_policy=WorkflowIDReusePolicy.REJECT_DUPLICATE,
                 search_attributes=attributes,
             )
@@ -184,7 +263,7 @@ class AgentSessionClient:
             raise
         turn = check_fork_turn(session_id, at_turn, ended_turns(original.state))
         scope = StoreScope(
-            namespace=self.client.namespace, session_id=new_session_id, flow_type=self.flow.flow_type
+            namespace=self.client.namespace, session_id=new_session_id, flow_type=self.flow_type
         )
         bodies = BodyStore.of(self.client)
 
@@ -256,7 +335,7 @@ class AgentSessionClient:
         payload store (it cannot tell the limit), or a runner that fails (its step reports it).
         """
         storage = self.client.data_converter.external_storage
-        if storage is None:
+        if storage is None or self.flow is None:
             return None
         try:
             message = self.flow.runner.build_user_message(text)
@@ -394,9 +473,7 @@ class AgentSessionClient:
         bodies = BodyStore.of(self.client)
         if bodies is None:
             raise UserError("images need a payload store, and this client has none")
-        scope = StoreScope(
-            namespace=self.client.namespace, session_id=session_id, flow_type=self.flow.flow_type
-        )
+        scope = StoreScope(namespace=self.client.namespace, session_id=session_id, flow_type=self.flow_type)
         return media_ref(await bodies.put(data, scope), media_type)
 
     async def list_agent_events(
@@ -422,7 +499,7 @@ class AgentSessionClient:
 
     async def events(
         self, session_id: str, *, after: int = 0, poll_interval: float = 0.1
-    ) -> AsyncIterator[AgentEvent]:
+    ) -> AsyncGenerator[AgentEvent]:
         """Follow a session: durable events from offset `after`, and live deltas as they come.
 
         Durable events carry an `offset`; pass the last one seen as `after` to resume after a
@@ -434,7 +511,7 @@ class AgentSessionClient:
         worker's restart: while no worker answers the session's queries, it waits (up to
         `_ABSENT_WORKER_WAIT` between tries) and asks again.
         """
-        transport = self.flow.delta_transport
+        transport = self.delta_transport
         offset = after
         live_seen: set[tuple[str, int]] = set()
         async with transport.subscribe(session_id) as live:

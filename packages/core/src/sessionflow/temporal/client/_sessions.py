@@ -163,7 +163,7 @@ async def list_sessions(
     if flow_type is None:
         if sessions is None:
             raise ValueError("list_sessions needs a flow_type when given a Temporal client")
-        flow_type = sessions.flow.flow_type
+        flow_type = sessions.flow_type
     if limit is not None and limit < 1:
         raise ValueError("limit must be at least 1")
     if state is None and user is None and since is None:

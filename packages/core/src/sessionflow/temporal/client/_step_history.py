@@ -11,7 +11,7 @@ from temporalio.api.failure.v1 import Failure
 from temporalio.api.history.v1 import MarkerRecordedEventAttributes
 from temporalio.client import Client
 
-from sessionflow.temporal._payloads import BUILD_USER_MESSAGE
+from sessionflow.temporal._payloads import BUILD_USER_MESSAGE, FLOW_RUN_CONFIG
 
 __all__ = ["StepHistoryEntry", "history_size", "read_step_history"]
 
@@ -127,8 +127,10 @@ def _local_step(marker: MarkerRecordedEventAttributes) -> _Step | None:
     if not isinstance(loaded, dict):
         return None
     data = cast(dict[str, object], loaded)
-    if data.get("activity_type") == BUILD_USER_MESSAGE:
-        return None  # it shapes the user's message as the turn starts: not a model or tool step
+    if data.get("activity_type") in (BUILD_USER_MESSAGE, FLOW_RUN_CONFIG):
+        # They shape the user's message as the turn starts, and the session's configuration
+        # as it starts: not model or tool steps.
+        return None
     failed = marker.HasField("failure")
     return _Step(
         step_type=str(data.get("activity_type", "")),

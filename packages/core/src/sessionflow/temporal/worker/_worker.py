@@ -1,35 +1,24 @@
-"""Serving flows: one Temporal worker per flow type, in this process."""
+"""Serving flows in this process: one plain Temporal worker per task queue, through the plugin."""
 
 from __future__ import annotations
 
 import asyncio
-import importlib.metadata
 import os
 import signal
-from collections.abc import Callable, Sequence
-from contextlib import AsyncExitStack, nullcontext
+from collections.abc import Sequence
 from datetime import timedelta
-from typing import Any
 
 from temporalio.client import Client
 from temporalio.worker import Worker
-from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
 
 from sessionflow.kit._flow import AgentSessionFlow
-from sessionflow.temporal._telemetry import worker_interceptors
-from sessionflow.temporal.activities._model_call_gate import ModelCallGate
-from sessionflow.temporal.activities._model_step import ModelStepActivities
-from sessionflow.temporal.activities._step_context import StepContext
-from sessionflow.temporal.activities._tool_step import ToolStepActivities
-from sessionflow.temporal.activities._user_message_step import UserMessageActivities
-from sessionflow.temporal.activities._verify_step import VerifyStepActivities
+from sessionflow.temporal._plugin import SessionflowPlugin, default_build_id
 from sessionflow.temporal.client._connection import DEFAULT_SERVER_ADDRESS, connect, with_payload_store
 from sessionflow.temporal.storage._payload_store import PayloadStore
 from sessionflow.temporal.worker._deployment import BUILD_ID_ENV, WorkerDeployment
 from sessionflow.temporal.worker._model_call_limits import ModelCallLimits
 from sessionflow.temporal.worker._shutdown import SHUTDOWN_GRACE_ENV, exit_worker_process, shutdown_grace
 from sessionflow.temporal.worker._sticky import sticky_queue_timeout
-from sessionflow.temporal.workflow._workflow import AgentSessionWorkflow
 
 __all__ = [
     "DEFAULT_SERVER_ADDRESS",
@@ -37,51 +26,11 @@ __all__ = [
     "WorkerDeployment",
     "build_workers",
     "connect",
-    "default_build_id",
     "exit_worker_process",
     "run_agent_worker",
     "serve_agent_flows",
     "shutdown_grace",
 ]
-
-
-def default_build_id() -> str:
-    """``sessionflow-<version>``: the build ID a worker reports unless told its deployment's.
-
-    Temporal's own default hashes the bytecode of every loaded module when a worker is
-    built: 2-11 s with the agent SDKs imported (and every module compiled again where no
-    ``.pyc`` is written), on every worker start and every SIGKILL recovery. Without worker
-    versioning a build ID only names the code in the history (Temporal's reset by build
-    ID), so a deploy that wants that passes its own, such as a commit hash.
-    """
-    try:
-        return f"sessionflow-{importlib.metadata.version('sessionflow')}"
-    except importlib.metadata.PackageNotFoundError:
-        return "sessionflow-unknown"
-
-
-def sandbox_runner() -> SandboxedWorkflowRunner:
-    # The session model is pure and deterministic; passing it through skips re-importing it
-    # for every workflow run and keeps one class identity for the data converter.
-    return SandboxedWorkflowRunner(
-        restrictions=SandboxRestrictions.default.with_passthrough_modules("sessionflow")
-    )
-
-
-def flow_activities(
-    flow: AgentSessionFlow, client: Client, model_calls: ModelCallGate | None = None
-) -> list[Callable[..., Any]]:
-    """The activities of one flow on one worker: each kind of step's, sharing one payload store."""
-    steps = StepContext(flow, client)
-    model = ModelStepActivities(steps, model_calls)
-    tools = ToolStepActivities(steps)
-    return [
-        UserMessageActivities(steps).build_user_message,
-        model.run_model,
-        tools.call_tool,
-        tools.call_single_attempt_tool,
-        VerifyStepActivities(steps).verify_tool,
-    ]
 
 
 def build_workers(
@@ -97,7 +46,10 @@ def build_workers(
     tracing: bool | None = None,
     shutdown_grace_period: timedelta | float | None = None,
 ) -> list[Worker]:
-    """One worker per flow type. Activity slots bound the largest parallel tool batch.
+    """One worker per task queue, each a plain `Worker` with a `SessionflowPlugin` for its flows.
+
+    Flows that name one task queue share its worker. Activity slots bound the largest
+    parallel tool batch.
 
     `payloads` names the payload store (see `with_payload_store`: the client's own, else
     ``$SESSIONFLOW_PAYLOADS`` or the default folder). `build_id` names the deployed code
@@ -113,8 +65,13 @@ def build_workers(
     ``$SESSIONFLOW_STICKY_QUEUE_TIMEOUT`` shortens how long a dead worker's cached sessions
     wait before another worker takes them (see `_sticky`).
     """
+    if any(isinstance(plugin, SessionflowPlugin) for plugin in client.config()["plugins"]):
+        raise ValueError(
+            "this client already carries a SessionflowPlugin: build plain temporalio Workers on it "
+            "(Worker(client, task_queue=...)) instead of build_workers"
+        )
     client = with_payload_store(client, payloads)
-    model_calls = ModelCallGate(model_call_limits or ModelCallLimits.from_env())
+    plugin = SessionflowPlugin(flows, payloads=payloads, tracing=tracing, model_call_limits=model_call_limits)
     deployment = deployment or WorkerDeployment.from_environment()
     if deployment is not None and build_id is not None and build_id != deployment.build_id:
         raise ValueError(f"build_id {build_id!r} differs from the deployment's {deployment.build_id!r}")
@@ -122,28 +79,20 @@ def build_workers(
     deployment_config = deployment.worker_config() if deployment is not None else None
     if deployment is None:
         build_id = build_id or os.environ.get(BUILD_ID_ENV, "").strip() or default_build_id()
-    interceptors = worker_interceptors(client, tracing)
     grace = shutdown_grace(shutdown_grace_period)
     sticky = sticky_queue_timeout()
-    seen: set[str] = set()
     workers: list[Worker] = []
-    for flow in flows:
-        if flow.task_queue in seen:
-            raise ValueError(f"flow type {flow.flow_type!r} is given twice")
-        seen.add(flow.task_queue)
+    for task_queue in dict.fromkeys(flow.task_queue for flow in flows):
         workers.append(
             Worker(
                 client,
-                task_queue=flow.task_queue,
-                workflows=[AgentSessionWorkflow],
-                activities=flow_activities(flow, client, model_calls),
-                workflow_runner=sandbox_runner(),
+                task_queue=task_queue,
+                plugins=[plugin],
                 max_concurrent_activities=max_concurrent_activities,
                 max_concurrent_local_activities=max_concurrent_activities,
                 max_cached_workflows=max_cached_workflows,
                 build_id=None if deployment is not None else build_id,
                 deployment_config=deployment_config,
-                interceptors=interceptors,
                 graceful_shutdown_timeout=grace,
                 sticky_queue_schedule_to_start_timeout=sticky,
             )
@@ -180,23 +129,18 @@ async def serve_agent_flows(
         shutdown_grace_period=shutdown_grace_period,
     )
     stop = stop or asyncio.Event()
-    async with AsyncExitStack() as scopes:
-        # Each runner's worker scope (`AgentFrameworkRunner.worker_scope`) outlives its workers.
-        # A runner that implements the protocol without subclassing it may lack one.
-        for flow in flows:
-            scope = getattr(flow.runner, "worker_scope", None)
-            await scopes.enter_async_context(scope() if scope is not None else nullcontext())
-        runs = [asyncio.create_task(worker.run()) for worker in workers]
-        try:
-            waiter = asyncio.create_task(stop.wait())
-            done, _ = await asyncio.wait([waiter, *runs], return_when=asyncio.FIRST_COMPLETED)
-            for task in done:
-                if task is not waiter:
-                    task.result()
-        finally:
-            await asyncio.gather(*(worker.shutdown() for worker in workers), return_exceptions=True)
-            for run in runs:
-                run.cancel()
+    # Each worker's run enters its flows' runner scopes (`SessionflowPlugin.run_worker`).
+    runs = [asyncio.create_task(worker.run()) for worker in workers]
+    try:
+        waiter = asyncio.create_task(stop.wait())
+        done, _ = await asyncio.wait([waiter, *runs], return_when=asyncio.FIRST_COMPLETED)
+        for task in done:
+            if task is not waiter:
+                task.result()
+    finally:
+        await asyncio.gather(*(worker.shutdown() for worker in workers), return_exceptions=True)
+        for run in runs:
+            run.cancel()
 
 
 def run_agent_worker(

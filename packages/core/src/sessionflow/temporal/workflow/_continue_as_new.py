@@ -6,24 +6,42 @@ when its history grows long, or onto a new current version of the worker deploym
 
 from __future__ import annotations
 
+from dataclasses import replace
+from datetime import timedelta
 from typing import NoReturn
 
 from temporalio import workflow
+from temporalio.common import RetryPolicy
 
 with workflow.unsafe.imports_passed_through():
     from sessionflow.session.double_texting import DoubleTexting
     from sessionflow.session.memory import MemoryStore
     from sessionflow.session.queued_message import QueuedUserMessage
-    from sessionflow.temporal._payloads import SessionStartInput
+    from sessionflow.temporal._payloads import FLOW_RUN_CONFIG, SessionRunConfig, SessionStartInput
     from sessionflow.temporal.workflow._context import SessionContext
 
 VERSION_UPGRADE_PATCH = "sessionflow-version-upgrade"
 """Marks runs that continued as new onto a new current worker deployment version (issue 26)."""
 
 
-def begin_run(session: SessionContext, start: SessionStartInput) -> None:
+async def run_config_of(start: SessionStartInput) -> SessionRunConfig:
+    """The run's configuration: its input's, else (a client that had only the flow type
+    started the session) what the worker's flow says, recorded once in this history."""
+    if start.timings is not None:
+        return start.timings
+    config = await workflow.execute_local_activity(
+        FLOW_RUN_CONFIG,
+        result_type=SessionRunConfig,
+        start_to_close_timeout=timedelta(seconds=30),
+        # A worker of the queue that does not serve this flow fails it retryably: another may.
+        retry_policy=RetryPolicy(maximum_interval=timedelta(seconds=10)),
+    )
+    return replace(config, search_attributes=start.search_attributes)
+
+
+def begin_run(session: SessionContext, start: SessionStartInput, config: SessionRunConfig) -> None:
     """Set up the run from its input: the model the previous run carried, or a new session's."""
-    session.config = start.timings
+    session.config = config
     session.environment = dict(start.environment)
     session.nonce = start.session_nonce or str(workflow.uuid4())
     if start.carried is not None:
@@ -40,8 +58,8 @@ def begin_run(session: SessionContext, start: SessionStartInput) -> None:
                     message=start.initial_user_message,
                 )
             )
-    session.model.event_log.max_bytes = start.timings.event_retention_bytes
-    memory = start.timings.memory
+    session.model.event_log.max_bytes = config.event_retention_bytes
+    memory = config.memory
     if memory is not None and session.model.memory is None:
         session.model.memory = MemoryStore(
             owner=start.environment.get("user", "user"),

@@ -14,7 +14,7 @@ from pathlib import Path
 from temporalio.client import Client, WorkflowHistory
 from temporalio.worker import Replayer
 
-from sessionflow.temporal.worker._worker import sandbox_runner
+from sessionflow.temporal._plugin import sandbox_runner
 from sessionflow.temporal.workflow._workflow import AgentSessionWorkflow
 
 __all__ = ["export_history", "replay_histories"]

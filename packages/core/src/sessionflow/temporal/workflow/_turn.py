@@ -51,7 +51,7 @@ class TurnDriver:
         session = self._session
         model = session.model
         cancel = session.cancel
-        model.begin_turn(workflow.now())
+        model.begin_turn(workflow.now(), message_id=queued.message_id)
         model.turn_settings = dict(queued.settings)
         self._visibility.show_state()
         model.media += [image for image in queued.images if is_media_ref(image) and image not in model.media]

@@ -17,7 +17,7 @@ with workflow.unsafe.imports_passed_through():
     from sessionflow.session.state import AgentSnapshot
     from sessionflow.temporal._payloads import SessionStartInput
     from sessionflow.temporal.workflow._context import SessionContext
-    from sessionflow.temporal.workflow._continue_as_new import Continuation, begin_run
+    from sessionflow.temporal.workflow._continue_as_new import Continuation, begin_run, run_config_of
     from sessionflow.temporal.workflow._handlers import SessionHandlers
     from sessionflow.temporal.workflow._tool_calls import ToolCalls
     from sessionflow.temporal.workflow._turn import TurnDriver
@@ -39,7 +39,7 @@ class AgentSessionWorkflow(SessionHandlers):
     async def run(self, args: Sequence[RawValue]) -> AgentSnapshot:
         start = workflow.payload_converter().from_payload(args[0].payload, SessionStartInput)
         session = self._session
-        begin_run(session, start)
+        begin_run(session, start, await run_config_of(start))
         session.started = True
         self._visibility.show_state()
         while True:
