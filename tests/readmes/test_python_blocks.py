@@ -3,10 +3,11 @@
 Blocks come from README.md and packages/*/README.md. A block that is deliberately a
 fragment (an API shape, a continuation of an earlier block) has ``<!-- fragment -->``
 on the line before it and is left out; nothing else is. Each block runs in a fresh
-interpreter against this run's Temporal dev server (``SESSIONFLOW_SERVER_ADDRESS``)
-and the scripted model server: every provider variable points at it (OpenAI and
-Anthropic base URLs and keys), and it answers any request that has no script with a
-short text reply, so a snippet that starts a real turn finishes it offline.
+interpreter against this run's Temporal dev server (``SESSIONFLOW_SERVER_ADDRESS``, and
+``TEMPORAL_ADDRESS`` for a block that reads Temporal's own configuration) and the
+scripted model server: every provider variable points at it (OpenAI and Anthropic base
+URLs and keys), and it answers any request that has no script with a short text reply,
+so a snippet that starts a real turn finishes it offline. No block names a test helper.
 """
 
 from __future__ import annotations
@@ -78,6 +79,9 @@ async def test_the_block_runs_as_written(
     script.write_text(block.code)
     env = {
         "SESSIONFLOW_SERVER_ADDRESS": temporal_address,
+        # A block written as a Temporal user writes it reads Temporal's own configuration.
+        "TEMPORAL_ADDRESS": temporal_address,
+        "TEMPORAL_NAMESPACE": "default",
         "OPENAI_BASE_URL": model_server.base_url(key),
         "OPENAI_API_KEY": "unused",
         "ANTHROPIC_BASE_URL": model_server.base_url(key, api="anthropic"),

@@ -33,6 +33,13 @@ HERE = Path(__file__).parent / "histories"
 
 SCENARIOS: dict[str, tuple[list[list[dict[str, Any]]], dict[str, Any]]] = {
     "text-turn": ([[{"text": "hello", "deltas": ["hel", "lo"]}], [{"text": "again"}]], {}),
+    "flow-type-client": (
+        [
+            [{"tool_calls": [{"id": "r", "name": "lookup", "arguments": {"q": 1}}]}, {"text": "found"}],
+            [{"text": "bye"}],
+        ],
+        {"lookup": {"effect": "read"}},
+    ),
     "tools-and-approval": (
         [
             [
@@ -247,6 +254,11 @@ HISTORIES: dict[str, list[FrameworkMessage]] = {
 EARLY_ANSWERS = {"early-answer": ("early", "turn-1:w")}
 """Scenarios whose first model step waits at a gate until an answer naming its call was sent."""
 
+BY_FLOW_TYPE = {"flow-type-client"}
+"""Scenarios whose client has only the flow type: the session asks its worker for its
+configuration (FlowRunConfig) and builds every user message; later turns are sent as
+`run_turn` sends them, with a message ID."""
+
 
 async def record(names: list[str]) -> None:
     with tempfile.TemporaryDirectory() as folder:
@@ -272,7 +284,9 @@ async def record(names: list[str]) -> None:
                     if names and name not in names:
                         continue
                     write_script(root / "state", name, turns, tools)
-                    await sessions.start_session(name, "start", history=HISTORIES.get(name, ()))
+                    by_type = name in BY_FLOW_TYPE
+                    talker = AgentSessionClient(client, flow.flow_type) if by_type else sessions
+                    await talker.start_session(name, "start", history=HISTORIES.get(name, ()))
                     early: asyncio.Task[bool] | None = None
                     if name in EARLY_ANSWERS:
                         gate_name, interrupt_id = EARLY_ANSWERS[name]
@@ -287,7 +301,8 @@ async def record(names: list[str]) -> None:
                             raise RuntimeError(f"{name}: the early answer was refused")
                     for turn in range(1, len(turns) + 1):
                         if turn > 1:
-                            await sessions.send_user_message(name, f"turn {turn}")
+                            message_id = f"message-{turn}" if by_type else None
+                            await talker.send_user_message(name, f"turn {turn}", message_id=message_id)
                         while True:
                             snapshot = await sessions.get_agent_snapshot(name)
                             for interrupt in snapshot.pending_interrupts:

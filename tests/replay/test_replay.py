@@ -33,6 +33,7 @@ def test_recorded_histories_exist() -> None:
         "search-attributes",
         "double-texting",
         "forked-session",
+        "flow-type-client",
     }
 
 

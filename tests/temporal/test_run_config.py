@@ -46,4 +46,5 @@ def test_a_recorded_start_input_reads_and_writes_back_the_same_json() -> None:
         "history_index_ref",
         "double_texting",
         "forked_from",
+        "search_attributes",
     }
