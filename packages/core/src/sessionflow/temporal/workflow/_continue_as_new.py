@@ -23,6 +23,9 @@ with workflow.unsafe.imports_passed_through():
 VERSION_UPGRADE_PATCH = "sessionflow-version-upgrade"
 """Marks runs that continued as new onto a new current worker deployment version (issue 26)."""
 
+MID_TURN_PATCH = "sessionflow-mid-turn-continue"
+"""Marks runs that continued as new inside a turn, between two of its steps (issue 41)."""
+
 
 async def run_config_of(start: SessionStartInput) -> SessionRunConfig:
     """The run's configuration: its input's, else (a client that had only the flow type
@@ -108,10 +111,29 @@ class Continuation:
             or info.get_current_history_length() >= self._session.settings.continue_as_new_after_events
         )
 
+    async def continue_mid_turn(self) -> None:
+        """Continue as new between two steps of the running turn, when the history asks for it.
+
+        Called where nothing of the turn runs: no step, no approval. The next run carries
+        the turn whole in the model (its records, counts, budget spent, queue and events)
+        and goes on with it (`TurnDriver.resume`). Returns when the run does not move: the
+        history is short enough, the run was recorded before this code, or a cancel came
+        in while handlers finished (the turn unwinds here, so the cancel is not lost).
+        """
+        if not self.should_continue_as_new() or not workflow.patched(MID_TURN_PATCH):
+            return
+        await workflow.wait_condition(workflow.all_handlers_finished)
+        if self._session.cancel.requested:
+            return
+        self._carry_over(upgrade=False)
+
     async def continue_as_new(self, *, upgrade: bool) -> NoReturn:
         """Carry the model to the next run, once every handler has finished."""
-        session = self._session
         await workflow.wait_condition(workflow.all_handlers_finished)
+        self._carry_over(upgrade=upgrade)
+
+    def _carry_over(self, *, upgrade: bool) -> NoReturn:
+        session = self._session
         workflow.continue_as_new(
             SessionStartInput(
                 timings=session.settings,

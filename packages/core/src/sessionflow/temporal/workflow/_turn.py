@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable
 from dataclasses import replace
 from datetime import timedelta
 
@@ -27,6 +28,7 @@ with workflow.unsafe.imports_passed_through():
     from sessionflow.temporal._summaries import model_name_of, model_summary
     from sessionflow.temporal.workflow._cancel import TURN_CANCELLED, TurnCancelled
     from sessionflow.temporal.workflow._context import SessionContext
+    from sessionflow.temporal.workflow._continue_as_new import Continuation
     from sessionflow.temporal.workflow._failures import describe_failure
     from sessionflow.temporal.workflow._tool_calls import ToolCalls
     from sessionflow.temporal.workflow._visibility import Visibility
@@ -35,10 +37,13 @@ with workflow.unsafe.imports_passed_through():
 class TurnDriver:
     """Runs the session's turns one at a time; each ends completed, stopped or failed, never raising."""
 
-    def __init__(self, session: SessionContext, tools: ToolCalls, visibility: Visibility) -> None:
+    def __init__(
+        self, session: SessionContext, tools: ToolCalls, visibility: Visibility, continuation: Continuation
+    ) -> None:
         self._session = session
         self._tools = tools
         self._visibility = visibility
+        self._continuation = continuation
         self._model_calls = 0
 
     def start(self, queued: QueuedUserMessage) -> asyncio.Task[None]:
@@ -47,56 +52,82 @@ class TurnDriver:
         self._model_calls = 0
         return asyncio.create_task(self._run_turn(queued))
 
+    def resume(self) -> asyncio.Task[None]:
+        """Go on with the turn the previous run carried: it continued as new between two steps.
+
+        Nothing of the turn was running then (no step, no approval, no cancel), and every
+        count the turn keeps is in the carried model; the steps' IDs go on from it.
+        """
+        self._session.cancel.requested = False
+        self._model_calls = self._session.model.turn_model_calls
+        return asyncio.create_task(self._guarded(self._steps()))
+
     async def _run_turn(self, queued: QueuedUserMessage) -> None:
         session = self._session
         model = session.model
-        cancel = session.cancel
         model.begin_turn(workflow.now(), message_id=queued.message_id)
         model.turn_settings = dict(queued.settings)
         self._visibility.show_state()
         model.media += [image for image in queued.images if is_media_ref(image) and image not in model.media]
+        await self._guarded(self._first_steps(queued))
+
+    async def _first_steps(self, queued: QueuedUserMessage) -> None:
+        user_message = queued.message
+        if user_message is None or not _usable_client_message(user_message, queued):
+            user_message = await self._build_user_message(queued.text, queued.images)
+        self._session.model.store_user_message(user_message)
+        await self._steps()
+
+    async def _steps(self) -> None:
+        """Model steps and their tool calls until the turn ends; between two steps, the run
+        may continue as new (`Continuation.continue_mid_turn`), carrying the turn."""
+        session = self._session
+        model = session.model
+        cancel = session.cancel
         budget = session.config.budget if session.config is not None else None
-        try:
-            user_message = queued.message
-            if user_message is None or not _usable_client_message(user_message, queued):
-                user_message = await self._build_user_message(queued.text, queued.images)
-            model.store_user_message(user_message)
-            while True:
-                cancel.raise_if_requested()
-                over = model.budget_stop_before_model_call(budget, workflow.now())
-                if over is not None:
-                    await self._stop_turn(over[0].value, over[1])
-                    return
-                result = await self._run_model()
-                if result.completed is not None:
-                    model.complete_turn(result.completed, budget)
-                    workflow_count(TURNS, {"outcome": "completed"})
-                    if result.index_ref is not None:
-                        model.record_index(result.index_ref, result.index_count, result.index_digest)
-                    return
-                if result.continued is not None:
-                    # The next pass of the loop is the next model call: its own step, with
-                    # the budget checks and the cancel check of any model call.
-                    model.continue_model(
-                        result.continued, max_continues=session.settings.max_continues_per_turn, budget=budget
-                    )
-                    if model.stop_reason is not None:
-                        await self._stop_turn(model.stop_reason, model.stop_detail)
-                        return
-                    continue
-                assert result.requested is not None
-                records = model.request_tools(
-                    result.requested, now=workflow.now(), deadline=self._interrupt_deadline(), budget=budget
+        while True:
+            await self._continuation.continue_mid_turn()
+            cancel.raise_if_requested()
+            over = model.budget_stop_before_model_call(budget, workflow.now())
+            if over is not None:
+                await self._stop_turn(over[0].value, over[1])
+                return
+            result = await self._run_model()
+            if result.completed is not None:
+                model.complete_turn(result.completed, budget)
+                workflow_count(TURNS, {"outcome": "completed"})
+                if result.index_ref is not None:
+                    model.record_index(result.index_ref, result.index_count, result.index_digest)
+                return
+            if result.continued is not None:
+                # The next pass of the loop is the next model call: its own step, with
+                # the budget checks and the cancel check of any model call.
+                model.continue_model(
+                    result.continued, max_continues=session.settings.max_continues_per_turn, budget=budget
                 )
-                # Calls that passed every check run even when the batch also asked for one
-                # that must not; the turn stops after them, before the next model call.
-                await self._tools.run(records)
                 if model.stop_reason is not None:
-                    cancel.raise_if_requested()
                     await self._stop_turn(model.stop_reason, model.stop_detail)
                     return
+                continue
+            assert result.requested is not None
+            records = model.request_tools(
+                result.requested, now=workflow.now(), deadline=self._interrupt_deadline(), budget=budget
+            )
+            # Calls that passed every check run even when the batch also asked for one
+            # that must not; the turn stops after them, before the next model call.
+            await self._tools.run(records)
+            if model.stop_reason is not None:
                 cancel.raise_if_requested()
-                model.resume_model()
+                await self._stop_turn(model.stop_reason, model.stop_detail)
+                return
+            cancel.raise_if_requested()
+            model.resume_model()
+
+    async def _guarded(self, work: Awaitable[None]) -> None:
+        """Run the turn's `work`, ending the turn as failed or cancelled when it raises."""
+        cancel = self._session.cancel
+        try:
+            await work
         except TurnCancelled:
             await self._fail_turn(TURN_CANCELLED, reason="cancelled")
         except asyncio.CancelledError:

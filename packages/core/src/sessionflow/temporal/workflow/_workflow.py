@@ -32,7 +32,9 @@ class AgentSessionWorkflow(SessionHandlers):
         self._session = SessionContext()
         self._visibility = Visibility(self._session)
         self._continuation = Continuation(self._session)
-        self._turns = TurnDriver(self._session, ToolCalls(self._session, self._visibility), self._visibility)
+        self._turns = TurnDriver(
+            self._session, ToolCalls(self._session, self._visibility), self._visibility, self._continuation
+        )
         self._turn_task: asyncio.Task[None] | None = None
 
     @workflow.run
@@ -42,6 +44,9 @@ class AgentSessionWorkflow(SessionHandlers):
         begin_run(session, start, await run_config_of(start))
         session.started = True
         self._visibility.show_state()
+        if session.model.turn_active:
+            # The previous run continued as new inside this turn: it goes on from there.
+            await self._run(self._turns.resume())
         while True:
             # Between turns, a new current version of the worker deployment is a reason to
             # wake up too: the session leaves the old version as soon as its turn ends.
@@ -59,10 +64,13 @@ class AgentSessionWorkflow(SessionHandlers):
                 continue
             if upgrade or self._continuation.should_continue_as_new():
                 await self._continuation.continue_as_new(upgrade=upgrade)
-            self._turn_task = self._turns.start(session.model.next_queued())
-            await self._turn_task
-            self._turn_task = None
-            self._visibility.show_state()
+            await self._run(self._turns.start(session.model.next_queued()))
         self._visibility.show_state()
         await workflow.wait_condition(workflow.all_handlers_finished)
         return session.snapshot()
+
+    async def _run(self, turn: asyncio.Task[None]) -> None:
+        self._turn_task = turn
+        await turn
+        self._turn_task = None
+        self._visibility.show_state()
