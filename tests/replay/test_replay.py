@@ -34,6 +34,9 @@ def test_recorded_histories_exist() -> None:
         "double-texting",
         "forked-session",
         "flow-type-client",
+        "long-turn-moved",
+        "long-turn-resumed",
+        "long-turn-ended",
     }
 
 
