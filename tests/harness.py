@@ -64,6 +64,7 @@ async def harness_factory(
         redis_url: str | None = None,
         payloads: PayloadStore | None = None,
         max_continues_per_turn: int = 8,
+        max_tool_calls_per_turn: int | None = None,
     ) -> Harness:
         digest = hashlib.sha256(f"{request.node.nodeid}/{len(stacks)}".encode()).hexdigest()[:12]
         state_dir = tmp_path / f"state-{len(stacks)}"
@@ -76,6 +77,7 @@ async def harness_factory(
             continue_as_new_after_events=continue_as_new_after_events,
             redis_url=redis_url,
             max_continues_per_turn=max_continues_per_turn,
+            max_tool_calls_per_turn=max_tool_calls_per_turn,
         )
         stack = AgentTestStack(state_dir, [flow], server_address=temporal_address, payloads=payloads)
         await stack.__aenter__()

@@ -7,10 +7,15 @@ if nothing happened (issue 41).
 
 from __future__ import annotations
 
+import asyncio
+
+import pytest
 from temporalio.client import Client
 
-from sessionflow import AgentEventType, TurnStatus
+from sessionflow import AgentEventType, MessageRejectedError, TurnStatus
+from sessionflow.testing import FileGate
 from tests.harness import Harness, HarnessFactory
+from tests.harness_helpers import idle_after, kill_at_gate
 from tests.scale import scaled
 
 ROUNDS = scaled(300, 300)
@@ -68,3 +73,109 @@ async def test_one_turn_of_hundreds_of_rounds_moves_between_runs(harness_factory
     snapshot = await harness.sessions.get_agent_snapshot("long-turn")
     assert snapshot.usage.requests == ROUNDS + 1
     print(f"{ROUNDS} rounds in one turn: {len(lengths)} runs, history lengths {lengths}")
+
+
+def gated(rounds: int, gates: dict[int, str]) -> list[dict[str, object]]:
+    """`rounds_script` whose model steps at the given rounds wait at a gate (first attempt only)."""
+    steps = rounds_script(rounds)
+    for index, gate in gates.items():
+        steps[index - 1] = {**steps[index - 1], "gate": gate}
+    return steps
+
+
+async def test_sigkills_around_the_moves_lose_and_repeat_nothing(harness_factory: HarnessFactory) -> None:
+    harness: Harness = await harness_factory(continue_as_new_after_events=40)
+    harness.script(
+        "turn-kill", [gated(12, {4: "k4", 5: "k5"})], {"lookup": {"effect": "read", "output": "found"}}
+    )
+    waiting = asyncio.create_task(harness.sessions.run_turn("turn-kill", "go", timeout=300))
+    for gate in ("k4", "k5"):  # the first move falls between rounds 3 and 5
+        await kill_at_gate(harness, gate)
+    result = await waiting
+    assert (result.status, result.text) == (TurnStatus.COMPLETED, "all 12 rounds done")
+    tools = harness.log.entries("tool", session="turn-kill")
+    assert sorted(r["tool_call_id"] for r in tools) == sorted(f"c{n}" for n in range(1, 13))
+    models = harness.log.entries("model", session="turn-kill")
+    # Two model steps died at their gates and ran again; nothing else repeated.
+    assert len(models) == 13 + 2
+    assert [m["attempt"] for m in models].count(2) == 2
+    assert len(await run_lengths(harness.stack.client, "turn-kill")) > 2
+
+
+@pytest.mark.parametrize(
+    ("policy", "expected"),
+    [
+        ("enqueue", ["completed", "completed"]),
+        ("interrupt", ["cancelled", "completed"]),
+        ("reject", ["completed"]),
+    ],
+)
+async def test_a_message_sent_to_a_turn_that_moves(
+    harness_factory: HarnessFactory, policy: str, expected: list[str]
+) -> None:
+    harness: Harness = await harness_factory(continue_as_new_after_events=40)
+    session_id = f"turn-msg-{policy}"
+    harness.script(
+        session_id,
+        [gated(8, {5: "held"}), [{"text": "second turn"}]],
+        {"lookup": {"effect": "read", "output": "found"}},
+    )
+    first = asyncio.create_task(harness.sessions.run_turn(session_id, "go", timeout=300))
+    gate = FileGate(harness.state_dir, "held")
+    await gate.wait_until_reached()
+    runs_before = len(await run_lengths(harness.stack.client, session_id))
+    assert runs_before > 1  # the turn moved before the message came
+    if policy == "reject":
+        with pytest.raises(MessageRejectedError):
+            await harness.sessions.send_user_message(session_id, "next", double_texting=policy)
+    else:
+        assert await harness.sessions.send_user_message(session_id, "next", double_texting=policy)
+    gate.release()
+    ended = await first
+    snapshot = await idle_after(harness, session_id, len(expected))
+    assert snapshot.state is not None and snapshot.state.turn_count == len(expected)
+    page = await harness.sessions.list_agent_events(session_id, limit=500)
+    endings = [
+        e for e in page.events if e.type in (AgentEventType.TURN_COMPLETED, AgentEventType.TURN_FAILED)
+    ]
+    while page.events:
+        page = await harness.sessions.list_agent_events(session_id, after=page.next_offset, limit=500)
+        endings += [
+            e for e in page.events if e.type in (AgentEventType.TURN_COMPLETED, AgentEventType.TURN_FAILED)
+        ]
+    outcomes = [
+        "completed" if e.type is AgentEventType.TURN_COMPLETED else str(e.data["reason"]) for e in endings
+    ]
+    assert outcomes == expected
+    assert ended.status.value == expected[0]
+    if len(expected) == 2:
+        assert snapshot.messages[-1].message.text == "second turn"
+
+
+async def test_a_cancel_while_a_moved_turn_runs_ends_it_once(harness_factory: HarnessFactory) -> None:
+    harness: Harness = await harness_factory(continue_as_new_after_events=40)
+    harness.script("turn-cancel", [gated(10, {6: "held"})], {"lookup": {"effect": "read", "output": "found"}})
+    first = asyncio.create_task(harness.sessions.run_turn("turn-cancel", "go", timeout=300))
+    gate = FileGate(harness.state_dir, "held")
+    await gate.wait_until_reached()
+    assert len(await run_lengths(harness.stack.client, "turn-cancel")) > 1  # it moved first
+    assert await harness.sessions.cancel_turn("turn-cancel")
+    gate.release()
+    result = await first
+    assert (result.status, result.stop_reason) == (TurnStatus.CANCELLED, "cancelled")
+    # The rounds before the cancel each ran their tool once; none after it.
+    tools = harness.log.entries("tool", session="turn-cancel")
+    assert sorted(r["tool_call_id"] for r in tools) == sorted(f"c{n}" for n in range(1, 6))
+
+
+async def test_a_budget_nearly_spent_before_the_move_is_kept_after_it(
+    harness_factory: HarnessFactory,
+) -> None:
+    harness: Harness = await harness_factory(continue_as_new_after_events=40, max_tool_calls_per_turn=7)
+    harness.script("turn-budget", [rounds_script(12)], {"lookup": {"effect": "read", "output": "found"}})
+    result = await harness.sessions.run_turn("turn-budget", "go", timeout=300)
+    assert (result.status, result.stop_reason) == (TurnStatus.STOPPED, "tool_budget")
+    assert len(await run_lengths(harness.stack.client, "turn-budget")) > 1
+    # Seven calls ran across the runs; the eighth was refused by the budget the move carried.
+    tools = harness.log.entries("tool", session="turn-budget")
+    assert sorted(r["tool_call_id"] for r in tools) == sorted(f"c{n}" for n in range(1, 8))

@@ -11,7 +11,7 @@ from typing import Any
 
 from sessionflow.kit._deltas import DeltaTransport
 from sessionflow.kit._flow import AgentSessionFlow
-from sessionflow.session.options import AgentSessionOptions, SessionTimings
+from sessionflow.session.options import AgentSessionOptions, SessionBudget, SessionTimings
 from sessionflow.session.tools import ToolEffect, ToolPolicy
 from sessionflow.temporal.worker._worker import run_agent_worker
 from sessionflow.testing._scripted_runner import ScriptedRunner
@@ -50,6 +50,7 @@ def save_scripted_flow(
     redis_url: str | None = None,
     max_continues_per_turn: int = 8,
     task_queue: str | None = None,
+    max_tool_calls_per_turn: int | None = None,
 ) -> AgentSessionFlow:
     """Write `flow.json` for worker children and return the flow for the test process."""
     state_dir.mkdir(parents=True, exist_ok=True)
@@ -70,6 +71,7 @@ def save_scripted_flow(
         "redis_url": redis_url,
         "max_continues_per_turn": max_continues_per_turn,
         "task_queue": task_queue,
+        "max_tool_calls_per_turn": max_tool_calls_per_turn,
     }
     (state_dir / "flow.json").write_text(json.dumps(spec))
     return load_scripted_flow(state_dir)
@@ -90,6 +92,9 @@ def load_scripted_flow(state_dir: Path) -> AgentSessionFlow:
         default_tool_effect=ToolEffect(spec["default_tool_effect"]),
         timings=_timings_from_json(spec["timings"]),
         max_continues_per_turn=int(spec.get("max_continues_per_turn", 8)),
+        budget=SessionBudget(max_tool_calls_per_turn=spec["max_tool_calls_per_turn"])
+        if spec.get("max_tool_calls_per_turn") is not None
+        else None,
     )
     transport: DeltaTransport | None = None
     if spec.get("redis_url"):
