@@ -68,7 +68,7 @@ async def test_one_turn_of_hundreds_of_rounds_moves_between_runs(harness_factory
         events += page.events
     kinds = [e.type for e in events]
     assert (kinds.count(AgentEventType.TURN_STARTED), kinds.count(AgentEventType.TURN_COMPLETED)) == (1, 1)
-    offsets = [e.offset for e in events]
+    offsets = [e.offset or 0 for e in events]
     assert offsets == sorted(set(offsets))
     snapshot = await harness.sessions.get_agent_snapshot("long-turn")
     assert snapshot.usage.requests == ROUNDS + 1
