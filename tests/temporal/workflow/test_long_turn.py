@@ -8,12 +8,14 @@ if nothing happened (issue 41).
 from __future__ import annotations
 
 import asyncio
+from dataclasses import replace
+from datetime import timedelta
 
 import pytest
 from temporalio.client import Client
 
-from sessionflow import AgentEventType, MessageRejectedError, TurnStatus
-from sessionflow.testing import FileGate
+from sessionflow import AgentEventType, MessageRejectedError, ToolEffect, ToolPolicy, TurnStatus
+from sessionflow.testing import CRASH_TIMINGS, FileGate
 from tests.harness import Harness, HarnessFactory
 from tests.harness_helpers import idle_after, kill_at_gate
 from tests.scale import scaled
@@ -37,6 +39,21 @@ async def run_lengths(client: Client, session_id: str) -> list[int]:
         history = await client.get_workflow_handle(session_id, run_id=execution.run_id).fetch_history()
         lengths.append(len(history.events))
     return lengths[::-1]
+
+
+async def scheduled_by_run(client: Client, session_id: str) -> list[list[str]]:
+    """The activity IDs each run of the session scheduled, oldest run first."""
+    runs: list[list[str]] = []
+    async for execution in client.list_workflows(f"WorkflowId = '{session_id}'"):
+        history = await client.get_workflow_handle(session_id, run_id=execution.run_id).fetch_history()
+        runs.append(
+            [
+                e.activity_task_scheduled_event_attributes.activity_id
+                for e in history.events
+                if e.HasField("activity_task_scheduled_event_attributes")
+            ]
+        )
+    return runs[::-1]
 
 
 async def test_one_turn_of_hundreds_of_rounds_moves_between_runs(harness_factory: HarnessFactory) -> None:
@@ -179,3 +196,59 @@ async def test_a_budget_nearly_spent_before_the_move_is_kept_after_it(
     # Seven calls ran across the runs; the eighth was refused by the budget the move carried.
     tools = harness.log.entries("tool", session="turn-budget")
     assert sorted(r["tool_call_id"] for r in tools) == sorted(f"c{n}" for n in range(1, 8))
+
+
+async def test_an_approval_pending_when_the_run_moves_is_answered_afterwards(
+    harness_factory: HarnessFactory,
+) -> None:
+    """The turn waits on an approval while messages pile up behind it; their updates grow
+    the history until the run moves, with the approval still open."""
+    timings = replace(CRASH_TIMINGS, interrupt_deadline=timedelta(hours=1))
+    harness: Harness = await harness_factory(
+        continue_as_new_after_events=80,
+        timings=timings,
+        tool_policies={"publish": ToolPolicy(effect=ToolEffect.NON_IDEMPOTENT_WRITE, requires_approval=True)},
+    )
+    steps = rounds_script(3)[:-1]
+    later = [[{"text": f"later {n}"}] for n in range(1, 21)]
+    harness.script(
+        "turn-wait",
+        [
+            [
+                *steps,
+                {"tool_calls": [{"id": "w", "name": "publish", "arguments": {}}]},
+                {"text": "published"},
+            ],
+            *later,
+        ],
+        {"lookup": {"effect": "read", "output": "found"}, "publish": {"output": "out"}},
+    )
+    waiting = await harness.sessions.run_turn("turn-wait", "go", timeout=120)
+    assert waiting.status is TurnStatus.WAITING
+    (before,) = waiting.interrupts
+    assert len(await run_lengths(harness.stack.client, "turn-wait")) == 1
+    sent = 0
+    while len(await run_lengths(harness.stack.client, "turn-wait")) == 1:
+        sent += 1
+        assert sent <= 20, "the run never moved"
+        assert await harness.sessions.send_user_message("turn-wait", f"meanwhile {sent}")
+    (after,) = (await harness.sessions.get_agent_snapshot("turn-wait")).pending_interrupts
+    assert (after.interrupt_id, after.deadline, after.raised_at) == (
+        before.interrupt_id,
+        before.deadline,
+        before.raised_at,
+    )  # carried as it was
+    assert "w" not in [e["tool_call_id"] for e in harness.log.entries("tool", session="turn-wait")]
+    assert await harness.sessions.resolve_interrupt("turn-wait", after.interrupt_id, approved=True)
+    # Every message sent was kept, the one whose update reached the new run in its first
+    # workflow task too (it is handled before `run` starts: the carried model is in place).
+    snapshot = await idle_after(harness, "turn-wait", 1 + sent)
+    texts = [m.message.text for m in snapshot.messages]
+    assert "published" in texts and texts[-1] == f"later {sent}"
+    assert [e["tool_call_id"] for e in harness.log.entries("tool", session="turn-wait")].count("w") == 1
+    # The model step that asked for the write ran in an earlier run than the write itself:
+    # the run moved while the approval waited.
+    scheduled = await scheduled_by_run(harness.stack.client, "turn-wait")
+    asked_in = next(i for i, ids in enumerate(scheduled) if "turn-1/model-4" in ids)
+    ran_in = next(i for i, ids in enumerate(scheduled) if "turn-1/tool/w" in ids)
+    assert asked_in < ran_in, scheduled

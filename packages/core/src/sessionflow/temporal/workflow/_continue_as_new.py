@@ -17,6 +17,7 @@ with workflow.unsafe.imports_passed_through():
     from sessionflow.session.double_texting import DoubleTexting
     from sessionflow.session.memory import MemoryStore
     from sessionflow.session.queued_message import QueuedUserMessage
+    from sessionflow.session.tools import AgentToolCallStatus
     from sessionflow.temporal._payloads import FLOW_RUN_CONFIG, SessionRunConfig, SessionStartInput
     from sessionflow.temporal.workflow._context import SessionContext
 
@@ -122,6 +123,24 @@ class Continuation:
         """
         if not self.should_continue_as_new() or not workflow.patched(MID_TURN_PATCH):
             return
+        await workflow.wait_condition(workflow.all_handlers_finished)
+        if self._session.cancel.requested:
+            return
+        self._carry_over(upgrade=False)
+
+    def move_wanted_while_waiting(self) -> bool:
+        """The history asks for a new run, and every open call of the turn waits for a person."""
+        calls = self._session.model.tool_calls.values()
+        return self.should_continue_as_new() and all(
+            record.status is AgentToolCallStatus.AWAITING_APPROVAL for record in calls if not record.is_final
+        )
+
+    async def move_while_waiting(self) -> None:
+        """Continue as new while the turn waits on approvals (see `move_wanted_while_waiting`).
+
+        The next run carries them with their deadlines and waits on (`TurnDriver.resume`).
+        Returns when a cancel came in while handlers finished: the turn unwinds here.
+        """
         await workflow.wait_condition(workflow.all_handlers_finished)
         if self._session.cancel.requested:
             return

@@ -34,8 +34,12 @@ with workflow.unsafe.imports_passed_through():
     from sessionflow.temporal._summaries import tool_summary
     from sessionflow.temporal.workflow._cancel import TURN_CANCELLED
     from sessionflow.temporal.workflow._context import SessionContext
+    from sessionflow.temporal.workflow._continue_as_new import Continuation
     from sessionflow.temporal.workflow._failures import describe_failure
     from sessionflow.temporal.workflow._visibility import Visibility
+
+MOVE_WHILE_WAITING_PATCH = "sessionflow-move-while-waiting"
+"""Marks runs whose approval waits may continue as new when the history asks (issue 41)."""
 
 VERIFY_PATCH = "sessionflow-verify"
 """Marks histories whose dead writes may be followed by a verify step (issue 20, verified outcomes)."""
@@ -44,9 +48,10 @@ VERIFY_PATCH = "sessionflow-verify"
 class ToolCalls:
     """Runs the calls a model step requested and records how each ended in the model."""
 
-    def __init__(self, session: SessionContext, visibility: Visibility) -> None:
+    def __init__(self, session: SessionContext, visibility: Visibility, continuation: Continuation) -> None:
         self._session = session
         self._visibility = visibility
+        self._continuation = continuation
 
     async def run(self, records: Sequence[AgentToolCall]) -> None:
         """Run every call not already final, side by side."""
@@ -220,24 +225,36 @@ class ToolCalls:
     async def _await_approval(self, record: AgentToolCall) -> None:
         model = self._session.model
         tool_call_id = record.tool_call_id
+        continuation = self._continuation
+        # A run recorded before moves while waiting replays without them (no marker there).
+        movable = workflow.patched(MOVE_WHILE_WAITING_PATCH)
 
         def answered() -> bool:
             return model.record(tool_call_id).status is not AgentToolCallStatus.AWAITING_APPROVAL
 
+        def wake() -> bool:
+            return answered() or (movable and continuation.move_wanted_while_waiting())
+
         interrupt = model.find_interrupt(record.interrupt_id or "")
         if interrupt is None:
             return
-        if interrupt.deadline is None:
-            await workflow.wait_condition(answered)
-            return
-        deadline = datetime.fromisoformat(interrupt.deadline)
+        deadline = datetime.fromisoformat(interrupt.deadline) if interrupt.deadline is not None else None
         while not answered():
+            if movable and continuation.move_wanted_while_waiting():
+                # Every open call of the turn waits for a person, and nothing runs: the
+                # run moves on, carrying the approvals and their deadlines. It returns
+                # only when a cancel came in meanwhile (which answers the approvals "no").
+                await continuation.move_while_waiting()
+                continue
+            if deadline is None:
+                await workflow.wait_condition(wake)
+                continue
             remaining = (deadline - workflow.now()).total_seconds()
             if remaining <= 0:
                 model.expire_interrupt(interrupt.interrupt_id)
                 return
             try:
                 # Whole seconds, so a timer never fires a hair before the deadline it serves.
-                await workflow.wait_condition(answered, timeout=float(int(remaining) + (remaining % 1 > 0)))
+                await workflow.wait_condition(wake, timeout=float(int(remaining) + (remaining % 1 > 0)))
             except builtins.TimeoutError:
                 continue

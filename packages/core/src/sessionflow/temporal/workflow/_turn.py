@@ -17,6 +17,8 @@ with workflow.unsafe.imports_passed_through():
     from sessionflow.session.messages import FrameworkMessage, MessageRole
     from sessionflow.session.notes import build_turn_failure_note
     from sessionflow.session.queued_message import QueuedUserMessage
+    from sessionflow.session.state import AgentStatus
+    from sessionflow.session.tools import AgentToolCall
     from sessionflow.temporal._metrics import TURNS, workflow_count
     from sessionflow.temporal._payloads import (
         BUILD_USER_MESSAGE,
@@ -60,7 +62,15 @@ class TurnDriver:
         """
         self._session.cancel.requested = False
         self._model_calls = self._session.model.turn_model_calls
-        return asyncio.create_task(self._guarded(self._steps()))
+        return asyncio.create_task(self._guarded(self._resumed_steps()))
+
+    async def _resumed_steps(self) -> None:
+        model = self._session.model
+        if model.state.status is AgentStatus.RUNNING_TOOLS:
+            # It moved while its calls waited for approvals: wait on, then go on.
+            if await self._tools_ended(list(model.tool_calls.values())):
+                return
+        await self._steps()
 
     async def _run_turn(self, queued: QueuedUserMessage) -> None:
         session = self._session
@@ -113,15 +123,23 @@ class TurnDriver:
             records = model.request_tools(
                 result.requested, now=workflow.now(), deadline=self._interrupt_deadline(), budget=budget
             )
-            # Calls that passed every check run even when the batch also asked for one
-            # that must not; the turn stops after them, before the next model call.
-            await self._tools.run(records)
-            if model.stop_reason is not None:
-                cancel.raise_if_requested()
-                await self._stop_turn(model.stop_reason, model.stop_detail)
+            if await self._tools_ended(records):
                 return
+
+    async def _tools_ended(self, records: list[AgentToolCall]) -> bool:
+        """Run the calls of a model step; True when the turn stopped after them."""
+        model = self._session.model
+        cancel = self._session.cancel
+        # Calls that passed every check run even when the batch also asked for one
+        # that must not; the turn stops after them, before the next model call.
+        await self._tools.run(records)
+        if model.stop_reason is not None:
             cancel.raise_if_requested()
-            model.resume_model()
+            await self._stop_turn(model.stop_reason, model.stop_detail)
+            return True
+        cancel.raise_if_requested()
+        model.resume_model()
+        return False
 
     async def _guarded(self, work: Awaitable[None]) -> None:
         """Run the turn's `work`, ending the turn as failed or cancelled when it raises."""

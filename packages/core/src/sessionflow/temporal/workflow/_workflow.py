@@ -24,22 +24,36 @@ with workflow.unsafe.imports_passed_through():
     from sessionflow.temporal.workflow._visibility import Visibility
 
 
+CARRIED_BEFORE_HANDLERS_PATCH = "sessionflow-carried-before-handlers"
+"""Marks runs whose carried model was in place before their first handlers ran (issue 41)."""
+
+
 @workflow.defn(dynamic=True)
 class AgentSessionWorkflow(SessionHandlers):
     """Serves every flow type: the workflow type is the flow type, and so is the task queue."""
 
-    def __init__(self) -> None:
+    @workflow.init
+    def __init__(self, args: Sequence[RawValue]) -> None:
+        self._start = workflow.payload_converter().from_payload(args[0].payload, SessionStartInput)
         self._session = SessionContext()
+        if self._start.carried is not None and workflow.patched(CARRIED_BEFORE_HANDLERS_PATCH):
+            # A message (an update) that reaches a run in its first workflow task is handled
+            # before `run` starts: it must land in the carried model, not in a fresh one
+            # that `run` then replaces. Runs recorded before this lost such a message.
+            self._session.model = self._start.carried
         self._visibility = Visibility(self._session)
         self._continuation = Continuation(self._session)
         self._turns = TurnDriver(
-            self._session, ToolCalls(self._session, self._visibility), self._visibility, self._continuation
+            self._session,
+            ToolCalls(self._session, self._visibility, self._continuation),
+            self._visibility,
+            self._continuation,
         )
         self._turn_task: asyncio.Task[None] | None = None
 
     @workflow.run
     async def run(self, args: Sequence[RawValue]) -> AgentSnapshot:
-        start = workflow.payload_converter().from_payload(args[0].payload, SessionStartInput)
+        start = self._start
         session = self._session
         begin_run(session, start, await run_config_of(start))
         session.started = True
