@@ -98,10 +98,13 @@ def test_recorded_payloads_round_trip_through_compact_json() -> None:
                 "search-attributes#",
                 "double-texting#",
                 "forked-session#",
+                "flow-type-client#",
+                "long-turn-",
             )
         ):
             # Recorded by this converter (local-reads, version-upgrade-*, search-attributes,
-            # double-texting and forked-session too): writing it again gives the same bytes.
+            # double-texting, forked-session, flow-type-client and long-turn-* too): writing
+            # it again gives the same bytes.
             assert compact.data == payload.data, where
         else:
             assert len(compact.data) <= len(payload.data), where
