@@ -14,7 +14,16 @@ from datetime import timedelta
 import pytest
 from temporalio.client import Client
 
-from sessionflow import AgentEventType, MessageRejectedError, ToolEffect, ToolPolicy, TurnStatus
+from sessionflow import (
+    AgentEvent,
+    AgentEventType,
+    MessageRejectedError,
+    ToolEffect,
+    ToolPolicy,
+    TurnResult,
+    TurnStatus,
+    serve_agent_flows,
+)
 from sessionflow.testing import CRASH_TIMINGS, FileGate
 from tests.harness import Harness, HarnessFactory
 from tests.harness_helpers import idle_after, kill_at_gate
@@ -252,3 +261,39 @@ async def test_an_approval_pending_when_the_run_moves_is_answered_afterwards(
     asked_in = next(i for i, ids in enumerate(scheduled) if "turn-1/model-4" in ids)
     ran_in = next(i for i, ids in enumerate(scheduled) if "turn-1/tool/w" in ids)
     assert asked_in < ran_in, scheduled
+
+
+async def test_a_follower_sees_one_unbroken_turn_across_the_moves(harness_factory: HarnessFactory) -> None:
+    harness: Harness = await harness_factory(workers=0, continue_as_new_after_events=40)
+    steps = [
+        {**step, "deltas": [f"r{n}a ", f"r{n}b "]} if "tool_calls" in step else step
+        for n, step in enumerate(rounds_script(10), start=1)
+    ]
+    harness.script("turn-stream", [steps], {"lookup": {"effect": "read", "output": "found"}})
+    stop = asyncio.Event()
+    # The worker shares this process, so its deltas reach the client on the in-process bus.
+    worker = asyncio.create_task(serve_agent_flows(harness.stack.client, [harness.flow], stop=stop))
+    try:
+        items = [item async for item in harness.sessions.stream_turn("turn-stream", "go", timeout=120)]
+    finally:
+        stop.set()
+        await worker
+    *events, result = items
+    assert isinstance(result, TurnResult) and result.status is TurnStatus.COMPLETED
+    assert len(await run_lengths(harness.stack.client, "turn-stream")) > 2
+    seen = [e for e in events if isinstance(e, AgentEvent)]
+    kinds = [e.type for e in seen]
+    assert (kinds[0], kinds[-1], kinds.count(AgentEventType.TURN_STARTED)) == (
+        AgentEventType.TURN_STARTED,
+        AgentEventType.TURN_COMPLETED,
+        1,
+    )
+    # Every round's deltas, in order, once; durable events in offset order.
+    text = "".join(str(e.data["text"]) for e in seen if e.type is AgentEventType.TEXT_DELTA)
+    assert text == "".join(f"r{n}a r{n}b " for n in range(1, 11))
+    offsets = [e.offset for e in seen if e.offset is not None]
+    assert offsets == sorted(set(offsets))
+    # Each round's tool call finished before the next round's deltas began.
+    finished = [i for i, e in enumerate(seen) if e.type is AgentEventType.TOOL_CALL_FINISHED]
+    firsts = [next(i for i, e in enumerate(seen) if e.data.get("text") == f"r{n}a ") for n in range(2, 11)]
+    assert all(done < first for done, first in zip(finished[:-1], firsts, strict=True))
