@@ -219,7 +219,7 @@ async def test_an_approval_pending_when_the_run_moves_is_answered_afterwards(
         tool_policies={"publish": ToolPolicy(effect=ToolEffect.NON_IDEMPOTENT_WRITE, requires_approval=True)},
     )
     steps = rounds_script(3)[:-1]
-    later = [[{"text": f"later {n}"}] for n in range(1, 21)]
+    later: list[list[dict[str, object]]] = [[{"text": f"later {n}"}] for n in range(1, 21)]
     harness.script(
         "turn-wait",
         [
