@@ -220,12 +220,13 @@ async def test_an_approval_pending_when_the_run_moves_is_answered_afterwards(
     )
     steps = rounds_script(3)[:-1]
     later: list[list[dict[str, object]]] = [[{"text": f"later {n}"}] for n in range(1, 21)]
+    publish: dict[str, object] = {"tool_calls": [{"id": "w", "name": "publish", "arguments": {}}]}
     harness.script(
         "turn-wait",
         [
             [
                 *steps,
-                {"tool_calls": [{"id": "w", "name": "publish", "arguments": {}}]},
+                publish,
                 {"text": "published"},
             ],
             *later,
