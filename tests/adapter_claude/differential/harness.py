@@ -54,7 +54,11 @@ from sessionflow.testing import CRASH_TIMINGS, InvocationLog, wait_for_agent_sna
 from sessionflow_claude_agent_sdk import claude_agent_session_flow
 from tests.adapter_claude.differential.diff import diff, pretty
 from tests.adapter_claude.differential.normalise import normalise_request, normalise_value, placeholders
-from tests.adapter_claude.differential.transcript import plain_transcript, session_transcript
+from tests.adapter_claude.differential.transcript import (
+    plain_transcript,
+    results_in_call_order,
+    session_transcript,
+)
 from tests.differential_compare import calls_in_parallel, tool_runs_difference
 from tests.serving import serving
 
@@ -591,7 +595,11 @@ def assert_same_run(
     for what, a, b in [
         ("the hooks that fired", plain.hooks, session.hooks),
         ("the workspace's files", plain.files, session.files),
-        ("the stored transcript (plain: Claude Code's own history)", plain.transcript, session.transcript),
+        (
+            "the stored transcript (plain: Claude Code's own history)",
+            results_in_call_order(plain.transcript, concurrent=plain.concurrent_tools),
+            results_in_call_order(session.transcript, concurrent=plain.concurrent_tools),
+        ),
     ]:
         if a != b:
             problems.append(f"{what} differ (- plain, + session):\n{diff(a, b)}")

@@ -24,7 +24,7 @@ from claude_agent_sdk import get_session_messages
 from sessionflow import AgentMessage, MessageRole
 from tests.adapter_claude.differential.normalise import normalise_value
 
-__all__ = ["plain_transcript", "session_transcript"]
+__all__ = ["plain_transcript", "results_in_call_order", "session_transcript"]
 
 Json = dict[str, Any]
 Item = tuple[str, Any]
@@ -125,3 +125,35 @@ def _result(block: Json) -> tuple[str, str, bool]:
     content = block.get("content")
     text = content if isinstance(content, str) else "".join(str(b.get("text", "")) for b in _blocks(content))
     return (str(block.get("tool_use_id")), text, block.get("is_error") is True)
+
+
+def results_in_call_order(items: Sequence[Any], *, concurrent: bool) -> list[Any]:
+    """`items` with the result entries after one response in the order it asked for the calls.
+
+    Claude Code writes the result of each call it ran at once as its own entry, in the order
+    the calls ended, which is not the framework's to promise (`tests/differential_compare.py`);
+    the session stores them in the order the response asked. Only when ``concurrent``; else
+    the order is compared as it is.
+    """
+    if not concurrent:
+        return list(items)
+    out: list[Any] = []
+    order: dict[str, int] = {}
+    start = 0
+    for item in items:
+        out.append(item)
+        if item[0] == "assistant":
+            blocks = cast(list[Any], item[1])
+            ids = [str(cast(Json, b)["id"]) for b in blocks if isinstance(b, dict) and "id" in b]
+            order = {call_id: n for n, call_id in enumerate(ids)}
+            start = len(out)
+        elif item[0] == "tool":
+            out[start:] = sorted(out[start:], key=lambda entry: _first_call_position(entry, order))
+        else:
+            start = len(out)
+    return out
+
+
+def _first_call_position(item: Any, order: dict[str, int]) -> int:
+    results = cast(list[Any], item[1])
+    return min((order.get(str(r[0]), len(order)) for r in results), default=len(order))
