@@ -6,6 +6,8 @@ import asyncio
 import inspect
 import uuid
 from collections.abc import AsyncIterator, Callable
+from types import FunctionType
+from typing import cast
 
 import pytest
 
@@ -146,7 +148,9 @@ def test_the_marked_function_is_the_same_tool_to_the_model_and_to_a_plain_call()
 
 def _copy(function: Callable[[str], str]) -> Callable[[str], str]:
     """A fresh function of the same code, so marking it leaves the module's unmarked."""
-    copied = type(function)(function.__code__, function.__globals__, function.__name__)
+    copied = cast(
+        Callable[[str], str], FunctionType(function.__code__, function.__globals__, function.__name__)
+    )
     copied.__doc__ = function.__doc__
     copied.__annotations__ = dict(function.__annotations__)
     return copied

@@ -10,7 +10,7 @@ asks about all three, as it does for the same tools unmarked.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from claude_agent_sdk import ClaudeAgentOptions, SdkMcpTool, create_sdk_mcp_server, tool
 
@@ -26,13 +26,15 @@ from tests.adapter_claude.differential.harness import (
     unique,
 )
 
+T = TypeVar("T")
+
 
 def _tools(log: InvocationLog, *, marked: bool) -> list[SdkMcpTool[Any]]:
     def done(name: str, args: dict[str, Any]) -> dict[str, Any]:
         log.record("tool", name, args=args)
         return {"content": [{"type": "text", "text": f"{name}: {args['q']} ok"}]}
 
-    def read_mark(target: Any) -> Any:
+    def read_mark(target: T) -> T:
         return sessionflow.tool_effect("read")(target) if marked else target
 
     @tool("lookup", "Look a word up", {"q": str})

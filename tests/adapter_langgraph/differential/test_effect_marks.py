@@ -10,8 +10,9 @@ left over, is an error of its run.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.tools import BaseTool, tool
@@ -32,12 +33,14 @@ from tests.adapter_langgraph.differential.harness import (
 )
 from tests.adapter_langgraph.differential.test_tool_nodes import chatbot_graph
 
+T = TypeVar("T")
+
 ASKS = ToolPolicy(effect=ToolEffect.IDEMPOTENT_WRITE, requires_approval=True)
 
 
 def _tools(log: InvocationLog, *, marked: bool) -> list[BaseTool]:
-    def mark(effect: ToolEffect | str, policy: ToolPolicy | None = None) -> Any:
-        def apply(target: Any) -> Any:
+    def mark(effect: ToolEffect | str, policy: ToolPolicy | None = None) -> Callable[[T], T]:
+        def apply(target: T) -> T:
             return sessionflow.tool_effect(effect, policy=policy)(target) if marked else target
 
         return apply

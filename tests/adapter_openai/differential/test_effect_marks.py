@@ -8,8 +8,9 @@ whole policy asks, below it (on the function). ``get_note`` is unmarked.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from agents import Agent, function_tool
 
@@ -26,12 +27,14 @@ from tests.adapter_openai.differential.harness import (
     unique,
 )
 
+T = TypeVar("T")
+
 ASKS = ToolPolicy(effect=ToolEffect.IDEMPOTENT_WRITE, requires_approval=True)
 
 
 def _build(marked: bool) -> Any:
-    def mark(effect: ToolEffect | str, policy: ToolPolicy | None = None) -> Any:
-        def apply(target: Any) -> Any:
+    def mark(effect: ToolEffect | str, policy: ToolPolicy | None = None) -> Callable[[T], T]:
+        def apply(target: T) -> T:
             return sessionflow.tool_effect(effect, policy=policy)(target) if marked else target
 
         return apply

@@ -9,8 +9,9 @@ asks, and ``send_mail``, a function of a `FunctionToolset`, a non-idempotent wri
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from pydantic_ai import Agent, RunContext
 from pydantic_ai.toolsets import FunctionToolset
@@ -28,12 +29,14 @@ from tests.adapter_pydantic_ai.differential.harness import (
     unique,
 )
 
+T = TypeVar("T")
+
 ASKS = ToolPolicy(effect=ToolEffect.IDEMPOTENT_WRITE, requires_approval=True)
 
 
 def _build(marked: bool) -> Any:
-    def mark(effect: ToolEffect | str, policy: ToolPolicy | None = None) -> Any:
-        def apply(target: Any) -> Any:
+    def mark(effect: ToolEffect | str, policy: ToolPolicy | None = None) -> Callable[[T], T]:
+        def apply(target: T) -> T:
             return sessionflow.tool_effect(effect, policy=policy)(target) if marked else target
 
         return apply
@@ -44,10 +47,10 @@ def _build(marked: bool) -> Any:
             log.record("tool", "send_mail", to=to)
             return f"sent to {to}"
 
-        mail = FunctionToolset(
+        mail = FunctionToolset[None](
             [sessionflow.effect(send_mail, "non_idempotent_write") if marked else send_mail]
         )
-        agent = Agent[None, str](models.model(), instructions="Keep notes.", toolsets=[mail])
+        agent = Agent(models.model(), instructions="Keep notes.", toolsets=[mail], deps_type=type(None))
 
         @agent.tool_plain
         def get_note(title: str) -> str:
