@@ -216,3 +216,14 @@ def test_precedence_explicit_policy_then_declared_policy_then_effect_then_defaul
     # Then the effect (a mark, framework metadata or MCP hints), then the default.
     assert context.resolve_tool_policy("lookup", ToolEffect.READ) == ToolPolicy(effect=ToolEffect.READ)
     assert context.resolve_tool_policy("lookup") == ToolPolicy(effect=ToolEffect.UNCLASSIFIED)
+
+
+def test_a_bound_method_is_marked_through_its_function() -> None:
+    class Service:
+        def lookup(self, key: str) -> str:
+            return key
+
+    service = Service()
+    assert effect(service.lookup, "read") == service.lookup
+    assert declared_effect(service.lookup) is ToolEffect.READ
+    assert declared_effect(Service().lookup) is ToolEffect.READ

@@ -20,6 +20,7 @@ This module imports no framework.
 
 from __future__ import annotations
 
+import inspect
 import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -76,6 +77,11 @@ def effect(tool: _T, effect: ToolEffect | str, *, policy: ToolPolicy | None = No
         TypeError: ``policy`` is not a `ToolPolicy`.
     """
     mark = _checked_mark(tool, effect, policy)
+    if inspect.ismethod(tool):
+        # A bound method is made anew on each access and refuses attributes; its function
+        # carries the mark (and a bound method reads its function's attributes).
+        _store(tool.__func__, mark)
+        return tool
     _store(tool, mark)
     underlying = _wrapped(tool)
     if underlying is not None:
