@@ -801,7 +801,14 @@ async def _defer(
 
 
 def session_policy(turn: AgentTurnContext, tools: ToolSet, name: str) -> ToolPolicy:
-    """The session's policy for a tool, by its full name or (a custom tool) its bare name."""
+    """The session's policy for a tool, by its full name or (a custom tool) its bare name.
+
+    An explicit policy of the session (under either name) wins over the whole policy the
+    tool is marked with (`sessionflow.effect(..., policy=...)`), which wins over its effect.
+    """
+    declared = tools.declared_policy(name)
+    if declared is not None and not any(n in turn.tool_policies for n in (name, *tools.aliases(name))):
+        return declared
     effect = tools.framework_effect(name)
     policy = turn.resolve_tool_policy(name, effect)
     for alias in tools.aliases(name):

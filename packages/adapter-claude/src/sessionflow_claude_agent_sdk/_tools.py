@@ -14,13 +14,14 @@ their own names; the stubs therefore list the custom tools under their full name
 
 from __future__ import annotations
 
+import inspect
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
 
-from claude_agent_sdk import ClaudeAgentOptions, McpSdkServerConfig
+from claude_agent_sdk import ClaudeAgentOptions, McpSdkServerConfig, SdkMcpTool
 from mcp import Client
 from mcp.server import Server, ServerRequestContext
 from mcp.types import (
@@ -40,6 +41,8 @@ from sessionflow.kit import (
     ToolExecutionError,
     ToolInvocation,
     ToolSpec,
+    declared_effect,
+    declared_policy,
     effect_from_mcp_annotations,
 )
 from sessionflow_claude_agent_sdk._builtin_tools import (
@@ -83,6 +86,9 @@ class _CustomTool:
     tool: Tool
     """As the server lists it (its own, bare name)."""
     instance: Server[Any]
+    marked: object = None
+    """What carries the tool's `sessionflow.effect` mark: its `SdkMcpTool` or that tool's
+    handler (see `_sdk_tool_definitions`); None when it has no mark."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -118,10 +124,19 @@ class ToolSet:
         if spec is not None:
             return spec.framework_effect
         custom = self.custom.get(name)
+        if custom is not None and custom.marked is not None:
+            marked = declared_effect(custom.marked)
+            if marked is not None:
+                return marked
         if custom is not None and custom.tool.annotations is not None:
             hints = custom.tool.annotations.model_dump(by_alias=True, exclude_none=True)
             return effect_from_mcp_annotations(hints)
         return None
+
+    def declared_policy(self, name: str) -> ToolPolicy | None:
+        """The whole policy a custom tool is marked with (`sessionflow.effect(..., policy=...)`), if any."""
+        custom = self.custom.get(name)
+        return declared_policy(custom.marked) if custom is not None and custom.marked is not None else None
 
     def aliases(self, name: str) -> tuple[str, ...]:
         """Other names a policy or an approval list may use for the tool: a custom tool's bare name."""
@@ -186,11 +201,68 @@ async def discover_tools(options: ClaudeAgentOptions, tool_sources: Sequence[Too
     servers = cast(dict[str, Any], options.mcp_servers)
     for server_name, config in servers.items():
         instance = cast(McpSdkServerConfig, config)["instance"]
+        definitions = _sdk_tool_definitions(instance)
         for tool in await _list_tools(instance):
             name = sdk_tool_name(server_name, tool.name)
             _claim(seen, name, f"MCP server {server_name!r}", f"mcp_servers[{server_name!r}]")
-            custom[name] = _CustomTool(server=server_name, tool=tool, instance=instance)
+            custom[name] = _CustomTool(
+                server=server_name, tool=tool, instance=instance, marked=_marked(definitions.get(tool.name))
+            )
     return ToolSet(builtins=builtins, specs=specs, custom=custom, agent_tool=agent_tool)
+
+
+_SEARCH_DEPTH = 6
+"""How deep `_sdk_tool_definitions` looks: server, handler table, handler entry, handler,
+the SDK's tool runner, its table of tools (mcp 1.x has one level fewer)."""
+
+
+def _sdk_tool_definitions(instance: object) -> dict[str, SdkMcpTool[Any]]:
+    """The `SdkMcpTool`s a server of `create_sdk_mcp_server` runs, by name; none for another server.
+
+    The SDK keeps them only in the closure of the server's call handler (it lists the tools
+    as plain MCP `Tool`s), so this looks there: through the server's attributes, the
+    functions, bound methods, handler entries, dicts and lists they hold, and the cells of
+    each function's closure, at most `_SEARCH_DEPTH` levels deep. It only reads, and finds
+    nothing (so no mark) if a later SDK keeps its tools elsewhere.
+    """
+    found: dict[str, SdkMcpTool[Any]] = {}
+    seen: set[int] = set()
+    stack: list[tuple[object, int]] = [(value, 1) for value in vars(instance).values()]
+    while stack:
+        value, depth = stack.pop()
+        if id(value) in seen or depth > _SEARCH_DEPTH:
+            continue
+        seen.add(id(value))
+        children: list[object] = []
+        if isinstance(value, SdkMcpTool):
+            found.setdefault(value.name, cast(SdkMcpTool[Any], value))
+        elif isinstance(value, dict):
+            children = list(cast(dict[object, object], value).values())
+        elif isinstance(value, list | tuple):
+            children = list(cast(Sequence[object], value))
+        elif inspect.ismethod(value):
+            children = [value.__func__]
+        elif inspect.isfunction(value):
+            for cell in value.__closure__ or ():
+                try:
+                    children.append(cell.cell_contents)
+                except ValueError:  # an empty cell
+                    continue
+        elif not isinstance(value, type):
+            handler: object = getattr(value, "handler", None)  # mcp's HandlerEntry
+            children = [handler] if callable(handler) else []
+        stack.extend((child, depth + 1) for child in children)
+    return found
+
+
+def _marked(definition: SdkMcpTool[Any] | None) -> object:
+    """The tool or its handler, whichever carries a `sessionflow.effect` mark (either order of the decorators)."""
+    if definition is None:
+        return None
+    for candidate in (definition, definition.handler):
+        if declared_effect(candidate) is not None:
+            return candidate
+    return None
 
 
 def check_tool_options(options: ClaudeAgentOptions, tool_sources: Sequence[ToolSpec]) -> tuple[str, ...]:

@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Collection, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from langgraph.types import StateSnapshot
 
-from sessionflow import AgentMessage, AgentToolCallStatus, ToolEffect
+from sessionflow import AgentMessage, AgentToolCallStatus, ToolEffect, ToolPolicy
 from sessionflow.kit import (
     AgentTurnContext,
     DeferredToolCall,
@@ -36,6 +36,8 @@ class CallDeferral:
 
     effects: Mapping[str, ToolEffect | None]
     specs: Mapping[str, ToolSpec]
+    policies: Mapping[str, ToolPolicy | None] = field(default_factory=lambda: {})
+    """The whole policy each tool is marked with (`sessionflow.effect(..., policy=...)`)."""
 
     def calls_of(
         self,
@@ -81,7 +83,9 @@ class CallDeferral:
     def deferred(
         self, turn: AgentTurnContext, tool_call_id: str, name: str, arguments: str
     ) -> DeferredToolCall:
-        policy = turn.resolve_tool_policy(name, self.effects.get(name))
+        policy = turn.resolve_tool_policy(
+            name, self.effects.get(name), declared_policy=self.policies.get(name)
+        )
         call = DeferredToolCall(tool_call_id=tool_call_id, tool_name=name, arguments=arguments, policy=policy)
         return with_tool_asks(call, self.specs.get(name))
 

@@ -8,10 +8,10 @@ from typing import Any, cast
 from langchain_core.tools import BaseTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 
-from sessionflow import ToolEffect, UnsupportedOptionError
-from sessionflow.kit import effect_from_mcp_annotations
+from sessionflow import ToolEffect, ToolPolicy, UnsupportedOptionError
+from sessionflow.kit import declared_effect, declared_policy, effect_from_mcp_annotations
 
-__all__ = ["EFFECT_METADATA_KEY", "MCP_ANNOTATIONS_METADATA_KEY", "tool_effect", "tool_schema"]
+__all__ = ["EFFECT_METADATA_KEY", "MCP_ANNOTATIONS_METADATA_KEY", "tool_effect", "tool_policy", "tool_schema"]
 
 EFFECT_METADATA_KEY = "sessionflow_effect"
 """`BaseTool.metadata` key naming the tool's `ToolEffect` (a member or its value)."""
@@ -22,10 +22,25 @@ MCP_ANNOTATIONS_METADATA_KEY = "mcp_annotations"
 _MCP_HINTS = ("readOnlyHint", "idempotentHint", "destructiveHint", "openWorldHint")
 
 
-def tool_effect(tool: BaseTool) -> ToolEffect | None:
-    """The effect a LangChain tool declares in its metadata, or None when it declares none.
+def _marked(tool: BaseTool) -> object:
+    """The object that carries the tool's `sessionflow.effect` mark: the tool, or the function it runs."""
+    for candidate in (tool, getattr(tool, "func", None), getattr(tool, "coroutine", None)):
+        if candidate is not None and declared_effect(candidate) is not None:
+            return candidate
+    return tool
 
-    ``metadata["sessionflow_effect"]`` wins. Otherwise MCP hints map through
+
+def tool_policy(tool: BaseTool) -> ToolPolicy | None:
+    """The whole policy the tool is marked with (`sessionflow.effect(tool, ..., policy=...)`), if any."""
+    return declared_policy(_marked(tool))
+
+
+def tool_effect(tool: BaseTool) -> ToolEffect | None:
+    """The effect a LangChain tool declares, or None when it declares none.
+
+    A `sessionflow.effect` mark wins: on the tool, or on the function under ``@tool``
+    (``@sessionflow.tool_effect`` below LangChain's decorator). Then the older form,
+    ``metadata["sessionflow_effect"]``. Otherwise MCP hints map through
     `sessionflow.kit.effect_from_mcp_annotations`, read from
     ``metadata["mcp_annotations"]`` or from the top level of the metadata (where
     langchain-mcp-adapters puts them).
@@ -33,6 +48,9 @@ def tool_effect(tool: BaseTool) -> ToolEffect | None:
     Raises:
         UnsupportedOptionError: ``sessionflow_effect`` is not a `ToolEffect` value (a `ValueError`).
     """
+    marked = declared_effect(_marked(tool))
+    if marked is not None:
+        return marked
     metadata: Mapping[str, Any] = tool.metadata or {}
     declared = metadata.get(EFFECT_METADATA_KEY)
     if declared is not None:

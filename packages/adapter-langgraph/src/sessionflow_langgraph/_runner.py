@@ -20,7 +20,7 @@ from sessionflow.kit import (
     ToolSpec,
 )
 from sessionflow_langgraph._deferred_calls import CallDeferral
-from sessionflow_langgraph._effects import tool_effect, tool_schema
+from sessionflow_langgraph._effects import tool_effect, tool_policy, tool_schema
 from sessionflow_langgraph._graph import AgentGraph, PreparedGraph
 from sessionflow_langgraph._interrupts import INTERRUPT_TOOL, INTERRUPT_TOOL_SCHEMA
 from sessionflow_langgraph._messages import user_message, user_message_with_images
@@ -108,7 +108,9 @@ class LangGraphRunner(AgentFrameworkRunner):
         # A plain interrupt()'s question is a call of its own that no model proposes.
         self._catalog.setdefault(INTERRUPT_TOOL, INTERRUPT_TOOL_SCHEMA)
         self._specs = {spec.name: spec for spec in tool_specs}
-        self._deferral = CallDeferral(self._effects, self._specs)
+        self._deferral = CallDeferral(
+            self._effects, self._specs, {name: tool_policy(t) for name, t in self.tools.items()}
+        )
         self.recursion_limit = self._graph.run_limit.limit
         self._carry_hook = carry
 

@@ -34,7 +34,8 @@ from agents import (
 )
 from agents.tool_context import ToolContext
 
-from sessionflow import SessionStateError, ToolEffect
+from sessionflow import SessionStateError, ToolEffect, ToolPolicy
+from sessionflow.kit import declared_effect, declared_policy
 from sessionflow_openai_agents._errors import AgentGraphError, UnsupportedAgentOptionError
 from sessionflow_openai_agents._hooks import StepAgentHooks, StepHookPlan
 from sessionflow_openai_agents._tools import mcp_effect
@@ -108,9 +109,16 @@ class GraphSnapshot:
                     self.tools.setdefault(tool.name, ToolEntry(tool, graph.agents[name]))
 
     def framework_effect(self, tool_name: str) -> ToolEffect | None:
-        """The effect the tool's MCP annotations imply, if it has any."""
+        """The effect the tool is marked with (`sessionflow.effect`), else the one its MCP annotations imply."""
         entry = self.tools.get(tool_name)
-        return mcp_effect(entry.tool) if entry is not None else None
+        if entry is None:
+            return None
+        return declared_effect(entry.tool) or mcp_effect(entry.tool)
+
+    def declared_policy(self, tool_name: str) -> ToolPolicy | None:
+        """The whole policy the tool is marked with (`sessionflow.effect(..., policy=...)`), if any."""
+        entry = self.tools.get(tool_name)
+        return declared_policy(entry.tool) if entry is not None else None
 
     def gated(
         self, outputs: Mapping[str, Any], plan: StepHookPlan, agent_name: str | None = None

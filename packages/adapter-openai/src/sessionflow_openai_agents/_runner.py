@@ -531,7 +531,7 @@ class OpenAIAgentsRunner(AgentFrameworkRunner):
             tool_call_id=call_id,
             tool_name=name,
             arguments=arguments,
-            policy=turn.resolve_tool_policy(name, effect),
+            policy=turn.resolve_tool_policy(name, effect, declared_policy=snapshot.declared_policy(name)),
             framework_approval=(
                 await framework_approval(entry.tool, context, arguments, call_id)
                 if entry is not None

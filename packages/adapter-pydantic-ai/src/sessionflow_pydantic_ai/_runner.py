@@ -36,7 +36,7 @@ from sessionflow.kit import (
 )
 from sessionflow_pydantic_ai._carry import Carry, decode_carry, encode_carry
 from sessionflow_pydantic_ai._deps import DepsCodec, DepsFactory, DepsResources
-from sessionflow_pydantic_ai._effects import deferred_tool_call
+from sessionflow_pydantic_ai._effects import deferred_tool_call, marked_tools
 from sessionflow_pydantic_ai._execution import execute_tool_call
 from sessionflow_pydantic_ai._framework_history import (
     CarriedHistory,
@@ -328,7 +328,10 @@ class PydanticAIRunner(AgentFrameworkRunner):
                 usage=usage,
             )
         if step.deferred:
-            calls = [deferred_tool_call(c, step.tool_defs.get(c.tool_name), turn) for c in step.deferred]
+            marked = marked_tools([*self.agent.toolsets, *self._toolsets])
+            calls = [
+                deferred_tool_call(c, step.tool_defs.get(c.tool_name), turn, marked) for c in step.deferred
+            ]
             next_state = RunState(
                 messages=messages,
                 deferred=[c.tool_call_id for c in calls],

@@ -9,6 +9,7 @@ sessions. Adapter authors build on `sessionflow.kit`; operators find the engine 
 
 from typing import TYPE_CHECKING
 
+from sessionflow.kit._effect_marks import effect, tool_effect
 from sessionflow.kit._flow import AgentSessionFlow
 from sessionflow.kit._lazy import distribution_version, lazy_exports
 from sessionflow.session.approvals import InvalidAnswerError
@@ -80,6 +81,9 @@ __all__ = [
     "SessionTimings",
     "ToolEffect",
     "ToolPolicy",
+    # What a tool does, declared on the tool in any framework
+    "effect",
+    "tool_effect",
     # Records a session keeps, and what a client reads of it
     "AgentEvent",
     "AgentEventType",

@@ -7,6 +7,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from sessionflow.builtin._schema import parameters_schema
+from sessionflow.kit._effect_marks import declared_effect, declared_policy
 from sessionflow.kit._tool_output import ToolOutput
 from sessionflow.kit._tool_specs import ToolSpec
 from sessionflow.session.invocation import ToolInvocation
@@ -47,8 +48,9 @@ def tool(
         name=name or function.__name__,
         description=description or inspect.getdoc(function) or "",
         parameters=parameters_schema(function, skip=frozenset({"invocation"})),
-        effect=effect,
-        policy=policy,
+        # Unset here: the function's own mark (`sessionflow.effect`, `@sessionflow.tool_effect`).
+        effect=effect if effect is not None else declared_effect(function),
+        policy=policy if policy is not None else declared_policy(function),
         handler=handler,
         needs_approval=needs_approval,
         pre_approved=pre_approved,

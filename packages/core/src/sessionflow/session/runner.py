@@ -65,6 +65,9 @@ class AgentTurnContext(_SessionIdAlias):
     heartbeat: Callable[..., None]
     session_settings: Mapping[str, Any] = field(default_factory=lambda: {})
     """Settings sent with the message that started this turn."""
+    tool_policies: Mapping[str, ToolPolicy] = field(default_factory=lambda: {})
+    """The session's explicit policies by tool name (`AgentSessionOptions.tool_policies`):
+    they win over a policy the tool declares (`resolve_tool_policy`'s ``declared_policy``)."""
     carried_state: str | None = None
     """What the last completed turn carried (`TurnCompleted.carry`), whole; None when none.
 
@@ -81,7 +84,22 @@ class AgentTurnContext(_SessionIdAlias):
         except KeyError:
             raise KeyError(f"no tool call {tool_call_id!r} in {self.turn_id!r}") from None
 
-    def resolve_tool_policy(self, name: str, framework_effect: ToolEffect | None = None) -> ToolPolicy:
+    def resolve_tool_policy(
+        self,
+        name: str,
+        framework_effect: ToolEffect | None = None,
+        *,
+        declared_policy: ToolPolicy | None = None,
+    ) -> ToolPolicy:
+        """The policy of a call of tool ``name``.
+
+        The session's explicit policy (`tool_policies`) first, then the whole policy the
+        tool declares (``declared_policy``: `sessionflow.effect(tool, ..., policy=...)`),
+        then a policy of ``framework_effect`` (what the tool's mark, metadata or MCP hints
+        say), then the session's default effect.
+        """
+        if declared_policy is not None and name not in self.tool_policies:
+            return declared_policy
         return self.policy_resolver(name, framework_effect)
 
     def state_updates(self) -> list[tuple[str, str]]:

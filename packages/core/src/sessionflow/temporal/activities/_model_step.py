@@ -81,6 +81,7 @@ class ModelStepActivities(StepActivities):
             framework_run_state=run_state,
             tool_calls={r.tool_call_id: await self._model_view(r) for r in request.tool_calls},
             policy_resolver=self._flow.options.resolve_tool_policy,
+            tool_policies=self._flow.options.tool_policies,
             events=events,
             heartbeat=activity.heartbeat,
             session_settings=request.session_settings,
