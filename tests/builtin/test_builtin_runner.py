@@ -48,7 +48,7 @@ def test_schema_from_type_hints() -> None:
             "a": {"type": "string"},
             "b": {"anyOf": [{"type": "integer"}, {"type": "null"}]},
             "c": {"type": "array", "items": {"type": "number"}},
-            "d": {"enum": ["x", "y"], "default": "x"},
+            "d": {"enum": ["x", "y"], "type": "string", "default": "x"},
         },
         "required": ["a", "b", "c"],
         "additionalProperties": False,
