@@ -20,11 +20,14 @@ def readme_example(package: str) -> str:
     return match.group(1)
 
 
-async def run_example(script: Path, env: dict[str, str] | None = None, timeout: float = 120) -> str:
-    """Run ``script`` with this interpreter and path; return its output after asserting it exited 0."""
+async def run_example(
+    script: Path, env: dict[str, str] | None = None, timeout: float = 120, cwd: Path | None = None
+) -> str:
+    """Run ``script`` with this interpreter and path (in `cwd`); return its output after asserting it exited 0."""
     process = await asyncio.create_subprocess_exec(
         sys.executable,
         str(script),
+        cwd=cwd,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.STDOUT,
         env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path), **(env or {})},
