@@ -7,7 +7,11 @@ import os
 import re
 import sys
 import warnings
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
+
+from sessionflow.temporal import DevServer, DevServerConfig
 
 PACKAGES = Path(__file__).resolve().parents[1] / "packages"
 
@@ -18,6 +22,21 @@ def readme_example(package: str) -> str:
     match = re.search(r"```python\n(.*?)```", section, re.DOTALL)
     assert match is not None, f"the README of {package} has no example"
     return match.group(1)
+
+
+@asynccontextmanager
+async def own_temporal(data_dir: Path) -> AsyncIterator[str]:
+    """A Temporal dev server of its own; its address.
+
+    For a README program whose session ID is fixed and that a README test runs too: on the
+    run's shared server the two would be turns of one session.
+    """
+    server = DevServer(DevServerConfig(data_dir=data_dir))
+    handle = await server.start()
+    try:
+        yield handle.address
+    finally:
+        await server.stop()
 
 
 async def run_example(
