@@ -7,7 +7,7 @@ import os
 import re
 import sys
 import warnings
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from contextlib import asynccontextmanager
 from pathlib import Path
 
@@ -25,7 +25,7 @@ def readme_example(package: str) -> str:
 
 
 @asynccontextmanager
-async def own_temporal(data_dir: Path) -> AsyncIterator[str]:
+async def own_temporal(data_dir: Path) -> AsyncGenerator[str]:
     """A Temporal dev server of its own; its address.
 
     For a README program whose session ID is fixed and that a README test runs too: on the
