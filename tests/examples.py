@@ -7,7 +7,11 @@ import os
 import re
 import sys
 import warnings
+from collections.abc import AsyncGenerator
+from contextlib import asynccontextmanager
 from pathlib import Path
+
+from sessionflow.temporal import DevServer, DevServerConfig
 
 PACKAGES = Path(__file__).resolve().parents[1] / "packages"
 
@@ -20,11 +24,29 @@ def readme_example(package: str) -> str:
     return match.group(1)
 
 
-async def run_example(script: Path, env: dict[str, str] | None = None, timeout: float = 120) -> str:
-    """Run ``script`` with this interpreter and path; return its output after asserting it exited 0."""
+@asynccontextmanager
+async def own_temporal(data_dir: Path) -> AsyncGenerator[str]:
+    """A Temporal dev server of its own; its address.
+
+    For a README program whose session ID is fixed and that a README test runs too: on the
+    run's shared server the two would be turns of one session.
+    """
+    server = DevServer(DevServerConfig(data_dir=data_dir))
+    handle = await server.start()
+    try:
+        yield handle.address
+    finally:
+        await server.stop()
+
+
+async def run_example(
+    script: Path, env: dict[str, str] | None = None, timeout: float = 120, cwd: Path | None = None
+) -> str:
+    """Run ``script`` with this interpreter and path (in `cwd`); return its output after asserting it exited 0."""
     process = await asyncio.create_subprocess_exec(
         sys.executable,
         str(script),
+        cwd=cwd,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.STDOUT,
         env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path), **(env or {})},

@@ -8,6 +8,11 @@ interpreter against this run's Temporal dev server (``SESSIONFLOW_SERVER_ADDRESS
 scripted model server: every provider variable points at it (OpenAI and Anthropic base
 URLs and keys), and it answers any request that has no script with a short text reply,
 so a snippet that starts a real turn finishes it offline. No block names a test helper.
+
+A block that runs a turn and prints its answer has ``<!-- expect: TEXT -->`` on the line
+before it: its output must then hold TEXT, the scripted model's reply (`REPLY`), so a
+program that exits 0 without the answer fails. Every adapter README's first program
+carries one.
 """
 
 from __future__ import annotations
@@ -24,7 +29,10 @@ from tests.examples import finalization_abort, run_example
 
 REPO = Path(__file__).parents[2]
 FRAGMENT = "<!-- fragment -->"
+REPLY = "Done."
+"""What the scripted model answers every request of a block."""
 _BLOCK = re.compile(r"^```python\n(.*?)^```$", re.DOTALL | re.MULTILINE)
+_EXPECT = re.compile(r"^<!-- expect: (.+?) -->$")
 
 
 @dataclass(frozen=True)
@@ -33,6 +41,8 @@ class Block:
     line: int
     code: str
     fragment: bool
+    expect: str | None = None
+    """Text the block's output must hold (``<!-- expect: ... -->``)."""
 
     @property
     def id(self) -> str:
@@ -42,11 +52,25 @@ class Block:
 def readme_blocks() -> list[Block]:
     blocks: list[Block] = []
     for readme in [REPO / "README.md", *sorted(REPO.glob("packages/*/README.md"))]:
-        text = readme.read_text()
-        for match in _BLOCK.finditer(text):
-            before = text[: match.start()].rstrip("\n").rsplit("\n", 1)[-1].strip()
-            line = text.count("\n", 0, match.start()) + 1
-            blocks.append(Block(readme, line, match.group(1), fragment=before == FRAGMENT))
+        blocks.extend(blocks_of(readme, readme.read_text()))
+    return blocks
+
+
+def blocks_of(readme: Path, text: str) -> list[Block]:
+    blocks: list[Block] = []
+    for match in _BLOCK.finditer(text):
+        before = text[: match.start()].rstrip("\n").rsplit("\n", 1)[-1].strip()
+        line = text.count("\n", 0, match.start()) + 1
+        expect = _EXPECT.match(before)
+        blocks.append(
+            Block(
+                readme,
+                line,
+                match.group(1),
+                fragment=before == FRAGMENT,
+                expect=expect.group(1) if expect else None,
+            )
+        )
     return blocks
 
 
@@ -60,13 +84,31 @@ def model_server() -> Iterator[ScriptedModelServer]:
 
 
 def _answer(request: RecordedRequest) -> ModelReply:
-    return ModelReply.say("Done.")
+    return ModelReply.say(REPLY)
 
 
 def test_the_blocks_are_found() -> None:
     # Every README with code has blocks here, and the marker is the only way out.
     assert {b.readme.parent.name for b in BLOCKS} >= {"adapter-claude", "adapter-openai", "adapter-langgraph"}
     assert any(b.fragment for b in BLOCKS) and any(not b.fragment for b in BLOCKS)
+
+
+FIRST_PROGRAMS = ("adapter-openai", "adapter-pydantic-ai", "adapter-langgraph", "adapter-claude", "core")
+
+
+@pytest.mark.parametrize("package", FIRST_PROGRAMS)
+def test_the_first_program_prints_the_answer(package: str) -> None:
+    # The first program of each of these READMEs runs a turn, and its output is checked
+    # for the model's answer, not only its exit code.
+    first = next(b for b in BLOCKS if b.readme.parent.name == package and not b.fragment)
+    assert first.expect == REPLY, f"{first.id}: mark it <!-- expect: {REPLY} -->"
+    assert "run_turn(" in first.code and "print(" in first.code, first.id
+
+
+def test_an_expect_marker_is_read() -> None:
+    text = f"<!-- expect: {REPLY} -->\n```python\nprint(1)\n```\n\n```python\nprint(2)\n```\n"
+    marked, plain = blocks_of(REPO / "README.md", text)
+    assert (marked.expect, marked.code, plain.expect) == (REPLY, "print(1)\n", None)
 
 
 @pytest.mark.parametrize("block", [b for b in BLOCKS if not b.fragment], ids=lambda b: b.id)
@@ -89,9 +131,11 @@ async def test_the_block_runs_as_written(
         "OPENAI_AGENTS_DISABLE_TRACING": "1",
     }
     try:
-        await run_example(script, env=env, timeout=180)
+        output = await run_example(script, env=env, timeout=180)
     finally:
         model_server.respond(key, None)
+    if block.expect is not None:
+        assert block.expect in output, f"{key}: the output lacks {block.expect!r}:\n{output}"
 
 
 def test_only_the_upstream_finalization_abort_is_forgiven() -> None:
