@@ -152,23 +152,38 @@ def round_ms(times: list[int]) -> list[float]:
     return [(b - a) / 1e6 for a, b in itertools.pairwise(times)]
 
 
-def round_breakdown(chain: Chain, is_model: Any) -> tuple[int, Counter[str]]:
-    """Event types from one model step's ActivityTaskScheduled to the next (a middle round of the
-    longest run): where one round's events go."""
-    events = max(chain.histories, key=len)
-    marks = [
+def _marks(events: list[HistoryEvent], is_model: Any) -> list[int]:
+    return [
         i
         for i, e in enumerate(events)
         if e.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED
         and is_model(e.activity_task_scheduled_event_attributes)
     ]
+
+
+def round_bytes(chain: Chain, is_model: Any) -> list[int]:
+    """Bytes of each round's events (one model step's ActivityTaskScheduled to the next, in one run)."""
+    sizes: list[int] = []
+    for events in chain.histories:
+        marks = _marks(events, is_model)
+        sizes += [sum(e.ByteSize() for e in events[a:b]) for a, b in itertools.pairwise(marks)]
+    return sizes
+
+
+def round_breakdown(chain: Chain, is_model: Any) -> tuple[int, dict[str, tuple[int, int]]]:
+    """Event types (count, bytes) from one model step's ActivityTaskScheduled to the next, a
+    middle round of the longest run: where one round's events go."""
+    events = max(chain.histories, key=len)
+    marks = _marks(events, is_model)
     if len(marks) < 3:
-        return 0, Counter()
+        return 0, {}
     middle = len(marks) // 2
-    start, end = marks[middle], marks[middle + 1]
-    return middle, Counter(
-        EventType.Name(e.event_type).removeprefix("EVENT_TYPE_") for e in events[start:end]
-    )
+    counts: dict[str, tuple[int, int]] = {}
+    for e in events[marks[middle] : marks[middle + 1]]:
+        name = EventType.Name(e.event_type).removeprefix("EVENT_TYPE_")
+        n, size = counts.get(name, (0, 0))
+        counts[name] = (n + 1, size + e.ByteSize())
+    return middle, counts
 
 
 def sf_is_model(attrs: Any) -> bool:
@@ -179,6 +194,12 @@ def plugin_is_model(attrs: Any) -> bool:
     return "model" in str(attrs.activity_type.name).lower()
 
 
+def enum_name(cause: int) -> str:
+    from temporalio.api.enums.v1 import WorkflowTaskFailedCause
+
+    return WorkflowTaskFailedCause.Name(cause).removeprefix("WORKFLOW_TASK_FAILED_CAUSE_")  # pyright: ignore[reportArgumentType]
+
+
 def last_failure(chain: Chain) -> str:
     """Why the chain's last run stopped, from its last events."""
     if not chain.histories:
@@ -186,18 +207,20 @@ def last_failure(chain: Chain) -> str:
     events = chain.histories[-1]
     last = events[-1]
     kind = last.event_type
+    failed = [e for e in events if e.event_type == EventType.EVENT_TYPE_WORKFLOW_TASK_FAILED]
+    wft = ""
+    if failed:
+        attrs = failed[-1].workflow_task_failed_event_attributes
+        cause = enum_name(attrs.cause)
+        wft = f"; {len(failed)} workflow task failure(s), last: {cause}: {attrs.failure.message[:300]}"
     if kind == EventType.EVENT_TYPE_WORKFLOW_EXECUTION_TERMINATED:
         attrs = last.workflow_execution_terminated_event_attributes
-        return f"terminated: {attrs.reason} (identity {attrs.identity or '-'})"
+        return f"terminated: {attrs.reason}{wft}"
     if kind == EventType.EVENT_TYPE_WORKFLOW_EXECUTION_FAILED:
         return f"failed: {last.workflow_execution_failed_event_attributes.failure.message[:300]}"
     if kind == EventType.EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED:
         return "completed"
-    failed = [e for e in events if e.event_type == EventType.EVENT_TYPE_WORKFLOW_TASK_FAILED]
-    if failed:
-        attrs = failed[-1].workflow_task_failed_event_attributes
-        return f"workflow task failed ({attrs.cause}): {attrs.failure.message[:300]}"
-    return EventType.Name(kind)
+    return EventType.Name(kind) + wft
 
 
 # -- results ---------------------------------------------------------------------------------
@@ -216,7 +239,9 @@ class Side:
     chain: Chain = field(default_factory=Chain)
     first_ms: list[float] = field(default_factory=lambda: [])
     last_ms: list[float] = field(default_factory=lambda: [])
-    breakdown: tuple[int, Counter[str]] = (0, Counter())
+    first_bytes: list[int] = field(default_factory=lambda: [])
+    last_bytes: list[int] = field(default_factory=lambda: [])
+    breakdown: tuple[int, dict[str, tuple[int, int]]] = (0, {})
     versions: dict[str, str] = field(default_factory=lambda: {})
 
     def measure(self, is_model: Any) -> None:
@@ -226,6 +251,9 @@ class Side:
         window = min(100, len(rounds) // 2) or len(rounds)
         self.first_ms, self.last_ms = rounds[:window], rounds[-window:]
         self.breakdown = round_breakdown(self.chain, is_model)
+        sizes = round_bytes(self.chain, is_model)
+        window = min(100, len(sizes) // 2) or len(sizes)
+        self.first_bytes, self.last_bytes = sizes[:window], sizes[-window:]
 
 
 # -- sessionflow -----------------------------------------------------------------------------
@@ -373,6 +401,10 @@ def _p(values: list[float]) -> str:
     return f"{percentile(values, 50):.1f} (p95 {percentile(values, 95):.1f})"
 
 
+def _b(values: list[int]) -> str:
+    return f"{percentile([float(v) for v in values], 50):,.0f}" if values else "-"
+
+
 def _ratio(a: float, b: float) -> str:
     return f"{a / b:.2f}" if b else "-"
 
@@ -397,6 +429,8 @@ def print_long(sf: Side, peer: Side | None) -> None:
     row("history bytes, total / largest run", [_bytes(s) for s in sides])
     row("events per round (total / rounds)", [f"{_total(s, 1) / max(1, s.rounds_done):.1f}" for s in sides])
     row("bytes per round (total / rounds)", [f"{_total(s, 2) / max(1, s.rounds_done):,.0f}" for s in sides])
+    row("history bytes of one round, first 100 rounds (p50)", [_b(s.first_bytes) for s in sides])
+    row("history bytes of one round, last 100 rounds (p50)", [_b(s.last_bytes) for s in sides])
     row("wall time, s", [f"{s.seconds:.0f}" for s in sides])
     row("round to round, first 100 rounds, ms", [_p(s.first_ms) for s in sides])
     row("round to round, last 100 rounds, ms", [_p(s.last_ms) for s in sides])
@@ -408,9 +442,13 @@ def print_long(sf: Side, peer: Side | None) -> None:
         print(f"\n{s.name}: runs (events, bytes): " + ", ".join(f"({e}, {b:,})" for _, e, b in s.chain.runs))
         index, counts = s.breakdown
         if counts:
-            listed = ", ".join(f"{k} {v}" for k, v in sorted(counts.items(), key=lambda kv: -kv[1]))
+            listed = ", ".join(
+                f"{k} {n} ({b:,} B)" for k, (n, b) in sorted(counts.items(), key=lambda kv: -kv[1][1])
+            )
+            total = sum(n for n, _ in counts.values()), sum(b for _, b in counts.values())
             print(
-                f"{s.name}: events of one round (model step {index + 1} of the longest run): {sum(counts.values())}: {listed}"
+                f"{s.name}: one round (from model step {index + 1} of the longest run to the next): "
+                f"{total[0]} events, {total[1]:,} B: {listed}"
             )
 
 
@@ -467,8 +505,11 @@ def _args() -> argparse.Namespace:
         help="the flow's max_continues_per_turn (its default, 8, bounds a turn to 9 runs)",
     )
     parser.add_argument("--timeout", type=float, default=3600.0, help="bound on each side of each case, s")
+    parser.add_argument(
+        "--big-timeout", type=float, default=120.0, help="bound on the plugin's big-output turn, s"
+    )
     if "--quick" in sys.argv[1:]:
-        parser.set_defaults(rounds=40, big_calls=4, timeout=120.0)
+        parser.set_defaults(rounds=40, big_calls=4, timeout=120.0, big_timeout=20.0)
     return parser.parse_args()
 
 
@@ -531,7 +572,7 @@ async def main() -> None:
                         rounds=1,
                         parallel=args.big_calls,
                         output_bytes=big,
-                        timeout=min(args.timeout, 600.0),
+                        timeout=args.big_timeout,
                     )
                 print_big(sf_big, peer_big, big, args.big_calls)
         finally:
