@@ -243,6 +243,8 @@ class Side:
     last_bytes: list[int] = field(default_factory=lambda: [])
     breakdown: tuple[int, dict[str, tuple[int, int]]] = (0, {})
     versions: dict[str, str] = field(default_factory=lambda: {})
+    store_bytes: int = 0
+    """What the payload store gained during this side's turn (sessionflow only)."""
 
     def measure(self, is_model: Any) -> None:
         times = model_scheduled(self.chain, is_model)
@@ -296,6 +298,7 @@ async def run_sessionflow(
     sessions = AgentSessionClient(client, flow)
     session_id = f"long-{key}"
     side = Side(name, rounds * parallel)
+    store_before = folder_bytes(Path(os.environ[PAYLOADS_ENV]))
     stop = asyncio.Event()
     worker = asyncio.create_task(serve_agent_flows(client, [flow], stop=stop))
     started = time.perf_counter()
@@ -315,12 +318,17 @@ async def run_sessionflow(
         stop.set()
         await worker
         model.respond(key, None)
+    side.store_bytes = folder_bytes(Path(os.environ[PAYLOADS_ENV])) - store_before
     side.tool_calls = sum(calls.values())
     expected = {f"c{n}" for n in range(1, rounds * parallel + 1)}
     side.tools_once = set(calls) == expected and set(calls.values()) == {1}
     side.chain = await fetch_chain(client, session_id)
     side.measure(sf_is_model)
     return side
+
+
+def folder_bytes(folder: Path) -> int:
+    return sum(p.stat().st_size for p in folder.rglob("*") if p.is_file())
 
 
 # -- the plugin ------------------------------------------------------------------------------
@@ -431,6 +439,10 @@ def print_long(sf: Side, peer: Side | None) -> None:
     row("bytes per round (total / rounds)", [f"{_total(s, 2) / max(1, s.rounds_done):,.0f}" for s in sides])
     row("history bytes of one round, first 100 rounds (p50)", [_b(s.first_bytes) for s in sides])
     row("history bytes of one round, last 100 rounds (p50)", [_b(s.last_bytes) for s in sides])
+    row(
+        "payload store: bytes written during the turn",
+        [f"{s.store_bytes:,}" if s is sf else "-" for s in sides],
+    )
     row("wall time, s", [f"{s.seconds:.0f}" for s in sides])
     row("round to round, first 100 rounds, ms", [_p(s.first_ms) for s in sides])
     row("round to round, last 100 rounds, ms", [_p(s.last_ms) for s in sides])
@@ -469,6 +481,10 @@ def print_big(sf: Side, peer: Side | None, output_bytes: int, parallel: int) -> 
     row("history bytes, total / largest run", [_bytes(s) for s in sides])
     if peer and peer.chain.runs and sf.chain.runs:
         row("history bytes vs the plugin", [_ratio(_total(sf, 2), _total(peer, 2)), "1.00"])
+    row(
+        "payload store: bytes written during the turn",
+        [f"{s.store_bytes:,}" if s is sf else "-" for s in sides],
+    )
     row("wall time, s", [f"{s.seconds:.1f}" for s in sides])
 
 
