@@ -3,8 +3,9 @@
 
 Runs in an isolated env (`uv run --isolated --with temporalio-openai-agents ...`, never the
 workspace lock), as `bench/_peer_openai.py` does. Arguments: `address workflow_id rounds
-parallel output_bytes timeout_s`. The model is `OPENAI_BASE_URL` (the parent's scripted
-server, which asks for `parallel` calls of `lookup` per round, `rounds` rounds, then answers).
+output_bytes timeout_s`. The model is `OPENAI_BASE_URL` (the parent's scripted server, which
+asks for one or more calls of `lookup` per round, `rounds` rounds, then answers); each call
+returns `output_bytes` characters unique to it (0: a short text).
 One workflow runs the agent with `max_turns` above the rounds, so only the server's limits can
 stop it. Prints one JSON line: the outcome, how long it ran and how many tool calls ran (each
 call ID counted, so a repeat shows). The parent reads the history itself.
