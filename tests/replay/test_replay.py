@@ -34,6 +34,7 @@ def test_recorded_histories_exist() -> None:
         "double-texting",
         "forked-session",
         "flow-type-client",
+        "flow-type-queried-start",
         "long-turn-moved",
         "long-turn-resumed",
         "long-turn-ended",

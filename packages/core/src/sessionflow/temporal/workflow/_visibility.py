@@ -60,6 +60,19 @@ class Visibility:
         ]
         workflow.upsert_search_attributes(updates)  # pyright: ignore[reportUnknownMemberType]
 
+    def decide_search_attributes(self, registered: bool) -> None:
+        """Decide now whether this run upserts the state search attributes.
+
+        For a run that awaits a local activity before its first state change (a flow-type
+        session's `FlowRunConfig`): `workflow.patched` answers by the workflow task it runs
+        in, and when a query arrives while that local activity runs, the code after it runs
+        in the next task, while on replay it runs in the first; asked there, the patch
+        fails the replay (`tests/temporal/workflow/test_queries_during_start.py`). Other
+        runs decide at their first state change, as they were recorded.
+        """
+        if self._upserts is None:
+            self._upserts = registered and workflow.patched(SEARCH_ATTRIBUTES_PATCH)
+
     def _keeps_search_attributes(self) -> bool:
         # Only sessions whose client found the attributes registered upsert them (an
         # unregistered one would fail the workflow task); the patch keeps runs recorded

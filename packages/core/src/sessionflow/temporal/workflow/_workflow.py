@@ -55,6 +55,9 @@ class AgentSessionWorkflow(SessionHandlers):
     async def run(self, args: Sequence[RawValue]) -> AgentSnapshot:
         start = self._start
         session = self._session
+        if start.timings is None:
+            # The configuration comes from a local activity: decide before awaiting it.
+            self._visibility.decide_search_attributes(start.search_attributes)
         begin_run(session, start, await run_config_of(start))
         session.started = True
         self._visibility.show_state()
