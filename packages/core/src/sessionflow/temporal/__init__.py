@@ -24,6 +24,7 @@ from sessionflow.temporal.client._connection import (
     TlsSettings,
     with_payload_store,
 )
+from sessionflow.temporal.client._envconfig import TemporalConfigError
 from sessionflow.temporal.client._probe import FrontendProbe, FrontendState, probe_frontend
 from sessionflow.temporal.client._sessions import (
     SessionStatus,
@@ -83,6 +84,7 @@ __all__ = [
     "FrontendProbe",
     "FrontendState",
     "TemporalClient",
+    "TemporalConfigError",
     "TlsSettings",
     "probe_frontend",
     "with_payload_store",
