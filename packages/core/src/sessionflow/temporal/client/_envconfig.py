@@ -142,7 +142,7 @@ def load_temporal_profile() -> TemporalProfile:
     try:
         loaded = ClientConfigProfile.load(profile=os.environ.get(PROFILE_ENV) or None)
     except Exception as error:  # temporalio's bridge raises its own ConfigError (a RuntimeError)
-        reason = str(error).strip().replace("\n  |", " |")
+        reason = " ".join(str(error).split())  # the TOML parser's report spans lines
         if reason.startswith("Profile") and reason.endswith("not found"):
             raise TemporalConfigError(
                 f"{where}: the file has no such profile ({_profiles_of(file)})", file=file, profile=profile
