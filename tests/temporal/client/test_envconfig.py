@@ -120,6 +120,14 @@ async def test_temporal_config_file_names_the_file(
     assert load_temporal_profile().file == file
 
 
+def test_a_named_file_under_the_home_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    address = dead_address()
+    write_toml(tmp_path / "mine.toml", f'[profile.default]\naddress = "{address}"\n')
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setenv("TEMPORAL_CONFIG_FILE", "~/mine.toml")
+    assert resolve_connect_settings().address == address
+
+
 @pytest.mark.skipif(sys.platform != "linux", reason="the platform's config folder is XDG's on Linux")
 def test_the_platform_file_when_no_file_is_named(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("TEMPORAL_CONFIG_FILE")

@@ -140,7 +140,10 @@ def load_temporal_profile() -> TemporalProfile:
             f"${CONFIG_FILE_ENV} names {file}, which is not a file", file=file, profile=profile
         )
     try:
-        loaded = ClientConfigProfile.load(profile=os.environ.get(PROFILE_ENV) or None)
+        # The named file goes in as a path, so that ``~`` means what it means here.
+        loaded = ClientConfigProfile.load(
+            profile=os.environ.get(PROFILE_ENV) or None, config_source=file if named else None
+        )
     except Exception as error:  # temporalio's bridge raises its own ConfigError (a RuntimeError)
         reason = " ".join(str(error).split())  # the TOML parser's report spans lines
         if reason.startswith("Profile") and reason.endswith("not found"):
