@@ -69,6 +69,14 @@ os.environ.setdefault(
     "SESSIONFLOW_PAYLOADS", tempfile.mkdtemp(prefix=f"sessionflow-test-payloads-{os.getpid()}-")
 )
 
+# `connect` reads Temporal's own configuration after SESSIONFLOW_*: the developer's
+# TEMPORAL_* variables and temporal.toml stay out of the run (an empty file stands in).
+for _name in [name for name in os.environ if name.startswith("TEMPORAL_")]:
+    del os.environ[_name]
+_empty_temporal_config = Path(tempfile.mkdtemp(prefix="sessionflow-test-temporal-config-")) / "temporal.toml"
+_empty_temporal_config.write_text("", encoding="utf-8")
+os.environ["TEMPORAL_CONFIG_FILE"] = str(_empty_temporal_config)
+
 
 @pytest.fixture(scope="session")
 async def temporal_address(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[str]:

@@ -126,10 +126,11 @@ def base_environment(home: Path, port: int) -> dict[str, str]:
     env = {
         key: value
         for key, value in os.environ.items()
-        if not key.startswith(("SESSIONFLOW_", "OPENAI_", "ANTHROPIC_", "PYTEST_", "COV_"))
+        if not key.startswith(("SESSIONFLOW_", "TEMPORAL_", "OPENAI_", "ANTHROPIC_", "PYTEST_", "COV_"))
     }
     env.update(
         HOME=str(home),
+        XDG_CONFIG_HOME=str(home / ".config"),  # Temporal's temporal.toml is looked for here
         PYTHONPATH=os.pathsep.join([str(REPO), env.get("PYTHONPATH", "")]).rstrip(os.pathsep),
         SESSIONFLOW_LOAD_PLUGINS=SCRIPTED_PLUGIN,
         SESSIONFLOW_SERVER_PORT=str(port),

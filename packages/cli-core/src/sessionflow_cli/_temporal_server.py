@@ -7,6 +7,11 @@
    in ``~/.sessionflow/server``; it keeps running after the command exits;
 2. a Temporal frontend with our namespace answers: reuse it;
 3. anything else answers: refuse (exit 1), because it would stand in for the engine.
+
+``auto`` is the default, so it gives way to a server the environment names, as `connect`
+does: ``SESSIONFLOW_SERVER_ADDRESS``, else Temporal's own configuration (``TEMPORAL_ADDRESS``
+or the ``temporal.toml`` profile). The file's settings win over the environment's, one by
+one; a bad Temporal profile or file is a usage error (exit 2).
 """
 
 from __future__ import annotations
@@ -27,14 +32,25 @@ from sessionflow.temporal import (
     FrontendState,
     PayloadStore,
     TemporalClient,
+    TemporalConfigError,
     TlsSettings,
+    configured_address,
     probe_frontend,
     try_register_search_attributes,
 )
 from sessionflow_cli._errors import RuntimeFailure, UsageError
 from sessionflow_cli.config import ServerConfig, server_data_dir
 
-__all__ = ["AUTO_HOST", "PORT_ENV", "Engine", "auto_port", "connect_engine", "probe_auto", "start_embedded"]
+__all__ = [
+    "AUTO_HOST",
+    "PORT_ENV",
+    "Engine",
+    "auto_port",
+    "connect_engine",
+    "probe_auto",
+    "start_embedded",
+    "uses_embedded",
+]
 
 PORT_ENV = "SESSIONFLOW_SERVER_PORT"
 AUTO_HOST = "127.0.0.1"
@@ -104,16 +120,33 @@ async def start_embedded(server: ServerConfig) -> DevServerHandle:
         ) from None
 
 
+def uses_embedded(server: ServerConfig) -> bool:
+    """``server: auto`` and the environment names no server: the embedded dev server's turn.
+
+    Raises:
+        UsageError: Temporal's configuration is bad (a missing file or profile).
+    """
+    if not server.is_auto:
+        return False
+    try:
+        return configured_address() is None
+    except TemporalConfigError as error:
+        raise UsageError(str(error)) from None
+
+
 async def connect_engine(server: ServerConfig, payloads: PayloadStore | None = None) -> Engine:
     """Connect to the configured server, starting the embedded one when ``auto`` needs it.
 
-    `payloads` is the store of the client's data converter (see `connect`).
+    `payloads` is the store of the client's data converter (see `connect`). The file's
+    address, namespace, TLS and API key win; what it leaves open comes from the
+    environment (``SESSIONFLOW_*``, then Temporal's configuration), as in `connect`.
 
     Raises:
         RuntimeFailure: The server does not start or cannot be reached, or a service that
             is not our Temporal answers on the embedded server's port.
+        UsageError: Temporal's configuration is bad, or ``api_key_env`` names an unset variable.
     """
-    if server.is_auto:
+    if uses_embedded(server):
         return await _auto(server, payloads)
     api_key = None
     if server.api_key_env is not None:
@@ -121,13 +154,18 @@ async def connect_engine(server: ServerConfig, payloads: PayloadStore | None = N
         if not api_key:
             raise UsageError(f"the environment variable {server.api_key_env} (server.api_key_env) is not set")
     tls = _tls(server)
+    address = None if server.is_auto else server.address
+    namespace = server.namespace if server.namespace_given else None
     try:
-        client = await connect(server.address, server.namespace, tls=tls, api_key=api_key, payloads=payloads)
+        client = await connect(address, namespace, tls=tls, api_key=api_key, payloads=payloads)
+    except TemporalConfigError as error:
+        raise UsageError(str(error)) from None
     except ServerUnreachableError as error:
         raise RuntimeFailure(error.message) from None  # it names the address already
     except Exception as error:
-        raise RuntimeFailure(f"cannot reach the Temporal server at {server.address}: {error}") from None
-    return Engine(client=client, address=server.address, namespace=server.namespace)
+        where = address or configured_address() or "the configured address"
+        raise RuntimeFailure(f"cannot reach the Temporal server at {where}: {error}") from None
+    return Engine(client=client, address=client.service_client.config.target_host, namespace=client.namespace)
 
 
 async def _auto(server: ServerConfig, payloads: PayloadStore | None) -> Engine:
@@ -194,10 +232,10 @@ async def _connect_plain(address: str, namespace: str, payloads: PayloadStore | 
         raise RuntimeFailure(f"cannot connect to the Temporal server at {address}: {error}") from None
 
 
-def _tls(server: ServerConfig) -> TlsSettings | bool:
+def _tls(server: ServerConfig) -> TlsSettings | None:
     tls = server.tls
     if tls is None:
-        return False
+        return None  # the environment's (Temporal's TLS settings), else none
     try:
         return TlsSettings(
             client_cert=tls.client_cert,

@@ -11,7 +11,7 @@ from sessionflow_cli._command_host import open_runtime
 from sessionflow_cli._errors import EXIT_OK
 from sessionflow_cli._flow_types import StartEnvironment
 from sessionflow_cli._sessions import SessionFilters, list_sessions
-from sessionflow_cli._temporal_server import probe_auto
+from sessionflow_cli._temporal_server import probe_auto, uses_embedded
 from sessionflow_cli.config import CliConfig
 
 __all__ = ["run_sessions"]
@@ -26,7 +26,7 @@ async def run_sessions(
     info: Console,
     filters: SessionFilters | None = None,
 ) -> int:
-    if config.server.is_auto:
+    if uses_embedded(config.server):
         answer = await probe_auto(config.server)
         if answer.state is FrontendState.UNREACHABLE:
             out.print(f"No Temporal server answers on {answer.address}, so there are no sessions to list.")

@@ -21,7 +21,9 @@ models: []
 # system_prompt_file: prompt.md
 # The folder the local tools work in, relative to the current directory.
 workspace: .
-# "auto" reuses or starts the embedded Temporal dev server (~/.sessionflow/server).
+# "auto" reuses or starts the embedded Temporal dev server (~/.sessionflow/server),
+# unless $SESSIONFLOW_SERVER_ADDRESS or Temporal's configuration ($TEMPORAL_ADDRESS,
+# a temporal.toml profile) names a server (docs/production/connecting.md).
 # Otherwise host:port, or a mapping with address, namespace, tls and api_key_env.
 server: auto
 local_tools:

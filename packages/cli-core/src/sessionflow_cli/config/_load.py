@@ -136,6 +136,7 @@ def _server(value: object, base: Path, source: str) -> ServerConfig:
         address=str(doc.get("address", "auto")),
         port=int(doc.get("port", DEFAULT_PORT)),
         namespace=str(doc.get("namespace", "default")),
+        namespace_given="namespace" in doc,
         ui=bool(doc.get("ui", False)),
         ui_port=cast(int | None, doc.get("ui_port")),
         tls=tls,

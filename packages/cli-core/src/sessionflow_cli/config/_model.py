@@ -84,6 +84,9 @@ class ServerConfig:
         address: ``"auto"`` for the embedded dev server, else ``host:port``.
         port: The embedded server's port (``auto`` only).
         namespace: The Temporal namespace of the sessions.
+        namespace_given: The file names the namespace; when it does not, a server the
+            environment names (``server: auto``, or an address without a namespace) takes
+            ``$SESSIONFLOW_NAMESPACE``, else Temporal's configuration, else ``default``.
         ui: Serve the Temporal Web UI from the embedded server.
         ui_port: Its port; a free one when None.
         tls: TLS settings, or None for plain connections.
@@ -93,6 +96,7 @@ class ServerConfig:
     address: str = "auto"
     port: int = DEFAULT_PORT
     namespace: str = "default"
+    namespace_given: bool = False
     ui: bool = False
     ui_port: int | None = None
     tls: TlsConfig | None = None

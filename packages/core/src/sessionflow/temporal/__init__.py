@@ -24,6 +24,7 @@ from sessionflow.temporal.client._connection import (
     TlsSettings,
     with_payload_store,
 )
+from sessionflow.temporal.client._envconfig import TemporalConfigError, configured_address
 from sessionflow.temporal.client._probe import FrontendProbe, FrontendState, probe_frontend
 from sessionflow.temporal.client._sessions import (
     SessionStatus,
@@ -83,7 +84,9 @@ __all__ = [
     "FrontendProbe",
     "FrontendState",
     "TemporalClient",
+    "TemporalConfigError",
     "TlsSettings",
+    "configured_address",
     "probe_frontend",
     "with_payload_store",
     # The embedded dev server

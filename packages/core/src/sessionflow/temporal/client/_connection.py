@@ -1,8 +1,11 @@
-"""Connecting to a Temporal server: plain, over TLS (certificate files), or with an API key."""
+"""Connecting to a Temporal server: plain, over TLS (certificate files), or with an API key.
+
+Where to, when the arguments do not say, is `_envconfig`'s: ``SESSIONFLOW_*``, then
+Temporal's own configuration (``temporal.toml`` profiles, ``TEMPORAL_*``).
+"""
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeAlias
@@ -11,6 +14,13 @@ from temporalio.client import Client, Interceptor
 from temporalio.service import TLSConfig
 
 from sessionflow.temporal._telemetry import tracing_enabled, tracing_interceptor
+from sessionflow.temporal.client._envconfig import (
+    ADDRESS_ENV,
+    DEFAULT_SERVER_ADDRESS,
+    NAMESPACE_ENV,
+    TemporalConfigError,
+    resolve_connect_settings,
+)
 from sessionflow.temporal.client._runtimes import client_runtime, resolve_metrics_address
 from sessionflow.temporal.client._unreachable import (
     ServerUnreachableError,
@@ -25,16 +35,11 @@ __all__ = [
     "NAMESPACE_ENV",
     "ServerUnreachableError",
     "TemporalClient",
+    "TemporalConfigError",
     "TlsSettings",
     "connect",
     "with_payload_store",
 ]
-
-DEFAULT_SERVER_ADDRESS = "127.0.0.1:7233"
-ADDRESS_ENV = "SESSIONFLOW_SERVER_ADDRESS"
-"""Environment variable with the default server address of `connect`."""
-NAMESPACE_ENV = "SESSIONFLOW_NAMESPACE"
-"""Environment variable with the default namespace of `connect`."""
 
 TemporalClient: TypeAlias = Client
 """The client `connect` returns; what `AgentSessionClient` and `serve_agent_flows` take."""
@@ -63,9 +68,9 @@ class TlsSettings:
             raise ValueError("TLS client_cert and client_key go together: give both or neither")
 
 
-def _tls_config(tls: bool | TlsSettings) -> bool | TLSConfig:
+def _tls_config(tls: bool | TlsSettings | None) -> bool | TLSConfig | None:
     """Temporal's TLS option; reads the files now (raises `OSError` for a missing one)."""
-    if isinstance(tls, bool):
+    if tls is None or isinstance(tls, bool):
         return tls
 
     def read(path: Path | None) -> bytes | None:
@@ -83,8 +88,9 @@ async def connect(
     server_address: str | None = None,
     namespace: str | None = None,
     *,
-    tls: bool | TlsSettings = False,
+    tls: bool | TlsSettings | None = None,
     api_key: str | None = None,
+    temporal_config: bool = True,
     payloads: PayloadStore | None = None,
     codec: CodecSetting = "environment",
     tracing: bool | None = None,
@@ -94,12 +100,21 @@ async def connect(
 
     Args:
         server_address: ``host:port``; defaults to ``$SESSIONFLOW_SERVER_ADDRESS``, else
-            `DEFAULT_SERVER_ADDRESS`.
-        namespace: Defaults to ``$SESSIONFLOW_NAMESPACE``, else ``default``.
+            Temporal's configuration (``$TEMPORAL_ADDRESS`` or the ``temporal.toml``
+            profile), else `DEFAULT_SERVER_ADDRESS`.
+        namespace: Defaults to ``$SESSIONFLOW_NAMESPACE``, else Temporal's configuration
+            (``$TEMPORAL_NAMESPACE`` or the profile), else ``default``.
         tls: False for a plain connection, True for TLS with the system's roots, or
-            `TlsSettings` for certificate files (mutual TLS, a private CA, a server name).
+            `TlsSettings` for certificate files (mutual TLS, a private CA, a server name);
+            defaults to Temporal's configuration (``TEMPORAL_TLS*`` or the profile's
+            ``tls``, on with its API key), else off.
         api_key: An API key sent with every call (Temporal Cloud); it implies nothing
-            about TLS, so pass ``tls=True`` with it for a cloud endpoint.
+            about TLS, so pass ``tls=True`` with it for a cloud endpoint. Defaults to
+            Temporal's configuration (``$TEMPORAL_API_KEY`` or the profile), else none.
+        temporal_config: Read Temporal's own configuration (`temporalio.envconfig`: the
+            profile ``$TEMPORAL_PROFILE`` of ``$TEMPORAL_CONFIG_FILE`` or the platform's
+            ``temporal.toml``, and the ``TEMPORAL_*`` variables) for what the arguments and
+            ``SESSIONFLOW_*`` variables leave open; False ignores it.
         payloads: Where payloads go by reference (`PayloadStore`); defaults to
             ``$SESSIONFLOW_PAYLOADS``, else the folder ``~/.sessionflow/payloads``. Client
             and workers of one session must name the same store.
@@ -117,13 +132,18 @@ async def connect(
     and its retries of them log nothing.
 
     Raises:
+        TemporalConfigError: Temporal's configuration is read and cannot be used (a bad
+            file or profile; names both; also a `ValueError`).
         OSError: A TLS file cannot be read.
         ImportError: Tracing is on and OpenTelemetry is not installed.
         ValueError: The metrics endpoint cannot listen on `metrics_address`.
         ServerUnreachableError: The server cannot be reached (also a `RuntimeError`).
         EncryptionKeyError: The environment's key ring is malformed (also a `ValueError`).
     """
-    address = server_address or os.environ.get(ADDRESS_ENV, DEFAULT_SERVER_ADDRESS)
+    settings = resolve_connect_settings(
+        server_address, namespace, tls=_tls_config(tls), api_key=api_key, temporal_config=temporal_config
+    )
+    address = settings.address
     interceptors: list[Interceptor] = [UnreachableServerInterceptor(address)]
     if tracing_enabled(tracing):
         interceptors.append(tracing_interceptor())
@@ -131,9 +151,10 @@ async def connect(
     try:
         return await Client.connect(
             address,
-            namespace=namespace or os.environ.get(NAMESPACE_ENV, "default"),
-            tls=_tls_config(tls),
-            api_key=api_key,
+            namespace=settings.namespace,
+            tls=settings.tls,
+            api_key=settings.api_key,
+            rpc_metadata=settings.rpc_metadata,
             data_converter=build_data_converter(payloads or PayloadStore.from_environment(), codec=codec),
             interceptors=interceptors,
             runtime=runtime,

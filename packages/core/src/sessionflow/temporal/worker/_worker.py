@@ -160,7 +160,9 @@ def run_agent_worker(
     (running steps get `shutdown_grace_period`, see `build_workers`), and the process then
     exits 0 (`exit_worker_process`): this function does not return after a clean stop.
 
-    `tracing` and `metrics_address` are `connect`'s (their environment variables otherwise).
+    `server_address`, `namespace`, `tracing` and `metrics_address` are `connect`'s (their
+    environment variables otherwise; the server's also Temporal's own configuration,
+    ``TEMPORAL_ADDRESS`` or a ``temporal.toml`` profile).
     """
     grace = shutdown_grace(shutdown_grace_period)  # a bad value fails before connecting
 
