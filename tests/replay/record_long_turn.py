@@ -38,7 +38,7 @@ async def record() -> None:
                 root / "state", "replay-recorder", timings=timings, continue_as_new_after_events=40
             )
             sessions = AgentSessionClient(client, flow)
-            rounds = [
+            rounds: list[dict[str, object]] = [
                 {"tool_calls": [{"id": f"c{n}", "name": "lookup", "arguments": {}}]} for n in range(ROUNDS)
             ]
             write_script(

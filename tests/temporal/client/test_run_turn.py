@@ -95,9 +95,10 @@ async def test_a_rejection_with_a_reason_reaches_the_model_and_the_tool_never_ru
 
 
 async def test_a_question_is_answered(harness: Harness) -> None:
+    no_arguments: dict[str, object] = {}
     harness.script(
         "rt-question",
-        [[{"tool_calls": [{"id": "q1", "name": "ask", "arguments": {}}]}, {"text": "thanks"}]],
+        [[{"tool_calls": [{"id": "q1", "name": "ask", "arguments": no_arguments}]}, {"text": "thanks"}]],
         {"ask": {"question": "Which colour?", "returns_answer": True, "effect": "read"}},
     )
     result = await harness.sessions.run_turn(

@@ -152,7 +152,7 @@ async def test_a_worker_on_a_queue_no_flow_names_is_left_alone(
         Worker(client, task_queue="someone-elses-queue")
     worker = Worker(client, task_queue="plug-alone-queue")
     # Named, so the worker does not hash every loaded module for a build ID.
-    assert worker.config(active_config=True).get("build_id") == default_build_id()
+    assert cast(dict[str, object], worker.config(active_config=True)).get("build_id") == default_build_id()
     # build_workers refuses a client that already carries the plugin, instead of serving twice.
     with pytest.raises(ValueError, match="already carries a SessionflowPlugin"):
         build_workers(client, [flow])
