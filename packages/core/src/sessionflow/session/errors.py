@@ -18,6 +18,7 @@ the two. The whole tree, with where each error is public:
   | + SearchAttributesMissingError              `sessionflow.temporal`
   | + EncryptionKeyError                        `sessionflow.temporal`
   | + CodecRequestError                         `sessionflow.temporal`
+  | + TemporalConfigError                       `sessionflow.temporal` (also ValueError)
   | + CaseFileError                             `sessionflow.testing.conformance`
   | + AgentGraphError                           `sessionflow_openai_agents`
   | + ConfigError                               `sessionflow_cli` (a bad config value, with its JSON Pointer)

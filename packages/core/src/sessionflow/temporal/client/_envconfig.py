@@ -26,6 +26,8 @@ from pathlib import Path
 from temporalio.envconfig import ClientConfig, ClientConfigProfile, ClientConfigTLS
 from temporalio.service import TLSConfig
 
+from sessionflow.session.errors import UserError
+
 __all__ = [
     "ADDRESS_ENV",
     "CONFIG_FILE_ENV",
@@ -54,7 +56,7 @@ PROFILE_ENV = "TEMPORAL_PROFILE"
 """Temporal's variable naming the profile of that file."""
 
 
-class TemporalConfigError(ValueError):
+class TemporalConfigError(UserError, ValueError):
     """Temporal's client configuration cannot be used: a bad file, profile or TLS setting.
 
     Attributes:
