@@ -285,9 +285,9 @@ class ApiServer:
     async def _body(self, request: Request, kind: type[T]) -> T:
         limit = self.config.max_body_bytes
         length = request.headers.get("content-length")
-        if length is not None and not _DIGITS.fullmatch(length):
+        if length is not None and not (length.isascii() and length.isdigit()):
             raise ApiError(400, "invalid_request", "Content-Length must be a whole number")
-        if length is not None and int(length) > limit:
+        if length is not None and (not _DIGITS.fullmatch(length) or int(length) > limit):
             raise ApiError(413, "body_too_large", f"the body is larger than {limit} bytes")
         media = request.headers.get("content-type", "").split(";")[0].strip().lower()
         if media != "application/json":
