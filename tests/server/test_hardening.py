@@ -202,7 +202,10 @@ async def test_hostile_inputs_get_a_json_400_or_422_and_no_traceback(
         "5000 digits": await api.get("/api/v1/sessions/hostile/messages?after=" + "1" * 5000),
         "superscript Last-Event-ID": await api.http.get(
             "/api/v1/sessions/hostile/events",
-            headers={**api.headers(), "Last-Event-ID": "²".encode("latin-1")},
+            headers=[
+                (b"Authorization", f"Bearer {api.tokens['alice']}".encode()),
+                (b"Last-Event-ID", "²".encode("latin-1")),  # as latin-1, how HTTP carries it
+            ],
         ),
         "5000-digit Last-Event-ID": await api.http.get(
             "/api/v1/sessions/hostile/events", headers=api.headers(**{"Last-Event-ID": "9" * 5000})
