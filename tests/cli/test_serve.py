@@ -127,3 +127,18 @@ async def test_without_the_server_package_it_says_what_to_install(
     quiet = Console(quiet=True)
     with pytest.raises(UsageError, match=re.escape(INSTALL_HINT)):
         await run_serve(None, None, None, request, out=quiet, info=quiet)  # pyright: ignore[reportArgumentType]
+
+
+def test_trusted_proxies_are_none_unless_named() -> None:
+    from sessionflow_cli._main import build_parser
+
+    parser = build_parser()
+    assert parser.parse_args(["serve"]).trusted_proxy == []
+    named = parser.parse_args(["serve", "--trusted-proxy", "10.0.0.1", "--trusted-proxy", "10.1.0.0/16"])
+    assert named.trusted_proxy == ["10.0.0.1", "10.1.0.0/16"]
+    assert (
+        ServeRequest(
+            host="127.0.0.1", port=0, allow_remote=False, token_store=None, issue_token=None, webhook_url=None
+        ).trusted_proxies
+        == ()
+    )

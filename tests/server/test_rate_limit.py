@@ -1,4 +1,4 @@
-"""RateLimiter: a token bucket per key (each bearer token, and the login route)."""
+"""RateLimiter: a token bucket per key (each user, each client's logins and failed authentications)."""
 
 from __future__ import annotations
 
@@ -49,27 +49,29 @@ def test_defaults_are_twenty_a_second_and_sixty_at_once() -> None:
     assert limiter.take("k") == 1 / 20.0
 
 
-def test_past_ten_thousand_keys_the_full_buckets_are_forgotten_first() -> None:
+def test_a_bucket_that_has_refilled_completely_is_forgotten() -> None:
     clock = Clock()
     limiter = RateLimiter(per_second=1.0, burst=2, clock=clock)
-    for index in range(10_000):
-        limiter.take(f"idle-{index}")  # one of two tokens used: 1.0 left
-    limiter.take("busy")
-    limiter.take("busy")
-    assert limiter.take("busy") == 1.0  # empty: a refusal, which prunes past 10,000 keys
-    # Buckets with at least burst - 1 tokens left are dropped; the empty one is kept.
-    assert limiter.take("busy") == 1.0
-    assert limiter.take("idle-0") == 0.0  # forgotten: a full bucket again
-    assert limiter.take("idle-0") == 0.0
-    assert limiter.take("idle-0") > 0.0
-
-
-def test_ten_thousand_keys_are_all_kept() -> None:
-    limiter = RateLimiter(per_second=1.0, burst=2, clock=Clock())
-    for index in range(9_999):
+    for index in range(500):
         limiter.take(f"idle-{index}")
+    assert len(limiter) == 500
+    clock.now += 1.0  # half refilled: kept
     limiter.take("busy")
+    assert len(limiter) == 501
+    clock.now += 1.5  # 2.5 s since the idle ones: full again, the same as fresh
     limiter.take("busy")
-    assert limiter.take("busy") == 1.0  # a refusal with exactly 10,000 keys: nothing pruned
-    assert limiter.take("idle-0") == 0.0  # its one token left
-    assert limiter.take("idle-0") == 1.0
+    assert len(limiter) == 1
+
+
+def test_past_max_keys_the_least_recently_used_bucket_goes() -> None:
+    clock = Clock()
+    limiter = RateLimiter(per_second=1.0, burst=2, clock=clock, max_keys=3)
+    for key in ("a", "b", "c"):
+        limiter.take(key)
+    limiter.take("a")  # used again: now the most recent
+    assert limiter.take("a") == 1.0  # and empty
+    limiter.take("d")  # a fourth key: "b", the least recently used, goes
+    assert len(limiter) == 3
+    assert limiter.take("a") == 1.0  # still remembered as empty
+    assert limiter.take("b") == 0.0  # forgotten: fresh
+    assert limiter.take("b") == 0.0

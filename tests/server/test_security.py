@@ -31,7 +31,9 @@ def _path(template: str, session_id: str) -> str:
     return template.replace("{session_id}", session_id).replace("{interrupt_id}", "i-1")
 
 
-async def test_every_route_needs_the_bearer_header_and_never_reads_a_cookie(api: Api) -> None:
+async def test_every_route_needs_the_bearer_header_and_never_reads_a_cookie(api_factory: ApiFactory) -> None:
+    # More refusals than a client may make at once by default (test_hardening tests that limit).
+    api: Api = await api_factory(config=ServerConfig(failed_auth_burst=1_000))
     api.script("sec-auth", [[{"text": "ok"}]])
     await api.post("/api/v1/sessions", {"session_id": "sec-auth"})
     token = api.tokens["alice"]

@@ -134,6 +134,7 @@ def _with_engine(
             token_store=args.token_store,
             issue_token=args.issue_token,
             webhook_url=args.webhook_url,
+            trusted_proxies=tuple(args.trusted_proxy),
         )
         return asyncio.run(run_serve(spec, config, environment, request, out=out, info=info))
     from sessionflow_cli.commands._chat import ChatRequest, run_chat

@@ -176,6 +176,14 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="URL",
         help="POST interrupts and ended turns here, signed with $SESSIONFLOW_WEBHOOK_SECRET",
     )
+    serve.add_argument(
+        "--trusted-proxy",
+        action="append",
+        default=[],
+        metavar="ADDRESS",
+        help="a reverse proxy's address (or network) whose X-Forwarded-For names the client; "
+        "repeat for several (default: none, the peer is the client)",
+    )
     return parser
 
 

@@ -1,10 +1,12 @@
 """The ASGI app: routes, authentication, and the guards every request passes.
 
-Each request passes, in order: the Host check (DNS rebinding), the Origin check on
-state-changing methods (same origin or a configured one; no Origin is a non-browser
-client), the bearer token (the ``Authorization`` header only: cookies are never read),
-the token's rate limit, then the body limit and strict JSON decoding. A session of another
-user, or of a flow this server does not serve, is a 404, exactly like a missing one.
+Each request passes, in order: the Host check (DNS rebinding; before routing, so no
+redirect or 404 answers a foreign Host), the Origin check on state-changing methods (same
+origin or a configured one; no Origin is a non-browser client), the bearer token (the
+``Authorization`` header only: cookies are never read; a client address's failed
+attempts are rate-limited), the user's rate limit, then the body limit and strict JSON
+decoding. A session of another user, or of a flow this server does not serve, is a 404,
+exactly like a missing one, reached by the same server calls.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import asyncio
 import dataclasses
 import json
 import logging
+import re
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime
@@ -22,9 +25,11 @@ import anyio
 import msgspec
 from sse_starlette import EventSourceResponse, ServerSentEvent
 from starlette.applications import Starlette
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from sessionflow import (
     AgentEventType,
@@ -78,7 +83,8 @@ __all__ = ["ApiServer"]
 T = TypeVar("T")
 _log = logging.getLogger("sessionflow_server")
 _STATE_CHANGING = frozenset({"POST", "PUT", "PATCH", "DELETE"})
-_LOGIN_KEY = "login"
+_DIGITS = re.compile(r"[0-9]{1,18}")
+"""A whole number as the API reads it: ASCII digits only (not `²`), and short enough to convert."""
 _MAX_EVENT_SCAN = 10
 """Pages of events read to tell why an interrupt answer was refused (the log keeps ~2000)."""
 
@@ -154,6 +160,9 @@ class ApiServer:
         self.config = config or ServerConfig()
         self.version = version or _package_version()
         self.limiter = RateLimiter(per_second=self.config.rate_per_second, burst=self.config.rate_burst)
+        self.failures = RateLimiter(
+            per_second=self.config.failed_auth_per_second, burst=self.config.failed_auth_burst
+        )
         self.owners = Owners(list(self.flows.values()))
         self.shutdown = anyio.Event()
         self.watcher: SessionWatcher | None = None
@@ -195,7 +204,14 @@ class ApiServer:
         routes.append(Route(OPENAPI_PATH, self._guard(self._openapi), methods=["GET"]))
         for path in CONSOLE_FILES:
             routes.append(Route(path, self._guard(self._console, authenticated=False), methods=["GET"]))
-        return Starlette(routes=routes, lifespan=self._lifespan)
+        app = Starlette(
+            routes=routes,
+            lifespan=self._lifespan,
+            middleware=[Middleware(_HostCheck, allowed=self.config.allowed_hosts)],
+        )
+        # No redirect to the path with(out) a trailing slash: it would echo the Host header.
+        app.router.redirect_slashes = False
+        return app
 
     @asynccontextmanager
     async def _lifespan(self, _app: Starlette) -> AsyncGenerator[None]:
@@ -216,17 +232,19 @@ class ApiServer:
     ) -> Callable[[Request], Awaitable[Response]]:
         async def endpoint(request: Request) -> Response:
             try:
-                self._check_host(request)
                 self._check_origin(request)
                 if not authenticated:
                     return await handler(request, "")
                 user = self._authenticate(request)
-                wait = self.limiter.take(f"token:{user}:{request.headers.get('authorization', '')}")
+                # Keyed on the user the token names, not on the header's spelling.
+                wait = self.limiter.take(f"user:{user}")
                 if wait > 0:
-                    raise _rate_limited(wait, "too many requests for this token")
+                    raise _rate_limited(wait, "too many requests for this user")
                 return await handler(request, user)
             except ApiError as error:
                 return _error(error)
+            except RecursionError:
+                return _error(ApiError(400, "malformed_json", "the body is nested too deeply"))
             except Exception as error:
                 # No worker answers the session's queries, the server is unreachable, or a bug:
                 # a JSON error the client can show, and the traceback in the log.
@@ -234,15 +252,6 @@ class ApiServer:
                 return _error(ApiError(500, "internal_error", f"{type(error).__name__}: see the server log"))
 
         return endpoint
-
-    def _check_host(self, request: Request) -> None:
-        allowed = self.config.allowed_hosts
-        if allowed is None:
-            return
-        host = request.headers.get("host", "")
-        bare = host.rsplit(":", 1)[0] if not host.endswith("]") else host
-        if host not in allowed and bare not in allowed:
-            raise ApiError(421, "host_refused", f"this server does not answer for host {host!r}")
 
     def _own_origin(self, request: Request) -> str:
         return f"{request.url.scheme}://{request.headers.get('host', '')}"
@@ -262,6 +271,9 @@ class ApiServer:
         scheme, _, token = header.partition(" ")
         user = self.tokens.user_of(token.strip()) if scheme.lower() == "bearer" and token.strip() else None
         if user is None:
+            wait = self.failures.take(f"client:{_client(request)}")
+            if wait > 0:
+                raise _rate_limited(wait, "too many requests without a valid token from this address")
             raise ApiError(
                 401,
                 "unauthorized",
@@ -273,7 +285,9 @@ class ApiServer:
     async def _body(self, request: Request, kind: type[T]) -> T:
         limit = self.config.max_body_bytes
         length = request.headers.get("content-length")
-        if length is not None and length.isdigit() and int(length) > limit:
+        if length is not None and not (length.isascii() and length.isdigit()):
+            raise ApiError(400, "invalid_request", "Content-Length must be a whole number")
+        if length is not None and (not _DIGITS.fullmatch(length) or int(length) > limit):
             raise ApiError(413, "body_too_large", f"the body is larger than {limit} bytes")
         media = request.headers.get("content-type", "").split(";")[0].strip().lower()
         if media != "application/json":
@@ -288,6 +302,8 @@ class ApiServer:
         data = b"".join(chunks)
         try:
             return msgspec.json.decode(data, type=kind)
+        except RecursionError:
+            raise ApiError(400, "malformed_json", "the body is nested too deeply") from None
         except msgspec.ValidationError as error:
             raise ApiError(422, "invalid_request", str(error)) from None
         except msgspec.DecodeError as error:
@@ -309,7 +325,7 @@ class ApiServer:
         return _json(openapi_document(self.version))
 
     async def _login(self, request: Request, _user: str) -> Response:
-        wait = self.limiter.take(_LOGIN_KEY)
+        wait = self.limiter.take(f"login:{_client(request)}")
         if wait > 0:
             raise _rate_limited(wait, "too many logins")
         body = await self._body(request, LoginRequest)
@@ -442,7 +458,7 @@ class ApiServer:
         session_id, flow = await self._session(request, user)
         header = request.headers.get("last-event-id")
         if header is not None:
-            if not header.strip().isdigit():
+            if not _DIGITS.fullmatch(header.strip()):
                 raise ApiError(422, "invalid_request", "Last-Event-ID must be an event offset")
             after = int(header.strip())
         else:
@@ -560,6 +576,29 @@ def _package_version() -> str:
         return "0+unknown"
 
 
+def _client(request: Request) -> str:
+    """The client's address: the peer's, or what a trusted proxy says (uvicorn rewrites it)."""
+    return request.client.host if request.client is not None else "unknown"
+
+
+class _HostCheck:
+    """Answers 421 to a request whose Host is not allowed, before any route or redirect."""
+
+    def __init__(self, app: ASGIApp, allowed: tuple[str, ...] | None) -> None:
+        self.app = app
+        self.allowed = allowed
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if self.allowed is not None and scope["type"] == "http":
+            host = Request(scope).headers.get("host", "")
+            bare = host.rsplit(":", 1)[0] if not host.endswith("]") else host
+            if host not in self.allowed and bare not in self.allowed:
+                refused = ApiError(421, "host_refused", f"this server does not answer for host {host!r}")
+                await _error(refused)(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
+
+
 def _rate_limited(wait: float, detail: str) -> ApiError:
     return ApiError(429, "rate_limited", detail, headers={"Retry-After": str(max(1, round(wait)))})
 
@@ -577,8 +616,8 @@ def _integer(request: Request, name: str, default: int, *, minimum: int, maximum
     text = request.query_params.get(name)
     if text is None:
         return default
-    if not text.isdigit():
-        raise ApiError(422, "invalid_request", f"{name} must be a whole number")
+    if not _DIGITS.fullmatch(text):
+        raise ApiError(422, "invalid_request", f"{name} must be a whole number (at most 18 digits)")
     value = int(text)
     if value < minimum or (maximum is not None and value > maximum):
         bound = f"{minimum}..{maximum}" if maximum is not None else f"at least {minimum}"
@@ -616,7 +655,7 @@ def _since(text: str | None) -> datetime | None:
         pass
     try:
         return datetime.now(UTC) - parse_age(text)
-    except ValueError:
+    except (ValueError, OverflowError):
         raise ApiError(
             422, "invalid_request", "since is an ISO 8601 time or an age such as 30m, 12h or 7d"
         ) from None

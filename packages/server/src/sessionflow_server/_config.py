@@ -22,8 +22,15 @@ class ServerConfig:
     """
     Attributes:
         max_body_bytes: The largest request body; a larger one gets 413.
-        rate_per_second: Requests per second each token may make, on average.
-        rate_burst: Requests a token may make at once.
+        rate_per_second: Requests per second each user may make, on average (all the
+            user's tokens together); also each client address's logins.
+        rate_burst: Requests a user (or a client's logins) may make at once.
+        failed_auth_per_second: Requests with a missing or invalid token each client
+            address may make per second, on average; past them, 429 instead of 401.
+        failed_auth_burst: Such requests a client address may make at once.
+        trusted_proxies: Addresses of reverse proxies whose ``X-Forwarded-For`` and
+            ``X-Forwarded-Proto`` name the client; none by default, so the peer's own
+            address is the client (what the per-client limits are keyed on).
         allowed_origins: Origins besides the server's own that may send state-changing
             requests, and that CORS answers. None by default: CORS is closed.
         allowed_hosts: Host header values accepted (``host`` or ``host:port``); None accepts
@@ -38,6 +45,9 @@ class ServerConfig:
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
     rate_per_second: float = 20.0
     rate_burst: int = 60
+    failed_auth_per_second: float = 1.0
+    failed_auth_burst: int = 20
+    trusted_proxies: tuple[str, ...] = ()
     allowed_origins: tuple[str, ...] = ()
     allowed_hosts: tuple[str, ...] | None = None
     environment: Mapping[str, str] = field(default_factory=lambda: {})

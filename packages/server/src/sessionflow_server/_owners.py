@@ -64,8 +64,39 @@ class Owners:
         return None
 
     async def flow_for(self, session_id: str, user: str) -> AgentSessionClient | None:
-        """The session's flow when `user` owns it; None otherwise (absent and foreign look the same)."""
-        found = await self.lookup(session_id)
+        """The session's flow when `user` owns it; None otherwise (absent and foreign look the same).
+
+        Only the caller's own sessions are answered from the cache. Any other ID, another
+        user's or a missing one, costs the same server calls (a describe and a read of the
+        start event, whatever the first answers), so neither the answer nor its time tells
+        them apart.
+        """
+        known = self._known.get(session_id)
+        if known is not None and known.owner == user:
+            return known.flow
+        found = await self._probe(session_id)
         if found is None or found[1] != user:
             return None
         return found[0]
+
+    async def _probe(self, session_id: str) -> tuple[AgentSessionClient, str | None] | None:
+        """`lookup` from the server, with the same calls for a missing session as for a present one."""
+        try:
+            validate_session_id(session_id)
+        except ValueError:
+            return None
+        clients = {id(flow.client): flow.client for flow in self._flows.values()}
+        found: tuple[AgentSessionClient, str | None] | None = None
+        decided = False
+        for client in clients.values():
+            summary = await describe_session(client, session_id)
+            environment = await read_start_environment(client, session_id)
+            if summary is None or decided:
+                continue
+            decided = True  # the first server that has it answers, even for a flow not served here
+            flow = self._flows.get(summary.flow_type)
+            if flow is not None:
+                owner = owner_of_environment(environment)
+                self.remember(session_id, flow, owner)
+                found = (flow, owner)
+        return found

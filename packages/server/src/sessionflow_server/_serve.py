@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import ipaddress
+import logging
 from collections.abc import AsyncGenerator, Generator
 from dataclasses import dataclass
 
@@ -19,6 +20,7 @@ __all__ = [
     "RunningServer",
     "check_bind",
     "is_loopback",
+    "quiet_http_client_logs",
     "running_server",
 ]
 
@@ -78,11 +80,23 @@ class RunningServer:
         return f"http://{host}:{self.port}"
 
 
+def quiet_http_client_logs() -> None:
+    """httpx and httpcore log every request's URL at INFO (webhook URLs included): WARNING only."""
+    for name in ("httpx", "httpcore"):
+        logging.getLogger(name).setLevel(logging.WARNING)
+
+
 @contextlib.asynccontextmanager
 async def running_server(
     api: ApiServer, *, host: str = "127.0.0.1", port: int = 0, log_level: str = "warning"
 ) -> AsyncGenerator[RunningServer]:
-    """Serve `api` on this event loop until the block ends; `port=0` takes a free port."""
+    """Serve `api` on this event loop until the block ends; `port=0` takes a free port.
+
+    ``X-Forwarded-For`` is read only from the peers in ``api.config.trusted_proxies``
+    (uvicorn alone would trust 127.0.0.1, so a local client could name any address).
+    """
+    quiet_http_client_logs()
+    proxies = list(api.config.trusted_proxies)
     config = uvicorn.Config(
         api.app,
         host=host,
@@ -91,6 +105,8 @@ async def running_server(
         lifespan="on",
         timeout_graceful_shutdown=5,
         access_log=False,
+        proxy_headers=bool(proxies),
+        forwarded_allow_ips=proxies,
     )
     server = _Server(config)
     serving = asyncio.create_task(server.serve())

@@ -44,6 +44,7 @@ class ServeRequest:
     token_store: str | None
     issue_token: str | None
     webhook_url: str | None
+    trusted_proxies: tuple[str, ...] = ()
 
     @property
     def token_store_path(self) -> Path | None:
@@ -101,6 +102,7 @@ async def run_serve(
         new_session_id=lambda: new_session_id(spec.name),
         allowed_hosts=server.LOOPBACK_HOSTS if loopback else None,
         webhooks=_webhooks(request.webhook_url),
+        trusted_proxies=request.trusted_proxies,
     )
     user = environment.user_name or environment.user_id
     async with open_runtime(spec, config, environment, info=info) as runtime:
