@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -21,6 +23,7 @@ def _rows(out: str, title: str) -> dict[str, list[str]]:
     return rows
 
 
+@pytest.mark.slow
 def test_long_turn_quick() -> None:
     done = subprocess.run(
         [sys.executable, "-m", "bench.long_turn", "--quick"],
