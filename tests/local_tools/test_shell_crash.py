@@ -15,6 +15,7 @@ from sessionflow import AgentEventType, AgentSnapshot, AgentStatus, AgentToolCal
 from sessionflow.demo import ModelReply, ScriptedModelServer, ScriptedToolCall
 from sessionflow.testing import AgentTestStack, wait_for_agent_snapshot, wait_until
 from tests.local_tools._session import FLOW_TYPE_ENV, MODEL_URL_ENV, WORKSPACE_ENV, local_tools_flow
+from tests.local_tools.conftest import processes_with
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 MARKER = "lt-shell-crash-marker"
