@@ -160,6 +160,11 @@ async def test_proc_self_root_and_the_workers_root_lead_nowhere(sandbox: Sandbox
     text = await sandbox.tools.call("run_shell_command", command=command)
     assert "ran" in stdout_of(text)
     assert "TOP-SECRET" not in text
+    # A fresh /proc of the sandbox's own PID namespace: no host process (this test's
+    # pytest, the worker) is there to reach through.
+    listing = await sandbox.tools.call("run_shell_command", command="ls /proc | grep -c '^[0-9]'")
+    assert "exit code 0" in listing
+    assert int(stdout_of(listing)) < 10 < len(processes_with(""))  # the host has far more
     for name in ("via-self", "via-init", "via-worker"):
         assert not (sandbox.outside / name).exists()
     assert not on_host(escapes[3].removeprefix("/proc/self/root"))
