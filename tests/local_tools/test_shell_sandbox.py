@@ -32,7 +32,7 @@ from sessionflow_local_tools import (
     build_local_tools,
     sandbox_status,
 )
-from tests.local_tools.conftest import MISSING_BWRAP, Sandbox, processes_with, resolve_settings
+from tests.local_tools.conftest import MISSING_BWRAP, Sandbox, Tools, processes_with, resolve_settings
 
 pytestmark = pytest.mark.skipif(
     not sandbox_status(ShellSandbox()).available, reason="bubblewrap is not usable on this machine"
@@ -329,3 +329,18 @@ async def test_without_a_sandbox_every_command_asks_and_says_so(sandbox: Sandbox
     )
     assert "[not sandboxed: " in text
     assert "[not sandboxed" not in await sandbox.tools.call("run_shell_command", command="true")
+
+
+async def test_a_workspace_inside_the_hidden_home_stays_writable(home: Path) -> None:
+    # The usual case: the workspace is a folder of the home, which is hidden around it.
+    ws = home / "project"
+    ws.mkdir()
+    tools = Tools(ws)
+    command = "touch made; cat ~/notes.txt ~/.ssh/id_rsa; ls -A ~ ~/.ssh; echo ran"
+    text = await tools.call("run_shell_command", command=command)
+    assert "ran" in stdout_of(text)
+    assert (ws / "made").exists()
+    assert KEY_TEXT not in text
+    # The home is empty but for the mount points of the workspace and the hidden folders.
+    assert "notes.txt" not in stdout_of(text) and "id_rsa" not in stdout_of(text)
+    assert "project" in stdout_of(text)
