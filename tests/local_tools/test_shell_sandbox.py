@@ -23,6 +23,7 @@ import pytest
 
 from sessionflow import ToolEffect, ToolPolicy
 from sessionflow.kit import DeferredToolCall
+from sessionflow_cli._local_tools import shell_sandbox_note
 from sessionflow_cli._policy import build_call_policy
 from sessionflow_cli.config import LocalToolsConfig, SandboxConfig, ShellConfig, TurnConfig
 from sessionflow_local_tools import (
@@ -344,3 +345,15 @@ async def test_a_workspace_inside_the_hidden_home_stays_writable(home: Path) -> 
     # The home is empty but for the mount points of the workspace and the hidden folders.
     assert "notes.txt" not in stdout_of(text) and "id_rsa" not in stdout_of(text)
     assert "project" in stdout_of(text)
+
+
+def test_the_approval_prompt_says_whether_the_command_is_sandboxed() -> None:
+    assert shell_sandbox_note(SandboxConfig()) == (
+        "(runs sandboxed: workspace writable, the rest read-only, home hidden, no network)"
+    )
+    assert shell_sandbox_note(SandboxConfig(network=True)) == (
+        "(runs sandboxed: workspace writable, the rest read-only; network on)"
+    )
+    assert shell_sandbox_note(SandboxConfig(bwrap=MISSING_BWRAP)) == (
+        "(runs NOT sandboxed: bubblewrap (/nonexistent/bwrap) is not installed)"
+    )

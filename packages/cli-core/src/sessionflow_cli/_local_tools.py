@@ -21,7 +21,14 @@ from sessionflow_cli.config import LocalToolsConfig, SandboxConfig, TurnConfig
 if TYPE_CHECKING:
     from sessionflow_local_tools import ShellSandbox
 
-__all__ = ["LOCAL_TOOLS_MODULE", "ResolveSettings", "build_local_tools", "close_local_tools", "shell_sandbox"]
+__all__ = [
+    "LOCAL_TOOLS_MODULE",
+    "ResolveSettings",
+    "build_local_tools",
+    "close_local_tools",
+    "shell_sandbox",
+    "shell_sandbox_note",
+]
 
 LOCAL_TOOLS_MODULE = "sessionflow_local_tools"
 
@@ -88,6 +95,30 @@ def shell_sandbox(config: SandboxConfig) -> ShellSandbox:
         hide_home=config.hide_home,
         bwrap=config.bwrap,
     )
+
+
+def shell_sandbox_note(config: SandboxConfig) -> str | None:
+    """The line under a shell command's approval prompt: sandboxed or not (and why not);
+    None when the local tools are not installed."""
+    if importlib.util.find_spec(LOCAL_TOOLS_MODULE) is None:
+        return None
+    from sessionflow_local_tools import sandbox_status
+
+    found = sandbox_status(shell_sandbox(config))
+    if found.available:
+        widened = [
+            what
+            for what, on in (
+                ("network on", config.network),
+                ("extra writable paths", bool(config.writable)),
+                ("home shown", not config.hide_home),
+            )
+            if on
+        ]
+        return "(runs sandboxed: workspace writable, the rest read-only" + (
+            f"; {', '.join(widened)})" if widened else ", home hidden, no network)"
+        )
+    return f"(runs NOT sandboxed: {found.reason})"
 
 
 def _require_browser_extra() -> None:
