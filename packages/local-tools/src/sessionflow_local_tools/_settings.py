@@ -35,7 +35,9 @@ class ShellSandbox:
         hide_home: Hide the user's home (outside the workspace) behind an empty folder.
         bwrap: The bubblewrap executable, a name looked up on PATH or a path. When it is
             missing or cannot create namespaces, commands run unconfined and every one
-            asks approval.
+            asks approval. Whether it works is probed once per process and name.
+
+    A configured path that does not exist when a command starts is left out.
     """
 
     network: bool = False
