@@ -12,6 +12,13 @@ command -v redis-server >/dev/null 2>&1 || apt_packages+=(redis-server)
 command -v chromium >/dev/null 2>&1 || apt_packages+=(chromium)
 # node and npm run the public MCP "everything" server of tests/mcp.
 command -v npm >/dev/null 2>&1 || apt_packages+=(nodejs npm)
+# bubblewrap (bwrap) for the shell tool's sandbox and its tests (tests/local_tools).
+command -v bwrap >/dev/null 2>&1 || apt_packages+=(bubblewrap)
+if ((${#apt_packages[@]})) && ! command -v apt-get >/dev/null 2>&1; then
+  echo "ci/setup.sh: no apt-get on this machine; install these yourself: ${apt_packages[*]}" >&2
+  echo "ci/setup.sh: (without bubblewrap the shell sandbox tests are skipped)" >&2
+  apt_packages=()
+fi
 if ((${#apt_packages[@]})); then
   sudo=()
   if [ "$(id -u)" != 0 ]; then

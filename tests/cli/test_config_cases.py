@@ -51,6 +51,11 @@ def _facts(config: CliConfig) -> dict[str, Any]:
         "connectors": [c.name for c in config.connectors],
         "approval_always": sorted(config.approval_always),
         "framework_settings": dict(config.framework_settings),
+        "sandbox_network": tools.shell.sandbox.network,
+        "sandbox_writable": [p.name for p in tools.shell.sandbox.writable],
+        "sandbox_hidden": [p.name for p in tools.shell.sandbox.hidden],
+        "sandbox_hide_home": tools.shell.sandbox.hide_home,
+        "sandbox_bwrap": tools.shell.sandbox.bwrap,
     }
 
 

@@ -13,17 +13,34 @@ import pytest
 
 from sessionflow.kit import ToolInvocation, ToolSpec
 from sessionflow_cli.config import LocalToolsConfig, ShellConfig, TurnConfig
-from sessionflow_local_tools import LocalToolGroup, LocalToolSettings, build_local_tools
+from sessionflow_local_tools import LocalToolGroup, LocalToolSettings, ShellSandbox, build_local_tools
 
 SENTINEL_TEXT = "TOP-SECRET-SENTINEL"
 ALL_GROUPS = frozenset(LocalToolGroup)
 
 
+MISSING_BWRAP = "/nonexistent/bwrap"
+"""A ``bwrap`` that is not there: the shell runs unconfined (the no-sandbox fallback)."""
+
+
 def resolve_settings(session_settings: Mapping[str, Any]) -> LocalToolSettings:
-    """A test resolver: every group on, narrowed by ``{"local_tools": {...}}`` in the settings."""
+    """A test resolver: every group on, narrowed by ``{"local_tools": {...}}`` in the settings.
+
+    ``shell_sandbox`` holds `ShellSandbox` fields (paths as strings)."""
     raw: Mapping[str, Any] = session_settings.get("local_tools", {})
     groups = frozenset(LocalToolGroup(g) for g in raw.get("groups", ALL_GROUPS))
-    return LocalToolSettings(groups=groups, shell_timeout=float(raw.get("shell_timeout", 120.0)))
+    box: Mapping[str, Any] = raw.get("shell_sandbox", {})
+    sandbox = ShellSandbox(
+        network=bool(box.get("network", False)),
+        writable=tuple(Path(p) for p in box.get("writable", ())),
+        read_only=tuple(Path(p) for p in box.get("read_only", ())),
+        hidden=tuple(Path(p) for p in box.get("hidden", ())),
+        hide_home=bool(box.get("hide_home", True)),
+        bwrap=str(box.get("bwrap", "bwrap")),
+    )
+    return LocalToolSettings(
+        groups=groups, shell_timeout=float(raw.get("shell_timeout", 120.0)), shell_sandbox=sandbox
+    )
 
 
 def resolve_policy_turn(session_settings: Mapping[str, Any]) -> TurnConfig:
@@ -44,8 +61,10 @@ def resolve_policy_turn(session_settings: Mapping[str, Any]) -> TurnConfig:
 class Tools:
     """The local tools of one workspace, called the way the session calls them."""
 
-    def __init__(self, workspace: Path) -> None:
+    def __init__(self, workspace: Path, defaults: Mapping[str, Any] | None = None) -> None:
+        """``defaults``: the session settings of a call that passes none."""
         self.specs: dict[str, ToolSpec] = {s.name: s for s in build_local_tools(workspace, resolve_settings)}
+        self.defaults: Mapping[str, Any] = dict(defaults or {})
 
     async def call(
         self,
@@ -63,7 +82,7 @@ class Tools:
             session_id=session_id,
             turn_id="turn-1",
             tool_name=tool,
-            session_settings=dict(settings or {}),
+            session_settings=dict(self.defaults if settings is None else settings),
         )
         return await self.specs[tool].call(dict(args), invocation)
 
@@ -87,6 +106,17 @@ class Sandbox:
 
 @pytest.fixture
 def sandbox(tmp_path: Path) -> Sandbox:
+    return make_sandbox(tmp_path)
+
+
+@pytest.fixture
+def unconfined_sandbox(tmp_path: Path) -> Sandbox:
+    """`sandbox`, with shell commands run outside bubblewrap (no PID namespace: tests of
+    the process tree read the host's pids the command writes)."""
+    return make_sandbox(tmp_path, {"local_tools": {"shell_sandbox": {"bwrap": MISSING_BWRAP}}})
+
+
+def make_sandbox(tmp_path: Path, defaults: Mapping[str, Any] | None = None) -> Sandbox:
     ws, outside, moved = tmp_path / "ws", tmp_path / "outside", tmp_path / "moved"
     # A sibling whose name starts with the workspace's: a string prefix check would let it in.
     evil_twin = tmp_path / "ws-evil"
@@ -95,7 +125,7 @@ def sandbox(tmp_path: Path) -> Sandbox:
     sentinel = outside / "secret.txt"
     sentinel.write_text(SENTINEL_TEXT + "\n")
     (evil_twin / "secret.txt").write_text(SENTINEL_TEXT + " twin\n")
-    return Sandbox(tmp_path, ws, outside, sentinel, evil_twin, moved, Tools(ws))
+    return Sandbox(tmp_path, ws, outside, sentinel, evil_twin, moved, Tools(ws, defaults))
 
 
 # --------------------------------------------------------------------------- inotify
@@ -157,3 +187,24 @@ def untouched() -> Iterator[list[Untouched]]:
     yield watchers
     for watcher in watchers:
         watcher.close()
+
+
+# --------------------------------------------------------------------------- processes
+
+
+def processes_with(marker: str) -> list[int]:
+    """The host pids of the live (not zombie) processes whose command line holds ``marker``."""
+    found: list[int] = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/cmdline", "rb") as file:
+                cmdline = file.read().replace(b"\0", b" ").decode("utf-8", "replace")
+            with open(f"/proc/{entry}/stat") as file:
+                state = file.read().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if marker in cmdline and state != "Z" and int(entry) != os.getpid():
+            found.append(int(entry))
+    return found

@@ -41,7 +41,8 @@ async def test_exit_code_output_and_directory(sandbox: Sandbox) -> None:
     assert quiet == "$ true\nexit code 0\n--- stdout: (empty) ---\n--- stderr: (empty) ---"
 
 
-async def test_the_command_has_its_own_session_and_process_group(sandbox: Sandbox) -> None:
+async def test_the_command_has_its_own_session_and_process_group(unconfined_sandbox: Sandbox) -> None:
+    sandbox = unconfined_sandbox  # host pids: no PID namespace
     # Fields 5 and 6 of /proc/PID/stat are the process group and the session.
     text = await sandbox.tools.call("run_shell_command", command="echo $$ $(cut -d' ' -f5,6 /proc/$$/stat)")
     pid, group, session = text.split("--- stdout ---\n")[1].split("\n")[0].split()
@@ -60,7 +61,8 @@ async def test_long_output_keeps_start_and_end(sandbox: Sandbox) -> None:
     assert len(text) < _shell.STREAM_CAP_BYTES * 2
 
 
-async def test_a_timeout_kills_the_whole_process_group(sandbox: Sandbox) -> None:
+async def test_a_timeout_kills_the_whole_process_group(unconfined_sandbox: Sandbox) -> None:
+    sandbox = unconfined_sandbox  # host pids: no PID namespace
     started = time.monotonic()
     text = await sandbox.tools.call(
         "run_shell_command",
@@ -74,7 +76,8 @@ async def test_a_timeout_kills_the_whole_process_group(sandbox: Sandbox) -> None
         assert await wait_gone(pid), f"{name} {pid} survived the timeout"
 
 
-async def test_a_cancelled_call_kills_the_command(sandbox: Sandbox) -> None:
+async def test_a_cancelled_call_kills_the_command(unconfined_sandbox: Sandbox) -> None:
+    sandbox = unconfined_sandbox  # host pids: no PID namespace
     task = asyncio.create_task(
         sandbox.tools.call("run_shell_command", command="sleep 300 & echo $! > bg.pid; wait")
     )
@@ -89,7 +92,8 @@ async def test_a_cancelled_call_kills_the_command(sandbox: Sandbox) -> None:
     assert await wait_gone(int(pid_file.read_text()))
 
 
-async def test_background_processes_do_not_hold_the_call_or_outlive_it(sandbox: Sandbox) -> None:
+async def test_background_processes_do_not_hold_the_call_or_outlive_it(unconfined_sandbox: Sandbox) -> None:
+    sandbox = unconfined_sandbox  # host pids: no PID namespace
     text = await sandbox.tools.call("run_shell_command", command="sleep 300 & echo $! > bg.pid; echo started")
     assert "exit code 0" in text and "started" in text and "still held its output open" in text
     assert await wait_gone(int((sandbox.ws / "bg.pid").read_text()))

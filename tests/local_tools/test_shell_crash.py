@@ -15,9 +15,13 @@ from sessionflow import AgentEventType, AgentSnapshot, AgentStatus, AgentToolCal
 from sessionflow.demo import ModelReply, ScriptedModelServer, ScriptedToolCall
 from sessionflow.testing import AgentTestStack, wait_for_agent_snapshot, wait_until
 from tests.local_tools._session import FLOW_TYPE_ENV, MODEL_URL_ENV, WORKSPACE_ENV, local_tools_flow
+from tests.local_tools.conftest import processes_with
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
-COMMAND = "echo $$ > shell.pid; echo ran >> marker; sleep 60"
+MARKER = "lt-shell-crash-marker"
+# The marker is in the shell's command line, so the cleanup finds it on the host even when
+# it ran in a PID namespace (bubblewrap), where $$ is not its host pid.
+COMMAND = f"echo ran >> marker; sleep 60; : {MARKER}"
 
 
 @pytest.fixture
@@ -92,6 +96,7 @@ async def test_sigkill_during_a_shell_command_never_runs_it_twice(
                 "timed_out",
             )
         finally:
-            # The command has its own session, so it outlived the worker: end it here.
-            with contextlib.suppress(FileNotFoundError, ValueError, ProcessLookupError):
-                os.killpg(int((workspace / "shell.pid").read_text()), signal.SIGKILL)
+            # Should the command outlive the worker (its own session), end it here.
+            for pid in processes_with(MARKER):
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL)

@@ -23,6 +23,14 @@ import pytest
 from tests.local_tools.conftest import Sandbox
 from tests.local_tools.test_shell import wait_gone
 
+
+@pytest.fixture
+def sandbox(unconfined_sandbox: Sandbox) -> Sandbox:
+    """Commands outside bubblewrap: the pids they write must be the host's (no PID
+    namespace). The sandboxed tree is tested in test_shell_sandbox."""
+    return unconfined_sandbox
+
+
 REPO_ROOT = Path(__file__).resolve().parents[2]
 # The grandchild leaves the command's session and process group, then sleeps.
 # It writes its pid and its session id (field 6 of /proc/PID/stat).

@@ -12,13 +12,23 @@ import importlib.util
 import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sessionflow.kit import ToolSpec
 from sessionflow_cli._errors import RuntimeFailure
-from sessionflow_cli.config import LocalToolsConfig, TurnConfig
+from sessionflow_cli.config import LocalToolsConfig, SandboxConfig, TurnConfig
 
-__all__ = ["LOCAL_TOOLS_MODULE", "ResolveSettings", "build_local_tools", "close_local_tools"]
+if TYPE_CHECKING:
+    from sessionflow_local_tools import ShellSandbox
+
+__all__ = [
+    "LOCAL_TOOLS_MODULE",
+    "ResolveSettings",
+    "build_local_tools",
+    "close_local_tools",
+    "shell_sandbox",
+    "shell_sandbox_note",
+]
 
 LOCAL_TOOLS_MODULE = "sessionflow_local_tools"
 
@@ -59,15 +69,56 @@ def build_local_tools(
         return local_tools.LocalToolSettings(
             groups=frozenset(g for g in local_tools.LocalToolGroup if switches.is_enabled(g.value)),
             shell_timeout=switches.shell.timeout,
+            shell_sandbox=shell_sandbox(switches.shell.sandbox),
         )
 
     groups = local_tools.LOCAL_TOOL_GROUPS
     return [
         spec
-        for spec in local_tools.build_local_tools(workspace, settings_of)
+        for spec in local_tools.build_local_tools(
+            workspace, settings_of, shell_sandbox(offered.shell.sandbox)
+        )
         if spec.name not in groups
         or (offered.is_enabled(groups[spec.name].value) and groups[spec.name].value not in replaced)
     ]
+
+
+def shell_sandbox(config: SandboxConfig) -> ShellSandbox:
+    """The local tools' `ShellSandbox` of the configuration's ``local_tools.shell.sandbox``."""
+    from sessionflow_local_tools import ShellSandbox
+
+    return ShellSandbox(
+        network=config.network,
+        writable=config.writable,
+        read_only=config.read_only,
+        hidden=config.hidden,
+        hide_home=config.hide_home,
+        bwrap=config.bwrap,
+    )
+
+
+def shell_sandbox_note(config: SandboxConfig) -> str | None:
+    """The line under a shell command's approval prompt: sandboxed or not (and why not);
+    None when the local tools are not installed."""
+    if importlib.util.find_spec(LOCAL_TOOLS_MODULE) is None:
+        return None
+    from sessionflow_local_tools import sandbox_status
+
+    found = sandbox_status(shell_sandbox(config))
+    if found.available:
+        widened = [
+            what
+            for what, on in (
+                ("network on", config.network),
+                ("extra writable paths", bool(config.writable)),
+                ("home shown", not config.hide_home),
+            )
+            if on
+        ]
+        return "(runs sandboxed: workspace writable, the rest read-only" + (
+            f"; {', '.join(widened)})" if widened else ", home hidden, no network)"
+        )
+    return f"(runs NOT sandboxed: {found.reason})"
 
 
 def _require_browser_extra() -> None:

@@ -31,7 +31,10 @@ What `build_call_policy` decides for each call:
 - `run_shell_command` (and a framework's own twin of it, Claude Code's `Bash`) is the
   exception to the tool's own approval: it runs without approval only when the whole
   command text is on the turn's shell allow list, and even then ``approval.always`` or an
-  explicit policy still ask;
+  explicit policy still ask. `run_shell_command` itself is lifted only when it runs
+  sandboxed (a working bubblewrap, `sessionflow_local_tools.sandbox_status`): without the
+  sandbox every command asks. (A framework's twin such as `Bash` runs its own way, outside
+  this sandbox, and keeps the allow list as before.);
 - a framework's own tools that stand for a local tool (`FrameworkSpec.local_tool_twins`:
   Claude Code's `Read`, `Write`, `Edit`, `Bash`, ...) get the floors of their twins
   (`sessionflow_local_tools.LOCAL_TOOL_FLOORS`), so `Write` and `Edit` ask on every call
@@ -49,8 +52,9 @@ from typing import Any
 
 from sessionflow import CallPolicy, ToolEffect, ToolPolicy
 from sessionflow.kit import DeferredToolCall, ToolSpec, tool_arguments_object
+from sessionflow_cli._local_tools import shell_sandbox
 from sessionflow_cli.config import TurnConfig
-from sessionflow_local_tools import LOCAL_TOOL_FLOORS, SHELL_TOOL
+from sessionflow_local_tools import LOCAL_TOOL_FLOORS, SHELL_TOOL, sandbox_status
 
 __all__ = ["build_call_policy", "own_policy", "shell_command"]
 
@@ -107,7 +111,10 @@ def build_call_policy(
                 effect = effect.more_cautious(other.effect)
         if name in shell_tools and floor is not None:
             command = shell_command(call.arguments)
-            needs = command is None or not turn.local_tools.shell.is_allowed(command)
+            shell = turn.local_tools.shell
+            needs = command is None or not shell.is_allowed(command)
+            if name == SHELL_TOOL:  # a framework's own twin (Bash) runs outside the sandbox
+                needs = needs or not sandbox_status(shell_sandbox(shell.sandbox)).available
             needs = needs or call.policy.requires_approval is True
         elif floor is not None:
             needs = floor.is_approval_required or call.policy.is_approval_required

@@ -18,7 +18,7 @@ call is authorized again on the worker that runs it.
 | files       | read_file, list_directory, search_files                | read                 | no                       |
 | files       | write_file                                             | idempotent write     | every call               |
 | files       | edit_file                                              | non-idempotent write | every call               |
-| shell       | run_shell_command                                      | non-idempotent write | unless on the allow list |
+| shell       | run_shell_command                                      | non-idempotent write | unless on the allow list¹|
 | web_fetch   | fetch_web_page                                         | read                 | no                       |
 | browser     | browser_navigate, browser_snapshot                     | read                 | no                       |
 | browser     | browser_click, browser_fill, browser_submit_form       | non-idempotent write | every call               |
@@ -29,6 +29,11 @@ those into `AgentSessionOptions.tool_policies` and uses its one call-policy engi
 `sessionflow_cli._policy.build_call_policy`, as the session's ``call_policy``, so the
 shell allow list and ``approval.always`` are applied per call and no policy goes below
 a floor. How a call's approval is decided, end to end, is told there.
+
+¹ Shell commands run inside a bubblewrap sandbox (`ShellSandbox`, `_sandbox`): the
+workspace writable, the rest read-only, the home hidden, no network. Where bubblewrap is
+missing or cannot create namespaces (`sandbox_status`), they run unconfined, the tool's
+description and each result say so, and the CLI asks approval for every command.
 
 The browser tools need the ``browser`` extra (Playwright), imported when one first runs.
 """
@@ -46,8 +51,9 @@ from sessionflow_local_tools._runtime import (
     search_files,
     write_file,
 )
+from sessionflow_local_tools._sandbox import HIDDEN_IN_HOME, SandboxStatus, sandbox_status
 from sessionflow_local_tools._search import DEFAULT_MAX_RESULTS, MAX_RESULTS, SearchMode
-from sessionflow_local_tools._settings import LocalToolGroup, LocalToolSettings
+from sessionflow_local_tools._settings import LocalToolGroup, LocalToolSettings, ShellSandbox
 from sessionflow_local_tools._shell import (
     MAX_SHELL_TIMEOUT,
     ShellRun,
@@ -96,11 +102,15 @@ __all__ = [
     "verify_write",
     "write_basis",
     # Shell
+    "HIDDEN_IN_HOME",
     "MAX_SHELL_TIMEOUT",
+    "SandboxStatus",
     "ShellRun",
+    "ShellSandbox",
     "effective_timeout",
     "run_shell",
     "run_shell_command",
+    "sandbox_status",
     # Web
     "MAX_BODY_BYTES",
     "MAX_REDIRECTS",

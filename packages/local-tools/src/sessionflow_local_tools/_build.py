@@ -18,9 +18,10 @@ from sessionflow.kit import ToolExecutionError, ToolInvocation, ToolSpec
 from sessionflow_local_tools import _runtime as runtime
 from sessionflow_local_tools._args import Arguments
 from sessionflow_local_tools._files import DEFAULT_READ_LINES, MAX_READ_LINES
-from sessionflow_local_tools._schemas import DESCRIPTIONS, PARAMETERS
+from sessionflow_local_tools._sandbox import sandbox_status
+from sessionflow_local_tools._schemas import DESCRIPTIONS, PARAMETERS, shell_description
 from sessionflow_local_tools._search import DEFAULT_MAX_RESULTS, MAX_RESULTS
-from sessionflow_local_tools._settings import LocalToolSettings
+from sessionflow_local_tools._settings import LocalToolSettings, ShellSandbox
 from sessionflow_local_tools._shell import effective_timeout, run_shell_command
 from sessionflow_local_tools._text import clean_text
 from sessionflow_local_tools._tool_floors import LOCAL_TOOL_FLOORS, LOCAL_TOOL_GROUPS, SHELL_TOOL
@@ -48,8 +49,14 @@ class _Call:
 Runner = Callable[[_Call], Awaitable[str]]
 
 
-def build_local_tools(workspace: Path, resolve_settings: SettingsResolver) -> list[ToolSpec]:
+def build_local_tools(
+    workspace: Path, resolve_settings: SettingsResolver, shell_sandbox: ShellSandbox | None = None
+) -> list[ToolSpec]:
     """A ToolSpec for every tool of every group, with its floor as effect and policy.
+
+    ``shell_sandbox`` (the worker's configuration; default `ShellSandbox()`) decides what
+    the shell tool's description says: sandboxed, or not and why. Each command runs under
+    the sandbox settings of its own call.
 
     The caller decides which to offer. Each handler resolves ``invocation.session_settings``
     with ``resolve_settings`` when it runs, and a tool whose group is switched off raises
@@ -57,10 +64,16 @@ def build_local_tools(workspace: Path, resolve_settings: SettingsResolver) -> li
     anything.
     """
     root = Path(workspace).absolute()
-    return [_spec(name, runner, root, resolve_settings) for name, runner in _RUNNERS.items()]
+    found = sandbox_status(shell_sandbox or ShellSandbox())
+    descriptions = {**DESCRIPTIONS, SHELL_TOOL: shell_description(None if found.available else found.reason)}
+    return [
+        _spec(name, runner, root, resolve_settings, descriptions[name]) for name, runner in _RUNNERS.items()
+    ]
 
 
-def _spec(name: str, runner: Runner, workspace: Path, resolve_settings: SettingsResolver) -> ToolSpec:
+def _spec(
+    name: str, runner: Runner, workspace: Path, resolve_settings: SettingsResolver, description: str
+) -> ToolSpec:
     group = LOCAL_TOOL_GROUPS[name]
     parameters = PARAMETERS[name]
     known = frozenset(parameters["properties"])
@@ -82,7 +95,7 @@ def _spec(name: str, runner: Runner, workspace: Path, resolve_settings: Settings
     verify, verify_basis = verify_hooks(name, workspace, known)
     return ToolSpec(
         name=name,
-        description=DESCRIPTIONS[name],
+        description=description,
         parameters=parameters,
         effect=floor.effect,
         policy=floor,
@@ -143,7 +156,7 @@ async def _run_shell_command(call: _Call) -> str:
     if not command.strip():
         raise ToolExecutionError("the command is empty")
     timeout = effective_timeout(call.args.number("timeout_seconds"), call.settings.shell_timeout)
-    return await run_shell_command(command, call.workspace, timeout)
+    return await run_shell_command(command, call.workspace, timeout, call.settings.shell_sandbox)
 
 
 async def _fetch_web_page(call: _Call) -> str:

@@ -1,10 +1,10 @@
 """The shell tool's wrapper process: runs one command and can kill every process it made.
 
-Run as a script (``python -I -S _reaper.py STATUS_FD SHELL COMMAND``; standard library only,
+Run as a script (``python -I -S _reaper.py STATUS_FD ARGV...``; standard library only,
 so it starts fast). It makes itself a child subreaper (``PR_SET_CHILD_SUBREAPER``), so
 every orphaned descendant of the command, even one that called ``setsid`` or forked
 twice, becomes its child instead of init's, and none can slip out of the tree. It
-starts ``SHELL -c COMMAND`` in a new session, writes how the shell ended to STATUS_FD
+starts ``ARGV`` (``SHELL -c COMMAND``, inside ``bwrap`` when sandboxed) in a new session, writes how the shell ended to STATUS_FD
 (``exit N`` or ``signal N``), and then waits on its standard input, a pipe from the
 tool: a byte or end of file (the tool gave up, was cancelled, or its worker died) makes
 it SIGKILL every descendant, reap them all, and exit.
@@ -80,7 +80,7 @@ def _status_text(status: int) -> bytes:
 
 
 def main(argv: list[str]) -> int:
-    status_fd, shell_path, command = int(argv[1]), argv[2], argv[3]
+    status_fd, command = int(argv[1]), argv[2:]
     libc = ctypes.CDLL(None, use_errno=True)
     if libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0:
         os.write(status_fd, b"error cannot become a child subreaper\n")
@@ -88,9 +88,7 @@ def main(argv: list[str]) -> int:
     wake_read, wake_write = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
     signal.set_wakeup_fd(wake_write)
     signal.signal(signal.SIGCHLD, lambda signum, frame: None)
-    shell = subprocess.Popen(
-        [shell_path, "-c", command], stdin=subprocess.DEVNULL, start_new_session=True, close_fds=True
-    )
+    shell = subprocess.Popen(command, stdin=subprocess.DEVNULL, start_new_session=True, close_fds=True)
     # Only the shell and its descendants hold the output pipes, so the tool sees them close.
     quiet = os.open(os.devnull, os.O_WRONLY)
     os.dup2(quiet, 1)

@@ -13,7 +13,7 @@ from sessionflow_local_tools._shell import MAX_SHELL_TIMEOUT
 from sessionflow_local_tools._web import MAX_BODY_BYTES, MAX_REDIRECTS
 from sessionflow_local_tools._writes import MAX_EDIT_BYTES
 
-__all__ = ["DESCRIPTIONS", "PARAMETERS"]
+__all__ = ["DESCRIPTIONS", "PARAMETERS", "SHELL_SANDBOXED", "SHELL_UNSANDBOXED", "shell_description"]
 
 Schema = dict[str, Any]
 
@@ -84,11 +84,10 @@ DESCRIPTIONS: Mapping[str, str] = MappingProxyType(
         ),
         "run_shell_command": (
             "Run a command with /bin/sh -c in the workspace directory and return its exit code, stdout and "
-            "stderr (long output keeps its start and end). The command runs with the user's permissions, "
-            "not confined to the workspace. It is killed, with every process it started, after "
+            "stderr (long output keeps its start and end). {confinement} It is killed, with every process "
+            "it started, after "
             f"'timeout_seconds' (at most {MAX_SHELL_TIMEOUT:g}). It runs at most once: if the worker dies "
-            "meanwhile the outcome is reported unknown. Commands not on the user's allow list are approved "
-            "by the user first."
+            "meanwhile the outcome is reported unknown. {approval}"
         ),
         "fetch_web_page": (
             "Fetch an http or https URL and return its readable text (main content of an HTML page as "
@@ -205,3 +204,24 @@ PARAMETERS: Mapping[str, Schema] = MappingProxyType(
         "browser_submit_form": _object(_TARGET),
     }
 )
+
+
+SHELL_SANDBOXED = (
+    "It runs sandboxed: the workspace is writable, the rest of the file system read-only, the user's "
+    "home outside the workspace hidden, /tmp empty and private, and the network off, unless the "
+    "configuration widens these."
+)
+SHELL_UNSANDBOXED = (
+    "It runs NOT sandboxed ({reason}): with the user's permissions, not confined to the workspace."
+)
+
+
+def shell_description(sandboxed: str | None) -> str:
+    """The shell tool's description: ``sandboxed`` is None when it runs sandboxed, else why not."""
+    if sandboxed is None:
+        confinement = SHELL_SANDBOXED
+        approval = "Commands not on the user's allow list are approved by the user first."
+    else:
+        confinement = SHELL_UNSANDBOXED.format(reason=sandboxed)
+        approval = "Every command is approved by the user first."
+    return DESCRIPTIONS["run_shell_command"].format(confinement=confinement, approval=approval)

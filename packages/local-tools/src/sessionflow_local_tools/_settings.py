@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
+from pathlib import Path
 
-__all__ = ["BROWSER_IDLE_SECONDS", "LocalToolGroup", "LocalToolSettings"]
+__all__ = ["BROWSER_IDLE_SECONDS", "LocalToolGroup", "LocalToolSettings", "ShellSandbox"]
 
 
 BROWSER_IDLE_SECONDS = 15 * 60.0
@@ -22,6 +23,32 @@ class LocalToolGroup(StrEnum):
 
 
 @dataclass(frozen=True)
+class ShellSandbox:
+    """How `run_shell_command` is confined (`_sandbox`); the defaults are the narrowest.
+
+    Attributes:
+        network: Whether commands may use the network (else only a loopback of their own).
+        writable: Absolute paths writable besides the workspace.
+        read_only: Absolute paths readable again inside a hidden one (e.g. a folder of
+            the home when ``hide_home`` is on).
+        hidden: Absolute paths hidden besides the home's `HIDDEN_IN_HOME` folders.
+        hide_home: Hide the user's home (outside the workspace) behind an empty folder.
+        bwrap: The bubblewrap executable, a name looked up on PATH or a path. When it is
+            missing or cannot create namespaces, commands run unconfined and every one
+            asks approval. Whether it works is probed once per process and name.
+
+    A configured path that does not exist when a command starts is left out.
+    """
+
+    network: bool = False
+    writable: tuple[Path, ...] = ()
+    read_only: tuple[Path, ...] = ()
+    hidden: tuple[Path, ...] = ()
+    hide_home: bool = True
+    bwrap: str = "bwrap"
+
+
+@dataclass(frozen=True)
 class LocalToolSettings:
     """What the worker's configuration, narrowed by one turn's session settings, allows.
 
@@ -29,6 +56,7 @@ class LocalToolSettings:
         groups: The groups that are switched on; a tool of any other group refuses to run.
         shell_timeout: Default seconds before a shell command's process group is killed
             (at most `MAX_SHELL_TIMEOUT`).
+        shell_sandbox: How shell commands are confined (`ShellSandbox`).
 
     Approval is not here: a handler cannot see whether a person approved its call, so the
     shell allow list and ``approval.always`` belong to the session's call policy.
@@ -36,3 +64,4 @@ class LocalToolSettings:
 
     groups: frozenset[LocalToolGroup]
     shell_timeout: float = 120.0
+    shell_sandbox: ShellSandbox = field(default_factory=ShellSandbox)

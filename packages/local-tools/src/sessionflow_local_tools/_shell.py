@@ -7,8 +7,9 @@ shell has ended and its output has drained, the wrapper kills the whole tree; if
 worker dies, the wrapper sees its control pipe close and does the same. The shell gets a
 new session, so a Ctrl-C in the terminal never reaches it. Output is read through pipes
 this module owns, keeping the start and the end of each stream and dropping the middle
-beyond a cap. The command runs with the worker's permissions: nothing confines it to
-the workspace.
+beyond a cap. Given a `ShellSandbox`, the shell runs inside bubblewrap (`_sandbox`): the
+workspace read-write, the rest read-only or hidden, no network; when bubblewrap is not
+usable it runs with the worker's permissions and its result says so.
 """
 
 from __future__ import annotations
@@ -24,6 +25,8 @@ from pathlib import Path
 
 from sessionflow.kit import ToolExecutionError
 from sessionflow_local_tools import _reaper
+from sessionflow_local_tools._sandbox import bwrap_argv, sandbox_status
+from sessionflow_local_tools._settings import ShellSandbox
 from sessionflow_local_tools._text import decode
 
 __all__ = [
@@ -84,13 +87,26 @@ class _Capture:
         )
 
 
-async def run_shell_command(command: str, workspace: Path, timeout: float) -> str:
+async def run_shell_command(
+    command: str, workspace: Path, timeout: float, sandbox: ShellSandbox | None = None
+) -> str:
     """Run ``command`` and describe how it ended, with its (capped) stdout and stderr."""
-    return (await run_shell(command, workspace, timeout)).describe()
+    return (await run_shell(command, workspace, timeout, sandbox=sandbox)).describe()
 
 
-async def run_shell(command: str, workspace: Path, timeout: float, *, shell: str = "/bin/sh") -> ShellRun:
-    """Run ``shell -c command`` in ``workspace`` as one process tree, killed whole when the call ends."""
+async def run_shell(
+    command: str,
+    workspace: Path,
+    timeout: float,
+    *,
+    shell: str = "/bin/sh",
+    sandbox: ShellSandbox | None = None,
+) -> ShellRun:
+    """Run ``shell -c command`` in ``workspace`` as one process tree, killed whole when the call ends.
+
+    With a ``sandbox`` it runs inside bubblewrap, or, when bubblewrap is not usable here,
+    unconfined with `ShellRun.unsandboxed` saying why.
+    """
     if "\x00" in command:
         raise ToolExecutionError("the command contains a NUL byte")
     try:
@@ -98,6 +114,10 @@ async def run_shell(command: str, workspace: Path, timeout: float, *, shell: str
     except UnicodeEncodeError:
         raise ToolExecutionError("the command is not valid text (it contains a lone surrogate)") from None
     timeout = effective_timeout(timeout, timeout)
+    argv = [shell, "-c", command]
+    unsandboxed: str | None = None
+    if sandbox is not None:  # the probe is cached, but blocks the first time
+        argv, unsandboxed = await asyncio.to_thread(_confine, argv, sandbox, workspace)
     loop = asyncio.get_running_loop()
     out_read, out_write = os.pipe()
     err_read, err_write = os.pipe()
@@ -110,8 +130,7 @@ async def run_shell(command: str, workspace: Path, timeout: float, *, shell: str
             "-S",
             _reaper.__file__,
             str(status_write),
-            shell,
-            command,
+            *argv,
             cwd=workspace,
             stdin=control_read,
             stdout=out_write,
@@ -165,7 +184,16 @@ async def run_shell(command: str, workspace: Path, timeout: float, *, shell: str
             transport.close()
         for pipe in pipes:
             pipe.close()
-    return ShellRun(command, status, timed_out, timeout, still_open, out.text(), err.text())
+    return ShellRun(command, status, timed_out, timeout, still_open, out.text(), err.text(), unsandboxed)
+
+
+def _confine(argv: list[str], sandbox: ShellSandbox, workspace: Path) -> tuple[list[str], str | None]:
+    """``argv`` inside bubblewrap, or unchanged with the reason bubblewrap is not usable."""
+    found = sandbox_status(sandbox)
+    if found.bwrap is None:
+        return argv, found.reason
+    home = Path(os.path.expanduser("~"))
+    return [*bwrap_argv(found.bwrap, sandbox, Path(workspace).absolute(), home), *argv], None
 
 
 async def _end_tree(wrapper: asyncio.subprocess.Process, control: int) -> None:
@@ -202,6 +230,8 @@ class ShellRun:
     """Background processes still held the output open when the shell ended."""
     stdout: str
     stderr: str
+    unsandboxed: str | None = None
+    """Why a command meant to run sandboxed ran unconfined; None when sandboxed or not meant to be."""
 
     @property
     def succeeded(self) -> bool:
@@ -221,6 +251,10 @@ class ShellRun:
         else:
             ended = f"the command could not be run ({self.status or 'its wrapper ended without a status'})"
         lines = [f"$ {self.command}", ended]
+        if self.unsandboxed is not None:
+            lines.append(
+                f"[not sandboxed: {self.unsandboxed}; the command ran with the worker's permissions]"
+            )
         if self.still_open:
             lines.append(
                 "[background processes of the command still held its output open; they were killed "

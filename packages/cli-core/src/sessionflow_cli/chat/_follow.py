@@ -22,6 +22,9 @@ from sessionflow_cli._ask_user import ASK_USER, DECLINED_MESSAGE, Question, pars
 from sessionflow_cli.chat._pump import EventPump
 from sessionflow_cli.chat._view import ChatView
 
+_SHELL_TOOL = "run_shell_command"
+"""`sessionflow_local_tools.SHELL_TOOL`, named here so the chat runs without that package."""
+
 __all__ = ["Decision", "Responder", "TurnFollower", "TurnResult"]
 
 T = AgentEventType
@@ -116,6 +119,8 @@ class TurnFollower:
     view: ChatView
     responder: Responder
     handled: set[str] = field(default_factory=lambda: set[str]())
+    shell_note: str | None = None
+    """Shown under a `run_shell_command` approval: whether the command runs sandboxed."""
 
     async def follow(self, turn_id: str | None = None) -> TurnResult:
         """Follow `turn_id`, or the next turn that starts when it is None.
@@ -241,6 +246,8 @@ class TurnFollower:
 
     async def _approval(self, interrupt: AgentInterrupt) -> None:
         self.view.approval(interrupt.tool_name, interrupt.arguments)
+        if self.shell_note is not None and interrupt.tool_name == _SHELL_TOOL:
+            self.view.note(self.shell_note)
         decision = await self._unless_answered_elsewhere(interrupt, self.responder.decide(interrupt))
         if decision is False or decision.approved is None:
             return

@@ -20,6 +20,7 @@ from sessionflow_cli._ask_user import Question
 from sessionflow_cli._command_host import Runtime
 from sessionflow_cli._errors import EXIT_FAILURE, EXIT_OK
 from sessionflow_cli._images import ImageRejected, attach_image
+from sessionflow_cli._local_tools import shell_sandbox_note
 from sessionflow_cli.chat._follow import Decision, TurnFollower
 from sessionflow_cli.chat._session import ChatSession, show_history
 from sessionflow_cli.chat._view import ChatView
@@ -184,7 +185,12 @@ class TerminalChat:
         """Follow a turn to its end; False when the person asked to exit."""
         assert self.session is not None and self.session.pump is not None
         follower = TurnFollower(
-            self.runtime.sessions, self.session.session_id, self.session.pump, self.view, _Responder(self)
+            self.runtime.sessions,
+            self.session.session_id,
+            self.session.pump,
+            self.view,
+            _Responder(self),
+            shell_note=shell_sandbox_note(self.runtime.config.local_tools.shell.sandbox),
         )
         self.presses = 0
         self._sigint.clear()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -15,6 +16,7 @@ from sessionflow_cli.config._model import (
     CliConfig,
     ConnectorConfig,
     LocalToolsConfig,
+    SandboxConfig,
     ServerConfig,
     ShellConfig,
     TlsConfig,
@@ -94,7 +96,7 @@ def _build(framework: str, doc: Json, *, path: Path, cwd: Path, source: str) -> 
         system_prompt_file=prompt_file,
         workspace=workspace.resolve(),
         server=_server(doc.get("server", "auto"), base, source),
-        local_tools=_local_tools(cast(Json, doc.get("local_tools") or {})),
+        local_tools=_local_tools(cast(Json, doc.get("local_tools") or {}), base, source),
         connectors=_connectors(cast(list[Json], doc.get("connectors") or []), source),
         approval_always=tuple(cast(list[str], approval.get("always", []))),
         media_folder=media_folder,
@@ -166,7 +168,7 @@ def _payloads(doc: Json, base: Path, source: str) -> PayloadStore:
     return store if is_s3 else replace(store, location=str(_path(str(store.folder), base)))
 
 
-def _local_tools(doc: Json) -> LocalToolsConfig:
+def _local_tools(doc: Json, base: Path, source: str) -> LocalToolsConfig:
     defaults = LocalToolsConfig()
     shell_doc = cast(Json, doc.get("shell") or {})
     return LocalToolsConfig(
@@ -175,9 +177,41 @@ def _local_tools(doc: Json) -> LocalToolsConfig:
             enabled=bool(shell_doc.get("enabled", True)),
             allow=tuple(cast(list[str], shell_doc.get("allow", []))),
             timeout=float(shell_doc.get("timeout", DEFAULT_SHELL_TIMEOUT)),
+            sandbox=_sandbox(cast(Json, shell_doc.get("sandbox") or {}), base, source),
         ),
         web_fetch=bool(doc.get("web_fetch", defaults.web_fetch)),
         browser=bool(doc.get("browser", defaults.browser)),
+    )
+
+
+def _sandbox(doc: Json, base: Path, source: str) -> SandboxConfig:
+    """The shell sandbox; a path that would undo it is an error naming its JSON Pointer."""
+    lists: dict[str, tuple[Path, ...]] = {}
+    for key in ("writable", "read_only", "hidden"):
+        paths: list[Path] = []
+        for index, text in enumerate(cast(list[str], doc.get(key, []))):
+            pointer = f"/local_tools/shell/sandbox/{key}/{index}"
+            if "\0" in text:
+                raise ConfigError("invalid", pointer, "a path cannot hold a NUL character", source=source)
+            path = _path(text, base)
+            if key == "writable" and path == Path(path.anchor):
+                raise ConfigError(
+                    "invalid",
+                    pointer,
+                    "the file system root cannot be writable: it would undo the sandbox",
+                    source=source,
+                )
+            if key == "hidden" and path == Path(path.anchor):
+                raise ConfigError("invalid", pointer, "the file system root cannot be hidden", source=source)
+            paths.append(Path(os.path.normpath(path)))
+        lists[key] = tuple(paths)
+    return SandboxConfig(
+        network=bool(doc.get("network", False)),
+        writable=lists["writable"],
+        read_only=lists["read_only"],
+        hidden=lists["hidden"],
+        hide_home=bool(doc.get("hide_home", True)),
+        bwrap=str(doc.get("bwrap", "bwrap")),
     )
 
 

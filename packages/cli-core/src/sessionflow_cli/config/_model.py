@@ -19,6 +19,7 @@ __all__ = [
     "ConnectorConfig",
     "LocalToolGroup",
     "LocalToolsConfig",
+    "SandboxConfig",
     "ServerConfig",
     "ShellConfig",
     "TlsConfig",
@@ -34,12 +35,30 @@ LocalToolGroup = Literal["files", "shell", "web_fetch", "browser"]
 
 
 @dataclass(frozen=True, kw_only=True)
+class SandboxConfig:
+    """How shell commands are confined (``local_tools.shell.sandbox``); paths are absolute.
+
+    The defaults are the narrowest: only the workspace writable, the home hidden, no
+    network (`sessionflow_local_tools.ShellSandbox` has the details).
+    """
+
+    network: bool = False
+    writable: tuple[Path, ...] = ()
+    read_only: tuple[Path, ...] = ()
+    hidden: tuple[Path, ...] = ()
+    hide_home: bool = True
+    bwrap: str = "bwrap"
+
+
+@dataclass(frozen=True, kw_only=True)
 class ShellConfig:
-    """The shell tool: switched on or off, the commands that run without approval, the timeout."""
+    """The shell tool: switched on or off, the commands that run without approval, the
+    timeout, the sandbox."""
 
     enabled: bool = True
     allow: tuple[str, ...] = ()
     timeout: float = DEFAULT_SHELL_TIMEOUT
+    sandbox: SandboxConfig = field(default_factory=SandboxConfig)
 
     def is_allowed(self, command: str) -> bool:
         """Whether the whole command text is on the allow list (no approval needed)."""

@@ -137,4 +137,4 @@ def _narrow_shell(file: ShellConfig, doc: Json) -> ShellConfig:
                 f"the file allows at most {file.timeout:g} s",
                 source=_SOURCE,
             )
-    return ShellConfig(enabled=enabled, allow=allow, timeout=timeout)
+    return ShellConfig(enabled=enabled, allow=allow, timeout=timeout, sandbox=file.sandbox)
