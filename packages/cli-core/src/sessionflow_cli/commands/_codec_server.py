@@ -276,6 +276,9 @@ def run_codec_server(
         raise UsageError(f"encryption keys: {error}") from None
     except ImportError as error:
         raise UsageError(str(error)) from None
+    if codec is not None and codec.required:
+        # Strict mode is for workers and clients; the UI is shown plaintext payloads as they are.
+        codec = EncryptionCodec(codec.ring)
     if codec is None:
         raise UsageError(
             "the codec server needs the encryption keys: set SESSIONFLOW_ENCRYPTION_KEYS or "
