@@ -122,3 +122,13 @@ def test_private_dir_creates_missing_parents_0700_and_leaves_folders_above_root(
     assert _mode(root) == 0o700
     assert _mode(root / "ns") == 0o700
     assert _mode(root / "ns" / "session") == 0o700
+
+
+def test_saved_media_is_0600_in_folders_it_creates_0700(tmp_path: Path) -> None:
+    from sessionflow.mcp._results import save_media
+
+    media = tmp_path / "home" / ".sessionflow" / "media"
+    path = save_media(media, b"\x89PNG\r\n\x1a\n-an-image", "image/png")
+    assert _mode(path) == 0o600
+    assert _mode(media) == 0o700
+    assert _mode(media.parent) == 0o700
