@@ -9,10 +9,12 @@ from pathlib import Path
 
 import pytest
 from temporalio.api.common.v1 import Payload
+from temporalio.api.enums.v1 import EventType
+from temporalio.api.history.v1 import HistoryEvent
 from temporalio.client import Client, WorkflowUpdateFailedError
 from temporalio.converter import PayloadCodec
 
-from sessionflow import PayloadStoreError
+from sessionflow import AgentSessionClient, PayloadStoreError, connect
 from sessionflow.temporal import (
     EncryptionCodec,
     EncryptionKeyError,
@@ -25,6 +27,7 @@ from sessionflow.temporal import (
 from sessionflow.temporal._payloads import SEND_USER_MESSAGE, SendUserMessageRequest
 from sessionflow.temporal.storage._bodies import BodyStore, StoreScope
 from sessionflow.temporal.storage._encryption import ENCRYPTION_KEYS_ENV, ENCRYPTION_REQUIRED_ENV
+from sessionflow.testing import wait_until
 from tests.harness import Harness, HarnessFactory
 from tests.harness_helpers import idle_after
 
@@ -160,3 +163,40 @@ async def test_without_strict_mode_a_plaintext_update_still_runs_a_turn(
     assert await _send_plaintext(temporal_address, sid, "an old client's message") is True
     await idle_after(harness, sid, 2)
     assert len(harness.log.entries("model", session=sid)) == 2
+
+
+async def test_a_session_started_in_plaintext_runs_nothing_on_a_strict_worker(
+    harness_factory: HarnessFactory, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, temporal_address: str
+) -> None:
+    monkeypatch.setenv(ENCRYPTION_KEYS_ENV, K1)
+    monkeypatch.setenv(ENCRYPTION_REQUIRED_ENV, "1")
+    store = PayloadStore(location=str(tmp_path / "payloads"))
+    harness: Harness = await harness_factory(payloads=store)
+    sid = "strict-start-1"
+    harness.script(sid, [[{"text": "never said"}]], {})
+    plain = AgentSessionClient(
+        await connect(temporal_address, "default", payloads=store, codec=_SendsPlaintext()), harness.flow
+    )
+    await plain.start_session(sid, "hello in the clear")
+    raw = await connect(temporal_address, "default", payloads=store, codec=None)
+
+    async def failed_task() -> HistoryEvent | None:
+        history = await raw.get_workflow_handle(sid).fetch_history()
+        return next(
+            (e for e in history.events if e.event_type == EventType.EVENT_TYPE_WORKFLOW_TASK_FAILED), None
+        )
+
+    failed = await wait_until("a failed workflow task", failed_task, timeout=60)
+    reader = build_data_converter(store, codec=EncryptionCodec(KeyRing.parse(K1)))
+    error = await reader.decode_failure(failed.workflow_task_failed_event_attributes.failure)
+    chain: list[str] = []
+    cause: BaseException | None = error
+    while cause is not None:
+        chain.append(str(cause))
+        cause = cause.__cause__
+    assert any(STRICT_MESSAGE in link for link in chain), chain
+    assert harness.log.entries("model", session=sid) == []
+    history = await raw.get_workflow_handle(sid).fetch_history()
+    kinds = {e.event_type for e in history.events}
+    assert EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED not in kinds
+    await raw.get_workflow_handle(sid).terminate("test over")
