@@ -197,3 +197,39 @@ async def test_a_command_with_a_malformed_key_ring_stops_at_start(
         await open_payload_store(PayloadStore(location=str(tmp_path / "payloads")))
     monkeypatch.setenv(ENCRYPTION_KEYS_ENV, K1)
     await open_payload_store(PayloadStore(location=str(tmp_path / "payloads")))
+
+
+def test_its_access_log_never_shows_the_token(tmp_path: Path) -> None:
+    """The Temporal UI's endpoint carries the token as the first path part; the log line must not."""
+    wrong = "near-miss-token-0123456789abcdef"
+    # Strict mode in its environment (as the workers') does not stop it showing plaintext.
+    process = _start(
+        {
+            ENCRYPTION_KEYS_ENV: K1,
+            "SESSIONFLOW_ENCRYPTION_REQUIRED": "1",
+            "SESSIONFLOW_CODEC_TOKEN": TOKEN,
+            "SESSIONFLOW_CODEC_TOKEN_FILE": "",
+        }
+    )
+    try:
+        assert process.stdout is not None
+        match = re.search(r"codec server on (http://\S+) for", process.stdout.readline())
+        assert match
+        url = match.group(1)
+        encoded = httpx.post(f"{url}/{TOKEN}/encode", json=_body("x"))
+        assert encoded.status_code == 200
+        assert httpx.post(f"{url}/{TOKEN}/decode?ns=default", json=encoded.json()).status_code == 200
+        assert httpx.post(f"{url}/{wrong}/decode", json=_body("x")).status_code == 401
+        assert httpx.post(f"{url}/decode", json=encoded.json(), headers=_auth()).status_code == 200
+        plain = httpx.post(f"{url}/decode", json=_body("plain"), headers=_auth())
+        assert plain.status_code == 200 and plain.json() == _body("plain")
+    finally:
+        process.terminate()
+        _, err = process.communicate(timeout=30)
+    assert TOKEN not in err, err
+    assert wrong not in err, err
+    # Each request is still logged, with its path redacted.
+    assert '"POST /<redacted>/encode HTTP/1.1" 200' in err, err
+    assert '"POST /<redacted>/decode?ns=default HTTP/1.1" 200' in err, err
+    assert '"POST /<redacted>/decode HTTP/1.1" 401' in err, err
+    assert '"POST /decode HTTP/1.1" 200' in err, err

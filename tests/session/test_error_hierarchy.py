@@ -12,7 +12,12 @@ import pytest
 from sessionflow import PayloadStoreError, SessionError, SessionRunError, UnsupportedOptionError, UserError
 from sessionflow.builtin import ModelHTTPError
 from sessionflow.plugins import UnknownFrameworkError
-from sessionflow.temporal import CodecRequestError, EncryptionKeyError, PayloadDecryptionError
+from sessionflow.temporal import (
+    CodecRequestError,
+    EncryptionKeyError,
+    PayloadDecryptionError,
+    PlaintextPayloadError,
+)
 from sessionflow.temporal.workflow._cancel import TurnCancelled
 from sessionflow_claude_agent_sdk import ClaudeStepError
 from sessionflow_cli._errors import RuntimeFailure, UsageError
@@ -84,6 +89,7 @@ def test_every_public_error_is_a_session_error_in_one_branch() -> None:
         (EncryptionKeyError("key 'k1' is 16 bytes"), ValueError),
         (PayloadDecryptionError("key 'k1' is not in the ring", key_id="k1"), SessionRunError),
         (CodecRequestError("the body is not JSON"), UserError),
+        (PlaintextPayloadError("a payload is not encrypted"), ValueError),
     ],
 )
 def test_errors_keep_their_old_bases_and_survive_pickling(error: SessionError, also: type) -> None:

@@ -385,3 +385,39 @@ def test_status_of_empty_or_corrupt_folder(servers: Servers) -> None:
     (servers.data_dir / "dev-server.json").write_text("{not json")
     assert DevServer.status(servers.data_dir) is None
     assert stop_dev_server(servers.data_dir) is False
+
+
+def _mode(path: Path) -> int:
+    return stat.S_IMODE(path.lstat().st_mode)
+
+
+async def test_its_folder_is_0700_and_its_files_0600_and_loose_ones_are_tightened(
+    servers: Servers, tmp_path: Path
+) -> None:
+    """The database holds every session in plaintext (without encryption): only its owner reads it."""
+    servers.data_dir = (tmp_path / "home" / ".sessionflow" / "server").resolve()
+    previous = os.umask(0o022)  # the usual umask: without our modes, 0755 folders and 0644 files
+    try:
+        handle = servers.track(await DevServer(servers.config()).start())
+        await handle.connect()
+        data_dir = servers.data_dir
+        files = [p for p in data_dir.iterdir() if p.is_file()]
+        names = {p.name for p in files}
+        assert {"temporal.sqlite", "temporal.log", "dev-server.json", "dev-server.lock"} <= names
+        assert {p.name: _mode(p) for p in files} == dict.fromkeys(names, 0o600)
+        assert _mode(data_dir) == 0o700
+        assert _mode(data_dir.parent) == 0o700  # ~/.sessionflow, created for it
+        await asyncio.to_thread(stop_dev_server, data_dir, grace_period=2.0)
+        # An older sessionflow left them readable by everyone: the next start tightens them.
+        data_dir.chmod(0o755)
+        left = [file for file in files if file.exists()]
+        assert {"temporal.sqlite", "temporal.log"} <= {file.name for file in left}
+        for file in left:
+            file.chmod(0o644)
+        servers.track(await DevServer.ensure_running(servers.config()))
+        assert _mode(data_dir) == 0o700
+        for file in data_dir.iterdir():
+            if file.is_file():
+                assert _mode(file) == 0o600, file.name
+    finally:
+        os.umask(previous)

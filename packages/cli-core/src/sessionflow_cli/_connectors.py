@@ -31,6 +31,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
+from sessionflow._private_files import open_private, private_dir
 from sessionflow.kit import ToolExecutionError, ToolInvocation, ToolSpec
 from sessionflow_cli._errors import RuntimeFailure, UsageError
 from sessionflow_cli.config import CliConfig, ConnectorConfig, TurnConfig, data_home
@@ -272,8 +273,8 @@ class Connectors:
 
 
 def _open_log(path: Path) -> TextIO:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    log = path.open("a", encoding="utf-8")
+    private_dir(path.parent)
+    log = os.fdopen(open_private(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND), "a", encoding="utf-8")
     stamp = datetime.now(UTC).isoformat(timespec="seconds")
     log.write(f"--- sessionflow (pid {os.getpid()}) at {stamp}: starting the connectors' servers\n")
     log.flush()

@@ -8,6 +8,7 @@ and `sessions` the worker and the session client.
 from __future__ import annotations
 
 import argparse
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -47,7 +48,13 @@ def dispatch(args: argparse.Namespace, *, out: Console, info: Console, cwd: Path
             keys_file=args.keys_file,
             print_line=show,
         )
-    from sessionflow_cli.config import ConfigError
+    from sessionflow._private_files import HOME_ENV, sessionflow_home, tighten_home
+    from sessionflow_cli.config import ConfigError, data_home
+
+    # ~/.sessionflow and what is in it: only its owner's (an older sessionflow left it 0755/0644).
+    tighten_home(data_home())
+    if os.environ.get(HOME_ENV, "").strip():
+        tighten_home(sessionflow_home())
 
     try:
         return _configured(command, args, out=out, info=info, cwd=cwd)

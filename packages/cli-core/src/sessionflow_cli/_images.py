@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from sessionflow import UserError
+from sessionflow._private_files import open_private, private_dir
 
 __all__ = [
     "MAX_IMAGES_PER_MESSAGE",
@@ -102,9 +103,10 @@ def attach_image(text: str, *, cwd: Path, media_folder: Path, already: int) -> A
     digest = hashlib.sha256(data).hexdigest()
     stored = media_folder / f"{digest}.{_EXTENSIONS[media_type]}"
     if not stored.is_file():
-        media_folder.mkdir(parents=True, exist_ok=True)
+        private_dir(media_folder, tighten_existing=False)  # folders it creates 0700, the file 0600
         tmp = stored.with_name(f".{stored.name}.{os.getpid()}.tmp")
-        tmp.write_bytes(data)
+        with os.fdopen(open_private(tmp), "wb") as file:
+            file.write(data)
         os.replace(tmp, stored)
     return AttachedImage(name=path.name, stored=stored, media_type=media_type, size=len(data))
 

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import logging
+import os
 from pathlib import Path
 
+from sessionflow._private_files import open_private, tighten_home
 from sessionflow_cli.config import data_home
 
 __all__ = ["log_file", "log_to_file"]
@@ -17,7 +19,8 @@ def log_file() -> Path:
 def log_to_file() -> Path:
     """Send every log record of this process to ``~/.sessionflow/sessionflow.log``."""
     path = log_file()
-    path.parent.mkdir(parents=True, exist_ok=True)
+    tighten_home(path.parent)
+    os.close(open_private(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND))  # 0600 before the handler opens it
     handler = logging.FileHandler(path, encoding="utf-8")
     handler.setFormatter(logging.Formatter("%(asctime)s %(process)d %(levelname)s %(name)s: %(message)s"))
     root = logging.getLogger()

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from sessionflow import UserError
+from sessionflow._private_files import private_dir, tighten
 
 __all__ = ["LOGIN_CODE_LIFETIME", "LoginCodes", "TokenStore", "TokenStoreError", "hash_token"]
 
@@ -50,6 +51,7 @@ class TokenStore:
         self._users: dict[str, str] = {}
         self._records: list[dict[str, str]] = []
         if path is not None and path.exists():
+            tighten(path)  # 0600: an older file, or one copied in, may be readable by others
             self._load(path)
 
     @property
@@ -93,7 +95,7 @@ class TokenStore:
 
     def _save(self, path: Path) -> None:
         text = json.dumps({"version": _FORMAT_VERSION, "tokens": self._records}, indent=2)
-        path.parent.mkdir(parents=True, exist_ok=True)
+        private_dir(path.parent, tighten_existing=False)
         temporary = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
         descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         try:

@@ -40,11 +40,13 @@ from sessionflow_cli._errors import UsageError
 __all__ = [
     "DEFAULT_MAX_BODY_BYTES",
     "DEFAULT_UI_ORIGIN",
+    "REDACTED",
     "TOKEN_ENV",
     "TOKEN_FILE_ENV",
     "CodecServer",
     "CodecServerSettings",
     "read_token",
+    "redact_path",
     "run_codec_server",
 ]
 
@@ -56,6 +58,24 @@ TOKEN_ENV = "SESSIONFLOW_CODEC_TOKEN"
 TOKEN_FILE_ENV = "SESSIONFLOW_CODEC_TOKEN_FILE"
 _MIN_TOKEN_CHARS = 16
 _ALLOWED_HEADERS = "Authorization, Content-Type, X-Namespace"
+
+
+REDACTED = "<redacted>"
+
+
+def redact_path(path: str) -> str:
+    """`path` with its first part replaced by ``<redacted>`` when more parts follow it.
+
+    ``/<token>/decode`` becomes ``/<redacted>/decode``; ``/decode`` stays. Any first part is
+    hidden, a wrong token too: it may be a near miss of the right one, or another secret.
+    """
+    route, mark, query = path.partition("?")
+    parts = route.split("/")
+    # ["", "<token>", "decode"] for "/<token>/decode"; the first part is after the leading "/".
+    first = 1 if route.startswith("/") else 0
+    if len([p for p in parts[first:] if p]) >= 2:
+        parts[first] = REDACTED
+    return "/".join(parts) + mark + query
 
 
 def read_token(token_file: str | None, environ: dict[str, str] | None = None) -> str:
@@ -101,9 +121,18 @@ class _Handler(BaseHTTPRequestHandler):
     timeout = 30  # seconds a connection may sit idle or trickle its body: no thread is held forever
 
     def log_message(self, format: str, *args: Any) -> None:
-        # One line per request, no bodies, no headers (they hold the token).
+        # One line per request, no bodies, no headers (they hold the token), and no token in
+        # the path: the UI's endpoint carries it as the first path part (``/<token>/decode``),
+        # which the request line would otherwise print (``"POST /<token>/decode HTTP/1.1" 200``).
         if self.server.verbose:
-            super().log_message(format, *args)
+            super().log_message("%s", self._redacted(format % args))
+
+    def _redacted(self, message: str) -> str:
+        path = getattr(self, "path", "")
+        if path:
+            message = message.replace(path, redact_path(path))
+        token = self.server.settings.token
+        return message.replace(token, REDACTED) if token else message
 
     # -- CORS ----------------------------------------------------------------------------
 
@@ -247,6 +276,9 @@ def run_codec_server(
         raise UsageError(f"encryption keys: {error}") from None
     except ImportError as error:
         raise UsageError(str(error)) from None
+    if codec is not None and codec.required:
+        # Strict mode is for workers and clients; the UI is shown plaintext payloads as they are.
+        codec = EncryptionCodec(codec.ring)
     if codec is None:
         raise UsageError(
             "the codec server needs the encryption keys: set SESSIONFLOW_ENCRYPTION_KEYS or "

@@ -22,6 +22,7 @@ from mcp.types import (
     TextResourceContents,
 )
 
+from sessionflow._private_files import open_private, private_dir
 from sessionflow.kit._media_sink import SAVED_MEDIA
 
 __all__ = ["MAX_MEDIA_BYTES", "default_media_dir", "render_content", "save_media"]
@@ -48,11 +49,12 @@ def default_media_dir() -> Path:
 def save_media(media_dir: Path, data: bytes, mime_type: str) -> Path:
     """Write ``data`` under a name made of its SHA-256, so saving it again is harmless."""
     extension = _EXTENSIONS.get(mime_type) or mimetypes.guess_extension(mime_type) or ".bin"
-    media_dir.mkdir(parents=True, exist_ok=True)
+    private_dir(media_dir, tighten_existing=False)  # folders it creates 0700, the file 0600
     path = (media_dir / f"{hashlib.sha256(data).hexdigest()}{extension}").absolute()
     if not path.exists():
         temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        temporary.write_bytes(data)
+        with os.fdopen(open_private(temporary), "wb") as file:
+            file.write(data)
         os.replace(temporary, path)
     saved = SAVED_MEDIA.get()
     if saved is not None:

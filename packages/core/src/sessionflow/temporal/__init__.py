@@ -47,6 +47,7 @@ from sessionflow.temporal.storage._encryption import (
     EncryptionKeyError,
     KeyRing,
     PayloadDecryptionError,
+    PlaintextPayloadError,
     encryption_codec_from_environment,
 )
 from sessionflow.temporal.storage._payload_gc import PayloadGcReport, collect_payloads, parse_age
@@ -141,6 +142,7 @@ __all__ = [
     "EncryptionKeyError",
     "KeyRing",
     "PayloadDecryptionError",
+    "PlaintextPayloadError",
     "PayloadGcReport",
     "PayloadStore",
     "apply_codec",

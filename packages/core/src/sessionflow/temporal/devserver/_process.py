@@ -9,6 +9,7 @@ import subprocess
 import time
 from pathlib import Path
 
+from sessionflow._private_files import PRIVATE_UMASK, open_private
 from sessionflow.temporal.devserver._errors import DevServerError
 from sessionflow.temporal.devserver._state import DevServerHandle, now_iso
 
@@ -149,7 +150,7 @@ def log_tail(log_file: Path, offset: int, max_lines: int = 40) -> str:
 
 def launch(args: list[str], log_file: Path, cwd: Path) -> tuple[subprocess.Popen[bytes], int]:
     """Start the server detached in its own session; returns it and the log offset of this run."""
-    with log_file.open("ab") as log:
+    with os.fdopen(open_private(log_file, os.O_WRONLY | os.O_CREAT | os.O_APPEND), "ab") as log:
         offset = log.tell()
         log.write(f"--- sessionflow: starting dev server at {now_iso()}\n$ {shlex.join(args)}\n".encode())
         log.flush()
@@ -163,6 +164,8 @@ def launch(args: list[str], log_file: Path, cwd: Path) -> tuple[subprocess.Popen
             cwd=cwd,
             start_new_session=True,
             close_fds=True,
+            # The server creates its database (and SQLite its -wal and -shm files): 0600.
+            umask=PRIVATE_UMASK,
         )
     CHILDREN[proc.pid] = proc
     return proc, offset

@@ -11,6 +11,7 @@ from dataclasses import replace
 from pathlib import Path
 from types import TracebackType
 
+from sessionflow._private_files import private_dir, tighten
 from sessionflow.temporal.client._probe import FrontendState
 from sessionflow.temporal.devserver._binary import find_temporal_binary
 from sessionflow.temporal.devserver._config import DevServerConfig
@@ -34,6 +35,7 @@ from sessionflow.temporal.devserver._process import (
     wait_dead,
 )
 from sessionflow.temporal.devserver._state import (
+    LOCK_FILE_NAME,
     DataDirLock,
     DevServerHandle,
     now_iso,
@@ -113,7 +115,7 @@ class DevServer:
     async def start(self) -> DevServerHandle:
         """Start a new server; fails if one recorded in the data folder is still running."""
         cfg = self._config
-        cfg.data_dir.mkdir(parents=True, exist_ok=True)
+        _private_data_dir(cfg)
         async with DataDirLock(cfg.data_dir, timeout=cfg.startup_timeout + 30):
             state = read_state(cfg.data_dir)
             if state is not None and is_live_server(state):
@@ -135,7 +137,7 @@ class DevServer:
         (other port/host, missing namespace, no UI) is an error: stop it first.
         """
         server = cls(config)
-        config.data_dir.mkdir(parents=True, exist_ok=True)
+        _private_data_dir(config)
         async with DataDirLock(config.data_dir, timeout=config.startup_timeout + 30):
             state = read_state(config.data_dir)
             if state is not None and is_live_server(state):
@@ -308,3 +310,13 @@ _PICKED_PORT_TRIES = 3
 
 class _ExitedBeforeReady(DevServerError):
     """The server process ended before its frontend answered."""
+
+
+def _private_data_dir(config: DevServerConfig) -> None:
+    """The data folder 0700, and the files the server and we keep in it 0600 (an older
+    sessionflow, or a server started without our umask, left them readable)."""
+    private_dir(config.data_dir)
+    for file in (config.db_file, config.log_file, config.state_file, config.data_dir / LOCK_FILE_NAME):
+        tighten(file)
+    for suffix in ("-wal", "-shm", "-journal"):
+        tighten(config.db_file.with_name(config.db_file.name + suffix))

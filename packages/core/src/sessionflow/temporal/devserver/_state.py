@@ -13,6 +13,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Self
 
+from sessionflow._private_files import open_private
 from sessionflow.temporal.devserver._errors import DevServerError
 from sessionflow.temporal.devserver._probe import split_hostport
 
@@ -144,7 +145,8 @@ def read_state(data_dir: Path) -> DevServerHandle | None:
 def write_state(handle: DevServerHandle) -> None:
     # Write-then-rename so a concurrent reader never sees a half-written file.
     tmp = handle.state_file.with_name(f".{STATE_FILE_NAME}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(handle.to_state(), indent=2) + "\n", encoding="utf-8")
+    with os.fdopen(open_private(tmp), "w", encoding="utf-8") as file:
+        file.write(json.dumps(handle.to_state(), indent=2) + "\n")
     os.replace(tmp, handle.state_file)
 
 
@@ -167,7 +169,7 @@ class DataDirLock:
     def _try_acquire(self) -> bool:
         if sys.platform == "win32":
             return True
-        fd = os.open(self._path, os.O_RDWR | os.O_CREAT, 0o644)
+        fd = open_private(self._path, os.O_RDWR | os.O_CREAT)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:

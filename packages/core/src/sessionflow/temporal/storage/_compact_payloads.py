@@ -31,6 +31,7 @@ from temporalio.converter import (
 )
 
 from sessionflow.temporal.storage._dataclass_decoding import CachedDataclassConverter
+from sessionflow.temporal.storage._encryption import RefusedPlaintextConverter
 from sessionflow.temporal.storage._fast_json import FastJSONPlainPayloadConverter
 
 __all__ = ["COMPACT_DATA_CONVERTER", "CompactJSONEncoder", "CompactPayloadConverter"]
@@ -100,13 +101,17 @@ class CompactPayloadConverter(CompositePayloadConverter):
 
 
 # Temporal's own list, so every other value is written as a default worker writes it.
-_CONVERTERS = tuple(
-    FastJSONPlainPayloadConverter(
-        encoder=CompactJSONEncoder, custom_type_converters=[CachedDataclassConverter()]
-    )
-    if isinstance(c, JSONPlainPayloadConverter)
-    else c
-    for c in DefaultPayloadConverter.default_encoding_payload_converters
+_CONVERTERS = (
+    *(
+        FastJSONPlainPayloadConverter(
+            encoder=CompactJSONEncoder, custom_type_converters=[CachedDataclassConverter()]
+        )
+        if isinstance(c, JSONPlainPayloadConverter)
+        else c
+        for c in DefaultPayloadConverter.default_encoding_payload_converters
+    ),
+    # Last: it writes nothing, and reads only what a strict encryption codec refused.
+    RefusedPlaintextConverter(),
 )
 
 

@@ -14,7 +14,10 @@ Keys come from the environment, never from a config file of sessionflow's:
 
 The first entry is the encoding key; every entry decodes. Payloads that are not encrypted
 (written before encryption was switched on) are read as they are, so sessions that began
-without encryption go on.
+without encryption go on; unless strict mode is on (``SESSIONFLOW_ENCRYPTION_REQUIRED=1``,
+or ``EncryptionCodec(ring, required=True)``): then a payload that is not encrypted is refused
+wherever it is read (a workflow's input, an update, an activity's input, an object in the
+payload store), with `PlaintextPayloadError`, and nothing runs on it.
 """
 
 from __future__ import annotations
@@ -22,15 +25,18 @@ from __future__ import annotations
 import asyncio
 import base64
 import binascii
+import hashlib
 import os
 import re
+import threading
+from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from temporalio.api.common.v1 import Payload
-from temporalio.converter import PayloadCodec
+from temporalio.converter import EncodingPayloadConverter, PayloadCodec
 
 from sessionflow.session.errors import SessionRunError, UserError
 
@@ -41,11 +47,14 @@ __all__ = [
     "ENCRYPTED_ENCODING",
     "ENCRYPTION_KEYS_ENV",
     "ENCRYPTION_KEYS_FILE_ENV",
+    "ENCRYPTION_REQUIRED_ENV",
     "KEY_ID_METADATA",
     "EncryptionCodec",
     "EncryptionKeyError",
     "KeyRing",
     "PayloadDecryptionError",
+    "PlaintextPayloadError",
+    "RefusedPlaintextConverter",
     "encryption_codec_from_environment",
     "generate_key_entry",
     "is_encrypted",
@@ -55,6 +64,15 @@ ENCRYPTION_KEYS_ENV = "SESSIONFLOW_ENCRYPTION_KEYS"
 """Environment variable with the key ring itself (``id=base64key`` entries, the first encodes)."""
 ENCRYPTION_KEYS_FILE_ENV = "SESSIONFLOW_ENCRYPTION_KEYS_FILE"
 """Environment variable with the path of a key ring file (one ``id=base64key`` a line)."""
+ENCRYPTION_REQUIRED_ENV = "SESSIONFLOW_ENCRYPTION_REQUIRED"
+"""Environment variable: ``1`` (or ``true``, ``yes``) turns strict mode on: plaintext payloads are refused."""
+REFUSED_ENCODING = b"binary/sessionflow-refused-plaintext"
+"""What a strict codec turns a plaintext payload into: no payload converter reads it but
+`RefusedPlaintextConverter`, which raises `PlaintextPayloadError`. The payload is not refused
+in the codec itself: a codec error fails the whole workflow task, over and over, whereas a
+payload that cannot be converted rejects just the update that carries it."""
+_VOUCHED_LIMIT = 4096
+"""Store objects a strict codec remembers having decrypted, until the converter reads them."""
 ENCRYPTED_ENCODING = b"binary/encrypted"
 """The ``encoding`` metadata of an encrypted payload."""
 KEY_ID_METADATA = "encryption-key-id"
@@ -92,6 +110,45 @@ class PayloadDecryptionError(SessionRunError, RuntimeError):
 
 def _decryption_error(message: str, key_id: str) -> PayloadDecryptionError:
     return PayloadDecryptionError(message, key_id=key_id)
+
+
+PLAINTEXT_REFUSED = (
+    f"a payload is not encrypted, and strict encryption is on ({ENCRYPTION_REQUIRED_ENV}=1): "
+    "it is refused. Only a client or worker with the session's encryption keys can send it"
+)
+
+
+class PlaintextPayloadError(SessionRunError, ValueError):
+    """Strict encryption is on and a payload (or a payload store object) is not encrypted.
+
+    A `ValueError`, not a `RuntimeError`: Temporal's payload converter passes it on as it
+    is, so an update that carries such a payload is rejected with this message.
+    """
+
+
+class RefusedPlaintextConverter(EncodingPayloadConverter):
+    """Reads what a strict `EncryptionCodec` made of a plaintext payload: raises `PlaintextPayloadError`."""
+
+    @property
+    def encoding(self) -> str:
+        return REFUSED_ENCODING.decode()
+
+    def to_payload(self, value: Any) -> Payload | None:
+        return None
+
+    def from_payload(self, payload: Payload, type_hint: type | None = None) -> Any:
+        raise PlaintextPayloadError(PLAINTEXT_REFUSED)
+
+
+def encryption_required(environ: Mapping[str, str] | None = None) -> bool:
+    """Whether ``$SESSIONFLOW_ENCRYPTION_REQUIRED`` turns strict mode on."""
+    env = os.environ if environ is None else environ
+    value = env.get(ENCRYPTION_REQUIRED_ENV, "").strip().lower()
+    if value in ("", "0", "false", "no", "off"):
+        return False
+    if value in ("1", "true", "yes", "on"):
+        return True
+    raise EncryptionKeyError(f"{ENCRYPTION_REQUIRED_ENV}={value!r}: give 1 (strict) or 0")
 
 
 @dataclass(frozen=True)
@@ -222,12 +279,19 @@ class EncryptionCodec(PayloadCodec):
     to name another key fails authentication instead of decrypting under the wrong name.
     """
 
-    def __init__(self, ring: KeyRing) -> None:
+    def __init__(self, ring: KeyRing, *, required: bool = False) -> None:
+        """`required`: strict mode, a payload that is not encrypted is refused (see `REFUSED_ENCODING`)."""
         self.ring = ring
+        self.required = required
         self._ciphers = {key_id: _aesgcm(key) for key_id, key in ring.keys.items()}
+        # Digests of the store objects this codec decrypted (`decode_stored`): the converter
+        # then decodes an offloaded one again, now plaintext, and strict mode takes it.
+        self._vouched: OrderedDict[bytes, None] = OrderedDict()
+        self._vouched_lock = threading.Lock()
 
     def __repr__(self) -> str:
-        return f"EncryptionCodec({self.ring!r})"
+        strict = ", required=True" if self.required else ""
+        return f"EncryptionCodec({self.ring!r}{strict})"
 
     @property
     def encoding_key_id(self) -> str:
@@ -264,8 +328,43 @@ class EncryptionCodec(PayloadCodec):
         return encrypted
 
     def decode_now(self, payloads: Sequence[Payload]) -> list[Payload]:
-        """`decode` on this thread. Payloads that are not encrypted come back as they are."""
-        return [self._decrypt(p) if is_encrypted(p) else p for p in payloads]
+        """`decode` on this thread. Payloads that are not encrypted come back as they are, or,
+        in strict mode, as a payload that `RefusedPlaintextConverter` refuses to read."""
+        return [self._decrypt(p) if is_encrypted(p) else self._plaintext(p) for p in payloads]
+
+    def _plaintext(self, payload: Payload) -> Payload:
+        if not self.required:
+            return payload
+        digest = hashlib.sha256(payload.SerializeToString(deterministic=True)).digest()
+        with self._vouched_lock:
+            if digest in self._vouched:
+                # Decrypted by `decode_stored` here: an offloaded payload, encrypted in the store.
+                del self._vouched[digest]
+                return payload
+        return Payload(metadata={"encoding": REFUSED_ENCODING}, data=b"")
+
+    def decode_stored(self, objects: Sequence[Payload], *, where: str = "the payload store") -> list[Payload]:
+        """Payload store objects, decrypted. In strict mode an object that is not encrypted
+        raises `PlaintextPayloadError`; what comes back is marked as decrypted here, so this
+        codec, reading it again as an offloaded payload, takes it as encrypted (by its digest,
+        remembered in this process only: a payload cannot claim it)."""
+        if self.required:
+            for payload in objects:
+                if not is_encrypted(payload):
+                    raise PlaintextPayloadError(
+                        f"an object in {where} is not encrypted, and strict encryption is on "
+                        f"({ENCRYPTION_REQUIRED_ENV}=1): it is refused"
+                    )
+        decoded = [self._decrypt(p) if is_encrypted(p) else p for p in objects]
+        if self.required:
+            digests = [hashlib.sha256(p.SerializeToString(deterministic=True)).digest() for p in decoded]
+            with self._vouched_lock:
+                for digest in digests:
+                    self._vouched[digest] = None
+                    self._vouched.move_to_end(digest)
+                while len(self._vouched) > _VOUCHED_LIMIT:
+                    self._vouched.popitem(last=False)
+        return decoded
 
     def _decrypt(self, payload: Payload) -> Payload:
         from cryptography.exceptions import InvalidTag
@@ -300,9 +399,19 @@ class EncryptionCodec(PayloadCodec):
 def encryption_codec_from_environment(environ: Mapping[str, str] | None = None) -> EncryptionCodec | None:
     """The codec for the key ring the environment names; None when it names none.
 
+    In strict mode (``$SESSIONFLOW_ENCRYPTION_REQUIRED``) the codec refuses plaintext payloads.
+
     Raises:
-        EncryptionKeyError: The ring is malformed (bad base64, a wrong key length, a key ID
+        EncryptionKeyError: Strict mode is on without a ring, or the ring is malformed (bad base64, a wrong key length, a key ID
             given twice, no key, an unreadable file).
     """
     ring = KeyRing.from_environment(environ)
-    return EncryptionCodec(ring) if ring is not None else None
+    required = encryption_required(environ)
+    if ring is None:
+        if required:
+            raise EncryptionKeyError(
+                f"{ENCRYPTION_REQUIRED_ENV} is on, but no key ring is set: set {ENCRYPTION_KEYS_ENV} "
+                f"or {ENCRYPTION_KEYS_FILE_ENV}"
+            )
+        return None
+    return EncryptionCodec(ring, required=required)

@@ -27,6 +27,7 @@ from temporalio.converter import (
     StorageDriverStoreContext,
 )
 
+from sessionflow._private_files import open_private, private_dir
 from sessionflow.temporal.storage._store_errors import PayloadStoreError
 
 __all__ = ["LOCAL_DRIVER_NAME", "SHARED_SCOPE", "LocalFolderDriver", "scope_name"]
@@ -84,7 +85,8 @@ class LocalFolderDriver(StorageDriver):
         if session_id is not None and not marker.exists():
             # A hashed folder name cannot be read back: clean-up finds the session here.
             temporary = marker.with_name(f"{_TEMP_PREFIX}{uuid.uuid4().hex}")
-            temporary.write_text(session_id)
+            with os.fdopen(open_private(temporary), "w") as file:
+                file.write(session_id)
             os.replace(temporary, marker)
         return claims
 
@@ -98,10 +100,10 @@ class LocalFolderDriver(StorageDriver):
         if path.is_file() and path.stat().st_size == len(blob):
             return claim  # content-addressed: the same bytes are already there
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
+            private_dir(path.parent, root=self.root)
             temporary = path.parent / f"{_TEMP_PREFIX}{uuid.uuid4().hex}"
             try:
-                with open(temporary, "wb") as handle:
+                with os.fdopen(open_private(temporary), "wb") as handle:
                     handle.write(blob)
                     handle.flush()
                     os.fsync(handle.fileno())

@@ -30,6 +30,7 @@ from temporalio.converter import (
     StorageDriver,
 )
 
+from sessionflow._private_files import private_dir, sessionflow_home
 from sessionflow.temporal.storage._compact_payloads import COMPACT_DATA_CONVERTER
 from sessionflow.temporal.storage._local_driver import LocalFolderDriver
 from sessionflow.temporal.storage._store_errors import PayloadStoreError
@@ -54,7 +55,6 @@ PAYLOAD_THRESHOLD_ENV = "SESSIONFLOW_PAYLOAD_THRESHOLD"
 """Environment variable with the default threshold in bytes (0 stores every payload by reference)."""
 PAYLOADS_ENDPOINT_ENV = "SESSIONFLOW_PAYLOADS_ENDPOINT"
 PAYLOADS_REGION_ENV = "SESSIONFLOW_PAYLOADS_REGION"
-HOME_ENV = "SESSIONFLOW_HOME"
 
 CodecSetting: TypeAlias = PayloadCodec | Literal["environment"] | None
 """A payload codec, None for none, or ``"environment"``: the encryption codec of the key ring
@@ -63,8 +63,7 @@ the environment names (`sessionflow.temporal.storage._encryption`), if it names 
 
 def default_payload_folder() -> Path:
     """``$SESSIONFLOW_HOME/payloads``, else ``~/.sessionflow/payloads``."""
-    home = os.environ.get(HOME_ENV)
-    return (Path(home).expanduser() if home else Path.home() / ".sessionflow") / "payloads"
+    return sessionflow_home() / "payloads"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -161,7 +160,7 @@ class PayloadStore:
 
 
 def _probe_folder(folder: Path) -> None:
-    folder.mkdir(parents=True, exist_ok=True)
+    private_dir(folder)
     # Writable, not just present: a read-only folder would fail the first step that stores.
     with tempfile.NamedTemporaryFile(dir=folder, prefix=".tmp-probe-"):
         pass
