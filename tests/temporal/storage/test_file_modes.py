@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from sessionflow._private_files import private_dir, tighten_home
+from sessionflow.home import private_dir, tighten_home
 from sessionflow.temporal import PayloadStore, build_data_converter
 from sessionflow_server import TokenStore
 

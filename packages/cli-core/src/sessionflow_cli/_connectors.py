@@ -31,7 +31,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from sessionflow._private_files import open_private, private_dir
+from sessionflow.home import open_private, private_dir
 from sessionflow.kit import ToolExecutionError, ToolInvocation, ToolSpec
 from sessionflow_cli._errors import RuntimeFailure, UsageError
 from sessionflow_cli.config import CliConfig, ConnectorConfig, TurnConfig, data_home

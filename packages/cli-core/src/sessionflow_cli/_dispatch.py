@@ -48,7 +48,7 @@ def dispatch(args: argparse.Namespace, *, out: Console, info: Console, cwd: Path
             keys_file=args.keys_file,
             print_line=show,
         )
-    from sessionflow._private_files import HOME_ENV, sessionflow_home, tighten_home
+    from sessionflow.home import HOME_ENV, sessionflow_home, tighten_home
     from sessionflow_cli.config import ConfigError, data_home
 
     # ~/.sessionflow and what is in it: only its owner's (an older sessionflow left it 0755/0644).

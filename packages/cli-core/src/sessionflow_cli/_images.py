@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from sessionflow import UserError
-from sessionflow._private_files import open_private, private_dir
+from sessionflow.home import open_private, private_dir
 
 __all__ = [
     "MAX_IMAGES_PER_MESSAGE",

@@ -6,7 +6,7 @@ import logging
 import os
 from pathlib import Path
 
-from sessionflow._private_files import open_private, tighten_home
+from sessionflow.home import open_private, tighten_home
 from sessionflow_cli.config import data_home
 
 __all__ = ["log_file", "log_to_file"]

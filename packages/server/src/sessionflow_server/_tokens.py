@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from sessionflow import UserError
-from sessionflow._private_files import private_dir, tighten
+from sessionflow.home import private_dir, tighten
 
 __all__ = ["LOGIN_CODE_LIFETIME", "LoginCodes", "TokenStore", "TokenStoreError", "hash_token"]
 

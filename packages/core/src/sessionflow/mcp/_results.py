@@ -22,7 +22,7 @@ from mcp.types import (
     TextResourceContents,
 )
 
-from sessionflow._private_files import open_private, private_dir
+from sessionflow.home import open_private, private_dir
 from sessionflow.kit._media_sink import SAVED_MEDIA
 
 __all__ = ["MAX_MEDIA_BYTES", "default_media_dir", "render_content", "save_media"]

@@ -9,7 +9,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from sessionflow._private_files import PRIVATE_UMASK, open_private
+from sessionflow.home import PRIVATE_UMASK, open_private
 from sessionflow.temporal.devserver._errors import DevServerError
 from sessionflow.temporal.devserver._state import DevServerHandle, now_iso
 

@@ -11,7 +11,7 @@ from dataclasses import replace
 from pathlib import Path
 from types import TracebackType
 
-from sessionflow._private_files import private_dir, tighten
+from sessionflow.home import private_dir, tighten
 from sessionflow.temporal.client._probe import FrontendState
 from sessionflow.temporal.devserver._binary import find_temporal_binary
 from sessionflow.temporal.devserver._config import DevServerConfig

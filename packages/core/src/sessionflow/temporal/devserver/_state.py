@@ -13,7 +13,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Self
 
-from sessionflow._private_files import open_private
+from sessionflow.home import open_private
 from sessionflow.temporal.devserver._errors import DevServerError
 from sessionflow.temporal.devserver._probe import split_hostport
 

@@ -27,7 +27,7 @@ from temporalio.converter import (
     StorageDriverStoreContext,
 )
 
-from sessionflow._private_files import open_private, private_dir
+from sessionflow.home import open_private, private_dir
 from sessionflow.temporal.storage._store_errors import PayloadStoreError
 
 __all__ = ["LOCAL_DRIVER_NAME", "SHARED_SCOPE", "LocalFolderDriver", "scope_name"]

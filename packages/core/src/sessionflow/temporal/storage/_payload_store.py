@@ -30,7 +30,7 @@ from temporalio.converter import (
     StorageDriver,
 )
 
-from sessionflow._private_files import private_dir, sessionflow_home
+from sessionflow.home import private_dir, sessionflow_home
 from sessionflow.temporal.storage._compact_payloads import COMPACT_DATA_CONVERTER
 from sessionflow.temporal.storage._local_driver import LocalFolderDriver
 from sessionflow.temporal.storage._store_errors import PayloadStoreError

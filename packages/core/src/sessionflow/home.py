@@ -1,4 +1,4 @@
-"""Files only their owner can read: sessionflow's folders are 0700, what it writes in them 0600.
+"""sessionflow's home folder, and files only their owner can read: folders 0700, files 0600.
 
 ``~/.sessionflow`` (or ``$SESSIONFLOW_HOME``) holds whole conversations: the embedded dev
 server's database, the payload store, logs, token stores. Folders are created 0700 and
