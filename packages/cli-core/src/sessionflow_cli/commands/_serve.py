@@ -45,6 +45,7 @@ class ServeRequest:
     issue_token: str | None
     webhook_url: str | None
     trusted_proxies: tuple[str, ...] = ()
+    revoke_token: str | None = None
 
     @property
     def token_store_path(self) -> Path | None:
@@ -85,10 +86,21 @@ async def run_serve(
         tokens = server.TokenStore(request.token_store_path)
     except server.TokenStoreError as error:
         raise UsageError(str(error)) from None
+    if request.issue_token is not None and request.revoke_token is not None:
+        raise UsageError("--issue-token and --revoke-token cannot be combined")
     if request.issue_token is not None:
         if request.token_store is None:
             raise UsageError("--issue-token needs --token-store FILE (the token is kept there, hashed)")
         _say(out, tokens.issue(request.issue_token))
+        return EXIT_OK
+    if request.revoke_token is not None:
+        if request.token_store is None:
+            raise UsageError("--revoke-token needs --token-store FILE")
+        try:
+            removed = tokens.revoke(request.revoke_token)
+        except server.TokenStoreError as error:
+            raise UsageError(str(error)) from None
+        _say(out, f"revoked {removed} token{'' if removed == 1 else 's'} of {request.revoke_token}")
         return EXIT_OK
     try:
         server.check_bind(
