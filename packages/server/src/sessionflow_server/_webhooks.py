@@ -2,22 +2,30 @@
 
 A watcher reads the durable events of the sessions it follows (a Query per session and
 poll: nothing is added to a session's history), and hands the two kinds of event that
-matter to a person away from the screen to the sender. The body is JSON; its HMAC-SHA256
-under the shared secret travels as ``X-Sessionflow-Signature: sha256=<hex>``. A delivery
-that fails (a connection error or a status other than 2xx) is tried again after 1, 2, 4, ...
-seconds (`first_delay`, doubled, at most `max_delay`) up to `max_attempts` times; each
-carries the same ``X-Sessionflow-Delivery`` ID (``<session>:<offset>``) so a receiver can
-drop a repeat. Deliveries are at least once, from the moment the server starts: events
+matter to a person away from the screen to the sender. The body is JSON, signed as
+Standard Webhooks (https://www.standardwebhooks.com) sign it: ``webhook-id`` (the delivery
+ID, ``<session>:<offset>``), ``webhook-timestamp`` (Unix seconds, at each attempt) and
+``webhook-signature: v1,<base64 HMAC-SHA256 of "{id}.{timestamp}.{body}">``, so a receiver
+that checks the timestamp refuses a replayed capture. The key is the base64-decoded part of
+a ``whsec_<base64>`` secret, else the secret's UTF-8 bytes. The older
+``X-Sessionflow-Signature: sha256=<hex HMAC of the body>`` (no timestamp) is sent too, for
+one release, deprecated. A delivery that fails (a connection error or a status other than
+2xx) is tried again after 1, 2, 4, ... seconds (`first_delay`, doubled, at most
+`max_delay`) up to `max_attempts` times; each carries the same ``webhook-id`` (and
+``X-Sessionflow-Delivery``) so a receiver can drop a repeat. Deliveries are at least once, from the moment the server starts: events
 that happened while no server ran are not sent.
 """
 
 from __future__ import annotations
 
 import asyncio
+import base64
+import binascii
 import contextlib
 import hashlib
 import hmac
 import logging
+import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -28,11 +36,27 @@ import msgspec
 from sessionflow import AgentEvent, AgentEventType, AgentSessionClient
 from sessionflow.temporal import SessionStatus, list_sessions
 
-__all__ = ["SIGNATURE_HEADER", "SessionWatcher", "WebhookConfig", "WebhookSender", "sign"]
+__all__ = [
+    "SIGNATURE_HEADER",
+    "TIMESTAMP_TOLERANCE",
+    "SessionWatcher",
+    "WebhookConfig",
+    "WebhookSender",
+    "sign",
+    "signing_key",
+    "standard_signature",
+]
 
 SIGNATURE_HEADER = "X-Sessionflow-Signature"
+"""Deprecated: ``sha256=<hex HMAC of the body>``, no timestamp; sent for one more release."""
 DELIVERY_HEADER = "X-Sessionflow-Delivery"
 EVENT_HEADER = "X-Sessionflow-Event"
+ID_HEADER = "webhook-id"
+TIMESTAMP_HEADER = "webhook-timestamp"
+STANDARD_SIGNATURE_HEADER = "webhook-signature"
+TIMESTAMP_TOLERANCE = 300
+"""Seconds a receiver should accept a ``webhook-timestamp`` away from its clock (Standard Webhooks' 5 minutes)."""
+_SECRET_PREFIX = "whsec_"
 
 _log = logging.getLogger("sessionflow_server.webhooks")
 _KINDS = {
@@ -61,33 +85,70 @@ class WebhookConfig:
             raise ValueError(f"webhook URL {self.url!r} must be http:// or https://")
         if len(self.secret) < 16:
             raise ValueError("a webhook secret needs at least 16 characters")
+        if len(signing_key(self.secret)) < 16:
+            raise ValueError("a whsec_ webhook secret needs at least 16 bytes after base64 decoding")
         if self.max_attempts < 1:
             raise ValueError("max_attempts must be at least 1")
 
 
+def signing_key(secret: str) -> bytes:
+    """The HMAC key: the base64-decoded rest of ``whsec_<base64>``, else the secret's UTF-8 bytes.
+
+    A Standard Webhooks library given a raw secret expects base64: hand it
+    ``"whsec_" + base64(secret.encode())``.
+    """
+    if secret.startswith(_SECRET_PREFIX):
+        encoded = secret[len(_SECRET_PREFIX) :]
+        try:
+            return base64.b64decode(encoded + "=" * (-len(encoded) % 4), validate=True)
+        except (binascii.Error, ValueError):
+            raise ValueError("a whsec_ webhook secret must be base64 after the prefix") from None
+    return secret.encode("utf-8")
+
+
 def sign(secret: str, body: bytes) -> str:
+    """The deprecated ``X-Sessionflow-Signature`` value: HMAC of the body only, under the secret's UTF-8 bytes."""
     return "sha256=" + hmac.new(secret.encode("utf-8"), body, hashlib.sha256).hexdigest()
+
+
+def standard_signature(secret: str, delivery_id: str, timestamp: int, body: bytes) -> str:
+    """The ``webhook-signature`` value: ``v1,<base64 HMAC-SHA256 of "{id}.{timestamp}.{body}">``."""
+    signed = f"{delivery_id}.{timestamp}.".encode() + body
+    digest = hmac.new(signing_key(secret), signed, hashlib.sha256).digest()
+    return "v1," + base64.b64encode(digest).decode("ascii")
 
 
 class WebhookSender:
     def __init__(
-        self, config: WebhookConfig, *, sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
+        self,
+        config: WebhookConfig,
+        *,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+        clock: Callable[[], float] = time.time,
     ) -> None:
         self.config = config
         self._sleep = sleep
+        self._clock = clock
         self._client = httpx.AsyncClient(timeout=config.timeout, follow_redirects=False)
 
     async def deliver(self, event_kind: str, delivery_id: str, payload: dict[str, Any]) -> bool:
         """POST once per attempt until a 2xx; False when every attempt failed."""
         body = msgspec.json.encode(payload)
-        headers = {
-            "Content-Type": "application/json",
-            SIGNATURE_HEADER: sign(self.config.secret, body),
-            DELIVERY_HEADER: delivery_id,
-            EVENT_HEADER: event_kind,
-        }
+        legacy = sign(self.config.secret, body)
         delay = self.config.first_delay
         for attempt in range(1, self.config.max_attempts + 1):
+            timestamp = int(self._clock())  # signed afresh per attempt, so a late retry is not stale
+            headers = {
+                "Content-Type": "application/json",
+                ID_HEADER: delivery_id,
+                TIMESTAMP_HEADER: str(timestamp),
+                STANDARD_SIGNATURE_HEADER: standard_signature(
+                    self.config.secret, delivery_id, timestamp, body
+                ),
+                SIGNATURE_HEADER: legacy,
+                DELIVERY_HEADER: delivery_id,
+                EVENT_HEADER: event_kind,
+            }
             try:
                 response = await self._client.post(self.config.url, content=body, headers=headers)
                 if 200 <= response.status_code < 300:
