@@ -14,6 +14,13 @@ one release, deprecated. A delivery that fails (a connection error or a status o
 `max_delay`) up to `max_attempts` times; each carries the same ``webhook-id`` (and
 ``X-Sessionflow-Delivery``) so a receiver can drop a repeat. Deliveries are at least once, from the moment the server starts: events
 that happened while no server ran are not sent.
+
+With a `state_path` the per-session cursors and the pending deliveries are kept in that
+file (JSON, mode 0600, rewritten whole through a temporary name and a rename): a delivery
+is written there, with the cursor past its event, before its first attempt, and removed
+when it succeeds or gives up. A server started again on the same file retries what was
+pending (from its first attempt, with the same ``webhook-id``) and reads on from each
+session's cursor, so events raised while no server ran are sent too.
 """
 
 from __future__ import annotations
@@ -24,16 +31,21 @@ import binascii
 import contextlib
 import hashlib
 import hmac
+import json
 import logging
+import os
+import secrets
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from pathlib import Path
+from typing import Any, cast
 
 import httpx
 import msgspec
 
 from sessionflow import AgentEvent, AgentEventType, AgentSessionClient
+from sessionflow._private_files import private_dir, tighten
 from sessionflow.temporal import SessionStatus, list_sessions
 
 __all__ = [
@@ -79,6 +91,8 @@ class WebhookConfig:
     """Seconds between reads of the followed sessions' events."""
     list_every: int = 10
     """Polls between listings of the flows' running sessions (to find sessions started elsewhere)."""
+    state_path: Path | None = None
+    """Where cursors and pending deliveries are kept across restarts; None keeps them in memory."""
 
     def __post_init__(self) -> None:
         if not self.url.startswith(("http://", "https://")):
@@ -169,6 +183,71 @@ class WebhookSender:
 OwnerOf = Callable[[str], Awaitable[str | None]]
 
 
+_STATE_VERSION = 1
+
+
+@dataclass(frozen=True)
+class _Pending:
+    kind: str
+    delivery_id: str
+    payload: dict[str, Any]
+
+
+class _State:
+    """Cursors and pending deliveries, in a JSON file when given a path."""
+
+    def __init__(self, path: Path | None) -> None:
+        self.path = path
+        self.cursors: dict[str, tuple[str, int]] = {}
+        self.pending: dict[str, _Pending] = {}
+        if path is not None and path.exists():
+            tighten(path)
+            self._load(path)
+
+    def _load(self, path: Path) -> None:
+        try:
+            data: Any = json.loads(path.read_text(encoding="utf-8"))
+            record = cast(dict[str, Any], data)
+            for session_id, cursor in cast(dict[str, Any], record["cursors"]).items():
+                entry = cast(dict[str, Any], cursor)
+                self.cursors[str(session_id)] = (str(entry["flow_type"]), int(entry["offset"]))
+            for item in cast(list[Any], record["pending"]):
+                entry = cast(dict[str, Any], item)
+                pending = _Pending(
+                    str(entry["kind"]), str(entry["id"]), cast(dict[str, Any], entry["payload"])
+                )
+                self.pending[pending.delivery_id] = pending
+        except (OSError, ValueError, KeyError, TypeError, AttributeError) as error:
+            _log.error("webhooks: %s cannot be read (%s); starting without it", path, error)
+            self.cursors, self.pending = {}, {}
+
+    def save(self) -> None:
+        path = self.path
+        if path is None:
+            return
+        text = json.dumps(
+            {
+                "version": _STATE_VERSION,
+                "cursors": {s: {"flow_type": f, "offset": o} for s, (f, o) in self.cursors.items()},
+                "pending": [
+                    {"kind": p.kind, "id": p.delivery_id, "payload": p.payload} for p in self.pending.values()
+                ],
+            }
+        )
+        private_dir(path.parent, tighten_existing=False)
+        temporary = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
+        descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        try:
+            with os.fdopen(descriptor, "w", encoding="utf-8") as file:
+                file.write(text)
+                file.flush()
+                os.fsync(file.fileno())
+            os.replace(temporary, path)
+        except BaseException:
+            temporary.unlink(missing_ok=True)
+            raise
+
+
 class SessionWatcher:
     """Follows the running sessions of the flows and sends a webhook for each raised interrupt and ended turn."""
 
@@ -177,14 +256,32 @@ class SessionWatcher:
         self._sender = sender
         self._owner_of = owner_of
         self._cursors: dict[str, tuple[AgentSessionClient, int]] = {}
-        self._deliveries: set[asyncio.Task[bool]] = set()
+        self._deliveries: set[asyncio.Task[None]] = set()
+        self._state = _State(sender.config.state_path)
+        by_type = {flow.flow_type: flow for flow in self._flows}
+        for session_id, (flow_type, offset) in self._state.cursors.items():
+            flow = by_type.get(flow_type)
+            if flow is not None:  # a flow this server no longer serves: left alone in the file
+                self._cursors[session_id] = (flow, offset)
 
     def track(self, session_id: str, flow: AgentSessionClient) -> None:
         """Follow a session from its first event (one this server just started)."""
-        self._cursors.setdefault(session_id, (flow, 0))
+        if session_id not in self._cursors:
+            self._cursors[session_id] = (flow, 0)
+            self._persist()
+
+    def _persist(self) -> None:
+        for session_id, (flow, offset) in self._cursors.items():
+            self._state.cursors[session_id] = (flow.flow_type, offset)
+        try:
+            self._state.save()
+        except OSError as error:
+            _log.error("webhooks: cannot write %s: %s", self._state.path, error)
 
     async def run(self, stop: asyncio.Event) -> None:
         config = self._sender.config
+        for pending in list(self._state.pending.values()):  # left by a server that stopped
+            self._start(pending)
         first = True
         polls = 0
         while not stop.is_set():
@@ -201,6 +298,7 @@ class SessionWatcher:
         await asyncio.gather(*self._deliveries, return_exceptions=True)
 
     async def _discover(self, *, skip_existing: bool) -> None:
+        found = False
         for flow in self._flows:
             try:
                 summaries = await list_sessions(flow.client, flow.flow_type, limit=1000)
@@ -210,10 +308,14 @@ class SessionWatcher:
             for summary in summaries:
                 if summary.status is not SessionStatus.RUNNING or summary.session_id in self._cursors:
                     continue
-                # Sessions running when the server starts are followed from now on, not replayed.
+                # Sessions running when the server starts are followed from now on, not replayed
+                # (unless a cursor was kept for them: then from that cursor).
                 start = await self._last_offset(flow, summary.session_id) if skip_existing else 0
                 if start is not None:
                     self._cursors[summary.session_id] = (flow, start)
+                    found = True
+        if found:
+            self._persist()
 
     async def _last_offset(self, flow: AgentSessionClient, session_id: str) -> int | None:
         try:
@@ -226,16 +328,28 @@ class SessionWatcher:
             page = await flow.list_agent_events(session_id, after=offset)
         except Exception:
             return  # no worker answers right now: the next poll asks again
+        found: list[_Pending] = []
         for event in page.events:
             kind = _KINDS.get(event.type)
             if kind is not None:
-                await self._send(kind, session_id, flow, event)
+                found.append(await self._pending(kind, session_id, flow, event))
         if page.closed and not page.events:
             self._cursors.pop(session_id, None)
-        else:
+            self._state.cursors.pop(session_id, None)
+        elif page.next_offset != offset:
             self._cursors[session_id] = (flow, page.next_offset)
+        else:
+            return
+        # The deliveries are kept, with the cursor past their events, before the first attempt.
+        for pending in found:
+            self._state.pending[pending.delivery_id] = pending
+        self._persist()
+        for pending in found:
+            self._start(pending)
 
-    async def _send(self, kind: str, session_id: str, flow: AgentSessionClient, event: AgentEvent) -> None:
+    async def _pending(
+        self, kind: str, session_id: str, flow: AgentSessionClient, event: AgentEvent
+    ) -> _Pending:
         delivery_id = f"{session_id}:{event.offset}"
         payload: dict[str, Any] = {
             "type": kind,
@@ -245,6 +359,15 @@ class SessionWatcher:
             "user": await self._owner_of(session_id),
             "event": msgspec.to_builtins(event),
         }
-        task = asyncio.create_task(self._sender.deliver(kind, delivery_id, payload))
+        return _Pending(kind, delivery_id, payload)
+
+    def _start(self, pending: _Pending) -> None:
+        task = asyncio.create_task(self._deliver(pending))
         self._deliveries.add(task)
         task.add_done_callback(self._deliveries.discard)
+
+    async def _deliver(self, pending: _Pending) -> None:
+        await self._sender.deliver(pending.kind, pending.delivery_id, pending.payload)
+        # Delivered, or given up after every attempt: no longer pending (a cancelled one stays).
+        self._state.pending.pop(pending.delivery_id, None)
+        self._persist()
