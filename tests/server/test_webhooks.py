@@ -2,22 +2,27 @@
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import hashlib
 import hmac
 import json
+import stat
 import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any, cast
 
 import httpx
 import pytest
 from standardwebhooks.webhooks import Webhook, WebhookVerificationError
 
-from sessionflow_server import ServerConfig, WebhookConfig, WebhookSender, signing_key
+from sessionflow import AgentSessionClient
+from sessionflow_server import ServerConfig, SessionWatcher, WebhookConfig, WebhookSender, signing_key
 from tests.server.conftest import Api, ApiFactory
 from tests.server.helpers import eventually, idle_after, pending
 
@@ -245,3 +250,60 @@ def test_a_whsec_secret_must_be_base64_of_enough_bytes() -> None:
             url="http://127.0.0.1/hook", secret="whsec_" + base64.b64encode(b"too-short-key").decode()
         )
     assert signing_key(SECRET) == SECRET.encode()
+
+
+async def test_the_state_file_keeps_a_delivery_pending_until_it_succeeds(
+    api_factory: ApiFactory, receiver: Receiver, tmp_path: Path
+) -> None:
+    receiver.failures = 3
+    state = tmp_path / "hooks" / "state.json"
+    api: Api = await api_factory(
+        config=ServerConfig(webhooks=_config(receiver.url, first_delay=0.5, state_path=state))
+    )
+    api.script("hook-3", [[{"text": "hello"}]])
+    assert (await api.post("/api/v1/sessions", {"session_id": "hook-3", "message": "hi"})).status_code == 201
+
+    def kept() -> dict[str, Any]:
+        return json.loads(state.read_text()) if state.exists() else {"cursors": {}, "pending": []}
+
+    async def failing_and_kept() -> str | None:
+        with receiver.lock:
+            failed = [h["webhook-id"] for h, _, status in receiver.received if status == 500]
+        pending = [p["id"] for p in kept()["pending"]]
+        return failed[0] if failed and failed[0] in pending else None
+
+    webhook_id = await eventually("a failing delivery kept in the state file", failing_and_kept)
+    assert webhook_id.startswith("hook-3:")
+    assert stat.S_IMODE(state.stat().st_mode) == 0o600
+    assert kept()["cursors"]["hook-3"]["offset"] >= int(webhook_id.split(":")[1])
+
+    async def delivered_and_dropped() -> bool | None:
+        done = any(p["delivery_id"] == webhook_id for p in receiver.ok())
+        return (done and webhook_id not in [p["id"] for p in kept()["pending"]]) or None
+
+    await eventually("the delivery to succeed and leave the state file", delivered_and_dropped)
+    assert [p.name for p in state.parent.iterdir()] == ["state.json"]  # no temporary file left
+
+
+async def test_an_unreadable_state_file_is_set_aside_not_fatal(receiver: Receiver, tmp_path: Path) -> None:
+    state = tmp_path / "state.json"
+    state.write_text("{not json")
+    sender = WebhookSender(_config(receiver.url, state_path=state))
+
+    async def nobody(session_id: str) -> str | None:
+        return None
+
+    try:
+        watcher = SessionWatcher([], sender, nobody)  # logs the error, starts empty
+        stop = asyncio.Event()
+        stop.set()
+        await watcher.run(stop)
+        watcher.track("s-1", cast(AgentSessionClient, SimpleNamespace(flow_type="flow-a")))
+    finally:
+        await sender.aclose()
+    assert receiver.received == []
+    assert json.loads(state.read_text()) == {
+        "version": 1,
+        "cursors": {"s-1": {"flow_type": "flow-a", "offset": 0}},
+        "pending": [],
+    }
