@@ -12,8 +12,9 @@ a ``whsec_<base64>`` secret, else the secret's UTF-8 bytes. The older
 one release, deprecated. A delivery that fails (a connection error or a status other than
 2xx) is tried again after 1, 2, 4, ... seconds (`first_delay`, doubled, at most
 `max_delay`) up to `max_attempts` times; each carries the same ``webhook-id`` (and
-``X-Sessionflow-Delivery``) so a receiver can drop a repeat. Deliveries are at least once, from the moment the server starts: events
-that happened while no server ran are not sent.
+``X-Sessionflow-Delivery``) so a receiver can drop a repeat. Deliveries are at least once. Without a `state_path`, they start from the
+moment the server starts: events that happened while no server ran are not sent, and
+deliveries still pending when it stops are lost.
 
 With a `state_path` the per-session cursors and the pending deliveries are kept in that
 file (JSON, mode 0600, rewritten whole through a temporary name and a rename): a delivery
