@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+import stat
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar, cast
 
@@ -113,6 +114,45 @@ def test_issue_token_keeps_only_its_hash(cli: Cli) -> None:
     assert issued.returncode == 0, issued.stderr
     token = issued.stdout.strip()
     assert len(token) >= 40 and token not in store.read_text()
+
+
+async def test_a_revoked_token_is_refused_by_the_running_server_without_a_restart(cli: Cli) -> None:
+    cli.write_config(f"model: demo\nserver: {cli.server_address}\n", framework="builtin")
+    store = cli.home / "tokens.json"
+    dana = await asyncio.to_thread(cli.run, "serve", "--token-store", str(store), "--issue-token", "dana")
+    erin = await asyncio.to_thread(cli.run, "serve", "--token-store", str(store), "--issue-token", "erin")
+    assert dana.returncode == 0 and erin.returncode == 0, dana.stderr + erin.stderr
+    serve = ServeCommand(cli, cli.home / "serve.log", "--token-store", str(store))
+    try:
+        base, _ = await serve.login_url()
+        async with httpx.AsyncClient(base_url=base, timeout=60) as http:
+
+            async def status(token: str) -> int:
+                headers = {"Authorization": f"Bearer {token.strip()}"}
+                return (await http.get("/api/v1/sessions", headers=headers)).status_code
+
+            assert (await status(dana.stdout), await status(erin.stdout)) == (200, 200)
+            revoked = await asyncio.to_thread(
+                cli.run, "serve", "--token-store", str(store), "--revoke-token", "dana"
+            )
+            assert revoked.returncode == 0, revoked.stderr
+            assert revoked.stdout.strip() == "revoked 1 token of dana"
+            assert stat.S_IMODE(store.stat().st_mode) == 0o600
+            assert (await status(dana.stdout), await status(erin.stdout)) == (401, 200)
+            again = await asyncio.to_thread(
+                cli.run, "serve", "--token-store", str(store), "--revoke-token", "dana"
+            )
+            assert again.stdout.strip() == "revoked 0 tokens of dana"
+        assert await serve.stop() == 0, serve.output()
+    finally:
+        serve.kill()
+
+
+def test_revoke_token_needs_a_token_store(cli: Cli) -> None:
+    cli.write_config(f"model: demo\nserver: {cli.server_address}\n", framework="builtin")
+    refused = cli.run("serve", "--revoke-token", "dana")
+    assert refused.returncode == 2
+    assert "--revoke-token needs --token-store" in refused.stderr
 
 
 async def test_without_the_server_package_it_says_what_to_install(

@@ -101,3 +101,32 @@ def test_redeeming_clears_expired_codes_but_keeps_live_ones() -> None:
     assert codes.redeem("unknown") is None
     assert codes.redeem(old) is None
     assert codes.redeem(young) == "bob"
+
+
+def test_revoke_removes_every_token_of_a_user_and_a_running_store_refuses_them(tmp_path: Path) -> None:
+    path = tmp_path / "tokens.json"
+    serving = TokenStore(path)  # the server's store, which keeps its map in memory
+    ada1, ada2, bob = serving.issue("ada"), serving.issue("ada"), serving.issue("bob")
+    assert serving.user_of(ada1) == "ada"
+    # Another process (`sessionflow serve --revoke-token ada`) rewrites the file.
+    assert TokenStore(path).revoke("ada") == 2
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert [e["user"] for e in json.loads(path.read_text())["tokens"]] == ["bob"]
+    assert [p.name for p in path.parent.iterdir()] == ["tokens.json"]
+    assert serving.user_of(ada1) is None and serving.user_of(ada2) is None
+    assert serving.user_of(bob) == "bob"
+    assert TokenStore(path).revoke("ada") == 0
+    # An issue by the server after the revocation does not write the revoked tokens back.
+    carl = serving.issue("carl")
+    assert TokenStore(path).user_of(ada1) is None
+    assert TokenStore(path).user_of(carl) == "carl"
+
+
+def test_a_store_file_that_becomes_unreadable_grants_nothing(tmp_path: Path) -> None:
+    path = tmp_path / "tokens.json"
+    store = TokenStore(path)
+    token = store.issue("ada")
+    path.write_text("{not json")
+    assert store.user_of(token) is None
+    path.unlink()
+    assert store.user_of(token) is None

@@ -140,6 +140,7 @@ def _with_engine(
             allow_remote=args.allow_remote,
             token_store=args.token_store,
             issue_token=args.issue_token,
+            revoke_token=args.revoke_token,
             webhook_url=args.webhook_url,
             trusted_proxies=tuple(args.trusted_proxy),
         )

@@ -172,6 +172,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--issue-token", metavar="USER", help="add a token for USER to --token-store, print it, and exit"
     )
     serve.add_argument(
+        "--revoke-token",
+        metavar="USER",
+        help="remove every token of USER from --token-store, print how many, and exit "
+        "(a running server refuses them at once)",
+    )
+    serve.add_argument(
         "--webhook-url",
         metavar="URL",
         help="POST interrupts and ended turns here, signed with $SESSIONFLOW_WEBHOOK_SECRET",

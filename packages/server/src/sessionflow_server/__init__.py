@@ -24,7 +24,16 @@ from sessionflow_server._tokens import (
     TokenStoreError,
     hash_token,
 )
-from sessionflow_server._webhooks import SIGNATURE_HEADER, SessionWatcher, WebhookConfig, WebhookSender, sign
+from sessionflow_server._webhooks import (
+    SIGNATURE_HEADER,
+    TIMESTAMP_TOLERANCE,
+    SessionWatcher,
+    WebhookConfig,
+    WebhookSender,
+    sign,
+    signing_key,
+    standard_signature,
+)
 
 __all__ = [
     "API_PREFIX",
@@ -34,6 +43,7 @@ __all__ = [
     "OPENAPI_PATH",
     "ROUTES",
     "SIGNATURE_HEADER",
+    "TIMESTAMP_TOLERANCE",
     "ApiRoute",
     "ApiServer",
     "BindRefusedError",
@@ -52,4 +62,6 @@ __all__ = [
     "openapi_document",
     "running_server",
     "sign",
+    "signing_key",
+    "standard_signature",
 ]

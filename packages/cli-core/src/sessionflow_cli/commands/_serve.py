@@ -29,7 +29,14 @@ from sessionflow_cli.config import CliConfig
 if TYPE_CHECKING:
     from sessionflow_server import WebhookConfig
 
-__all__ = ["DEFAULT_PORT", "INSTALL_HINT", "WEBHOOK_SECRET_ENV", "ServeRequest", "run_serve"]
+__all__ = [
+    "DEFAULT_PORT",
+    "INSTALL_HINT",
+    "WEBHOOK_SECRET_ENV",
+    "ServeRequest",
+    "run_serve",
+    "webhook_state_path",
+]
 
 DEFAULT_PORT = 8765
 INSTALL_HINT = 'the HTTP API is not installed: pip install "sessionflow[server]"'
@@ -45,6 +52,7 @@ class ServeRequest:
     issue_token: str | None
     webhook_url: str | None
     trusted_proxies: tuple[str, ...] = ()
+    revoke_token: str | None = None
 
     @property
     def token_store_path(self) -> Path | None:
@@ -56,14 +64,20 @@ def _say(console: Console, line: str) -> None:
     console.file.flush()
 
 
-def _webhooks(url: str | None) -> WebhookConfig | None:
+def webhook_state_path(token_store: Path) -> Path:
+    """Where `serve` keeps webhook cursors and pending deliveries: next to the token store."""
+    return token_store.with_name(f"{token_store.stem}.webhooks.json")
+
+
+def _webhooks(url: str | None, token_store: Path | None) -> WebhookConfig | None:
     from sessionflow_server import WebhookConfig
 
     if url is None:
         return None
     secret = os.environ.get(WEBHOOK_SECRET_ENV, "")
+    state = webhook_state_path(token_store) if token_store is not None else None
     try:
-        return WebhookConfig(url=url, secret=secret)
+        return WebhookConfig(url=url, secret=secret, state_path=state)
     except ValueError as error:
         raise UsageError(f"--webhook-url: {error} (the secret comes from ${WEBHOOK_SECRET_ENV})") from None
 
@@ -85,10 +99,21 @@ async def run_serve(
         tokens = server.TokenStore(request.token_store_path)
     except server.TokenStoreError as error:
         raise UsageError(str(error)) from None
+    if request.issue_token is not None and request.revoke_token is not None:
+        raise UsageError("--issue-token and --revoke-token cannot be combined")
     if request.issue_token is not None:
         if request.token_store is None:
             raise UsageError("--issue-token needs --token-store FILE (the token is kept there, hashed)")
         _say(out, tokens.issue(request.issue_token))
+        return EXIT_OK
+    if request.revoke_token is not None:
+        if request.token_store is None:
+            raise UsageError("--revoke-token needs --token-store FILE")
+        try:
+            removed = tokens.revoke(request.revoke_token)
+        except server.TokenStoreError as error:
+            raise UsageError(str(error)) from None
+        _say(out, f"revoked {removed} token{'' if removed == 1 else 's'} of {request.revoke_token}")
         return EXIT_OK
     try:
         server.check_bind(
@@ -101,7 +126,7 @@ async def run_serve(
         environment=environment.as_record(),
         new_session_id=lambda: new_session_id(spec.name),
         allowed_hosts=server.LOOPBACK_HOSTS if loopback else None,
-        webhooks=_webhooks(request.webhook_url),
+        webhooks=_webhooks(request.webhook_url, request.token_store_path),
         trusted_proxies=request.trusted_proxies,
     )
     user = environment.user_name or environment.user_id
