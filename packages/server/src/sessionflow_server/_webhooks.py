@@ -46,7 +46,7 @@ import httpx
 import msgspec
 
 from sessionflow import AgentEvent, AgentEventType, AgentSessionClient
-from sessionflow._private_files import private_dir, tighten
+from sessionflow.home import private_dir, tighten
 from sessionflow.temporal import SessionStatus, list_sessions
 
 __all__ = [
