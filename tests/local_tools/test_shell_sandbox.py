@@ -103,9 +103,14 @@ def listener() -> Iterator[tuple[int, list[socket.socket]]]:
             connection.close()
 
 
+# The system's interpreter: this run's own may live under /tmp or a home folder, which the
+# sandbox replaces, and a command that cannot start proves nothing about the network.
+SANDBOX_PYTHON = shutil.which("python3", path="/usr/local/bin:/usr/bin:/bin") or sys.executable
+
+
 def connect_command(port: int) -> str:
-    code = f"import socket; socket.create_connection(('127.0.0.1', {port}), timeout=5); print('CONNECTED')"
-    return f'{sys.executable} -I -S -c "{code}"'
+    code = f"import socket; print('STARTED', flush=True); socket.create_connection(('127.0.0.1', {port}), timeout=5); print('CONNECTED')"
+    return f'{SANDBOX_PYTHON} -I -S -c "{code}"'
 
 
 # --------------------------------------------------------------------------- file system
@@ -203,6 +208,7 @@ async def test_no_network_by_default(
 ) -> None:
     port, accepted = listener
     text = await sandbox.tools.call("run_shell_command", command=connect_command(port))
+    assert "STARTED" in stdout_of(text), text  # the interpreter ran: the network refused it
     assert "CONNECTED" not in stdout_of(text)
     assert "exit code 0" not in text
     await asyncio.sleep(0.3)
