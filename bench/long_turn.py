@@ -517,8 +517,8 @@ def _args() -> argparse.Namespace:
     parser.add_argument(
         "--max-continues",
         type=int,
-        default=1000,
-        help="the flow's max_continues_per_turn (its default, 8, bounds a turn to 9 runs)",
+        default=8,
+        help="the flow's max_continues_per_turn (model calls that ask to continue; a run's move is not one)",
     )
     parser.add_argument("--timeout", type=float, default=3600.0, help="bound on each side of each case, s")
     parser.add_argument(
