@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import os
+import secrets
 import stat
 import sys
 from pathlib import Path
@@ -24,6 +25,7 @@ __all__ = [
     "sessionflow_home",
     "tighten",
     "tighten_home",
+    "write_private",
 ]
 
 HOME_ENV = "SESSIONFLOW_HOME"
@@ -100,6 +102,23 @@ def open_private(path: Path, flags: int = os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
     descriptor = os.open(path, flags, PRIVATE_FILE_MODE)
     tighten(path)
     return descriptor
+
+
+def write_private(path: Path, text: str) -> None:
+    """Replace `path` with `text`, mode 0600, whole or not at all: a private temporary file,
+    fsynced, then renamed over it (its folder is made 0700 if sessionflow creates it)."""
+    private_dir(path.parent, tighten_existing=False)
+    temporary = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
+    descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, PRIVATE_FILE_MODE)
+    try:
+        with os.fdopen(descriptor, "w", encoding="utf-8") as file:
+            file.write(text)
+            file.flush()
+            os.fsync(file.fileno())
+        os.replace(temporary, path)
+    except BaseException:
+        temporary.unlink(missing_ok=True)
+        raise
 
 
 def tighten_home(home: Path | None = None) -> Path:

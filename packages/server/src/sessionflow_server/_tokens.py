@@ -10,7 +10,6 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import os
 import secrets
 import threading
 import time
@@ -21,7 +20,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from sessionflow import UserError
-from sessionflow.home import private_dir, tighten
+from sessionflow.home import tighten, write_private
 
 __all__ = ["LOGIN_CODE_LIFETIME", "LoginCodes", "TokenStore", "TokenStoreError", "hash_token"]
 
@@ -146,18 +145,7 @@ class TokenStore:
 
     def _save(self, path: Path) -> None:
         text = json.dumps({"version": _FORMAT_VERSION, "tokens": self._records}, indent=2)
-        private_dir(path.parent, tighten_existing=False)
-        temporary = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
-        descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        try:
-            with os.fdopen(descriptor, "w", encoding="utf-8") as file:
-                file.write(text)
-                file.flush()
-                os.fsync(file.fileno())
-            os.replace(temporary, path)
-        except BaseException:
-            temporary.unlink(missing_ok=True)
-            raise
+        write_private(path, text)
         self._stamp = self._stat(path)
 
 

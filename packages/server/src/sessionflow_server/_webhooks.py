@@ -34,8 +34,6 @@ import hashlib
 import hmac
 import json
 import logging
-import os
-import secrets
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
@@ -46,7 +44,7 @@ import httpx
 import msgspec
 
 from sessionflow import AgentEvent, AgentEventType, AgentSessionClient
-from sessionflow.home import private_dir, tighten
+from sessionflow.home import tighten, write_private
 from sessionflow.temporal import SessionStatus, list_sessions
 
 __all__ = [
@@ -235,18 +233,7 @@ class _State:
                 ],
             }
         )
-        private_dir(path.parent, tighten_existing=False)
-        temporary = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
-        descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        try:
-            with os.fdopen(descriptor, "w", encoding="utf-8") as file:
-                file.write(text)
-                file.flush()
-                os.fsync(file.fileno())
-            os.replace(temporary, path)
-        except BaseException:
-            temporary.unlink(missing_ok=True)
-            raise
+        write_private(path, text)
 
 
 class SessionWatcher:
