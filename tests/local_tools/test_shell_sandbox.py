@@ -23,6 +23,7 @@ import pytest
 
 from sessionflow import ToolEffect, ToolPolicy
 from sessionflow.kit import DeferredToolCall
+from sessionflow.testing import wait_until
 from sessionflow_cli._local_tools import shell_sandbox_note
 from sessionflow_cli._policy import build_call_policy
 from sessionflow_cli.config import LocalToolsConfig, SandboxConfig, ShellConfig, TurnConfig
@@ -211,7 +212,7 @@ async def test_no_network_by_default(
     assert "STARTED" in stdout_of(text), text  # the interpreter ran: the network refused it
     assert "CONNECTED" not in stdout_of(text)
     assert "exit code 0" not in text
-    await asyncio.sleep(0.3)
+    # A connection that got through would have printed CONNECTED before the command ended.
     assert accepted == []
 
 
@@ -223,10 +224,7 @@ async def test_network_allowed_by_the_configuration(
         "run_shell_command", command=connect_command(port), settings=settings(network=True)
     )
     assert "exit code 0" in text and "CONNECTED" in stdout_of(text)
-    for _ in range(50):
-        if accepted:
-            break
-        await asyncio.sleep(0.05)
+    await wait_until("the listener accepted the connection", lambda: accepted, timeout=5)
     assert len(accepted) == 1
 
 
@@ -272,13 +270,8 @@ async def test_no_daemon_outlives_the_call(sandbox: Sandbox, home: Path) -> None
     daemon = f"sh -c 'sleep 300; :' {marker}"
     command = f"({daemon} &) ; setsid {daemon} & sleep 2; echo spawned"
     call = asyncio.create_task(sandbox.tools.call("run_shell_command", command=command))
-    seen: list[int] = []
-    for _ in range(100):
-        seen = processes_with(marker)
-        if len(seen) >= 2:
-            break
-        await asyncio.sleep(0.05)
-    assert len(seen) >= 2, "the daemons never started: the test proves nothing"
+    # Both daemons must be seen running first, or the last assertion proves nothing.
+    await wait_until("both daemons running", lambda: len(processes_with(marker)) >= 2, timeout=5)
     text = await call
     assert "spawned" in stdout_of(text)
     assert processes_with(marker) == []
