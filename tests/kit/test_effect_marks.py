@@ -12,14 +12,12 @@ import pytest
 
 import sessionflow
 import sessionflow.kit
-from sessionflow import AgentSessionOptions, ToolEffect, ToolPolicy
+from sessionflow import AgentSessionOptions, ToolEffect, ToolPolicy, effect, tool_effect
 from sessionflow.kit import (
     AgentEventWriter,
     AgentTurnContext,
     declared_effect,
     declared_policy,
-    effect,
-    tool_effect,
 )
 from sessionflow.kit import _effect_marks as marks
 
@@ -52,10 +50,13 @@ class Wrapping:
         self.__wrapped__ = function
 
 
-def test_the_names_are_public_at_the_top_level_and_in_the_kit() -> None:
+def test_each_name_has_one_public_path() -> None:
+    # Users declare at the top level; adapters read through the kit.
     assert sessionflow.effect is effect and sessionflow.tool_effect is tool_effect
     assert {"effect", "tool_effect"} <= set(sessionflow.__all__)
-    assert {"effect", "tool_effect", "declared_effect", "declared_policy"} <= set(sessionflow.kit.__all__)
+    assert not {"effect", "tool_effect"} & set(sessionflow.kit.__all__)
+    assert {"declared_effect", "declared_policy"} <= set(sessionflow.kit.__all__)
+    assert not {"declared_effect", "declared_policy"} & set(sessionflow.__all__)
 
 
 def test_effect_returns_the_same_function_unchanged_and_marked() -> None:

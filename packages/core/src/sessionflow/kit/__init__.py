@@ -9,7 +9,7 @@ from sessionflow.hookspecs import hookimpl
 from sessionflow.kit._current_invocation import current_tool_invocation, tool_invocation_scope
 from sessionflow.kit._deltas import DeltaSubscription, DeltaTransport, InProcessDeltaBus
 from sessionflow.kit._demo_tour import DemoTool, DemoTour
-from sessionflow.kit._effect_marks import declared_effect, declared_policy, effect, tool_effect
+from sessionflow.kit._effect_marks import declared_effect, declared_policy
 from sessionflow.kit._flow import FlowArguments
 from sessionflow.kit._frameworks import (
     MODEL_APIS,
@@ -109,11 +109,9 @@ __all__ = [
     "DeltaSubscription",
     "DeltaTransport",
     "InProcessDeltaBus",
-    # One declaration of a tool's effect, in every framework
+    # What a tool declares of its effect (users write `sessionflow.effect`)
     "declared_effect",
     "declared_policy",
-    "effect",
-    "tool_effect",
     # Framework-neutral tools
     "ToolHandler",
     "ToolInvocation",
