@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import functools
 import gc
+import types
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
@@ -228,3 +229,34 @@ def test_a_bound_method_is_marked_through_its_function() -> None:
     assert effect(service.lookup, "read") == service.lookup
     assert declared_effect(service.lookup) is ToolEffect.READ
     assert declared_effect(Service().lookup) is ToolEffect.READ
+
+
+def test_a_mark_that_fits_on_the_object_takes_no_registry_entry() -> None:
+    function = _function()
+    effect(function, "read")
+    assert id(function) not in marks._registry  # pyright: ignore[reportPrivateUsage]
+
+
+def test_a_tool_with_an_empty_name_is_named_by_its_repr() -> None:
+    class Nameless:
+        name = ""
+
+        def __repr__(self) -> str:
+            return "<nameless tool>"
+
+    with pytest.raises(ValueError, match="tool '<nameless tool>'"):
+        effect(Nameless(), "sideways")
+
+
+def test_wrapped_links_are_followed_up_to_the_limit() -> None:
+    def chain(links: int) -> object:
+        inner: Callable[..., object] = _function()
+        effect(inner, "read")
+        for _ in range(links):
+            outer = types.SimpleNamespace(__wrapped__=inner)
+            inner = cast(Callable[..., object], outer)
+        return inner
+
+    # 16 objects are read in all: the marked function behind 15 wrappers, not behind 16.
+    assert declared_effect(chain(15)) is ToolEffect.READ
+    assert declared_effect(chain(16)) is None
