@@ -27,6 +27,7 @@ from sessionflow.kit import (
     TurnCompleted,
     describe_tool_call_outcome,
 )
+from sessionflow.session.approval_digest import approval_digest
 from sessionflow.session.interrupts import APPROVAL_EXPIRED
 from sessionflow.session.model import SessionModel
 from sessionflow.session.queued_message import QueuedUserMessage
@@ -241,6 +242,8 @@ def test_request_tools_creates_records_and_interrupts() -> None:
             arguments='{"p": 1}',
             raised_at="2025-01-02T03:04:05+00:00",
             deadline="2025-01-02T03:09:05+00:00",
+            digest=approval_digest("write", '{"p":1}', ToolEffect.NON_IDEMPOTENT_WRITE),
+            effect="non_idempotent_write",
         ),
         AgentInterrupt(
             interrupt_id="turn-1:r2",
@@ -250,6 +253,8 @@ def test_request_tools_creates_records_and_interrupts() -> None:
             arguments='{"q": 1}',
             raised_at="2025-01-02T03:04:05+00:00",
             deadline="2025-01-02T03:09:05+00:00",
+            digest=approval_digest("search", {"q": 1}, ToolEffect.READ),
+            effect="read",
         ),
     ]
     assert model.run_state == "rs-1"

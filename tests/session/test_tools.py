@@ -28,7 +28,8 @@ EXPECTED_MOVES: dict[AgentToolCallStatus, frozenset[AgentToolCallStatus]] = {
     S.PENDING: frozenset({S.RUNNING, S.REJECTED}),
     S.AWAITING_APPROVAL: frozenset({S.APPROVED, S.REJECTED}),
     S.APPROVED: frozenset({S.RUNNING, S.REJECTED}),
-    S.RUNNING: frozenset({S.SUCCEEDED, S.FAILED, S.OUTCOME_UNKNOWN}),
+    # A call whose framework rewrote its approved arguments asks again (rebind_approval).
+    S.RUNNING: frozenset({S.SUCCEEDED, S.FAILED, S.OUTCOME_UNKNOWN, S.AWAITING_APPROVAL}),
     S.SUCCEEDED: frozenset(),
     S.FAILED: frozenset(),
     S.REJECTED: frozenset(),
@@ -87,8 +88,8 @@ def test_every_other_move_raises(source: AgentToolCallStatus, target: AgentToolC
 
 def test_illegal_move_count() -> None:
     legal = sum(len(v) for v in EXPECTED_MOVES.values())
-    assert legal == 9
-    assert len(ALL_PAIRS) - legal == 55
+    assert legal == 10
+    assert len(ALL_PAIRS) - legal == 54
 
 
 def test_moved_to_applies_changes() -> None:

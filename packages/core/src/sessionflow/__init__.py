@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from sessionflow.kit._effect_marks import effect, tool_effect
 from sessionflow.kit._flow import AgentSessionFlow
 from sessionflow.kit._lazy import distribution_version, lazy_exports
-from sessionflow.session.approvals import InvalidAnswerError
+from sessionflow.session.approvals import InvalidAnswerError, StaleApprovalError
 from sessionflow.session.double_texting import DoubleTexting, MessageRejectedError
 from sessionflow.session.errors import (
     SessionError,
@@ -42,7 +42,13 @@ from sessionflow.session.state import (
     AgentState,
     AgentStatus,
 )
-from sessionflow.session.tools import AgentToolCall, AgentToolCallStatus, ToolEffect, ToolPolicy
+from sessionflow.session.tools import (
+    AgentToolCall,
+    AgentToolCallStatus,
+    ApprovalRecord,
+    ToolEffect,
+    ToolPolicy,
+)
 from sessionflow.session.turn_result import Rejection, TurnResult, TurnStatus, TurnToolCall
 from sessionflow.session.usage import AgentUsage
 
@@ -95,6 +101,7 @@ __all__ = [
     "AgentStatus",
     "AgentToolCall",
     "AgentToolCallStatus",
+    "ApprovalRecord",
     "AgentUsage",
     "ForkedFrom",
     "ImageInput",
@@ -118,6 +125,7 @@ __all__ = [
     "SessionRunError",
     "SessionStateError",
     "SessionStoppedError",
+    "StaleApprovalError",
     "TurnOutOfRangeError",
     "UnknownSessionError",
     "UnsupportedOptionError",

@@ -37,6 +37,7 @@ from sessionflow import (
     InvalidAnswerError,
     MessageRejectedError,
     SessionExistsError,
+    StaleApprovalError,
     TurnOutOfRangeError,
     UnknownSessionError,
 )
@@ -510,21 +511,29 @@ class ApiServer:
             )
         if body.reason is not msgspec.UNSET and body.approved is not False:
             raise ApiError(422, "invalid_request", '"reason" goes with "approved": false')
+        digest = body.digest if isinstance(body.digest, str) else None
         try:
             if answered:
                 value = body.value
                 answer = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
                 resolved = await flow.resolve_interrupt(
-                    session_id, interrupt_id, approved=True, answer=answer
+                    session_id, interrupt_id, approved=True, answer=answer, digest=digest, answered_by=user
                 )
             else:
                 approved = bool(body.approved)
                 reason = body.reason if isinstance(body.reason, str) else None
                 resolved = await flow.resolve_interrupt(
-                    session_id, interrupt_id, approved=approved, rejection_message=reason
+                    session_id,
+                    interrupt_id,
+                    approved=approved,
+                    rejection_message=reason,
+                    digest=digest,
+                    answered_by=user,
                 )
         except InvalidAnswerError as error:
             raise ApiError(422, "invalid_answer", str(error)) from None
+        except StaleApprovalError as error:
+            raise ApiError(409, "stale_approval", str(error)) from None
         if resolved:
             return _json(ResolvedResponse())
         raise await self._refusal(flow, session_id, interrupt_id)

@@ -70,11 +70,16 @@ class ForkRequest(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
 
 
 class ResolveInterruptRequest(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
-    """``{"approved": bool, "reason"?: str}`` decides an approval; ``{"value": ...}`` answers a question."""
+    """``{"approved": bool, "reason"?: str}`` decides an approval; ``{"value": ...}`` answers a question.
+
+    ``digest`` (optional, either form) is the interrupt's digest as the client showed it:
+    an answer for arguments the call no longer has is refused with 409 ``stale_approval``.
+    """
 
     approved: bool | msgspec.UnsetType = msgspec.UNSET
     reason: str | msgspec.UnsetType = msgspec.UNSET
     value: Any = msgspec.UNSET
+    digest: str | msgspec.UnsetType = msgspec.UNSET
 
 
 class TokenResponse(msgspec.Struct, kw_only=True):

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import getpass
+import socket
 from collections import deque
 from collections.abc import Coroutine
 from dataclasses import dataclass, field, replace
@@ -256,6 +258,8 @@ class TurnFollower:
             interrupt.interrupt_id,
             approved=decision.approved,
             rejection_message=decision.reason,
+            digest=interrupt.digest,
+            answered_by=answered_by(),
         )
         if not resolved:
             self.view.note("(the approval is no longer pending)")
@@ -271,11 +275,21 @@ class TurnFollower:
             return
         if reply is None:
             resolved = await self.sessions.resolve_interrupt(
-                self.session_id, interrupt.interrupt_id, approved=False, rejection_message=DECLINED_MESSAGE
+                self.session_id,
+                interrupt.interrupt_id,
+                approved=False,
+                rejection_message=DECLINED_MESSAGE,
+                digest=interrupt.digest,
+                answered_by=answered_by(),
             )
         else:
             resolved = await self.sessions.resolve_interrupt(
-                self.session_id, interrupt.interrupt_id, approved=True, answer=question.answer_for(reply)
+                self.session_id,
+                interrupt.interrupt_id,
+                approved=True,
+                answer=question.answer_for(reply),
+                digest=interrupt.digest,
+                answered_by=answered_by(),
             )
         if not resolved:
             self.view.note("(the question is no longer pending)")
@@ -343,3 +357,12 @@ def _decided(data: dict[str, object]) -> str:
         return "approved"
     reason = data.get("rejection_message")
     return f"rejected: {reason}" if isinstance(reason, str) and reason else "rejected"
+
+
+def answered_by() -> str:
+    """Who answers from this terminal, for the session's approval record."""
+    try:
+        user = getpass.getuser()
+    except (KeyError, OSError):  # no login name: a container without a passwd entry
+        user = "unknown"
+    return f"{user}@{socket.gethostname()} (cli)"

@@ -6,6 +6,7 @@ records it takes and returns) is defined in `sessionflow.session` and public her
 """
 
 from sessionflow.hookspecs import hookimpl
+from sessionflow.kit._approved_arguments import ArgumentsRewrittenError, check_run_arguments
 from sessionflow.kit._current_invocation import current_tool_invocation, tool_invocation_scope
 from sessionflow.kit._deltas import DeltaSubscription, DeltaTransport, InProcessDeltaBus
 from sessionflow.kit._demo_tour import DemoTool, DemoTour
@@ -109,6 +110,9 @@ __all__ = [
     "DeltaSubscription",
     "DeltaTransport",
     "InProcessDeltaBus",
+    # Holding a tool's run to the arguments a person approved
+    "ArgumentsRewrittenError",
+    "check_run_arguments",
     # What a tool declares of its effect (users write `sessionflow.effect`)
     "declared_effect",
     "declared_policy",

@@ -36,6 +36,7 @@ __all__ = [
     "MAX_ANSWER_BYTES",
     "ApprovalDecision",
     "InvalidAnswerError",
+    "StaleApprovalError",
     "as_session_approval",
     "check_answer",
     "decide_approval",
@@ -53,6 +54,14 @@ class InvalidAnswerError(UserError, ValueError):
     """A question was approved without an answer, or with one longer than `MAX_ANSWER_BYTES`.
 
     The session refuses the answer and the question stays pending, so it can be answered again.
+    """
+
+
+class StaleApprovalError(UserError, ValueError):
+    """An answer named the digest of other arguments than the interrupt shows now.
+
+    The person approved what an older screen showed (the call was rewritten and asks
+    again). The interrupt stays pending, so it can be answered for what it shows.
     """
 
 

@@ -38,6 +38,10 @@ class ToolInvocation:
         answer: The person's answer given with the approval, for question tools.
         run_state: The framework run state of the model step that deferred the call
             (framework-encoded), or None; a tool reads the framework's state from it.
+        approved_digest: `approval_digest` of what a person approved for this call, or
+            None when it never waited; `sessionflow.kit.check_run_arguments` holds the run
+            to it.
+        effect: The call's effect value, as the digest covers it.
     """
 
     tool_call_id: str
@@ -49,3 +53,5 @@ class ToolInvocation:
     session_settings: Mapping[str, Any] = field(default_factory=lambda: {})
     answer: str | None = None
     run_state: str | None = None
+    approved_digest: str | None = None
+    effect: str = "unclassified"

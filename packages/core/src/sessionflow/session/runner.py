@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Protocol, runtime_checkable
 
+from sessionflow.session.approval_digest import approved_digest_of
 from sessionflow.session.errors import SessionStateError
 from sessionflow.session.events import AgentEventWriter
 from sessionflow.session.invocation import ToolInvocation
@@ -157,6 +158,8 @@ class DeferredToolExecution(_SessionIdAlias):
             session_settings=self.session_settings,
             answer=self.tool_call.answer,
             run_state=self.run_state,
+            approved_digest=approved_digest_of(self.tool_call),
+            effect=self.tool_call.policy.effect.value,
         )
 
 

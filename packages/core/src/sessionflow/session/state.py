@@ -59,6 +59,14 @@ class AgentInterrupt:
     source: ApprovalSource = "session"
     """Who asked: the session's floor (effect, explicit policy, `approval.always`) or only
     the framework (its own approval rule, or a question)."""
+    digest: str | None = None
+    """`approval_digest` of the call as shown (tool, effect, arguments). An answer that names
+    another digest is refused; the approval binds the tool step to these arguments."""
+    previous_arguments: str | None = None
+    """What the arguments were before a rewrite (a hook, an edit, a middleware in the tool
+    step), so a person sees the change as a diff; None when nothing rewrote them."""
+    effect: str | None = None
+    """The call's effect (`ToolEffect` value), as the digest covers it."""
 
 
 @dataclass(frozen=True, kw_only=True)

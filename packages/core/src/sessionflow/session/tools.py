@@ -15,6 +15,7 @@ __all__ = [
     "MAX_LOCAL_TIMEOUT",
     "AgentToolCall",
     "AgentToolCallStatus",
+    "ApprovalRecord",
     "ApprovalSource",
     "DeferredToolCall",
     "FrameworkApproval",
@@ -168,7 +169,9 @@ LEGAL_STATUS_MOVES: dict[AgentToolCallStatus, frozenset[AgentToolCallStatus]] = 
     _S.PENDING: frozenset({_S.RUNNING, _S.REJECTED}),
     _S.AWAITING_APPROVAL: frozenset({_S.APPROVED, _S.REJECTED}),
     _S.APPROVED: frozenset({_S.RUNNING, _S.REJECTED}),
-    _S.RUNNING: frozenset({_S.SUCCEEDED, _S.FAILED, _S.OUTCOME_UNKNOWN}),
+    # A running call whose framework rewrote its approved arguments waits for a new approval;
+    # the rewritten call has not run (`AgentToolCall.rebound_arguments`).
+    _S.RUNNING: frozenset({_S.SUCCEEDED, _S.FAILED, _S.OUTCOME_UNKNOWN, _S.AWAITING_APPROVAL}),
     _S.SUCCEEDED: frozenset(),
     _S.FAILED: frozenset(),
     _S.REJECTED: frozenset(),
@@ -200,6 +203,10 @@ class DeferredToolCall:
     verify_basis: str | None = None
     """What the verify needs from before the write (hashes, an ID), recorded now, when the
     call is deferred, so it is durable; at most `MAX_VERIFY_BASIS_BYTES`."""
+    previous_arguments: str | None = None
+    """The arguments before the framework rewrote them on the way to the session (a Claude
+    hook's ``updatedInput``, a LangChain edit decision), so an approval shows the change
+    as a diff. None when nothing rewrote them."""
     skip_run_state: bool = False
     """The runner's `execute_deferred_tool_call` reads nothing of the run state for this call,
     so its tool step is given none (`DeferredToolExecution.run_state` is None): the step's
@@ -208,6 +215,30 @@ class DeferredToolCall:
     def parsed_arguments(self) -> dict[str, Any]:
         """The arguments as a JSON object; see `parse_tool_arguments`."""
         return parse_tool_arguments(self.arguments)
+
+
+@dataclass(frozen=True, kw_only=True)
+class ApprovalRecord:
+    """How a call's approval was answered: by whom, when, and for exactly what.
+
+    Attributes:
+        interrupt_id: The interrupt that asked.
+        approved: The answer.
+        digest: `approval_digest` of the call as the interrupt showed it.
+        answered_by: Who answered, as the client said (the server: the signed-in user;
+            the CLI: ``<user>@<host> (cli)``); None when nobody did (a deadline, a cancel).
+        answered_at: When the session applied the answer (ISO 8601, UTC).
+        expired: The deadline passed first.
+        reason: The rejection's message, when one was given.
+    """
+
+    interrupt_id: str
+    approved: bool
+    digest: str | None
+    answered_by: str | None
+    answered_at: str
+    expired: bool = False
+    reason: str | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -249,6 +280,13 @@ class AgentToolCall:
     """The final status came from the tool's verify, not from the write's own step."""
     skip_run_state: bool = False
     """From `DeferredToolCall.skip_run_state`: the tool step is given no run state."""
+    approval: ApprovalRecord | None = None
+    """The last answer to this call's approval; None when it never waited."""
+    rebound_arguments: str | None = None
+    """The arguments the framework rewrote the call to in its tool step, after the person
+    approved the model's: the new approval is for these, and the step runs only them."""
+    rebinds: int = 0
+    """How many times the call's arguments were rewritten after an approval."""
 
     @property
     def is_final(self) -> bool:

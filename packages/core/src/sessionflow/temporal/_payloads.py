@@ -275,6 +275,9 @@ class ToolCallOutput:
     """The tool's state update (`ToolExecutionResult.state_update`), when small enough to keep inline."""
     state_update_ref: BodyRef | None = None
     """The update when it was stored; `state_update` is then None."""
+    rebound_arguments: str | None = None
+    """The framework rewrote the approved arguments to these (canonical JSON) in the step,
+    and the tool did not run: the call asks for approval again (`rebind_approval`)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -316,6 +319,10 @@ class ResolveInterruptRequest:
     approved: bool
     rejection_message: str | None = None
     answer: str | None = None
+    digest: str | None = None
+    """The interrupt's `digest` as the person saw it; another digest is refused."""
+    answered_by: str | None = None
+    """Who answered, for the approval record."""
 
 
 @dataclass(frozen=True, kw_only=True)

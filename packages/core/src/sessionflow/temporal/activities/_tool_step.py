@@ -9,8 +9,10 @@ from __future__ import annotations
 
 from temporalio import activity
 
+from sessionflow.kit._approved_arguments import check_run_arguments, rewritten_arguments, watch_rewrites
 from sessionflow.kit._current_invocation import tool_invocation_scope
 from sessionflow.kit._media_sink import MEDIA_SINK, MediaSink
+from sessionflow.session.approval_digest import run_arguments_of
 from sessionflow.session.bodies import BodyRef, cap_text, preview_text, utf8_size
 from sessionflow.session.runner import DeferredToolExecution
 from sessionflow.session.tools import ToolExecutionError, ToolExecutionResult
@@ -69,10 +71,22 @@ class ToolStepActivities(StepActivities):
         sink_token = MEDIA_SINK.set(self._media_sink())
         try:
             # The one place the current invocation is set: every adapter's tools read it.
-            with tool_invocation_scope(execution.invocation):
-                result: ToolExecutionResult = await with_heartbeats(
-                    request.heartbeat_interval, self._steps.flow.runner.execute_deferred_tool_call(execution)
-                )
+            with tool_invocation_scope(execution.invocation), watch_rewrites() as rewrites:
+                # What the session hands the runner is what was approved; an adapter checks
+                # again where its framework may rewrite the call (`check_run_arguments`).
+                try:
+                    check_run_arguments(run_arguments_of(record))
+                    result: ToolExecutionResult = await with_heartbeats(
+                        request.heartbeat_interval,
+                        self._steps.flow.runner.execute_deferred_tool_call(execution),
+                    )
+                except Exception:
+                    if rewrites:
+                        return ToolCallOutput(rebound_arguments=rewritten_arguments(rewrites))
+                    raise
+                if rewrites:
+                    # The framework turned the refusal into a result; the tool did not run.
+                    return ToolCallOutput(rebound_arguments=rewritten_arguments(rewrites))
         except ToolExecutionError as error:
             # The failure's own account is small framework text (a retry prompt): kept inline.
             return ToolCallOutput(error=error.message, state_update=error.state_update)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from temporalio.client import WorkflowUpdateFailedError
 from temporalio.exceptions import ApplicationError
 
-from sessionflow.session.approvals import InvalidAnswerError
+from sessionflow.session.approvals import InvalidAnswerError, StaleApprovalError
 
 __all__ = ["raise_invalid_answer"]
 
@@ -20,3 +20,5 @@ def raise_invalid_answer(error: WorkflowUpdateFailedError) -> None:
     cause = error.cause
     if isinstance(cause, ApplicationError) and cause.type == InvalidAnswerError.__name__:
         raise InvalidAnswerError(cause.message) from None
+    if isinstance(cause, ApplicationError) and cause.type == StaleApprovalError.__name__:
+        raise StaleApprovalError(cause.message) from None

@@ -357,8 +357,16 @@ class AgentSessionClient:
         approved: bool,
         rejection_message: str | None = None,
         answer: str | None = None,
+        digest: str | None = None,
+        answered_by: str | None = None,
     ) -> bool:
         """Approve or reject a pending call. False when it is not pending or past its deadline.
+
+        ``digest`` is the interrupt's `AgentInterrupt.digest` as the person saw it: when the
+        call now shows other arguments (it was rewritten and asks again), the answer is
+        refused with `StaleApprovalError` and the interrupt stays pending. ``answered_by``
+        names who answered; the session records it, with the time and the digest, on the
+        call (`AgentToolCall.approval`) and in the ``interrupt_resolved`` event.
 
         An answer naming a call of the running turn while a model step runs waits for that
         step: the step's result may raise it (a worker can show an approval, then die before
@@ -374,6 +382,8 @@ class AgentSessionClient:
             approved=approved,
             rejection_message=None if approved else rejection_message,
             answer=answer if approved else None,
+            digest=digest,
+            answered_by=answered_by,
         )
         return await self._update(session_id, RESOLVE_INTERRUPT, request)
 

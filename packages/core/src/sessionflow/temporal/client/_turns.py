@@ -133,6 +133,10 @@ async def _reply(on_interrupt: OnInterrupt, interrupt: AgentInterrupt) -> Interr
     return reply
 
 
+_ANSWERED_BY = "on_interrupt (run_turn)"
+"""Who `run_turn`'s callback answers as, in the approval record."""
+
+
 async def _resolve(
     sessions: AgentSessionClient, session_id: str, interrupt: AgentInterrupt, reply: InterruptReply
 ) -> None:
@@ -140,17 +144,36 @@ async def _resolve(
     # events say what happened next.
     if isinstance(reply, Rejection):
         await sessions.resolve_interrupt(
-            session_id, interrupt.interrupt_id, approved=False, rejection_message=reply.message or None
+            session_id,
+            interrupt.interrupt_id,
+            approved=False,
+            rejection_message=reply.message or None,
+            digest=interrupt.digest,
+            answered_by=_ANSWERED_BY,
         )
     elif isinstance(reply, bool):
-        await sessions.resolve_interrupt(session_id, interrupt.interrupt_id, approved=reply)
+        # The digest of what on_interrupt was shown: a rewrite since then is refused.
+        await sessions.resolve_interrupt(
+            session_id,
+            interrupt.interrupt_id,
+            approved=reply,
+            digest=interrupt.digest,
+            answered_by=_ANSWERED_BY,
+        )
     elif isinstance(reply, str):  # pyright: ignore[reportUnnecessaryIsInstance]
         if interrupt.kind != "question":
             raise UserError(
                 f"on_interrupt answered {interrupt.tool_name!r} with text, but it asks for an approval: "
                 "return True, False or Rejection(message=...)"
             )
-        await sessions.resolve_interrupt(session_id, interrupt.interrupt_id, approved=True, answer=reply)
+        await sessions.resolve_interrupt(
+            session_id,
+            interrupt.interrupt_id,
+            approved=True,
+            answer=reply,
+            digest=interrupt.digest,
+            answered_by=_ANSWERED_BY,
+        )
     else:
         raise UserError(
             f"on_interrupt returned {type(reply).__name__}: return True, False, an answer (str) or a Rejection"

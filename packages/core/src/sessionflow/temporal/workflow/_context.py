@@ -36,7 +36,7 @@ class SessionContext:
     def request_cancel(self) -> None:
         self.cancel.request()
         # Open approvals are answered "no" at once, so the turn unwinds without waiting.
-        self.model.reject_pending_interrupts(TURN_CANCELLED)
+        self.model.reject_pending_interrupts(TURN_CANCELLED, workflow.now())
 
     def snapshot(self) -> AgentSnapshot:
         snapshot = self.model.snapshot(workflow.info().workflow_id, started=self.started)

@@ -11,9 +11,10 @@ from temporalio import workflow
 from temporalio.exceptions import ApplicationError
 
 with workflow.unsafe.imports_passed_through():
-    from sessionflow.session.approvals import InvalidAnswerError, check_answer
+    from sessionflow.session.approvals import InvalidAnswerError, StaleApprovalError, check_answer
     from sessionflow.session.double_texting import DoubleTextingAction
     from sessionflow.session.events import AgentEventsPage
+    from sessionflow.session.interrupts import check_digest
     from sessionflow.session.model import SessionModel
     from sessionflow.session.queued_message import QueuedUserMessage
     from sessionflow.session.state import AgentMessagesPage, AgentSnapshot
@@ -99,6 +100,8 @@ class SessionHandlers:
             rejection_message=None if request.approved else request.rejection_message,
             now=workflow.now(),
             answer=request.answer if request.approved else None,
+            digest=request.digest,
+            answered_by=request.answered_by,
         )
         return True
 
@@ -118,7 +121,8 @@ class SessionHandlers:
             return
         try:
             check_answer(interrupt.kind, approved=request.approved, answer=request.answer)
-        except InvalidAnswerError as error:
+            check_digest(interrupt, request.digest)
+        except (InvalidAnswerError, StaleApprovalError) as error:
             # An ApplicationError fails only the update, and its type tells the client why.
             raise ApplicationError(error.message, type=type(error).__name__, non_retryable=True) from None
 

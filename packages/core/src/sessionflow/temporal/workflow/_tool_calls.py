@@ -58,15 +58,23 @@ class ToolCalls:
         await asyncio.gather(*(self._counted_tool_call(r) for r in records if not r.is_final))
 
     async def _counted_tool_call(self, record: AgentToolCall) -> None:
-        """Run one call, then count how it ended (replay-safe metrics)."""
-        await self._run_tool_call(record)
+        """Run one call, then count how it ended (replay-safe metrics).
+
+        A call whose framework rewrote its approved arguments in the step did not run; it
+        waits for a new approval of the rewrite, then runs again (`rebind_approval`).
+        """
+        while await self._run_tool_call(record):
+            record = self._session.model.record(record.tool_call_id)
+            if record.is_final:
+                break
         final = self._session.model.record(record.tool_call_id)
         effect = final.policy.effect.value
         workflow_count(TOOL_CALLS, {"tool_effect": effect, "outcome": final.status.value})
         if final.status is AgentToolCallStatus.OUTCOME_UNKNOWN:
             workflow_count(OUTCOME_UNKNOWN, {"tool_effect": effect})
 
-    async def _run_tool_call(self, record: AgentToolCall) -> None:
+    async def _run_tool_call(self, record: AgentToolCall) -> bool:
+        """Run one call to its end; True when it must ask again (its arguments were rewritten)."""
         session = self._session
         model = session.model
         cancel = session.cancel
@@ -81,14 +89,14 @@ class ToolCalls:
             self._visibility.show_state()
             record = model.record(tool_call_id)
             if record.status is AgentToolCallStatus.REJECTED:
-                return
+                return False
         if cancel.requested:
             model.move_tool_call(tool_call_id, AgentToolCallStatus.REJECTED, rejection_message=TURN_CANCELLED)
-            return
+            return False
         if model.memory is not None and record.tool_name in MEMORY_TOOL_NAMES:
             # Memory lives in the session's own state, so the session runs these itself.
             model.run_memory_tool(record, workflow.now())
-            return
+            return False
         record = model.move_tool_call(tool_call_id, AgentToolCallStatus.RUNNING)
         effect = record.policy.effect
         config = session.settings
@@ -118,7 +126,7 @@ class ToolCalls:
                     CALL_TOOL,
                     tool_input,
                     result_type=ToolCallOutput,
-                    activity_id=SessionModel.tool_step(turn_id, tool_call_id),
+                    activity_id=self._step_id(turn_id, record),
                     summary=tool_summary(record.tool_name, record.arguments),
                     start_to_close_timeout=timedelta(seconds=local_timeout),
                     schedule_to_close_timeout=timedelta(seconds=config.tool_schedule_to_close),
@@ -131,7 +139,7 @@ class ToolCalls:
                     CALL_TOOL if effect.is_retryable else CALL_SINGLE_ATTEMPT_TOOL,
                     tool_input,
                     result_type=ToolCallOutput,
-                    activity_id=SessionModel.tool_step(turn_id, tool_call_id),
+                    activity_id=self._step_id(turn_id, record),
                     summary=tool_summary(record.tool_name, record.arguments),
                     start_to_close_timeout=timedelta(seconds=config.tool_start_to_close),
                     schedule_to_close_timeout=timedelta(seconds=config.tool_schedule_to_close),
@@ -146,7 +154,7 @@ class ToolCalls:
             if not cancel.requested:
                 raise
             model.move_tool_call(tool_call_id, AgentToolCallStatus.FAILED, error=TURN_CANCELLED)
-            return
+            return False
         except ActivityError as error:
             reason = describe_failure(error)
             if effect is ToolEffect.READ:
@@ -159,7 +167,18 @@ class ToolCalls:
                 await self._verify_write(tool_input, reason)
             else:
                 model.move_tool_call(tool_call_id, AgentToolCallStatus.OUTCOME_UNKNOWN, error=reason)
-            return
+            return False
+        if output.rebound_arguments is not None:
+            # Only a tool step of this version reports a rewrite, so older histories never
+            # reach this branch.
+            interrupt_seconds = session.settings.interrupt_deadline
+            model.rebind_approval(
+                tool_call_id,
+                output.rebound_arguments,
+                now=workflow.now(),
+                deadline=timedelta(seconds=interrupt_seconds) if interrupt_seconds is not None else None,
+            )
+            return True
         if output.error is not None:
             # Outputs recorded before failures carried an update have none: the same record.
             model.move_tool_call(
@@ -174,6 +193,13 @@ class ToolCalls:
                 state_update=output.state_update,
                 state_update_ref=output.state_update_ref,
             )
+        return False
+
+    @staticmethod
+    def _step_id(turn_id: str, record: AgentToolCall) -> str:
+        """The step's activity ID; a run after a rewrite's approval gets its own (``#<n>``)."""
+        step = SessionModel.tool_step(turn_id, record.tool_call_id)
+        return f"{step}#{record.rebinds + 1}" if record.rebinds else step
 
     async def _verify_write(self, tool_input: ToolCallInput, write_error: str) -> None:
         """The write's step died: ask the tool's verify, a read step, before recording its outcome."""
@@ -251,7 +277,7 @@ class ToolCalls:
                 continue
             remaining = (deadline - workflow.now()).total_seconds()
             if remaining <= 0:
-                model.expire_interrupt(interrupt.interrupt_id)
+                model.expire_interrupt(interrupt.interrupt_id, workflow.now())
                 return
             try:
                 # Whole seconds, so a timer never fires a hair before the deadline it serves.

@@ -239,7 +239,7 @@ class TurnDriver:
     async def _stop_turn(self, reason: str, detail: str) -> None:
         """End a turn the session stopped on its own, leaving a note the next turn's model sees."""
         model = self._session.model
-        model.abandon_unstarted_calls(f"turn stopped: {reason}")
+        model.abandon_unstarted_calls(f"turn stopped: {reason}", workflow.now())
         note_text = build_turn_failure_note(model.tool_calls.values(), stop_reason=reason, stop_detail=detail)
         error = f"turn stopped ({reason}): {detail}"
         workflow_count(TURNS, {"outcome": "stopped"})
@@ -254,7 +254,7 @@ class TurnDriver:
     async def _fail_turn(self, error: str, *, reason: str = "error") -> None:
         workflow_count(TURNS, {"outcome": reason})
         model = self._session.model
-        model.abandon_unstarted_calls(TURN_CANCELLED)
+        model.abandon_unstarted_calls(TURN_CANCELLED, workflow.now())
         note_text = build_turn_failure_note(model.tool_calls.values())
         note: FrameworkMessage | None = None
         if note_text is not None:
