@@ -126,6 +126,9 @@ class Scenario:
     turns: Sequence[str]
     reviews: Sequence[Review] = ()
     """One per tool call an approval stops, in the order the model made the calls."""
+    session_reviews: Sequence[Review] = ()
+    """Answers only the session asks for, after `reviews`: the confirmation of an edited
+    call (the session binds what runs to an approval of exactly those arguments)."""
     tool_node: str | None = None
     """The session's ``tool_node=``: None lets the adapter find the graph's tool nodes (or none)."""
     pass_tools: bool = False
@@ -338,7 +341,7 @@ async def play_session(
     ``before_reviews`` runs once, when the session first waits for a person and before any
     answer (a crash test kills the worker there).
     """
-    reviews = list(scenario.reviews)
+    reviews = [*scenario.reviews, *scenario.session_reviews]
     hooks = [before_reviews] if before_reviews is not None else []
     errors: list[str] = []
     for number, text in enumerate(scenario.turns, 1):

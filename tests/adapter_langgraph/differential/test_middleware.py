@@ -93,6 +93,9 @@ async def test_human_in_the_loop_edit_runs_the_edited_call(
         script=[ModelReply.call(BOOK), ModelReply.say("Booked the Plaza instead.")],
         turns=["book the McKittrick Hotel"],
         reviews=[Review("edit", args={"hotel_name": "The Plaza"})],
+        # The session asks once more for the edited call, showing the edit as a diff
+        # (tests/adapter_langgraph/test_approval_integrity.py): a deliberate difference.
+        session_reviews=[Review("approve")],
     )
     plain, session = await run_both(scenario, model_server, temporal_address, tmp_path)
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.messages import ToolCall, ToolMessage
 from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool, ToolException
@@ -25,7 +26,9 @@ INVOCATION_METADATA_KEYS = (
 """Keys the tool's `RunnableConfig` metadata carries (a tool can take a ``config`` argument)."""
 
 
-async def run_tool(tool: BaseTool | None, call: DeferredToolExecution) -> str:
+async def run_tool(
+    tool: BaseTool | None, call: DeferredToolExecution, *, guard: BaseCallbackHandler | None = None
+) -> str:
     """Run ``tool`` for ``call`` and return the text the model sees.
 
     Raises:
@@ -42,6 +45,8 @@ async def run_tool(tool: BaseTool | None, call: DeferredToolExecution) -> str:
     invocation = call.invocation
     tool_call = ToolCall(name=record.tool_name, args=arguments, id=record.tool_call_id, type="tool_call")
     config: RunnableConfig = {"metadata": invocation_metadata(invocation), "run_name": record.tool_name}
+    if guard is not None:
+        config["callbacks"] = [guard]
     try:
         result: object = await tool.ainvoke(tool_call, config)
     except ToolException as error:

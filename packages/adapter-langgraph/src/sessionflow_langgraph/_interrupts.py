@@ -18,6 +18,7 @@ LangGraph's own way, so the graph goes on exactly as it would without sessionflo
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -26,7 +27,12 @@ from typing import Any, Literal, cast
 from langgraph.types import Interrupt
 
 from sessionflow import AgentToolCall, AgentToolCallStatus, ToolEffect, ToolPolicy
-from sessionflow.kit import DeferredToolCall, ToolExecutionError, describe_tool_call_outcome
+from sessionflow.kit import (
+    DeferredToolCall,
+    ToolExecutionError,
+    canonical_arguments,
+    describe_tool_call_outcome,
+)
 
 __all__ = [
     "INTERRUPT_TOOL",
@@ -246,3 +252,44 @@ def resume_map(calls: Sequence[InterruptCall], records: Mapping[str, AgentToolCa
         else:
             values[call.interrupt_id] = value
     return values
+
+
+def edited_actions(
+    calls: Sequence[InterruptCall], records: Mapping[str, AgentToolCall]
+) -> dict[tuple[str, str], str]:
+    """The calls a person's ``edit`` decisions made: (tool name, canonical arguments) to the arguments before.
+
+    LangChain runs an edited call as the person wrote it. The session asks once more for
+    it, showing the edit as a diff (`DeferredToolCall.previous_arguments`), so what runs
+    is bound to an approval of exactly those arguments.
+    """
+    edits: dict[tuple[str, str], str] = {}
+    for call in calls:
+        record = records.get(call.tool_call_id)
+        if call.kind == "question" or record is None or record.status is not AgentToolCallStatus.SUCCEEDED:
+            continue
+        try:
+            decision = decision_of(record.answer)
+        except ToolExecutionError:
+            continue
+        action: Any = decision.get("edited_action")
+        if decision.get("type") != "edit" or not isinstance(action, dict):
+            continue
+        edited = cast(dict[str, Any], action)
+        edits[
+            (str(edited.get("name") or record.tool_name), canonical_arguments(edited.get("args") or {}))
+        ] = record.arguments
+    return edits
+
+
+def confirm_edits(
+    calls: Sequence[DeferredToolCall], edits: Mapping[tuple[str, str], str]
+) -> list[DeferredToolCall]:
+    """``calls`` with each edited one asking the person again, its edit shown as a diff."""
+    confirmed: list[DeferredToolCall] = []
+    for call in calls:
+        previous = edits.get((call.tool_name, canonical_arguments(call.arguments)))
+        if previous is not None and canonical_arguments(previous) != canonical_arguments(call.arguments):
+            call = dataclasses.replace(call, framework_approval="required", previous_arguments=previous)
+        confirmed.append(call)
+    return confirmed

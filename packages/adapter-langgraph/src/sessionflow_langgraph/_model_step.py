@@ -39,7 +39,7 @@ from sessionflow_langgraph._deferred_calls import (
     tool_message,
 )
 from sessionflow_langgraph._graph import PreparedGraph
-from sessionflow_langgraph._interrupts import resume_map
+from sessionflow_langgraph._interrupts import confirm_edits, edited_actions, resume_map
 from sessionflow_langgraph._messages import history_message, message_text
 from sessionflow_langgraph._monitor import StepMonitor
 from sessionflow_langgraph._run_scope import RunLimit
@@ -88,6 +88,8 @@ class ModelStep:
         self._monitor = StepMonitor(prepared.tool_node)
         # Subgraphs' tool nodes: interrupt_before does not reach them (_subgraphs).
         self._pause = NestedToolPause(prepared.subgraphs) if prepared.subgraphs else None
+        self._edits: dict[tuple[str, str], str] = {}
+        """Calls a person's edit decisions made, resumed in this step: each asks once more."""
         self._stop = 0  # the run's stop super-step, set when the step starts (`_run_scope`)
         self._settings = GraphSettings.of(turn.session_settings)
         configurable = {**self._settings.configurable, **THREAD_CONFIG.get("configurable", {})}
@@ -138,6 +140,7 @@ class ModelStep:
                 )
             elif state.interrupts:  # the person's answers, as LangGraph resumes (_interrupts)
                 graph_input = Command(resume=resume_map(state.interrupts, turn.tool_calls))
+                self._edits = edited_actions(state.interrupts, turn.tool_calls)
         elif turn.carried_state and self._carry_hook is None:
             graph_input = await self._restore_thread(turn.carried_state)
         start = await self._saver.aget_tuple(self._config)
@@ -250,6 +253,7 @@ class ModelStep:
         nested: Sequence[CheckpointTuple] = (),
     ) -> ToolCallsRequested:
         """The step stopped before ``tool_node``: its calls, with the checkpoint as the run state."""
+        calls = confirm_edits(calls, self._edits)
         saved = await self._saver.aget_tuple(self._config)
         if saved is None:  # pragma: no cover - the graph has just checkpointed
             raise SessionStateError("the graph paused without a checkpoint")

@@ -286,7 +286,8 @@ async def _run_in_subgraph_tool_node(
     tool_tasks = {task.id for task in snapshot.tasks if task.name == state.tool_node}
     ancestors = ancestor_task_ids(state.tool_ns)
     saver.watched = tool_tasks | set(ancestors)
-    fenced: RunnableConfig = {**config, "callbacks": [ToolStepFence((*sub.path, state.tool_node))]}
+    kept = list(cast(list[Any], config.get("callbacks") or []))  # the approved-arguments guard
+    fenced: RunnableConfig = {**config, "callbacks": [*kept, ToolStepFence((*sub.path, state.tool_node))]}
     try:
         # astream's overloads mention Command without its type argument in LangGraph's stubs.
         parts = graph.astream(  # pyright: ignore[reportUnknownMemberType]

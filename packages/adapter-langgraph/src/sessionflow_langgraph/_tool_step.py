@@ -11,6 +11,7 @@ from langgraph.checkpoint.serde.base import SerializerProtocol
 
 from sessionflow import SessionStateError
 from sessionflow.kit import DeferredToolExecution, ToolExecutionResult
+from sessionflow_langgraph._approved_arguments import ApprovedArgumentsGuard
 from sessionflow_langgraph._execution import invocation_metadata, run_tool
 from sessionflow_langgraph._graph import PreparedGraph
 from sessionflow_langgraph._interrupts import InterruptCall, answer_output, decision_of
@@ -39,6 +40,8 @@ async def run_tool_step(
         "configurable": {**settings.configurable, **THREAD_CONFIG.get("configurable", {})},
         "metadata": invocation_metadata(call.invocation),
         "recursion_limit": recursion_limit,
+        # Inherited by the tool node's tools: each runs only its approved arguments.
+        "callbacks": [ApprovedArgumentsGuard(tools)],
     }
     held = _interrupt_call(call, serde)
     if held is not None:
@@ -47,7 +50,9 @@ async def run_tool_step(
     if result is not None:
         return result
     with tool_stream_writer(call.events):  # streaming: get_stream_writer() in a tool (_stream)
-        output = await run_tool(tools.get(call.tool_call.tool_name), call)
+        output = await run_tool(
+            tools.get(call.tool_call.tool_name), call, guard=ApprovedArgumentsGuard(tools)
+        )
     return ToolExecutionResult(output=output)
 
 

@@ -42,6 +42,7 @@ from sessionflow.kit._tool_specs import (
     effect_from_mcp_annotations,
     merge_tool_policies,
 )
+from sessionflow.session.approval_digest import approval_digest, canonical_arguments
 from sessionflow.session.errors import InvalidToolCallError, TurnAborted
 from sessionflow.session.events import AgentEventWriter
 from sessionflow.session.invocation import ToolInvocation
@@ -112,6 +113,8 @@ __all__ = [
     "InProcessDeltaBus",
     # Holding a tool's run to the arguments a person approved
     "ArgumentsRewrittenError",
+    "approval_digest",
+    "canonical_arguments",
     "check_run_arguments",
     # What a tool declares of its effect (users write `sessionflow.effect`)
     "declared_effect",
