@@ -66,6 +66,7 @@ async def test_per_call_edit_runs_the_reviewers_call(
         script=[ModelReply.call(BOOK), ModelReply.say("Booked the Plaza instead.")],
         turns=["book the McKittrick Hotel"],
         reviews=[Review("edit", args={"hotel_name": "The Plaza"})],
+        session_reviews=[Review("approve")],  # the session confirms the edited call (a deliberate difference)
     )
     plain, session = await run_both(scenario, model_server, temporal_address, tmp_path)
 

@@ -177,6 +177,10 @@ class Interrupts(ToolCallRecords):
         )
         self._emit_resolved(interrupt, record)
         if approved:
+            if answer is None and self.record(interrupt.tool_call_id).rebinds:
+                # Confirming a rewrite keeps the answer the first approval gave (an edit
+                # decision the framework resumes with).
+                answer = self.record(interrupt.tool_call_id).answer
             return self.move_tool_call(
                 interrupt.tool_call_id, AgentToolCallStatus.APPROVED, answer=answer, approval=record
             )
