@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from sessionflow import (
+    AgentEventType,
     AgentInterrupt,
     AgentSessionClient,
     AgentSessionFlow,
@@ -22,7 +23,7 @@ from sessionflow import (
 )
 from sessionflow.builtin import ChatCompletionsRunner, tool
 from sessionflow.demo import ModelReply, ScriptedModelServer, ScriptedToolCall
-from sessionflow.kit import question_tool
+from sessionflow.kit import approval_digest, question_tool
 from sessionflow.testing import wait_for_agent_snapshot
 from tests.harness import FAST
 
@@ -168,3 +169,61 @@ async def test_a_rejected_framework_approval_reaches_the_model_as_a_rejection(
     assert model_server.requests(key)[1].tool_results() == {
         "call_1": "Tool call rejected by the user: not Oslo"
     }
+
+
+async def test_a_callable_needs_approval_binds_each_answer_to_its_own_call(
+    temporal_address: str, model_server: ScriptedModelServer
+) -> None:
+    """Two identical calls the tool's rule gates: two approvals, the same digest, each consumed by its call."""
+    key = "b-needs-approval-bound"
+    runs: list[str] = []
+
+    def counted(city: str) -> str:
+        """Look up the weather."""
+        runs.append(city)
+        return f"sunny in {city}"
+
+    model_server.script(
+        key,
+        [
+            ModelReply.call(
+                ScriptedToolCall("call_1", "counted", {"city": "Oslo"}),
+                ScriptedToolCall("call_2", "counted", {"city": "Oslo"}),
+            ),
+            ModelReply.say("Checked once."),
+        ],
+    )
+    runner = ChatCompletionsRunner(
+        model="m",
+        tools=[tool(counted, effect=ToolEffect.READ, needs_approval=_asks_for_oslo)],
+        base_url=model_server.base_url(key),
+    )
+    async with serving(temporal_address, key, runner) as sessions:
+        await sessions.start_session(key, "weather?")
+        first, second = await pending(sessions, key)
+        assert first.digest == second.digest == approval_digest("counted", {"city": "Oslo"}, ToolEffect.READ)
+        assert await sessions.resolve_interrupt(
+            key, first.interrupt_id, approved=True, digest=first.digest, answered_by="ana"
+        )
+        # The answer was for call_1 only, and it cannot be given twice.
+        assert not await sessions.resolve_interrupt(key, first.interrupt_id, approved=True)
+        snapshot = await sessions.get_agent_snapshot(key)
+        assert [i.interrupt_id for i in snapshot.pending_interrupts] == [second.interrupt_id]
+        assert await sessions.resolve_interrupt(
+            key, second.interrupt_id, approved=False, rejection_message="once is enough", answered_by="bo"
+        )
+        await idle(sessions, key)
+        page = await sessions.list_agent_events(key, after=0, limit=1000)
+    assert runs == ["Oslo"]
+    results = model_server.requests(key)[1].tool_results()
+    assert results["call_1"] == "sunny in Oslo"
+    assert "once is enough" in results["call_2"]
+    answers = [
+        (e.data["interrupt_id"], e.data["approved"], e.data["answered_by"], e.data["digest"])
+        for e in page.events
+        if e.type is AgentEventType.INTERRUPT_RESOLVED
+    ]
+    assert answers == [
+        (first.interrupt_id, True, "ana", first.digest),
+        (second.interrupt_id, False, "bo", first.digest),
+    ]

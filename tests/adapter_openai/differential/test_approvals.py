@@ -74,3 +74,31 @@ async def test_needs_approval_true_rejected_in_the_sdks_words(
     assert plain.tool_runs == []
     assert plain.requests[""][1]["input"][-1]["output"] == "Tool execution was not approved."
     assert_same_run(plain, session)
+
+
+async def test_an_approval_is_consumed_by_its_call_and_never_approves_the_next_one(
+    temporal_address: str, model_server: ScriptedModelServer, tmp_path: Path
+) -> None:
+    """The model asks for the same gated call twice: each waits for its own answer (issue 42).
+
+    Approving the first does not approve the second, although its tool and arguments are the
+    same: the second is rejected and does not run, in the SDK (one approval per call item,
+    `always_approve` unused) and in the session (one interrupt per call, bound by digest).
+    """
+    oakland = {"city": "Oakland"}
+    scenario = Scenario(
+        name="hitl-twice",
+        build=sdk_examples.human_in_the_loop,
+        script=[
+            ModelReply.call(ScriptedToolCall("call_t1", "get_temperature", oakland)),
+            ModelReply.call(ScriptedToolCall("call_t2", "get_temperature", oakland)),
+            ModelReply.say("It was 20° Celsius; I was not allowed to check again."),
+        ],
+        turns=["What is the temperature in Oakland? Check twice."],
+        approvals=[True, False],
+    )
+    plain, session = await run_both(scenario, model_server, temporal_address, tmp_path)
+
+    assert plain.asked == [("get_temperature", '{"city":"Oakland"}')] * 2
+    assert [run["name"] for run in plain.tool_runs] == ["get_temperature"]
+    assert_same_run(plain, session)

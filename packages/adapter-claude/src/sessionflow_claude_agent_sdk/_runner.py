@@ -782,6 +782,12 @@ async def _defer(
         tool_call_id=call_id,
         tool_name=name,
         arguments=json.dumps(run_input, ensure_ascii=False, separators=(",", ":")),
+        # A hook's or callback's updatedInput: an approval shows the rewrite as a diff.
+        previous_arguments=(
+            json.dumps(original, ensure_ascii=False, separators=(",", ":"))
+            if verdict.updated_input is not None
+            else None
+        ),
         policy=policy,
         framework_approval=approval,
         # A denied call's step reads the denial from the run state; the others read nothing.
