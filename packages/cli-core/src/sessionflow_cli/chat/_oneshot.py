@@ -18,10 +18,12 @@ from sessionflow_cli.chat._follow import Decision, TurnFollower
 from sessionflow_cli.chat._session import ChatSession
 from sessionflow_cli.chat._view import ChatView
 
-__all__ = ["run_one_shot"]
+__all__ = ["ApproveRules", "run_one_shot"]
 
 
-class _Rules:
+class ApproveRules:
+    """`--approve`: approve the named tools, refuse the others, decline questions."""
+
     def __init__(self, approve: Collection[str], view: ChatView) -> None:
         self.approve = approve
         self.view = view
@@ -66,7 +68,7 @@ async def run_one_shot(
             session.session_id,
             session.pump,
             view,
-            _Rules(set(approve), view),
+            ApproveRules(set(approve), view),
             shell_note=shell_sandbox_note(runtime.config.local_tools.shell.sandbox),
         )
         result = await runtime.watch(follower.follow(None))

@@ -5,13 +5,15 @@ from __future__ import annotations
 import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Literal
 
 from rich.console import Console
 
 from sessionflow.kit import FrameworkSpec
-from sessionflow_cli._command_host import open_runtime
-from sessionflow_cli._errors import UsageError
+from sessionflow_cli._command_host import Runtime, open_runtime
+from sessionflow_cli._errors import RuntimeFailure, UsageError
 from sessionflow_cli._flow_types import StartEnvironment
+from sessionflow_cli._sessions import latest_open_session
 from sessionflow_cli._setup import has_terminal
 from sessionflow_cli.chat._oneshot import run_one_shot
 from sessionflow_cli.chat._view import ChatView
@@ -23,10 +25,17 @@ __all__ = ["ChatRequest", "run_chat"]
 @dataclass(frozen=True, kw_only=True)
 class ChatRequest:
     prompt: str | None
+    """The message of `-p` (its argument and piped input, `sessionflow_cli._prompt`)."""
     resume: str | None
     approve: Sequence[str]
     config_given: str | None
     model_given: str | None
+    continue_latest: bool = False
+    """`-c/--continue`: the latest open session of this flow type (framework, file, folder)."""
+    output_format: OutputFormat = "text"
+
+
+OutputFormat = Literal["text", "json", "stream-json"]
 
 
 def _resume_hint(spec: FrameworkSpec, config: CliConfig, request: ChatRequest) -> str:
@@ -34,7 +43,7 @@ def _resume_hint(spec: FrameworkSpec, config: CliConfig, request: ChatRequest) -
     if spec.name != "builtin":
         words += ["-f", spec.name]
     if config.path is not None and config.path != default_config_path(spec.name).resolve():
-        words += ["-c", str(config.path)]
+        words += ["--config", str(config.path)]
     if request.model_given is not None:
         words += ["-m", request.model_given]
     return shlex.join(words)
@@ -56,18 +65,47 @@ async def run_chat(
         return f"{_resume_hint(spec, config, request)} -r {session_id}"
 
     async with open_runtime(spec, config, environment, info=info) as runtime:
+        resume = request.resume
+        if request.continue_latest:
+            resume = await _latest(runtime, spec)
+            info.print(f"Continuing the latest session of this folder: {resume}", highlight=False)
         if request.prompt is not None:
             view = ChatView(out, info, stream=False, spinner=False)
+            if request.output_format != "text":
+                from sessionflow_cli.chat._structured import run_one_shot_structured
+
+                return await run_one_shot_structured(
+                    runtime,
+                    view,
+                    request.prompt,
+                    request.output_format,
+                    approve=request.approve,
+                    resume=resume,
+                    resume_hint=hint,
+                )
             return await run_one_shot(
                 runtime,
                 view,
                 request.prompt,
                 approve=request.approve,
-                resume=request.resume,
+                resume=resume,
                 resume_hint=hint,
             )
         # The terminal chat (prompt_toolkit) only at a terminal: `-p` starts without it.
         from sessionflow_cli.chat._terminal import TerminalChat
 
         view = ChatView(out, out)
-        return await TerminalChat(runtime, view, resume_hint=hint).run(request.resume)
+        return await TerminalChat(runtime, view, resume_hint=hint).run(resume)
+
+
+async def _latest(runtime: Runtime, spec: FrameworkSpec) -> str:
+    """`--continue`'s session; none is a failure (exit 1) that says how to start one."""
+    session_id = await latest_open_session(runtime.sessions)
+    if session_id is None:
+        where = runtime.environment.workspace
+        raise RuntimeFailure(
+            f"no session to continue: framework {spec.name!r} has no open session in {where} "
+            f"(flow type {runtime.flow_type}); start one with `sessionflow"
+            f"{'' if spec.name == 'builtin' else ' -f ' + spec.name}` or list them with `sessionflow sessions`"
+        )
+    return session_id
