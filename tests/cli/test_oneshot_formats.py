@@ -8,7 +8,7 @@ import subprocess
 from typing import Any
 
 from sessionflow.demo import ModelReply, ScriptedToolCall
-from tests.cli.conftest import COMMAND, Cli, finish
+from tests.cli.conftest import COMMAND, Cli, expect_group, finish, ready_for_keys
 
 
 def _json(stdout: str) -> dict[str, Any]:
@@ -123,7 +123,14 @@ def test_stream_json_prints_the_turn_event_by_event(cli: Cli) -> None:
         ]
     )
     result = cli.run(
-        "-f", "scripted", "-p", "publish a note", "--output-format", "stream-json", "--approve", "publish_note"
+        "-f",
+        "scripted",
+        "-p",
+        "publish a note",
+        "--output-format",
+        "stream-json",
+        "--approve",
+        "publish_note",
     )
     assert result.returncode == 0, result.stderr
     lines = [json.loads(line) for line in result.stdout.splitlines()]
@@ -175,3 +182,23 @@ def test_a_bare_prompt_at_a_terminal_asks_for_the_message(cli: Cli) -> None:
     child.expect_exact("-p without a message reads standard input, and there is none")
     assert finish(child) == 2
     assert cli.requests() == []
+
+
+def test_continue_in_the_terminal_chat_and_ctrl_d_exits_0(cli: Cli) -> None:
+    cli.write_config()
+    cli.script([ModelReply.say("Noted: kiwis."), ModelReply.say("You told me about kiwis.")])
+    first = cli.run("-f", "scripted", "-p", "remember kiwis")
+    assert first.returncode == 0, first.stderr
+    child = cli.spawn("-f", "scripted", "-c")
+    session_id = expect_group(child, r"Continuing the latest session of this folder: (\S+)")
+    child.expect_exact(f"Resuming session {session_id} (1 turn).")
+    child.expect_exact("you> remember kiwis")
+    child.expect("you> ")
+    child.sendline("what did I say?")
+    child.expect_exact("You told me about kiwis.")
+    child.expect("you> ")
+    ready_for_keys(child)
+    child.sendeof()  # Ctrl-D leaves without an error
+    child.expect_exact(f"-r {session_id}")
+    assert finish(child) == 0
+    assert cli.requests()[-1].saw("Noted: kiwis.")
