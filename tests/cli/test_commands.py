@@ -140,3 +140,12 @@ def test_help_lists_each_command_once_and_each_command_has_examples(cli: Cli) ->
     chat = cli.run("chat", "--help").stdout
     assert "-c, --continue" in chat and "--config FILE" in chat and "-c FILE" not in chat
     assert "--output-format {text,json,stream-json}" in chat
+
+
+def test_sessions_json_when_no_server_answers(cli: Cli) -> None:
+    # No file: `server: auto` on this module's private port, where nothing answers.
+    result = cli.run("sessions", "-f", "scripted", "--json")
+    assert result.returncode == 0, result.stderr
+    document = json.loads(result.stdout)
+    assert document["sessions"] == [] and document["flow_type"].startswith("sessionflow-scripted-")
+    assert "No Temporal server answers on 127.0.0.1:" in result.stderr
