@@ -54,10 +54,8 @@ _SUMMARIES = {
 _EXAMPLES = {
     "chat": """\
   sessionflow --model demo                       # chat with the offline demo agent
-  sessionflow -p "list the files here" --approve write_file
   git diff | sessionflow -p "review this" --output-format json
-  sessionflow -c                                 # continue the latest session of this folder
-  sessionflow -r builtin-20260101-120000-a1b2c3  # continue that session""",
+  sessionflow -c -p "and the tests?"             # continue the latest session of this folder""",
     "init": """\
   sessionflow init                               # answer a few questions
   sessionflow init -f langgraph -y               # write the defaults for LangGraph
