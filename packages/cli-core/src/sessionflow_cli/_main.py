@@ -322,7 +322,8 @@ def _unknown_word(word: str) -> str:
             f"a message goes after -p: sessionflow -p {shlex.quote(word)} (or run `sessionflow` "
             "and type it in the chat)"
         )
-    close = difflib.get_close_matches(word, COMMANDS, n=1, cutoff=0.6)
+    starting = [name for name in COMMANDS if len(word) >= 3 and name.startswith(word)]
+    close = starting if len(starting) == 1 else difflib.get_close_matches(word, COMMANDS, n=1, cutoff=0.6)
     if close:
         return f"unknown command {word!r} — did you mean {close[0]!r}?"
     return (
