@@ -19,7 +19,10 @@ from sessionflow_cli.chat._oneshot import run_one_shot
 from sessionflow_cli.chat._view import ChatView
 from sessionflow_cli.config import CliConfig, default_config_path
 
-__all__ = ["ChatRequest", "run_chat"]
+__all__ = ["ChatRequest", "OutputFormat", "run_chat"]
+
+OutputFormat = Literal["text", "json", "stream-json"]
+"""`--output-format` of `-p` (Claude Code's names)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -33,9 +36,6 @@ class ChatRequest:
     continue_latest: bool = False
     """`-c/--continue`: the latest open session of this flow type (framework, file, folder)."""
     output_format: OutputFormat = "text"
-
-
-OutputFormat = Literal["text", "json", "stream-json"]
 
 
 def _resume_hint(spec: FrameworkSpec, config: CliConfig, request: ChatRequest) -> str:
