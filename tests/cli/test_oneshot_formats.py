@@ -169,11 +169,26 @@ def test_ctrl_c_during_a_prompt_exits_130(cli: Cli) -> None:
     cli.write_config()
     cli.script([ModelReply.say("never", delay_seconds=60)])
     child = cli.spawn("-f", "scripted", "-p", "think slowly")
+    session_id = expect_group(child, r"session (\S+)")
     cli.model_server.wait_for_requests(cli.key, 1, timeout=60)
     child.sendintr()
+    child.expect_exact(f"The session goes on; continue it with: sessionflow chat -f scripted -r {session_id}")
     child.expect_exact("Interrupted.")
     assert finish(child) == 130
     assert "never" not in (cli.home / "transcript.txt").read_text()
+
+
+def test_ctrl_c_during_a_json_prompt_exits_130_and_prints_no_result(cli: Cli) -> None:
+    cli.write_config()
+    cli.script([ModelReply.say("never", delay_seconds=60)])
+    child = cli.spawn("-f", "scripted", "-p", "think slowly", "--output-format", "stream-json")
+    child.expect_exact('{"type": "session"')
+    cli.model_server.wait_for_requests(cli.key, 1, timeout=60)
+    child.sendintr()
+    child.expect_exact("The session goes on; continue it with: ")
+    child.expect_exact("Interrupted.")
+    assert finish(child) == 130
+    assert '"type": "result"' not in (cli.home / "transcript.txt").read_text()
 
 
 def test_a_bare_prompt_at_a_terminal_asks_for_the_message(cli: Cli) -> None:

@@ -6,6 +6,7 @@ Everything but the answer goes to standard error.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable, Collection, Sequence
 from typing import Literal
 
@@ -79,5 +80,9 @@ async def run_one_shot(
             code = EXIT_FAILURE
         view.note(f"Continue this session with: {resume_hint(session.session_id)}")
         return code
+    except asyncio.CancelledError:  # Ctrl-C: the turn goes on in the session
+        if session.exists:
+            view.note(f"The session goes on; continue it with: {resume_hint(session.session_id)}")
+        raise
     finally:
         await session.close()

@@ -23,6 +23,7 @@ standard error, as in the text format.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 from collections.abc import Callable, Collection
@@ -148,8 +149,12 @@ async def run_one_shot_structured(
         assert final is not None  # the stream always ends with the result
         return final
 
-    result = await runtime.watch(follow())
     hint = resume_hint(session_id)
+    try:
+        result = await runtime.watch(follow())
+    except asyncio.CancelledError:  # Ctrl-C: the turn goes on in the session
+        view.note(f"The session goes on; continue it with: {hint}")
+        raise
     emit(result_object(result, duration_ms=int((time.monotonic() - began) * 1000), continue_with=hint))
     if not result.ok:
         view.line(f"turn {result.status.value}", result.error or result.stop_reason or "", "red")
