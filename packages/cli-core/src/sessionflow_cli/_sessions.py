@@ -96,10 +96,12 @@ async def latest_open_session(sessions: AgentSessionClient) -> str | None:
     """`--continue`: the open session of this flow type with the latest activity, if any.
 
     The flow type is namespaced by framework, configuration file, user and workspace (the
-    folder), so this is the latest session this command ran here.
+    folder), so this is the latest session this command ran here. It reads the server's
+    visibility only: no session is queried for its snapshot (a query of an ended session
+    replays its history), so an open session is one whose run is running.
     """
-    rows = await list_sessions(sessions)
-    return next((row.session_id for row in rows if row.open), None)
+    summaries = await list_flow_sessions(sessions.client, sessions.flow_type, limit=None)
+    return next((s.session_id for s in summaries if s.status.is_open and not s.stopped), None)
 
 
 def _status(summary: SessionSummary) -> str:
