@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import signal
 import subprocess
 from typing import Any
 
@@ -217,3 +218,44 @@ def test_continue_in_the_terminal_chat_and_ctrl_d_exits_0(cli: Cli) -> None:
     child.expect_exact(f"-r {session_id}")
     assert finish(child) == 0
     assert cli.requests()[-1].saw("Noted: kiwis.")
+
+
+def test_continue_refuses_a_session_whose_earlier_turn_waits_for_an_approval(cli: Cli) -> None:
+    cli.write_config()
+    cli.script([ModelReply.call(ScriptedToolCall("c1", "publish_note", {"text": "kept"}))])
+    child = cli.spawn("chat", "-f", "scripted")
+    session_id = expect_group(child, r"New session (\S+);")
+    child.expect("you> ")
+    child.sendline("please publish a note")
+    child.expect_exact("approve? [y / n <reason>]")
+    child.kill(signal.SIGKILL)  # the approval stays pending in the session
+    child.close()
+
+    for output_format in ("text", "json"):
+        refused = cli.run("-f", "scripted", "-c", "-p", "hello?", "--output-format", output_format)
+        assert refused.returncode == 1, refused.stderr
+        assert (
+            f"session {session_id} waits for the approval of publish_note in an earlier turn; "
+            f"answer it in the chat: sessionflow chat -f scripted -r {session_id}"
+        ) in refused.stderr
+        assert refused.stdout == ""
+    assert len(cli.requests()) == 1  # the message was never sent
+
+
+def test_stdout_carries_the_json_alone_whatever_else_writes_to_it(cli: Cli) -> None:
+    # A tool of the worker in this process prints to standard output (Temporal's core logs
+    # its warnings there too): with -p that goes to standard error.
+    cli.write_config()
+    cli.script(
+        [
+            ModelReply.call(ScriptedToolCall("c1", "lookup", {"query": "print:noise from a tool"})),
+            ModelReply.say("Looked it up."),
+        ]
+    )
+    result = cli.run("-f", "scripted", "-p", "look it up", "--output-format", "json")
+    assert result.returncode == 0, result.stderr
+    document = _json(result.stdout)
+    assert document["result"] == "Looked it up."
+    assert document["tool_calls"][0]["tool_name"] == "lookup"
+    assert document["tool_calls"][0]["status"] == "succeeded"
+    assert "noise from a tool" in result.stderr and "noise" not in result.stdout

@@ -13,13 +13,13 @@ from typing import Literal
 from sessionflow import AgentInterrupt
 from sessionflow_cli._ask_user import DECLINED_MESSAGE, Question
 from sessionflow_cli._command_host import Runtime
-from sessionflow_cli._errors import EXIT_FAILURE, EXIT_OK
+from sessionflow_cli._errors import EXIT_FAILURE, EXIT_OK, RuntimeFailure
 from sessionflow_cli._local_tools import shell_sandbox_note
 from sessionflow_cli.chat._follow import Decision, TurnFollower
 from sessionflow_cli.chat._session import ChatSession
 from sessionflow_cli.chat._view import ChatView
 
-__all__ = ["ApproveRules", "run_one_shot"]
+__all__ = ["ApproveRules", "refuse_waiting", "run_one_shot"]
 
 
 class ApproveRules:
@@ -43,6 +43,22 @@ class ApproveRules:
         return None
 
 
+async def refuse_waiting(runtime: Runtime, session_id: str, resume_hint: Callable[[str], str]) -> None:
+    """Fail (exit 1) when an earlier turn of the session waits for an answer.
+
+    The message would queue behind that turn, and nobody here answers it: `-p` answers the
+    approvals of its own turn only. The chat shows the waiting approval and asks.
+    """
+    snapshot = await runtime.sessions.get_agent_snapshot(session_id)
+    waiting = snapshot.pending_interrupts
+    if waiting:
+        what = "a question" if waiting[0].kind == "question" else f"the approval of {waiting[0].tool_name}"
+        raise RuntimeFailure(
+            f"session {session_id} waits for {what} in an earlier turn; answer it in the chat: "
+            f"{resume_hint(session_id)}"
+        )
+
+
 async def run_one_shot(
     runtime: Runtime,
     view: ChatView,
@@ -55,6 +71,8 @@ async def run_one_shot(
     """Send `text`, follow the turn, print its answer; 1 when the turn fails."""
     session = await ChatSession.resume(runtime, resume) if resume is not None else ChatSession.new(runtime)
     try:
+        if resume is not None:
+            await refuse_waiting(runtime, resume, resume_hint)
         view.note(f"session {session.session_id}")
         sent = await session.send(text)
         link = session.link()

@@ -35,7 +35,7 @@ from sessionflow_cli._ask_user import ASK_USER, DECLINED_MESSAGE
 from sessionflow_cli._command_host import Runtime
 from sessionflow_cli._errors import EXIT_FAILURE, EXIT_OK
 from sessionflow_cli._sessions import check_resumable, new_session_id
-from sessionflow_cli.chat._oneshot import ApproveRules
+from sessionflow_cli.chat._oneshot import ApproveRules, refuse_waiting
 from sessionflow_cli.chat._view import ChatView
 
 __all__ = ["StructuredFormat", "event_object", "result_object", "run_one_shot_structured"]
@@ -113,6 +113,7 @@ async def run_one_shot_structured(
     sessions = runtime.sessions
     if resume is not None:
         await check_resumable(sessions, resume)
+        await refuse_waiting(runtime, resume, resume_hint)
         session_id = resume
     else:
         session_id = new_session_id(runtime.spec.name)

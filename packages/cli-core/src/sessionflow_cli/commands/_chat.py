@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
 import shlex
-from collections.abc import Sequence
+import sys
+from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -64,6 +67,21 @@ async def run_chat(
     def hint(session_id: str) -> str:
         return f"{_resume_hint(spec, config, request)} -r {session_id}"
 
+    one_shot = request.prompt is not None
+    with _answers_only_on_stdout(out) if one_shot else contextlib.nullcontext(out) as answers:
+        return await _run(spec, config, environment, request, hint, out=answers, info=info)
+
+
+async def _run(
+    spec: FrameworkSpec,
+    config: CliConfig,
+    environment: StartEnvironment,
+    request: ChatRequest,
+    hint: Callable[[str], str],
+    *,
+    out: Console,
+    info: Console,
+) -> int:
     async with open_runtime(spec, config, environment, info=info) as runtime:
         resume = request.resume
         if request.continue_latest:
@@ -109,3 +127,32 @@ async def _latest(runtime: Runtime, spec: FrameworkSpec) -> str:
             f"{'' if spec.name == 'builtin' else ' -f ' + spec.name}` or list them with `sessionflow sessions`"
         )
     return session_id
+
+
+@contextlib.contextmanager
+def _answers_only_on_stdout(out: Console) -> Generator[Console]:
+    """A console on standard output for `-p`'s answer alone; whatever else writes to fd 1 goes to stderr.
+
+    Temporal's core (Rust, in the worker and client threads) writes its warnings to the
+    process's standard output, where a line would break a script that reads the answer or the
+    JSON. While `-p` runs, fd 1 is a copy of standard error, and the answer is written to a
+    copy of the real standard output. When standard output is no file descriptor (an
+    embedding that replaced ``sys.stdout``), `out` is used as it is.
+    """
+    try:
+        sys.stdout.flush()
+        real = sys.stdout.fileno() == 1
+    except (OSError, ValueError):
+        real = False
+    if not real:
+        yield out
+        return
+    saved = os.dup(1)
+    os.dup2(2, 1)
+    stream = os.fdopen(saved, "w", encoding=sys.stdout.encoding, errors="replace", closefd=False)
+    try:
+        yield Console(file=stream, highlight=False, soft_wrap=True)
+    finally:
+        stream.flush()
+        os.dup2(saved, 1)
+        os.close(saved)
