@@ -80,13 +80,15 @@ class Cli:
         timeout: float = 120,
         cwd: Path | None = None,
         extra_env: dict[str, str] | None = None,
+        stdin: str | None = None,
     ) -> subprocess.CompletedProcess[str]:
-        """Run without a terminal (standard input is empty)."""
+        """Run without a terminal: standard input is /dev/null, or a pipe that carries `stdin`."""
         return subprocess.run(
             [COMMAND, *args],
             cwd=cwd or self.workspace,
             env=self.environment(extra_env),
-            stdin=subprocess.DEVNULL,
+            input=stdin,
+            stdin=subprocess.DEVNULL if stdin is None else None,
             capture_output=True,
             text=True,
             timeout=timeout,

@@ -24,6 +24,8 @@ def _runner(ctx: HarnessContext) -> ChatCompletionsRunner:
 
     def lookup(query: str) -> str:
         """Look something up."""
+        if query.startswith("print:"):  # a tool that writes to the process's standard output
+            print(query.removeprefix("print:"), flush=True)
         return f"looked up {query}"
 
     own = [tool(publish_note, effect=ToolEffect.NON_IDEMPOTENT_WRITE), tool(lookup, effect=ToolEffect.READ)]

@@ -12,7 +12,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from sessionflow_cli._errors import EXIT_USAGE, RuntimeFailure
+from sessionflow_cli._errors import EXIT_USAGE, RuntimeFailure, UsageError
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -31,7 +31,7 @@ def dispatch(args: argparse.Namespace, *, out: Console, info: Console, cwd: Path
     if command == "frameworks":
         from sessionflow_cli.commands._frameworks import run_frameworks
 
-        return run_frameworks(out)
+        return run_frameworks(out, as_json=args.json)
     if command == "codec-server":
         from sessionflow_cli.commands._codec_server import DEFAULT_UI_ORIGIN, run_codec_server
 
@@ -104,7 +104,7 @@ def _with_engine(
         from sessionflow_cli.commands._connectors import run_connectors
 
         config = resolve_config(spec.name, args.config, yes=False, ask=False, cwd=cwd, info=_quiet(info))
-        return asyncio.run(run_connectors(config, out=out))
+        return asyncio.run(run_connectors(config, out=out, as_json=args.json))
     from sessionflow_cli._flow_types import start_environment
 
     if command == "sessions":
@@ -115,7 +115,9 @@ def _with_engine(
         config = with_model(config, args.model)
         environment = start_environment(config.identity, config.workspace)
         filters = SessionFilters.from_arguments(args.state, args.user, args.since)
-        return asyncio.run(run_sessions(spec, config, environment, out=out, info=info, filters=filters))
+        return asyncio.run(
+            run_sessions(spec, config, environment, out=out, info=info, filters=filters, as_json=args.json)
+        )
     if command == "worker":
         from sessionflow_cli.commands._worker import run_worker
 
@@ -145,14 +147,20 @@ def _with_engine(
             trusted_proxies=tuple(args.trusted_proxy),
         )
         return asyncio.run(run_serve(spec, config, environment, request, out=out, info=info))
+    from sessionflow_cli._prompt import prompt_text
     from sessionflow_cli.commands._chat import ChatRequest, run_chat
 
+    if args.output_format is not None and args.prompt is None:
+        raise UsageError("--output-format goes with -p/--prompt (one message, then exit)")
+    prompt = prompt_text(args.prompt)
     config = resolve_config(spec.name, args.config, yes=args.yes, ask=True, cwd=cwd, info=info)
     config = with_model(config, args.model)
     environment = start_environment(config.identity, config.workspace)
     request = ChatRequest(
-        prompt=args.prompt,
+        prompt=prompt,
         resume=args.resume,
+        continue_latest=args.continue_latest,
+        output_format=args.output_format or "text",
         approve=_approved(args.approve),
         config_given=args.config,
         model_given=args.model,

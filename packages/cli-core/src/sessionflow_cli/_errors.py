@@ -4,13 +4,23 @@ from __future__ import annotations
 
 from sessionflow import SessionError, SessionRunError, UserError
 
-__all__ = ["EXIT_FAILURE", "EXIT_OK", "EXIT_USAGE", "CliError", "RuntimeFailure", "UsageError"]
+__all__ = [
+    "EXIT_FAILURE",
+    "EXIT_INTERRUPTED",
+    "EXIT_OK",
+    "EXIT_USAGE",
+    "CliError",
+    "RuntimeFailure",
+    "UsageError",
+]
 
 EXIT_OK = 0
 EXIT_FAILURE = 1
 """A failure at run time: a server that does not start, a foreign service on our port, a failed turn."""
 EXIT_USAGE = 2
 """A usage or configuration error."""
+EXIT_INTERRUPTED = 130
+"""Ctrl-C (SIGINT) ended the command: 128 + the signal's number, as a shell reports it."""
 
 
 class CliError(SessionError):

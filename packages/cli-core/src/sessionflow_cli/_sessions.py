@@ -20,7 +20,14 @@ from sessionflow.temporal import (
 from sessionflow.temporal import list_sessions as list_flow_sessions
 from sessionflow_cli._errors import UsageError
 
-__all__ = ["SessionFilters", "SessionRow", "check_resumable", "list_sessions", "new_session_id"]
+__all__ = [
+    "SessionFilters",
+    "SessionRow",
+    "check_resumable",
+    "latest_open_session",
+    "list_sessions",
+    "new_session_id",
+]
 
 
 def new_session_id(framework: str, now: datetime | None = None) -> str:
@@ -37,6 +44,8 @@ class SessionRow:
     status: str
     last_activity: datetime | None
     turns: int | None
+    open: bool = True
+    """The session takes messages: its run is running and it was not stopped."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -77,9 +86,22 @@ async def list_sessions(
             status=_status(summary),
             last_activity=summary.last_activity,
             turns=summary.turns,
+            open=summary.status.is_open and not summary.stopped,
         )
         for summary in summaries
     ]
+
+
+async def latest_open_session(sessions: AgentSessionClient) -> str | None:
+    """`--continue`: the open session of this flow type with the latest activity, if any.
+
+    The flow type is namespaced by framework, configuration file, user and workspace (the
+    folder), so this is the latest session this command ran here. It reads the server's
+    visibility only: no session is queried for its snapshot (a query of an ended session
+    replays its history), so an open session is one whose run is running.
+    """
+    summaries = await list_flow_sessions(sessions.client, sessions.flow_type, limit=None)
+    return next((s.session_id for s in summaries if s.status.is_open and not s.stopped), None)
 
 
 def _status(summary: SessionSummary) -> str:

@@ -6,22 +6,25 @@ Everything but the answer goes to standard error.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable, Collection, Sequence
 from typing import Literal
 
 from sessionflow import AgentInterrupt
 from sessionflow_cli._ask_user import DECLINED_MESSAGE, Question
 from sessionflow_cli._command_host import Runtime
-from sessionflow_cli._errors import EXIT_FAILURE, EXIT_OK
+from sessionflow_cli._errors import EXIT_FAILURE, EXIT_OK, RuntimeFailure
 from sessionflow_cli._local_tools import shell_sandbox_note
 from sessionflow_cli.chat._follow import Decision, TurnFollower
 from sessionflow_cli.chat._session import ChatSession
 from sessionflow_cli.chat._view import ChatView
 
-__all__ = ["run_one_shot"]
+__all__ = ["ApproveRules", "refuse_waiting", "run_one_shot"]
 
 
-class _Rules:
+class ApproveRules:
+    """`--approve`: approve the named tools, refuse the others, decline questions."""
+
     def __init__(self, approve: Collection[str], view: ChatView) -> None:
         self.approve = approve
         self.view = view
@@ -40,6 +43,22 @@ class _Rules:
         return None
 
 
+async def refuse_waiting(runtime: Runtime, session_id: str, resume_hint: Callable[[str], str]) -> None:
+    """Fail (exit 1) when an earlier turn of the session waits for an answer.
+
+    The message would queue behind that turn, and nobody here answers it: `-p` answers the
+    approvals of its own turn only. The chat shows the waiting approval and asks.
+    """
+    snapshot = await runtime.sessions.get_agent_snapshot(session_id)
+    waiting = snapshot.pending_interrupts
+    if waiting:
+        what = "a question" if waiting[0].kind == "question" else f"the approval of {waiting[0].tool_name}"
+        raise RuntimeFailure(
+            f"session {session_id} waits for {what} in an earlier turn; answer it in the chat: "
+            f"{resume_hint(session_id)}"
+        )
+
+
 async def run_one_shot(
     runtime: Runtime,
     view: ChatView,
@@ -52,6 +71,8 @@ async def run_one_shot(
     """Send `text`, follow the turn, print its answer; 1 when the turn fails."""
     session = await ChatSession.resume(runtime, resume) if resume is not None else ChatSession.new(runtime)
     try:
+        if resume is not None:
+            await refuse_waiting(runtime, resume, resume_hint)
         view.note(f"session {session.session_id}")
         sent = await session.send(text)
         link = session.link()
@@ -66,7 +87,7 @@ async def run_one_shot(
             session.session_id,
             session.pump,
             view,
-            _Rules(set(approve), view),
+            ApproveRules(set(approve), view),
             shell_note=shell_sandbox_note(runtime.config.local_tools.shell.sandbox),
         )
         result = await runtime.watch(follower.follow(None))
@@ -77,5 +98,9 @@ async def run_one_shot(
             code = EXIT_FAILURE
         view.note(f"Continue this session with: {resume_hint(session.session_id)}")
         return code
+    except asyncio.CancelledError:  # Ctrl-C: the turn goes on in the session
+        if session.exists:
+            view.note(f"The session goes on; continue it with: {resume_hint(session.session_id)}")
+        raise
     finally:
         await session.close()

@@ -2,6 +2,7 @@
 
 Ctrl-C during a turn cancels it, a second Ctrl-C exits; Ctrl-C while idle, Ctrl-D and
 ``/exit`` exit too. Exiting never ends the session: the `--resume` line continues it.
+Leaving with Ctrl-C exits with 130, as an interrupted command does; Ctrl-D and ``/exit`` with 0.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from prompt_toolkit import PromptSession
 from sessionflow import AgentInterrupt
 from sessionflow_cli._ask_user import Question
 from sessionflow_cli._command_host import Runtime
-from sessionflow_cli._errors import EXIT_FAILURE, EXIT_OK
+from sessionflow_cli._errors import EXIT_FAILURE, EXIT_INTERRUPTED, EXIT_OK
 from sessionflow_cli._images import ImageRejected, attach_image
 from sessionflow_cli._local_tools import shell_sandbox_note
 from sessionflow_cli.chat._follow import Decision, TurnFollower
@@ -51,13 +52,16 @@ class TerminalChat:
         self.settings: dict[str, Any] = {}
         self.session: ChatSession | None = None
         self.presses = 0
+        self.interrupted = False
+        """The person left with Ctrl-C: the command exits with 130."""
         self._sigint = asyncio.Event()
 
     async def run(self, resume: str | None) -> int:
         loop = asyncio.get_running_loop()
         loop.add_signal_handler(signal.SIGINT, self._sigint.set)
         try:
-            return await self._run(resume)
+            code = await self._run(resume)
+            return EXIT_INTERRUPTED if self.interrupted and code == EXIT_OK else code
         finally:
             loop.remove_signal_handler(signal.SIGINT)
             if self.session is not None:
@@ -90,7 +94,10 @@ class TerminalChat:
         while True:
             try:
                 line = await self.read_line("you> ")
-            except (EOFError, KeyboardInterrupt, _Exit):
+            except KeyboardInterrupt:
+                self.interrupted = True
+                return EXIT_OK
+            except (EOFError, _Exit):
                 return EXIT_OK
             text = line.strip()
             if not text:
@@ -224,6 +231,7 @@ class TerminalChat:
         assert self.session is not None
         self.presses += 1
         if self.presses > 1:
+            self.interrupted = True
             self.view.note("Leaving.", style="yellow")
             raise _Exit
         self.view.line("cancel", "cancelling the turn; press Ctrl-C again to exit", "yellow")

@@ -3,12 +3,18 @@
 Needs no Temporal server: it lists the servers the way a chat does at startup and prints,
 per server, the tools the agent would get (effect, approval), the servers that did not
 answer and why. Exits with 1 when a ``required`` server did not answer.
+
+`--json` prints one object for scripts: ``{"config": <file or null>, "connectors":
+[{"name", "server", "required", "answered", "error", "listed", "enabled", "tools":
+[{"name", "effect", "approval", "description", "labels"}]}], "answered": <count>,
+"missing_required": [<names>]}``; a tool another one shadows has effect and approval null.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+import json
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.padding import Padding
@@ -22,6 +28,9 @@ from sessionflow_cli._flow_builder import gather_tools
 from sessionflow_cli._logging import log_to_file
 from sessionflow_cli._policy import own_policy
 from sessionflow_cli.config import CliConfig, TurnConfig, resolve_turn
+
+if TYPE_CHECKING:
+    from sessionflow.mcp import McpTool
 
 __all__ = ["approval_rule", "run_connectors"]
 
@@ -56,8 +65,11 @@ def _heading(listing: ConnectorListing) -> str:
     return f"{head}: {count}"
 
 
-async def run_connectors(config: CliConfig, *, out: Console) -> int:
+async def run_connectors(config: CliConfig, *, out: Console, as_json: bool = False) -> int:
     where = str(config.path) if config.path is not None else "the defaults (no configuration file)"
+    if not config.connectors and as_json:
+        _print_json(out, config, [], {}, [])
+        return EXIT_OK
     if not config.connectors:
         out.print(
             f"No connectors in {where}. Add MCP servers under `connectors:` "
@@ -77,6 +89,10 @@ async def run_connectors(config: CliConfig, *, out: Console) -> int:
         specs = {spec.name: spec for spec in gather_tools(config, connectors)}
     finally:
         await connectors.aclose()
+    missing = connectors.missing_required()
+    if as_json:
+        _print_json(out, config, listings, specs, missing)
+        return EXIT_FAILURE if missing else EXIT_OK
     out.print(f"Connectors of {where}:", highlight=False)
     for listing in listings:
         out.print("")
@@ -102,9 +118,46 @@ async def run_connectors(config: CliConfig, *, out: Console) -> int:
     answered = sum(1 for listing in listings if listing.answered)
     out.print("")
     out.print(f"{answered} of {len(listings)} connectors answered.", highlight=False)
-    missing = connectors.missing_required()
     if missing:
         names = ", ".join(repr(listing.connector.name) for listing in missing)
         out.print(f"Required connectors that did not answer: {names}; a chat would stop.", highlight=False)
         return EXIT_FAILURE
     return EXIT_OK
+
+
+def _print_json(
+    out: Console,
+    config: CliConfig,
+    listings: Sequence[ConnectorListing],
+    specs: Mapping[str, ToolSpec],
+    missing: Sequence[ConnectorListing],
+) -> None:
+    def tool_object(tool: McpTool) -> dict[str, Any]:
+        spec = specs.get(tool.name)
+        return {
+            "name": tool.name,
+            "effect": _effect(spec) if spec is not None else None,
+            "approval": approval_rule(spec, config) if spec is not None else None,
+            "description": (tool.description or tool.title or "").strip(),
+            "labels": list(connector_labels(tool)),
+        }
+
+    document = {
+        "config": str(config.path) if config.path is not None else None,
+        "connectors": [
+            {
+                "name": listing.connector.name,
+                "server": listing.server.describe(),
+                "required": listing.connector.required,
+                "answered": listing.answered,
+                "error": listing.error,
+                "listed": listing.listed,
+                "enabled": list(listing.connector.enabled) if listing.connector.enabled is not None else None,
+                "tools": [tool_object(tool) for tool in listing.tools],
+            }
+            for listing in listings
+        ],
+        "answered": sum(1 for listing in listings if listing.answered),
+        "missing_required": [listing.connector.name for listing in missing],
+    }
+    out.file.write(json.dumps(document, ensure_ascii=False, indent=2) + "\n")

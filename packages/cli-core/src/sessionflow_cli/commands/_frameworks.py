@@ -1,6 +1,13 @@
-"""`sessionflow frameworks`: the frameworks found through entry points, with their capabilities."""
+"""`sessionflow frameworks`: the frameworks found through entry points, with their capabilities.
+
+`--json` prints a list for scripts: ``[{"name", "description", "model_api", "plugin",
+"capabilities": {<capability>: <value>}}]``, sorted by name.
+"""
 
 from __future__ import annotations
+
+import dataclasses
+import json
 
 from rich.console import Console
 from rich.text import Text
@@ -15,8 +22,21 @@ def _yes(flag: bool) -> str:
     return "yes" if flag else "no"
 
 
-def run_frameworks(out: Console) -> int:
+def run_frameworks(out: Console, *, as_json: bool = False) -> int:
     frameworks = all_frameworks()
+    if as_json:
+        listed = [
+            {
+                "name": name,
+                "description": spec.description,
+                "model_api": spec.model_api,
+                "plugin": spec.plugin_name,
+                "capabilities": dataclasses.asdict(spec.capabilities),
+            }
+            for name, spec in sorted(frameworks.items())
+        ]
+        out.file.write(json.dumps(listed, ensure_ascii=False, indent=2, default=str) + "\n")
+        return EXIT_OK
     for name, spec in sorted(frameworks.items()):
         caps = spec.capabilities
         head = Text()
