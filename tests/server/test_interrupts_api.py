@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from tests.server.conftest import Api, ApiFactory, approval_policy, with_deadline
-from tests.server.helpers import eventually, idle_after, pending
+from tests.server.helpers import eventually, idle_after, pending, read_sse
 
 REFUND: dict[str, object] = {"id": "c1", "name": "refund", "arguments": {"order": 7}}
 ASK: dict[str, object] = {"id": "q1", "name": "ask", "arguments": {"question": "Which colour?"}}
@@ -101,3 +101,32 @@ async def test_an_answer_past_the_deadline_gets_409(api_factory: ApiFactory) -> 
     assert late.status_code == 409
     assert late.json()["error"] == "past_deadline"
     assert api.log.count("tool", "refund") == 0
+
+
+async def test_an_approval_is_bound_to_the_digest_shown_and_records_the_signed_in_user(api: Api) -> None:
+    api.script(
+        "api-digest",
+        [[{"tool_calls": [REFUND]}, {"text": "refunded"}]],
+        {"refund": {"effect": "non_idempotent_write", "output": "refund ok"}},
+    )
+    await api.post("/api/v1/sessions", {"session_id": "api-digest", "message": "refund 7"})
+    interrupt = await pending(api, "api-digest")
+    assert interrupt["digest"].startswith("sha256:")
+    path = f"/api/v1/sessions/api-digest/interrupts/{interrupt['interrupt_id']}"
+    stale = await api.post(path, {"approved": True, "digest": "sha256:" + "0" * 64})
+    assert (stale.status_code, stale.json()["error"]) == (409, "stale_approval")
+    assert api.log.count("tool", "refund") == 0
+    assert (await api.post(path, {"approved": True, "digest": 7})).status_code == 422
+    approved = await api.post(path, {"approved": True, "digest": interrupt["digest"]})
+    assert approved.status_code == 200
+    await idle_after(api, "api-digest", 1)
+    assert api.log.count("tool", "refund") == 1
+    async with api.http.stream("GET", "/api/v1/sessions/api-digest/events", headers=api.headers()) as response:
+        events = await read_sse(response, until=lambda e: e["event"] == "turn_completed")
+    (resolved,) = [e["data"]["data"] for e in events if e["event"] == "interrupt_resolved"]
+    assert (resolved["answered_by"], resolved["digest"], resolved["approved"]) == (
+        "alice",
+        interrupt["digest"],
+        True,
+    )
+    assert resolved["answered_at"] is not None
