@@ -57,7 +57,7 @@ async def run_chat(
 
     async with open_runtime(spec, config, environment, info=info) as runtime:
         if request.prompt is not None:
-            view = ChatView(out, info, stream=False, spinner=False)
+            view = ChatView(out, info, stream=False, spinner=False, workspace=config.workspace)
             return await run_one_shot(
                 runtime,
                 view,
@@ -69,5 +69,5 @@ async def run_chat(
         # The terminal chat (prompt_toolkit) only at a terminal: `-p` starts without it.
         from sessionflow_cli.chat._terminal import TerminalChat
 
-        view = ChatView(out, out)
+        view = ChatView(out, out, workspace=config.workspace)
         return await TerminalChat(runtime, view, resume_hint=hint).run(request.resume)
