@@ -188,7 +188,9 @@ def validate(
         keyword=keyword,
         hint=_shorten(_message(error)),
         source=source,
-        problems=tuple(problems),
+        # Session settings keep their one-line message (`<code> at "<pointer>"`): a failed
+        # model call carries it.
+        problems=tuple(problems) if which == "config" else (),
     )
 
 
