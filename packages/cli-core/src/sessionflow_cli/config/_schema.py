@@ -1,5 +1,4 @@
-"""The configuration file's JSON Schema, generated from its model, and validation that
-reports every problem at once.
+"""The file's JSON Schema, generated from its model, and validation listing every problem.
 
 `config_schema` is made from `sessionflow_cli.config._file_model.ConfigFile` with
 pydantic's `TypeAdapter`, then flattened (no ``$ref``), stripped of pydantic's titles and
