@@ -19,8 +19,9 @@ from typing import Annotated, Any
 
 from pydantic import ConfigDict, Field, Strict, with_config
 
+from sessionflow_cli.config._model import ADDRESS_PATTERN, URL_PATTERN
+
 __all__ = [
-    "ADDRESS_PATTERN",
     "ApprovalFile",
     "ConfigFile",
     "ConnectorFile",
@@ -33,8 +34,6 @@ __all__ = [
     "TlsFile",
 ]
 
-ADDRESS_PATTERN = r"^(auto|[A-Za-z0-9_.-]+:[0-9]{1,5}|\[[0-9A-Fa-f:.]+\]:[0-9]{1,5})$"
-URL_PATTERN = r"^https?://[^\s]+$"
 
 _CLOSED = ConfigDict(extra="forbid")
 _UNIQUE: dict[str, Any] = {"uniqueItems": True}

@@ -21,6 +21,7 @@ from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError, best_match  # pyright: ignore[reportUnknownVariableType]
 
 from sessionflow_cli.config._errors import ConfigError, Problem, json_pointer
+from sessionflow_cli.config._model import ADDRESS_PATTERN, URL_PATTERN
 
 __all__ = [
     "config_schema",
@@ -229,8 +230,22 @@ def _problem(
     )
 
 
+_PATTERNS = {
+    ADDRESS_PATTERN: "is neither auto nor host:port",
+    URL_PATTERN: "is not an http:// or https:// URL",
+}
+
+
 def _message(error: ValidationError) -> str:
     keyword = str(error.validator)
+    instance: Any = error.instance
+    if keyword == "type":
+        value: Any = error.validator_value
+        wanted = cast(list[Any], value) if isinstance(value, list) else [value]
+        named = [str(t) for t in wanted if t != "null"]
+        return f"{instance!r} is not of type {' or '.join(repr(t) for t in named)}"
+    if keyword == "pattern" and str(error.validator_value) in _PATTERNS:
+        return f"{instance!r} {_PATTERNS[str(error.validator_value)]}"
     if keyword == "oneOf" and str(error.validator_value) == str(
         [{"required": ["command"]}, {"required": ["url"]}]
     ):
@@ -239,7 +254,7 @@ def _message(error: ValidationError) -> str:
         # The choice whose type fits the value says the most.
         fitting = [c for c in error.context if str(c.validator) != "type"]
         if fitting:
-            return str(fitting[0].message)
+            return _message(fitting[0])
     return str(error.message)
 
 
