@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import importlib.metadata
 import json
+import pickle
 import types
 import typing
 from pathlib import Path
@@ -142,6 +143,16 @@ def test_a_file_with_three_mistakes_reports_all_three_with_lines_and_pointers(tm
         ("/models", 6, 9),
     ]
     assert problems[0].message == "unknown key 'servr'; did you mean 'server'?"
+    shown = caught.value.as_json()
+    assert shown["source"] == str(tmp_path / "builtin.yaml")
+    assert [
+        (p["pointer"], p["line"], p["column"]) for p in cast(list[dict[str, Any]], shown["problems"])
+    ] == [
+        ("/servr", 2, 1),
+        ("/local_tools/shell/timeout", 5, 14),
+        ("/models", 6, 9),
+    ]
+    assert pickle.loads(pickle.dumps(caught.value)).problems == problems
     assert str(caught.value).splitlines() == [
         "3 problems:",
         "  line 2, column 1, at \"/servr\": unknown key 'servr'; did you mean 'server'?",

@@ -104,6 +104,32 @@ class ConfigError(UserError):
                 return f"{text} (line {problem.line}, column {problem.column})"
         return text
 
+    def as_json(self) -> dict[str, object]:
+        """The error as plain JSON types, for machine-readable output: the first problem's
+        code, pointer and detail, the file, and every problem with its line and column."""
+        problems = self.problems or (
+            Problem(
+                code=self.code, pointer=self.pointer, message=self.hint or self.detail, keyword=self.keyword
+            ),
+        )
+        return {
+            "code": self.code,
+            "pointer": self.pointer,
+            "detail": self.detail,
+            "source": self.source,
+            "problems": [
+                {
+                    "code": p.code,
+                    "pointer": p.pointer,
+                    "message": p.message,
+                    "keyword": p.keyword,
+                    "line": p.line,
+                    "column": p.column,
+                }
+                for p in problems
+            ],
+        }
+
     def __reduce__(self) -> tuple[object, ...]:
         return (
             _rebuild,
