@@ -6,11 +6,13 @@ from __future__ import annotations
 import stat
 from pathlib import Path
 
+import pytest
 from prompt_toolkit.completion import CompleteEvent
 from prompt_toolkit.document import Document
+from prompt_toolkit.history import FileHistory
 
 from sessionflow.demo import ModelReply, ScriptedToolCall
-from sessionflow_cli.chat._terminal import SlashCompleter
+from sessionflow_cli.chat._terminal import HISTORY_LINES, SlashCompleter, chat_history
 from tests.cli.conftest import Cli, finish, ready_for_keys
 
 UP = "\x1b[A"
@@ -108,3 +110,23 @@ def test_the_completer(tmp_path: Path) -> None:
     assert complete("/model gpt") == ["gpt-5", "gpt-5-mini"]
     assert complete("hello /m") == []
     assert complete(f"/image {tmp_path}/ch") == ["art.png"]
+
+
+def test_the_history_file_keeps_the_last_lines_and_skips_a_leading_space(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SESSIONFLOW_HOME", str(tmp_path / "sf"))
+    history = chat_history()
+    for n in range(HISTORY_LINES + 5):
+        history.append_string(f"message {n}")
+    history.append_string(" my secret token")
+    history.append_string("/exit")
+    path = tmp_path / "sf" / "history"
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    again = list(FileHistory(str(path)).load_history_strings())
+    assert len(again) == HISTORY_LINES + 5 and again[0] == f"message {HISTORY_LINES + 4}"
+    chat_history()  # a later chat keeps the last HISTORY_LINES
+    kept = list(FileHistory(str(path)).load_history_strings())
+    assert len(kept) == HISTORY_LINES
+    assert kept[0] == f"message {HISTORY_LINES + 4}" and kept[-1] == "message 5"
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600

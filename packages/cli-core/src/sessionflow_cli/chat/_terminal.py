@@ -2,7 +2,8 @@
 
 The message line keeps its history in ``~/.sessionflow/history`` (the state folder,
 `sessionflow_cli.config.history_file`; 0600), so the up arrow recalls lines of earlier
-runs too, and Tab completes the slash commands, `/model`'s models and `/image`'s paths.
+runs too (the last `HISTORY_LINES`; a line typed with a leading space is not kept), and
+Tab completes the slash commands, `/model`'s models and `/image`'s paths.
 Answers to approvals and questions have a prompt of their own, kept out of that history.
 
 Ctrl-C during a turn cancels it, a second Ctrl-C exits; Ctrl-C while idle, Ctrl-D and
@@ -25,7 +26,7 @@ from prompt_toolkit.document import Document
 from prompt_toolkit.history import FileHistory, History, InMemoryHistory
 
 from sessionflow import AgentInterrupt
-from sessionflow.home import open_private, private_dir
+from sessionflow.home import open_private, private_dir, write_private
 from sessionflow_cli._ask_user import Question
 from sessionflow_cli._command_host import Runtime
 from sessionflow_cli._errors import EXIT_FAILURE, EXIT_OK
@@ -257,23 +258,41 @@ class TerminalChat:
         await self.runtime.sessions.cancel_turn(self.session.session_id)
 
 
+HISTORY_LINES = 1000
+"""Messages the history file keeps; older ones are dropped when a chat starts."""
+
+
 def chat_history() -> History:
     """The message line's history, in the state folder; in memory when that cannot be written."""
     path = history_file()
     try:
         private_dir(path.parent, tighten_existing=False)
         os.close(open_private(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND))  # 0600 before the first line
+        _keep_last(path, HISTORY_LINES)
     except OSError:
         return InMemoryHistory()
     return _MessageHistory(str(path))
 
 
+def _keep_last(path: Path, count: int) -> None:
+    """Drop all but the last `count` entries of a prompt_toolkit history file."""
+    text = path.read_text(encoding="utf-8", errors="replace")
+    # Each entry is a "# <time>" line and its "+<line>" lines, after an empty line.
+    entries = text.split("\n\n# ")
+    if len(entries) <= count + 1:
+        return
+    kept = entries[-count:]
+    write_private(path, "\n# " + "\n\n# ".join(kept))
+
+
 class _MessageHistory(FileHistory):
-    """The history file, without the lines that leave: the up arrow never offers `/exit`."""
+    """The history file, without the lines that leave (the up arrow never offers `/exit`)
+    and without a line typed with a leading space (as shells do, for what should not stay)."""
 
     def append_string(self, string: str) -> None:
-        if string.strip() not in ("/exit", "/quit"):
-            super().append_string(string)
+        if string.strip() in ("/exit", "/quit") or string.startswith(" "):
+            return
+        super().append_string(string)
 
 
 class SlashCompleter(Completer):
