@@ -7,6 +7,7 @@ import dataclasses
 import importlib.metadata
 import json
 import pickle
+import stat
 import types
 import typing
 from pathlib import Path
@@ -18,7 +19,7 @@ from pydantic import TypeAdapter, ValidationError
 
 from sessionflow_cli.config import ConfigError, config_schema, default_text, parse_config
 from sessionflow_cli.config._file_model import ConfigFile
-from sessionflow_cli.config._schema import framework_sections
+from sessionflow_cli.config._schema import _model_schema, framework_sections, generate_schema  # pyright: ignore[reportPrivateUsage]
 from sessionflow_cli.config._yaml import parse_document, plain
 from tests.cli.conftest import Cli
 
@@ -219,3 +220,26 @@ def test_a_nested_unknown_key_points_at_the_key(tmp_path: Path) -> None:
         str(error)
         == "line 3, column 15, at \"/local_tools/shell/sandbox/netwrk\": unknown key 'netwrk'; did you mean 'network'?"
     )
+
+
+def test_the_generated_schema_is_cached_in_an_existing_state_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    home = tmp_path / "sf"
+    monkeypatch.setenv("SESSIONFLOW_HOME", str(home))
+    _model_schema.cache_clear()
+    try:
+        assert _model_schema() == generate_schema()
+        assert not home.exists()  # no folder is made for a cache
+        home.mkdir()
+        _model_schema.cache_clear()
+        assert _model_schema() == generate_schema()
+        (cached,) = (home / "cache").glob("config-schema-*.json")
+        assert json.loads(cached.read_text()) == generate_schema()
+        assert stat.S_IMODE(cached.stat().st_mode) == 0o600
+        cached.write_text("{not json")  # a broken cache is made again
+        _model_schema.cache_clear()
+        assert _model_schema() == generate_schema()
+        assert json.loads(cached.read_text()) == generate_schema()
+    finally:
+        _model_schema.cache_clear()

@@ -10,6 +10,7 @@ The per-turn session settings keep their small hand-written schema
 from __future__ import annotations
 
 import difflib
+import hashlib
 import importlib.metadata
 import json
 from collections.abc import Iterable, Sequence
@@ -27,6 +28,7 @@ __all__ = [
     "config_schema",
     "config_schema_text",
     "framework_sections",
+    "generate_schema",
     "settings_schema",
     "validate",
 ]
@@ -41,6 +43,37 @@ Json = dict[str, Any]
 
 @cache
 def _model_schema() -> Json:
+    """The generated schema, from the cache in the state folder (when that exists) when the
+    model is unchanged.
+
+    Generating takes pydantic about a tenth of a second, at every command start; the cache
+    file's name holds a hash of what the schema is made from (the model's and this
+    module's source, pydantic's version), so a changed model makes a new one.
+    """
+    from sessionflow.home import write_private
+    from sessionflow_cli.config._paths import state_home
+
+    if not state_home().is_dir():
+        # The command makes its folders at start; a library call never makes them for a cache.
+        return generate_schema()
+    made_from = hashlib.sha256()
+    for module in ("_file_model.py", "_schema.py"):
+        made_from.update(resources.files("sessionflow_cli.config").joinpath(module).read_bytes())
+    made_from.update(importlib.metadata.version("pydantic").encode())
+    cache = state_home() / "cache" / f"config-schema-{made_from.hexdigest()[:20]}.json"
+    try:
+        return cast(Json, json.loads(cache.read_text(encoding="utf-8")))
+    except (OSError, ValueError):
+        pass
+    schema = generate_schema()
+    try:
+        write_private(cache, json.dumps(schema))
+    except OSError:
+        pass  # a read-only home only costs the time
+    return schema
+
+
+def generate_schema() -> Json:
     """The schema of `ConfigFile` as pydantic generates it, made plain: inlined, no titles."""
     from pydantic import TypeAdapter
 
