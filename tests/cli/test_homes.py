@@ -10,7 +10,9 @@ import pytest
 
 from sessionflow.home import home_layout
 from sessionflow.temporal.storage._payload_store import PAYLOAD_THRESHOLD_ENV
+from sessionflow_cli._local_tools import shell_sandbox
 from sessionflow_cli.config import (
+    SandboxConfig,
     default_config_path,
     default_media_folder,
     default_text,
@@ -110,3 +112,27 @@ def test_the_layout_rules(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> No
     layout = home_layout()
     assert (layout.source, layout.folders) == ("SESSIONFLOW_HOME", (tmp_path / "sf",))
     assert default_config_path("x") == tmp_path / "sf" / "x.yaml"
+
+
+def test_the_shell_sandbox_hides_sessionflows_own_folders(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path))
+    for name in ("SESSIONFLOW_HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME"):
+        monkeypatch.delenv(name, raising=False)
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    monkeypatch.chdir(workspace)
+    # ~/.sessionflow: the local tools hide it themselves (HIDDEN_IN_HOME).
+    assert shell_sandbox(SandboxConfig()).hidden == ()
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    assert set(shell_sandbox(SandboxConfig()).hidden) == {
+        tmp_path / ".config" / "sessionflow",
+        tmp_path / "data" / "sessionflow",
+        tmp_path / ".local" / "state" / "sessionflow",
+    }
+    monkeypatch.setenv("SESSIONFLOW_HOME", str(tmp_path / "sf"))
+    assert shell_sandbox(SandboxConfig(hidden=(tmp_path / "x",))).hidden == (tmp_path / "x", tmp_path / "sf")
+    # A home that holds the current folder is not hidden: it would hide the workspace too.
+    monkeypatch.setenv("SESSIONFLOW_HOME", str(tmp_path))
+    assert shell_sandbox(SandboxConfig()).hidden == ()

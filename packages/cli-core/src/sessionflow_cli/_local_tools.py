@@ -94,10 +94,11 @@ def shell_sandbox(config: SandboxConfig) -> ShellSandbox:
     from sessionflow_local_tools import ShellSandbox
 
     here = Path.cwd()
+    hidden_anyway = {*config.hidden, Path.home() / ".sessionflow"}  # HIDDEN_IN_HOME has that one
     own = tuple(
         folder
         for folder in home_layout().folders
-        if folder not in config.hidden and not (here == folder or here.is_relative_to(folder))
+        if folder not in hidden_anyway and not here.is_relative_to(folder)
     )
     return ShellSandbox(
         network=config.network,
