@@ -136,3 +136,12 @@ def test_the_shell_sandbox_hides_sessionflows_own_folders(
     # A home that holds the current folder is not hidden: it would hide the workspace too.
     monkeypatch.setenv("SESSIONFLOW_HOME", str(tmp_path))
     assert shell_sandbox(SandboxConfig()).hidden == ()
+
+
+def test_a_file_left_in_the_old_place_is_named_when_sessionflow_home_is_set(cli: Cli) -> None:
+    old = cli.write_config()  # ~/.sessionflow/scripted.yaml
+    home = cli.home / "sf"
+    env = {"SESSIONFLOW_HOME": str(home), "SESSIONFLOW_SERVER_PORT": str(cli.server_port)}
+    result = cli.run("-f", "scripted", "-p", "hello", "--model", "demo", extra_env=env)
+    assert result.returncode == 0, result.stderr
+    assert f"{old} is not read: the configuration is looked for in {home}" in result.stderr
