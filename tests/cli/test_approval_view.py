@@ -59,8 +59,8 @@ def test_an_edit_diffs_the_file_it_would_leave(tmp_path: Path) -> None:
     title, lines = _texts("edit_file", args, tmp_path)
     assert title == "edit_file a.py (every occurrence)"
     assert lines[3:] == ["  -x = 1", "  -y = 1", "  +x = 2", "  +y = 2"]
-    _, once = _texts("edit_file", {**args, "replace_all": False}, tmp_path)
-    assert once[3:] == ["  -x = 1", "  +x = 2", "   y = 1"]
+    _, once = _texts("edit_file", {**args, "old_string": "x = 1", "replace_all": False}, tmp_path)
+    assert once[3:] == ["  -x = 1", "  +2", "   y = 1"]
 
 
 def test_an_edit_that_cannot_apply_says_so_and_shows_the_change(tmp_path: Path) -> None:
@@ -68,6 +68,9 @@ def test_an_edit_that_cannot_apply_says_so_and_shows_the_change(tmp_path: Path) 
     _, lines = _texts("edit_file", {"path": "a.py", "old_string": "zzz", "new_string": "yyy"}, tmp_path)
     assert lines[0] == "  (the text to replace is not in the file now: the edit will fail)"
     assert "  -zzz" in lines and "  +yyy" in lines
+    (tmp_path / "twice.py").write_text("x = 1\nx = 1\n")
+    _, twice = _texts("edit_file", {"path": "twice.py", "old_string": "x", "new_string": "y"}, tmp_path)
+    assert twice[0] == "  (the text to replace occurs 2 times and replace_all is not set: the edit will fail)"
     _, missing = _texts("edit_file", {"path": "b.py", "old_string": "a", "new_string": "b"}, tmp_path)
     assert missing[0] == "  (the file does not exist: the edit will fail)"
 

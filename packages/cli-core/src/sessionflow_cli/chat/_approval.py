@@ -124,9 +124,13 @@ def _edit(name: str, path: str, args: Mapping[str, Any], workspace: Path | None)
     replace_all = args.get("replace_all") is True
     title = f"{name} {path}" + (" (every occurrence)" if replace_all else "")
     current = read_current(workspace, path)
-    if current.note is None and current.text is not None and old and old in current.text:
+    count = current.text.count(old) if current.text is not None and old else 0
+    if current.text is not None and (count == 1 or (count > 1 and replace_all)):
         after = current.text.replace(old, new) if replace_all else current.text.replace(old, new, 1)
         return ApprovalView(_safe(title), _diff(path, current.text, after))
+    if count > 1:
+        why = f"  (the text to replace occurs {count} times and replace_all is not set: the edit will fail)"
+        return ApprovalView(_safe(title), (ApprovalLine("note", why), *_diff(path, old, new)))
     if current.note is not None:
         why = current.note
     elif not current.exists:
