@@ -129,10 +129,12 @@ def base_environment(home: Path, port: int) -> dict[str, str]:
         key: value
         for key, value in os.environ.items()
         if not key.startswith(("SESSIONFLOW_", "TEMPORAL_", "OPENAI_", "ANTHROPIC_", "PYTEST_", "COV_"))
+        # No XDG folders: the command keeps everything in the private ~/.sessionflow (and
+        # Temporal looks for temporal.toml in the private ~/.config).
+        and not (key.startswith("XDG_") and key.endswith("_HOME"))
     }
     env.update(
         HOME=str(home),
-        XDG_CONFIG_HOME=str(home / ".config"),  # Temporal's temporal.toml is looked for here
         PYTHONPATH=os.pathsep.join([str(REPO), env.get("PYTHONPATH", "")]).rstrip(os.pathsep),
         SESSIONFLOW_LOAD_PLUGINS=SCRIPTED_PLUGIN,
         SESSIONFLOW_SERVER_PORT=str(port),

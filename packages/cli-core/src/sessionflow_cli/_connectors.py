@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 from sessionflow.home import open_private, private_dir
 from sessionflow.kit import ToolExecutionError, ToolInvocation, ToolSpec
 from sessionflow_cli._errors import RuntimeFailure, UsageError
-from sessionflow_cli.config import CliConfig, ConnectorConfig, TurnConfig, data_home
+from sessionflow_cli.config import CliConfig, ConnectorConfig, TurnConfig, state_home
 
 # `sessionflow.mcp` loads the MCP SDK (~0.8 s): it is imported only when the configuration
 # has connectors, so a chat without any starts without it.
@@ -64,7 +64,7 @@ ResolveSettings = Callable[[Mapping[str, Any]], TurnConfig]
 
 def connector_log_file() -> Path:
     """Where stdio connectors write their standard error."""
-    return data_home() / "connectors.log"
+    return state_home() / "connectors.log"
 
 
 def connector_server(connector: ConnectorConfig) -> McpServerConfig:

@@ -8,7 +8,6 @@ and `sessions` the worker and the session client.
 from __future__ import annotations
 
 import argparse
-import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -48,13 +47,13 @@ def dispatch(args: argparse.Namespace, *, out: Console, info: Console, cwd: Path
             keys_file=args.keys_file,
             print_line=show,
         )
-    from sessionflow.home import HOME_ENV, sessionflow_home, tighten_home
-    from sessionflow_cli.config import ConfigError, data_home
+    from sessionflow.home import home_layout, tighten_home
+    from sessionflow_cli.config import ConfigError
 
-    # ~/.sessionflow and what is in it: only its owner's (an older sessionflow left it 0755/0644).
-    tighten_home(data_home())
-    if os.environ.get(HOME_ENV, "").strip():
-        tighten_home(sessionflow_home())
+    # ~/.sessionflow (or the XDG folders) and what is in them: only their owner's (an older
+    # sessionflow left them 0755/0644).
+    for folder in home_layout().folders:
+        tighten_home(folder)
 
     try:
         return _configured(command, args, out=out, info=info, cwd=cwd)

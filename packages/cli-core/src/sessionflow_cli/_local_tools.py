@@ -84,14 +84,27 @@ def build_local_tools(
 
 
 def shell_sandbox(config: SandboxConfig) -> ShellSandbox:
-    """The local tools' `ShellSandbox` of the configuration's ``local_tools.shell.sandbox``."""
+    """The local tools' `ShellSandbox` of the configuration's ``local_tools.shell.sandbox``.
+
+    sessionflow's own folders (``$SESSIONFLOW_HOME``, or the XDG ones) are hidden like
+    ``~/.sessionflow``: they hold whole conversations and token stores. A folder that holds
+    the current folder is left alone, since hiding it would hide the workspace too.
+    """
+    from sessionflow.home import home_layout
     from sessionflow_local_tools import ShellSandbox
 
+    here = Path.cwd()
+    hidden_anyway = {*config.hidden, Path.home() / ".sessionflow"}  # HIDDEN_IN_HOME has that one
+    own = tuple(
+        folder
+        for folder in home_layout().folders
+        if folder not in hidden_anyway and not here.is_relative_to(folder)
+    )
     return ShellSandbox(
         network=config.network,
         writable=config.writable,
         read_only=config.read_only,
-        hidden=config.hidden,
+        hidden=(*config.hidden, *own),
         hide_home=config.hide_home,
         bwrap=config.bwrap,
     )

@@ -7,13 +7,13 @@ import os
 from pathlib import Path
 
 from sessionflow.home import open_private, tighten_home
-from sessionflow_cli.config import data_home
+from sessionflow_cli.config import state_home
 
 __all__ = ["log_file", "log_to_file"]
 
 
 def log_file() -> Path:
-    return data_home() / "sessionflow.log"
+    return state_home() / "sessionflow.log"
 
 
 def log_to_file() -> Path:

@@ -29,6 +29,18 @@ def config_path(framework: str, given: str | None) -> Path:
     return Path(given).expanduser() if given else default_config_path(framework)
 
 
+def _hint_moved(framework: str, path: Path, info: Console) -> None:
+    """Say so when the file is in ``~/.sessionflow`` but `SESSIONFLOW_HOME` (or XDG) looks elsewhere."""
+    earlier = Path.home() / ".sessionflow" / f"{framework}.yaml"
+    if earlier != path and earlier.is_file():
+        info.print(
+            f"{earlier} is not read: the configuration is looked for in {path.parent} "
+            "(SESSIONFLOW_HOME holds the configuration too). Move the file there, or pass -c.",
+            style="yellow",
+            highlight=False,
+        )
+
+
 def resolve_config(
     framework: str, given: str | None, *, yes: bool, ask: bool, cwd: Path, info: Console
 ) -> CliConfig:
@@ -41,6 +53,8 @@ def resolve_config(
     path = config_path(framework, given)
     if path.exists():
         return load_config(framework, path, cwd=cwd)
+    if given is None:
+        _hint_moved(framework, path, info)
     # Writing a file (`--yes`, or `init`'s questions) is the rare case: its module loads then.
     if yes:
         from sessionflow_cli.config._init import write_defaults

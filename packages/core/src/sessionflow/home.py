@@ -1,9 +1,22 @@
-"""sessionflow's home folder, and files only their owner can read: folders 0700, files 0600.
+"""sessionflow's home folders, and files only their owner can read: folders 0700, files 0600.
 
-``~/.sessionflow`` (or ``$SESSIONFLOW_HOME``) holds whole conversations: the embedded dev
-server's database, the payload store, logs, token stores. Folders are created 0700 and
-files 0600 whatever the umask, and folders or files found with looser modes are tightened
-(`tighten_home` at start). On Windows modes mean little, and these calls change nothing there.
+The folders hold whole conversations: the embedded dev server's database, the payload
+store, logs, token stores, configuration. Where they are (`home_layout`):
+
+1. ``$SESSIONFLOW_HOME`` set: everything under it (configuration, data, state).
+2. Else ``~/.sessionflow`` exists: everything stays there, so an existing install never
+   moves, whatever XDG variables are set later.
+3. Else, with any of ``XDG_CONFIG_HOME``, ``XDG_DATA_HOME`` or ``XDG_STATE_HOME`` set (to
+   an absolute path; the XDG Base Directory rules ignore a relative one): configuration
+   in ``$XDG_CONFIG_HOME/sessionflow``, data (server, payloads, media, tokens) in
+   ``$XDG_DATA_HOME/sessionflow``, state (logs, input history) in
+   ``$XDG_STATE_HOME/sessionflow``; an unset one takes its XDG default (``~/.config``,
+   ``~/.local/share``, ``~/.local/state``).
+4. Else ``~/.sessionflow``, for everything (the default layout).
+
+Folders are created 0700 and files 0600 whatever the umask, and folders or files found
+with looser modes are tightened (`tighten_home` at start). On Windows modes mean little,
+and these calls change nothing there.
 """
 
 from __future__ import annotations
@@ -13,16 +26,23 @@ import os
 import secrets
 import stat
 import sys
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 __all__ = [
     "HOME_ENV",
     "PRIVATE_DIR_MODE",
     "PRIVATE_FILE_MODE",
     "PRIVATE_UMASK",
+    "XDG_ENV",
+    "HomeLayout",
+    "home_layout",
     "open_private",
     "private_dir",
+    "sessionflow_config_home",
     "sessionflow_home",
+    "sessionflow_state_home",
     "tighten",
     "tighten_home",
     "write_private",
@@ -38,10 +58,81 @@ _log = logging.getLogger(__name__)
 _WINDOWS = sys.platform == "win32"
 
 
+XDG_ENV = ("XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME")
+"""The XDG Base Directory variables sessionflow honours (when neither `HOME_ENV` nor
+``~/.sessionflow`` decides)."""
+
+_XDG_DEFAULTS = {
+    "XDG_CONFIG_HOME": ".config",
+    "XDG_DATA_HOME": ".local/share",
+    "XDG_STATE_HOME": ".local/state",
+}
+
+
+@dataclass(frozen=True)
+class HomeLayout:
+    """Where sessionflow keeps its files; the three folders are one in every layout but ``xdg``.
+
+    Attributes:
+        config: The configuration files (``<framework>.yaml``).
+        data: What sessions need: the embedded server, payloads, media, token stores.
+        state: What may be lost: logs and the chat's input history.
+        source: What decided: ``SESSIONFLOW_HOME``, an existing ``~/.sessionflow``
+            (``legacy``), the ``xdg`` variables, or the ``default``.
+    """
+
+    config: Path
+    data: Path
+    state: Path
+    source: Literal["SESSIONFLOW_HOME", "legacy", "xdg", "default"]
+
+    @property
+    def folders(self) -> tuple[Path, ...]:
+        """The distinct folders, in the order config, data, state."""
+        return tuple(dict.fromkeys((self.config, self.data, self.state)))
+
+
+def _xdg(name: str) -> Path | None:
+    value = os.environ.get(name, "").strip()
+    path = Path(value) if value else None
+    return path if path is not None and path.is_absolute() else None
+
+
+def home_layout() -> HomeLayout:
+    """Where the files go now (read from the environment each time, so tests can point it elsewhere)."""
+    given = os.environ.get(HOME_ENV, "").strip()
+    if given:
+        home = Path(given).expanduser()
+        return HomeLayout(home, home, home, "SESSIONFLOW_HOME")
+    legacy = Path.home() / ".sessionflow"
+    if os.path.lexists(legacy):
+        return HomeLayout(legacy, legacy, legacy, "legacy")
+    chosen = {name: _xdg(name) for name in XDG_ENV}
+    if any(path is not None for path in chosen.values()):
+        folders = {
+            name: (path if path is not None else Path.home() / _XDG_DEFAULTS[name]) / "sessionflow"
+            for name, path in chosen.items()
+        }
+        return HomeLayout(
+            folders["XDG_CONFIG_HOME"], folders["XDG_DATA_HOME"], folders["XDG_STATE_HOME"], "xdg"
+        )
+    return HomeLayout(legacy, legacy, legacy, "default")
+
+
 def sessionflow_home() -> Path:
-    """``$SESSIONFLOW_HOME``, else ``~/.sessionflow`` (read each time, so tests can point it elsewhere)."""
-    home = os.environ.get(HOME_ENV, "").strip()
-    return Path(home).expanduser() if home else Path.home() / ".sessionflow"
+    """The data folder: ``$SESSIONFLOW_HOME``, else ``~/.sessionflow`` (or ``$XDG_DATA_HOME/sessionflow``,
+    `home_layout`). It holds the server's database, the payload store, media and token stores."""
+    return home_layout().data
+
+
+def sessionflow_config_home() -> Path:
+    """The folder of the configuration files (`home_layout`)."""
+    return home_layout().config
+
+
+def sessionflow_state_home() -> Path:
+    """The folder of logs and the input history (`home_layout`)."""
+    return home_layout().state
 
 
 def tighten(path: Path) -> None:

@@ -1,5 +1,11 @@
 """The terminal chat: each line is a message; the agent's turn streams until it ends.
 
+The message line keeps its history in ``~/.sessionflow/history`` (the state folder,
+`sessionflow_cli.config.history_file`; 0600), so the up arrow recalls lines of earlier
+runs too (the last `HISTORY_LINES`; a line typed with a leading space is not kept), and
+Tab completes the slash commands, `/model`'s models and `/image`'s paths.
+Answers to approvals and questions have a prompt of their own, kept out of that history.
+
 Ctrl-C during a turn cancels it, a second Ctrl-C exits; Ctrl-C while idle, Ctrl-D and
 ``/exit`` exit too. Exiting never ends the session: the `--resume` line continues it.
 Leaving with Ctrl-C exits with 130, as an interrupted command does; Ctrl-D and ``/exit`` with 0.
@@ -9,14 +15,19 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import signal
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
 from prompt_toolkit import PromptSession
+from prompt_toolkit.completion import CompleteEvent, Completer, Completion, PathCompleter
+from prompt_toolkit.document import Document
+from prompt_toolkit.history import FileHistory, History, InMemoryHistory
 
 from sessionflow import AgentInterrupt
+from sessionflow.home import open_private, private_dir, write_private
 from sessionflow_cli._ask_user import Question
 from sessionflow_cli._command_host import Runtime
 from sessionflow_cli._errors import EXIT_FAILURE, EXIT_INTERRUPTED, EXIT_OK
@@ -25,9 +36,18 @@ from sessionflow_cli._local_tools import shell_sandbox_note
 from sessionflow_cli.chat._follow import Decision, TurnFollower
 from sessionflow_cli.chat._session import ChatSession, show_history
 from sessionflow_cli.chat._view import ChatView
-from sessionflow_cli.config import ConfigError, resolve_turn
+from sessionflow_cli.config import ConfigError, history_file, resolve_turn
 
-__all__ = ["TerminalChat"]
+__all__ = ["COMMANDS", "SlashCompleter", "TerminalChat", "chat_history"]
+
+COMMANDS = {
+    "/help": "what you can type",
+    "/image": "attach an image to the next message",
+    "/model": "switch the model for the next messages",
+    "/exit": "leave (the session stays)",
+    "/quit": "leave (the session stays)",
+}
+"""The slash commands, with what each does (shown beside Tab's completions)."""
 
 _HELP = (
     "Type a message and press Enter. /image <path> attaches an image to the next message, "
@@ -47,7 +67,12 @@ class TerminalChat:
         self.runtime = runtime
         self.view = view
         self.resume_hint = resume_hint
-        self.prompts: PromptSession[str] = PromptSession()
+        self.prompts: PromptSession[str] = PromptSession(
+            history=chat_history(),
+            completer=SlashCompleter(lambda: runtime.config.allowed_models),
+            complete_while_typing=False,
+        )
+        self.answers: PromptSession[str] = PromptSession(history=InMemoryHistory())
         self.images: list[str] = []
         self.settings: dict[str, Any] = {}
         self.session: ChatSession | None = None
@@ -93,7 +118,7 @@ class TerminalChat:
         self.view.note(_HELP)
         while True:
             try:
-                line = await self.read_line("you> ")
+                line = await self.read_line("you> ", message_line=True)
             except KeyboardInterrupt:
                 self.interrupted = True
                 return EXIT_OK
@@ -115,11 +140,13 @@ class TerminalChat:
 
     # -- input -----------------------------------------------------------------------
 
-    async def read_line(self, message: str) -> str:
+    async def read_line(self, message: str, *, message_line: bool = False) -> str:
+        """A line from the message prompt (history, completion), or from the answers' prompt."""
         self.view.quiet()
         self.view.end_line()
+        prompts = self.prompts if message_line else self.answers
         try:
-            return await self.prompts.prompt_async(message, handle_sigint=False)
+            return await prompts.prompt_async(message, handle_sigint=False)
         finally:
             # prompt_toolkit may touch the SIGINT handling of the loop; keep ours.
             asyncio.get_running_loop().add_signal_handler(signal.SIGINT, self._sigint.set)
@@ -237,6 +264,69 @@ class TerminalChat:
         self.view.line("cancel", "cancelling the turn; press Ctrl-C again to exit", "yellow")
         self.runtime.check_worker()
         await self.runtime.sessions.cancel_turn(self.session.session_id)
+
+
+HISTORY_LINES = 1000
+"""Messages the history file keeps; older ones are dropped when a chat starts."""
+
+
+def chat_history() -> History:
+    """The message line's history, in the state folder; in memory when that cannot be written."""
+    path = history_file()
+    try:
+        private_dir(path.parent, tighten_existing=False)
+        os.close(open_private(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND))  # 0600 before the first line
+        _keep_last(path, HISTORY_LINES)
+    except OSError:
+        return InMemoryHistory()
+    return _MessageHistory(str(path))
+
+
+def _keep_last(path: Path, count: int) -> None:
+    """Drop all but the last `count` entries of a prompt_toolkit history file."""
+    text = path.read_text(encoding="utf-8", errors="replace")
+    # Each entry is a "# <time>" line and its "+<line>" lines, after an empty line.
+    entries = text.split("\n\n# ")
+    if len(entries) <= count + 1:
+        return
+    kept = entries[-count:]
+    write_private(path, "\n# " + "\n\n# ".join(kept))
+
+
+class _MessageHistory(FileHistory):
+    """The history file, without the lines that leave (the up arrow never offers `/exit`)
+    and without a line typed with a leading space (as shells do, for what should not stay)."""
+
+    def append_string(self, string: str) -> None:
+        if string.strip() in ("/exit", "/quit") or string.startswith(" "):
+            return
+        super().append_string(string)
+
+
+class SlashCompleter(Completer):
+    """Tab completes a slash command, then `/model`'s allowed models or `/image`'s path."""
+
+    def __init__(self, models: Callable[[], Sequence[str]]) -> None:
+        self.models = models
+        self.paths = PathCompleter(expanduser=True)
+
+    def get_completions(self, document: Document, complete_event: CompleteEvent) -> Iterable[Completion]:
+        text = document.text_before_cursor
+        if not text.startswith("/"):
+            return
+        command, space, rest = text.partition(" ")
+        if not space:
+            for name, meta in COMMANDS.items():
+                if name.startswith(command):
+                    yield Completion(name, start_position=-len(command), display_meta=meta)
+            return
+        argument = rest.lstrip()
+        if command == "/model":
+            for model in self.models():
+                if model.startswith(argument):
+                    yield Completion(model, start_position=-len(argument))
+        elif command == "/image":
+            yield from self.paths.get_completions(Document(argument), complete_event)
 
 
 class _Responder:

@@ -8,17 +8,29 @@ output could otherwise send escape sequences to the terminal.
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 from rich.console import Console
 from rich.status import Status
 from rich.text import Text
 
+from sessionflow_cli.chat._approval import approval_view
 from sessionflow_local_tools import terminal_safe
 
 __all__ = ["ChatView", "render_arguments"]
 
 _ARGUMENT_LIMIT = 400
+_STYLES = {
+    "header": "bold",
+    "hunk": "cyan",
+    "added": "green",
+    "removed": "red",
+    "context": "",
+    "note": "dim",
+    "command": "bold",
+    "json": "",
+}
 
 
 def render_arguments(arguments: str, limit: int = _ARGUMENT_LIMIT) -> str:
@@ -38,10 +50,20 @@ class ChatView:
     caller prints the answer at the end.
     """
 
-    def __init__(self, out: Console, info: Console, *, stream: bool = True, spinner: bool = True) -> None:
+    def __init__(
+        self,
+        out: Console,
+        info: Console,
+        *,
+        stream: bool = True,
+        spinner: bool = True,
+        workspace: Path | None = None,
+    ) -> None:
         self.out = out
         self.info = info
         self.stream = stream
+        self.workspace = workspace
+        """The workspace whose files an approval of a write diffs against."""
         self._spinner_on = spinner and info.is_terminal and not info.is_dumb_terminal
         self._status: Status | None = None
         self._shown: dict[str, str] = {}
@@ -119,7 +141,12 @@ class ChatView:
         self.line("tool", f"{name} {status}{extra}", style)
 
     def approval(self, name: str, arguments: str) -> None:
-        self.line("approval", f"{name} {render_arguments(arguments, limit=2000)}", "magenta")
+        """``[approval] <tool> <subject>``, then what the call would do: a diff of a write
+        against the current file, a shell command as ``$ command``, else indented JSON."""
+        view = approval_view(name, arguments, self.workspace)
+        self.line("approval", view.title, "magenta")
+        for item in view.lines:
+            self.info.print(Text(item.text, style=_STYLES[item.kind]), soft_wrap=True, highlight=False)
 
     def question(self, text: str, choices: list[str]) -> None:
         self.line("question", text, "magenta")

@@ -88,7 +88,7 @@ async def _run(
             resume = await _latest(runtime, spec)
             info.print(f"Continuing the latest session of this folder: {resume}", highlight=False)
         if request.prompt is not None:
-            view = ChatView(out, info, stream=False, spinner=False)
+            view = ChatView(out, info, stream=False, spinner=False, workspace=config.workspace)
             if request.output_format != "text":
                 from sessionflow_cli.chat._structured import run_one_shot_structured
 
@@ -112,7 +112,7 @@ async def _run(
         # The terminal chat (prompt_toolkit) only at a terminal: `-p` starts without it.
         from sessionflow_cli.chat._terminal import TerminalChat
 
-        view = ChatView(out, out)
+        view = ChatView(out, out, workspace=config.workspace)
         return await TerminalChat(runtime, view, resume_hint=hint).run(resume)
 
 

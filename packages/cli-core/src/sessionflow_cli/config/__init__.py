@@ -17,10 +17,13 @@ from sessionflow_cli.config._model import (
     TurnConfig,
 )
 from sessionflow_cli.config._paths import (
+    config_home,
     data_home,
     default_config_path,
     default_media_folder,
+    history_file,
     server_data_dir,
+    state_home,
 )
 from sessionflow_cli.config._schema import config_schema, config_schema_text, settings_schema
 from sessionflow_cli.config._settings import KNOWN_SETTING_KEYS, ignored_setting_keys, resolve_turn
@@ -40,6 +43,7 @@ __all__ = [
     "TlsConfig",
     "TurnConfig",
     "config_schema",
+    "config_home",
     "config_schema_text",
     "data_home",
     "default_config",
@@ -47,6 +51,7 @@ __all__ = [
     "default_document",
     "default_media_folder",
     "default_text",
+    "history_file",
     "ignored_setting_keys",
     "json_pointer",
     "load_config",
@@ -54,5 +59,6 @@ __all__ = [
     "resolve_turn",
     "server_data_dir",
     "settings_schema",
+    "state_home",
     "with_model",
 ]

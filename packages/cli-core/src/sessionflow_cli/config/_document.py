@@ -21,7 +21,7 @@ models: []
 # system_prompt_file: prompt.md
 # The folder the local tools work in, relative to the current directory.
 workspace: .
-# "auto" reuses or starts the embedded Temporal dev server (~/.sessionflow/server),
+# "auto" reuses or starts the embedded Temporal dev server (server/ in the data folder),
 # unless $SESSIONFLOW_SERVER_ADDRESS or Temporal's configuration ($TEMPORAL_ADDRESS,
 # a temporal.toml profile) names a server (docs/production/connecting.md).
 # Otherwise host:port, or a mapping with address, namespace, tls and api_key_env.
@@ -40,9 +40,10 @@ connectors: []
 approval:
   # Tools that wait for approval on every call.
   always: []
+# Where images attached with /image are kept: by default media/ in sessionflow's data
+# folder (~/.sessionflow/media, or under $SESSIONFLOW_HOME or $XDG_DATA_HOME).
 media:
-  # Where images attached with /image are kept.
-  folder: ~/.sessionflow/media
+  # folder: ~/pictures/sessionflow
 # The framework's own settings.
 {framework}: {{}}
 """

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
-from sessionflow_cli.config._errors import ConfigError
+from sessionflow_cli.config._errors import ConfigError, Problem
 from sessionflow_cli.config._model import (
     DEFAULT_MODEL,
     DEFAULT_PORT,
@@ -22,7 +22,7 @@ from sessionflow_cli.config._model import (
     TlsConfig,
 )
 from sessionflow_cli.config._paths import default_media_folder
-from sessionflow_cli.config._schema import validate
+from sessionflow_cli.config._schema import framework_sections, validate
 from sessionflow_cli.config._yaml import parse_document, plain
 
 if TYPE_CHECKING:
@@ -48,13 +48,103 @@ def load_config(framework: str, path: Path, *, cwd: Path) -> CliConfig:
 
 
 def parse_config(framework: str, text: str, *, path: Path, cwd: Path) -> CliConfig:
-    """Check the YAML `text` of the file at `path` (which need not exist)."""
+    """Check the YAML `text` of the file at `path` (which need not exist).
+
+    Every problem is found before the error is raised: all the schema's, or, when the
+    schema holds, all the rules'; each with its JSON Pointer and line and column.
+    """
     source = str(path)
-    document = plain(parse_document(text, source=source))
+    parsed = parse_document(text, source=source)
+    document = _without_nulls(plain(parsed))
     if document is None:
         document = {}
-    validate("config", document, source=source)
-    return _build(framework, cast(Json, document), path=path, cwd=cwd, source=source)
+    validate(
+        "config",
+        document,
+        source=source,
+        frameworks=framework_sections(framework),
+        locate=_locator(parsed),
+    )
+    found: list[ConfigError] = []
+    config = _build(framework, cast(Json, document), path=path, cwd=cwd, source=source, found=found)
+    if found:
+        first = found[0]
+        locate = _locator(parsed)
+        problems: list[Problem] = []
+        for error in found:
+            where = locate(_parts(error.pointer), False)
+            problems.append(
+                Problem(
+                    code=error.code,
+                    pointer=error.pointer,
+                    message=f"{error.code} ({error.detail})" if error.detail else error.code,
+                    line=where[0] if where else None,
+                    column=where[1] if where else None,
+                )
+            )
+        raise ConfigError(
+            first.code, first.pointer, first.detail, hint=first.hint, source=source, problems=tuple(problems)
+        )
+    return config
+
+
+def _without_nulls(value: Any) -> Any:
+    """`value` without the mapping keys set to null: in the file, ``key:`` alone means unset."""
+    if isinstance(value, dict):
+        return {k: _without_nulls(v) for k, v in cast(Json, value).items() if v is not None}
+    if isinstance(value, list):
+        return [_without_nulls(v) for v in cast(list[Any], value)]
+    return value
+
+
+Locate = Callable[[Sequence[str | int], bool], "tuple[int, int] | None"]
+
+
+def _locator(document: Any) -> Locate:
+    """Where a JSON Pointer's value (or, with `key`, its key) is in the YAML file: 1-based
+    line and column, from ruamel.yaml's round-trip marks; the nearest enclosing value for
+    a place the file does not have."""
+
+    def locate(path: Sequence[str | int], key: bool) -> tuple[int, int] | None:
+        node: Any = document
+        here = _start(node)
+        for index, part in enumerate(path):
+            last = index == len(path) - 1
+            marks: Any = getattr(node, "lc", None)
+            try:
+                if isinstance(node, Mapping) and part in node:
+                    mark = marks.key(part) if (last and key) else marks.value(part)
+                    node = cast(Mapping[Any, Any], node)[part]
+                elif (
+                    isinstance(node, list)
+                    and isinstance(part, int)
+                    and 0 <= part < len(cast(list[Any], node))
+                ):
+                    mark = marks.item(part)
+                    node = cast(list[Any], node)[part]
+                else:
+                    return here
+            except (AttributeError, KeyError, TypeError):
+                return here
+            here = (int(mark[0]) + 1, int(mark[1]) + 1)
+        return here
+
+    return locate
+
+
+def _start(node: Any) -> tuple[int, int] | None:
+    marks: Any = getattr(node, "lc", None)
+    if marks is None or marks.line is None:
+        return None
+    return (int(marks.line) + 1, int(marks.col) + 1)
+
+
+def _parts(pointer: str) -> list[str | int]:
+    parts: list[str | int] = []
+    for raw in pointer.split("/")[1:]:
+        text = raw.replace("~1", "/").replace("~0", "~")
+        parts.append(int(text) if text.isdigit() else text)
+    return parts
 
 
 def default_config(framework: str, *, cwd: Path) -> CliConfig:
@@ -64,25 +154,25 @@ def default_config(framework: str, *, cwd: Path) -> CliConfig:
     )
 
 
-def _build(framework: str, doc: Json, *, path: Path, cwd: Path, source: str) -> CliConfig:
+def _build(
+    framework: str, doc: Json, *, path: Path, cwd: Path, source: str, found: list[ConfigError]
+) -> CliConfig:
+    """The configuration of a document the schema accepts; each rule it breaks goes to `found`."""
     base = path.parent.resolve()
+    T = TypeVar("T")
+
+    def checked(make: Callable[[], T], fallback: T) -> T:
+        try:
+            return make()
+        except ConfigError as error:
+            found.append(error)
+            return fallback
+
     system_prompt = _opt_str(doc.get("system_prompt"))
-    prompt_file_text = _opt_str(doc.get("system_prompt_file"))
-    prompt_file: Path | None = None
-    if prompt_file_text is not None:
-        if system_prompt is not None:
-            raise ConfigError(
-                "conflict",
-                "/system_prompt_file",
-                "set system_prompt or system_prompt_file, not both",
-                source=source,
-            )
-        prompt_file = _path(prompt_file_text, base)
-        if not prompt_file.is_file():
-            raise ConfigError("missing_file", "/system_prompt_file", f"no file {prompt_file}", source=source)
+    prompt_file = checked(lambda: _prompt_file(doc, system_prompt, base, source), None)
     workspace = _path(str(doc.get("workspace", ".")), cwd)
     if not workspace.is_dir():
-        raise ConfigError("missing_directory", "/workspace", f"no folder {workspace}", source=source)
+        found.append(ConfigError("missing_directory", "/workspace", f"no folder {workspace}", source=source))
     media: Json = doc.get("media") or {}
     media_folder = _path(str(media["folder"]), base) if "folder" in media else default_media_folder()
     approval: Json = doc.get("approval") or {}
@@ -95,14 +185,35 @@ def _build(framework: str, doc: Json, *, path: Path, cwd: Path, source: str) -> 
         system_prompt=system_prompt,
         system_prompt_file=prompt_file,
         workspace=workspace.resolve(),
-        server=_server(doc.get("server", "auto"), base, source),
-        local_tools=_local_tools(cast(Json, doc.get("local_tools") or {}), base, source),
-        connectors=_connectors(cast(list[Json], doc.get("connectors") or []), source),
+        server=checked(lambda: _server(doc.get("server", "auto"), base, source), ServerConfig()),
+        local_tools=checked(
+            lambda: _local_tools(cast(Json, doc.get("local_tools") or {}), base, source), LocalToolsConfig()
+        ),
+        connectors=checked(lambda: _connectors(cast(list[Json], doc.get("connectors") or []), source), ()),
         approval_always=tuple(cast(list[str], approval.get("always", []))),
         media_folder=media_folder,
-        payloads=_payloads(cast(Json, doc["payloads"]), base, source) if "payloads" in doc else None,
+        payloads=checked(lambda: _payloads(cast(Json, doc["payloads"]), base, source), None)
+        if "payloads" in doc
+        else None,
         framework_settings=cast(Mapping[str, Any], section) if isinstance(section, dict) else {},
     )
+
+
+def _prompt_file(doc: Json, system_prompt: str | None, base: Path, source: str) -> Path | None:
+    prompt_file_text = _opt_str(doc.get("system_prompt_file"))
+    if prompt_file_text is None:
+        return None
+    if system_prompt is not None:
+        raise ConfigError(
+            "conflict",
+            "/system_prompt_file",
+            "set system_prompt or system_prompt_file, not both",
+            source=source,
+        )
+    prompt_file = _path(prompt_file_text, base)
+    if not prompt_file.is_file():
+        raise ConfigError("missing_file", "/system_prompt_file", f"no file {prompt_file}", source=source)
+    return prompt_file
 
 
 def with_model(config: CliConfig, model: str | None) -> CliConfig:

@@ -12,9 +12,11 @@ if TYPE_CHECKING:
     from sessionflow.temporal import PayloadStore
 
 __all__ = [
+    "ADDRESS_PATTERN",
     "DEFAULT_MODEL",
     "DEFAULT_PORT",
     "DEFAULT_SHELL_TIMEOUT",
+    "URL_PATTERN",
     "CliConfig",
     "ConnectorConfig",
     "LocalToolGroup",
@@ -30,6 +32,10 @@ DEFAULT_MODEL = "demo"
 """The model of a file that names none: the offline demo, so a fresh machine works without keys."""
 DEFAULT_PORT = 7233
 DEFAULT_SHELL_TIMEOUT = 120.0
+ADDRESS_PATTERN = r"^(auto|[A-Za-z0-9_.-]+:[0-9]{1,5}|\[[0-9A-Fa-f:.]+\]:[0-9]{1,5})$"
+"""A Temporal server in the file: ``auto``, ``host:port`` or ``[v6 address]:port``."""
+URL_PATTERN = r"^https?://[^\s]+$"
+"""An http or https URL (connectors, an S3 endpoint)."""
 
 LocalToolGroup = Literal["files", "shell", "web_fetch", "browser"]
 

@@ -1,19 +1,45 @@
-"""Where the command keeps its files: everything under ``~/.sessionflow`` (HOME decides)."""
+"""Where the command keeps its files (`sessionflow.home.home_layout` decides).
+
+By default everything is under ``~/.sessionflow``: ``<framework>.yaml``, ``server/``,
+``payloads/``, ``media/``, the logs and the input history. ``$SESSIONFLOW_HOME`` moves all
+of it there; without it and without an existing ``~/.sessionflow``, the XDG variables put
+the configuration, the data and the state each in their folder.
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-__all__ = ["data_home", "default_config_path", "default_media_folder", "server_data_dir"]
+from sessionflow.home import sessionflow_config_home, sessionflow_home, sessionflow_state_home
+
+__all__ = [
+    "config_home",
+    "data_home",
+    "default_config_path",
+    "default_media_folder",
+    "history_file",
+    "server_data_dir",
+    "state_home",
+]
 
 
 def data_home() -> Path:
-    """``~/.sessionflow``, read from HOME each time so tests can point it elsewhere."""
-    return Path.home() / ".sessionflow"
+    """The data folder (``~/.sessionflow``), read from the environment each time."""
+    return sessionflow_home()
+
+
+def config_home() -> Path:
+    """The folder of the configuration files (``~/.sessionflow``)."""
+    return sessionflow_config_home()
+
+
+def state_home() -> Path:
+    """The folder of the logs and the input history (``~/.sessionflow``)."""
+    return sessionflow_state_home()
 
 
 def default_config_path(framework: str) -> Path:
-    return data_home() / f"{framework}.yaml"
+    return config_home() / f"{framework}.yaml"
 
 
 def default_media_folder() -> Path:
@@ -23,3 +49,8 @@ def default_media_folder() -> Path:
 def server_data_dir() -> Path:
     """The embedded Temporal dev server's folder: database, log, and state file."""
     return data_home() / "server"
+
+
+def history_file() -> Path:
+    """The chat's input history, one file for every framework (``~/.sessionflow/history``)."""
+    return state_home() / "history"

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import io
-import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, cast
@@ -69,8 +68,8 @@ def write_document(path: Path, document: Any) -> None:
 
 
 def write_text(path: Path, text: str) -> None:
-    """Write next to `path` and rename over it, so a reader never sees half a file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
+    """Write next to `path` and rename over it, so a reader never sees half a file; the
+    file is 0600 and a folder it creates 0700 (`sessionflow.home.write_private`)."""
+    from sessionflow.home import write_private
+
+    write_private(path, text)

@@ -21,6 +21,7 @@ from sessionflow.builtin._runner import ChatCompletionsRunner
 from sessionflow.builtin._tools import tool
 from sessionflow.demo._model_script import ModelReply, ScriptedToolCall
 from sessionflow.demo._model_server import ScriptedModelServer
+from sessionflow.home import sessionflow_home
 from sessionflow.kit._flow import AgentSessionFlow
 from sessionflow.session.options import AgentSessionOptions, SessionTimings
 from sessionflow.session.state import AgentStatus
@@ -32,7 +33,7 @@ from sessionflow.temporal.worker._worker import serve_agent_flows
 
 __all__ = ["main"]
 
-DEFAULT_DATA_DIR = Path.home() / ".sessionflow" / "server"
+DEFAULT_DATA_DIR = sessionflow_home() / "server"
 
 
 def _replies(notes: Path) -> list[ModelReply]:

@@ -42,8 +42,11 @@ _EXTENSIONS = {
 
 
 def default_media_dir() -> Path:
-    """``~/.sessionflow/media``: where tool result media go unless a source names a folder."""
-    return Path.home() / ".sessionflow" / "media"
+    """``~/.sessionflow/media`` (the data folder's, `sessionflow.home.home_layout`): where tool
+    result media go unless a source names a folder."""
+    from sessionflow.home import sessionflow_home
+
+    return sessionflow_home() / "media"
 
 
 def save_media(media_dir: Path, data: bytes, mime_type: str) -> Path:
