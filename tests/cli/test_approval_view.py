@@ -9,7 +9,7 @@ from pathlib import Path
 
 from rich.console import Console
 
-from sessionflow_cli.chat._approval import DIFF_LINES, approval_view
+from sessionflow_cli.chat._approval import DIFF_LINES, approval_view, rewrite_lines
 from sessionflow_cli.chat._view import ChatView
 
 
@@ -118,3 +118,12 @@ def test_the_view_colours_a_diff_only_on_a_colour_terminal(tmp_path: Path) -> No
     console = Console(file=plain, force_terminal=False, no_color=True)
     ChatView(console, console, workspace=tmp_path).approval("write_file", args)
     assert "\x1b" not in plain.getvalue() and "  -old\n  +new\n" in plain.getvalue()
+
+
+def test_a_rewrite_is_shown_as_a_diff_of_the_arguments() -> None:
+    lines = rewrite_lines('{"to": "ana", "amount": 10}', '{"amount": 20, "to": "ana"}')
+    texts = [(line.kind, line.text.strip()) for line in lines]
+    assert texts[0] == ("note", "the arguments were changed after they were shown:")
+    assert ("removed", '-  "amount": 10,') in texts
+    assert ("added", '+  "amount": 20,') in texts
+    assert not any(kind in ("removed", "added") and "to" in text for kind, text in texts)

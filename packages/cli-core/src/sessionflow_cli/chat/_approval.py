@@ -32,6 +32,7 @@ __all__ = [
     "ApprovalView",
     "approval_view",
     "read_current",
+    "rewrite_lines",
 ]
 
 DIFF_LINES = 60
@@ -97,6 +98,28 @@ def approval_view(name: str, arguments: str, workspace: Path | None) -> Approval
     if name in _SHELL_TOOLS and command is not None:
         return _shell(name, command, args)
     return _json(name, args)
+
+
+def rewrite_lines(previous: str, arguments: str) -> tuple[ApprovalLine, ...]:
+    """What changed in the call's arguments since they were shown (`AgentInterrupt.previous_arguments`).
+
+    A hook, an edit or a middleware rewrote the call; the person sees that change as a
+    diff of the indented JSON, under a note saying so.
+    """
+    before, after = _pretty(previous), _pretty(arguments)
+    lines: list[ApprovalLine] = [ApprovalLine("note", "  the arguments were changed after they were shown:")]
+    for line in difflib.unified_diff(
+        before.splitlines(), after.splitlines(), "shown", "to run", lineterm="", n=2
+    ):
+        lines.append(ApprovalLine(_kind(line), f"  {_safe(line)}"))
+    return _fold(lines, DIFF_LINES)
+
+
+def _pretty(arguments: str) -> str:
+    try:
+        return json.dumps(json.loads(arguments), indent=2, ensure_ascii=False, sort_keys=True)
+    except ValueError:
+        return arguments
 
 
 # -- the views ---------------------------------------------------------------------------

@@ -247,7 +247,7 @@ class TurnFollower:
                 await self._approval(interrupt)
 
     async def _approval(self, interrupt: AgentInterrupt) -> None:
-        self.view.approval(interrupt.tool_name, interrupt.arguments)
+        self.view.approval(interrupt.tool_name, interrupt.arguments, interrupt.previous_arguments)
         if self.shell_note is not None and interrupt.tool_name == _SHELL_TOOL:
             self.view.note(self.shell_note)
         decision = await self._unless_answered_elsewhere(interrupt, self.responder.decide(interrupt))

@@ -91,7 +91,7 @@ class _Answers:
             self.view.line("question", interrupt.question or interrupt.tool_name, "magenta")
             self.view.note(f"declined: {DECLINED_MESSAGE}")
             return Rejection(message=DECLINED_MESSAGE)
-        self.view.approval(interrupt.tool_name, interrupt.arguments)
+        self.view.approval(interrupt.tool_name, interrupt.arguments, interrupt.previous_arguments)
         decision = await self.rules.decide(interrupt)
         if decision.approved:
             return True

@@ -15,7 +15,7 @@ from rich.console import Console
 from rich.status import Status
 from rich.text import Text
 
-from sessionflow_cli.chat._approval import approval_view
+from sessionflow_cli.chat._approval import approval_view, rewrite_lines
 from sessionflow_local_tools import terminal_safe
 
 __all__ = ["ChatView", "render_arguments"]
@@ -140,12 +140,14 @@ class ChatView:
         style = "green" if status == "succeeded" else "red"
         self.line("tool", f"{name} {status}{extra}", style)
 
-    def approval(self, name: str, arguments: str) -> None:
+    def approval(self, name: str, arguments: str, previous: str | None = None) -> None:
         """``[approval] <tool> <subject>``, then what the call would do: a diff of a write
-        against the current file, a shell command as ``$ command``, else indented JSON."""
+        against the current file, a shell command as ``$ command``, else indented JSON.
+        ``previous``: the arguments before a rewrite, shown first as a diff."""
         view = approval_view(name, arguments, self.workspace)
         self.line("approval", view.title, "magenta")
-        for item in view.lines:
+        lines = (*rewrite_lines(previous, arguments), *view.lines) if previous is not None else view.lines
+        for item in lines:
             self.info.print(Text(item.text, style=_STYLES[item.kind]), soft_wrap=True, highlight=False)
 
     def question(self, text: str, choices: list[str]) -> None:
