@@ -69,6 +69,18 @@ SCENARIOS: dict[str, tuple[list[list[dict[str, Any]]], dict[str, Any]]] = {
         ],
         {"publish": {"effect": "non_idempotent_write"}},
     ),
+    # Approval integrity (issue 42): the write is approved, its framework rewrites the
+    # arguments in the tool step, so it did not run and asks again (interrupt "#2", a step
+    # "#2"); approved again, it runs the rewritten arguments once.
+    "approval-rebound": (
+        [
+            [
+                {"tool_calls": [{"id": "w", "name": "publish", "arguments": {"title": "draft"}}]},
+                {"text": "done"},
+            ]
+        ],
+        {"publish": {"effect": "non_idempotent_write", "rewrite_arguments": {"title": "final"}}},
+    ),
     # Continue steps (issue 20): a retry-style continue, a tool call, a continue after the
     # tool's result, then the answer; each continued call is its own RunModel step.
     "continue-steps": (

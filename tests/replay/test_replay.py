@@ -38,6 +38,7 @@ def test_recorded_histories_exist() -> None:
         "long-turn-moved",
         "long-turn-resumed",
         "long-turn-ended",
+        "approval-rebound",
     }
 
 

@@ -121,7 +121,9 @@ async def test_an_approval_is_bound_to_the_digest_shown_and_records_the_signed_i
     assert approved.status_code == 200
     await idle_after(api, "api-digest", 1)
     assert api.log.count("tool", "refund") == 1
-    async with api.http.stream("GET", "/api/v1/sessions/api-digest/events", headers=api.headers()) as response:
+    async with api.http.stream(
+        "GET", "/api/v1/sessions/api-digest/events", headers=api.headers()
+    ) as response:
         events = await read_sse(response, until=lambda e: e["event"] == "turn_completed")
     (resolved,) = [e["data"]["data"] for e in events if e["event"] == "interrupt_resolved"]
     assert (resolved["answered_by"], resolved["digest"], resolved["approved"]) == (

@@ -272,7 +272,9 @@ def test_a_call_rewritten_after_every_approval_fails_unrun() -> None:
 def test_confirming_a_rewrite_keeps_the_answer_of_the_first_approval() -> None:
     model = _waiting()
     (interrupt,) = model.pending_interrupts
-    model.resolve_interrupt(interrupt.interrupt_id, approved=True, rejection_message=None, now=NOW, answer="edit")
+    model.resolve_interrupt(
+        interrupt.interrupt_id, approved=True, rejection_message=None, now=NOW, answer="edit"
+    )
     model.move_tool_call("w", S.RUNNING)
     model.rebind_approval("w", '{"v":1}', now=LATER, deadline=None)
     again = model.resolve_interrupt("turn-1:w#2", approved=True, rejection_message=None, now=LATER)

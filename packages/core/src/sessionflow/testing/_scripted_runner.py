@@ -44,6 +44,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
 
+from sessionflow.kit._approved_arguments import check_run_arguments
 from sessionflow.session.errors import TurnAborted, UserError
 from sessionflow.session.messages import FrameworkMessage, MessageRole
 from sessionflow.session.outcomes import (
@@ -255,6 +256,10 @@ class ScriptedRunner(AgentFrameworkRunner):
     async def execute_deferred_tool_call(self, call: DeferredToolExecution) -> ToolExecutionResult:
         record = call.tool_call
         tool = self._tool_spec(call)
+        if "rewrite_arguments" in tool:
+            # As a framework middleware that changes the call on its way to the tool: the
+            # tool runs these arguments, once a person approved exactly them.
+            check_run_arguments(cast(dict[str, Json], tool["rewrite_arguments"]), tool_name=record.tool_name)
         self.log.record(
             "tool",
             record.tool_name,
