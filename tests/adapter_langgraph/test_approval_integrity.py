@@ -158,7 +158,7 @@ async def test_an_edit_decision_is_confirmed_with_the_diff_before_the_edited_cal
         assert confirm.tool_name == "send_payment"
         assert json.loads(confirm.previous_arguments or "") == {"to": "ana", "amount": 10}
         assert json.loads(confirm.arguments) == {"to": "bo", "amount": 10}
-        assert confirm.source == "framework"
+        assert confirm.source == "session"  # the floor asks for this write; the diff shows the edit
         assert await sessions.resolve_interrupt(
             key, confirm.interrupt_id, approved=True, digest=confirm.digest, answered_by="ana"
         )
@@ -166,4 +166,4 @@ async def test_an_edit_decision_is_confirmed_with_the_diff_before_the_edited_cal
 
     assert [(e["to"], e["amount"]) for e in log.entries() if e["name"] == "send_payment"] == [("bo", 10)]
     assert snapshot.state is not None and snapshot.state.last_turn_error is None
-    assert model_server.requests(key)[1].tool_results() == {"call_send": "sent 10 to bo"}
+    assert model_server.requests(key)[1].tool_results()["call_send"].endswith("Tool response:\nsent 10 to bo")

@@ -256,14 +256,15 @@ def resume_map(calls: Sequence[InterruptCall], records: Mapping[str, AgentToolCa
 
 def edited_actions(
     calls: Sequence[InterruptCall], records: Mapping[str, AgentToolCall]
-) -> dict[tuple[str, str], str]:
-    """The calls a person's ``edit`` decisions made: (tool name, canonical arguments) to the arguments before.
+) -> dict[tuple[str, str], tuple[str, str]]:
+    """A person's ``edit`` decisions: (tool name, canonical model arguments) to (edited, model) arguments.
 
-    LangChain runs an edited call as the person wrote it. The session asks once more for
-    it, showing the edit as a diff (`DeferredToolCall.previous_arguments`), so what runs
-    is bound to an approval of exactly those arguments.
+    LangChain keeps the model's call in the AI message and runs the edited one in its
+    place (``wrap_tool_call``). The session defers that call with the edited arguments and
+    asks once more, showing the edit as a diff (`confirm_edits`), so what runs is bound to
+    an approval of exactly those arguments.
     """
-    edits: dict[tuple[str, str], str] = {}
+    edits: dict[tuple[str, str], tuple[str, str]] = {}
     for call in calls:
         record = records.get(call.tool_call_id)
         if call.kind == "question" or record is None or record.status is not AgentToolCallStatus.SUCCEEDED:
@@ -276,20 +277,26 @@ def edited_actions(
         if decision.get("type") != "edit" or not isinstance(action, dict):
             continue
         edited = cast(dict[str, Any], action)
-        edits[
-            (str(edited.get("name") or record.tool_name), canonical_arguments(edited.get("args") or {}))
-        ] = record.arguments
+        if str(edited.get("name") or record.tool_name) != record.tool_name:
+            continue  # another tool: the tool step refuses to run it (check_run_arguments)
+        edited_arguments = json.dumps(edited.get("args") or {}, ensure_ascii=False)
+        edits[(record.tool_name, canonical_arguments(record.arguments))] = (
+            edited_arguments,
+            record.arguments,
+        )
     return edits
 
 
 def confirm_edits(
-    calls: Sequence[DeferredToolCall], edits: Mapping[tuple[str, str], str]
+    calls: Sequence[DeferredToolCall], edits: Mapping[tuple[str, str], tuple[str, str]]
 ) -> list[DeferredToolCall]:
-    """``calls`` with each edited one asking the person again, its edit shown as a diff."""
+    """``calls`` with each call a person edited deferred as edited, asking again with the diff."""
     confirmed: list[DeferredToolCall] = []
     for call in calls:
-        previous = edits.get((call.tool_name, canonical_arguments(call.arguments)))
-        if previous is not None and canonical_arguments(previous) != canonical_arguments(call.arguments):
-            call = dataclasses.replace(call, framework_approval="required", previous_arguments=previous)
+        edit = edits.get((call.tool_name, canonical_arguments(call.arguments)))
+        if edit is not None and canonical_arguments(edit[0]) != canonical_arguments(call.arguments):
+            call = dataclasses.replace(
+                call, arguments=edit[0], framework_approval="required", previous_arguments=edit[1]
+            )
         confirmed.append(call)
     return confirmed

@@ -88,7 +88,7 @@ class ModelStep:
         self._monitor = StepMonitor(prepared.tool_node)
         # Subgraphs' tool nodes: interrupt_before does not reach them (_subgraphs).
         self._pause = NestedToolPause(prepared.subgraphs) if prepared.subgraphs else None
-        self._edits: dict[tuple[str, str], str] = {}
+        self._edits: dict[tuple[str, str], tuple[str, str]] = {}
         """Calls a person's edit decisions made, resumed in this step: each asks once more."""
         self._stop = 0  # the run's stop super-step, set when the step starts (`_run_scope`)
         self._settings = GraphSettings.of(turn.session_settings)

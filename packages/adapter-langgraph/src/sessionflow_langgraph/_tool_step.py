@@ -40,12 +40,16 @@ async def run_tool_step(
         "configurable": {**settings.configurable, **THREAD_CONFIG.get("configurable", {})},
         "metadata": invocation_metadata(call.invocation),
         "recursion_limit": recursion_limit,
-        # Inherited by the tool node's tools: each runs only its approved arguments.
-        "callbacks": [ApprovedArgumentsGuard(tools)],
     }
     held = _interrupt_call(call, serde)
     if held is not None:
+        if held[1].kind != "question":
+            # A HITL decision resumes the call it reviewed: it runs only what was approved
+            # (an edit asks again). A question's answer authorizes no arguments.
+            config["callbacks"] = [ApprovedArgumentsGuard(tools)]
         return await _answer(prepared, serde, call, held, config, settings.context)
+    # Inherited by the tool node's tools: each runs only its approved arguments.
+    config["callbacks"] = [ApprovedArgumentsGuard(tools)]
     result = await run_in_tool_node(prepared, serde, call, config, settings.context)
     if result is not None:
         return result
