@@ -36,5 +36,6 @@ def test_the_invocation_is_the_handler_view_of_the_execution() -> None:
         tool_name="ask",
         session_settings={"model": "m"},
         answer="yes",
+        effect="read",
     )
     assert call.invocation is call.invocation  # built once per execution

@@ -267,6 +267,8 @@ class SessionMachine(RuleBasedStateMachine):
         record = self.model.tool_calls[data.draw(st.sampled_from(sorted(self.model.tool_calls)))]
         if record.status is S.AWAITING_APPROVAL and to_status in (S.APPROVED, S.REJECTED):
             return  # answers go through the interrupt, not a direct move
+        if record.status is S.RUNNING and to_status is S.AWAITING_APPROVAL:
+            return  # a rewrite asks again through rebind_approval, which raises its interrupt
         legal = to_status in LEGAL_STATUS_MOVES[record.status]
         try:
             updated = self.model.move_tool_call(record.tool_call_id, to_status)

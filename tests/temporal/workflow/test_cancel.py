@@ -69,12 +69,15 @@ async def test_cancel_during_an_approval_wait(harness: Harness) -> None:
     assert "- wire_money {} -> rejected: Tool call rejected by the user: turn cancelled" in note
     events = (await harness.sessions.list_agent_events("c-approval")).events
     resolved = [e.data for e in events if e.type.value == "interrupt_resolved"]
+    assert [r.pop("answered_at") >= interrupt.raised_at for r in resolved] == [True]
     assert resolved == [
         {
             "interrupt_id": interrupt.interrupt_id,
             "approved": False,
             "rejection_message": "turn cancelled",
             "expired": False,
+            "digest": interrupt.digest,
+            "answered_by": None,  # nobody answered: the cancel did
         }
     ]
 

@@ -73,11 +73,15 @@ async def test_event_sequence_of_a_turn_with_two_tools_and_one_approval(harness:
     assert events[0].data == {"sequence": 1}
     assert events[-1].data == {"message_count": 5}
     resolved = events[7]
+    answered_at = resolved.data.pop("answered_at")
+    assert answered_at >= interrupt.raised_at  # the workflow's time when it applied the answer
     assert resolved.data == {
         "interrupt_id": interrupt.interrupt_id,
         "approved": True,
         "rejection_message": None,
         "expired": False,
+        "digest": interrupt.digest,
+        "answered_by": None,
     }
     assert events[-2].data["session"]["requests"] == 2
     finished = [e.data["status"] for e in events if e.type is T.TOOL_CALL_FINISHED]
