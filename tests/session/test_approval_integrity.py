@@ -279,3 +279,18 @@ def test_confirming_a_rewrite_keeps_the_answer_of_the_first_approval() -> None:
     model.rebind_approval("w", '{"v":1}', now=LATER, deadline=None)
     again = model.resolve_interrupt("turn-1:w#2", approved=True, rejection_message=None, now=LATER)
     assert again.answer == "edit"
+
+
+def test_the_digest_is_stable_across_versions() -> None:
+    """Recorded in histories and events, and sent back by clients: its bytes never change.
+
+    The digest is sha256 over ``{"arguments": <canonical JSON text>, "effect": ..., "tool": ...}``
+    as sorted, compact JSON with non-ASCII kept as UTF-8.
+    """
+    assert approval_digest("send", {"to": "é", "n": 1}, ToolEffect.NON_IDEMPOTENT_WRITE) == (
+        "sha256:af64aaa9fe7abd2f029f5e3f60a1980c4150ef5413405772dd40b3198fc5b74b"
+    )
+
+
+def test_a_value_json_cannot_hold_is_canonical_too() -> None:
+    assert canonical_arguments({"b": frozenset(), "a": "é"}) == '{"a":"é","b":"frozenset()"}'

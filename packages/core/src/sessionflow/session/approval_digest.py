@@ -45,7 +45,7 @@ def approval_digest(tool_name: str, arguments: str | Mapping[str, Any], effect: 
     """``sha256:<hex>`` of the tool's name, its effect and its canonical arguments."""
     body = json.dumps(
         {"tool": tool_name, "effect": effect.value, "arguments": canonical_arguments(arguments)},
-        sort_keys=False,
+        sort_keys=True,
         separators=(",", ":"),
         ensure_ascii=False,
     )
