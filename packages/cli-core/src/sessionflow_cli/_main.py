@@ -79,6 +79,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     chat.add_argument("-p", "--prompt", metavar="TEXT", help="send one message, print the answer, and exit")
     chat.add_argument(
+        "--in-process-worker",
+        action="store_true",
+        help="serve the flow inside this command instead of the resident worker "
+        "(also: SESSIONFLOW_RESIDENT_WORKER=0)",
+    )
+    chat.add_argument(
         "--approve",
         metavar="TOOL",
         action="append",
@@ -148,6 +154,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--flow-type",
         metavar="NAME",
         help="serve this flow type (default: the chat's on this host; give every host the same one)",
+    )
+    worker.add_argument(
+        "--resident",
+        action="store_true",
+        help="the background worker chat and -p start and reuse: recorded in ~/.sessionflow/workers, "
+        "stopped when idle (worker.idle_timeout, $SESSIONFLOW_WORKER_IDLE_TIMEOUT; default 900 s)",
     )
     worker.add_argument(
         "--grace",

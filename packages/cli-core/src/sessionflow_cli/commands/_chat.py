@@ -27,6 +27,7 @@ class ChatRequest:
     approve: Sequence[str]
     config_given: str | None
     model_given: str | None
+    in_process_worker: bool = False
 
 
 def _resume_hint(spec: FrameworkSpec, config: CliConfig, request: ChatRequest) -> str:
@@ -55,7 +56,15 @@ async def run_chat(
     def hint(session_id: str) -> str:
         return f"{_resume_hint(spec, config, request)} -r {session_id}"
 
-    async with open_runtime(spec, config, environment, info=info) as runtime:
+    async with open_runtime(
+        spec,
+        config,
+        environment,
+        info=info,
+        in_process=request.in_process_worker,
+        config_given=request.config_given,
+        model_given=request.model_given,
+    ) as runtime:
         if request.prompt is not None:
             view = ChatView(out, info, stream=False, spinner=False)
             return await run_one_shot(

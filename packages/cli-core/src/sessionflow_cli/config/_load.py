@@ -86,6 +86,7 @@ def _build(framework: str, doc: Json, *, path: Path, cwd: Path, source: str) -> 
     media: Json = doc.get("media") or {}
     media_folder = _path(str(media["folder"]), base) if "folder" in media else default_media_folder()
     approval: Json = doc.get("approval") or {}
+    worker: Json = doc.get("worker") or {}
     section = doc.get(framework)
     return CliConfig(
         framework=framework,
@@ -102,6 +103,7 @@ def _build(framework: str, doc: Json, *, path: Path, cwd: Path, source: str) -> 
         media_folder=media_folder,
         payloads=_payloads(cast(Json, doc["payloads"]), base, source) if "payloads" in doc else None,
         framework_settings=cast(Mapping[str, Any], section) if isinstance(section, dict) else {},
+        worker_idle_timeout=float(worker["idle_timeout"]) if "idle_timeout" in worker else None,
     )
 
 
