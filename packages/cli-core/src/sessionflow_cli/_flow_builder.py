@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
+from datetime import timedelta
 from typing import Any
 
-from sessionflow import AgentSessionFlow, AgentSessionOptions
+from sessionflow import AgentSessionFlow, AgentSessionOptions, SessionTimings
 from sessionflow.kit import (
     AgentFrameworkRunner,
     AgentTurnContext,
@@ -25,7 +27,37 @@ from sessionflow_cli._policy import build_call_policy
 from sessionflow_cli._turn_runner import TurnRunner, wrap_runner
 from sessionflow_cli.config import CliConfig, TurnConfig, resolve_turn
 
-__all__ = ["Harness", "build_harness", "gather_tools"]
+__all__ = ["HEARTBEAT_TIMEOUT_ENV", "Harness", "build_harness", "gather_tools", "session_timings"]
+
+HEARTBEAT_TIMEOUT_ENV = "SESSIONFLOW_HEARTBEAT_TIMEOUT"
+"""Seconds without a heartbeat after which a step is taken as lost (its worker died) and runs
+again on another worker: 2 minutes by default; the crash tests shorten it."""
+
+
+def session_timings(environ: Mapping[str, str] | None = None) -> SessionTimings:
+    """The default timings, with ``$SESSIONFLOW_HEARTBEAT_TIMEOUT`` for both step kinds when set.
+
+    Raises:
+        RuntimeFailure: The variable is not a positive number of seconds.
+    """
+    text = (os.environ if environ is None else environ).get(HEARTBEAT_TIMEOUT_ENV, "").strip()
+    if not text:
+        return SessionTimings()
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = -1.0
+    if not seconds > 0:
+        raise RuntimeFailure(f"{HEARTBEAT_TIMEOUT_ENV}={text!r} is not a positive number of seconds")
+    timeout = timedelta(seconds=seconds)
+    defaults = SessionTimings()
+    return replace(
+        defaults,
+        model_heartbeat_timeout=timeout,
+        tool_heartbeat_timeout=timeout,
+        heartbeat_interval=min(defaults.heartbeat_interval, timeout / 5),
+        retry_initial_interval=min(defaults.retry_initial_interval, timeout / 10),
+    )
 
 
 @dataclass
@@ -95,7 +127,8 @@ def build_harness(
     # Merged here rather than by `AgentSessionFlow`: the framework's context carries these options too.
     options = merge_tool_policies(
         AgentSessionOptions(
-            call_policy=build_call_policy(tools, resolve_policy_settings, twins=spec.local_tool_twins)
+            call_policy=build_call_policy(tools, resolve_policy_settings, twins=spec.local_tool_twins),
+            timings=session_timings(),
         ),
         tools,
     )
