@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import socket
 import statistics
 import subprocess
@@ -35,16 +36,26 @@ def _free_port() -> int:
         return port
 
 
-def _timed(args: list[str], env: dict[str, str], cwd: Path) -> float:
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def _timed(args: list[str], env: dict[str, str], cwd: Path) -> tuple[float, float]:
+    """Wall time and the command's own CPU time (user + system; a resident worker's is not in it)."""
+    cpu = _children_cpu()
     started = time.perf_counter()
     done = subprocess.run(args, env=env, cwd=cwd, capture_output=True, text=True, timeout=300, check=False)
     took = time.perf_counter() - started
     if done.returncode != 0:
         raise RuntimeError(f"{' '.join(args)} failed ({done.returncode}): {done.stderr[-2000:]}")
-    return took
+    return took, _children_cpu() - cpu
 
 
-def _measure(mode: str, runs: int, tmp: Path) -> tuple[list[float], list[float]]:
+Runs = list[tuple[float, float]]
+
+
+def _measure(mode: str, runs: int, tmp: Path) -> tuple[Runs, Runs]:
     home = tmp / mode
     workspace = home / "workspace"
     workspace.mkdir(parents=True)
@@ -88,11 +99,15 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="sessionflow-oneshot-") as tmp:
         for mode in modes:
             versions, prompts = _measure(mode, args.runs, Path(tmp))
-            version, prompt = statistics.median(versions), statistics.median(prompts)
-            print(f"{mode}: --version {' '.join(f'{t:.2f}' for t in versions)}", flush=True)
-            print(f"{mode}: -p        {' '.join(f'{t:.2f}' for t in prompts)}", flush=True)
+            version = statistics.median(t for t, _ in versions)
+            prompt = statistics.median(t for t, _ in prompts)
+            version_cpu = statistics.median(c for _, c in versions)
+            prompt_cpu = statistics.median(c for _, c in prompts)
+            print(f"{mode}: --version {' '.join(f'{t:.2f}' for t, _ in versions)}", flush=True)
+            print(f"{mode}: -p        {' '.join(f'{t:.2f}' for t, _ in prompts)}", flush=True)
             print(
-                f"{mode}: median --version {version:.2f} s, -p {prompt:.2f} s, ratio {prompt / version:.1f}x",
+                f"{mode}: median --version {version:.2f} s, -p {prompt:.2f} s, ratio {prompt / version:.1f}x; "
+                f"CPU --version {version_cpu:.2f} s, -p {prompt_cpu:.2f} s",
                 flush=True,
             )
     print(f"load average at end: {os.getloadavg()}", flush=True)

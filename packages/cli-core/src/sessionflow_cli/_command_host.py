@@ -13,17 +13,14 @@ import contextlib
 from collections.abc import AsyncGenerator, Awaitable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from rich.console import Console
 
-from sessionflow import AgentSessionClient, serve_agent_flows
+from sessionflow import AgentSessionClient
 from sessionflow.kit import FrameworkSpec
-from sessionflow_cli._connectors import Connectors, open_connectors
 from sessionflow_cli._errors import RuntimeFailure
-from sessionflow_cli._flow_builder import Harness, build_harness
 from sessionflow_cli._flow_types import StartEnvironment, session_flow_type
-from sessionflow_cli._local_tools import close_local_tools
 from sessionflow_cli._logging import log_to_file
 from sessionflow_cli._payloads import open_payload_store
 from sessionflow_cli._resident import (
@@ -41,6 +38,12 @@ from sessionflow_cli._resident import (
 )
 from sessionflow_cli._temporal_server import Engine, connect_engine
 from sessionflow_cli.config import CliConfig, TurnConfig, resolve_turn, server_data_dir
+
+if TYPE_CHECKING:
+    # The flow is built only by a command that serves it itself (`--in-process-worker`): a
+    # client of the resident worker imports neither the framework nor the tools.
+    from sessionflow_cli._connectors import Connectors
+    from sessionflow_cli._flow_builder import Harness
 
 __all__ = ["Runtime", "open_runtime"]
 
@@ -267,6 +270,11 @@ async def _in_process(
     engine: Engine,
     info: Console,
 ) -> AsyncGenerator[Runtime]:
+    from sessionflow import serve_agent_flows
+    from sessionflow_cli._connectors import open_connectors
+    from sessionflow_cli._flow_builder import build_harness
+    from sessionflow_cli._local_tools import close_local_tools
+
     def notice(line: str) -> None:
         info.print(line, style="yellow", markup=False, highlight=False, soft_wrap=True)
 
