@@ -36,8 +36,9 @@ from sessionflow_cli._resident import (
     stop_resident,
     touch_lease,
 )
+from sessionflow_cli._socket_deltas import SocketDeltaTransport, socket_path
 from sessionflow_cli._temporal_server import Engine, connect_engine
-from sessionflow_cli.config import CliConfig, TurnConfig, resolve_turn, server_data_dir
+from sessionflow_cli.config import CliConfig, TurnConfig, data_home, resolve_turn, server_data_dir
 
 if TYPE_CHECKING:
     # The flow is built only by a command that serves it itself (`--in-process-worker`): a
@@ -146,7 +147,11 @@ async def open_runtime(
             environment=environment,
             flow_type=flow_type,
             engine=engine,
-            sessions=AgentSessionClient(engine.client, flow_type),
+            sessions=AgentSessionClient(
+                engine.client,
+                flow_type,
+                delta_transport=SocketDeltaTransport(socket_path(data_home(), flow_type)),
+            ),
             worker=task,
             resident=watch.state,
         )

@@ -12,6 +12,7 @@ from sessionflow import AgentSessionFlow, AgentSessionOptions, SessionTimings
 from sessionflow.kit import (
     AgentFrameworkRunner,
     AgentTurnContext,
+    DeltaTransport,
     FrameworkSpec,
     HarnessContext,
     ToolSpec,
@@ -96,12 +97,17 @@ def gather_tools(
 
 
 def build_harness(
-    spec: FrameworkSpec, config: CliConfig, flow_type: str, connectors: Connectors | None = None
+    spec: FrameworkSpec,
+    config: CliConfig,
+    flow_type: str,
+    connectors: Connectors | None = None,
+    *,
+    delta_transport: DeltaTransport | None = None,
 ) -> Harness:
     """Build the flow of `spec` for `config`; the framework's SDK is imported only here.
 
     `connectors` are the MCP servers listed at startup (`open_connectors`); their tools join
-    the local ones.
+    the local ones. `delta_transport` carries live deltas (the in-process bus by default).
 
     Raises:
         RuntimeFailure: The framework could not build its runner, or a tool source failed.
@@ -161,5 +167,5 @@ def build_harness(
         if demo is not None:
             demo.stop()
         raise
-    flow = AgentSessionFlow(runner, flow_type=flow_type, options=options)
+    flow = AgentSessionFlow(runner, flow_type=flow_type, options=options, delta_transport=delta_transport)
     return Harness(flow=flow, runner=runner, tools=tools, demo=demo)

@@ -52,8 +52,9 @@ from sessionflow_cli._resident import (
     touch_lease,
     write_state,
 )
+from sessionflow_cli._socket_deltas import DeltaSocketServer, socket_path
 from sessionflow_cli._temporal_server import connect_engine
-from sessionflow_cli.config import CliConfig, TurnConfig, resolve_turn
+from sessionflow_cli.config import CliConfig, TurnConfig, data_home, resolve_turn
 
 __all__ = ["READY_LINE", "run_worker"]
 
@@ -166,8 +167,15 @@ async def _serve(
 
     connectors = await open_connectors(config, notice=notice, resolve_settings=resolve_settings)
     harness = None
+    deltas: DeltaSocketServer | None = None
     try:
-        harness = build_harness(spec, config, name, connectors)
+        if record is not None:
+            # The commands using it are other processes: their live deltas go over a socket.
+            path = socket_path(data_home(), name)
+            if path is not None:
+                deltas = DeltaSocketServer(path)
+                await deltas.start()
+        harness = build_harness(spec, config, name, connectors, delta_transport=deltas)
         meter = harness.runner.meter = ActivityMeter()
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
@@ -204,6 +212,8 @@ async def _serve(
         _say(out, "sessionflow worker stopped")
         return EXIT_OK
     finally:
+        if deltas is not None:
+            await deltas.close()
         with contextlib.suppress(Exception):
             await asyncio.wait_for(close_local_tools(), _CLOSE_TIMEOUT)
         with contextlib.suppress(Exception):
