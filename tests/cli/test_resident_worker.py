@@ -20,7 +20,8 @@ from sessionflow import AgentEventType, AgentSessionClient, connect
 from sessionflow.demo import ModelReply, ScriptedToolCall
 from sessionflow.testing import FileGate, wait_until
 from sessionflow_cli._resident import list_residents, pid_alive, stop_all_residents, workers_dir
-from tests.cli.conftest import COMMAND, LOCAL_TOOLS_OFF, Cli
+from sessionflow_cli._socket_deltas import socket_path
+from tests.cli.conftest import COMMAND, LOCAL_TOOLS_OFF, Cli, expect_group, finish
 
 STARTED = re.compile(r"Started the resident worker \(pid (\d+), config ([0-9a-f]+)\)")
 USING = re.compile(r"Using the resident worker \(pid (\d+), config ([0-9a-f]+)\)")
@@ -257,3 +258,33 @@ async def test_an_idle_worker_stops_on_its_own(residents: Residents) -> None:
     assert residents.listed() == []
     log = next(workers_dir(residents.home()).glob("*.log")).read_text()
     assert "idle for" in log and "sessionflow worker stopped" in log
+
+
+def test_the_terminal_chat_is_a_client_of_the_resident_worker(residents: Residents) -> None:
+    cli = residents.cli
+    cli.write_config()
+    cli.script(
+        [
+            ModelReply.say("Streamed over the socket.", chunks=["Streamed", " over", " the socket."]),
+            ModelReply.say("The same worker."),
+        ]
+    )
+    child = cli.spawn("chat", "-f", "scripted")
+    pid = int(expect_group(child, r"Started the resident worker \(pid (\d+),"))
+    residents.seen.add(pid)
+    child.expect("you> ")
+    child.sendline("hello")
+    child.expect_exact("Streamed over the socket.")
+    child.expect("you> ")
+    # Its live deltas come over the worker's socket while the chat runs.
+    (state,) = list_residents(residents.home())
+    assert state.pid == pid
+    path = socket_path(residents.home(), state.flow_type)
+    assert path is not None and path.exists()
+    child.sendline("/exit")
+    assert finish(child) == 0
+
+    after = cli.run("-f", "scripted", "-p", "again")
+    assert after.returncode == 0, after.stderr
+    assert after.stdout.strip() == "The same worker."
+    assert residents.using(after.stderr)[0] == pid
