@@ -41,10 +41,11 @@ commands:
   sessions    list this command's sessions
   connectors  list the MCP servers' tools, with effects and approval rules
   frameworks  list the frameworks the installed plugins offer
-  server      status, start or stop the embedded Temporal dev server
+  server      status, start or stop the embedded Temporal dev server (and list or stop the resident workers)
   payloads    gc: delete the stored payloads of sessions that ended long ago
   codec-server  decode encrypted payloads for the Temporal UI (/encode, /decode)
-  worker      serve this command's flow as a resident worker (one per host); SIGTERM stops it gracefully
+  worker      serve this command's flow as a worker (one per host); SIGTERM stops it gracefully;
+              --resident is the background worker chat and -p start and reuse
   serve       the HTTP API over this command's sessions (and their worker), with a one-time login URL
 
 exit codes: 0 success, 1 failure at run time, 2 usage or configuration error
