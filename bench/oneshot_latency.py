@@ -4,7 +4,9 @@
 
 A private HOME and a free port (SESSIONFLOW_SERVER_PORT), so its own dev server. One untimed
 `-p` run first starts the dev server (and, resident, the worker); then `--runs` timed runs of
-each command, and the medians. ``in-process`` sets SESSIONFLOW_RESIDENT_WORKER=0 (the worker
+each command, and the medians: the `-p` split at its ``session <id>`` line into start-up
+(imports, configuration, connecting, the worker) and the turn, and each command's own CPU
+time (user + system; a resident worker's is not in it). ``in-process`` sets SESSIONFLOW_RESIDENT_WORKER=0 (the worker
 starts and stops inside each command, as before issue 43); ``resident`` leaves it unset, so the
 runs after the first reuse the resident worker. At the end the resident workers are stopped
 (by their pid, from their state files) and the dev server too.
@@ -20,7 +22,9 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 from sessionflow.temporal import stop_dev_server
@@ -41,21 +45,46 @@ def _children_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def _timed(args: list[str], env: dict[str, str], cwd: Path) -> tuple[float, float]:
-    """Wall time and the command's own CPU time (user + system; a resident worker's is not in it)."""
+@dataclass(frozen=True)
+class Run:
+    wall: float
+    cpu: float
+    """The command's own CPU time (user + system; a resident worker's is not in it)."""
+    startup: float
+    """Until the ``session <id>`` line (imports, configuration, connecting, the worker); nan without one."""
+
+
+def _timed(args: list[str], env: dict[str, str], cwd: Path) -> Run:
     cpu = _children_cpu()
     started = time.perf_counter()
-    done = subprocess.run(args, env=env, cwd=cwd, capture_output=True, text=True, timeout=300, check=False)
-    took = time.perf_counter() - started
-    if done.returncode != 0:
-        raise RuntimeError(f"{' '.join(args)} failed ({done.returncode}): {done.stderr[-2000:]}")
-    return took, _children_cpu() - cpu
+    process = subprocess.Popen(
+        args,
+        env=env,
+        cwd=cwd,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    out: list[str] = []
+    reader = threading.Thread(target=lambda: out.append(process.stdout.read() if process.stdout else ""))
+    reader.start()
+    err: list[str] = []
+    session_at = float("nan")
+    assert process.stderr is not None
+    for line in process.stderr:
+        if line.startswith("session ") and session_at != session_at:
+            session_at = time.perf_counter() - started
+        err.append(line)
+    code = process.wait(timeout=300)
+    wall = time.perf_counter() - started
+    reader.join()
+    if code != 0:
+        raise RuntimeError(f"{' '.join(args)} failed ({code}): {''.join(err)[-2000:]}")
+    return Run(wall=wall, cpu=_children_cpu() - cpu, startup=session_at)
 
 
-Runs = list[tuple[float, float]]
-
-
-def _measure(mode: str, runs: int, tmp: Path) -> tuple[Runs, Runs]:
+def _measure(mode: str, runs: int, tmp: Path) -> tuple[list[Run], list[Run]]:
     home = tmp / mode
     workspace = home / "workspace"
     workspace.mkdir(parents=True)
@@ -99,14 +128,17 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="sessionflow-oneshot-") as tmp:
         for mode in modes:
             versions, prompts = _measure(mode, args.runs, Path(tmp))
-            version = statistics.median(t for t, _ in versions)
-            prompt = statistics.median(t for t, _ in prompts)
-            version_cpu = statistics.median(c for _, c in versions)
-            prompt_cpu = statistics.median(c for _, c in prompts)
-            print(f"{mode}: --version {' '.join(f'{t:.2f}' for t, _ in versions)}", flush=True)
-            print(f"{mode}: -p        {' '.join(f'{t:.2f}' for t, _ in prompts)}", flush=True)
+            version = statistics.median(r.wall for r in versions)
+            prompt = statistics.median(r.wall for r in prompts)
+            startup = statistics.median(r.startup for r in prompts)
+            turn = statistics.median(r.wall - r.startup for r in prompts)
+            version_cpu = statistics.median(r.cpu for r in versions)
+            prompt_cpu = statistics.median(r.cpu for r in prompts)
+            print(f"{mode}: --version {' '.join(f'{r.wall:.2f}' for r in versions)}", flush=True)
+            print(f"{mode}: -p        {' '.join(f'{r.wall:.2f}' for r in prompts)}", flush=True)
             print(
-                f"{mode}: median --version {version:.2f} s, -p {prompt:.2f} s, ratio {prompt / version:.1f}x; "
+                f"{mode}: median --version {version:.2f} s, -p {prompt:.2f} s (start-up {startup:.2f} s, "
+                f"turn {turn:.2f} s), ratio {prompt / version:.1f}x; "
                 f"CPU --version {version_cpu:.2f} s, -p {prompt_cpu:.2f} s",
                 flush=True,
             )
