@@ -21,6 +21,7 @@ from sessionflow import AgentSessionClient
 from sessionflow.kit import FrameworkSpec
 from sessionflow_cli._errors import RuntimeFailure
 from sessionflow_cli._flow_types import StartEnvironment, session_flow_type
+from sessionflow_cli._hedged_client import HedgedSessionClient
 from sessionflow_cli._logging import log_to_file
 from sessionflow_cli._payloads import open_payload_store
 from sessionflow_cli._resident import (
@@ -147,7 +148,7 @@ async def open_runtime(
             environment=environment,
             flow_type=flow_type,
             engine=engine,
-            sessions=AgentSessionClient(
+            sessions=HedgedSessionClient(
                 engine.client,
                 flow_type,
                 delta_transport=SocketDeltaTransport(socket_path(data_home(), flow_type)),
@@ -302,7 +303,7 @@ async def _in_process(
             flow_type=flow_type,
             engine=engine,
             harness=harness,
-            sessions=AgentSessionClient(engine.client, harness.flow),
+            sessions=HedgedSessionClient(engine.client, harness.flow),
             worker=worker,
             connectors=connectors,
         )
