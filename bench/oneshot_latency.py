@@ -1,6 +1,6 @@
 """One-shot latency: `sessionflow -p hi --model demo` warm, against `sessionflow --version` (issue 43).
 
-    uv run python -m bench.oneshot_latency [--runs 5] [--mode resident|in-process|both]
+    uv run python -m bench.oneshot_latency [--runs 5] [--mode resident|in-process|both] [--framework NAME]
 
 A private HOME and a free port (SESSIONFLOW_SERVER_PORT), so its own dev server. One untimed
 `-p` run first starts the dev server (and, resident, the worker); then `--runs` timed runs of
@@ -30,7 +30,7 @@ from pathlib import Path
 from sessionflow.temporal import stop_dev_server
 
 CLI = str(Path(sys.executable).parent / "sessionflow")
-PROMPT = ("-p", "hi", "--model", "demo")
+PROMPT = ["-p", "hi", "--model", "demo"]
 
 
 def _free_port() -> int:
@@ -122,7 +122,10 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--mode", choices=("resident", "in-process", "both"), default="both")
+    parser.add_argument("--framework", default="builtin", help="-f of the -p runs (default: builtin)")
     args = parser.parse_args()
+    if args.framework != "builtin":
+        PROMPT.extend(["-f", args.framework])
     modes = ("in-process", "resident") if args.mode == "both" else (args.mode,)
     print(f"load average at start: {os.getloadavg()}, cpus {os.cpu_count()}", flush=True)
     with tempfile.TemporaryDirectory(prefix="sessionflow-oneshot-") as tmp:
