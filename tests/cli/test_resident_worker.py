@@ -18,6 +18,7 @@ import pytest
 
 from sessionflow import AgentEventType, AgentSessionClient, connect
 from sessionflow.demo import ModelReply, ScriptedToolCall
+from sessionflow.temporal import free_port
 from sessionflow.testing import FileGate, wait_until
 from sessionflow_cli._resident import list_residents, pid_alive, stop_all_residents, workers_dir
 from sessionflow_cli._socket_deltas import socket_path
@@ -288,3 +289,16 @@ def test_the_terminal_chat_is_a_client_of_the_resident_worker(residents: Residen
     assert after.returncode == 0, after.stderr
     assert after.stdout.strip() == "The same worker."
     assert residents.using(after.stderr)[0] == pid
+
+
+def test_a_worker_that_cannot_start_fails_the_command_with_its_log(residents: Residents) -> None:
+    cli = residents.cli
+    down = f"  - name: down\n    url: http://127.0.0.1:{free_port()}/mcp\n    required: true\n"
+    cli.write_config(f"model: scripted\nserver: {cli.server_address}\n{LOCAL_TOOLS_OFF}connectors:\n{down}")
+    result = cli.run("-f", "scripted", "-p", "hello")
+    assert result.returncode == 1, result.stderr
+    pid, _ = residents.started(result.stderr)
+    assert f"the resident worker (pid {pid}) exited before it was ready" in result.stderr
+    assert "down" in result.stderr.split("exited before it was ready", 1)[1]  # its log says why
+    assert residents.listed() == []
+    assert cli.requests() == []
