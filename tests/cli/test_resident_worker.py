@@ -167,6 +167,13 @@ def test_a_changed_configuration_starts_a_new_worker(residents: Residents) -> No
     assert residents.listed() == [(new_pid, new_key)]
     assert cli.requests()[1].saw("Be brief.")
 
+    # `server stop` stops the resident workers too.
+    stopped = cli.run("server", "stop")
+    assert stopped.returncode == 0, stopped.stderr
+    assert "Stopped 1 resident worker." in stopped.stdout
+    assert not pid_alive(new_pid)
+    assert residents.listed() == []
+
 
 def test_each_workspace_has_its_own_worker_and_its_tools_run_there(residents: Residents) -> None:
     cli = residents.cli

@@ -362,18 +362,31 @@ def pid_alive(pid: int) -> bool:
     return not (fields_after and fields_after[0] == "Z")
 
 
+def _process_args(pid: int) -> list[str] | None:
+    """The command line of `pid`, or None when it cannot be read."""
+    if Path("/proc").is_dir():
+        try:
+            raw = Path(f"/proc/{pid}/cmdline").read_bytes()
+        except OSError:
+            return None
+        return [part.decode(errors="replace") for part in raw.split(b"\0") if part]
+    # No procfs (macOS): ps prints the command line space-joined, enough for the check below.
+    try:
+        out = subprocess.run(
+            ["ps", "-o", "command=", "-p", str(pid)], capture_output=True, text=True, check=False, timeout=5
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    line = out.stdout.strip()
+    return line.split() if line else None
+
+
 def _is_resident_process(pid: int) -> bool:
     """`pid` is alive and runs ``sessionflow worker --resident`` (guards against pid reuse)."""
     if not pid_alive(pid):
         return False
-    try:
-        raw = Path(f"/proc/{pid}/cmdline").read_bytes()
-    except FileNotFoundError:
-        return False
-    except OSError:
-        return True  # no procfs to ask (macOS): the pid is alive, trust the state file
-    args = [part.decode(errors="replace") for part in raw.split(b"\0") if part]
-    return "worker" in args and RESIDENT_FLAG in args
+    args = _process_args(pid)
+    return args is not None and "worker" in args and RESIDENT_FLAG in args
 
 
 def live_resident(flow_type: str, home: Path | None = None) -> ResidentState | None:
