@@ -16,7 +16,7 @@ import pexpect
 import pytest
 
 from sessionflow.demo import ModelReply, RecordedRequest, ScriptedModelServer
-from sessionflow.temporal import free_port
+from sessionflow.temporal import free_port, stop_dev_server
 from sessionflow_cli._resident import stop_all_residents
 
 REPO = Path(__file__).parents[2]
@@ -170,8 +170,10 @@ def cli(
         key=key,
         env=env,
     )
-    # A resident worker a test started is stopped by its pid (its state file names it).
+    # A resident worker a test started is stopped by its pid (its state file names it), and
+    # so is an embedded dev server a `server: auto` run started in the test's HOME.
     stop_all_residents(home / ".sessionflow", timeout=10)
+    stop_dev_server(home / ".sessionflow" / "server")
 
 
 def finish(child: pexpect.spawn[str], timeout: float = 60) -> int:
