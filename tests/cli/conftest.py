@@ -16,7 +16,8 @@ import pexpect
 import pytest
 
 from sessionflow.demo import ModelReply, RecordedRequest, ScriptedModelServer
-from sessionflow.temporal import free_port
+from sessionflow.temporal import free_port, stop_dev_server
+from sessionflow_cli._resident import stop_all_residents
 
 REPO = Path(__file__).parents[2]
 SCRIPTED_PLUGIN = "tests.cli.scripted_plugin"
@@ -143,6 +144,9 @@ def base_environment(home: Path, port: int) -> dict[str, str]:
         COLUMNS="200",
         PROMPT_TOOLKIT_NO_CPR="1",
         PYTHONUNBUFFERED="1",
+        # Each command serves its flow in its own process: the tests of the resident worker
+        # (test_resident_worker.py) turn it back on, and stop what they start.
+        SESSIONFLOW_RESIDENT_WORKER="0",
     )
     return env
 
@@ -154,7 +158,7 @@ def cli(
     model_server: ScriptedModelServer,
     private_port: int,
     request: pytest.FixtureRequest,
-) -> Cli:
+) -> Iterator[Cli]:
     home = tmp_path / "home"
     workspace = tmp_path / "workspace"
     home.mkdir()
@@ -162,7 +166,7 @@ def cli(
     key = hashlib.sha256(request.node.nodeid.encode()).hexdigest()[:16]
     env = base_environment(home, private_port)
     env.update(OPENAI_BASE_URL=model_server.base_url(key), OPENAI_API_KEY="test")
-    return Cli(
+    yield Cli(
         home=home,
         workspace=workspace,
         server_address=temporal_address,
@@ -170,6 +174,10 @@ def cli(
         key=key,
         env=env,
     )
+    # A resident worker a test started is stopped by its pid (its state file names it), and
+    # so is an embedded dev server a `server: auto` run started in the test's HOME.
+    stop_all_residents(home / ".sessionflow", timeout=10)
+    stop_dev_server(home / ".sessionflow" / "server")
 
 
 def finish(child: pexpect.spawn[str], timeout: float = 60) -> int:

@@ -27,7 +27,7 @@ CASES = cast(
     dict[str, Any], json.loads((Path(__file__).parents[2] / "conformance" / "cli_config.json").read_text())
 )
 ENTRY_POINTS = {ep.name for ep in importlib.metadata.entry_points(group="sessionflow")}
-SCRIPTED = {"scripted", "scripted-text", "scripted-fs"}
+SCRIPTED = {"scripted", "scripted-text", "scripted-fs", "scripted-gated"}
 
 
 def test_the_printed_schema_is_the_models_with_the_installed_frameworks(cli: Cli) -> None:
@@ -243,3 +243,13 @@ def test_the_generated_schema_is_cached_in_an_existing_state_folder(
         assert json.loads(cached.read_text()) == generate_schema()
     finally:
         _model_schema.cache_clear()
+
+
+@pytest.mark.parametrize("value", [".nan", ".inf", "0", "true"])
+def test_the_resident_workers_idle_timeout_is_a_positive_finite_number(tmp_path: Path, value: str) -> None:
+    with pytest.raises(ConfigError) as caught:
+        parse_config("builtin", f"worker:\n  idle_timeout: {value}\n", path=tmp_path / "c.yaml", cwd=tmp_path)
+    assert caught.value.pointer == "/worker/idle_timeout"
+    assert "line 2, column 17" in str(caught.value)
+    config = parse_config("builtin", "worker:\n  idle_timeout: 2.5\n", path=tmp_path / "c.yaml", cwd=tmp_path)
+    assert config.worker_idle_timeout == 2.5

@@ -125,7 +125,14 @@ def _with_engine(
         environment = start_environment(config.identity, config.workspace)
         code = asyncio.run(
             run_worker(
-                spec, config, environment, flow_type=args.flow_type, grace=args.grace, out=out, info=info
+                spec,
+                config,
+                environment,
+                flow_type=args.flow_type,
+                grace=args.grace,
+                out=out,
+                info=info,
+                resident=args.resident,
             )
         )
         return code  # `main` leaves past the interpreter teardown (sessionflow.temporal._process_exit)
@@ -163,6 +170,7 @@ def _with_engine(
         approve=_approved(args.approve),
         config_given=args.config,
         model_given=args.model,
+        in_process_worker=args.in_process_worker,
     )
     return asyncio.run(run_chat(spec, config, environment, request, out=out, info=info))
 

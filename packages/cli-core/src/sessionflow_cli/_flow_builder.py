@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
+from datetime import timedelta
 from typing import Any
 
-from sessionflow import AgentSessionFlow, AgentSessionOptions
+from sessionflow import AgentSessionFlow, AgentSessionOptions, SessionTimings
 from sessionflow.kit import (
     AgentFrameworkRunner,
     AgentTurnContext,
+    DeltaTransport,
     FrameworkSpec,
     HarnessContext,
     ToolSpec,
@@ -25,7 +28,37 @@ from sessionflow_cli._policy import build_call_policy
 from sessionflow_cli._turn_runner import TurnRunner, wrap_runner
 from sessionflow_cli.config import CliConfig, TurnConfig, resolve_turn
 
-__all__ = ["Harness", "build_harness", "gather_tools"]
+__all__ = ["HEARTBEAT_TIMEOUT_ENV", "Harness", "build_harness", "gather_tools", "session_timings"]
+
+HEARTBEAT_TIMEOUT_ENV = "SESSIONFLOW_HEARTBEAT_TIMEOUT"
+"""Seconds without a heartbeat after which a step is taken as lost (its worker died) and runs
+again on another worker: 2 minutes by default; the crash tests shorten it."""
+
+
+def session_timings(environ: Mapping[str, str] | None = None) -> SessionTimings:
+    """The default timings, with ``$SESSIONFLOW_HEARTBEAT_TIMEOUT`` for both step kinds when set.
+
+    Raises:
+        RuntimeFailure: The variable is not a positive number of seconds.
+    """
+    text = (os.environ if environ is None else environ).get(HEARTBEAT_TIMEOUT_ENV, "").strip()
+    if not text:
+        return SessionTimings()
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = -1.0
+    if not seconds > 0:
+        raise RuntimeFailure(f"{HEARTBEAT_TIMEOUT_ENV}={text!r} is not a positive number of seconds")
+    timeout = timedelta(seconds=seconds)
+    defaults = SessionTimings()
+    return replace(
+        defaults,
+        model_heartbeat_timeout=timeout,
+        tool_heartbeat_timeout=timeout,
+        heartbeat_interval=min(defaults.heartbeat_interval, timeout / 5),
+        retry_initial_interval=min(defaults.retry_initial_interval, timeout / 10),
+    )
 
 
 @dataclass
@@ -64,12 +97,17 @@ def gather_tools(
 
 
 def build_harness(
-    spec: FrameworkSpec, config: CliConfig, flow_type: str, connectors: Connectors | None = None
+    spec: FrameworkSpec,
+    config: CliConfig,
+    flow_type: str,
+    connectors: Connectors | None = None,
+    *,
+    delta_transport: DeltaTransport | None = None,
 ) -> Harness:
     """Build the flow of `spec` for `config`; the framework's SDK is imported only here.
 
     `connectors` are the MCP servers listed at startup (`open_connectors`); their tools join
-    the local ones.
+    the local ones. `delta_transport` carries live deltas (the in-process bus by default).
 
     Raises:
         RuntimeFailure: The framework could not build its runner, or a tool source failed.
@@ -95,7 +133,8 @@ def build_harness(
     # Merged here rather than by `AgentSessionFlow`: the framework's context carries these options too.
     options = merge_tool_policies(
         AgentSessionOptions(
-            call_policy=build_call_policy(tools, resolve_policy_settings, twins=spec.local_tool_twins)
+            call_policy=build_call_policy(tools, resolve_policy_settings, twins=spec.local_tool_twins),
+            timings=session_timings(),
         ),
         tools,
     )
@@ -128,5 +167,5 @@ def build_harness(
         if demo is not None:
             demo.stop()
         raise
-    flow = AgentSessionFlow(runner, flow_type=flow_type, options=options)
+    flow = AgentSessionFlow(runner, flow_type=flow_type, options=options, delta_transport=delta_transport)
     return Harness(flow=flow, runner=runner, tools=tools, demo=demo)

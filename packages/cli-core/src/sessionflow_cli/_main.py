@@ -44,10 +44,10 @@ _SUMMARIES = {
     "sessions": "list this command's sessions (this framework, configuration and folder), newest first",
     "connectors": "list the MCP servers' tools, with effects and approval rules",
     "frameworks": "list the frameworks the installed plugins offer, with their capabilities",
-    "server": "status, start or stop the embedded Temporal dev server",
+    "server": "status, start or stop the embedded Temporal dev server (status and stop: the resident workers too)",
     "payloads": "gc: delete the stored payloads of sessions that ended long ago",
     "codec-server": "decode encrypted payloads for the Temporal UI (/encode, /decode)",
-    "worker": "serve this command's flow as a resident worker (one per host); SIGTERM stops it gracefully",
+    "worker": "serve this command's flow as a worker (one per host); --resident is the background worker chat and -p start and reuse",
     "serve": "the HTTP API over this command's sessions (and their worker), with a one-time login URL",
 }
 
@@ -179,6 +179,12 @@ def build_parser() -> argparse.ArgumentParser:
         "usage, tool calls) or stream-json (one JSON event per line)",
     )
     chat.add_argument(
+        "--in-process-worker",
+        action="store_true",
+        help="serve the flow inside this command instead of the resident worker "
+        "(also: SESSIONFLOW_RESIDENT_WORKER=0)",
+    )
+    chat.add_argument(
         "--approve",
         metavar="TOOL",
         action="append",
@@ -249,6 +255,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--flow-type",
         metavar="NAME",
         help="serve this flow type (default: the chat's on this host; give every host the same one)",
+    )
+    worker.add_argument(
+        "--resident",
+        action="store_true",
+        help="the background worker chat and -p start and reuse: recorded in ~/.sessionflow/workers, "
+        "stopped when idle (worker.idle_timeout, $SESSIONFLOW_WORKER_IDLE_TIMEOUT; default 900 s)",
     )
     worker.add_argument(
         "--grace",

@@ -12,9 +12,10 @@ ability of the framework's runner.
 
 from __future__ import annotations
 
+import contextlib
 import sys
 import threading
-from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
+from collections.abc import AsyncGenerator, Callable, Generator, Mapping, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import replace
 from typing import Any
@@ -32,6 +33,7 @@ from sessionflow.kit import (
     VerifyResult,
 )
 from sessionflow_cli._ask_user import as_question
+from sessionflow_cli._resident import ActivityMeter
 from sessionflow_cli.config import ConfigError, TurnConfig, ignored_setting_keys
 
 __all__ = ["BeforeModelStep", "TurnRunner", "wrap_runner"]
@@ -58,6 +60,16 @@ class TurnRunner(AgentFrameworkRunner):
         self._runners: dict[str, AgentFrameworkRunner] = {}
         self._lock = threading.Lock()
         self._warned: set[tuple[str, ...]] = set()
+        self.meter: ActivityMeter | None = None
+        """Counts the calls in flight, for the resident worker's idle timeout."""
+
+    @contextlib.contextmanager
+    def _running(self) -> Generator[None]:
+        if self.meter is None:
+            yield
+            return
+        with self.meter.running():
+            yield
 
     def runner_for(self, model: str) -> AgentFrameworkRunner:
         with self._lock:
@@ -84,6 +96,10 @@ class TurnRunner(AgentFrameworkRunner):
         return self.default_runner.build_user_message_with_images(text, images)
 
     async def run_model_step(self, turn: AgentTurnContext) -> AgentTurnOutcome:
+        with self._running():
+            return await self._run_model_step(turn)
+
+    async def _run_model_step(self, turn: AgentTurnContext) -> AgentTurnOutcome:
         resolved = self.resolve(turn.session_settings)
         if self._before is not None:
             self._before(turn, resolved)
@@ -107,7 +123,8 @@ class TurnRunner(AgentFrameworkRunner):
             resolved = self.resolve(call.session_settings)
         except ConfigError as error:
             raise ToolExecutionError(f"the turn's session settings are rejected: {error}") from None
-        return await self.runner_for(resolved.model).execute_deferred_tool_call(call)
+        with self._running():
+            return await self.runner_for(resolved.model).execute_deferred_tool_call(call)
 
     @asynccontextmanager
     async def worker_scope(self) -> AsyncGenerator[None]:
@@ -128,7 +145,8 @@ class TurnRunner(AgentFrameworkRunner):
             resolved = self.resolve(call.session_settings)
         except ConfigError as error:
             raise ToolExecutionError(f"the turn's session settings are rejected: {error}") from None
-        return await self.runner_for(resolved.model).verify_tool_call(call)
+        with self._running():
+            return await self.runner_for(resolved.model).verify_tool_call(call)
 
 
 def wrap_runner(

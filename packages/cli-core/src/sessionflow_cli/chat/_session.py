@@ -52,7 +52,11 @@ class ChatSession:
             self.pump = EventPump(sessions, self.session_id)
         # Images travel through the payload store, so a worker on another machine reads them too.
         stored = [await self._upload(Path(path)) for path in images]
-        return await sessions.send_user_message(self.session_id, text, images=stored, settings=settings)
+        # The session takes the message only once a worker runs it: a resident worker that
+        # fails to start ends the wait (`Runtime.watch`) instead of leaving it hanging.
+        return await self.runtime.watch(
+            sessions.send_user_message(self.session_id, text, images=stored, settings=settings)
+        )
 
     async def _upload(self, path: Path) -> str:
         data = await asyncio.to_thread(path.read_bytes)

@@ -39,6 +39,7 @@ class ChatRequest:
     continue_latest: bool = False
     """`-c/--continue`: the latest open session of this flow type (framework, file, folder)."""
     output_format: OutputFormat = "text"
+    in_process_worker: bool = False
 
 
 def _resume_hint(spec: FrameworkSpec, config: CliConfig, request: ChatRequest) -> str:
@@ -82,7 +83,15 @@ async def _run(
     out: Console,
     info: Console,
 ) -> int:
-    async with open_runtime(spec, config, environment, info=info) as runtime:
+    async with open_runtime(
+        spec,
+        config,
+        environment,
+        info=info,
+        in_process=request.in_process_worker,
+        config_given=request.config_given,
+        model_given=request.model_given,
+    ) as runtime:
         resume = request.resume
         if request.continue_latest:
             resume = await _latest(runtime, spec)

@@ -14,6 +14,7 @@ the frameworks the installed plugins register: `config_schema` adds one mapping 
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Annotated, Any
 
@@ -32,6 +33,7 @@ __all__ = [
     "ServerFile",
     "ShellFile",
     "TlsFile",
+    "WorkerFile",
 ]
 
 
@@ -235,6 +237,26 @@ class MediaFile:
 
 @with_config(_CLOSED)
 @dataclass(frozen=True, kw_only=True)
+class WorkerFile:
+    """``worker``: the resident worker that chat and -p start in the background and reuse."""
+
+    idle_timeout: Annotated[
+        Annotated[float, Strict(False)] | None,
+        Field(
+            gt=0,
+            allow_inf_nan=False,
+            description="Seconds without a running step or a connected command before the resident worker "
+            "stops (default 900; $SESSIONFLOW_WORKER_IDLE_TIMEOUT wins).",
+        ),
+    ] = None
+
+    def __post_init__(self) -> None:
+        if self.idle_timeout is not None and not math.isfinite(self.idle_timeout):
+            raise ValueError("idle_timeout must be a finite number of seconds")
+
+
+@with_config(_CLOSED)
+@dataclass(frozen=True, kw_only=True)
 class PayloadsFile:
     """``payloads``: the payload store."""
 
@@ -306,6 +328,7 @@ class ConfigFile:
     ] = None
     approval: ApprovalFile | None = None
     media: MediaFile | None = None
+    worker: WorkerFile | None = None
     payloads: Annotated[
         PayloadsFile | None,
         Field(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
@@ -176,6 +177,7 @@ def _build(
     media: Json = doc.get("media") or {}
     media_folder = _path(str(media["folder"]), base) if "folder" in media else default_media_folder()
     approval: Json = doc.get("approval") or {}
+    worker: Json = doc.get("worker") or {}
     section = doc.get(framework)
     return CliConfig(
         framework=framework,
@@ -196,7 +198,20 @@ def _build(
         if "payloads" in doc
         else None,
         framework_settings=cast(Mapping[str, Any], section) if isinstance(section, dict) else {},
+        worker_idle_timeout=checked(lambda: _idle_timeout(worker, source), None),
     )
+
+
+def _idle_timeout(worker: Json, source: str) -> float | None:
+    if "idle_timeout" not in worker:
+        return None
+    seconds = float(worker["idle_timeout"])
+    if not math.isfinite(seconds):
+        # YAML's .nan and .inf pass JSON Schema's number checks.
+        raise ConfigError(
+            "invalid", "/worker/idle_timeout", "must be a finite number of seconds", source=source
+        )
+    return seconds
 
 
 def _prompt_file(doc: Json, system_prompt: str | None, base: Path, source: str) -> Path | None:

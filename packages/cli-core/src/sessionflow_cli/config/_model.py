@@ -178,6 +178,8 @@ class CliConfig:
         payloads: The payload store of ``payloads:``, or None for the default
             (``$SESSIONFLOW_PAYLOADS``, else ``~/.sessionflow/payloads``).
         framework_settings: The framework's own section.
+        worker_idle_timeout: ``worker.idle_timeout``: seconds the resident worker waits idle
+            before it stops, or None for the default (`sessionflow_cli._resident`).
     """
 
     framework: str
@@ -194,6 +196,7 @@ class CliConfig:
     media_folder: Path
     payloads: PayloadStore | None = None
     framework_settings: Mapping[str, Any] = field(default_factory=lambda: {})
+    worker_idle_timeout: float | None = None
 
     @property
     def identity(self) -> str:
