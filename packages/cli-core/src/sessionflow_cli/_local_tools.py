@@ -94,31 +94,40 @@ def shell_sandbox(config: SandboxConfig) -> ShellSandbox:
         hidden=config.hidden,
         hide_home=config.hide_home,
         bwrap=config.bwrap,
+        backend=config.backend,
     )
 
 
 def shell_sandbox_note(config: SandboxConfig) -> str | None:
-    """The line under a shell command's approval prompt: sandboxed or not (and why not);
-    None when the local tools are not installed."""
+    """The line under a shell command's approval prompt: which sandbox (``sandboxed
+    (bubblewrap)``, ``sandboxed (landlock)``) and what it leaves unconfined, or not
+    sandboxed and why; None when the local tools are not installed."""
     if importlib.util.find_spec(LOCAL_TOOLS_MODULE) is None:
         return None
     from sessionflow_local_tools import sandbox_status
 
     found = sandbox_status(shell_sandbox(config))
-    if found.available:
-        widened = [
-            what
-            for what, on in (
-                ("network on", config.network),
-                ("extra writable paths", bool(config.writable)),
-                ("home shown", not config.hide_home),
-            )
-            if on
-        ]
-        return "(runs sandboxed: workspace writable, the rest read-only" + (
-            f"; {', '.join(widened)})" if widened else ", home hidden, no network)"
+    if not found.available:
+        return f"(runs NOT sandboxed: {found.reason})"
+    widened = [
+        what
+        for what, on in (
+            ("network on", config.network),
+            ("extra writable paths", bool(config.writable)),
+            ("home shown", not config.hide_home),
         )
-    return f"(runs NOT sandboxed: {found.reason})"
+        if on
+    ]
+    if found.backend == "bubblewrap":
+        narrow = ", home hidden, no network)"
+    else:
+        narrow = ", home and /tmp hidden, no TCP)"
+    note = f"(runs {found.label}: workspace writable, the rest read-only" + (
+        f"; {', '.join(widened)})" if widened else narrow
+    )
+    if found.unconfined:
+        note = f"{note[:-1]}; not confined: {'; '.join(found.unconfined)})"
+    return note
 
 
 def _require_browser_extra() -> None:

@@ -19,6 +19,7 @@ __all__ = [
     "ConnectorConfig",
     "LocalToolGroup",
     "LocalToolsConfig",
+    "SandboxBackend",
     "SandboxConfig",
     "ServerConfig",
     "ShellConfig",
@@ -32,6 +33,8 @@ DEFAULT_PORT = 7233
 DEFAULT_SHELL_TIMEOUT = 120.0
 
 LocalToolGroup = Literal["files", "shell", "web_fetch", "browser"]
+SandboxBackend = Literal["auto", "bubblewrap", "landlock", "none"]
+"""`sessionflow_local_tools.SandboxBackend`, spelled here so the configuration needs no local tools."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -39,7 +42,8 @@ class SandboxConfig:
     """How shell commands are confined (``local_tools.shell.sandbox``); paths are absolute.
 
     The defaults are the narrowest: only the workspace writable, the home hidden, no
-    network (`sessionflow_local_tools.ShellSandbox` has the details).
+    network (`sessionflow_local_tools.ShellSandbox` has the details), bubblewrap where it
+    works, else Landlock (``backend``).
     """
 
     network: bool = False
@@ -48,6 +52,7 @@ class SandboxConfig:
     hidden: tuple[Path, ...] = ()
     hide_home: bool = True
     bwrap: str = "bwrap"
+    backend: SandboxBackend = "auto"
 
 
 @dataclass(frozen=True, kw_only=True)
