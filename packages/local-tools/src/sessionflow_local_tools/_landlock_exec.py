@@ -27,6 +27,7 @@ import json
 import os
 import stat
 import sys
+from typing import cast
 
 # The system call numbers are the same on every architecture but alpha (asm-generic).
 _SYS_CREATE_RULESET, _SYS_ADD_RULE, _SYS_RESTRICT_SELF = 444, 445, 446
@@ -62,7 +63,7 @@ def fs_rights(abi: int) -> int:
 
 
 class _RulesetAttr(ctypes.Structure):
-    _fields_ = [  # noqa: RUF012 (ctypes' own protocol)
+    _fields_ = [
         ("handled_access_fs", ctypes.c_uint64),
         ("handled_access_net", ctypes.c_uint64),
         ("scoped", ctypes.c_uint64),
@@ -71,15 +72,15 @@ class _RulesetAttr(ctypes.Structure):
 
 class _PathBeneathAttr(ctypes.Structure):
     _pack_ = 1
-    _fields_ = [("allowed_access", ctypes.c_uint64), ("parent_fd", ctypes.c_int32)]  # noqa: RUF012
+    _fields_ = [("allowed_access", ctypes.c_uint64), ("parent_fd", ctypes.c_int32)]
 
 
 class _CapHeader(ctypes.Structure):
-    _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]  # noqa: RUF012
+    _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
 
 
 class _CapData(ctypes.Structure):
-    _fields_ = [  # noqa: RUF012
+    _fields_ = [
         ("effective", ctypes.c_uint32),
         ("permitted", ctypes.c_uint32),
         ("inheritable", ctypes.c_uint32),
@@ -99,7 +100,9 @@ def abi_version() -> int:
     EOPNOTSUPP: built in but not enabled at boot)."""
     libc = _libc()
     libc.syscall.restype = ctypes.c_long
-    version = libc.syscall(ctypes.c_long(_SYS_CREATE_RULESET), None, ctypes.c_size_t(0), ctypes.c_uint32(CREATE_RULESET_VERSION))
+    version = libc.syscall(
+        ctypes.c_long(_SYS_CREATE_RULESET), None, ctypes.c_size_t(0), ctypes.c_uint32(CREATE_RULESET_VERSION)
+    )
     return int(version) if version >= 0 else -ctypes.get_errno()
 
 
@@ -156,9 +159,21 @@ def _drop_capabilities(libc: ctypes.CDLL) -> None:
     _check(libc.capset(ctypes.byref(header), data), "capset")
 
 
+def _paths(spec: dict[str, object], key: str) -> list[str]:
+    value = spec.get(key, [])
+    if not isinstance(value, list) or not all(isinstance(p, str) for p in value):  # pyright: ignore[reportUnknownVariableType]
+        raise LaunchError(f"{key} is not a list of paths")
+    return [str(p) for p in value]  # pyright: ignore[reportUnknownArgumentType, reportUnknownVariableType]
+
+
 def restrict(spec: dict[str, object]) -> None:
     """Apply ``spec`` to this process (see the module's description); raises `LaunchError`."""
-    abi = int(spec["abi"])  # type: ignore[arg-type]
+    abi = spec.get("abi")
+    if not isinstance(abi, int):
+        raise LaunchError("abi is not a number")
+    env = spec.get("env", {})
+    if not isinstance(env, dict):
+        raise LaunchError("env is not an object")
     kernel = abi_version()
     if kernel < 1:
         raise LaunchError(f"Landlock is not available in this kernel ({os.strerror(-kernel)})")
@@ -184,8 +199,12 @@ def restrict(spec: dict[str, object]) -> None:
         "landlock_create_ruleset",
     )
     try:
-        for key, rights in (("read", READ), ("write", handled), ("devices", READ_FILE | WRITE_FILE | TRUNCATE | IOCTL_DEV)):
-            for path in spec.get(key, []):  # type: ignore[union-attr]
+        for key, rights in (
+            ("read", READ),
+            ("write", handled),
+            ("devices", READ_FILE | WRITE_FILE | TRUNCATE | IOCTL_DEV),
+        ):
+            for path in _paths(spec, key):
                 _add_path(libc, ruleset, str(path), rights, handled)
         _drop_capabilities(libc)
         _check(libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "PR_SET_NO_NEW_PRIVS")
@@ -195,8 +214,8 @@ def restrict(spec: dict[str, object]) -> None:
         )
     finally:
         os.close(ruleset)
-    for name, value in dict(spec.get("env", {})).items():  # type: ignore[call-overload]
-        os.environ[str(name)] = str(value)
+    for name, value in env.items():  # pyright: ignore[reportUnknownVariableType]
+        os.environ[str(name)] = str(value)  # pyright: ignore[reportUnknownArgumentType]
 
 
 def main(argv: list[str]) -> int:
@@ -204,9 +223,14 @@ def main(argv: list[str]) -> int:
         sys.stderr.write("usage: _landlock_exec.py SPEC -- ARGV...\n")
         return 126
     try:
-        restrict(json.loads(argv[1]))
-    except (LaunchError, ValueError, KeyError, TypeError) as error:
-        sys.stderr.write(f"sessionflow: the Landlock sandbox could not be applied, the command did not run: {error}\n")
+        spec: object = json.loads(argv[1])
+        if not isinstance(spec, dict):
+            raise LaunchError("the spec is not a JSON object")
+        restrict(cast(dict[str, object], spec))
+    except (LaunchError, ValueError) as error:
+        sys.stderr.write(
+            f"sessionflow: the Landlock sandbox could not be applied, the command did not run: {error}\n"
+        )
         return 126
     try:
         os.execvp(argv[3], argv[3:])

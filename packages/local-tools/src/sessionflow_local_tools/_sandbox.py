@@ -48,6 +48,7 @@ __all__ = [
     "HIDDEN_IN_HOME",
     "SandboxStatus",
     "bwrap_argv",
+    "forget_probes",
     "landlock_argv",
     "landlock_spec",
     "sandbox_status",
@@ -102,6 +103,13 @@ class SandboxStatus:
 def sandbox_status(sandbox: ShellSandbox) -> SandboxStatus:
     """The sandbox `sandbox.backend` picks on this machine, probed once per process and setting."""
     return _status(sandbox.backend, sandbox.bwrap, sandbox.network)
+
+
+def forget_probes() -> None:
+    """Decide again on the next `sandbox_status` (bwrap is probed again; Landlock, a
+    property of the running kernel, is not)."""
+    _status.cache_clear()
+    _probe_bwrap.cache_clear()
 
 
 @functools.cache
@@ -173,7 +181,10 @@ def _probe_landlock() -> tuple[int, str]:
     if abi == -errno.ENOSYS:
         return 0, "Landlock is not built into this kernel (landlock_create_ruleset: ENOSYS)"
     if abi == -errno.EOPNOTSUPP:
-        return 0, "Landlock is built into this kernel but not enabled (it is missing from the lsm= boot parameter)"
+        return (
+            0,
+            "Landlock is built into this kernel but not enabled (it is missing from the lsm= boot parameter)",
+        )
     if abi < 1:
         return 0, f"Landlock is not usable here (landlock_create_ruleset: {os.strerror(-abi)})"
     spec = {"abi": abi, "read": ["/"], "tcp": abi < 4}
@@ -197,7 +208,9 @@ def _launcher(spec: str) -> list[str]:
     return [sys.executable, "-I", "-S", _landlock_exec.__file__, spec, "--"]
 
 
-def landlock_argv(status: SandboxStatus, sandbox: ShellSandbox, workspace: Path, home: Path | None, tmpdir: Path) -> list[str]:
+def landlock_argv(
+    status: SandboxStatus, sandbox: ShellSandbox, workspace: Path, home: Path | None, tmpdir: Path
+) -> list[str]:
     """The launcher's command line (up to and including ``--``) that confines one command."""
     return _launcher(json.dumps(landlock_spec(status, sandbox, workspace, home, tmpdir)))
 
@@ -232,7 +245,7 @@ def landlock_spec(
         "read": read,
         "write": write,
         "devices": [p for p in LANDLOCK_DEVICES if os.path.exists(p)],
-        "tcp": sandbox.network,
+        "tcp": sandbox.network or status.landlock_abi < 4,  # before ABI 4 it cannot be refused
         "scope_unix": not sandbox.network,
         "env": {"TMPDIR": str(tmpdir)},
     }

@@ -64,7 +64,9 @@ class ShellSandbox:
 
     def __post_init__(self) -> None:
         if self.backend not in SANDBOX_BACKENDS:
-            raise ValueError(f"unknown sandbox backend {self.backend!r}: one of {', '.join(SANDBOX_BACKENDS)}")
+            raise ValueError(
+                f"unknown sandbox backend {self.backend!r}: one of {', '.join(SANDBOX_BACKENDS)}"
+            )
 
 
 @dataclass(frozen=True)

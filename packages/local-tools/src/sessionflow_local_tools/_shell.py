@@ -127,7 +127,9 @@ async def run_shell(
     finally:
         if confined.tmpdir is not None:  # the tree is dead: nothing writes there any more
             await asyncio.to_thread(shutil.rmtree, confined.tmpdir, True)
-    return replace(run, sandbox=confined.label, unsandboxed=confined.unsandboxed, unconfined=confined.unconfined)
+    return replace(
+        run, sandbox=confined.label, unsandboxed=confined.unsandboxed, unconfined=confined.unconfined
+    )
 
 
 async def _run(command: str, argv: list[str], workspace: Path, timeout: float) -> ShellRun:
