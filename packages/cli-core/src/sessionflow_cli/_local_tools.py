@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from sessionflow.kit import ToolSpec
 from sessionflow_cli._errors import RuntimeFailure
-from sessionflow_cli.config import LocalToolsConfig, SandboxConfig, TurnConfig
+from sessionflow_cli.config import CliConfig, LocalToolsConfig, SandboxConfig, TurnConfig
 
 if TYPE_CHECKING:
     from sessionflow_local_tools import ShellSandbox
@@ -28,6 +28,7 @@ __all__ = [
     "close_local_tools",
     "shell_sandbox",
     "shell_sandbox_note",
+    "shell_sandbox_of",
 ]
 
 LOCAL_TOOLS_MODULE = "sessionflow_local_tools"
@@ -96,6 +97,14 @@ def shell_sandbox(config: SandboxConfig) -> ShellSandbox:
         bwrap=config.bwrap,
         backend=config.backend,
     )
+
+
+def shell_sandbox_of(config: CliConfig) -> ShellSandbox | None:
+    """The sandbox of a framework's own shell tool (Claude Code's ``Bash``): the file's
+    ``local_tools.shell.sandbox``; None when the local tools are not installed."""
+    if importlib.util.find_spec(LOCAL_TOOLS_MODULE) is None:
+        return None
+    return shell_sandbox(config.local_tools.shell.sandbox)
 
 
 def shell_sandbox_note(config: SandboxConfig) -> str | None:
