@@ -91,3 +91,7 @@ def test_the_cli_applies_the_floors_and_the_shell_allow_list_to_claude_tools(tmp
     assert not policy(_call("Bash", bash, {"command": "ls"}), {}).is_approval_required
     assert policy(_call("Bash", bash, {"command": "ls; rm -rf x"}), {}).is_approval_required
     assert not policy(_call("Read", ToolPolicy(effect=ToolEffect.READ)), {}).is_approval_required
+    # Bash runs in the shell sandbox too: switched off, even an allowed command asks.
+    off = _resolver(tmp_path, "local_tools: {shell: {allow: [ls], sandbox: {backend: none}}}\n")
+    unconfined = build_call_policy([], off, twins=_claude_twins())
+    assert unconfined(_call("Bash", bash, {"command": "ls"}), {}).is_approval_required
