@@ -612,9 +612,11 @@ def _cli_only_options(options: ClaudeAgentOptions) -> list[tuple[str, str]]:
         problems.append(
             (
                 "sandbox",
-                "Claude Code sandboxes the Bash commands it runs itself; under sessionflow each "
-                "command runs in a tool step, outside that sandbox. Leave sandbox unset and confine "
-                "the worker instead (a container, a user of its own)",
+                "Claude Code sandboxes the Bash commands it runs itself, and under sessionflow it runs "
+                "none: each command runs in a tool step, where the CLI's sandbox confines nothing. "
+                "Leave sandbox unset and pass bash_sandbox=sessionflow_local_tools.ShellSandbox() to "
+                "ClaudeAgentRunner or claude_agent_session_flow (bubblewrap, else Landlock), or "
+                "confine the worker (a container, a user of its own)",
             )
         )
     if options.output_format is not None:
