@@ -12,6 +12,7 @@ is skipped with the reason `sandbox_status` gives (for Landlock: the kernel's an
 from __future__ import annotations
 
 import asyncio
+import errno
 import os
 import shutil
 import socket
@@ -39,6 +40,7 @@ from sessionflow_local_tools import (
     build_local_tools,
     sandbox_status,
 )
+from sessionflow_local_tools import _landlock_exec as landlock_exec
 from sessionflow_local_tools import _sandbox as sandbox_module
 from sessionflow_local_tools._sandbox import landlock_spec
 from tests.local_tools.conftest import (
@@ -566,3 +568,24 @@ def test_landlock_rules_carve_hidden_paths_out(tmp_path: Path, landlock: None) -
     assert str(ws / "keys") not in write
     # The rest is read-only, but for /tmp (and the home): / itself is never granted whole.
     assert "/" not in read and "/tmp" not in read and "/usr" in read
+
+
+@pytest.mark.parametrize(
+    ("answer", "reason"),
+    [
+        (-errno.ENOSYS, "Landlock is not built into this kernel (landlock_create_ruleset: ENOSYS)"),
+        (
+            -errno.EOPNOTSUPP,
+            "Landlock is built into this kernel but not enabled (it is missing from the lsm=",
+        ),
+        (-errno.EPERM, "Landlock is not usable here (landlock_create_ruleset: Operation not permitted)"),
+    ],
+)
+def test_a_kernel_without_landlock_is_named_precisely(
+    monkeypatch: pytest.MonkeyPatch, answer: int, reason: str
+) -> None:
+    # What the kernel answers to landlock_create_ruleset(NULL, 0, LANDLOCK_CREATE_RULESET_VERSION).
+    monkeypatch.setattr(landlock_exec, "abi_version", lambda: answer)
+    probe = sandbox_module._probe_landlock.__wrapped__  # pyright: ignore[reportPrivateUsage]
+    abi, why = probe()
+    assert abi == 0 and why.startswith(reason)

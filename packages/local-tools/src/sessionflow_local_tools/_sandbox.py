@@ -181,9 +181,9 @@ def _probe_landlock() -> tuple[int, str]:
     if abi == -errno.ENOSYS:
         return 0, "Landlock is not built into this kernel (landlock_create_ruleset: ENOSYS)"
     if abi == -errno.EOPNOTSUPP:
-        return (
-            0,
-            "Landlock is built into this kernel but not enabled (it is missing from the lsm= boot parameter)",
+        return 0, (
+            "Landlock is built into this kernel but not enabled (it is missing from the lsm= boot "
+            f"parameter{_enabled_lsms()})"
         )
     if abi < 1:
         return 0, f"Landlock is not usable here (landlock_create_ruleset: {os.strerror(-abi)})"
@@ -202,6 +202,15 @@ def _probe_landlock() -> tuple[int, str]:
         detail = probe.stderr.decode("utf-8", "replace").strip() or f"exit code {probe.returncode}"
         return 0, f"Landlock cannot be enforced here: {detail}"
     return abi, ""
+
+
+def _enabled_lsms() -> str:
+    """``; enabled: ...`` from /sys/kernel/security/lsm when securityfs is mounted, else empty."""
+    try:
+        with open("/sys/kernel/security/lsm") as file:
+            return f"; enabled: {file.read().strip()}"
+    except OSError:
+        return ""
 
 
 def _launcher(spec: str) -> list[str]:
