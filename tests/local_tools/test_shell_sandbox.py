@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import errno
+import json
 import os
 import shutil
 import socket
@@ -589,3 +590,22 @@ def test_a_kernel_without_landlock_is_named_precisely(
     probe = sandbox_module._probe_landlock.__wrapped__  # pyright: ignore[reportPrivateUsage]
     abi, why = probe()
     assert abi == 0 and why.startswith(reason)
+
+
+def test_the_launcher_follows_no_link_put_in_the_spec(tmp_path: Path, landlock: None) -> None:
+    # The spec holds real paths; a link found at launch (put there since) grants nothing.
+    status = sandbox_status(ShellSandbox(backend="landlock"))
+    home, ws = tmp_path / "home", tmp_path / "ws"
+    (home / ".ssh").mkdir(parents=True)
+    (home / ".ssh" / "id_rsa").write_text(KEY_TEXT + "\n")
+    ws.mkdir()
+    link = ws / "keys"
+    link.symlink_to(home / ".ssh")
+    spec = landlock_spec(status, ShellSandbox(backend="landlock"), ws, home, tmp_path / "t")
+    spec["read"] = [*cast(list[str], spec["read"]), str(link)]
+    launcher = sandbox_module._launcher  # pyright: ignore[reportPrivateUsage]
+    done = subprocess.run(
+        [*launcher(json.dumps(spec)), "cat", str(home / ".ssh" / "id_rsa")], capture_output=True, check=False
+    )
+    assert done.returncode == 1 and b"Permission denied" in done.stderr
+    assert KEY_TEXT.encode() not in done.stdout

@@ -115,13 +115,18 @@ def _check(result: int, what: str) -> int:
 
 def _add_path(libc: ctypes.CDLL, ruleset: int, path: str, rights: int, handled: int) -> None:
     try:
-        fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
+        # The spec's paths are real ones: a link found now was put there since, and is not
+        # followed (it could lead into a hidden folder).
+        fd = os.open(path, os.O_PATH | os.O_NOFOLLOW | os.O_CLOEXEC)
     except FileNotFoundError:
         return  # gone since the spec was made: nothing to grant
     except OSError as error:
         raise LaunchError(f"cannot open {path}: {error.strerror}") from None
     try:
-        if not stat.S_ISDIR(os.fstat(fd).st_mode):
+        mode = os.fstat(fd).st_mode
+        if stat.S_ISLNK(mode):
+            return
+        if not stat.S_ISDIR(mode):
             rights &= FILE_RIGHTS
         attr = _PathBeneathAttr(rights & handled, fd)
         _check(
