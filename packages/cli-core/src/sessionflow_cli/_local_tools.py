@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from sessionflow.kit import ToolSpec
+from sessionflow.kit import FrameworkSpec, ToolSpec
 from sessionflow_cli._errors import RuntimeFailure
 from sessionflow_cli.config import CliConfig, LocalToolsConfig, SandboxConfig, TurnConfig
 
@@ -29,6 +29,7 @@ __all__ = [
     "shell_sandbox",
     "shell_sandbox_note",
     "shell_sandbox_of",
+    "shell_tool_names",
 ]
 
 LOCAL_TOOLS_MODULE = "sessionflow_local_tools"
@@ -97,6 +98,16 @@ def shell_sandbox(config: SandboxConfig) -> ShellSandbox:
         bwrap=config.bwrap,
         backend=config.backend,
     )
+
+
+SHELL_TOOL_NAME = "run_shell_command"
+
+
+def shell_tool_names(spec: FrameworkSpec) -> frozenset[str]:
+    """`run_shell_command` and the framework's own twins of it (Claude Code's ``Bash``):
+    the tools that run in the shell sandbox, whose approval prompt says which."""
+    twins = (name for name, twin in spec.local_tool_twins.items() if twin == SHELL_TOOL_NAME)
+    return frozenset({SHELL_TOOL_NAME, *twins})
 
 
 def shell_sandbox_of(config: CliConfig) -> ShellSandbox | None:
