@@ -609,3 +609,55 @@ def test_the_launcher_follows_no_link_put_in_the_spec(tmp_path: Path, landlock: 
     )
     assert done.returncode == 1 and b"Permission denied" in done.stderr
     assert KEY_TEXT.encode() not in done.stdout
+
+
+FILES = "unix sockets that are files (a command can connect to one that exists)"
+PROC, IPC = "/proc lists the host's processes (not their memory or environment)", "System V IPC"
+SIGNALS, ABSTRACT = "signals to the worker's other processes", "abstract unix sockets"
+UDP = "UDP and other sockets that are not TCP"
+
+
+@pytest.mark.parametrize(
+    ("abi", "network", "confined", "gaps"),
+    [
+        (1, False, False, ("the network (Landlock ABI 1 cannot refuse TCP; it takes ABI 4)", ABSTRACT)),
+        (3, False, False, ("the network (Landlock ABI 3 cannot refuse TCP; it takes ABI 4)", ABSTRACT)),
+        (4, False, True, (UDP, ABSTRACT)),
+        (5, False, True, (UDP, ABSTRACT)),
+        (6, False, True, (UDP,)),
+        (3, True, True, ()),
+        (4, True, True, ()),
+        (6, True, True, ()),
+    ],
+)
+def test_what_landlock_leaves_unconfined_follows_the_abi(
+    pretend_landlock: Callable[[int, str], None],
+    abi: int,
+    network: bool,
+    confined: bool,
+    gaps: tuple[str, ...],
+) -> None:
+    pretend_landlock(abi, "")
+    status = sandbox_status(ShellSandbox(backend="landlock", network=network))
+    assert (status.backend, status.landlock_abi, status.network_confined) == ("landlock", abi, confined)
+    assert status.allow_list_applies == confined
+    tail = (FILES, SIGNALS, PROC, IPC) if abi < 6 else (FILES, PROC, IPC)
+    assert status.unconfined == (*gaps, *tail)
+
+
+def test_a_bwrap_that_cannot_create_namespaces_is_named(tmp_path: Path, landlock: None) -> None:
+    # What bubblewrap prints when the kernel or a container refuses its namespaces.
+    broken = tmp_path / "bwrap"
+    broken.write_text("#!/bin/sh\necho 'bwrap: No permissions to create new namespace' >&2\nexit 1\n")
+    broken.chmod(0o755)
+    silent = tmp_path / "bwrap-silent"
+    silent.write_text("#!/bin/sh\nexit 3\n")
+    silent.chmod(0o755)
+    status = sandbox_status(ShellSandbox(bwrap=str(broken), backend="bubblewrap"))
+    why = f"bubblewrap ({broken}) cannot create its namespaces here: bwrap: No permissions to create new namespace"
+    assert (status.backend, status.reason) == (None, why)
+    quiet = sandbox_status(ShellSandbox(bwrap=str(silent), backend="bubblewrap"))
+    assert quiet.reason == f"bubblewrap ({silent}) cannot create its namespaces here: exit code 3"
+    # Under auto, Landlock takes over, and says why.
+    fallback = sandbox_status(ShellSandbox(bwrap=str(broken)))
+    assert (fallback.backend, fallback.reason) == ("landlock", why)

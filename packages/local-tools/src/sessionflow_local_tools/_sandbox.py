@@ -39,6 +39,7 @@ import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from subprocess import TimeoutExpired
 from typing import Literal
 
 from sessionflow_local_tools import _landlock_exec
@@ -166,7 +167,7 @@ def _probe_bwrap(bwrap: str) -> tuple[str | None, str]:
             timeout=_PROBE_TIMEOUT,
             check=False,
         )
-    except (OSError, subprocess.TimeoutExpired) as error:
+    except (OSError, TimeoutExpired) as error:
         return None, f"bubblewrap ({found}) could not be run: {error}"
     if probe.returncode != 0:
         detail = probe.stderr.decode("utf-8", "replace").strip() or f"exit code {probe.returncode}"
@@ -196,7 +197,7 @@ def _probe_landlock() -> tuple[int, str]:
             timeout=_PROBE_TIMEOUT,
             check=False,
         )
-    except (OSError, subprocess.TimeoutExpired) as error:
+    except (OSError, TimeoutExpired) as error:
         return 0, f"the Landlock launcher could not be run: {error}"
     if probe.returncode != 0:
         detail = probe.stderr.decode("utf-8", "replace").strip() or f"exit code {probe.returncode}"
