@@ -140,8 +140,10 @@ def shell_sandbox_note(config: SandboxConfig) -> str | None:
     ]
     if found.backend == "bubblewrap":
         narrow = ", home hidden, no network)"
-    else:
+    elif found.network_confined:
         narrow = ", home and /tmp hidden, no TCP)"
+    else:  # Landlock before ABI 4: what is not confined follows
+        narrow = ", home and /tmp hidden)"
     note = f"(runs {found.label}: workspace writable, the rest read-only" + (
         f"; {', '.join(widened)})" if widened else narrow
     )
