@@ -12,6 +12,7 @@ is skipped with the reason `sandbox_status` gives (for Landlock: the kernel's an
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import errno
 import json
 import os
@@ -43,7 +44,7 @@ from sessionflow_local_tools import (
 )
 from sessionflow_local_tools import _landlock_exec as landlock_exec
 from sessionflow_local_tools import _sandbox as sandbox_module
-from sessionflow_local_tools._sandbox import landlock_spec
+from sessionflow_local_tools._sandbox import SandboxStatus, bwrap_argv, landlock_spec
 from tests.local_tools.conftest import (
     MISSING_BWRAP,
     Sandbox,
@@ -451,8 +452,10 @@ def test_landlock_that_cannot_refuse_tcp_asks_for_every_command(
     # With the network on there is nothing to refuse: the allow list holds again.
     assert not _needs_approval(SandboxConfig(backend="landlock", network=True), "ls")
     note = shell_sandbox_note(SandboxConfig(backend="landlock"))
-    assert note is not None and note.startswith("(runs sandboxed (landlock): ")
-    assert "not confined: the network (Landlock ABI 3" in note
+    assert note is not None and note.startswith(
+        "(runs sandboxed (landlock): workspace writable, the rest read-only, home and /tmp hidden; "
+        "not confined: the network (Landlock ABI 3 cannot refuse TCP"
+    )  # no "no TCP" claim
 
 
 async def test_sandboxed_the_allow_list_holds_and_results_say_which(
@@ -661,3 +664,83 @@ def test_a_bwrap_that_cannot_create_namespaces_is_named(tmp_path: Path, landlock
     # Under auto, Landlock takes over, and says why.
     fallback = sandbox_status(ShellSandbox(bwrap=str(broken)))
     assert (fallback.backend, fallback.reason) == ("landlock", why)
+
+
+def test_the_status_cannot_be_changed_after_the_probe() -> None:
+    status = sandbox_status(ShellSandbox(backend="none"))
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        status.backend = "bubblewrap"  # type: ignore[misc]
+
+
+def test_a_bwrap_that_works_is_used_and_one_that_cannot_start_is_named(tmp_path: Path) -> None:
+    fine = tmp_path / "bwrap-fine"
+    fine.write_text("#!/bin/sh\nexit 0\n")
+    fine.chmod(0o755)
+    status = sandbox_status(ShellSandbox(bwrap=str(fine), backend="bubblewrap"))
+    assert (status.backend, status.bwrap, status.reason) == ("bubblewrap", str(fine), "")
+    broken = tmp_path / "bwrap-broken"
+    broken.write_text("#!/nonexistent/interpreter\n")
+    broken.chmod(0o755)
+    failed = sandbox_status(ShellSandbox(bwrap=str(broken), backend="bubblewrap"))
+    assert failed.backend is None
+    assert failed.reason.startswith(f"bubblewrap ({broken}) could not be run: ")
+
+
+def test_a_bwrap_that_hangs_is_given_up(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    hangs = tmp_path / "bwrap-hangs"
+    hangs.write_text("#!/bin/sh\nexec sleep 30\n")
+    hangs.chmod(0o755)
+    monkeypatch.setattr(sandbox_module, "_PROBE_TIMEOUT", 0.5)
+    status = sandbox_status(ShellSandbox(bwrap=str(hangs), backend="bubblewrap"))
+    assert status.backend is None and "could not be run: " in status.reason and "timed out" in status.reason
+
+
+def test_the_landlock_probe_enforces_a_ruleset_before_saying_yes(
+    monkeypatch: pytest.MonkeyPatch, landlock: None
+) -> None:
+    probe = sandbox_module._probe_landlock.__wrapped__  # pyright: ignore[reportPrivateUsage]
+    kernel = sandbox_status(ShellSandbox(backend="landlock")).landlock_abi
+    for abi in (1, 3, 4):  # an older kernel's answer: the launcher keeps to what that ABI has
+        monkeypatch.setattr(landlock_exec, "abi_version", lambda abi=abi: abi)
+        assert probe() == (abi, "")
+    # More than the kernel has: the launcher refuses, and the probe says why.
+    monkeypatch.setattr(landlock_exec, "abi_version", lambda: 99)
+    abi, why = probe()
+    assert abi == 0 and why.startswith("Landlock cannot be enforced here: sessionflow: the Landlock sandbox")
+    assert why.endswith(f"Landlock ABI 99 asked, the kernel has {kernel}")
+
+    def missing_launcher(spec: str) -> list[str]:
+        return ["/nonexistent/python", spec, "--"]
+
+    monkeypatch.setattr(sandbox_module, "_launcher", missing_launcher)
+    monkeypatch.setattr(landlock_exec, "abi_version", lambda: 4)
+    abi, why = probe()
+    assert abi == 0 and why.startswith("the Landlock launcher could not be run: ")
+
+
+def test_the_landlock_spec_follows_the_abi_and_the_network(tmp_path: Path) -> None:
+    home, ws = tmp_path / "home", tmp_path / "ws"
+    (home / "notes").mkdir(parents=True)
+    ws.mkdir()
+
+    def spec(abi: int, **box: Any) -> dict[str, object]:
+        status = SandboxStatus("landlock", landlock_abi=abi)
+        return landlock_spec(status, ShellSandbox(backend="landlock", **box), ws, home, tmp_path / "t")
+
+    assert spec(3)["tcp"] is True  # it cannot be refused before ABI 4
+    assert spec(4)["tcp"] is False and spec(4)["scope_unix"] is True
+    assert spec(4, network=True)["tcp"] is True and spec(4, network=True)["scope_unix"] is False
+    # A read-only path inside the hidden home is readable again.
+    shown = spec(4, read_only=(home / "notes",))
+    assert str(home / "notes") in cast(list[str], shown["read"])
+    assert str(home / "notes") not in cast(list[str], spec(4)["read"])
+
+
+def test_bwrap_shows_read_only_paths_that_exist(tmp_path: Path) -> None:
+    there, gone = tmp_path / "there", tmp_path / "gone"
+    there.mkdir()
+    argv = bwrap_argv("bwrap", ShellSandbox(read_only=(there, gone)), tmp_path / "ws", None)
+    assert ["--ro-bind", str(there), str(there)] == argv[
+        argv.index(str(there)) - 1 : argv.index(str(there)) + 2
+    ]
+    assert str(gone) not in argv
