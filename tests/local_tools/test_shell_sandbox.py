@@ -695,11 +695,12 @@ def test_a_bwrap_that_hangs_is_given_up(tmp_path: Path, monkeypatch: pytest.Monk
     assert status.backend is None and "could not be run: " in status.reason and "timed out" in status.reason
 
 
-def test_the_landlock_probe_enforces_a_ruleset_before_saying_yes(
-    monkeypatch: pytest.MonkeyPatch, landlock: None
-) -> None:
+def test_the_landlock_probe_enforces_a_ruleset_before_saying_yes(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Skipped on the kernel's own answer, not on the probe under test (which could hide a fault).
+    kernel = landlock_exec.abi_version()
+    if kernel < 4:
+        pytest.skip(f"the kernel's Landlock ABI is {kernel} (this test needs 4 or later)")
     probe = sandbox_module._probe_landlock.__wrapped__  # pyright: ignore[reportPrivateUsage]
-    kernel = sandbox_status(ShellSandbox(backend="landlock")).landlock_abi
     for abi in (1, 3, 4):  # an older kernel's answer: the launcher keeps to what that ABI has
         monkeypatch.setattr(landlock_exec, "abi_version", lambda abi=abi: abi)
         assert probe() == (abi, "")
