@@ -24,17 +24,31 @@ from sessionflow_claude_agent_sdk import (
     ClaudeStepInfo,
     claude_agent_session_flow,
 )
+from sessionflow_local_tools import SandboxBackend, ShellSandbox
 from tests.harness import FAST
 
 MODEL = "scripted-model"
-Scenario = Literal["custom", "builtin", "gated_write"]
+Scenario = Literal["custom", "builtin", "gated_write", "sandboxed_bash"]
 
 
 def save_flow_spec(
-    state_dir: Path, *, flow_type: str, base_url: str, workspace: Path, scenario: Scenario
+    state_dir: Path,
+    *,
+    flow_type: str,
+    base_url: str,
+    workspace: Path,
+    scenario: Scenario,
+    sandbox_backend: SandboxBackend = "auto",
 ) -> None:
+    """``sandbox_backend``: the `ShellSandbox` backend `Bash` runs in (scenario ``sandboxed_bash``)."""
     state_dir.mkdir(parents=True, exist_ok=True)
-    spec = {"flow_type": flow_type, "base_url": base_url, "workspace": str(workspace), "scenario": scenario}
+    spec = {
+        "flow_type": flow_type,
+        "base_url": base_url,
+        "workspace": str(workspace),
+        "scenario": scenario,
+        "sandbox_backend": sandbox_backend,
+    }
     (state_dir / "flow.json").write_text(json.dumps(spec))
 
 
@@ -58,6 +72,14 @@ def load_flow(state_dir: Path) -> AgentSessionFlow:
     if scenario == "gated_write":
         runner = GatedWriteRunner(options_factory, state_dir=state_dir, log=log)
         return AgentSessionFlow(runner, flow_type=spec["flow_type"], options=options)
+    if scenario == "sandboxed_bash":
+        backend: SandboxBackend = spec["sandbox_backend"]
+        return claude_agent_session_flow(
+            options_factory,
+            flow_type=spec["flow_type"],
+            options=options,
+            bash_sandbox=ShellSandbox(backend=backend),
+        )
     return claude_agent_session_flow(options_factory, flow_type=spec["flow_type"], options=options)
 
 

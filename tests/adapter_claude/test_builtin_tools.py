@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+import uuid
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -12,6 +13,7 @@ import pytest
 from sessionflow import ToolEffect
 from sessionflow.kit import ToolExecutionError
 from sessionflow_claude_agent_sdk import BUILTIN_TOOL_EFFECTS, run_builtin_tool
+from sessionflow_local_tools import SandboxBackend, ShellSandbox, sandbox_status
 
 
 @pytest.fixture
@@ -133,6 +135,38 @@ def test_bash_runs_in_the_working_directory_and_reports_failures(workspace: Path
         run("Bash", {"command": "sleep 5", "timeout": 200}, workspace)
     with pytest.raises(ToolExecutionError, match="run_in_background"):
         run("Bash", {"command": "sleep 1", "run_in_background": True}, workspace)
+
+
+@pytest.mark.parametrize("backend", ["bubblewrap", "landlock"])
+def test_bash_in_a_sandbox_cannot_write_outside_the_working_directory(
+    workspace: Path, backend: SandboxBackend
+) -> None:
+    status = sandbox_status(ShellSandbox(backend=backend))
+    if status.backend != backend:
+        pytest.skip(f"{backend} is not usable on this machine: {status.reason}")
+    box = ShellSandbox(backend=backend)
+    # On the host's file system (bubblewrap gives /tmp, where the workspace is, a tmpfs of its own).
+    outside = Path("/var/tmp") / f"written-by-bash-{uuid.uuid4().hex[:8]}"
+    with pytest.raises(ToolExecutionError) as failure:
+        asyncio.run(
+            run_builtin_tool("Bash", {"command": f"touch inside && touch {outside}"}, workspace, sandbox=box)
+        )
+    assert failure.value.message.startswith("Exit code 1\n")
+    assert not outside.exists() and (workspace / "inside").exists()
+    # Unconfined (no sandbox given, as before) the same command writes there.
+    try:
+        run("Bash", {"command": f"touch {outside}"}, workspace)
+        assert outside.exists()
+    finally:
+        outside.unlink(missing_ok=True)
+    # A sandbox that cannot be had is said, in the output the model sees.
+    said = asyncio.run(
+        run_builtin_tool("Bash", {"command": "true"}, workspace, sandbox=ShellSandbox(backend="none"))
+    )
+    assert (
+        said
+        == "[not sandboxed: the configuration switches the sandbox off (backend: none); the command ran with the worker's permissions]"
+    )
 
 
 def test_bash_leaves_no_background_process_behind(workspace: Path) -> None:

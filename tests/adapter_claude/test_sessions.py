@@ -4,14 +4,18 @@ scripted model server, in worker child processes a test can SIGKILL."""
 from __future__ import annotations
 
 import json
+import uuid
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, cast
+
+import pytest
 
 from sessionflow import AgentInterrupt, AgentSnapshot, AgentStatus
 from sessionflow.demo import ModelReply, RecordedRequest, ScriptedModelServer, ScriptedToolCall
 from sessionflow.testing import AgentTestStack, FileGate, InvocationLog, wait_for_agent_snapshot
 from sessionflow_claude_agent_sdk import CONFIG_ROOT_ENV
+from sessionflow_local_tools import SandboxBackend, ShellSandbox, sandbox_status
 from tests.adapter_claude.flows import Scenario, load_flow, save_flow_spec
 
 WORKER = "tests.adapter_claude.worker"
@@ -58,7 +62,12 @@ def tool_use_ids(request: RecordedRequest) -> list[str]:
 
 
 def make_stack(
-    tmp_path: Path, model_server: ScriptedModelServer, temporal_address: str, key: str, scenario: Scenario
+    tmp_path: Path,
+    model_server: ScriptedModelServer,
+    temporal_address: str,
+    key: str,
+    scenario: Scenario,
+    sandbox_backend: SandboxBackend = "auto",
 ) -> tuple[AgentTestStack, Path]:
     workspace = tmp_path / "workspace"
     workspace.mkdir()
@@ -69,6 +78,7 @@ def make_stack(
         base_url=model_server.base_url(key, api="anthropic"),
         workspace=workspace,
         scenario=scenario,
+        sandbox_backend=sandbox_backend,
     )
     home = tmp_path / "home"
     home.mkdir()
@@ -252,6 +262,51 @@ async def test_bash_waits_for_approval_and_a_rejection_reaches_the_model(
     assert snapshot.messages[-1].message.text == "I left it."
     assert sorted(p.name for p in workspace.iterdir()) == ["note.txt"]
     assert_nothing_written_outside(tmp_path)
+
+
+@pytest.mark.parametrize("backend", ["bubblewrap", "landlock"])
+async def test_bash_in_the_session_sandbox_cannot_write_outside_the_workspace(
+    temporal_address: str, model_server: ScriptedModelServer, tmp_path: Path, backend: SandboxBackend
+) -> None:
+    # The real Claude Code CLI proposes the command; the tool step runs it in the sandbox.
+    status = sandbox_status(ShellSandbox(backend=backend))
+    if status.backend != backend:
+        pytest.skip(f"{backend} is not usable on this machine: {status.reason}")
+    key = f"claude-sandboxed-{backend}"
+    # On the host's root file system, read-only in both sandboxes (/tmp is private or hidden).
+    outside = Path("/var/tmp") / f"claude-bash-{uuid.uuid4().hex[:8]}"
+    command = f"touch inside && touch {outside}"
+    model_server.script(
+        key,
+        [
+            ModelReply.call(ScriptedToolCall("c1", "Bash", {"command": command})),
+            ModelReply.say("It was refused."),
+        ],
+    )
+    stack, workspace = make_stack(tmp_path, model_server, temporal_address, key, "sandboxed_bash", backend)
+    try:
+        async with stack:
+            await stack.start_worker()
+            sessions = stack.sessions()
+            await sessions.start_session(key, "Write outside the workspace")
+            interrupt = await wait_for_agent_snapshot(
+                sessions, key, pending, description="Bash to need approval"
+            )
+            assert (interrupt.tool_call_id, interrupt.tool_name) == ("c1", "Bash")
+            assert await sessions.resolve_interrupt(key, interrupt.interrupt_id, approved=True)
+            snapshot = await wait_for_agent_snapshot(
+                sessions, key, idle_after(1), description="the turn to end", timeout=60
+            )
+        requests = model_server.requests(key)
+        assert len(requests) == 2
+        text, is_error = tool_results_of(requests[1])["c1"]
+        refused = "Read-only file system" if backend == "bubblewrap" else "Permission denied"
+        assert is_error and text.startswith("Exit code 1\n") and refused in text, text
+        assert (workspace / "inside").exists()  # it ran, in the workspace
+        assert not outside.exists()
+        assert snapshot.messages[-1].message.text == "It was refused."
+    finally:
+        outside.unlink(missing_ok=True)
 
 
 async def test_a_write_killed_mid_step_is_retried_with_the_same_content(

@@ -9,11 +9,12 @@ from typing import Any
 
 import pytest
 
-from sessionflow import ToolEffect, ToolPolicy
-from sessionflow.kit import DeferredToolCall
+from sessionflow import AgentSessionOptions, ToolEffect, ToolPolicy
+from sessionflow.kit import DeferredToolCall, HarnessContext
 from sessionflow.plugins import SessionflowPlugins
-from sessionflow_claude_agent_sdk import BUILTIN_TOOL_POLICIES, LOCAL_TOOL_TWINS
+from sessionflow_claude_agent_sdk import BUILTIN_TOOL_POLICIES, LOCAL_TOOL_TWINS, ClaudeAgentRunner
 from sessionflow_claude_agent_sdk._tools import ToolSet
+from sessionflow_cli._local_tools import shell_sandbox_of, shell_tool_names
 from sessionflow_cli._policy import build_call_policy
 from sessionflow_cli.config import TurnConfig, parse_config, resolve_turn
 from sessionflow_local_tools import LOCAL_TOOL_FLOORS
@@ -91,3 +92,36 @@ def test_the_cli_applies_the_floors_and_the_shell_allow_list_to_claude_tools(tmp
     assert not policy(_call("Bash", bash, {"command": "ls"}), {}).is_approval_required
     assert policy(_call("Bash", bash, {"command": "ls; rm -rf x"}), {}).is_approval_required
     assert not policy(_call("Read", ToolPolicy(effect=ToolEffect.READ)), {}).is_approval_required
+    # Bash runs in the shell sandbox too: switched off, even an allowed command asks.
+    off = _resolver(tmp_path, "local_tools: {shell: {allow: [ls], sandbox: {backend: none}}}\n")
+    unconfined = build_call_policy([], off, twins=_claude_twins())
+    assert unconfined(_call("Bash", bash, {"command": "ls"}), {}).is_approval_required
+
+
+def test_bash_runs_in_the_session_sandbox_and_its_approval_says_which(tmp_path: Path) -> None:
+    plugins = SessionflowPlugins()
+    plugins.load()
+    spec = plugins.framework("claude-agent-sdk")
+    # The approval prompt's sandbox note is shown for Bash as for run_shell_command.
+    assert shell_tool_names(spec) == {"run_shell_command", "Bash"}
+    # The CLI's configured sandbox reaches the runner that runs Bash in its tool steps.
+    config = parse_config(
+        "claude-agent-sdk",
+        "local_tools: {shell: {sandbox: {backend: landlock, network: true}}}\n",
+        path=tmp_path / "c.yaml",
+        cwd=tmp_path,
+    )
+    sandbox = shell_sandbox_of(config)
+    assert sandbox is not None and (sandbox.backend, sandbox.network) == ("landlock", True)
+    context = HarnessContext(
+        flow_type="t",
+        model="m",
+        system_prompt=None,
+        workspace=tmp_path,
+        options=AgentSessionOptions(),
+        tools=(),
+        settings={},
+        shell_sandbox=sandbox,
+    )
+    runner = spec.build_runner(context)
+    assert isinstance(runner, ClaudeAgentRunner) and runner.bash_sandbox == sandbox

@@ -56,6 +56,7 @@ def _facts(config: CliConfig) -> dict[str, Any]:
         "sandbox_hidden": [p.name for p in tools.shell.sandbox.hidden],
         "sandbox_hide_home": tools.shell.sandbox.hide_home,
         "sandbox_bwrap": tools.shell.sandbox.bwrap,
+        "sandbox_backend": tools.shell.sandbox.backend,
     }
 
 

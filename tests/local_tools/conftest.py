@@ -37,6 +37,7 @@ def resolve_settings(session_settings: Mapping[str, Any]) -> LocalToolSettings:
         hidden=tuple(Path(p) for p in box.get("hidden", ())),
         hide_home=bool(box.get("hide_home", True)),
         bwrap=str(box.get("bwrap", "bwrap")),
+        backend=box.get("backend", "auto"),
     )
     return LocalToolSettings(
         groups=groups, shell_timeout=float(raw.get("shell_timeout", 120.0)), shell_sandbox=sandbox
@@ -111,9 +112,9 @@ def sandbox(tmp_path: Path) -> Sandbox:
 
 @pytest.fixture
 def unconfined_sandbox(tmp_path: Path) -> Sandbox:
-    """`sandbox`, with shell commands run outside bubblewrap (no PID namespace: tests of
-    the process tree read the host's pids the command writes)."""
-    return make_sandbox(tmp_path, {"local_tools": {"shell_sandbox": {"bwrap": MISSING_BWRAP}}})
+    """`sandbox`, with shell commands run unconfined (no PID namespace: tests of the process
+    tree read the host's pids the command writes, and signal them)."""
+    return make_sandbox(tmp_path, {"local_tools": {"shell_sandbox": {"backend": "none"}}})
 
 
 def make_sandbox(tmp_path: Path, defaults: Mapping[str, Any] | None = None) -> Sandbox:

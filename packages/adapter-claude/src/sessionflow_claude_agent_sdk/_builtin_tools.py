@@ -56,8 +56,14 @@ Json = dict[str, Any]
 _Tool = Callable[[Json, Path], Awaitable[str]]
 
 
-async def run_builtin_tool(name: str, arguments: Json, cwd: Path) -> str:
+async def run_builtin_tool(
+    name: str, arguments: Json, cwd: Path, *, sandbox: runtime.ShellSandbox | None = None
+) -> str:
     """Run one Claude Code tool call in `cwd` and return the text the model sees.
+
+    A ``sandbox`` confines `Bash` as it confines the local tools' ``run_shell_command``
+    (bubblewrap, else Landlock, else unconfined and said so); without one it runs with
+    the worker's permissions.
 
     Raises:
         ToolExecutionError: The call failed in a way the model should see (bad arguments,
@@ -67,6 +73,8 @@ async def run_builtin_tool(name: str, arguments: Json, cwd: Path) -> str:
     if tool is None:
         raise ToolExecutionError(f"sessionflow cannot run Claude Code's tool {name!r}")
     try:
+        if name == "Bash":
+            return runtime.clean_text(await _bash(arguments, cwd, sandbox))
         return runtime.clean_text(await tool(arguments, cwd))
     except ToolExecutionError as error:
         raise ToolExecutionError(runtime.clean_text(error.message)) from None
@@ -204,7 +212,7 @@ def _expand_braces(globs: list[str]) -> list[str]:
     return expanded
 
 
-async def _bash(arguments: Json, root: Path) -> str:
+async def _bash(arguments: Json, root: Path, sandbox: runtime.ShellSandbox | None = None) -> str:
     a = _args(arguments, "command", "timeout", "description", "run_in_background")
     command = a.text("command")
     a.optional_text("description")
@@ -216,9 +224,17 @@ async def _bash(arguments: Json, root: Path) -> str:
         raise ToolExecutionError("the command is empty")
     timeout_ms = a.integer("timeout", BASH_DEFAULT_TIMEOUT_MS, minimum=1, maximum=2**53)
     timeout = min(timeout_ms, BASH_MAX_TIMEOUT_MS) / 1000
-    run = await runtime.run_shell(command, root, runtime.effective_timeout(timeout, timeout), shell=_BASH)
-    # Like Claude Code's own Bash: the output, stdout then stderr.
-    output = "\n".join(part for part in (run.stdout.rstrip("\n"), run.stderr.rstrip("\n")) if part)
+    run = await runtime.run_shell(
+        command, root, runtime.effective_timeout(timeout, timeout), shell=_BASH, sandbox=sandbox
+    )
+    # Like Claude Code's own Bash: the output, stdout then stderr; then, meant to be
+    # sandboxed, a line when it was not or what the sandbox left unconfined.
+    notice = ""
+    if run.unsandboxed is not None:
+        notice = f"[not sandboxed: {run.unsandboxed}; the command ran with the worker's permissions]"
+    elif run.unconfined:
+        notice = f"[{run.sandbox}; not confined: {'; '.join(run.unconfined)}]"
+    output = "\n".join(part for part in (run.stdout.rstrip("\n"), run.stderr.rstrip("\n"), notice) if part)
     if not run.succeeded:  # Claude Code marks a failed command as an error result
         how, _, number = run.status.partition(" ")
         if how == "exit" and not run.timed_out:

@@ -9,6 +9,7 @@ from typing import Unpack
 from sessionflow import AgentSessionFlow
 from sessionflow.kit import FlowArguments, ToolSpec
 from sessionflow_claude_agent_sdk._runner import ClaudeAgentRunner, OptionsSource
+from sessionflow_local_tools import ShellSandbox
 
 __all__ = ["claude_agent_session_flow"]
 
@@ -19,6 +20,7 @@ def claude_agent_session_flow(
     flow_type: str,
     tool_sources: Sequence[ToolSpec] = (),
     config_root: str | Path | None = None,
+    bash_sandbox: ShellSandbox | None = None,
     **flow_args: Unpack[FlowArguments],
 ) -> AgentSessionFlow:
     """A flow type whose sessions run the Claude Code CLI configured by `options_factory`.
@@ -29,8 +31,11 @@ def claude_agent_session_flow(
     idempotent write; `Edit`, `Bash`: non-idempotent writes), the custom tools of its
     in-process SDK MCP servers, and every spec in `tool_sources` become durable tool
     steps. A spec's `policy` goes into `options.tool_policies` unless the options already
-    name that tool. See `ClaudeAgentRunner` for `config_root`; `flow_args` (`options`,
+    name that tool. See `ClaudeAgentRunner` for `config_root` and `bash_sandbox` (each
+    `Bash` command confined like the local tools' shell); `flow_args` (`options`,
     `delta_transport`, ...) are `AgentSessionFlow`'s.
     """
-    runner = ClaudeAgentRunner(options_factory, tool_sources=tool_sources, config_root=config_root)
+    runner = ClaudeAgentRunner(
+        options_factory, tool_sources=tool_sources, config_root=config_root, bash_sandbox=bash_sandbox
+    )
     return AgentSessionFlow(runner, flow_type=flow_type, tool_specs=tool_sources, **flow_args)

@@ -60,6 +60,7 @@ def _build_runner(ctx: HarnessContext) -> AgentFrameworkRunner:
 
     Settings: ``tools`` (Claude Code tools to offer; default all it can run), ``env``
     (extra environment of the CLI), ``cli_path``, ``config_root`` and ``base_url``.
+    ``Bash`` runs in the context's ``shell_sandbox`` (the CLI's ``local_tools.shell.sandbox``).
     """
     from claude_agent_sdk import ClaudeAgentOptions
 
@@ -81,7 +82,12 @@ def _build_runner(ctx: HarnessContext) -> AgentFrameworkRunner:
         tools=_own_tools(ctx),
         cli_path=ctx.setting("cli_path", str),
     )
-    return ClaudeAgentRunner(options, tool_sources=ctx.tools, config_root=ctx.setting("config_root", str))
+    from sessionflow_local_tools import ShellSandbox
+
+    sandbox = ctx.shell_sandbox if isinstance(ctx.shell_sandbox, ShellSandbox) else None
+    return ClaudeAgentRunner(
+        options, tool_sources=ctx.tools, config_root=ctx.setting("config_root", str), bash_sandbox=sandbox
+    )
 
 
 def _own_tools(ctx: HarnessContext) -> list[str] | None:

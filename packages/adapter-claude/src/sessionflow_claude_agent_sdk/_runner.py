@@ -86,6 +86,7 @@ from sessionflow_claude_agent_sdk._transcript import (
     write_transcript,
 )
 from sessionflow_claude_agent_sdk._wire import RESUME_PAIR_TEXTS, ModelWire
+from sessionflow_local_tools import ShellSandbox
 
 __all__ = [
     "CONFIG_ROOT_ENV",
@@ -167,6 +168,11 @@ class ClaudeAgentRunner(AgentFrameworkRunner):
             in-process MCP server.
         config_root: Where the private folders go; default ``$SESSIONFLOW_CLAUDE_CONFIG_ROOT``
             or ``<tmp>/sessionflow-claude-<uid>``.
+        bash_sandbox: Confines each `Bash` command of a tool step as the local tools'
+            ``run_shell_command`` is confined (`sessionflow_local_tools.ShellSandbox`:
+            bubblewrap, else Landlock, else unconfined and said so in the result). None
+            (the default) runs it with the worker's permissions. Claude Code's own
+            ``sandbox`` option cannot do this: the CLI never runs a command here.
     """
 
     def __init__(
@@ -175,8 +181,10 @@ class ClaudeAgentRunner(AgentFrameworkRunner):
         *,
         tool_sources: Sequence[ToolSpec] = (),
         config_root: str | Path | None = None,
+        bash_sandbox: ShellSandbox | None = None,
     ) -> None:
         self._options_source = options
+        self.bash_sandbox = bash_sandbox
         self.tool_sources: tuple[ToolSpec, ...] = tuple(tool_sources)
         self.config_root = Path(config_root) if config_root is not None else default_config_root()
         if isinstance(options, ClaudeAgentOptions):
@@ -494,6 +502,7 @@ class ClaudeAgentRunner(AgentFrameworkRunner):
             record.parsed_arguments(),
             call.invocation,
             working_directory(options),
+            sandbox=self.bash_sandbox,
         )
         return ToolExecutionResult(output=output)
 
@@ -603,9 +612,11 @@ def _cli_only_options(options: ClaudeAgentOptions) -> list[tuple[str, str]]:
         problems.append(
             (
                 "sandbox",
-                "Claude Code sandboxes the Bash commands it runs itself; under sessionflow each "
-                "command runs in a tool step, outside that sandbox. Leave sandbox unset and confine "
-                "the worker instead (a container, a user of its own)",
+                "Claude Code sandboxes the Bash commands it runs itself, and under sessionflow it runs "
+                "none: each command runs in a tool step, where the CLI's sandbox confines nothing. "
+                "Leave sandbox unset and pass bash_sandbox=sessionflow_local_tools.ShellSandbox() to "
+                "ClaudeAgentRunner or claude_agent_session_flow (bubblewrap, else Landlock), or "
+                "confine the worker (a container, a user of its own)",
             )
         )
     if options.output_format is not None:

@@ -52,7 +52,7 @@ from sessionflow_claude_agent_sdk._builtin_tools import (
     run_builtin_tool,
 )
 from sessionflow_claude_agent_sdk._settings import filesystem_agents
-from sessionflow_local_tools import with_floor
+from sessionflow_local_tools import ShellSandbox, with_floor
 
 AGENT_TOOL = "Agent"
 """Claude Code's tool that starts a sub-agent (``Task`` in older versions); see `_subagents`."""
@@ -163,15 +163,21 @@ class ToolSet:
         return {name: _stub_server(name, tools) for name, tools in by_server.items()}
 
     async def execute(
-        self, name: str, arguments: dict[str, Any], invocation: ToolInvocation, cwd: Path
+        self,
+        name: str,
+        arguments: dict[str, Any],
+        invocation: ToolInvocation,
+        cwd: Path,
+        *,
+        sandbox: ShellSandbox | None = None,
     ) -> str:
-        """Run one call for real and return the text the model sees.
+        """Run one call for real and return the text the model sees; ``sandbox`` confines `Bash`.
 
         Raises:
             ToolExecutionError: A failure the model should see (including an unknown tool).
         """
         if name in self.builtins:
-            return await run_builtin_tool(name, arguments, cwd)
+            return await run_builtin_tool(name, arguments, cwd, sandbox=sandbox)
         spec = self.specs.get(name)
         if spec is not None:
             return await spec.call(arguments, invocation)

@@ -23,7 +23,7 @@ from sessionflow_cli._ask_user import ask_user_tool
 from sessionflow_cli._connectors import Connectors
 from sessionflow_cli._demo import DEMO_MODEL, DemoModel
 from sessionflow_cli._errors import RuntimeFailure
-from sessionflow_cli._local_tools import build_local_tools
+from sessionflow_cli._local_tools import build_local_tools, shell_sandbox_of
 from sessionflow_cli._policy import build_call_policy
 from sessionflow_cli._turn_runner import TurnRunner, wrap_runner
 from sessionflow_cli.config import CliConfig, TurnConfig, resolve_turn
@@ -151,6 +151,7 @@ def build_harness(
             settings=config.framework_settings,
             model_base_url=demo.base_url(spec.model_api) if is_demo and demo is not None else None,
             api_key="demo" if is_demo else None,
+            shell_sandbox=shell_sandbox_of(config),
         )
         try:
             return build_runner(spec, context)

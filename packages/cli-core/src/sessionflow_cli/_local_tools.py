@@ -14,9 +14,9 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from sessionflow.kit import ToolSpec
+from sessionflow.kit import FrameworkSpec, ToolSpec
 from sessionflow_cli._errors import RuntimeFailure
-from sessionflow_cli.config import LocalToolsConfig, SandboxConfig, TurnConfig
+from sessionflow_cli.config import CliConfig, LocalToolsConfig, SandboxConfig, TurnConfig
 
 if TYPE_CHECKING:
     from sessionflow_local_tools import ShellSandbox
@@ -28,6 +28,8 @@ __all__ = [
     "close_local_tools",
     "shell_sandbox",
     "shell_sandbox_note",
+    "shell_sandbox_of",
+    "shell_tool_names",
 ]
 
 LOCAL_TOOLS_MODULE = "sessionflow_local_tools"
@@ -107,31 +109,60 @@ def shell_sandbox(config: SandboxConfig) -> ShellSandbox:
         hidden=(*config.hidden, *own),
         hide_home=config.hide_home,
         bwrap=config.bwrap,
+        backend=config.backend,
     )
 
 
+SHELL_TOOL_NAME = "run_shell_command"
+
+
+def shell_tool_names(spec: FrameworkSpec) -> frozenset[str]:
+    """`run_shell_command` and the framework's own twins of it (Claude Code's ``Bash``):
+    the tools that run in the shell sandbox, whose approval prompt says which."""
+    twins = (name for name, twin in spec.local_tool_twins.items() if twin == SHELL_TOOL_NAME)
+    return frozenset({SHELL_TOOL_NAME, *twins})
+
+
+def shell_sandbox_of(config: CliConfig) -> ShellSandbox | None:
+    """The sandbox of a framework's own shell tool (Claude Code's ``Bash``): the file's
+    ``local_tools.shell.sandbox``; None when the local tools are not installed."""
+    if importlib.util.find_spec(LOCAL_TOOLS_MODULE) is None:
+        return None
+    return shell_sandbox(config.local_tools.shell.sandbox)
+
+
 def shell_sandbox_note(config: SandboxConfig) -> str | None:
-    """The line under a shell command's approval prompt: sandboxed or not (and why not);
-    None when the local tools are not installed."""
+    """The line under a shell command's approval prompt: which sandbox (``sandboxed
+    (bubblewrap)``, ``sandboxed (landlock)``) and what it leaves unconfined, or not
+    sandboxed and why; None when the local tools are not installed."""
     if importlib.util.find_spec(LOCAL_TOOLS_MODULE) is None:
         return None
     from sessionflow_local_tools import sandbox_status
 
     found = sandbox_status(shell_sandbox(config))
-    if found.available:
-        widened = [
-            what
-            for what, on in (
-                ("network on", config.network),
-                ("extra writable paths", bool(config.writable)),
-                ("home shown", not config.hide_home),
-            )
-            if on
-        ]
-        return "(runs sandboxed: workspace writable, the rest read-only" + (
-            f"; {', '.join(widened)})" if widened else ", home hidden, no network)"
+    if not found.available:
+        return f"(runs NOT sandboxed: {found.reason})"
+    widened = [
+        what
+        for what, on in (
+            ("network on", config.network),
+            ("extra writable paths", bool(config.writable)),
+            ("home shown", not config.hide_home),
         )
-    return f"(runs NOT sandboxed: {found.reason})"
+        if on
+    ]
+    if found.backend == "bubblewrap":
+        narrow = ", home hidden, no network)"
+    elif found.network_confined:
+        narrow = ", home and /tmp hidden, no TCP)"
+    else:  # Landlock before ABI 4: what is not confined follows
+        narrow = ", home and /tmp hidden)"
+    note = f"(runs {found.label}: workspace writable, the rest read-only" + (
+        f"; {', '.join(widened)})" if widened else narrow
+    )
+    if found.unconfined:
+        note = f"{note[:-1]}; not confined: {'; '.join(found.unconfined)})"
+    return note
 
 
 def _require_browser_extra() -> None:

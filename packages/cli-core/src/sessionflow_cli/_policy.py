@@ -31,10 +31,11 @@ What `build_call_policy` decides for each call:
 - `run_shell_command` (and a framework's own twin of it, Claude Code's `Bash`) is the
   exception to the tool's own approval: it runs without approval only when the whole
   command text is on the turn's shell allow list, and even then ``approval.always`` or an
-  explicit policy still ask. `run_shell_command` itself is lifted only when it runs
-  sandboxed (a working bubblewrap, `sessionflow_local_tools.sandbox_status`): without the
-  sandbox every command asks. (A framework's twin such as `Bash` runs its own way, outside
-  this sandbox, and keeps the allow list as before.);
+  explicit policy still ask. Either is lifted only when it runs sandboxed (bubblewrap,
+  or Landlock that can refuse the network when it is off:
+  `sessionflow_local_tools.SandboxStatus.allow_list_applies`): without the sandbox every
+  command asks. A framework's twin runs in the same sandbox (`HarnessContext.shell_sandbox`;
+  Claude Code's `Bash` through `ClaudeAgentRunner(bash_sandbox=...)`);
 - a framework's own tools that stand for a local tool (`FrameworkSpec.local_tool_twins`:
   Claude Code's `Read`, `Write`, `Edit`, `Bash`, ...) get the floors of their twins
   (`sessionflow_local_tools.LOCAL_TOOL_FLOORS`), so `Write` and `Edit` ask on every call
@@ -113,8 +114,8 @@ def build_call_policy(
             command = shell_command(call.arguments)
             shell = turn.local_tools.shell
             needs = command is None or not shell.is_allowed(command)
-            if name == SHELL_TOOL:  # a framework's own twin (Bash) runs outside the sandbox
-                needs = needs or not sandbox_status(shell_sandbox(shell.sandbox)).available
+            # The framework's twin (Bash) runs in the same sandbox (HarnessContext.shell_sandbox).
+            needs = needs or not sandbox_status(shell_sandbox(shell.sandbox)).allow_list_applies
             needs = needs or call.policy.requires_approval is True
         elif floor is not None:
             needs = floor.is_approval_required or call.policy.is_approval_required

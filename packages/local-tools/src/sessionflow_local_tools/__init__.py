@@ -32,8 +32,12 @@ a floor. How a call's approval is decided, end to end, is told there.
 
 ¹ Shell commands run inside a bubblewrap sandbox (`ShellSandbox`, `_sandbox`): the
 workspace writable, the rest read-only, the home hidden, no network. Where bubblewrap is
-missing or cannot create namespaces (`sandbox_status`), they run unconfined, the tool's
-description and each result say so, and the CLI asks approval for every command.
+missing or cannot create namespaces they run under Landlock when the kernel has it (the
+same rules for files; TCP refused from Landlock ABI 4; what it leaves unconfined is said).
+Where neither works, or with ``backend="none"`` (`sandbox_status` says which and why),
+they run unconfined, the tool's description and each result say so, and the CLI asks
+approval for every command; it asks too under Landlock when the network should be off
+and the kernel cannot refuse TCP (`SandboxStatus.allow_list_applies`).
 
 The browser tools need the ``browser`` extra (Playwright), imported when one first runs.
 """
@@ -53,7 +57,13 @@ from sessionflow_local_tools._runtime import (
 )
 from sessionflow_local_tools._sandbox import HIDDEN_IN_HOME, SandboxStatus, sandbox_status
 from sessionflow_local_tools._search import DEFAULT_MAX_RESULTS, MAX_RESULTS, SearchMode
-from sessionflow_local_tools._settings import LocalToolGroup, LocalToolSettings, ShellSandbox
+from sessionflow_local_tools._settings import (
+    SANDBOX_BACKENDS,
+    LocalToolGroup,
+    LocalToolSettings,
+    SandboxBackend,
+    ShellSandbox,
+)
 from sessionflow_local_tools._shell import (
     MAX_SHELL_TIMEOUT,
     ShellRun,
@@ -104,6 +114,8 @@ __all__ = [
     # Shell
     "HIDDEN_IN_HOME",
     "MAX_SHELL_TIMEOUT",
+    "SANDBOX_BACKENDS",
+    "SandboxBackend",
     "SandboxStatus",
     "ShellRun",
     "ShellSandbox",

@@ -65,7 +65,7 @@ def build_local_tools(
     """
     root = Path(workspace).absolute()
     found = sandbox_status(shell_sandbox or ShellSandbox())
-    descriptions = {**DESCRIPTIONS, SHELL_TOOL: shell_description(None if found.available else found.reason)}
+    descriptions = {**DESCRIPTIONS, SHELL_TOOL: shell_description(found)}
     return [
         _spec(name, runner, root, resolve_settings, descriptions[name]) for name, runner in _RUNNERS.items()
     ]

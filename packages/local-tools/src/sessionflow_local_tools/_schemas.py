@@ -7,13 +7,21 @@ from types import MappingProxyType
 from typing import Any
 
 from sessionflow_local_tools._files import DEFAULT_READ_LINES, MAX_READ_LINES
+from sessionflow_local_tools._sandbox import SandboxStatus
 from sessionflow_local_tools._search import DEFAULT_MAX_RESULTS, MAX_RESULTS
 from sessionflow_local_tools._settings import BROWSER_IDLE_SECONDS
 from sessionflow_local_tools._shell import MAX_SHELL_TIMEOUT
 from sessionflow_local_tools._web import MAX_BODY_BYTES, MAX_REDIRECTS
 from sessionflow_local_tools._writes import MAX_EDIT_BYTES
 
-__all__ = ["DESCRIPTIONS", "PARAMETERS", "SHELL_SANDBOXED", "SHELL_UNSANDBOXED", "shell_description"]
+__all__ = [
+    "DESCRIPTIONS",
+    "PARAMETERS",
+    "SHELL_LANDLOCK",
+    "SHELL_SANDBOXED",
+    "SHELL_UNSANDBOXED",
+    "shell_description",
+]
 
 Schema = dict[str, Any]
 
@@ -207,21 +215,31 @@ PARAMETERS: Mapping[str, Schema] = MappingProxyType(
 
 
 SHELL_SANDBOXED = (
-    "It runs sandboxed: the workspace is writable, the rest of the file system read-only, the user's "
-    "home outside the workspace hidden, /tmp empty and private, and the network off, unless the "
-    "configuration widens these."
+    "It runs sandboxed (bubblewrap): the workspace is writable, the rest of the file system read-only, "
+    "the user's home outside the workspace hidden, /tmp empty and private, and the network off, unless "
+    "the configuration widens these."
+)
+SHELL_LANDLOCK = (
+    "It runs sandboxed (landlock): the workspace is writable, the rest of the file system read-only, "
+    "the user's home outside the workspace and /tmp hidden ($TMPDIR is a private folder), and TCP "
+    "connections off, unless the configuration widens these. Not confined: {unconfined}."
 )
 SHELL_UNSANDBOXED = (
     "It runs NOT sandboxed ({reason}): with the user's permissions, not confined to the workspace."
 )
 
 
-def shell_description(sandboxed: str | None) -> str:
-    """The shell tool's description: ``sandboxed`` is None when it runs sandboxed, else why not."""
-    if sandboxed is None:
+def shell_description(status: SandboxStatus) -> str:
+    """The shell tool's description: which sandbox, what it leaves unconfined, and when
+    the user approves a command."""
+    if status.backend == "bubblewrap":
         confinement = SHELL_SANDBOXED
+    elif status.backend == "landlock":
+        confinement = SHELL_LANDLOCK.format(unconfined="; ".join(status.unconfined))
+    else:
+        confinement = SHELL_UNSANDBOXED.format(reason=status.reason)
+    if status.allow_list_applies:
         approval = "Commands not on the user's allow list are approved by the user first."
     else:
-        confinement = SHELL_UNSANDBOXED.format(reason=sandboxed)
         approval = "Every command is approved by the user first."
     return DESCRIPTIONS["run_shell_command"].format(confinement=confinement, approval=approval)

@@ -5,12 +5,24 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
+from typing import Literal, get_args
 
-__all__ = ["BROWSER_IDLE_SECONDS", "LocalToolGroup", "LocalToolSettings", "ShellSandbox"]
+__all__ = [
+    "BROWSER_IDLE_SECONDS",
+    "SANDBOX_BACKENDS",
+    "LocalToolGroup",
+    "LocalToolSettings",
+    "SandboxBackend",
+    "ShellSandbox",
+]
 
 
 BROWSER_IDLE_SECONDS = 15 * 60.0
 """Seconds a session's browser page stays open on a worker without being used."""
+
+
+SandboxBackend = Literal["auto", "bubblewrap", "landlock", "none"]
+SANDBOX_BACKENDS: tuple[SandboxBackend, ...] = get_args(SandboxBackend)
 
 
 class LocalToolGroup(StrEnum):
@@ -33,9 +45,11 @@ class ShellSandbox:
             the home when ``hide_home`` is on).
         hidden: Absolute paths hidden besides the home's `HIDDEN_IN_HOME` folders.
         hide_home: Hide the user's home (outside the workspace) behind an empty folder.
-        bwrap: The bubblewrap executable, a name looked up on PATH or a path. When it is
-            missing or cannot create namespaces, commands run unconfined and every one
-            asks approval. Whether it works is probed once per process and name.
+        bwrap: The bubblewrap executable, a name looked up on PATH or a path. Whether it
+            works is probed once per process and name.
+        backend: ``auto`` (bubblewrap where it works, else Landlock where the kernel has
+            it, else unconfined), ``bubblewrap`` or ``landlock`` (that one or unconfined),
+            ``none`` (unconfined). Unconfined, every command asks approval.
 
     A configured path that does not exist when a command starts is left out.
     """
@@ -46,6 +60,13 @@ class ShellSandbox:
     hidden: tuple[Path, ...] = ()
     hide_home: bool = True
     bwrap: str = "bwrap"
+    backend: SandboxBackend = "auto"
+
+    def __post_init__(self) -> None:
+        if self.backend not in SANDBOX_BACKENDS:
+            raise ValueError(
+                f"unknown sandbox backend {self.backend!r}: one of {', '.join(SANDBOX_BACKENDS)}"
+            )
 
 
 @dataclass(frozen=True)

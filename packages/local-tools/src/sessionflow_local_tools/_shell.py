@@ -7,9 +7,10 @@ shell has ended and its output has drained, the wrapper kills the whole tree; if
 worker dies, the wrapper sees its control pipe close and does the same. The shell gets a
 new session, so a Ctrl-C in the terminal never reaches it. Output is read through pipes
 this module owns, keeping the start and the end of each stream and dropping the middle
-beyond a cap. Given a `ShellSandbox`, the shell runs inside bubblewrap (`_sandbox`): the
-workspace read-write, the rest read-only or hidden, no network; when bubblewrap is not
-usable it runs with the worker's permissions and its result says so.
+beyond a cap. Given a `ShellSandbox`, the shell runs inside bubblewrap or under Landlock
+(`_sandbox`): the workspace read-write, the rest read-only or hidden, no network; when
+neither is usable it runs with the worker's permissions and its result says so, as it
+says what Landlock leaves unconfined.
 """
 
 from __future__ import annotations
@@ -18,14 +19,16 @@ import asyncio
 import contextlib
 import math
 import os
+import shutil
 import signal
 import sys
-from dataclasses import dataclass, field
+import tempfile
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from sessionflow.kit import ToolExecutionError
 from sessionflow_local_tools import _reaper
-from sessionflow_local_tools._sandbox import bwrap_argv, sandbox_status
+from sessionflow_local_tools._sandbox import bwrap_argv, landlock_argv, sandbox_status
 from sessionflow_local_tools._settings import ShellSandbox
 from sessionflow_local_tools._text import decode
 
@@ -104,8 +107,9 @@ async def run_shell(
 ) -> ShellRun:
     """Run ``shell -c command`` in ``workspace`` as one process tree, killed whole when the call ends.
 
-    With a ``sandbox`` it runs inside bubblewrap, or, when bubblewrap is not usable here,
-    unconfined with `ShellRun.unsandboxed` saying why.
+    With a ``sandbox`` it runs inside bubblewrap or under Landlock (`ShellRun.sandbox`
+    says which), or, when neither is usable here, unconfined with `ShellRun.unsandboxed`
+    saying why.
     """
     if "\x00" in command:
         raise ToolExecutionError("the command contains a NUL byte")
@@ -115,9 +119,20 @@ async def run_shell(
         raise ToolExecutionError("the command is not valid text (it contains a lone surrogate)") from None
     timeout = effective_timeout(timeout, timeout)
     argv = [shell, "-c", command]
-    unsandboxed: str | None = None
+    confined = _Confined(argv)
     if sandbox is not None:  # the probe is cached, but blocks the first time
-        argv, unsandboxed = await asyncio.to_thread(_confine, argv, sandbox, workspace)
+        confined = await asyncio.to_thread(_confine, argv, sandbox, workspace)
+    try:
+        run = await _run(command, confined.argv, workspace, timeout)
+    finally:
+        if confined.tmpdir is not None:  # the tree is dead: nothing writes there any more
+            await asyncio.to_thread(shutil.rmtree, confined.tmpdir, True)
+    return replace(
+        run, sandbox=confined.label, unsandboxed=confined.unsandboxed, unconfined=confined.unconfined
+    )
+
+
+async def _run(command: str, argv: list[str], workspace: Path, timeout: float) -> ShellRun:
     loop = asyncio.get_running_loop()
     out_read, out_write = os.pipe()
     err_read, err_write = os.pipe()
@@ -184,16 +199,35 @@ async def run_shell(
             transport.close()
         for pipe in pipes:
             pipe.close()
-    return ShellRun(command, status, timed_out, timeout, still_open, out.text(), err.text(), unsandboxed)
+    return ShellRun(command, status, timed_out, timeout, still_open, out.text(), err.text())
 
 
-def _confine(argv: list[str], sandbox: ShellSandbox, workspace: Path) -> tuple[list[str], str | None]:
-    """``argv`` inside bubblewrap, or unchanged with the reason bubblewrap is not usable."""
+@dataclass(frozen=True)
+class _Confined:
+    argv: list[str]
+    label: str | None = None
+    unsandboxed: str | None = None
+    unconfined: tuple[str, ...] = ()
+    tmpdir: str | None = None
+    """The command's private ``TMPDIR`` under Landlock, removed when the call ends."""
+
+
+def _confine(argv: list[str], sandbox: ShellSandbox, workspace: Path) -> _Confined:
+    """``argv`` inside bubblewrap or under Landlock, or unchanged with the reason neither is usable."""
     found = sandbox_status(sandbox)
-    if found.bwrap is None:
-        return argv, found.reason
     home = Path(os.path.expanduser("~"))
-    return [*bwrap_argv(found.bwrap, sandbox, Path(workspace).absolute(), home), *argv], None
+    root = Path(workspace).absolute()
+    if found.backend == "bubblewrap" and found.bwrap is not None:
+        return _Confined([*bwrap_argv(found.bwrap, sandbox, root, home), *argv], found.label)
+    if found.backend == "landlock":
+        tmpdir = tempfile.mkdtemp(prefix="sessionflow-shell-")
+        try:
+            launcher = landlock_argv(found, sandbox, root, home, Path(tmpdir))
+        except BaseException:
+            shutil.rmtree(tmpdir, ignore_errors=True)
+            raise
+        return _Confined([*launcher, *argv], found.label, unconfined=found.unconfined, tmpdir=tmpdir)
+    return _Confined(argv, found.label, unsandboxed=found.reason)
 
 
 async def _end_tree(wrapper: asyncio.subprocess.Process, control: int) -> None:
@@ -230,8 +264,13 @@ class ShellRun:
     """Background processes still held the output open when the shell ended."""
     stdout: str
     stderr: str
+    sandbox: str | None = None
+    """``sandboxed (bubblewrap)``, ``sandboxed (landlock)`` or ``not sandboxed``; None when
+    no sandbox was asked for (`run_shell` without one)."""
     unsandboxed: str | None = None
     """Why a command meant to run sandboxed ran unconfined; None when sandboxed or not meant to be."""
+    unconfined: tuple[str, ...] = ()
+    """What the sandbox left unconfined (Landlock)."""
 
     @property
     def succeeded(self) -> bool:
@@ -255,6 +294,8 @@ class ShellRun:
             lines.append(
                 f"[not sandboxed: {self.unsandboxed}; the command ran with the worker's permissions]"
             )
+        if self.unconfined:
+            lines.append(f"[{self.sandbox}; not confined: {'; '.join(self.unconfined)}]")
         if self.still_open:
             lines.append(
                 "[background processes of the command still held its output open; they were killed "

@@ -122,7 +122,10 @@ class TurnFollower:
     responder: Responder
     handled: set[str] = field(default_factory=lambda: set[str]())
     shell_note: str | None = None
-    """Shown under a `run_shell_command` approval: whether the command runs sandboxed."""
+    """Shown under a shell command's approval: whether the command runs sandboxed."""
+    shell_tools: frozenset[str] = frozenset({_SHELL_TOOL})
+    """The tools whose approval shows `shell_note`: `run_shell_command` and the framework's
+    twins of it (Claude Code's `Bash`), which run in the same sandbox."""
 
     async def follow(self, turn_id: str | None = None) -> TurnResult:
         """Follow `turn_id`, or the next turn that starts when it is None.
@@ -248,7 +251,7 @@ class TurnFollower:
 
     async def _approval(self, interrupt: AgentInterrupt) -> None:
         self.view.approval(interrupt.tool_name, interrupt.arguments, interrupt.previous_arguments)
-        if self.shell_note is not None and interrupt.tool_name == _SHELL_TOOL:
+        if self.shell_note is not None and interrupt.tool_name in self.shell_tools:
             self.view.note(self.shell_note)
         decision = await self._unless_answered_elsewhere(interrupt, self.responder.decide(interrupt))
         if decision is False or decision.approved is None:

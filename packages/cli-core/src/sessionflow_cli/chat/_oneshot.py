@@ -14,7 +14,7 @@ from sessionflow import AgentInterrupt
 from sessionflow_cli._ask_user import DECLINED_MESSAGE, Question
 from sessionflow_cli._command_host import Runtime
 from sessionflow_cli._errors import EXIT_FAILURE, EXIT_OK, RuntimeFailure
-from sessionflow_cli._local_tools import shell_sandbox_note
+from sessionflow_cli._local_tools import shell_sandbox_note, shell_tool_names
 from sessionflow_cli.chat._follow import Decision, TurnFollower
 from sessionflow_cli.chat._session import ChatSession
 from sessionflow_cli.chat._view import ChatView
@@ -89,6 +89,7 @@ async def run_one_shot(
             view,
             ApproveRules(set(approve), view),
             shell_note=shell_sandbox_note(runtime.config.local_tools.shell.sandbox),
+            shell_tools=shell_tool_names(runtime.spec),
         )
         result = await runtime.watch(follower.follow(None))
         if result.outcome == "completed":

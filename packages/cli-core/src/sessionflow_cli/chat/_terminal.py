@@ -32,7 +32,7 @@ from sessionflow_cli._ask_user import Question
 from sessionflow_cli._command_host import Runtime
 from sessionflow_cli._errors import EXIT_FAILURE, EXIT_INTERRUPTED, EXIT_OK
 from sessionflow_cli._images import ImageRejected, attach_image
-from sessionflow_cli._local_tools import shell_sandbox_note
+from sessionflow_cli._local_tools import shell_sandbox_note, shell_tool_names
 from sessionflow_cli.chat._follow import Decision, TurnFollower
 from sessionflow_cli.chat._session import ChatSession, show_history
 from sessionflow_cli.chat._view import ChatView
@@ -225,6 +225,7 @@ class TerminalChat:
             self.view,
             _Responder(self),
             shell_note=shell_sandbox_note(self.runtime.config.local_tools.shell.sandbox),
+            shell_tools=shell_tool_names(self.runtime.spec),
         )
         self.presses = 0
         self._sigint.clear()

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import ConfigDict, Field, Strict, with_config
 
@@ -106,7 +106,7 @@ class ServerFile:
 @with_config(_CLOSED)
 @dataclass(frozen=True, kw_only=True)
 class SandboxFile:
-    """``local_tools.shell.sandbox``: how commands are confined (bubblewrap)."""
+    """``local_tools.shell.sandbox``: how commands are confined (bubblewrap, else Landlock)."""
 
     network: Annotated[Bool | None, Field(description="Let commands use the network.")] = None
     writable: Annotated[
@@ -125,9 +125,14 @@ class SandboxFile:
     ] = None
     bwrap: Annotated[
         Name | None,
+        Field(description="The bubblewrap executable (default: bwrap on PATH)."),
+    ] = None
+    backend: Annotated[
+        Literal["auto", "bubblewrap", "landlock", "none"] | None,
         Field(
-            description="The bubblewrap executable (default: bwrap on PATH). Without a working one commands "
-            "run unconfined and every one asks approval."
+            description="auto (default): bubblewrap where it works, else Landlock where the kernel has it, "
+            "else unconfined; bubblewrap or landlock: that one or unconfined; none: unconfined. "
+            "Unconfined, every command asks approval."
         ),
     ] = None
 

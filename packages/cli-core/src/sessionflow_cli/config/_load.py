@@ -17,6 +17,7 @@ from sessionflow_cli.config._model import (
     CliConfig,
     ConnectorConfig,
     LocalToolsConfig,
+    SandboxBackend,
     SandboxConfig,
     ServerConfig,
     ShellConfig,
@@ -338,6 +339,7 @@ def _sandbox(doc: Json, base: Path, source: str) -> SandboxConfig:
         hidden=lists["hidden"],
         hide_home=bool(doc.get("hide_home", True)),
         bwrap=str(doc.get("bwrap", "bwrap")),
+        backend=cast(SandboxBackend, doc.get("backend", "auto")),
     )
 
 

@@ -21,6 +21,7 @@ __all__ = [
     "ConnectorConfig",
     "LocalToolGroup",
     "LocalToolsConfig",
+    "SandboxBackend",
     "SandboxConfig",
     "ServerConfig",
     "ShellConfig",
@@ -38,6 +39,8 @@ URL_PATTERN = r"^https?://[^\s]+$"
 """An http or https URL (connectors, an S3 endpoint)."""
 
 LocalToolGroup = Literal["files", "shell", "web_fetch", "browser"]
+SandboxBackend = Literal["auto", "bubblewrap", "landlock", "none"]
+"""`sessionflow_local_tools.SandboxBackend`, spelled here so the configuration needs no local tools."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -45,7 +48,8 @@ class SandboxConfig:
     """How shell commands are confined (``local_tools.shell.sandbox``); paths are absolute.
 
     The defaults are the narrowest: only the workspace writable, the home hidden, no
-    network (`sessionflow_local_tools.ShellSandbox` has the details).
+    network (`sessionflow_local_tools.ShellSandbox` has the details), bubblewrap where it
+    works, else Landlock (``backend``).
     """
 
     network: bool = False
@@ -54,6 +58,7 @@ class SandboxConfig:
     hidden: tuple[Path, ...] = ()
     hide_home: bool = True
     bwrap: str = "bwrap"
+    backend: SandboxBackend = "auto"
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -112,6 +112,11 @@ class HarnessContext:
         carry: Decides what a completed turn carries into the next (`CarryHook`); the
             next turn's model sees it. Only a framework that declares ``carry_state`` is
             given one.
+        shell_sandbox: How the framework's own shell tool (a twin of ``run_shell_command``
+            in `FrameworkSpec.local_tool_twins`, such as Claude Code's ``Bash``) is to be
+            confined: the CLI's ``sessionflow_local_tools.ShellSandbox`` of
+            ``local_tools.shell.sandbox``, or None (unconfined). Typed loosely: the core
+            does not depend on the local tools.
     """
 
     flow_type: str
@@ -128,6 +133,7 @@ class HarnessContext:
     framework_tools: bool = True
     output_validator: OutputValidator | None = None
     carry: CarryHook | None = None
+    shell_sandbox: object | None = None
 
     def setting(self, name: str, kind: type[_T]) -> _T | None:
         """The setting ``name`` if it is a ``kind``, else None; an empty string counts as unset.
