@@ -100,11 +100,12 @@ def test_recorded_payloads_round_trip_through_compact_json() -> None:
                 "forked-session#",
                 "flow-type-",
                 "long-turn-",
+                "approval-rebound#",
             )
         ):
             # Recorded by this converter (local-reads, version-upgrade-*, search-attributes,
-            # double-texting, forked-session, flow-type-* and long-turn-* too): writing
-            # it again gives the same bytes.
+            # double-texting, forked-session, flow-type-*, long-turn-*, approval-rebound too):
+            # writing it again gives the same bytes.
             assert compact.data == payload.data, where
         else:
             assert len(compact.data) <= len(payload.data), where
