@@ -294,3 +294,56 @@ def test_the_digest_is_stable_across_versions() -> None:
 
 def test_a_value_json_cannot_hold_is_canonical_too() -> None:
     assert canonical_arguments({"b": frozenset(), "a": "é"}) == '{"a":"é","b":"frozenset()"}'
+
+
+def test_three_rewrites_may_ask_again_and_the_fourth_fails() -> None:
+    model = _approved_and_running()
+    for n in (2, 3, 4):
+        model.rebind_approval("w", f'{{"v":{n}}}', now=LATER, deadline=None)
+        model.resolve_interrupt(f"turn-1:w#{n}", approved=True, rejection_message=None, now=LATER)
+        model.move_tool_call("w", S.RUNNING)
+    assert model.rebind_approval("w", '{"v":5}', now=LATER, deadline=None).status is S.FAILED
+
+
+def test_a_rewrite_keeps_who_asked_and_a_call_that_never_waited_asks_as_the_framework() -> None:
+    model = _approved_and_running()
+    record = model.rebind_approval("w", '{"v":1}', now=LATER, deadline=None)
+    assert record.approval_source == "session"
+    assert model.pending_interrupts[0].source == "session"
+    model = model_in_turn()
+    model.request_tools(requested(call("r")), now=NOW, deadline=None)  # a read: no approval
+    model.move_tool_call("r", S.RUNNING)
+    record = model.rebind_approval("r", '{"q":2}', now=LATER, deadline=None)
+    assert record.approval_source == "framework"
+    assert model.pending_interrupts[0].source == "framework"
+
+
+def test_previous_arguments_equal_to_the_arguments_are_no_rewrite() -> None:
+    model = model_in_turn()
+    same = DeferredToolCall(
+        tool_call_id="w", tool_name="write", arguments='{"a":1}', policy=WRITE, previous_arguments='{"a":1}'
+    )
+    model.request_tools(requested(same), now=NOW, deadline=None)
+    assert model.pending_interrupts[0].previous_arguments is None
+
+
+def test_a_new_answer_to_a_rewrite_replaces_the_first() -> None:
+    model = _waiting()
+    (interrupt,) = model.pending_interrupts
+    model.resolve_interrupt(
+        interrupt.interrupt_id, approved=True, rejection_message=None, now=NOW, answer="edit"
+    )
+    model.move_tool_call("w", S.RUNNING)
+    model.rebind_approval("w", '{"v":1}', now=LATER, deadline=None)
+    again = model.resolve_interrupt(
+        "turn-1:w#2", approved=True, rejection_message=None, now=LATER, answer="new"
+    )
+    assert again.answer == "new"
+
+
+def test_an_expiry_without_a_time_is_recorded_at_the_deadline() -> None:
+    model = _waiting()
+    (interrupt,) = model.pending_interrupts
+    expired = model.expire_interrupt(interrupt.interrupt_id)
+    assert expired is not None and expired.approval is not None
+    assert expired.approval.answered_at == interrupt.deadline
