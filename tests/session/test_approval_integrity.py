@@ -245,9 +245,7 @@ def test_a_rewrite_in_the_step_asks_again_showing_what_was_approved() -> None:
 
 def test_a_second_rewrite_shows_the_diff_against_the_last_approval() -> None:
     model = _approved_and_running()
-    model.rebind_approval("w", '{"v":1}', now=LATER, deadline=None)
-    model.resolve_interrupt("turn-1:w#2", approved=True, rejection_message=None, now=LATER)
-    model.move_tool_call("w", S.RUNNING)
+    _rewrite_and_approve(model, 2, '{"v":1}')
     model.rebind_approval("w", '{"v":2}', now=LATER, deadline=None)
     (interrupt,) = model.pending_interrupts
     assert (interrupt.interrupt_id, interrupt.previous_arguments, interrupt.arguments) == (
@@ -255,18 +253,6 @@ def test_a_second_rewrite_shows_the_diff_against_the_last_approval() -> None:
         '{"v":1}',
         '{"v":2}',
     )
-
-
-def test_a_call_rewritten_after_every_approval_fails_unrun() -> None:
-    model = _approved_and_running()
-    for n in range(MAX_REBINDS):
-        model.rebind_approval("w", f'{{"v":{n}}}', now=LATER, deadline=None)
-        model.resolve_interrupt(f"turn-1:w#{n + 2}", approved=True, rejection_message=None, now=LATER)
-        model.move_tool_call("w", S.RUNNING)
-    record = model.rebind_approval("w", '{"v":"again"}', now=LATER, deadline=None)
-    assert record.status is S.FAILED
-    assert record.error is not None and f"{MAX_REBINDS} times" in record.error
-    assert model.pending_interrupts == []
 
 
 def test_confirming_a_rewrite_keeps_the_answer_of_the_first_approval() -> None:
@@ -296,13 +282,21 @@ def test_a_value_json_cannot_hold_is_canonical_too() -> None:
     assert canonical_arguments({"b": frozenset(), "a": "é"}) == '{"a":"é","b":"frozenset()"}'
 
 
-def test_three_rewrites_may_ask_again_and_the_fourth_fails() -> None:
+def _rewrite_and_approve(model: SessionModel, n: int, arguments: str) -> None:
+    """Rewrite the running call ``w``, approve interrupt ``#n``, and run it again."""
+    model.rebind_approval("w", arguments, now=LATER, deadline=None)
+    model.resolve_interrupt(f"turn-1:w#{n}", approved=True, rejection_message=None, now=LATER)
+    model.move_tool_call("w", S.RUNNING)
+
+
+def test_three_rewrites_may_ask_again_and_the_fourth_fails_unrun() -> None:
     model = _approved_and_running()
-    for n in (2, 3, 4):
-        model.rebind_approval("w", f'{{"v":{n}}}', now=LATER, deadline=None)
-        model.resolve_interrupt(f"turn-1:w#{n}", approved=True, rejection_message=None, now=LATER)
-        model.move_tool_call("w", S.RUNNING)
-    assert model.rebind_approval("w", '{"v":5}', now=LATER, deadline=None).status is S.FAILED
+    for n in (2, 3, 4):  # literal: MAX_REBINDS is 3
+        _rewrite_and_approve(model, n, f'{{"v":{n}}}')
+    record = model.rebind_approval("w", '{"v":"again"}', now=LATER, deadline=None)
+    assert record.status is S.FAILED
+    assert record.error is not None and f"{MAX_REBINDS} times" in record.error
+    assert model.pending_interrupts == []
 
 
 def test_a_rewrite_keeps_who_asked_and_a_call_that_never_waited_asks_as_the_framework() -> None:
