@@ -27,7 +27,7 @@ from sse_starlette import EventSourceResponse, ServerSentEvent
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.requests import Request
-from starlette.responses import Response
+from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
@@ -40,6 +40,7 @@ from sessionflow import (
     StaleApprovalError,
     TurnOutOfRangeError,
     UnknownSessionError,
+    UserError,
 )
 from sessionflow.session.model import SessionModel
 from sessionflow.temporal import (
@@ -88,6 +89,8 @@ _DIGITS = re.compile(r"[0-9]{1,18}")
 """A whole number as the API reads it: ASCII digits only (not `²`), and short enough to convert."""
 _MAX_EVENT_SCAN = 10
 """Pages of events read to tell why an interrupt answer was refused (the log keeps ~2000)."""
+_CHUNK_BYTES = 64 * 1024
+"""Bytes per write of a streamed answer (a whole message or tool output may be megabytes)."""
 
 Handler = Callable[[Request, str], Awaitable[Response]]
 
@@ -133,6 +136,20 @@ def _json(value: Any, status: int = 200, headers: dict[str, str] | None = None) 
         status_code=status,
         media_type="application/json",
         headers={"X-Content-Type-Options": "nosniff", "Cache-Control": "no-store", **(headers or {})},
+    )
+
+
+def _streamed(body: bytes, media_type: str) -> Response:
+    """`body` sent in chunks (no Content-Length), so a large one goes out as it is written."""
+
+    async def chunks() -> AsyncIterator[bytes]:
+        for start in range(0, len(body), _CHUNK_BYTES):
+            yield body[start : start + _CHUNK_BYTES]
+
+    return StreamingResponse(
+        chunks(),
+        media_type=media_type,
+        headers={"X-Content-Type-Options": "nosniff", "Cache-Control": "no-store"},
     )
 
 
@@ -186,6 +203,7 @@ class ApiServer:
             "create_session": self._create_session,
             "get_session": self._get_session,
             "list_messages": self._list_messages,
+            "get_message": self._get_message,
             "send_message": self._send_message,
             "fork_session": self._fork_session,
             "cancel_turn": self._cancel_turn,
@@ -402,6 +420,18 @@ class ApiServer:
                 session_id, after=after, limit=limit, include_superseded=superseded
             )
         )
+
+    async def _get_message(self, request: Request, user: str) -> Response:
+        session_id, flow = await self._session(request, user)
+        sequence = _path_integer(request, "sequence")
+        try:
+            message = await flow.get_message(session_id, sequence)
+        except LookupError:
+            raise ApiError(404, "not_found", f"session {session_id!r} has no message {sequence}") from None
+        except UserError as error:
+            # Kept in a payload store this server was not configured with.
+            raise ApiError(503, "payload_store_unavailable", str(error)) from None
+        return _streamed(_complete(message), "application/json")
 
     async def _send_message(self, request: Request, user: str) -> Response:
         session_id, flow = await self._session(request, user)
@@ -632,6 +662,14 @@ def _integer(request: Request, name: str, default: int, *, minimum: int, maximum
         bound = f"{minimum}..{maximum}" if maximum is not None else f"at least {minimum}"
         raise ApiError(422, "invalid_request", f"{name} must be {bound}")
     return value
+
+
+def _path_integer(request: Request, name: str) -> int:
+    """A path segment that must be a whole number of at least 1 (a message sequence)."""
+    text = str(request.path_params[name])
+    if not _DIGITS.fullmatch(text) or int(text) < 1:
+        raise ApiError(422, "invalid_request", f"{name} must be a whole number from 1 (at most 18 digits)")
+    return int(text)
 
 
 def _flag(request: Request, name: str) -> bool:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from sessionflow import AgentEvent, AgentMessagesPage, AgentSnapshot
+from sessionflow import AgentEvent, AgentMessage, AgentMessagesPage, AgentSnapshot
 from sessionflow_server._types import (
     AcceptedResponse,
     CancelResponse,
@@ -48,6 +48,8 @@ class ApiRoute:
     query: tuple[QueryParameter, ...] = ()
     authenticated: bool = True
     event_stream: bool = False
+    media_type: str = "application/json"
+    """What a 2xx answer is: JSON of `response`, or plain text (`response` is then `str`)."""
     errors: tuple[int, ...] = ()
 
 
@@ -121,6 +123,14 @@ ROUTES: tuple[ApiRoute, ...] = (
             ),
         ),
         errors=(404, 422),
+    ),
+    ApiRoute(
+        name="get_message",
+        method="GET",
+        path=f"{_ID}/messages/{{sequence}}",
+        summary="One stored message whole: a body kept by reference is read from the payload store, and the answer is streamed",
+        response=AgentMessage,
+        errors=(404, 422, 503),
     ),
     ApiRoute(
         name="send_message",
