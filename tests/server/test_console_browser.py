@@ -2,23 +2,20 @@
 
 Each test logs in through the one-time URL, drives the console as a person would, and
 checks what the person sees and what really happened (the invocation log). Screenshots of
-the main views go to the test's own folder, and to docs/server/screenshots/ when
-SESSIONFLOW_UPDATE_SCREENSHOTS=1.
+the main views, light and dark, go to the test's own folder, and to docs/server/screenshots/
+when SESSIONFLOW_UPDATE_SCREENSHOTS=1.
 """
 
 from __future__ import annotations
 
-import asyncio
-import os
 from pathlib import Path
 
-from playwright.async_api import Browser, Dialog, Page, expect
+from playwright.async_api import Browser, expect
 
 from sessionflow_server import ServerConfig
-from tests.server.browser import browser, needs_chromium
+from tests.server.browser import Console, browser, needs_chromium, open_console
 from tests.server.conftest import Api, ApiFactory, with_deadline
 
-DOCS_SCREENSHOTS = Path(__file__).resolve().parents[2] / "docs" / "server" / "screenshots"
 REFUND: dict[str, object] = {"id": "c1", "name": "refund", "arguments": {"order": 7}}
 SCRIPT = "<script>alert(1)</script>"
 IMAGE = '<img src=x onerror="alert(2)">'
@@ -27,41 +24,8 @@ pytestmark = needs_chromium
 __all__ = ["browser"]  # the fixture, imported so the tests here can ask for it
 
 
-class Console:
-    """One browser tab on the console, recording dialogs and page errors as they happen."""
-
-    def __init__(self, page: Page, api: Api, shots: Path) -> None:
-        self.page = page
-        self.api = api
-        self.shots = shots
-        self.dialogs: list[str] = []
-        self._dismissing: set[asyncio.Future[None]] = set()
-        self.errors: list[str] = []
-        page.on("dialog", self._dialog)
-        page.on("pageerror", lambda error: self.errors.append(str(error)))
-
-    def _dialog(self, dialog: Dialog) -> None:
-        self.dialogs.append(dialog.message)
-        dismissing = asyncio.ensure_future(dialog.dismiss())
-        self._dismissing.add(dismissing)
-        dismissing.add_done_callback(self._dismissing.discard)
-
-    async def log_in(self, user: str = "alice") -> None:
-        await self.page.goto(f"{self.api.url}/#code={self.api.server.codes.issue(user)}")
-        await expect(self.page.locator("#who")).to_have_text(user)
-
-    async def screenshot(self, name: str) -> None:
-        await self.page.screenshot(path=self.shots / f"{name}.png", full_page=True)
-        if os.environ.get("SESSIONFLOW_UPDATE_SCREENSHOTS") == "1":
-            DOCS_SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-            await self.page.screenshot(path=DOCS_SCREENSHOTS / f"{name}.png", full_page=True)
-
-
 async def _console(browser: Browser, api: Api, tmp_path: Path) -> Console:
-    shots = tmp_path / "screenshots"
-    shots.mkdir(exist_ok=True)
-    page = await browser.new_page(viewport={"width": 1100, "height": 800})
-    return Console(page, api, shots)
+    return await open_console(browser, api, tmp_path)
 
 
 async def test_log_in_start_watch_the_stream_and_approve_a_write_once(
@@ -96,7 +60,7 @@ async def test_log_in_start_watch_the_stream_and_approve_a_write_once(
     await expect(page.locator("main h1")).to_have_text("ui-flow")
     await expect(page.locator("#transcript")).to_contain_text("Please refund order 7")
     # The model's streamed text arrives while the turn waits for the approval.
-    await expect(page.locator("#live")).to_contain_text("Let me refund that")
+    await expect(page.locator("main")).to_contain_text("Let me refund that")
     approval = page.locator("#pending .interrupt")
     await expect(approval).to_contain_text("refund")
     await expect(approval.locator(".arguments")).to_contain_text('"order"')
@@ -114,8 +78,10 @@ async def test_log_in_start_watch_the_stream_and_approve_a_write_once(
 
     assert api.log.count("tool", "refund") == 0
     await row.locator("a.title").click()
-    await page.locator("#pending .approve").click()
+    # A double click approves once, and says nothing about "already resolved".
+    await page.locator("#pending .approve").dblclick()
     await expect(page.locator("#transcript")).to_contain_text("Order 7 is refunded.")
+    await expect(page.locator(".error:not(:empty)")).to_have_count(0)
     await expect(page.locator("#session-state")).to_have_text("idle")
     await expect(page.locator("#pending .interrupt")).to_have_count(0)
     await expect(page.locator("#live .msg")).to_have_count(0)
