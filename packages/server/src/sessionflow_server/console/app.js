@@ -48,6 +48,7 @@ function say(text) {
 }
 
 const words = (value) => String(value || "").replaceAll("_", " ");
+const turnLabel = (id) => String(id || "").replace(/^turn-(\d+)$/, "turn $1");
 
 // -- time, numbers --------------------------------------------------------------------------
 
@@ -446,7 +447,9 @@ async function renderSessions() {
     list,
   );
   let serverFilters = true;
+  let generation = 0;
   const fill = async () => {
+    const mine = ++generation;
     const q = search.value.trim();
     const state = filter.value;
     const query = new URLSearchParams();
@@ -460,6 +463,7 @@ async function renderSessions() {
       serverFilters = false; // an older server: filter here
       ({ sessions } = await api("GET", "/sessions"));
     }
+    if (mine !== generation) return; // a newer read (the search changed) draws the list
     // Filtered here too, so the list is right with a server that ignores a filter.
     const needle = q.toLowerCase();
     const shown = sessions.filter((s) => (!state || listState(s) === state) && (!needle || s.session_id.toLowerCase().includes(needle) || String(s.title || "").toLowerCase().includes(needle)));
@@ -542,7 +546,7 @@ async function renderInbox() {
             { className: "inbox-head" },
             el("a", { href: `#/s/${sid(item.session_id)}`, className: "title" }, item.session_title || item.session_id),
             item.session_title ? el("span", { className: "muted id" }, item.session_id) : null,
-            el("span", { className: "muted" }, words(item.interrupt.turn_id)),
+            el("span", { className: "muted turn-label" }, turnLabel(item.interrupt.turn_id)),
             Number.isNaN(waited) ? null : el("span", { className: "muted waited", dataset: { since: String(waited) } }, `waiting ${duration(Date.now() - waited)}`),
           ),
           interruptBox(item.session_id, item.interrupt, () => fill().then(refreshInboxCount)),
@@ -585,7 +589,14 @@ function formatArguments(toolName, text) {
   if (typeof command === "string" && (/shell|bash|exec|command|terminal|run/i.test(toolName || "") || Object.keys(value).length === 1)) {
     return { kind: "command", text: command };
   }
-  return { kind: "json", text: JSON.stringify(value, null, 2) };
+  const multiline = value && typeof value === "object" && !Array.isArray(value) && Object.values(value).some((v) => typeof v === "string" && v.includes("\n"));
+  if (!multiline) return { kind: "json", text: JSON.stringify(value, null, 2) };
+  // A text argument with line breaks (a file's content) reads as the text itself, not as
+  // one JSON line of \n escapes.
+  const lines = Object.entries(value).map(([key, v]) =>
+    typeof v === "string" && v.includes("\n") ? `${key}: |\n${v.replace(/\n$/, "").split("\n").map((line) => `  ${line}`).join("\n")}` : `${key}: ${JSON.stringify(v, null, 2)}`,
+  );
+  return { kind: "json", text: lines.join("\n") };
 }
 
 function diffNode(text) {
