@@ -57,6 +57,7 @@ from sessionflow_server._openapi import OPENAPI_PATH, openapi_document
 from sessionflow_server._owners import Owners
 from sessionflow_server._routes import ROUTES
 from sessionflow_server._session_list import DEFAULT_LIMIT, LIST_STATES, MAX_LIMIT, ListState, SessionLister
+from sessionflow_server._streams import until_shutdown
 from sessionflow_server._tokens import LoginCodes, TokenStore
 from sessionflow_server._types import (
     AcceptedResponse,
@@ -492,7 +493,7 @@ class ApiServer:
             after = _integer(request, "after", 0, minimum=0)
 
         async def stream() -> AsyncIterator[ServerSentEvent]:
-            async for event in flow.events(session_id, after=after):
+            async for event in until_shutdown(flow.events(session_id, after=after), self.shutdown):
                 yield ServerSentEvent(
                     data=_complete(event).decode(),
                     event=event.type.value,
@@ -500,7 +501,10 @@ class ApiServer:
                     # resumes after the last durable event the client saw.
                     id=str(event.offset) if event.offset is not None else None,
                 )
-            yield ServerSentEvent(data="{}", event="end")
+            if not self.shutdown.is_set():
+                # The session stopped and has no more events (a server stopping is no end:
+                # the client reconnects with its Last-Event-ID).
+                yield ServerSentEvent(data="{}", event="end")
 
         return EventSourceResponse(
             stream(),
