@@ -244,6 +244,7 @@ def test_request_tools_creates_records_and_interrupts() -> None:
             deadline="2025-01-02T03:09:05+00:00",
             digest=approval_digest("write", '{"p":1}', ToolEffect.NON_IDEMPOTENT_WRITE),
             effect="non_idempotent_write",
+            reason="`non_idempotent_write` calls ask for approval by default",
         ),
         AgentInterrupt(
             interrupt_id="turn-1:r2",
@@ -255,6 +256,7 @@ def test_request_tools_creates_records_and_interrupts() -> None:
             deadline="2025-01-02T03:09:05+00:00",
             digest=approval_digest("search", {"q": 1}, ToolEffect.READ),
             effect="read",
+            reason="an explicit policy for this tool requires approval",
         ),
     ]
     assert model.run_state == "rs-1"
@@ -501,10 +503,12 @@ def test_reject_pending_interrupts() -> None:
     )
     model.resolve_interrupt("turn-1:w2", approved=False, rejection_message="mine", now=NOW)
     rejected = model.reject_pending_interrupts("cancelled")
-    assert [(r.tool_call_id, r.status, r.rejection_message) for r in rejected] == [
-        ("w1", S.REJECTED, "cancelled"),
-        ("w3", S.REJECTED, "cancelled"),
+    # The session said no, not a person: the reason is the call's error, no rejection message.
+    assert [(r.tool_call_id, r.status, r.error, r.rejection_message) for r in rejected] == [
+        ("w1", S.REJECTED, "cancelled", None),
+        ("w3", S.REJECTED, "cancelled", None),
     ]
+    assert describe_tool_call_outcome(rejected[0]) == "Tool call not run: cancelled"
     assert model.pending_interrupts == []
     assert model.tool_calls["w2"].rejection_message == "mine"
     assert all(r.is_final for r in model.tool_calls.values())
@@ -531,12 +535,12 @@ def test_abandon_unstarted_calls_leaves_only_final_records() -> None:
     model.move_tool_call("f", S.FAILED, error="oops")
     abandoned = model.abandon_unstarted_calls("cancelled")
     assert [r.tool_call_id for r in abandoned] == ["p", "a"]
-    assert {k: (r.status, r.rejection_message) for k, r in model.tool_calls.items()} == {
-        "p": (S.REJECTED, "cancelled"),
-        "w": (S.REJECTED, "cancelled"),
-        "a": (S.REJECTED, "cancelled"),
-        "s": (S.SUCCEEDED, None),
-        "f": (S.FAILED, None),
+    assert {k: (r.status, r.error, r.rejection_message) for k, r in model.tool_calls.items()} == {
+        "p": (S.REJECTED, "cancelled", None),
+        "w": (S.REJECTED, "cancelled", None),
+        "a": (S.REJECTED, "cancelled", None),
+        "s": (S.SUCCEEDED, None, None),
+        "f": (S.FAILED, "oops", None),
     }
     assert model.tools_final()
     assert model.pending_interrupts == []

@@ -66,7 +66,7 @@ async def test_cancel_during_an_approval_wait(harness: Harness) -> None:
     note = texts(snapshot)[-1] or ""
     assert note.startswith("[sessionflow] The previous turn failed")
     assert "- lookup {} -> succeeded: balance 5" in note
-    assert "- wire_money {} -> rejected: Tool call rejected by the user: turn cancelled" in note
+    assert "- wire_money {} -> rejected: Tool call not run: turn cancelled" in note
     events = (await harness.sessions.list_agent_events("c-approval")).events
     resolved = [e.data for e in events if e.type.value == "interrupt_resolved"]
     assert [r.pop("answered_at") >= interrupt.raised_at for r in resolved] == [True]

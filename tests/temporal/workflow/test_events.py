@@ -53,11 +53,13 @@ async def test_event_sequence_of_a_turn_with_two_tools_and_one_approval(harness:
         ("tool_call_deferred", "a"),
         ("tool_call_deferred", "b"),
         ("interrupt_raised", "b"),
+        ("model_step_completed", None),
         ("tool_call_started", "a"),
         ("tool_call_finished", "a"),
         ("interrupt_resolved", None),
         ("tool_call_started", "b"),
         ("tool_call_finished", "b"),
+        ("model_step_completed", None),
         ("usage_recorded", None),
         ("turn_completed", None),
     ]
@@ -72,7 +74,21 @@ async def test_event_sequence_of_a_turn_with_two_tools_and_one_approval(harness:
     assert offsets == list(range(1, len(events) + 1))
     assert events[0].data == {"sequence": 1}
     assert events[-1].data == {"message_count": 5}
-    resolved = events[7]
+    first_step = events[5]
+    assert (first_step.step_execution_id, first_step.data) == (
+        "turn-1/model-1",
+        {
+            "step": "turn-1/model-1",
+            "text": "",
+            "text_cut": 0,
+            "tool_calls": [
+                {"tool_call_id": "a", "tool_name": "lookup"},
+                {"tool_call_id": "b", "tool_name": "publish"},
+            ],
+        },
+    )
+    assert events[-3].data["text"] == "done" and events[-3].data["tool_calls"] == []
+    resolved = events[8]
     answered_at = resolved.data.pop("answered_at")
     assert answered_at >= interrupt.raised_at  # the workflow's time when it applied the answer
     assert resolved.data == {

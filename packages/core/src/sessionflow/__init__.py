@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 from sessionflow.kit._effect_marks import effect, tool_effect
 from sessionflow.kit._flow import AgentSessionFlow
 from sessionflow.kit._lazy import distribution_version, lazy_exports
+from sessionflow.session.approval_preview import ApprovalPreview
 from sessionflow.session.approvals import InvalidAnswerError, StaleApprovalError
 from sessionflow.session.double_texting import DoubleTexting, MessageRejectedError
 from sessionflow.session.errors import (
@@ -49,6 +50,7 @@ from sessionflow.session.tools import (
     ToolEffect,
     ToolPolicy,
 )
+from sessionflow.session.turn_records import RecordedToolCall, TurnOutcome, TurnRecord, TurnStep
 from sessionflow.session.turn_result import Rejection, TurnResult, TurnStatus, TurnToolCall
 from sessionflow.session.usage import AgentUsage
 
@@ -103,11 +105,17 @@ __all__ = [
     "AgentToolCallStatus",
     "ApprovalRecord",
     "AgentUsage",
+    "ApprovalPreview",
     "ForkedFrom",
     "ImageInput",
     "LiveText",
     "MessageRole",
     "StopReason",
+    # What each turn did, kept after it ends (`AgentSessionClient.list_turns`)
+    "RecordedToolCall",
+    "TurnOutcome",
+    "TurnRecord",
+    "TurnStep",
     # An awaited turn (`AgentSessionClient.run_turn`)
     "Rejection",
     "TurnResult",

@@ -30,13 +30,14 @@ from dataclasses import dataclass, replace
 from sessionflow.session.bodies import INLINE_BODY_BYTES, utf8_size
 from sessionflow.session.errors import SessionStateError, UserError
 from sessionflow.session.state import InterruptKind
-from sessionflow.session.tools import ApprovalSource, DeferredToolCall
+from sessionflow.session.tools import ApprovalSource, DeferredToolCall, ToolPolicy
 
 __all__ = [
     "MAX_ANSWER_BYTES",
     "ApprovalDecision",
     "InvalidAnswerError",
     "StaleApprovalError",
+    "approval_reason",
     "as_session_approval",
     "check_answer",
     "decide_approval",
@@ -72,6 +73,8 @@ class ApprovalDecision:
     waits: bool
     kind: InterruptKind = "approval"
     source: ApprovalSource | None = None
+    reason: str | None = None
+    """Why it waits, in words (`approval_reason`); None when it does not."""
 
 
 def decide_approval(call: DeferredToolCall) -> ApprovalDecision:
@@ -90,12 +93,31 @@ def decide_approval(call: DeferredToolCall) -> ApprovalDecision:
     if call.question is not None:
         if not call.question.strip():
             raise SessionStateError(f"tool call {call.tool_call_id!r}: the question is blank")
-        return ApprovalDecision(waits=True, kind="question", source="session" if floor else "framework")
+        source: ApprovalSource = "session" if floor else "framework"
+        return ApprovalDecision(
+            waits=True, kind="question", source=source, reason="the agent asks a question"
+        )
     if floor:
-        return ApprovalDecision(waits=True, source="session")
+        return ApprovalDecision(waits=True, source="session", reason=approval_reason(call.policy))
     if call.framework_approval == "required":
-        return ApprovalDecision(waits=True, source="framework")
+        return ApprovalDecision(waits=True, source="framework", reason=FRAMEWORK_RULE)
     return ApprovalDecision(waits=False)
+
+
+FRAMEWORK_RULE = "the framework's own rule asks for approval (the session's policy would not)"
+
+
+def approval_reason(policy: ToolPolicy) -> str:
+    """Why the session's floor asks for `policy`'s call, as a person reads it beside the approval.
+
+    A harness's own words come first (`ToolPolicy.approval_reason`: the CLI says which of
+    its rules asked), then an explicit policy, then the effect's default.
+    """
+    if policy.approval_reason:
+        return policy.approval_reason
+    if policy.requires_approval is True:
+        return "an explicit policy for this tool requires approval"
+    return f"`{policy.effect.value}` calls ask for approval by default"
 
 
 def as_session_approval(call: DeferredToolCall) -> DeferredToolCall:

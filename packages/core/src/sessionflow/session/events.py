@@ -26,6 +26,9 @@ class AgentEventType(StrEnum):
     USAGE_RECORDED = "usage_recorded"
     ATTEMPT_RESTARTED = "attempt_restarted"
     MODEL_CONTINUED = "model_continued"
+    MODEL_STEP_COMPLETED = "model_step_completed"
+    """A model step ended: what the model wrote in it and the calls it asked for (durable, so
+    a client that connects late or reloads reads the running turn whole)."""
     TOOL_CALL_VERIFIED = "tool_call_verified"
     CUSTOM_EVENT = "custom_event"
     """Data a framework streams beside the text (LangGraph's ``get_stream_writer()``): live only."""

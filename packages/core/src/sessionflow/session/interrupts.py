@@ -55,6 +55,8 @@ class Interrupts(ToolCallRecords):
                 digest=approval_digest(call.tool_name, call.arguments, call.policy.effect),
                 previous_arguments=previous if previous is not None and previous != call.arguments else None,
                 effect=call.policy.effect.value,
+                reason=decision.reason,
+                preview=call.preview,
             )
         )
 
@@ -119,6 +121,7 @@ class Interrupts(ToolCallRecords):
                 digest=approval_digest(record.tool_name, arguments, record.policy.effect),
                 previous_arguments=shown,
                 effect=record.policy.effect.value,
+                reason="the tool step rewrote the approved arguments: they need a new approval",
             )
         )
         return record
@@ -237,11 +240,10 @@ class Interrupts(ToolCallRecords):
             )
             self._emit_resolved(interrupt, record)
             rejected.append(
+                # Nobody said no: the session did (a cancel, a stop), so the call records why
+                # it did not run, and nothing says a person rejected it.
                 self.move_tool_call(
-                    interrupt.tool_call_id,
-                    AgentToolCallStatus.REJECTED,
-                    rejection_message=message,
-                    approval=record,
+                    interrupt.tool_call_id, AgentToolCallStatus.REJECTED, error=message, approval=record
                 )
             )
         return rejected
@@ -251,7 +253,7 @@ class Interrupts(ToolCallRecords):
         self.reject_pending_interrupts(message, now)
         unstarted = (AgentToolCallStatus.PENDING, AgentToolCallStatus.APPROVED)
         return [
-            self.move_tool_call(r.tool_call_id, AgentToolCallStatus.REJECTED, rejection_message=message)
+            self.move_tool_call(r.tool_call_id, AgentToolCallStatus.REJECTED, error=message)
             for r in list(self.tool_calls.values())
             if r.status in unstarted
         ]

@@ -24,6 +24,7 @@ from sessionflow.session.queued_message import QueuedUserMessage
 from sessionflow.session.state import AgentInterrupt, AgentState
 from sessionflow.session.superseded import SupersededRange
 from sessionflow.session.tools import AgentToolCall
+from sessionflow.session.turn_records import TurnRecord, TurnStep
 from sessionflow.session.usage import AgentUsage
 
 __all__ = ["SessionFields"]
@@ -96,6 +97,18 @@ class SessionFields:
     superseded: list[SupersededRange] = field(default_factory=lambda: [])
     """Stored messages the framework's history no longer holds (`TurnCompleted.superseded`),
     as sorted, disjoint ranges: reads leave them out unless asked for them."""
+    turn_records: list[TurnRecord] = field(default_factory=lambda: [])
+    """The newest ended turns' records (`sessionflow.session.turn_records`), oldest first."""
+    turn_steps: list[TurnStep] = field(default_factory=lambda: [])
+    """The running turn's model steps that ended, for its record."""
+    turn_tool_times: dict[str, list[str]] = field(default_factory=lambda: {})
+    """When each tool call of the running turn started and ended its step (ISO 8601)."""
+    turn_message_id: str | None = None
+    turn_user_sequence: int | None = None
+    turn_usage_start: AgentUsage = field(default_factory=AgentUsage)
+    turn_cost_start: float = 0.0
+    """The running turn's message ID, user message, and the session's usage and cost when
+    it began (its record's usage is the difference)."""
 
     # -- events --------------------------------------------------------------------------
 

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Literal
 
+from sessionflow.session.approval_preview import ApprovalPreview
 from sessionflow.session.double_texting import DoubleTexting
 from sessionflow.session.fork import ForkedFrom
 from sessionflow.session.messages import AgentMessage
@@ -67,6 +68,12 @@ class AgentInterrupt:
     step), so a person sees the change as a diff; None when nothing rewrote them."""
     effect: str | None = None
     """The call's effect (`ToolEffect` value), as the digest covers it."""
+    reason: str | None = None
+    """Why the call waits, in words (`sessionflow.session.approvals.approval_reason`): the
+    effect's default, an explicit policy, a harness's rule, the framework's own rule."""
+    preview: ApprovalPreview | None = None
+    """How the call reads for a person (a file write's diff), made by the worker; None when
+    the flow makes none, and a client then shows the arguments."""
 
 
 @dataclass(frozen=True, kw_only=True)

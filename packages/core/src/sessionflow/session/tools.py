@@ -8,6 +8,7 @@ from dataclasses import dataclass, replace
 from enum import StrEnum
 from typing import Any, ClassVar, Literal, cast
 
+from sessionflow.session.approval_preview import ApprovalPreview
 from sessionflow.session.bodies import BodyRef
 from sessionflow.session.errors import InvalidToolCallError, SessionRunError, SessionStateError
 
@@ -95,6 +96,11 @@ class ToolPolicy:
     max_output_bytes: int | None = None
     """Bytes of this tool's output the model sees; None uses the session default
     (`AgentSessionOptions.max_tool_output_bytes`). The whole output is always stored."""
+    approval_reason: str | None = None
+    """Why this policy asks for approval, in words a person reads beside the approval (a
+    harness's own rule: "`approval.always` names write_file"); None says it by the policy
+    (`sessionflow.session.approvals.approval_reason`). It changes nothing about whether the
+    call waits."""
     local_timeout: float | None = None
     """Seconds a call may take as a local step; None runs it as a regular step (the default).
 
@@ -211,6 +217,9 @@ class DeferredToolCall:
     """The runner's `execute_deferred_tool_call` reads nothing of the run state for this call,
     so its tool step is given none (`DeferredToolExecution.run_state` is None): the step's
     input stays small and the step does not read a stored run state."""
+    preview: ApprovalPreview | None = None
+    """How the call reads for a person, set by the worker's `AgentSessionOptions.approval_preview`
+    for a call that waits (a file write's diff against the workspace); the interrupt shows it."""
 
     def parsed_arguments(self) -> dict[str, Any]:
         """The arguments as a JSON object; see `parse_tool_arguments`."""

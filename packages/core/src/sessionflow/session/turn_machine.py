@@ -24,12 +24,14 @@ from sessionflow.session.spending import Spending
 from sessionflow.session.state import AgentStatus
 from sessionflow.session.tools import AgentToolCall, AgentToolCallStatus, validate_tool_call_ids
 from sessionflow.session.transcript import Transcript
+from sessionflow.session.turn_log import TurnLog
+from sessionflow.session.turn_records import TurnOutcome
 from sessionflow.session.verify import checked_verify_basis
 
 __all__ = ["TurnMachine"]
 
 
-class TurnMachine(Transcript, Interrupts, Spending):
+class TurnMachine(Transcript, Interrupts, Spending, TurnLog):
     """Moves the running turn (`state`, `run_state`, the `turn_*` fields) through its statuses."""
 
     def begin_turn(self, now: datetime | None = None, *, message_id: str | None = None) -> str:
@@ -55,13 +57,16 @@ class TurnMachine(Transcript, Interrupts, Spending):
         self.consecutive_rejections = 0
         self.stop_reason = None
         self.stop_detail = ""
+        self.open_turn_record(message_id=message_id, user_sequence=self.next_sequence)
         started: dict[str, object] = {"sequence": self.next_sequence}
         if message_id is not None:
             started["message_id"] = message_id
         self.emit(AgentEventType.TURN_STARTED, started, step=f"{turn_id}/turn")
         return turn_id
 
-    def complete_turn(self, outcome: TurnCompleted, budget: Budget | None = None) -> None:
+    def complete_turn(
+        self, outcome: TurnCompleted, budget: Budget | None = None, *, now: datetime | None = None
+    ) -> None:
         """Append the turn's messages in one commit and wait for the next user message."""
         self._require_turn()
         self.check_supersedable(outcome.superseded)  # before anything changes
@@ -77,6 +82,7 @@ class TurnMachine(Transcript, Interrupts, Spending):
         self.emit(
             AgentEventType.TURN_COMPLETED, {"message_count": len(self.messages)}, step=f"{turn_id}/turn"
         )
+        self.close_turn_record(TurnOutcome.COMPLETED, ended_at=_iso(now), error=None, note_sequence=None)
         self._end_turn(error=None)
 
     def request_tools(
@@ -168,13 +174,22 @@ class TurnMachine(Transcript, Interrupts, Spending):
             raise SessionStateError("cannot resume the turn before every tool call is final")
         self.state = replace(self.state, status=AgentStatus.RUNNING_MODEL)
 
-    def fail_turn(self, error: str, note: FrameworkMessage | None, *, reason: str = "error") -> None:
-        """End the running turn with an error, leaving the failure note when one is given."""
+    def fail_turn(
+        self, error: str, note: FrameworkMessage | None, *, reason: str = "error", now: datetime | None = None
+    ) -> None:
+        """End the running turn with an error, leaving the failure note when one is given.
+
+        `reason` is ``"error"``, ``"cancelled"``, or the `StopReason` of a turn the session
+        stopped on its own; the turn's record ends failed, cancelled or stopped accordingly.
+        """
         self._require_turn()
-        if note is not None:
-            self.store_user_message(note)
+        note_sequence = self.store_user_message(note).sequence if note is not None else None
         turn_id = self._require_turn()
         self.emit(AgentEventType.TURN_FAILED, {"error": error, "reason": reason}, step=f"{turn_id}/turn")
+        outcome = {"error": TurnOutcome.FAILED, "cancelled": TurnOutcome.CANCELLED}.get(
+            reason, TurnOutcome.STOPPED
+        )
+        self.close_turn_record(outcome, ended_at=_iso(now), error=error, note_sequence=note_sequence)
         self._end_turn(error=error)
 
     def _end_turn(self, *, error: str | None) -> None:
@@ -189,3 +204,7 @@ class TurnMachine(Transcript, Interrupts, Spending):
             turn_id=None,
             last_turn_error=error,
         )
+
+
+def _iso(now: datetime | None) -> str:
+    return now.isoformat() if now is not None else ""

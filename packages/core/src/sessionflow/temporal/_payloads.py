@@ -38,6 +38,7 @@ STOP_SESSION = "stop_session"
 GET_AGENT_SNAPSHOT = "get_agent_snapshot"
 LIST_AGENT_MESSAGES = "list_agent_messages"
 LIST_AGENT_EVENTS = "list_agent_events"
+LIST_TURNS = "list_turns"
 PUBLISH_DELTAS = "sessionflow.kit._deltas"
 CHECK_VERSION = "sessionflow.check_version"
 """Signal that gives an idle session a workflow task, so it sees a new current worker version."""
@@ -235,6 +236,9 @@ class RunModelResult:
     index_ref: BodyRef | None = None
     index_count: int = 0
     index_digest: str = ""
+    step_text: str = ""
+    """What the model wrote in this step (the text its attempt streamed), at most
+    `STEP_TEXT_CHARS`, for the turn's record; steps recorded before it have none."""
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -18,11 +18,12 @@ from sessionflow.session.approvals import as_session_approval
 from sessionflow.session.bodies import UNINDEXED_MESSAGE_BYTES, BodyRef, cap_text, inline_size
 from sessionflow.session.errors import SessionStateError
 from sessionflow.session.framework_state import bounded_framework_state
-from sessionflow.session.messages import AgentMessage
+from sessionflow.session.messages import AgentMessage, MessageRole
 from sessionflow.session.outcomes import ContinueRequested, ToolCallsRequested, TurnCompleted
 from sessionflow.session.proposals import check_proposal
 from sessionflow.session.runner import AgentTurnContext
 from sessionflow.session.tools import AgentToolCall, validate_tool_call_ids
+from sessionflow.session.turn_records import STEP_TEXT_CHARS, cut
 from sessionflow.temporal._payloads import RUN_MODEL, MessageIndexChunk, RunModelInput, RunModelResult
 from sessionflow.temporal._summaries import model_name_of
 from sessionflow.temporal.activities._carry import stored_carry
@@ -32,6 +33,7 @@ from sessionflow.temporal.activities._provider_retry import retry_when_provider_
 from sessionflow.temporal.activities._step_context import (
     StepActivities,
     StepContext,
+    StepEventWriter,
     store_scope,
     with_heartbeats,
 )
@@ -56,11 +58,18 @@ class ModelStepActivities(StepActivities):
         model = model_name_of(request.session_settings, self._flow.model_name)
         with observe_model_step(request.session_id, request.turn_id, model) as step:
             with self._failures_reported():
-                result = await self._run_model(request)
+                events = self._steps.writer(request.session_id, request.turn_id)
+                try:
+                    result = await self._run_model(request, events)
+                finally:
+                    events.close()  # closing twice is harmless
+                # The text this attempt streamed is the step's text: the turn's record keeps it.
+                text = events.text or _answer_text(result)
+                result = replace(result, step_text=cut(text, STEP_TEXT_CHARS)[0])
             step.model_done(result)
             return result
 
-    async def _run_model(self, request: RunModelInput) -> RunModelResult:
+    async def _run_model(self, request: RunModelInput, events: StepEventWriter) -> RunModelResult:
         info = activity.info()
         entries = await self._messages.messages(request)
         messages = await self._resolved(entries)
@@ -72,7 +81,6 @@ class ModelStepActivities(StepActivities):
         carried = request.carried_state
         if request.carried_state_ref is not None:
             carried = await self._steps.require_bodies().load_text(request.carried_state_ref)
-        events = self._steps.writer(request.session_id, request.turn_id)
         context = AgentTurnContext(
             flow_id=request.session_id,
             turn_id=request.turn_id,
@@ -242,6 +250,14 @@ class ModelStepActivities(StepActivities):
             index_count=len(entries) + len(added),
             index_digest=digest,
         )
+
+
+def _answer_text(result: RunModelResult) -> str:
+    """A last step that streamed nothing (a model called without streaming): its answer's text."""
+    if result.completed is None:
+        return ""
+    answers = [m for m in result.completed.new_messages if m.role is MessageRole.ASSISTANT]
+    return (answers[-1].text or "") if answers else ""
 
 
 def _with_replaced(entries: list[AgentMessage], replaced: list[AgentMessage]) -> list[AgentMessage]:

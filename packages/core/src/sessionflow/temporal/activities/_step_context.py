@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable, Generator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from temporalio import activity
 from temporalio.client import Client
@@ -26,7 +26,7 @@ from sessionflow.temporal.worker._shutdown import shutdown_fails_retryably
 if TYPE_CHECKING:
     from sessionflow.kit._flow import AgentSessionFlow
 
-__all__ = ["StepActivities", "StepContext", "store_scope", "with_heartbeats"]
+__all__ = ["StepActivities", "StepContext", "StepEventWriter", "store_scope", "with_heartbeats"]
 
 T = TypeVar("T")
 
@@ -44,7 +44,7 @@ class StepContext:
             raise SessionStateError("this session keeps bodies in a payload store, and this worker has none")
         return self.bodies
 
-    def writer(self, session_id: str, turn_id: str) -> AgentEventWriter:
+    def writer(self, session_id: str, turn_id: str) -> StepEventWriter:
         """An event writer for this attempt: live transport, plus coarse batches if nobody listens."""
         info = activity.info()
         transport = self.flow.delta_transport
@@ -57,7 +57,7 @@ class StepContext:
             if fallback is not None:
                 fallback.add(event)
 
-        writer = _StepWriter(
+        writer = StepEventWriter(
             sink, fallback, turn_id=turn_id, step_execution_id=info.activity_id, attempt=info.attempt
         )
         if info.attempt > 1:
@@ -78,7 +78,7 @@ class StepActivities:
             yield
 
 
-class _StepWriter(AgentEventWriter):
+class StepEventWriter(AgentEventWriter):
     """Closes its fallback batcher along with the writer."""
 
     def __init__(
@@ -92,6 +92,17 @@ class _StepWriter(AgentEventWriter):
     ) -> None:
         super().__init__(sink, turn_id=turn_id, step_execution_id=step_execution_id, attempt=attempt)
         self._fallback = fallback
+        self._text: list[str] = []
+
+    def write_event(self, event_type: AgentEventType, data: dict[str, Any] | None = None) -> None:
+        if event_type is AgentEventType.TEXT_DELTA and not self.closed and data:
+            self._text.append(str(data.get("text", "")))
+        super().write_event(event_type, data)
+
+    @property
+    def text(self) -> str:
+        """The text this attempt streamed: the model's text of the step, when it ends well."""
+        return "".join(self._text)
 
     def close(self) -> None:
         super().close()

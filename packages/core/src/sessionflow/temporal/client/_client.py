@@ -23,12 +23,14 @@ from sessionflow.session.fork import ForkedFrom, UnknownSessionError, check_fork
 from sessionflow.session.messages import AgentMessage, FrameworkMessage, MessageRole
 from sessionflow.session.model import SessionModel
 from sessionflow.session.state import AgentMessagesPage, AgentSnapshot
+from sessionflow.session.turn_records import TurnRecord
 from sessionflow.session.turn_result import TurnResult
 from sessionflow.temporal._payloads import (
     CANCEL_TURN,
     GET_AGENT_SNAPSHOT,
     LIST_AGENT_EVENTS,
     LIST_AGENT_MESSAGES,
+    LIST_TURNS,
     RESOLVE_INTERRUPT,
     SEND_USER_MESSAGE,
     STOP_SESSION,
@@ -474,6 +476,42 @@ class AgentSessionClient:
                 f"session {session_id!r} keeps messages in a payload store, and this client has none"
             )
         return [replace(m, message=await bodies.load_message(m.message)) for m in messages]
+
+    async def list_turns(self, session_id: str) -> list[TurnRecord]:
+        """What each kept turn did, oldest first, the running turn last (`TurnRecord`).
+
+        The running turn's record holds the text of every model step that ended and every
+        tool call so far, so a client that connects late reads the turn whole. The session
+        keeps the newest turns' records (`sessionflow.session.turn_records`); its stored
+        messages keep every turn.
+        """
+        handle = self.client.get_workflow_handle(session_id)
+        return await handle.query(LIST_TURNS, result_type=list[TurnRecord])
+
+    async def tool_output(self, session_id: str, turn_id: str, tool_call_id: str) -> str:
+        """The whole output of one recorded tool call (read from the payload store when kept there).
+
+        Raises:
+            LookupError: The session keeps no record of that turn or call, or the call has no output.
+        """
+        turns = await self.list_turns(session_id)
+        turn = next((t for t in turns if t.turn_id == turn_id), None)
+        call = next((c for c in turn.tool_calls if c.tool_call_id == tool_call_id), None) if turn else None
+        if call is None:
+            raise LookupError(f"session {session_id!r} keeps no tool call {tool_call_id!r} of {turn_id!r}")
+        if call.output_ref is not None:
+            bodies = BodyStore.of(self.client)
+            if bodies is None:
+                raise UserError("this output is kept in a payload store, and this client has none")
+            return await bodies.load_text(call.output_ref)
+        if call.output is None:
+            raise LookupError(f"tool call {tool_call_id!r} of {turn_id!r} has no output")
+        if call.output_cut:
+            raise LookupError(
+                f"tool call {tool_call_id!r} of {turn_id!r} kept only the first {len(call.output)} "
+                "characters of its output (no payload store held the rest)"
+            )
+        return call.output
 
     async def upload_image(self, session_id: str, data: bytes, media_type: str) -> str:
         """Put an image in the payload store; pass the returned text in `images=` of a message.

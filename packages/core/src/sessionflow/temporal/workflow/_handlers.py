@@ -18,12 +18,14 @@ with workflow.unsafe.imports_passed_through():
     from sessionflow.session.model import SessionModel
     from sessionflow.session.queued_message import QueuedUserMessage
     from sessionflow.session.state import AgentMessagesPage, AgentSnapshot
+    from sessionflow.session.turn_records import TurnRecord
     from sessionflow.temporal._payloads import (
         CANCEL_TURN,
         CHECK_VERSION,
         GET_AGENT_SNAPSHOT,
         LIST_AGENT_EVENTS,
         LIST_AGENT_MESSAGES,
+        LIST_TURNS,
         PUBLISH_DELTAS,
         RESOLVE_INTERRUPT,
         SEND_USER_MESSAGE,
@@ -181,6 +183,10 @@ class SessionHandlers:
     @workflow.query(name=GET_AGENT_SNAPSHOT)
     def get_agent_snapshot(self) -> AgentSnapshot:
         return self._session.snapshot()
+
+    @workflow.query(name=LIST_TURNS)
+    def list_turns(self) -> list[TurnRecord]:
+        return self._session.model.turn_records_view()
 
     @workflow.query(name=LIST_AGENT_MESSAGES)
     def list_agent_messages(self, request: ListAgentMessagesRequest) -> AgentMessagesPage:

@@ -67,7 +67,9 @@ class ToolCalls:
             record = self._session.model.record(record.tool_call_id)
             if record.is_final:
                 break
-        final = self._session.model.record(record.tool_call_id)
+        model = self._session.model
+        model.note_tool_finished(record.tool_call_id, workflow.now().isoformat())
+        final = model.record(record.tool_call_id)
         effect = final.policy.effect.value
         workflow_count(TOOL_CALLS, {"tool_effect": effect, "outcome": final.status.value})
         if final.status is AgentToolCallStatus.OUTCOME_UNKNOWN:
@@ -91,13 +93,14 @@ class ToolCalls:
             if record.status is AgentToolCallStatus.REJECTED:
                 return False
         if cancel.requested:
-            model.move_tool_call(tool_call_id, AgentToolCallStatus.REJECTED, rejection_message=TURN_CANCELLED)
+            model.move_tool_call(tool_call_id, AgentToolCallStatus.REJECTED, error=TURN_CANCELLED)
             return False
         if model.memory is not None and record.tool_name in MEMORY_TOOL_NAMES:
             # Memory lives in the session's own state, so the session runs these itself.
             model.run_memory_tool(record, workflow.now())
             return False
         record = model.move_tool_call(tool_call_id, AgentToolCallStatus.RUNNING)
+        model.note_tool_started(tool_call_id, workflow.now().isoformat())
         effect = record.policy.effect
         config = session.settings
         attempts = config.tool_max_attempts if effect.is_retryable else 1

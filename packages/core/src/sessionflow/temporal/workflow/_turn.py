@@ -36,6 +36,10 @@ with workflow.unsafe.imports_passed_through():
     from sessionflow.temporal.workflow._visibility import Visibility
 
 
+STEP_EVENTS_PATCH = "sessionflow-model-step-events"
+"""Marks runs that emit `model_step_completed` events (issue 44)."""
+
+
 class TurnDriver:
     """Runs the session's turns one at a time; each ends completed, stopped or failed, never raising."""
 
@@ -104,7 +108,8 @@ class TurnDriver:
                 return
             result = await self._run_model()
             if result.completed is not None:
-                model.complete_turn(result.completed, budget)
+                self._record_step(result)
+                model.complete_turn(result.completed, budget, now=workflow.now())
                 workflow_count(TURNS, {"outcome": "completed"})
                 if result.index_ref is not None:
                     model.record_index(result.index_ref, result.index_count, result.index_digest)
@@ -115,6 +120,7 @@ class TurnDriver:
                 model.continue_model(
                     result.continued, max_continues=session.settings.max_continues_per_turn, budget=budget
                 )
+                self._record_step(result)
                 if model.stop_reason is not None:
                     await self._stop_turn(model.stop_reason, model.stop_detail)
                     return
@@ -123,8 +129,24 @@ class TurnDriver:
             records = model.request_tools(
                 result.requested, now=workflow.now(), deadline=self._interrupt_deadline(), budget=budget
             )
+            self._record_step(result)
             if await self._tools_ended(records):
                 return
+
+    def _record_step(self, result: RunModelResult) -> None:
+        """Keep the step's text and calls in the turn's record, and tell followers (an event).
+
+        The record is the session's own memory, rebuilt the same on any replay; the event
+        takes an offset in the event log, so only runs that recorded the marker emit it and
+        a client resuming by offset after a worker restart sees the same offsets.
+        """
+        model = self._session.model
+        calls = result.requested.tool_calls if result.requested is not None else []
+        recorded = model.record_model_step(
+            model.model_step, result.step_text, [c.tool_call_id for c in calls], workflow.now().isoformat()
+        )
+        if workflow.patched(STEP_EVENTS_PATCH):
+            model.emit_model_step(recorded)
 
     async def _tools_ended(self, records: list[AgentToolCall]) -> bool:
         """Run the calls of a model step; True when the turn stopped after them."""
@@ -249,7 +271,7 @@ class TurnDriver:
                 note = await self._build_user_message(note_text, [])
             except ActivityError as note_error:
                 error = f"{error}; the note could not be built: {describe_failure(note_error)}"
-        model.fail_turn(error, note, reason=reason)
+        model.fail_turn(error, note, reason=reason, now=workflow.now())
 
     async def _fail_turn(self, error: str, *, reason: str = "error") -> None:
         workflow_count(TURNS, {"outcome": reason})
@@ -262,7 +284,7 @@ class TurnDriver:
                 note = await self._build_user_message(note_text, [])
             except ActivityError as note_error:
                 error = f"{error}; the turn-failure note could not be built: {describe_failure(note_error)}"
-        model.fail_turn(error, note, reason=reason)
+        model.fail_turn(error, note, reason=reason, now=workflow.now())
 
 
 def _usable_client_message(message: FrameworkMessage, queued: QueuedUserMessage) -> bool:

@@ -1,0 +1,184 @@
+"""Turn records: what each turn did, kept as it runs and after it ends (pure model, no engine)."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from sessionflow import AgentToolCallStatus as S
+from sessionflow import AgentUsage, ToolEffect, ToolPolicy, TurnOutcome
+from sessionflow.kit import TurnCompleted
+from sessionflow.session.events import AgentEventType
+from sessionflow.session.model import SessionModel
+from sessionflow.session.turn_records import (
+    MAX_TURN_RECORDS,
+    RECORD_ARGUMENTS_CHARS,
+    RECORD_OUTPUT_CHARS,
+    STEP_TEXT_CHARS,
+)
+from tests.session.helpers import NOW, WRITE, assistant, call, model_in_turn, requested, user
+
+LATER = (NOW + timedelta(seconds=3)).isoformat()
+
+
+def test_a_running_turn_shows_its_steps_text_and_calls_as_they_end() -> None:
+    model = model_in_turn()
+    assert model.turn_records_view()[-1].outcome is TurnOutcome.RUNNING
+    model.request_tools(
+        requested(call("r1"), call("w1", policy=WRITE, tool_name="write")), now=NOW, deadline=None
+    )
+    step = model.record_model_step("turn-1/model-1", "Let me look around.", ["r1", "w1"], NOW.isoformat())
+    model.emit_model_step(step)
+    model.move_tool_call("r1", S.RUNNING)
+    model.note_tool_started("r1", NOW.isoformat())
+    model.move_tool_call("r1", S.SUCCEEDED, output="found it")
+    model.note_tool_finished("r1", LATER)
+
+    [running] = model.turn_records_view()
+    assert running.turn_id == "turn-1" and running.outcome is TurnOutcome.RUNNING and running.ended_at is None
+    assert [(s.step, s.text, s.tool_call_ids) for s in running.steps] == [
+        ("turn-1/model-1", "Let me look around.", ["r1", "w1"])
+    ]
+    read, write = running.tool_calls
+    assert (read.tool_name, read.effect, read.status, read.output) == (
+        "lookup",
+        "read",
+        "succeeded",
+        "found it",
+    )
+    assert (read.started_at, read.finished_at) == (NOW.isoformat(), LATER)
+    assert read.approval_reason is None
+    assert (write.status, write.started_at, write.effect) == (
+        "awaiting_approval",
+        None,
+        "non_idempotent_write",
+    )
+    assert write.approval_reason == "`non_idempotent_write` calls ask for approval by default"
+    [event] = [e for e in model.event_log.events if e.type is AgentEventType.MODEL_STEP_COMPLETED]
+    assert event.type is AgentEventType.MODEL_STEP_COMPLETED
+    assert event.step_execution_id == "turn-1/model-1"
+    assert event.data == {
+        "step": "turn-1/model-1",
+        "text": "Let me look around.",
+        "text_cut": 0,
+        "tool_calls": [
+            {"tool_call_id": "r1", "tool_name": "lookup"},
+            {"tool_call_id": "w1", "tool_name": "write"},
+        ],
+    }
+
+
+def test_a_completed_turn_keeps_its_record_with_the_approval_and_its_usage() -> None:
+    model = model_in_turn()
+    model.request_tools(requested(call("w1", policy=WRITE)), now=NOW, deadline=None)
+    model.resolve_interrupt("turn-1:w1", approved=True, rejection_message=None, now=NOW, answered_by="alice")
+    model.move_tool_call("w1", S.RUNNING)
+    model.move_tool_call("w1", S.SUCCEEDED, output="done")
+    model.resume_model()
+    model.record_model_step("turn-1/model-2", "All done.", [], LATER)
+    model.complete_turn(
+        TurnCompleted(new_messages=[assistant("All done.")], usage=AgentUsage(requests=1, output_tokens=7)),
+        now=NOW + timedelta(seconds=3),
+    )
+    [done] = model.turn_records
+    assert model.turn_records_view() == [done]
+    assert (done.outcome, done.ended_at, done.error, done.note_sequence) == (
+        TurnOutcome.COMPLETED,
+        LATER,
+        None,
+        None,
+    )
+    assert done.user_sequence == 1
+    assert done.usage == AgentUsage(requests=2, input_tokens=10, output_tokens=12)
+    [write] = done.tool_calls
+    assert write.approval is not None and write.approval.approved and write.approval.answered_by == "alice"
+    assert [s.text for s in done.steps] == ["All done."]
+    # The next turn starts an empty record of its own.
+    model.begin_turn(NOW, message_id="m2")
+    assert model.turn_records_view()[-1].steps == []
+    assert model.turn_records_view()[-1].message_id == "m2"
+    assert model.turn_records_view()[-1].usage == AgentUsage()
+
+
+def test_a_cancelled_turn_keeps_what_it_did_and_names_its_note() -> None:
+    model = model_in_turn()
+    model.request_tools(requested(call("r1"), call("w1", policy=WRITE)), now=NOW, deadline=None)
+    model.record_model_step("turn-1/model-1", "Working on it.", ["r1", "w1"], NOW.isoformat())
+    model.move_tool_call("r1", S.RUNNING)
+    model.move_tool_call("r1", S.SUCCEEDED, output="ok")
+    model.abandon_unstarted_calls("turn cancelled", NOW)
+    model.fail_turn("turn cancelled", user("[sessionflow] note"), reason="cancelled", now=NOW)
+    [cancelled] = model.turn_records
+    assert cancelled.outcome is TurnOutcome.CANCELLED
+    assert cancelled.note_sequence == 2 and model.messages[1].message.text == "[sessionflow] note"
+    assert [s.text for s in cancelled.steps] == ["Working on it."]
+    assert [(c.tool_call_id, c.status, c.error) for c in cancelled.tool_calls] == [
+        ("r1", "succeeded", None),
+        ("w1", "rejected", "turn cancelled"),
+    ]
+    # Nobody answered the approval: the record says so.
+    approval = cancelled.tool_calls[1].approval
+    assert approval is not None and approval.answered_by is None and not approval.approved
+
+
+def test_how_a_failed_turn_ended_says_failed_cancelled_or_stopped() -> None:
+    for reason, outcome in (
+        ("error", TurnOutcome.FAILED),
+        ("cancelled", TurnOutcome.CANCELLED),
+        ("step_budget", TurnOutcome.STOPPED),
+    ):
+        model = model_in_turn()
+        model.fail_turn("it ended", None, reason=reason, now=NOW)
+        [record] = model.turn_records
+        assert (record.outcome, record.error, record.note_sequence) == (outcome, "it ended", None)
+
+
+def test_long_texts_are_cut_and_say_how_much() -> None:
+    model = model_in_turn()
+    big = "x" * (RECORD_ARGUMENTS_CHARS + 5)
+    model.request_tools(requested(call("r1", arguments=big)), now=NOW, deadline=None)
+    model.record_model_step("turn-1/model-1", "y" * (STEP_TEXT_CHARS + 3), ["r1"], NOW.isoformat())
+    model.move_tool_call("r1", S.RUNNING)
+    model.move_tool_call("r1", S.SUCCEEDED, output="z" * (RECORD_OUTPUT_CHARS + 2))
+    [record] = model.turn_records_view()
+    assert (len(record.steps[0].text), record.steps[0].text_cut) == (STEP_TEXT_CHARS, 3)
+    call_record = record.tool_calls[0]
+    assert (len(call_record.arguments), call_record.arguments_cut) == (RECORD_ARGUMENTS_CHARS, 5)
+    assert (len(call_record.output or ""), call_record.output_cut) == (RECORD_OUTPUT_CHARS, 2)
+
+
+def test_only_the_newest_turns_are_kept() -> None:
+    model = SessionModel()
+    for number in range(1, MAX_TURN_RECORDS + 3):
+        model.begin_turn(NOW)
+        model.store_user_message(user(f"message {number}"))
+        model.complete_turn(TurnCompleted(new_messages=[assistant()]), now=NOW)
+    kept = model.turn_records
+    assert len(kept) == MAX_TURN_RECORDS
+    assert kept[0].turn_id == "turn-3" and kept[-1].turn_id == f"turn-{MAX_TURN_RECORDS + 2}"
+
+
+def test_a_framework_approval_and_an_explicit_policy_give_their_own_reasons() -> None:
+    model = model_in_turn()
+    framework_call = call("f1")
+    framework_call = type(framework_call)(
+        tool_call_id="f1",
+        tool_name="lookup",
+        arguments="{}",
+        policy=ToolPolicy(effect=ToolEffect.READ),
+        framework_approval="required",
+    )
+    harness = call(
+        "h1",
+        policy=ToolPolicy(
+            effect=ToolEffect.IDEMPOTENT_WRITE,
+            requires_approval=True,
+            approval_reason="the CLI asks for every write_file",
+        ),
+    )
+    model.request_tools(requested(framework_call, harness), now=NOW, deadline=None)
+    reasons = {i.tool_call_id: i.reason for i in model.pending_interrupts}
+    assert reasons == {
+        "f1": "the framework's own rule asks for approval (the session's policy would not)",
+        "h1": "the CLI asks for every write_file",
+    }
+    assert {c.tool_call_id: c.approval_reason for c in model.turn_records_view()[-1].tool_calls} == reasons
