@@ -46,8 +46,6 @@ from sessionflow.session.model import SessionModel
 from sessionflow.temporal import (
     SearchAttributesMissingError,
     SessionState,
-    SessionSummary,
-    list_sessions,
     parse_age,
     validate_session_id,
 )
@@ -58,6 +56,8 @@ from sessionflow_server._limits import RateLimiter
 from sessionflow_server._openapi import OPENAPI_PATH, openapi_document
 from sessionflow_server._owners import Owners
 from sessionflow_server._routes import ROUTES
+from sessionflow_server._session_list import DEFAULT_LIMIT, LIST_STATES, MAX_LIMIT, ListState, SessionLister
+from sessionflow_server._streams import until_shutdown
 from sessionflow_server._tokens import LoginCodes, TokenStore
 from sessionflow_server._types import (
     AcceptedResponse,
@@ -182,6 +182,7 @@ class ApiServer:
             per_second=self.config.failed_auth_per_second, burst=self.config.failed_auth_burst
         )
         self.owners = Owners(list(self.flows.values()))
+        self.lister = SessionLister(list(self.flows.values()))
         self.shutdown = anyio.Event()
         self.watcher: SessionWatcher | None = None
         self._sender: WebhookSender | None = None
@@ -354,33 +355,29 @@ class ApiServer:
         return _json(TokenResponse(token=self.tokens.issue(user), user=user))
 
     async def _me(self, _request: Request, user: str) -> Response:
-        return _json(MeResponse(user=user))
+        namespace = next(iter(self.flows.values())).client.namespace
+        return _json(MeResponse(user=user, namespace=namespace, temporal_ui_url=self.config.temporal_ui_url))
 
     async def _list_sessions(self, request: Request, user: str) -> Response:
         params = request.query_params
-        unknown = set(params) - {"flow_type", "status", "user", "since"}
+        unknown = set(params) - {"flow_type", "status", "state", "q", "limit", "user", "since"}
         if unknown:
             raise ApiError(422, "invalid_request", f"unknown query parameters: {sorted(unknown)}")
+        status = _status(params.get("status"))
+        state = _list_state(params.get("state"))
+        since = _since(params.get("since"))
+        limit = _integer(request, "limit", DEFAULT_LIMIT, minimum=1, maximum=MAX_LIMIT)
         if params.get("user", user) != user:
             # A token sees only its own user's sessions: another user's filter matches none.
             return _json(SessionsResponse(sessions=[]))
         flow_type = params.get("flow_type")
-        if flow_type:
-            flows = [self.flows[flow_type]] if flow_type in self.flows else []
-        else:
-            flows = list(self.flows.values())
-        state = _state(params.get("status"))
-        since = _since(params.get("since"))
-        summaries: list[SessionSummary] = []
+        flow_types = [flow_type] if flow_type in self.flows else [] if flow_type else list(self.flows)
         try:
-            for flow in flows:
-                summaries += await list_sessions(flow, user=user, state=state, since=since)
+            summaries = await self.lister.summaries(user, flow_types=flow_types, status=status, since=since)
         except SearchAttributesMissingError as error:
             raise ApiError(503, "search_attributes_missing", error.message) from None
-        summaries.sort(
-            key=lambda s: s.last_activity or s.start_time or datetime.min.replace(tzinfo=UTC), reverse=True
-        )
-        return _json(SessionsResponse(sessions=summaries))
+        items = await self.lister.items(summaries, state=state, q=params.get("q") or None, limit=limit)
+        return _json(SessionsResponse(sessions=items))
 
     async def _create_session(self, request: Request, user: str) -> Response:
         body = await self._body(request, CreateSessionRequest)
@@ -496,7 +493,7 @@ class ApiServer:
             after = _integer(request, "after", 0, minimum=0)
 
         async def stream() -> AsyncIterator[ServerSentEvent]:
-            async for event in flow.events(session_id, after=after):
+            async for event in until_shutdown(flow.events(session_id, after=after), self.shutdown):
                 yield ServerSentEvent(
                     data=_complete(event).decode(),
                     event=event.type.value,
@@ -504,7 +501,10 @@ class ApiServer:
                     # resumes after the last durable event the client saw.
                     id=str(event.offset) if event.offset is not None else None,
                 )
-            yield ServerSentEvent(data="{}", event="end")
+            if not self.shutdown.is_set():
+                # The session stopped and has no more events (a server stopping is no end:
+                # the client reconnects with its Last-Event-ID).
+                yield ServerSentEvent(data="{}", event="end")
 
         return EventSourceResponse(
             stream(),
@@ -514,19 +514,21 @@ class ApiServer:
         )
 
     async def _list_interrupts(self, _request: Request, user: str) -> Response:
-        items: list[InterruptItem] = []
         try:
-            for flow in self.flows.values():
-                for summary in await list_sessions(flow, user=user):
-                    if not summary.pending_approvals:
-                        continue
-                    snapshot = await flow.get_agent_snapshot(summary.session_id)
-                    items += [
-                        InterruptItem(session_id=summary.session_id, flow_type=summary.flow_type, interrupt=i)
-                        for i in snapshot.pending_interrupts
-                    ]
+            summaries = await self.lister.summaries(user, flow_types=list(self.flows))
         except SearchAttributesMissingError as error:
             raise ApiError(503, "search_attributes_missing", error.message) from None
+        now = datetime.now(UTC)
+        items = [
+            InterruptItem(
+                session_id=w.session_id,
+                flow_type=w.flow_type,
+                session_title=w.session_title,
+                waited_seconds=_seconds_since(w.interrupt.raised_at, now),
+                interrupt=w.interrupt,
+            )
+            for w in await self.lister.waiting(summaries)
+        ]
         return _json(InterruptsResponse(interrupts=items))
 
     async def _resolve_interrupt(self, request: Request, user: str) -> Response:
@@ -682,7 +684,8 @@ def _flag(request: Request, name: str) -> bool:
     raise ApiError(422, "invalid_request", f"{name} must be true or false")
 
 
-def _state(text: str | None) -> SessionState | None:
+def _status(text: str | None) -> SessionState | None:
+    """The `status` filter: the ``SessionflowStatus`` search attribute, as before `state` came."""
     if not text:
         return None
     try:
@@ -690,6 +693,24 @@ def _state(text: str | None) -> SessionState | None:
     except ValueError:
         choices = ", ".join(s.value for s in SessionState)
         raise ApiError(422, "invalid_request", f"status must be one of {choices}") from None
+
+
+def _list_state(text: str | None) -> ListState | None:
+    if not text:
+        return None
+    if text not in LIST_STATES:
+        raise ApiError(422, "invalid_request", f"state must be one of {', '.join(LIST_STATES)}")
+    return cast(ListState, text)
+
+
+def _seconds_since(moment: str, now: datetime) -> float:
+    """Seconds from an ISO 8601 time to `now`, to a tenth; 0 for a time that does not parse."""
+    try:
+        then = datetime.fromisoformat(moment)
+    except ValueError:
+        return 0.0
+    then = then if then.tzinfo is not None else then.replace(tzinfo=UTC)
+    return max(0.0, round((now - then).total_seconds(), 1))
 
 
 def _since(text: str | None) -> datetime | None:

@@ -73,11 +73,24 @@ ROUTES: tuple[ApiRoute, ...] = (
         name="list_sessions",
         method="GET",
         path=f"{API_PREFIX}/sessions",
-        summary="The caller's sessions, most recent activity first",
+        summary="The caller's sessions, most recent activity first, each with its title, state, usage and cost",
         response=SessionsResponse,
         query=(
             QueryParameter(name="flow_type", description="only this flow type"),
-            QueryParameter(name="status", description="idle, running, waiting_for_approval or stopped"),
+            QueryParameter(
+                name="state",
+                description="only sessions in this state: idle, working, waiting_for_you, failed or stopped",
+            ),
+            QueryParameter(name="q", description="the ID or the title holds this text (case-insensitive)"),
+            QueryParameter(
+                name="limit",
+                description="the most rows to return, 1 to 500 (default 100)",
+                schema_type="integer",
+            ),
+            QueryParameter(
+                name="status",
+                description="the SessionflowStatus search attribute: idle, running, waiting_for_approval or stopped",
+            ),
             QueryParameter(
                 name="user", description="only this user's sessions: a token sees only its own user's"
             ),
@@ -184,7 +197,7 @@ ROUTES: tuple[ApiRoute, ...] = (
         name="list_interrupts",
         method="GET",
         path=f"{API_PREFIX}/interrupts",
-        summary="Pending approvals and questions across the caller's sessions",
+        summary="Pending approvals and questions across the caller's sessions, oldest first, with each session's title",
         response=InterruptsResponse,
         errors=(503,),
     ),

@@ -2,7 +2,7 @@
 
 Requests are `msgspec.Struct`s that forbid unknown fields (a typo is a 422, never silently
 ignored). Responses are the client's dataclasses (`AgentSnapshot`, `AgentMessagesPage`,
-`AgentEvent`, `AgentInterrupt`, `SessionSummary`) wrapped where a list needs a name, so
+`AgentEvent`, `AgentInterrupt`) wrapped where a list needs a name, so
 the OpenAPI document (`_openapi`) is generated from exactly what the Python client returns.
 """
 
@@ -13,7 +13,7 @@ from typing import Any, Literal
 import msgspec
 
 from sessionflow import AgentInterrupt
-from sessionflow.temporal import SessionSummary
+from sessionflow_server._session_list import SessionItem
 
 __all__ = [
     "AcceptedResponse",
@@ -89,10 +89,15 @@ class TokenResponse(msgspec.Struct, kw_only=True):
 
 class MeResponse(msgspec.Struct, kw_only=True):
     user: str
+    namespace: str
+    """The Temporal namespace of the sessions."""
+    temporal_ui_url: str | None = None
+    """The Temporal UI's base URL when one is configured; a session is at
+    ``{temporal_ui_url}/namespaces/{namespace}/workflows/{session_id}``."""
 
 
 class SessionsResponse(msgspec.Struct, kw_only=True):
-    sessions: list[SessionSummary]
+    sessions: list[SessionItem]
 
 
 class CreatedResponse(msgspec.Struct, kw_only=True):
@@ -127,6 +132,10 @@ class StopResponse(msgspec.Struct, kw_only=True):
 class InterruptItem(msgspec.Struct, kw_only=True):
     session_id: str
     flow_type: str
+    session_title: str
+    """The session's title (its first user message, one line); "" when it has none."""
+    waited_seconds: float
+    """How long it has waited, from `interrupt.raised_at` to the answer's time."""
     interrupt: AgentInterrupt
 
 
