@@ -100,7 +100,7 @@ async def test_markup_in_a_model_reply_and_a_tool_output_renders_as_text(
     lookup = {"id": "t1", "name": "lookup", "arguments": {"query": SCRIPT}}
     api.script(
         "ui-xss",
-        [[{"tool_calls": [lookup]}, {"text": reply, "deltas": [SCRIPT, IMAGE]}]],
+        [[{"tool_calls": [lookup]}, {"text": reply, "deltas": [SCRIPT, " and ", IMAGE]}]],
         {"lookup": {"effect": "read", "output": found}},
     )
     created = await api.post("/api/v1/sessions", {"session_id": "ui-xss", "message": f"say {IMAGE}"})
@@ -109,8 +109,7 @@ async def test_markup_in_a_model_reply_and_a_tool_output_renders_as_text(
     page = console.page
     await console.log_in()
     await page.goto(f"{api.url}/#/s/ui-xss")
-    await expect(page.locator("#transcript .msg.assistant").last).to_have_text(reply)
-    await expect(page.locator("#transcript .msg.assistant").first).to_contain_text(SCRIPT)
+    await expect(page.locator("#transcript .msg.assistant .md").last).to_have_text(reply)
     await expect(page.locator("#transcript .msg.user")).to_have_text(f"say {IMAGE}")
     await expect(page.locator("#transcript .tool .tool-output")).to_have_text(found)
     main = page.locator("main")

@@ -703,13 +703,16 @@ setInterval(() => {
 
 // -- one session ----------------------------------------------------------------------------
 
-function snapshotState(snapshot) {
+function snapshotState(snapshot, turns) {
   const state = snapshot.state || {};
+  const last = turns && turns.length ? turns[turns.length - 1] : null;
+  // A cancel is the person's own doing: the session is idle after it, not failed.
+  const failed = last ? last.outcome === "failed" || last.outcome === "stopped" : Boolean(state.last_turn_error) && state.last_turn_error !== "turn cancelled";
   if (snapshot.stopped) return ["stopped", "stopped"];
   if ((snapshot.pending_interrupts || []).length) return ["waiting_for_you", "waiting for you"];
   if (state.status === "running_tools") return ["working", "working: running tools"];
   if (state.status === "running_model" || state.turn_id) return ["working", "working: the model is thinking"];
-  if (state.last_turn_error) return ["failed", "failed"];
+  if (failed) return ["failed", "failed"];
   return ["idle", "idle"];
 }
 
@@ -882,7 +885,7 @@ class SessionView {
 
   draw(snapshot) {
     const state = snapshot.state || {};
-    const [kind, text] = snapshotState(snapshot);
+    const [kind, text] = snapshotState(snapshot, this.turns);
     this.busy = kind === "working" || kind === "waiting_for_you";
     this.policy = snapshot.double_texting;
     this.stateNode.replaceChildren(stateBadge(kind, text));
@@ -998,12 +1001,17 @@ class SessionView {
   stepNode(step, record, assistants) {
     const node = el("div", { className: "msg assistant step", dataset: { step: step.step, turn: record.turn_id } });
     const key = `s${step.step}`;
-    node.append(markdown(this.whole.get(key) ?? step.text));
-    if (step.text_cut && !this.whole.has(key)) {
-      // The whole text is the stored assistant message whose preview this step text begins.
-      const probe = step.text.slice(0, 40);
+    let text = this.whole.get(key) ?? step.text;
+    // Cut by the record (text_cut) or already a stored message's preview (its cut marker):
+    // the whole text is the stored assistant message this text begins.
+    const marker = this.whole.has(key) ? null : CUT.exec(text);
+    if (marker) text = text.slice(0, marker.index);
+    node.append(markdown(text));
+    if (!this.whole.has(key) && (step.text_cut || marker)) {
+      const probe = text.slice(0, 40);
       const stored = assistants.find((m) => String(m.message.text || "").startsWith(probe));
-      node.append(this.showAll(`${step.text_cut.toLocaleString()} more characters`, key, stored ? `/sessions/${sid(this.id)}/messages/${stored.sequence}` : null));
+      const what = marker ? `${marker[1]} more characters` : `${step.text_cut.toLocaleString()} more characters`;
+      node.append(this.showAll(what, key, stored ? `/sessions/${sid(this.id)}/messages/${stored.sequence}` : null));
     }
     if (step.ended_at) node.append(el("div", { className: "stamp muted" }, when(step.ended_at)));
     return node;
