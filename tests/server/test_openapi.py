@@ -88,6 +88,18 @@ async def test_the_document_parses_and_names_every_route(api: Api) -> None:
     }
     assert {"session_title", "waited_seconds"} <= set(schemas["InterruptItem"]["properties"])
     assert set(schemas["MeResponse"]["properties"]) == {"user", "namespace", "temporal_ui_url"}
+    turns = operations[("GET", "/api/v1/sessions/{session_id}/turns")]
+    assert turns["responses"]["200"]["content"]["application/json"]["schema"] == {
+        "$ref": "#/components/schemas/TurnsResponse"
+    }
+    assert {"steps", "tool_calls", "outcome", "note_sequence"} <= set(schemas["TurnRecord"]["properties"])
+    assert {"approval", "approval_reason", "effect"} <= set(schemas["RecordedToolCall"]["properties"])
+    output = operations[
+        ("GET", "/api/v1/sessions/{session_id}/turns/{turn_id}/tool-calls/{tool_call_id}/output")
+    ]
+    assert output["responses"]["200"]["content"] == {
+        "text/plain; charset=utf-8": {"schema": {"type": "string"}}
+    }
     message = operations[("GET", "/api/v1/sessions/{session_id}/messages/{sequence}")]
     assert message["responses"]["200"]["content"]["application/json"]["schema"] == {
         "$ref": "#/components/schemas/AgentMessage"

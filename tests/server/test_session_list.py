@@ -130,3 +130,17 @@ async def test_a_fork_names_its_parent_and_a_priced_model_has_a_cost(api: Api) -
     price = calc_price(Usage(input_tokens=12_000, output_tokens=3_400), model_ref="gpt-4o")
     assert parent["cost_usd"] == round(float(price.total_price), 6)
     assert parent["cost_usd"] > 0
+    # A settled row is remembered, but a new turn (a state change) is seen: the second
+    # turn's usage and cost are counted.
+    sent = await api.post("/api/v1/sessions/ls-parent/messages", {"message_id": "m-2", "text": "b"})
+    assert sent.status_code == 202
+    await idle_after(api, "ls-parent", 2)
+
+    async def second_turn() -> dict[str, Any] | None:
+        row = (await _rows(api)).get("ls-parent")
+        return row if row is not None and row["turns"] == 2 else None
+
+    again = await eventually("the second turn in the list", second_turn)
+    assert (again["state"], again["usage"]["input_tokens"]) == ("idle", 24_000)
+    twice = calc_price(Usage(input_tokens=24_000, output_tokens=6_800), model_ref="gpt-4o")
+    assert again["cost_usd"] == round(float(twice.total_price), 6)

@@ -77,6 +77,7 @@ from sessionflow_server._types import (
     SessionsResponse,
     StopResponse,
     TokenResponse,
+    TurnsResponse,
 )
 from sessionflow_server._webhooks import SessionWatcher, WebhookSender
 
@@ -207,6 +208,8 @@ class ApiServer:
             "get_message": self._get_message,
             "send_message": self._send_message,
             "fork_session": self._fork_session,
+            "list_turns": self._list_turns,
+            "tool_output": self._tool_output,
             "cancel_turn": self._cancel_turn,
             "stop_session": self._stop_session,
             "events": self._events,
@@ -473,6 +476,22 @@ class ApiServer:
             self.watcher.track(new_id, flow)
         forked = ForkedFromResponse(session_id=session_id, turn=body.turn)
         return _json(ForkResponse(session_id=new_id, forked_from=forked), 201)
+
+    async def _list_turns(self, request: Request, user: str) -> Response:
+        session_id, flow = await self._session(request, user)
+        return _json(TurnsResponse(turns=await flow.list_turns(session_id)))
+
+    async def _tool_output(self, request: Request, user: str) -> Response:
+        session_id, flow = await self._session(request, user)
+        turn_id = str(request.path_params["turn_id"])
+        tool_call_id = str(request.path_params["tool_call_id"])
+        try:
+            output = await flow.tool_output(session_id, turn_id, tool_call_id)
+        except LookupError as error:
+            raise ApiError(404, "not_found", str(error)) from None
+        except UserError as error:
+            raise ApiError(503, "payload_store_unavailable", str(error)) from None
+        return _streamed(output.encode(), "text/plain; charset=utf-8")
 
     async def _cancel_turn(self, request: Request, user: str) -> Response:
         session_id, flow = await self._session(request, user)

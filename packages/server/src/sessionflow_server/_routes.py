@@ -22,6 +22,7 @@ from sessionflow_server._types import (
     SessionsResponse,
     StopResponse,
     TokenResponse,
+    TurnsResponse,
 )
 
 __all__ = ["API_PREFIX", "ROUTES", "ApiRoute", "QueryParameter"]
@@ -164,6 +165,23 @@ ROUTES: tuple[ApiRoute, ...] = (
         response=ForkResponse,
         status=201,
         errors=(400, 404, 409, 413, 422),
+    ),
+    ApiRoute(
+        name="list_turns",
+        method="GET",
+        path=f"{_ID}/turns",
+        summary="What each kept turn did (steps' text, tool calls, approvals, outcome), oldest first, the running turn last",
+        response=TurnsResponse,
+        errors=(404,),
+    ),
+    ApiRoute(
+        name="tool_output",
+        method="GET",
+        path=f"{_ID}/turns/{{turn_id}}/tool-calls/{{tool_call_id}}/output",
+        summary="One recorded tool call's whole output, as plain text, streamed",
+        response=str,
+        media_type="text/plain; charset=utf-8",
+        errors=(404, 503),
     ),
     ApiRoute(
         name="cancel_turn",

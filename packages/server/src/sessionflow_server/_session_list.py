@@ -12,6 +12,7 @@ activity) is remembered, so a console polling the list asks only the busy ones a
 from __future__ import annotations
 
 import asyncio
+import time
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
@@ -55,6 +56,9 @@ _CONCURRENCY = 8
 _QUERY_TIMEOUT = 10.0
 _REMEMBERED = 4096
 """Settled sessions whose facts are remembered (and titles): least recently used go first."""
+_REMEMBERED_SECONDS = 30.0
+"""How long an open session's remembered facts are trusted: a session whose run does not
+upsert its search attributes (recorded before they existed) never moves its last activity."""
 _TURN_CANCELLED = "turn cancelled"
 """`last_turn_error` of a turn a person cancelled (`sessionflow.temporal.workflow._cancel`):
 the session is idle, not failed. tests/server/test_session_list.py cancels a turn to hold it."""
@@ -219,7 +223,7 @@ class SessionLister:
     def __init__(self, flows: Sequence[AgentSessionClient], *, query_timeout: float = _QUERY_TIMEOUT) -> None:
         self.flows = {flow.flow_type: flow for flow in flows}
         self.query_timeout = query_timeout
-        self._facts: _Lru[str, tuple[tuple[object, ...], _Facts]] = _Lru()
+        self._facts: _Lru[str, tuple[tuple[object, ...], float, _Facts]] = _Lru()
         self._titles: _Lru[str, str] = _Lru()
         self._prices: dict[str, tuple[float, float] | None] = {}
 
@@ -330,17 +334,22 @@ class SessionLister:
         # A settled session keeps its facts until its run or its last activity changes:
         # a state change (a turn starting, a stop) upserts a new last activity.
         key = (summary.run_id, summary.status, summary.state, summary.last_activity)
+        closed = not summary.status.is_open and summary.status is not SessionStatus.UNKNOWN
         remembered = self._facts.get(summary.session_id)
-        if remembered is not None and remembered[0] == key:
+        now = time.monotonic()
+        if (
+            remembered is not None
+            and remembered[0] == key
+            and (closed or now - remembered[1] < _REMEMBERED_SECONDS)
+        ):
             self._facts.move_to_end(summary.session_id)
-            return remembered[1]
+            return remembered[2]
         flow = self.flows.get(summary.flow_type)
         snapshot = await self._ask(lambda: flow.get_agent_snapshot(summary.session_id)) if flow else None
         facts = _facts_of(snapshot) if snapshot is not None else _Facts(known=False)
-        closed = not summary.status.is_open and summary.status is not SessionStatus.UNKNOWN
         agrees = summary.state in (SessionState.IDLE, SessionState.STOPPED) and facts.settled
         if facts.known and (closed or agrees):
-            self._facts.remember(summary.session_id, (key, facts))
+            self._facts.remember(summary.session_id, (key, now, facts))
         return facts
 
     async def _title(self, summary: SessionSummary, facts: _Facts) -> str:

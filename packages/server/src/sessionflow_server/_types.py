@@ -12,7 +12,7 @@ from typing import Any, Literal
 
 import msgspec
 
-from sessionflow import AgentInterrupt
+from sessionflow import AgentInterrupt, TurnRecord
 from sessionflow_server._session_list import SessionItem
 
 __all__ = [
@@ -34,6 +34,7 @@ __all__ = [
     "SessionsResponse",
     "StopResponse",
     "TokenResponse",
+    "TurnsResponse",
 ]
 
 
@@ -98,6 +99,11 @@ class MeResponse(msgspec.Struct, kw_only=True):
 
 class SessionsResponse(msgspec.Struct, kw_only=True):
     sessions: list[SessionItem]
+
+
+class TurnsResponse(msgspec.Struct, kw_only=True):
+    turns: list[TurnRecord]
+    """The kept turns (the newest 100 or so), oldest first, the running turn last."""
 
 
 class CreatedResponse(msgspec.Struct, kw_only=True):
