@@ -3,8 +3,9 @@ file in the workspace, a shell command shows as a command."""
 
 from __future__ import annotations
 
+from sessionflow import AgentSessionClient, ApprovalPreview, connect
 from sessionflow.demo import ModelReply, ScriptedToolCall
-from tests.cli.conftest import Cli, finish
+from tests.cli.conftest import Cli, expect_group, finish
 
 TOOLS_ON = "local_tools: {files: true, shell: {enabled: true}, web_fetch: false, browser: false}\n"
 
@@ -110,3 +111,42 @@ def test_a_shell_approval_shows_the_command(cli: Cli) -> None:
     child.sendline("/exit")
     assert finish(child) == 0
     assert not (cli.workspace / "listing.txt").exists()
+
+
+async def test_the_pending_write_records_its_diff_and_reason_for_every_client(cli: Cli) -> None:
+    """The worker makes the preview: a console on another machine shows the same diff."""
+    cli.write_config(f"model: scripted\nserver: {cli.server_address}\n{TOOLS_ON}")
+    (cli.workspace / "notes.txt").write_text("milk\neggs\nbread\n")
+    cli.script(
+        [
+            ModelReply.call(
+                ScriptedToolCall(
+                    "w1", "write_file", {"path": "notes.txt", "content": "milk\nbutter\nbread\n"}
+                )
+            ),
+            ModelReply.say("Not changed."),
+        ]
+    )
+    child = cli.spawn("chat", "-f", "scripted")
+    session_id = expect_group(child, r"New session (\S+); it starts with your first message")
+    child.expect("you> ")
+    child.sendline("swap the eggs for butter")
+    child.expect_exact("approve? [y / n <reason>]")
+    client = await connect(cli.server_address)
+    description = await client.get_workflow_handle(session_id).describe()
+    snapshot = await AgentSessionClient(client, description.workflow_type).get_agent_snapshot(session_id)
+    [interrupt] = snapshot.pending_interrupts
+    assert interrupt.preview == ApprovalPreview(
+        kind="diff",
+        summary="overwrites 3 lines",
+        text="--- a/notes.txt\n+++ b/notes.txt\n@@ -1,3 +1,3 @@\n milk\n-eggs\n+butter\n bread",
+    )
+    # write_file is an idempotent write, which would not ask by default: the reason says why it did.
+    assert interrupt.effect == "idempotent_write"
+    assert interrupt.reason == "sessionflow asks before every write_file call (the tool's own floor)"
+    child.sendline("n not now")
+    child.expect_exact("[tool] write_file rejected: not now")
+    child.expect("you> ")
+    child.sendline("/exit")
+    assert finish(child) == 0
+    assert (cli.workspace / "notes.txt").read_text() == "milk\neggs\nbread\n"

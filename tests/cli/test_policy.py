@@ -141,3 +141,31 @@ def test_questions_and_choices() -> None:
     assert question.answer_for("3") == "3"
     assert question.answer_for(" green ") == "green"
     assert parse_question("not json").text == "not json"
+
+
+def test_each_rule_that_asks_says_so_in_the_reason(tmp_path: Path) -> None:
+    policy = build_call_policy(
+        TOOLS,
+        _resolver(tmp_path, "approval: {always: [fetch_web_page]}\nlocal_tools: {shell: {allow: [ls]}}\n"),
+        explicit={"read_file": ToolPolicy(effect=ToolEffect.READ, requires_approval=True)},
+    )
+
+    def reason(name: str, arguments: dict[str, Any] | None = None, **requested: Any) -> str | None:
+        effect = requested.pop("effect", ToolEffect.READ)
+        decided = policy(_call(name, ToolPolicy(effect=effect, **requested), arguments), {})
+        assert decided.requires_approval is (decided.approval_reason is not None)
+        return decided.approval_reason
+
+    # The idempotent write asks because of the tool's own floor, not its effect's default.
+    assert reason("write_file", effect=ToolEffect.IDEMPOTENT_WRITE) == (
+        "sessionflow asks before every write_file call (the tool's own floor)"
+    )
+    assert reason("read_file") == "an explicit policy for read_file requires approval"
+    assert reason("fetch_web_page") == "the configuration's approval.always names fetch_web_page"
+    assert reason(
+        "run_shell_command", {"command": "rm -rf build"}, effect=ToolEffect.NON_IDEMPOTENT_WRITE
+    ) == ("the command is not on the shell allow list")
+    assert reason("some_mcp_tool", effect=ToolEffect.UNCLASSIFIED) == (
+        "`unclassified` calls ask for approval by default"
+    )
+    assert reason("some_mcp_tool", effect=ToolEffect.READ) is None

@@ -19,6 +19,7 @@ from sessionflow.kit import (
     merge_tool_policies,
 )
 from sessionflow.plugins import build_runner
+from sessionflow_cli._approval_preview import approval_previewer
 from sessionflow_cli._ask_user import ask_user_tool
 from sessionflow_cli._connectors import Connectors
 from sessionflow_cli._demo import DEMO_MODEL, DemoModel
@@ -134,6 +135,7 @@ def build_harness(
     options = merge_tool_policies(
         AgentSessionOptions(
             call_policy=build_call_policy(tools, resolve_policy_settings, twins=spec.local_tool_twins),
+            approval_preview=approval_previewer(config.workspace),
             timings=session_timings(),
         ),
         tools,

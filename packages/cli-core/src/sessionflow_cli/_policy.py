@@ -52,7 +52,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from sessionflow import CallPolicy, ToolEffect, ToolPolicy
-from sessionflow.kit import DeferredToolCall, ToolSpec, tool_arguments_object
+from sessionflow.kit import DeferredToolCall, ToolSpec, approval_reason, tool_arguments_object
 from sessionflow_cli._local_tools import shell_sandbox
 from sessionflow_cli.config import TurnConfig
 from sessionflow_local_tools import LOCAL_TOOL_FLOORS, SHELL_TOOL, sandbox_status
@@ -110,19 +110,31 @@ def build_call_policy(
         for other in (floor, stated):
             if other is not None:
                 effect = effect.more_cautious(other.effect)
+        # Why it asks, in the order a person would look: the CLI's own rules first.
+        reasons: list[str] = []
         if name in shell_tools and floor is not None:
             command = shell_command(call.arguments)
             shell = turn.local_tools.shell
-            needs = command is None or not shell.is_allowed(command)
+            if command is None or not shell.is_allowed(command):
+                reasons.append("the command is not on the shell allow list")
             # The framework's twin (Bash) runs in the same sandbox (HarnessContext.shell_sandbox).
-            needs = needs or not sandbox_status(shell_sandbox(shell.sandbox)).allow_list_applies
-            needs = needs or call.policy.requires_approval is True
+            elif not sandbox_status(shell_sandbox(shell.sandbox)).allow_list_applies:
+                reasons.append("the shell is not sandboxed here, so every command asks")
+            if call.policy.requires_approval is True:
+                reasons.append("the framework's policy for this tool requires approval")
         elif floor is not None:
-            needs = floor.is_approval_required or call.policy.is_approval_required
-        else:
-            needs = call.policy.is_approval_required
-        needs = needs or (stated is not None and stated.requires_approval is True)
-        needs = needs or turn.requires_approval(name)
-        return ToolPolicy(effect=effect, requires_approval=needs)
+            if floor.is_approval_required:
+                reasons.append(f"sessionflow asks before every {name} call (the tool's own floor)")
+            elif call.policy.is_approval_required:
+                reasons.append(approval_reason(call.policy))
+        elif call.policy.is_approval_required:
+            reasons.append(approval_reason(call.policy))
+        if stated is not None and stated.requires_approval is True:
+            reasons.append(f"an explicit policy for {name} requires approval")
+        if turn.requires_approval(name):
+            reasons.append(f"the configuration's approval.always names {name}")
+        return ToolPolicy(
+            effect=effect, requires_approval=bool(reasons), approval_reason="; ".join(reasons) or None
+        )
 
     return policy

@@ -30,6 +30,7 @@ from sessionflow.session.live_text import LiveText
 from sessionflow.session.messages import AgentMessage, MessageRole
 from sessionflow.session.options import (
     AgentSessionOptions,
+    ApprovalPreviewer,
     CallPolicy,
     MemoryOptions,
     SessionBudget,
@@ -82,6 +83,7 @@ __all__ = [
     "serve_agent_flows",
     # Options and policies
     "AgentSessionOptions",
+    "ApprovalPreviewer",
     "CallPolicy",
     "DoubleTexting",
     "MemoryOptions",

@@ -43,6 +43,7 @@ from sessionflow.kit._tool_specs import (
     merge_tool_policies,
 )
 from sessionflow.session.approval_digest import approval_digest, canonical_arguments
+from sessionflow.session.approvals import approval_reason
 from sessionflow.session.errors import InvalidToolCallError, TurnAborted
 from sessionflow.session.events import AgentEventWriter
 from sessionflow.session.invocation import ToolInvocation
@@ -114,6 +115,7 @@ __all__ = [
     # Holding a tool's run to the arguments a person approved
     "ArgumentsRewrittenError",
     "approval_digest",
+    "approval_reason",
     "canonical_arguments",
     "check_run_arguments",
     # What a tool declares of its effect (users write `sessionflow.effect`)

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
 
+from sessionflow.session.approval_preview import ApprovalPreview
 from sessionflow.session.guardrails import DEFAULT_MAX_STUCK, Budget
 from sessionflow.session.tools import DeferredToolCall, ToolEffect, ToolPolicy
 
@@ -17,6 +18,10 @@ PriceResolver = Callable[[str, str | None], tuple[float, float] | None]
 
 CallPolicy = Callable[[DeferredToolCall, Mapping[str, Any]], ToolPolicy]
 """Decides the final policy of one call from the call and its turn's session settings."""
+
+ApprovalPreviewer = Callable[[DeferredToolCall, Mapping[str, Any]], ApprovalPreview | None]
+"""Makes the preview of one call that waits for a person, on the worker (see
+`sessionflow.session.approval_preview`); None leaves the client to show the arguments."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -128,6 +133,12 @@ class AgentSessionOptions:
     Use it when approval depends on the arguments (a shell command on an allow list) or on
     the turn's settings. It receives the policy the runner resolved on the call.
     """
+
+    approval_preview: ApprovalPreviewer | None = None
+    """Optional preview of a call that waits for approval, made on the worker in the model
+    step: a file write's diff against the workspace, a shell command as a command. It is
+    recorded with the call, so every client (the terminal, the console, a late reader)
+    shows the same. A preview that raises is left out; the call still asks."""
 
     def __post_init__(self) -> None:
         if self.max_tool_output_bytes < 1:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Any, ClassVar, Literal, cast
 
@@ -96,11 +96,11 @@ class ToolPolicy:
     max_output_bytes: int | None = None
     """Bytes of this tool's output the model sees; None uses the session default
     (`AgentSessionOptions.max_tool_output_bytes`). The whole output is always stored."""
-    approval_reason: str | None = None
+    approval_reason: str | None = field(default=None, compare=False)
     """Why this policy asks for approval, in words a person reads beside the approval (a
     harness's own rule: "`approval.always` names write_file"); None says it by the policy
     (`sessionflow.session.approvals.approval_reason`). It changes nothing about whether the
-    call waits."""
+    call waits, and two policies that differ only in it are equal."""
     local_timeout: float | None = None
     """Seconds a call may take as a local step; None runs it as a regular step (the default).
 

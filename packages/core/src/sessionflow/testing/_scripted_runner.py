@@ -29,6 +29,8 @@ A tool spec has `effect` (the framework's metadata), `output`, `error` (ToolExec
 `framework_approval` (``"required"`` or ``"pre_approved"``, the framework's own rule) and
 `question` (the call asks this text; ``true`` asks the call's ``question`` argument),
 `skip_run_state` (the call is deferred with `skip_run_state`: its tool step gets no run state),
+`preview` (`{"kind", "summary", "text"}`: the call is deferred with that `ApprovalPreview`, as a
+worker's `approval_preview` would make it),
 and `verify` (the tool's calls are deferred verifiable): `{"result": "succeeded" | "failed" |
 "unknown", "output", "output_bytes", "message", "fail_attempts", "gate", "basis"}`; `basis` is recorded at deferral and
 handed back; every verify run is logged as kind `verify`.
@@ -45,6 +47,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from sessionflow.kit._approved_arguments import check_run_arguments
+from sessionflow.session.approval_preview import ApprovalPreview
 from sessionflow.session.errors import TurnAborted, UserError
 from sessionflow.session.messages import FrameworkMessage, MessageRole
 from sessionflow.session.outcomes import (
@@ -238,6 +241,7 @@ class ScriptedRunner(AgentFrameworkRunner):
             verifiable=verify is not None,
             verify_basis=str(verify["basis"]) if verify is not None and "basis" in verify else None,
             skip_run_state=bool(tool.get("skip_run_state", False)),
+            preview=ApprovalPreview(**cast(dict[str, Any], tool["preview"])) if "preview" in tool else None,
         )
 
     @staticmethod

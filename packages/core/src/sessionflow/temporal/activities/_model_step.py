@@ -8,21 +8,26 @@ carries stored by reference, tool calls checked against the catalog and call pol
 
 from __future__ import annotations
 
+import logging
+from collections.abc import Mapping
 from contextlib import AbstractAsyncContextManager
 from dataclasses import replace
+from typing import Any
 
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
-from sessionflow.session.approvals import as_session_approval
+from sessionflow.session.approval_preview import bounded_preview
+from sessionflow.session.approvals import as_session_approval, decide_approval
 from sessionflow.session.bodies import UNINDEXED_MESSAGE_BYTES, BodyRef, cap_text, inline_size
 from sessionflow.session.errors import SessionStateError
 from sessionflow.session.framework_state import bounded_framework_state
 from sessionflow.session.messages import AgentMessage, MessageRole
+from sessionflow.session.options import ApprovalPreviewer
 from sessionflow.session.outcomes import ContinueRequested, ToolCallsRequested, TurnCompleted
 from sessionflow.session.proposals import check_proposal
 from sessionflow.session.runner import AgentTurnContext
-from sessionflow.session.tools import AgentToolCall, validate_tool_call_ids
+from sessionflow.session.tools import AgentToolCall, DeferredToolCall, validate_tool_call_ids
 from sessionflow.session.turn_records import STEP_TEXT_CHARS, cut
 from sessionflow.temporal._payloads import RUN_MODEL, MessageIndexChunk, RunModelInput, RunModelResult
 from sessionflow.temporal._summaries import model_name_of
@@ -42,6 +47,8 @@ from sessionflow.temporal.storage._media import local_copy
 from sessionflow.temporal.worker._model_call_limits import model_call_keys
 
 __all__ = ["ModelStepActivities"]
+
+_log = logging.getLogger(__name__)
 
 
 class ModelStepActivities(StepActivities):
@@ -147,6 +154,12 @@ class ModelStepActivities(StepActivities):
                     outcome,
                     tool_calls=[replace(c, policy=call_policy(c, settings)) for c in outcome.tool_calls],
                 )
+            previewer = self._flow.options.approval_preview
+            if previewer is not None:
+                settings = request.session_settings
+                outcome = replace(
+                    outcome, tool_calls=[_previewed(c, previewer, settings) for c in outcome.tool_calls]
+                )
             if not request.accepts_asks:
                 outcome = replace(outcome, tool_calls=[as_session_approval(c) for c in outcome.tool_calls])
             return RunModelResult(requested=outcome)
@@ -250,6 +263,20 @@ class ModelStepActivities(StepActivities):
             index_count=len(entries) + len(added),
             index_digest=digest,
         )
+
+
+def _previewed(
+    call: DeferredToolCall, previewer: ApprovalPreviewer, settings: Mapping[str, Any]
+) -> DeferredToolCall:
+    """`call` with the flow's preview when it will wait for a person (never failing the step)."""
+    try:
+        if call.proposal_error is not None or not decide_approval(call).waits:
+            return call
+        preview = previewer(call, settings)
+    except Exception:  # a preview is a courtesy: the call asks without one
+        _log.warning("the approval preview of %r failed", call.tool_name, exc_info=True)
+        return call
+    return replace(call, preview=bounded_preview(preview)) if preview is not None else call
 
 
 def _answer_text(result: RunModelResult) -> str:
