@@ -195,6 +195,14 @@ async def test_double_texting_interrupt_then_fork_at_turn_one(
     forked = await page.locator("#transcript").inner_text()
     assert "q1" in forked and "first answer" in forked and "instead" not in forked
     await console.screenshot("fork")
+    fork_id = await page.evaluate("decodeURIComponent(location.hash.slice(4))")
+    assert fork_id != "ui-dt"
+    # In the sessions list the fork is drawn under the session it came from.
+    await page.click("#nav-sessions")
+    parent = page.locator("#sessions > li[data-session='ui-dt']")
+    await expect(parent.locator(f".forks li[data-session='{fork_id}']")).to_be_visible(timeout=15_000)
+    await expect(page.locator(f"#sessions > li[data-session='{fork_id}']")).to_have_count(0)
+    await console.screenshot("sessions-fork")
     assert console.dialogs == [] and console.errors == []
 
 

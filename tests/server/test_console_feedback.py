@@ -9,7 +9,7 @@ from pathlib import Path
 from playwright.async_api import Browser, expect
 
 from sessionflow.testing import FileGate
-from sessionflow_server import ApiServer, TokenStore, running_server
+from sessionflow_server import ApiServer, ServerConfig, TokenStore, running_server
 from tests.server.browser import browser, needs_chromium, open_console
 from tests.server.conftest import Api, ApiFactory, with_deadline
 from tests.server.helpers import idle_after, pending
@@ -122,7 +122,7 @@ async def test_a_queued_message_shows_as_queued_and_a_rejected_one_says_why_besi
 async def test_stop_asks_inside_the_page_then_stops_the_session(
     api_factory: ApiFactory, browser: Browser, tmp_path: Path
 ) -> None:
-    api: Api = await api_factory()
+    api: Api = await api_factory(config=ServerConfig(temporal_ui_url="http://localhost:8233"))
     api.script("ui-stop", [[{"text": "hello"}]])
     assert (await api.post("/api/v1/sessions", {"session_id": "ui-stop", "message": "hi"})).status_code == 201
     await idle_after(api, "ui-stop", 1)
@@ -131,6 +131,12 @@ async def test_stop_asks_inside_the_page_then_stops_the_session(
     await console.log_in()
     await page.goto(f"{api.url}/#/s/ui-stop")
     await expect(page.locator("#transcript")).to_contain_text("hello")
+    namespace = (await api.get("/api/v1/me")).json()["namespace"]
+    link = page.locator("#temporal-link")
+    await expect(link).to_have_attribute(
+        "href", f"http://localhost:8233/namespaces/{namespace}/workflows/ui-stop"
+    )
+    await expect(link).to_have_attribute("rel", "noopener noreferrer")
     await page.click("#stop")
     await expect(page.locator("#stop-confirm")).to_be_visible()
     await page.click("#stop-no")

@@ -57,7 +57,13 @@ async def test_a_tab_opened_after_the_first_step_sees_its_text_and_a_reload_keep
     await expect(call.locator(".tool-status")).to_have_text("awaiting approval")
     assert (await page.locator("main").inner_text()).count(LOOK) == 1
 
-    await page.locator("#pending .approve").click()
+    # The keys: `?` shows the help, `a` approves the first pending approval.
+    await page.keyboard.press("?")
+    await expect(page.locator("#help")).to_be_visible()
+    await console.screenshot("shortcuts")
+    await page.keyboard.press("Escape")
+    await expect(page.locator("#help")).to_be_hidden()
+    await page.keyboard.press("a")
     await expect(turn).to_have_attribute("data-outcome", "completed")
     await expect(turn).to_contain_text("Order 7 is refunded.")
     await expect(call.locator(".tool-status")).to_have_text("succeeded")
@@ -110,4 +116,38 @@ async def test_a_cancelled_turn_keeps_its_steps_marked_cancelled_and_its_note_is
     await console.screenshot("cancelled-turn")
     await idle_after(api, "ui-cancel", 2)
     assert api.log.count("tool", "refund") == 0
+    assert console.dialogs == [] and console.errors == []
+
+
+async def test_a_long_tool_output_is_folded_cut_and_opens_whole(
+    api_factory: ApiFactory, browser: Browser, tmp_path: Path
+) -> None:
+    api: Api = await api_factory()
+    page_text = "".join(f"row {n:05d} of the fetched page\n" for n in range(700))
+    fetch: dict[str, object] = {"id": "f1", "name": "fetch_page", "arguments": {"url": "https://example.com"}}
+    api.script(
+        "ui-output",
+        [[{"tool_calls": [fetch]}, {"text": "I read the page."}]],
+        {"fetch_page": {"effect": "read", "output": page_text}},
+    )
+    assert (
+        await api.post("/api/v1/sessions", {"session_id": "ui-output", "message": "read it"})
+    ).status_code == 201
+    await idle_after(api, "ui-output", 1)
+    console = await open_console(browser, api, tmp_path)
+    page = console.page
+    await console.log_in()
+    await page.goto(f"{api.url}/#/s/ui-output")
+    call = page.locator("#transcript .tool[data-tool='fetch_page']")
+    await expect(call.locator(".tool-status")).to_have_text("succeeded")
+    await expect(call.locator(".effect")).to_have_text("read")
+    await expect(call.locator(".tool-output")).to_be_hidden()  # folded
+    await call.locator("summary").click()
+    await expect(call.locator(".tool-output")).to_contain_text("row 00000")
+    assert "row 00699" not in await call.locator(".tool-output").inner_text()
+    await call.locator(".show-all").click()
+    await expect(call.locator(".tool-output")).to_contain_text("row 00699 of the fetched page")
+    assert await call.locator(".tool-output").evaluate("node => node.textContent") == page_text
+    await expect(call.locator(".tool-output")).to_be_visible()  # still unfolded after the redraw
+    assert api.log.count("tool", "fetch_page") == 1
     assert console.dialogs == [] and console.errors == []

@@ -1068,6 +1068,11 @@ class SessionView {
     const key = `o${call.tool_call_id}`;
     let output = call.output !== null && call.output !== undefined ? String(call.output) : call.error || call.rejection_message || "";
     if (this.whole.has(key)) output = this.whole.get(key);
+    // Cut by the record (output_cut) or a stored body's preview (its cut marker).
+    const marker = this.whole.has(key) ? null : CUT.exec(output);
+    if (marker) output = output.slice(0, marker.index);
+    const outputCut = this.whole.has(key) ? "" : marker ? `${marker[1]} more characters` : call.output_cut ? `${call.output_cut.toLocaleString()} more characters` : "";
+    const outputPath = this.turns && (call.has_stored_output || call.output_cut || marker) ? `/sessions/${sid(this.id)}/turns/${encodeURIComponent(this.turnOf(call))}/tool-calls/${encodeURIComponent(call.tool_call_id)}/output` : null;
     const args = formatArguments(call.tool_name, call.arguments);
     const approval = call.approval;
     const took = call.started_at ? between(call.started_at, call.finished_at) : "";
@@ -1088,7 +1093,7 @@ class SessionView {
       el("pre", { className: `tool-arguments ${args.kind}` }, args.kind === "command" ? `$ ${args.text}` : args.text),
       output ? el("div", { className: "label muted" }, call.status === "succeeded" ? "output" : "result") : null,
       output ? el("pre", { className: "tool-output" }, output) : null,
-      call.output_cut && !this.whole.has(key) ? this.showAll(`${call.output_cut.toLocaleString()} more characters`, key, call.has_stored_output ? `/sessions/${sid(this.id)}/turns/${encodeURIComponent(this.turnOf(call))}/tool-calls/${encodeURIComponent(call.tool_call_id)}/output` : null) : null,
+      outputCut ? this.showAll(outputCut, key, outputPath) : null,
     );
     node.addEventListener("toggle", () => (node.open ? this.unfolded.add(call.tool_call_id) : this.unfolded.delete(call.tool_call_id)));
     return node;
