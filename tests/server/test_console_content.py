@@ -24,6 +24,19 @@ WRITE: dict[str, object] = {
     "name": "write_file",
     "arguments": {"path": "notes/todo.md", "content": "# Todo\n- buy milk\n- call Bob\n"},
 }
+DIFF = """--- a/notes/todo.md
++++ b/notes/todo.md
+@@ -1,3 +1,3 @@
+ # Todo
+-- buy bread
++- buy milk
+ - call Bob
+"""
+WRITE_TOOL: dict[str, object] = {
+    "effect": "non_idempotent_write",
+    "output": "written",
+    "preview": {"kind": "diff", "summary": "overwrites 3 lines", "text": DIFF},
+}
 REFUND: dict[str, object] = {"id": "c1", "name": "refund", "arguments": {"order": 7}}
 MARKDOWN = """## Plan
 
@@ -80,7 +93,7 @@ async def test_a_write_waiting_for_approval_is_judged_from_its_content_and_rejec
                 {"text": "Not writing it, then."},
             ]
         ],
-        {"write_file": {"effect": "non_idempotent_write", "output": "written"}},
+        {"write_file": WRITE_TOOL},
     )
     assert (
         await api.post("/api/v1/sessions", {"session_id": "ui-write", "message": "Write my todo list"})
@@ -93,12 +106,15 @@ async def test_a_write_waiting_for_approval_is_judged_from_its_content_and_rejec
     box = page.locator("#pending .interrupt")
     await expect(box).to_contain_text("write_file")
     await expect(page.locator("#session-state")).to_have_text("waiting for you")
-    # The content is readable: real line breaks, not one line of JSON with \n escapes.
-    shown = box.locator(".arguments")
-    await expect(shown).to_contain_text("notes/todo.md")
-    await expect(shown).to_contain_text("- buy milk")
-    assert "\\n" not in await shown.inner_text()
-    await expect(box.locator(".why")).to_contain_text("Needs approval because")
+    # The change as a diff, with what it overwrites, and why it asks.
+    shown = box.locator(".arguments.diff")
+    await expect(shown.locator(".add")).to_have_text("+- buy milk\n")
+    await expect(shown.locator(".del")).to_have_text("-- buy bread\n")
+    await expect(shown.locator(".hunk")).to_have_text("@@ -1,3 +1,3 @@\n")
+    await expect(box.locator(".preview-summary")).to_have_text("overwrites 3 lines")
+    reason = (await pending(api, "ui-write"))["reason"]
+    assert reason
+    await expect(box.locator(".why .reason-text")).to_have_text(reason)
     await expect(page.locator("#session-title")).to_have_text("Write my todo list")
     await console.screenshot("transcript-diff-approval")
 
@@ -223,6 +239,11 @@ async def test_the_phone_layout_fits_390_pixels(
 
     await page.goto(f"{api.url}/#/s/{session}")
     await expect(page.locator("#pending .approve")).to_be_visible()
+    # Without a preview the content is still readable: real line breaks, no \n escapes.
+    shown = page.locator("#pending .arguments")
+    await expect(shown).to_contain_text("notes/todo.md")
+    await expect(shown).to_contain_text("- buy milk")
+    assert "\\n" not in await shown.inner_text()
     assert await console.scroll_width() <= 390
     box = await page.locator("#message").bounding_box()
     assert box is not None and box["width"] >= 330
