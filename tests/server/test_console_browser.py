@@ -85,7 +85,7 @@ async def test_log_in_start_watch_the_stream_and_approve_a_write_once(
     await expect(page.locator("#session-state")).to_have_text("idle")
     await expect(page.locator("#pending .interrupt")).to_have_count(0)
     await expect(page.locator("#live .msg")).to_have_count(0)
-    await console.screenshot("transcript")
+    await console.screenshot("transcript-refunded")
     assert api.log.count("tool", "refund") == 1
     assert api.seen("ui-flow", 2)[-1] == "refund ok"
     assert console.dialogs == [] and console.errors == []

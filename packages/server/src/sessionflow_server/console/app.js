@@ -744,7 +744,7 @@ class SessionView {
 
   async open() {
     this.title = el("h1", { id: "session-title" }, this.id);
-    this.stateNode = el("span", { className: "state", id: "session-state" });
+    this.stateNode = el("span", { id: "session-state" });
     this.meta = el("p", { className: "muted", id: "session-meta" });
     this.queued = el("p", { className: "queued", id: "queued", hidden: true });
     this.transcript = el("div", { id: "transcript" });
@@ -993,7 +993,9 @@ class SessionView {
     }
     section.append(...rest);
     if (record && record.error && record.outcome !== "completed" && record.outcome !== "running") {
-      section.append(el("div", { className: "msg system turn-error" }, `Turn ${OUTCOME_WORDS[record.outcome] || words(record.outcome)}: ${record.error}`));
+      const outcome = OUTCOME_WORDS[record.outcome] || words(record.outcome);
+      const said = record.error === `turn ${outcome}` ? `Turn ${outcome}.` : `Turn ${outcome}: ${record.error}`;
+      section.append(el("div", { className: "msg system turn-error" }, said));
     }
     return section;
   }
@@ -1229,8 +1231,9 @@ function firstLine(text) {
 
 function approvalWords(approval) {
   if (approval.expired) return `expired ${when(approval.answered_at)}`.trim();
-  const verb = approval.approved ? "approved" : "rejected";
-  const by = approval.answered_by ? ` by ${approval.answered_by}` : "";
+  const verb = approval.approved ? "approved" : approval.answered_by ? "rejected" : "not run";
+  // Nobody answered: the session closed it (a cancel, a stop), no person rejected it.
+  const by = approval.answered_by ? ` by ${approval.answered_by}` : " (closed by the session)";
   const at = approval.answered_at ? ` at ${when(approval.answered_at)}` : "";
   const reason = approval.reason ? `: ${approval.reason}` : "";
   return `${verb}${by}${at}${reason}`;
