@@ -893,6 +893,9 @@ class SessionView {
     const parts = [`${state.turn_count || 0} turn${state.turn_count === 1 ? "" : "s"}`, `double-texting: ${snapshot.double_texting}`];
     const used = tokens(snapshot.usage);
     if (used) parts.push(used);
+    // The kept turns' cost by the budget's prices (0 when the model has none).
+    const spent = (this.turns || []).reduce((sum, turn) => sum + (turn.cost || 0), 0);
+    if (spent) parts.push(cost(spent));
     if (snapshot.forked_from) parts.push(`forked from ${snapshot.forked_from.session_id} at turn ${snapshot.forked_from.turn}`);
     if (state.last_turn_error) parts.push(`last error: ${state.last_turn_error}`);
     this.meta.textContent = parts.join(" · ");
@@ -964,6 +967,7 @@ class SessionView {
         el("span", { title: record.started_at }, when(record.started_at)),
         record.outcome === "running" ? el("span", { className: "elapsed", dataset: { since: record.started_at } }, `running for ${between(record.started_at, null)}`) : el("span", { className: "duration" }, between(record.started_at, record.ended_at)),
         tokens(record.usage) ? el("span", { className: "tokens" }, tokens(record.usage)) : null,
+        record.cost ? el("span", { className: "cost" }, cost(record.cost)) : null,
       );
       section.append(head);
     }
