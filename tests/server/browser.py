@@ -12,6 +12,7 @@ import asyncio
 import os
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Literal
 
 import pytest
 from playwright.async_api import Browser, Dialog, Page, async_playwright, expect
@@ -62,7 +63,8 @@ class Console:
     async def screenshot(self, name: str) -> None:
         """The view as it is, in light and in dark mode (`<name>.png`, `<name>-dark.png`)."""
         update = os.environ.get("SESSIONFLOW_UPDATE_SCREENSHOTS") == "1"
-        for scheme, suffix in (("light", ""), ("dark", "-dark")):
+        schemes: tuple[tuple[Literal["light", "dark"], str], ...] = (("light", ""), ("dark", "-dark"))
+        for scheme, suffix in schemes:
             await self.page.emulate_media(color_scheme=scheme)
             folders = [self.shots, DOCS_SCREENSHOTS] if update else [self.shots]
             for folder in folders:
