@@ -32,6 +32,9 @@ async def test_the_inbox_lists_an_approval_and_approving_runs_the_tool_once(api_
     assert [(i["session_id"], i["interrupt"]["tool_name"]) for i in items] == [("api-approve", "refund")]
     assert items[0]["interrupt"]["deadline"] is not None
     assert items[0]["session_title"] == "refund 7"
+    # Why it asks, and what a person judges (the core's; the inbox carries them as they are).
+    assert "non_idempotent_write" in items[0]["interrupt"]["reason"]
+    assert "preview" in items[0]["interrupt"]
     assert 0 <= items[0]["waited_seconds"] < 60
     await asyncio.sleep(1.2)
     later = (await api.get("/api/v1/interrupts")).json()["interrupts"][0]
