@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from sessionflow import AgentEventType, TurnOutcome
+from sessionflow import AgentEventType, LiveText, TurnOutcome
 from sessionflow.testing import wait_until
 from tests.harness import Harness
 from tests.harness_helpers import idle_after, pending_interrupt
@@ -49,6 +49,12 @@ async def test_a_client_that_connects_after_the_first_step_reads_its_text_and_ca
     events = (await harness.sessions.list_agent_events("tr-late")).events
     [step_event] = [e for e in events if e.type is AgentEventType.MODEL_STEP_COMPLETED]
     assert step_event.data["text"] == "Let me look around your workspace."
+    # A follower in another process than the worker (this one) rebuilds the text from the
+    # durable events alone, once, whatever coarse delta batches reached the log too.
+    live = LiveText()
+    for event in events:
+        live.apply(event)
+    assert live.text("turn-1") == "Let me look around your workspace."
 
     assert await harness.sessions.resolve_interrupt(
         "tr-late", interrupt.interrupt_id, approved=True, answered_by="alice"
