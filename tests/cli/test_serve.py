@@ -107,6 +107,14 @@ def test_a_public_bind_without_the_flag_and_a_token_store_is_refused(cli: Cli) -
     assert "--token-store" in no_store.stderr
 
 
+def test_a_temporal_ui_that_is_not_a_web_address_is_refused(cli: Cli) -> None:
+    cli.write_config(f"model: demo\nserver: {cli.server_address}\n", framework="builtin")
+    refused = cli.run("serve", "--temporal-ui", "javascript:alert(1)")
+    assert refused.returncode == 2
+    assert "--temporal-ui" in refused.stderr and "http://" in refused.stderr
+    assert "Traceback" not in refused.stderr
+
+
 def test_issue_token_keeps_only_its_hash(cli: Cli) -> None:
     cli.write_config(f"model: demo\nserver: {cli.server_address}\n", framework="builtin")
     store = cli.home / "tokens.json"

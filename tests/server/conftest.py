@@ -12,6 +12,7 @@ import httpx
 import pytest
 
 from sessionflow import AgentSessionClient, SessionTimings, ToolEffect, ToolPolicy
+from sessionflow.temporal import PayloadStore
 from sessionflow.testing import CRASH_TIMINGS, AgentTestStack, InvocationLog, save_scripted_flow, write_script
 from sessionflow_server import ApiServer, LoginCodes, RunningServer, ServerConfig, TokenStore, running_server
 
@@ -74,6 +75,7 @@ async def api_factory(
         timings: SessionTimings = FAST,
         tool_policies: dict[str, ToolPolicy] | None = None,
         codes: LoginCodes | None = None,
+        payloads: PayloadStore | None = None,
     ) -> Api:
         digest = hashlib.sha256(f"{request.node.nodeid}/{len(opened)}".encode()).hexdigest()[:12]
         state_dir = tmp_path / f"state-{len(opened)}"
@@ -84,7 +86,7 @@ async def api_factory(
             tool_policies=tool_policies,
             default_tool_effect=ToolEffect.UNCLASSIFIED,
         )
-        stack = AgentTestStack(state_dir, [flow], server_address=temporal_address)
+        stack = AgentTestStack(state_dir, [flow], server_address=temporal_address, payloads=payloads)
         await stack.__aenter__()
         await stack.start_worker()
         sessions = stack.sessions(flow)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from tests.server.conftest import Api, ApiFactory, approval_policy, with_deadline
@@ -30,6 +31,14 @@ async def test_the_inbox_lists_an_approval_and_approving_runs_the_tool_once(api_
     items = await eventually("the approval in alice's inbox", in_inbox)
     assert [(i["session_id"], i["interrupt"]["tool_name"]) for i in items] == [("api-approve", "refund")]
     assert items[0]["interrupt"]["deadline"] is not None
+    assert items[0]["session_title"] == "refund 7"
+    # Why it asks, and what a person judges (the core's; the inbox carries them as they are).
+    assert "non_idempotent_write" in items[0]["interrupt"]["reason"]
+    assert "preview" in items[0]["interrupt"]
+    assert 0 <= items[0]["waited_seconds"] < 60
+    await asyncio.sleep(1.2)
+    later = (await api.get("/api/v1/interrupts")).json()["interrupts"][0]
+    assert later["waited_seconds"] >= items[0]["waited_seconds"] + 1
     assert (await api.get("/api/v1/interrupts", user="bob")).json() == {"interrupts": []}
     assert api.log.count("tool", "refund") == 0
 

@@ -57,6 +57,53 @@ async def test_the_document_parses_and_names_every_route(api: Api) -> None:
         "offset",
     }
     assert "deadline" in schemas["AgentInterrupt"]["properties"]
+    # The session list's rows, the inbox's items and /me, with every field issue 44 added.
+    listed = operations[("GET", "/api/v1/sessions")]
+    assert listed["responses"]["200"]["content"]["application/json"]["schema"] == {
+        "$ref": "#/components/schemas/SessionsResponse"
+    }
+    assert schemas["SessionsResponse"]["properties"]["sessions"]["items"] == {
+        "$ref": "#/components/schemas/SessionItem"
+    }
+    row = schemas["SessionItem"]["properties"]
+    assert set(row) >= {
+        "title",
+        "state",
+        "queued_message_count",
+        "usage",
+        "cost_usd",
+        "forked_from",
+        "created_at",
+        "last_activity_at",
+    }
+    assert sorted(row["state"]["enum"]) == ["failed", "idle", "stopped", "waiting_for_you", "working"]
+    assert {p["name"] for p in listed["parameters"]} == {
+        "flow_type",
+        "state",
+        "q",
+        "limit",
+        "status",
+        "user",
+        "since",
+    }
+    assert {"session_title", "waited_seconds"} <= set(schemas["InterruptItem"]["properties"])
+    assert set(schemas["MeResponse"]["properties"]) == {"user", "namespace", "temporal_ui_url"}
+    turns = operations[("GET", "/api/v1/sessions/{session_id}/turns")]
+    assert turns["responses"]["200"]["content"]["application/json"]["schema"] == {
+        "$ref": "#/components/schemas/TurnsResponse"
+    }
+    assert {"steps", "tool_calls", "outcome", "note_sequence"} <= set(schemas["TurnRecord"]["properties"])
+    assert {"approval", "approval_reason", "effect"} <= set(schemas["RecordedToolCall"]["properties"])
+    output = operations[
+        ("GET", "/api/v1/sessions/{session_id}/turns/{turn_id}/tool-calls/{tool_call_id}/output")
+    ]
+    assert output["responses"]["200"]["content"] == {
+        "text/plain; charset=utf-8": {"schema": {"type": "string"}}
+    }
+    message = operations[("GET", "/api/v1/sessions/{session_id}/messages/{sequence}")]
+    assert message["responses"]["200"]["content"]["application/json"]["schema"] == {
+        "$ref": "#/components/schemas/AgentMessage"
+    }
     assert schemas["SendMessageRequest"]["required"] == ["message_id", "text"]
     login = operations[("POST", "/api/v1/login")]
     assert login["security"] == []

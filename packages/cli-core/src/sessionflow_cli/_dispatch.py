@@ -151,6 +151,7 @@ def _with_engine(
             revoke_token=args.revoke_token,
             webhook_url=args.webhook_url,
             trusted_proxies=tuple(args.trusted_proxy),
+            temporal_ui=args.temporal_ui,
         )
         return asyncio.run(run_serve(spec, config, environment, request, out=out, info=info))
     from sessionflow_cli._prompt import prompt_text

@@ -303,6 +303,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="a reverse proxy's address (or network) whose X-Forwarded-For names the client; "
         "repeat for several (default: none, the peer is the client)",
     )
+    serve.add_argument(
+        "--temporal-ui",
+        metavar="URL",
+        help="the Temporal UI's address (e.g. http://localhost:8233): the console links each session there",
+    )
     return parser
 
 

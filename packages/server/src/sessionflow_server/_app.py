@@ -27,7 +27,7 @@ from sse_starlette import EventSourceResponse, ServerSentEvent
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.requests import Request
-from starlette.responses import Response
+from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
@@ -40,13 +40,12 @@ from sessionflow import (
     StaleApprovalError,
     TurnOutOfRangeError,
     UnknownSessionError,
+    UserError,
 )
 from sessionflow.session.model import SessionModel
 from sessionflow.temporal import (
     SearchAttributesMissingError,
     SessionState,
-    SessionSummary,
-    list_sessions,
     parse_age,
     validate_session_id,
 )
@@ -57,6 +56,8 @@ from sessionflow_server._limits import RateLimiter
 from sessionflow_server._openapi import OPENAPI_PATH, openapi_document
 from sessionflow_server._owners import Owners
 from sessionflow_server._routes import ROUTES
+from sessionflow_server._session_list import DEFAULT_LIMIT, LIST_STATES, MAX_LIMIT, ListState, SessionLister
+from sessionflow_server._streams import until_shutdown
 from sessionflow_server._tokens import LoginCodes, TokenStore
 from sessionflow_server._types import (
     AcceptedResponse,
@@ -76,6 +77,7 @@ from sessionflow_server._types import (
     SessionsResponse,
     StopResponse,
     TokenResponse,
+    TurnsResponse,
 )
 from sessionflow_server._webhooks import SessionWatcher, WebhookSender
 
@@ -88,6 +90,8 @@ _DIGITS = re.compile(r"[0-9]{1,18}")
 """A whole number as the API reads it: ASCII digits only (not `²`), and short enough to convert."""
 _MAX_EVENT_SCAN = 10
 """Pages of events read to tell why an interrupt answer was refused (the log keeps ~2000)."""
+_CHUNK_BYTES = 64 * 1024
+"""Bytes per write of a streamed answer (a whole message or tool output may be megabytes)."""
 
 Handler = Callable[[Request, str], Awaitable[Response]]
 
@@ -136,6 +140,20 @@ def _json(value: Any, status: int = 200, headers: dict[str, str] | None = None) 
     )
 
 
+def _streamed(body: bytes, media_type: str) -> Response:
+    """`body` sent in chunks (no Content-Length), so a large one goes out as it is written."""
+
+    async def chunks() -> AsyncIterator[bytes]:
+        for start in range(0, len(body), _CHUNK_BYTES):
+            yield body[start : start + _CHUNK_BYTES]
+
+    return StreamingResponse(
+        chunks(),
+        media_type=media_type,
+        headers={"X-Content-Type-Options": "nosniff", "Cache-Control": "no-store"},
+    )
+
+
 def _error(error: ApiError) -> Response:
     body = {"error": error.error, "detail": error.detail}
     return _json(body, error.status, error.headers)
@@ -165,6 +183,7 @@ class ApiServer:
             per_second=self.config.failed_auth_per_second, burst=self.config.failed_auth_burst
         )
         self.owners = Owners(list(self.flows.values()))
+        self.lister = SessionLister(list(self.flows.values()))
         self.shutdown = anyio.Event()
         self.watcher: SessionWatcher | None = None
         self._sender: WebhookSender | None = None
@@ -186,8 +205,11 @@ class ApiServer:
             "create_session": self._create_session,
             "get_session": self._get_session,
             "list_messages": self._list_messages,
+            "get_message": self._get_message,
             "send_message": self._send_message,
             "fork_session": self._fork_session,
+            "list_turns": self._list_turns,
+            "tool_output": self._tool_output,
             "cancel_turn": self._cancel_turn,
             "stop_session": self._stop_session,
             "events": self._events,
@@ -336,33 +358,29 @@ class ApiServer:
         return _json(TokenResponse(token=self.tokens.issue(user), user=user))
 
     async def _me(self, _request: Request, user: str) -> Response:
-        return _json(MeResponse(user=user))
+        namespace = next(iter(self.flows.values())).client.namespace
+        return _json(MeResponse(user=user, namespace=namespace, temporal_ui_url=self.config.temporal_ui_url))
 
     async def _list_sessions(self, request: Request, user: str) -> Response:
         params = request.query_params
-        unknown = set(params) - {"flow_type", "status", "user", "since"}
+        unknown = set(params) - {"flow_type", "status", "state", "q", "limit", "user", "since"}
         if unknown:
             raise ApiError(422, "invalid_request", f"unknown query parameters: {sorted(unknown)}")
+        status = _status(params.get("status"))
+        state = _list_state(params.get("state"))
+        since = _since(params.get("since"))
+        limit = _integer(request, "limit", DEFAULT_LIMIT, minimum=1, maximum=MAX_LIMIT)
         if params.get("user", user) != user:
             # A token sees only its own user's sessions: another user's filter matches none.
             return _json(SessionsResponse(sessions=[]))
         flow_type = params.get("flow_type")
-        if flow_type:
-            flows = [self.flows[flow_type]] if flow_type in self.flows else []
-        else:
-            flows = list(self.flows.values())
-        state = _state(params.get("status"))
-        since = _since(params.get("since"))
-        summaries: list[SessionSummary] = []
+        flow_types = [flow_type] if flow_type in self.flows else [] if flow_type else list(self.flows)
         try:
-            for flow in flows:
-                summaries += await list_sessions(flow, user=user, state=state, since=since)
+            summaries = await self.lister.summaries(user, flow_types=flow_types, status=status, since=since)
         except SearchAttributesMissingError as error:
             raise ApiError(503, "search_attributes_missing", error.message) from None
-        summaries.sort(
-            key=lambda s: s.last_activity or s.start_time or datetime.min.replace(tzinfo=UTC), reverse=True
-        )
-        return _json(SessionsResponse(sessions=summaries))
+        items = await self.lister.items(summaries, state=state, q=params.get("q") or None, limit=limit)
+        return _json(SessionsResponse(sessions=items))
 
     async def _create_session(self, request: Request, user: str) -> Response:
         body = await self._body(request, CreateSessionRequest)
@@ -402,6 +420,18 @@ class ApiServer:
                 session_id, after=after, limit=limit, include_superseded=superseded
             )
         )
+
+    async def _get_message(self, request: Request, user: str) -> Response:
+        session_id, flow = await self._session(request, user)
+        sequence = _path_integer(request, "sequence")
+        try:
+            message = await flow.get_message(session_id, sequence)
+        except LookupError:
+            raise ApiError(404, "not_found", f"session {session_id!r} has no message {sequence}") from None
+        except UserError as error:
+            # Kept in a payload store this server was not configured with.
+            raise ApiError(503, "payload_store_unavailable", str(error)) from None
+        return _streamed(_complete(message), "application/json")
 
     async def _send_message(self, request: Request, user: str) -> Response:
         session_id, flow = await self._session(request, user)
@@ -447,6 +477,22 @@ class ApiServer:
         forked = ForkedFromResponse(session_id=session_id, turn=body.turn)
         return _json(ForkResponse(session_id=new_id, forked_from=forked), 201)
 
+    async def _list_turns(self, request: Request, user: str) -> Response:
+        session_id, flow = await self._session(request, user)
+        return _json(TurnsResponse(turns=await flow.list_turns(session_id)))
+
+    async def _tool_output(self, request: Request, user: str) -> Response:
+        session_id, flow = await self._session(request, user)
+        turn_id = str(request.path_params["turn_id"])
+        tool_call_id = str(request.path_params["tool_call_id"])
+        try:
+            output = await flow.tool_output(session_id, turn_id, tool_call_id)
+        except LookupError as error:
+            raise ApiError(404, "not_found", str(error)) from None
+        except UserError as error:
+            raise ApiError(503, "payload_store_unavailable", str(error)) from None
+        return _streamed(output.encode(), "text/plain; charset=utf-8")
+
     async def _cancel_turn(self, request: Request, user: str) -> Response:
         session_id, flow = await self._session(request, user)
         return _json(CancelResponse(cancelled=await flow.cancel_turn(session_id)), 202)
@@ -466,7 +512,7 @@ class ApiServer:
             after = _integer(request, "after", 0, minimum=0)
 
         async def stream() -> AsyncIterator[ServerSentEvent]:
-            async for event in flow.events(session_id, after=after):
+            async for event in until_shutdown(flow.events(session_id, after=after), self.shutdown):
                 yield ServerSentEvent(
                     data=_complete(event).decode(),
                     event=event.type.value,
@@ -474,7 +520,10 @@ class ApiServer:
                     # resumes after the last durable event the client saw.
                     id=str(event.offset) if event.offset is not None else None,
                 )
-            yield ServerSentEvent(data="{}", event="end")
+            if not self.shutdown.is_set():
+                # The session stopped and has no more events (a server stopping is no end:
+                # the client reconnects with its Last-Event-ID).
+                yield ServerSentEvent(data="{}", event="end")
 
         return EventSourceResponse(
             stream(),
@@ -484,19 +533,21 @@ class ApiServer:
         )
 
     async def _list_interrupts(self, _request: Request, user: str) -> Response:
-        items: list[InterruptItem] = []
         try:
-            for flow in self.flows.values():
-                for summary in await list_sessions(flow, user=user):
-                    if not summary.pending_approvals:
-                        continue
-                    snapshot = await flow.get_agent_snapshot(summary.session_id)
-                    items += [
-                        InterruptItem(session_id=summary.session_id, flow_type=summary.flow_type, interrupt=i)
-                        for i in snapshot.pending_interrupts
-                    ]
+            summaries = await self.lister.summaries(user, flow_types=list(self.flows))
         except SearchAttributesMissingError as error:
             raise ApiError(503, "search_attributes_missing", error.message) from None
+        now = datetime.now(UTC)
+        items = [
+            InterruptItem(
+                session_id=w.session_id,
+                flow_type=w.flow_type,
+                session_title=w.session_title,
+                waited_seconds=_seconds_since(w.interrupt.raised_at, now),
+                interrupt=w.interrupt,
+            )
+            for w in await self.lister.waiting(summaries)
+        ]
         return _json(InterruptsResponse(interrupts=items))
 
     async def _resolve_interrupt(self, request: Request, user: str) -> Response:
@@ -634,6 +685,14 @@ def _integer(request: Request, name: str, default: int, *, minimum: int, maximum
     return value
 
 
+def _path_integer(request: Request, name: str) -> int:
+    """A path segment that must be a whole number of at least 1 (a message sequence)."""
+    text = str(request.path_params[name])
+    if not _DIGITS.fullmatch(text) or int(text) < 1:
+        raise ApiError(422, "invalid_request", f"{name} must be a whole number from 1 (at most 18 digits)")
+    return int(text)
+
+
 def _flag(request: Request, name: str) -> bool:
     """A yes-or-no query parameter: `true` or `false`, absent for false."""
     text = request.query_params.get(name)
@@ -644,7 +703,8 @@ def _flag(request: Request, name: str) -> bool:
     raise ApiError(422, "invalid_request", f"{name} must be true or false")
 
 
-def _state(text: str | None) -> SessionState | None:
+def _status(text: str | None) -> SessionState | None:
+    """The `status` filter: the ``SessionflowStatus`` search attribute, as before `state` came."""
     if not text:
         return None
     try:
@@ -652,6 +712,24 @@ def _state(text: str | None) -> SessionState | None:
     except ValueError:
         choices = ", ".join(s.value for s in SessionState)
         raise ApiError(422, "invalid_request", f"status must be one of {choices}") from None
+
+
+def _list_state(text: str | None) -> ListState | None:
+    if not text:
+        return None
+    if text not in LIST_STATES:
+        raise ApiError(422, "invalid_request", f"state must be one of {', '.join(LIST_STATES)}")
+    return cast(ListState, text)
+
+
+def _seconds_since(moment: str, now: datetime) -> float:
+    """Seconds from an ISO 8601 time to `now`, to a tenth; 0 for a time that does not parse."""
+    try:
+        then = datetime.fromisoformat(moment)
+    except ValueError:
+        return 0.0
+    then = then if then.tzinfo is not None else then.replace(tzinfo=UTC)
+    return max(0.0, round((now - then).total_seconds(), 1))
 
 
 def _since(text: str | None) -> datetime | None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import secrets
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from urllib.parse import urlsplit
 
 from sessionflow_server._webhooks import WebhookConfig
 
@@ -40,6 +41,9 @@ class ServerConfig:
         new_session_id: Names a session created without a ``session_id``.
         webhooks: Where to POST interrupt and turn notifications; None for none.
         stream_ping_seconds: A comment line on idle event streams, so proxies keep them open.
+        temporal_ui_url: The Temporal UI's base URL (``http://localhost:8233``), which
+            ``GET /api/v1/me`` hands to the console so it links each session there; None
+            for no link.
     """
 
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
@@ -54,3 +58,14 @@ class ServerConfig:
     new_session_id: Callable[[], str] = default_session_id
     webhooks: WebhookConfig | None = None
     stream_ping_seconds: float = 15.0
+    temporal_ui_url: str | None = None
+
+    def __post_init__(self) -> None:
+        url = self.temporal_ui_url
+        if url is None:
+            return
+        # The console puts it in a link's href: only a web address, never `javascript:`.
+        parsed = urlsplit(url)
+        if parsed.scheme not in ("http", "https") or not parsed.netloc or parsed.query or parsed.fragment:
+            raise ValueError(f"the Temporal UI URL must be an http:// or https:// address, got {url!r}")
+        object.__setattr__(self, "temporal_ui_url", url.rstrip("/"))

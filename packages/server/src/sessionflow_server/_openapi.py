@@ -24,6 +24,8 @@ def _operation(route: ApiRoute) -> dict[str, Any]:
     reference = {"$ref": _REF.format(name=_name(route.response))}
     if route.event_stream:
         content = {"text/event-stream": {"schema": {"type": "string"}, "x-event-data": reference}}
+    elif route.media_type != "application/json":
+        content = {route.media_type: {"schema": {"type": "string"}}}
     else:
         content = {"application/json": {"schema": reference}}
     responses: dict[str, Any] = {str(route.status): {"description": route.summary, "content": content}}
@@ -64,7 +66,8 @@ def _operation(route: ApiRoute) -> dict[str, Any]:
 def openapi_document(version: str) -> dict[str, Any]:
     kinds: list[Any] = [ErrorResponse]
     for route in ROUTES:
-        kinds.append(route.response)
+        if route.media_type == "application/json":
+            kinds.append(route.response)
         if route.body is not None:
             kinds.append(route.body)
     _, components = msgspec.json.schema_components(kinds, ref_template=_REF)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from sessionflow import AgentEvent, AgentMessagesPage, AgentSnapshot
+from sessionflow import AgentEvent, AgentMessage, AgentMessagesPage, AgentSnapshot
 from sessionflow_server._types import (
     AcceptedResponse,
     CancelResponse,
@@ -22,6 +22,7 @@ from sessionflow_server._types import (
     SessionsResponse,
     StopResponse,
     TokenResponse,
+    TurnsResponse,
 )
 
 __all__ = ["API_PREFIX", "ROUTES", "ApiRoute", "QueryParameter"]
@@ -48,6 +49,8 @@ class ApiRoute:
     query: tuple[QueryParameter, ...] = ()
     authenticated: bool = True
     event_stream: bool = False
+    media_type: str = "application/json"
+    """What a 2xx answer is: JSON of `response`, or plain text (`response` is then `str`)."""
     errors: tuple[int, ...] = ()
 
 
@@ -71,11 +74,24 @@ ROUTES: tuple[ApiRoute, ...] = (
         name="list_sessions",
         method="GET",
         path=f"{API_PREFIX}/sessions",
-        summary="The caller's sessions, most recent activity first",
+        summary="The caller's sessions, most recent activity first, each with its title, state, usage and cost",
         response=SessionsResponse,
         query=(
             QueryParameter(name="flow_type", description="only this flow type"),
-            QueryParameter(name="status", description="idle, running, waiting_for_approval or stopped"),
+            QueryParameter(
+                name="state",
+                description="only sessions in this state: idle, working, waiting_for_you, failed or stopped",
+            ),
+            QueryParameter(name="q", description="the ID or the title holds this text (case-insensitive)"),
+            QueryParameter(
+                name="limit",
+                description="the most rows to return, 1 to 500 (default 100)",
+                schema_type="integer",
+            ),
+            QueryParameter(
+                name="status",
+                description="the SessionflowStatus search attribute: idle, running, waiting_for_approval or stopped",
+            ),
             QueryParameter(
                 name="user", description="only this user's sessions: a token sees only its own user's"
             ),
@@ -123,6 +139,14 @@ ROUTES: tuple[ApiRoute, ...] = (
         errors=(404, 422),
     ),
     ApiRoute(
+        name="get_message",
+        method="GET",
+        path=f"{_ID}/messages/{{sequence}}",
+        summary="One stored message whole: a body kept by reference is read from the payload store, and the answer is streamed",
+        response=AgentMessage,
+        errors=(404, 422, 503),
+    ),
+    ApiRoute(
         name="send_message",
         method="POST",
         path=f"{_ID}/messages",
@@ -141,6 +165,23 @@ ROUTES: tuple[ApiRoute, ...] = (
         response=ForkResponse,
         status=201,
         errors=(400, 404, 409, 413, 422),
+    ),
+    ApiRoute(
+        name="list_turns",
+        method="GET",
+        path=f"{_ID}/turns",
+        summary="What each kept turn did (steps' text, tool calls, approvals, outcome), oldest first, the running turn last",
+        response=TurnsResponse,
+        errors=(404,),
+    ),
+    ApiRoute(
+        name="tool_output",
+        method="GET",
+        path=f"{_ID}/turns/{{turn_id}}/tool-calls/{{tool_call_id}}/output",
+        summary="One recorded tool call's whole output, as plain text, streamed",
+        response=str,
+        media_type="text/plain; charset=utf-8",
+        errors=(404, 503),
     ),
     ApiRoute(
         name="cancel_turn",
@@ -174,7 +215,7 @@ ROUTES: tuple[ApiRoute, ...] = (
         name="list_interrupts",
         method="GET",
         path=f"{API_PREFIX}/interrupts",
-        summary="Pending approvals and questions across the caller's sessions",
+        summary="Pending approvals and questions across the caller's sessions, oldest first, with each session's title",
         response=InterruptsResponse,
         errors=(503,),
     ),

@@ -2,7 +2,7 @@
 
 Requests are `msgspec.Struct`s that forbid unknown fields (a typo is a 422, never silently
 ignored). Responses are the client's dataclasses (`AgentSnapshot`, `AgentMessagesPage`,
-`AgentEvent`, `AgentInterrupt`, `SessionSummary`) wrapped where a list needs a name, so
+`AgentEvent`, `AgentInterrupt`) wrapped where a list needs a name, so
 the OpenAPI document (`_openapi`) is generated from exactly what the Python client returns.
 """
 
@@ -12,8 +12,8 @@ from typing import Any, Literal
 
 import msgspec
 
-from sessionflow import AgentInterrupt
-from sessionflow.temporal import SessionSummary
+from sessionflow import AgentInterrupt, TurnRecord
+from sessionflow_server._session_list import SessionItem
 
 __all__ = [
     "AcceptedResponse",
@@ -34,6 +34,7 @@ __all__ = [
     "SessionsResponse",
     "StopResponse",
     "TokenResponse",
+    "TurnsResponse",
 ]
 
 
@@ -89,10 +90,20 @@ class TokenResponse(msgspec.Struct, kw_only=True):
 
 class MeResponse(msgspec.Struct, kw_only=True):
     user: str
+    namespace: str
+    """The Temporal namespace of the sessions."""
+    temporal_ui_url: str | None = None
+    """The Temporal UI's base URL when one is configured; a session is at
+    ``{temporal_ui_url}/namespaces/{namespace}/workflows/{session_id}``."""
 
 
 class SessionsResponse(msgspec.Struct, kw_only=True):
-    sessions: list[SessionSummary]
+    sessions: list[SessionItem]
+
+
+class TurnsResponse(msgspec.Struct, kw_only=True):
+    turns: list[TurnRecord]
+    """The kept turns (the newest 100 or so), oldest first, the running turn last."""
 
 
 class CreatedResponse(msgspec.Struct, kw_only=True):
@@ -127,6 +138,10 @@ class StopResponse(msgspec.Struct, kw_only=True):
 class InterruptItem(msgspec.Struct, kw_only=True):
     session_id: str
     flow_type: str
+    session_title: str
+    """The session's title (its first user message, one line); "" when it has none."""
+    waited_seconds: float
+    """How long it has waited, from `interrupt.raised_at` to the answer's time."""
     interrupt: AgentInterrupt
 
 

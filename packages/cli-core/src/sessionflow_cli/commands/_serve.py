@@ -53,6 +53,7 @@ class ServeRequest:
     webhook_url: str | None
     trusted_proxies: tuple[str, ...] = ()
     revoke_token: str | None = None
+    temporal_ui: str | None = None
 
     @property
     def token_store_path(self) -> Path | None:
@@ -122,13 +123,17 @@ async def run_serve(
     except server.BindRefusedError as error:
         raise UsageError(str(error)) from None
     loopback = server.is_loopback(request.host)
-    settings = server.ServerConfig(
-        environment=environment.as_record(),
-        new_session_id=lambda: new_session_id(spec.name),
-        allowed_hosts=server.LOOPBACK_HOSTS if loopback else None,
-        webhooks=_webhooks(request.webhook_url, request.token_store_path),
-        trusted_proxies=request.trusted_proxies,
-    )
+    try:
+        settings = server.ServerConfig(
+            environment=environment.as_record(),
+            new_session_id=lambda: new_session_id(spec.name),
+            allowed_hosts=server.LOOPBACK_HOSTS if loopback else None,
+            webhooks=_webhooks(request.webhook_url, request.token_store_path),
+            trusted_proxies=request.trusted_proxies,
+            temporal_ui_url=request.temporal_ui,
+        )
+    except ValueError as error:
+        raise UsageError(f"--temporal-ui: {error}") from None
     user = environment.user_name or environment.user_id
     async with open_runtime(spec, config, environment, info=info) as runtime:
         api = server.ApiServer([runtime.sessions], tokens, config=settings)

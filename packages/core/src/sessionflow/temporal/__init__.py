@@ -10,6 +10,7 @@ them takes.
 """
 
 from sessionflow.temporal._plugin import SessionflowPlugin, default_build_id
+from sessionflow.temporal._prices import lookup_prices
 from sessionflow.temporal._process_exit import exit_without_teardown
 from sessionflow.temporal._search_attributes import (
     SearchAttributesMissingError,
@@ -127,6 +128,7 @@ __all__ = [
     "export_history",
     "history_size",
     "list_sessions",
+    "lookup_prices",
     "read_start_environment",
     "read_step_history",
     "register_search_attributes",

@@ -102,6 +102,9 @@ class SessionSummary:
         user: Its ``SessionflowUser`` search attribute (the ``user`` of its start environment);
             None for a session started without search attributes.
         state: Its ``SessionflowStatus`` search attribute (`SessionState`); None like `user`.
+        created_at: When the session's first run started, among the runs `list_sessions`
+            read (a continue-as-new starts a new run, so `start_time` is not the session's
+            birth); None from `describe_session`.
     """
 
     session_id: str
@@ -117,6 +120,7 @@ class SessionSummary:
     stopped: bool = False
     user: str | None = None
     state: SessionState | None = None
+    created_at: datetime | None = None
 
 
 def _quoted(value: str) -> str:
@@ -177,21 +181,32 @@ async def list_sessions(
         if missing:
             raise SearchAttributesMissingError(client.namespace, missing)
     latest: dict[str, WorkflowExecution] = {}
+    first_start: dict[str, datetime] = {}
     async for execution in client.list_workflows(query, limit=limit):
+        known_start = first_start.get(execution.id)
+        if known_start is None or execution.start_time < known_start:
+            first_start[execution.id] = execution.start_time
         if execution.status is WorkflowExecutionStatus.CONTINUED_AS_NEW:
             continue
         known = latest.get(execution.id)
         if known is None or execution.start_time > known.start_time:
             latest[execution.id] = execution
     summaries = await asyncio.gather(
-        *(_summary(client, sessions, execution, query_timeout) for execution in latest.values())
+        *(
+            _summary(client, sessions, execution, query_timeout, first_start[execution.id])
+            for execution in latest.values()
+        )
     )
     epoch = datetime.min.replace(tzinfo=UTC)
     return sorted(summaries, key=lambda s: s.last_activity or s.start_time or epoch, reverse=True)
 
 
 async def _summary(
-    client: Client, sessions: AgentSessionClient | None, execution: WorkflowExecution, query_timeout: float
+    client: Client,
+    sessions: AgentSessionClient | None,
+    execution: WorkflowExecution,
+    query_timeout: float,
+    created_at: datetime,
 ) -> SessionSummary:
     status = _status_of(execution.status)
     attributes = execution.typed_search_attributes
@@ -219,6 +234,7 @@ async def _summary(
         stopped=status is SessionStatus.COMPLETED or (snapshot is not None and snapshot.stopped),
         user=attributes.get(USER_KEY),
         state=_session_state(state_value),
+        created_at=created_at,
     )
 
 
