@@ -81,6 +81,31 @@ SCENARIOS: dict[str, tuple[list[list[dict[str, Any]]], dict[str, Any]]] = {
         ],
         {"publish": {"effect": "non_idempotent_write", "rewrite_arguments": {"title": "final"}}},
     ),
+    # Turn records (issue 44): the first step streams its text and asks for a read and a
+    # write with a preview; the write is approved; the steps' text rides in RunModel's
+    # results (`step_text`) and the marker sessionflow-model-step-events is recorded.
+    "turn-records": (
+        [
+            [
+                {
+                    "tool_calls": [
+                        {"id": "r", "name": "lookup", "arguments": {"q": 1}},
+                        {"id": "w", "name": "write_file", "arguments": {"path": "a.md", "content": "new"}},
+                    ],
+                    "deltas": ["Let me ", "look."],
+                },
+                {"text": "done", "deltas": ["do", "ne"]},
+            ],
+            [{"text": "again"}],
+        ],
+        {
+            "lookup": {"effect": "read"},
+            "write_file": {
+                "effect": "non_idempotent_write",
+                "preview": {"kind": "diff", "summary": "overwrites 1 line", "text": "-old\n+new"},
+            },
+        },
+    ),
     # Continue steps (issue 20): a retry-style continue, a tool call, a continue after the
     # tool's result, then the answer; each continued call is its own RunModel step.
     "continue-steps": (

@@ -39,6 +39,7 @@ def test_recorded_histories_exist() -> None:
         "long-turn-resumed",
         "long-turn-ended",
         "approval-rebound",
+        "turn-records",
     }
 
 

@@ -76,3 +76,35 @@ def test_a_finished_turn_drops_only_its_own_text() -> None:
         assert live.text("t2") == "c"
         live.clear("t2")
         assert live.text("t2") == ""
+
+
+def _step_completed(text: str, *, step: str = "s1", text_cut: int = 0) -> AgentEvent:
+    return AgentEvent(
+        type=AgentEventType.MODEL_STEP_COMPLETED,
+        turn_id="t1",
+        step_execution_id=step,
+        attempt=1,
+        data={"step": step, "text": text, "text_cut": text_cut, "tool_calls": []},
+    )
+
+
+def test_a_recorded_step_shows_its_text_without_deltas_and_settles_it() -> None:
+    live = LiveText()
+    live.apply(_step_completed("Let me look.", step="s1"))  # no delta reached this client
+    live.apply(_event(AgentEventType.TEXT_DELTA, "Now ", step="s2", attempt=2))
+    assert live.text("t1") == "Let me look.Now "
+    live.apply(_step_completed("Now done.", step="s2"))
+    assert live.text("t1") == "Let me look.Now done."
+    # A delta that comes late, of any attempt, changes nothing.
+    live.apply(_event(AgentEventType.TEXT_DELTA, " late", step="s2", attempt=3))
+    assert live.text("t1") == "Let me look.Now done."
+
+
+def test_a_recorded_text_cut_short_keeps_whole_deltas() -> None:
+    live = LiveText()
+    live.apply(_event(AgentEventType.TEXT_DELTA, "abcdef"))
+    live.apply(_step_completed("abc", text_cut=3))
+    assert live.text("t1") == "abcdef"
+    live.apply(_event(AgentEventType.TEXT_DELTA, "wrong", step="s2"))
+    live.apply(_step_completed("right", step="s2"))
+    assert live.text("t1") == "abcdefright"

@@ -52,11 +52,13 @@ def test_begin_turn_numbers_turns() -> None:
         assert model.begin_turn() == f"turn-{number}"
         # Turn 3 follows a failed turn 2, whose error stays until a turn completes.
         error = "boom" if number == 3 else None
+        outcome = None if number == 1 else ("failed" if number == 3 else "completed")
         assert model.state == AgentState(
             status=AgentStatus.RUNNING_MODEL,
             turn_id=f"turn-{number}",
             turn_count=number,
             last_turn_error=error,
+            last_turn_outcome=outcome,
         )
         assert model.turn_active
         if number % 2:
@@ -186,7 +188,9 @@ def test_complete_turn_appends_in_order_adds_usage_and_clears_the_turn() -> None
     assert model.tool_calls == {}
     assert model.run_state is None
     assert model.pending_interrupts == []
-    assert model.state == AgentState(status=AgentStatus.WAITING_FOR_USER_MESSAGE, turn_id=None, turn_count=1)
+    assert model.state == AgentState(
+        status=AgentStatus.WAITING_FOR_USER_MESSAGE, turn_id=None, turn_count=1, last_turn_outcome="completed"
+    )
 
 
 def test_complete_turn_clears_the_last_turn_error_but_begin_turn_keeps_it() -> None:
@@ -575,6 +579,7 @@ def test_fail_turn_with_a_note() -> None:
         turn_id=None,
         turn_count=1,
         last_turn_error="tool crashed",
+        last_turn_outcome="failed",
     )
     assert (model.tool_calls, model.run_state, model.pending_interrupts) == ({}, None, [])
 

@@ -101,10 +101,12 @@ def test_recorded_payloads_round_trip_through_compact_json() -> None:
                 "flow-type-",
                 "long-turn-",
                 "approval-rebound#",
+                "turn-records#",
             )
         ):
             # Recorded by this converter (local-reads, version-upgrade-*, search-attributes,
-            # double-texting, forked-session, flow-type-*, long-turn-*, approval-rebound too):
+            # double-texting, forked-session, flow-type-*, long-turn-*, approval-rebound,
+            # turn-records too):
             # writing it again gives the same bytes.
             assert compact.data == payload.data, where
         else:

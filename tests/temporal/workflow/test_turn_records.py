@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from sessionflow import AgentEventType, TurnOutcome
+from sessionflow import AgentEventType, LiveText, TurnOutcome, TurnResult
 from sessionflow.testing import wait_until
 from tests.harness import Harness
 from tests.harness_helpers import idle_after, pending_interrupt
@@ -49,6 +49,12 @@ async def test_a_client_that_connects_after_the_first_step_reads_its_text_and_ca
     events = (await harness.sessions.list_agent_events("tr-late")).events
     [step_event] = [e for e in events if e.type is AgentEventType.MODEL_STEP_COMPLETED]
     assert step_event.data["text"] == "Let me look around your workspace."
+    # A follower in another process than the worker (this one) rebuilds the text from the
+    # durable events alone, once, whatever coarse delta batches reached the log too.
+    live = LiveText()
+    for event in events:
+        live.apply(event)
+    assert live.text("turn-1") == "Let me look around your workspace."
 
     assert await harness.sessions.resolve_interrupt(
         "tr-late", interrupt.interrupt_id, approved=True, answered_by="alice"
@@ -121,3 +127,25 @@ async def test_a_large_tool_output_is_read_whole_from_the_store(harness: Harness
     [read] = turn.tool_calls
     assert read.has_stored_output and read.output is not None and len(read.output) < len(big)
     assert await harness.sessions.tool_output("tr-big", "turn-1", "r1") == big
+
+
+async def test_stream_turn_yields_each_steps_recorded_text(harness: Harness) -> None:
+    harness.script(
+        "tr-stream",
+        [
+            [{"text": "hi"}],
+            [{"tool_calls": [LOOK], "deltas": ["Looking."]}, {"text": "Found notes.md."}],
+        ],
+        TOOLS,
+    )
+    await harness.sessions.start_session("tr-stream", "hello")
+    await idle_after(harness, "tr-stream", 1)
+    steps: list[tuple[str, str]] = []
+    result: TurnResult | None = None
+    async for item in harness.sessions.stream_turn("tr-stream", "look"):
+        if isinstance(item, TurnResult):
+            result = item
+        elif item.type is AgentEventType.MODEL_STEP_COMPLETED:
+            steps.append((item.step_execution_id, str(item.data["text"])))
+    assert result is not None and result.text == "Found notes.md."
+    assert steps == [("turn-2/model-1", "Looking."), ("turn-2/model-2", "Found notes.md.")]

@@ -29,6 +29,7 @@ from sessionflow import (
     AgentUsage,
     ForkedFrom,
     MessageRole,
+    TurnOutcome,
 )
 from sessionflow.temporal import SessionState, SessionStatus, SessionSummary, list_sessions, lookup_prices
 
@@ -59,9 +60,6 @@ _REMEMBERED = 4096
 _REMEMBERED_SECONDS = 30.0
 """How long an open session's remembered facts are trusted: a session whose run does not
 upsert its search attributes (recorded before they existed) never moves its last activity."""
-_TURN_CANCELLED = "turn cancelled"
-"""`last_turn_error` of a turn a person cancelled (`sessionflow.temporal.workflow._cancel`):
-the session is idle, not failed. tests/server/test_session_list.py cancels a turn to hold it."""
 _TITLE_PAGE = 4
 """Messages read from the start for a title: the first user message is the first, or nearly."""
 
@@ -128,6 +126,7 @@ class _Facts:
     forked_from: ForkedFrom | None = None
     stopped: bool = False
     last_turn_error: str | None = None
+    last_turn_outcome: str | None = None
     title: str | None = None
     """The title when the snapshot held the first message; None when it did not."""
 
@@ -165,6 +164,7 @@ def _facts_of(snapshot: AgentSnapshot) -> _Facts:
         forked_from=snapshot.forked_from,
         stopped=snapshot.stopped,
         last_turn_error=state.last_turn_error if state is not None else None,
+        last_turn_outcome=state.last_turn_outcome if state is not None else None,
         title=title,
     )
 
@@ -190,7 +190,8 @@ def _state(summary: SessionSummary, facts: _Facts) -> ListState:
         return "waiting_for_you"
     if facts.agent_status not in (None, AgentStatus.WAITING_FOR_USER_MESSAGE) or facts.queued:
         return "working"
-    if facts.last_turn_error is not None and facts.last_turn_error != _TURN_CANCELLED:
+    # A turn a person cancelled leaves the session idle, not failed.
+    if facts.last_turn_error is not None and facts.last_turn_outcome != TurnOutcome.CANCELLED:
         return "failed"
     return "idle"
 

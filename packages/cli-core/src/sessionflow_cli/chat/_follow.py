@@ -194,7 +194,8 @@ class TurnFollower:
 
     async def _handle(self, event: AgentEvent, order: _Order) -> TurnResult | None:
         turn_id = event.turn_id
-        if event.type.is_delta or event.type is T.ATTEMPT_RESTARTED:
+        if event.type.is_delta or event.type in (T.ATTEMPT_RESTARTED, T.MODEL_STEP_COMPLETED):
+            # A step's recorded text shows a turn whose deltas never reach this process.
             self._delta(event, order)
         elif event.type is T.TOOL_CALL_STARTED:
             key = (str(event.data.get("tool_call_id")), event.attempt)

@@ -105,10 +105,11 @@ class SessionFields:
     """When each tool call of the running turn started and ended its step (ISO 8601)."""
     turn_message_id: str | None = None
     turn_user_sequence: int | None = None
-    turn_usage_start: AgentUsage = field(default_factory=AgentUsage)
-    turn_cost_start: float = 0.0
+    turn_usage_start: AgentUsage | None = None
+    turn_cost_start: float | None = None
     """The running turn's message ID, user message, and the session's usage and cost when
-    it began (its record's usage is the difference)."""
+    it began (its record's usage is the difference; None: nothing yet, as in runs carried
+    before turn records, so their payloads keep their bytes)."""
 
     # -- events --------------------------------------------------------------------------
 

@@ -41,6 +41,9 @@ class AgentState:
     turn_id: str | None = None
     turn_count: int = 0
     last_turn_error: str | None = None
+    last_turn_outcome: str | None = None
+    """How the last ended turn ended (`TurnOutcome` value: ``completed``, ``failed``,
+    ``cancelled``, ``stopped``); None before any turn ended."""
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -83,7 +83,7 @@ class TurnMachine(Transcript, Interrupts, Spending, TurnLog):
             AgentEventType.TURN_COMPLETED, {"message_count": len(self.messages)}, step=f"{turn_id}/turn"
         )
         self.close_turn_record(TurnOutcome.COMPLETED, ended_at=_iso(now), error=None, note_sequence=None)
-        self._end_turn(error=None)
+        self._end_turn(error=None, outcome=TurnOutcome.COMPLETED)
 
     def request_tools(
         self,
@@ -190,9 +190,9 @@ class TurnMachine(Transcript, Interrupts, Spending, TurnLog):
             reason, TurnOutcome.STOPPED
         )
         self.close_turn_record(outcome, ended_at=_iso(now), error=error, note_sequence=note_sequence)
-        self._end_turn(error=error)
+        self._end_turn(error=error, outcome=outcome)
 
-    def _end_turn(self, *, error: str | None) -> None:
+    def _end_turn(self, *, error: str | None, outcome: TurnOutcome) -> None:
         self.tool_calls = {}
         self.run_state = None
         self.run_state_ref = None
@@ -203,6 +203,7 @@ class TurnMachine(Transcript, Interrupts, Spending, TurnLog):
             status=AgentStatus.WAITING_FOR_USER_MESSAGE,
             turn_id=None,
             last_turn_error=error,
+            last_turn_outcome=outcome.value,
         )
 
 
