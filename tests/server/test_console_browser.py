@@ -70,11 +70,11 @@ async def test_log_in_start_watch_the_stream_and_approve_a_write_once(
     await page.click("#nav-inbox")
     await expect(page.locator("main .interrupt")).to_contain_text("refund")
     await expect(page.locator("#inbox-count")).to_have_text("1")
-    await console.screenshot("approvals-inbox")
+    await console.screenshot("approvals-inbox-refund")
     await page.click("#nav-sessions")
     row = page.locator("#sessions li[data-session='ui-flow']")
     await expect(row).to_contain_text("1 pending")
-    await console.screenshot("sessions")
+    await console.screenshot("sessions-one-waiting")
 
     assert api.log.count("tool", "refund") == 0
     await row.locator("a.title").click()
