@@ -707,7 +707,8 @@ function snapshotState(snapshot, turns) {
   const state = snapshot.state || {};
   const last = turns && turns.length ? turns[turns.length - 1] : null;
   // A cancel is the person's own doing: the session is idle after it, not failed.
-  const failed = last ? last.outcome === "failed" || last.outcome === "stopped" : Boolean(state.last_turn_error) && state.last_turn_error !== "turn cancelled";
+  const outcome = state.last_turn_outcome || (last && last.outcome !== "running" ? last.outcome : null);
+  const failed = outcome ? outcome === "failed" || outcome === "stopped" : Boolean(state.last_turn_error) && state.last_turn_error !== "turn cancelled";
   if (snapshot.stopped) return ["stopped", "stopped"];
   if ((snapshot.pending_interrupts || []).length) return ["waiting_for_you", "waiting for you"];
   if (state.status === "running_tools") return ["working", "working: running tools"];
