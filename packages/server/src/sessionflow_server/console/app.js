@@ -604,6 +604,7 @@ function diffNode(text) {
     "pre",
     { className: "arguments diff" },
     String(text)
+      .replace(/\n$/, "")
       .split("\n")
       .map((line) => {
         let kind = "same";
@@ -680,7 +681,7 @@ function interruptBox(sessionId, interrupt, after) {
       preview && preview.summary ? el("span", { className: "preview-summary" }, preview.summary) : null,
       countdown,
     ),
-    why ? el("p", { className: "why muted" }, "Needs approval because: ", el("span", { className: "reason-text" }, why)) : null,
+    why ? el("p", { className: "why muted" }, "Needs approval because: ", el("span", { className: "reason-text" }, ...inline(why))) : null,
     previewNode(interrupt.tool_name, preview, interrupt.arguments),
     el(
       "div",
@@ -1095,7 +1096,7 @@ class SessionView {
         took ? el("span", { className: "duration muted" }, took) : null,
         approval ? el("span", { className: "approval-line muted" }, approvalWords(approval)) : null,
       ),
-      call.approval_reason ? el("p", { className: "why muted" }, "Needed approval because: ", call.approval_reason) : null,
+      call.approval_reason ? el("p", { className: "why muted" }, "Needed approval because: ", ...inline(call.approval_reason)) : null,
       el("div", { className: "label muted" }, "arguments"),
       el("pre", { className: `tool-arguments ${args.kind}` }, args.kind === "command" ? `$ ${args.text}` : args.text),
       output ? el("div", { className: "label muted" }, call.status === "succeeded" ? "output" : "result") : null,
