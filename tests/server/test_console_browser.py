@@ -65,6 +65,10 @@ async def test_log_in_start_watch_the_stream_and_approve_a_write_once(
     await expect(approval).to_contain_text("refund")
     await expect(approval.locator(".arguments")).to_contain_text('"order"')
     await expect(approval.locator(".countdown")).to_contain_text("left")
+    # The step ended (model_step_completed): its durable text replaced the live text, once.
+    await expect(page.locator("#transcript .msg.step .md")).to_have_text("Let me refund that")
+    await expect(page.locator("#live .msg")).to_have_count(0)
+    assert (await page.locator("main").inner_text()).count("Let me refund that") == 1
     await console.screenshot("transcript-approval")
 
     await page.click("#nav-inbox")
