@@ -100,7 +100,9 @@ async def test_a_cancelled_turn_keeps_its_steps_marked_cancelled_and_its_note_is
     await expect(turn).to_have_attribute("data-outcome", "cancelled")
     await expect(turn.locator(".turn-head .outcome")).to_have_text("cancelled")
     await expect(turn.locator(".msg.step .md")).to_have_text("Starting the refund.")
-    await expect(turn.locator(".tool[data-tool='refund'] .approval-line")).to_contain_text("closed by the session")
+    await expect(turn.locator(".tool[data-tool='refund'] .approval-line")).to_contain_text(
+        "closed by the session"
+    )
     await expect(turn.locator(".turn-error")).to_have_text("Turn cancelled.")
     await expect(page.locator("#session-state")).to_have_text("idle")
     await expect(page.locator("#pending .interrupt")).to_have_count(0)
