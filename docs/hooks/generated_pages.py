@@ -13,7 +13,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import os
-from typing import Any
+from typing import Any, cast
 
 from mkdocs.structure.files import File, Files
 
@@ -53,9 +53,11 @@ def cli_reference() -> str:
 
 def _subcommands(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
     found: dict[str, argparse.ArgumentParser] = {}
-    for action in parser._actions:  # argparse has no public accessor for subparsers
-        if isinstance(action, argparse._SubParsersAction):
-            for name, sub in action.choices.items():
+    # argparse has no public accessor for a parser's subcommands.
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):  # pyright: ignore[reportPrivateUsage]
+            choices = cast("dict[str, argparse.ArgumentParser]", action.choices)  # pyright: ignore[reportUnknownMemberType]
+            for name, sub in choices.items():
                 found[name] = sub
                 for nested_name, nested in _subcommands(sub).items():
                     found[f"{name} {nested_name}"] = nested
