@@ -8,8 +8,10 @@ from sessionflow import AgentToolCallStatus as S
 from sessionflow import AgentUsage, ToolEffect, ToolPolicy, TurnOutcome
 from sessionflow.kit import TurnCompleted
 from sessionflow.session.events import AgentEventType
+from sessionflow.session.guardrails import Budget
 from sessionflow.session.model import SessionModel
 from sessionflow.session.turn_records import (
+    MAX_TURN_RECORD_BYTES,
     MAX_TURN_RECORDS,
     RECORD_ARGUMENTS_CHARS,
     RECORD_OUTPUT_CHARS,
@@ -182,3 +184,46 @@ def test_a_framework_approval_and_an_explicit_policy_give_their_own_reasons() ->
         "h1": "the CLI asks for every write_file",
     }
     assert {c.tool_call_id: c.approval_reason for c in model.turn_records_view()[-1].tool_calls} == reasons
+
+
+def test_a_turns_cost_is_its_own_at_the_budgets_prices() -> None:
+    budget = Budget(input_price=0.5, output_price=2.0)
+    model = SessionModel()
+    for number, (tokens_in, tokens_out) in enumerate(((10, 1), (4, 3), (0, 0)), start=1):
+        model.begin_turn(NOW)
+        model.store_user_message(user(f"message {number}"))
+        usage = AgentUsage(requests=1, input_tokens=tokens_in, output_tokens=tokens_out)
+        model.complete_turn(TurnCompleted(new_messages=[assistant()], usage=usage), budget, now=NOW)
+    first, second, third = model.turn_records
+    assert (first.cost, second.cost, third.cost) == (7.0, 8.0, 0.0)
+    assert second.usage == AgentUsage(requests=1, input_tokens=4, output_tokens=3)
+    assert model.cost == 15.0
+
+
+def _turn_with_steps(model: SessionModel, steps: int) -> None:
+    model.begin_turn(NOW)
+    model.store_user_message(user())
+    for index in range(steps):
+        model.record_model_step(f"turn-{model.state.turn_count}/model-{index}", "s" * STEP_TEXT_CHARS, [], "")
+    model.complete_turn(TurnCompleted(new_messages=[assistant()]), now=NOW)
+
+
+def test_the_oldest_records_go_first_when_the_kept_bytes_pass_the_bound() -> None:
+    model = SessionModel()
+    for _ in range(40):
+        _turn_with_steps(model, 1)
+    kept = model.turn_records
+    sizes = [r.approximate_bytes() for r in kept]
+    assert kept[-1].turn_id == "turn-40" and 1 < len(kept) < 40
+    assert [r.number for r in kept] == list(range(41 - len(kept), 41))
+    # As many as fit: one more (the newest dropped) would pass the bound.
+    assert sum(sizes) <= MAX_TURN_RECORD_BYTES < sum(sizes) + sizes[0]
+
+
+def test_a_record_larger_than_the_bound_is_kept_alone_until_the_next_turn() -> None:
+    model = SessionModel()
+    _turn_with_steps(model, 1)
+    _turn_with_steps(model, MAX_TURN_RECORD_BYTES // STEP_TEXT_CHARS + 2)  # one turn over the bound
+    assert [r.turn_id for r in model.turn_records] == ["turn-2"]
+    _turn_with_steps(model, 1)
+    assert [r.turn_id for r in model.turn_records] == ["turn-3"]

@@ -123,7 +123,7 @@ class TurnLog(SessionFields):
                 recorded_tool_call(r, self.turn_tool_times.get(r.tool_call_id, []), _reason(r)) for r in calls
             ],
             usage=_difference(self.usage, self.turn_usage_start or AgentUsage()),
-            cost=max(0.0, self.cost - (self.turn_cost_start or 0.0)),
+            cost=self.cost - (self.turn_cost_start or 0.0),
         )
 
 
