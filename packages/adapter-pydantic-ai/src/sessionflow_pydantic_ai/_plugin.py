@@ -46,22 +46,15 @@ def sessionflow_register_frameworks(register: Callable[[FrameworkSpec], None]) -
         FrameworkSpec(
             name="pydantic-ai",
             description="Pydantic AI agents: OpenAI Chat Completions and Responses, Anthropic, and more",
+            # What the harness route (HarnessContext, neutral ToolSpecs) implements: that is
+            # what the conformance cases play (tests/conformance/test_capabilities.py). The
+            # runner given a Pydantic AI agent directly does more (ContinueRequested, a carry,
+            # requires_approval, CallDeferred), but the cases of continue_steps, carry_state,
+            # tool_state, framework_approvals and questions fail on this route (the harness's
+            # output_validator and carry, a spec's needs_approval, pre_approved, question and
+            # state_update are not wired by `_build_runner`): see docs/conformance.md.
             capabilities=FrameworkCapabilities(
-                parallel_tool_calls=True,
-                reasoning_deltas=True,
-                images=True,
-                mcp_annotations=True,
-                # A model step that ends without an answer or a tool call, and an answer the
-                # harness's output_validator refuses, return ContinueRequested.
-                continue_steps=True,
-                # The run's deps and instructions (encode_carry), or the harness's carry hook, carry on.
-                carry_state=True,
-                # A tool step's changes to the deps, and a ToolOutput.state_update, reach the next model step.
-                tool_state=True,
-                # A tool's requires_approval / ApprovalRequired, and a spec's needs_approval/pre_approved.
-                framework_approvals=True,
-                # A tool's CallDeferred, and a spec's question, wait as questions (_waits.py).
-                questions=True,
+                parallel_tool_calls=True, reasoning_deltas=True, images=True, mcp_annotations=True
             ),
             build_runner=_build_runner,
             model_api="chat_completions",
