@@ -9,45 +9,15 @@ streams.
 from __future__ import annotations
 
 import asyncio
-import os
 import re
 import signal
-import sys
 from pathlib import Path
 
 from sessionflow.demo import ModelReply, ScriptedModelServer, ScriptedToolCall
+from tests.example_programs._running import EXAMPLES, read_until, start
 
-EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "builtin" / "notes_agent.py"
+EXAMPLE = EXAMPLES / "builtin" / "notes_agent.py"
 PROMPT = re.compile(r"approve write_notes .*\? \[y/n\] ")
-
-
-async def start(args: list[str], env: dict[str, str], cwd: Path) -> asyncio.subprocess.Process:
-    return await asyncio.create_subprocess_exec(
-        sys.executable,
-        str(EXAMPLE),
-        *args,
-        cwd=cwd,
-        env={**os.environ, "PYTHONUNBUFFERED": "1", **env},
-        stdin=asyncio.subprocess.PIPE,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.STDOUT,
-    )
-
-
-async def read_until(process: asyncio.subprocess.Process, pattern: re.Pattern[str], timeout: float) -> str:
-    stdout = process.stdout
-    assert stdout is not None
-    text = ""
-
-    async def read() -> str:
-        nonlocal text
-        while not pattern.search(text):
-            chunk = await stdout.read(1024)
-            assert chunk, f"the program ended before {pattern.pattern!r}:\n{text}"
-            text += chunk.decode()
-        return text
-
-    return await asyncio.wait_for(read(), timeout)
 
 
 async def test_the_notes_agent_resumes_after_a_crash_at_its_approval(
@@ -70,7 +40,7 @@ async def test_the_notes_agent_resumes_after_a_crash_at_its_approval(
             "OPENAI_API_KEY": "unused",
             "NOTES_FILE": str(notes),
         }
-        first = await start([], env, tmp_path)
+        first = await start(EXAMPLE, [], env, tmp_path)
         try:
             shown = await read_until(first, PROMPT, timeout=120)
         finally:
@@ -82,7 +52,7 @@ async def test_the_notes_agent_resumes_after_a_crash_at_its_approval(
         [session_id] = re.findall(r"--resume (notes-\w+)", shown)
         assert notes.read_text() == "milk\n"  # nothing written before the approval
 
-        second = await start(["--resume", session_id], env, tmp_path)
+        second = await start(EXAMPLE, ["--resume", session_id], env, tmp_path)
         output, _ = await asyncio.wait_for(second.communicate(b"y\n"), timeout=180)
         text = output.decode()
     assert second.returncode == 0, text
