@@ -49,7 +49,7 @@ async def test_an_approval_given_in_the_browser_lets_the_waiting_terminal_go_on(
         page = await browser.new_page(viewport={"width": 1100, "height": 800})
         await page.goto(f"{base}/#code={code}")
         await expect(page.locator("main h1")).to_have_text("Sessions")
-        row = page.locator(f"#sessions tr[data-session='{session_id}']")
+        row = page.locator(f"#sessions li[data-session='{session_id}']")
         await expect(row).to_contain_text("1 pending")
         await page.click("#nav-inbox")
         item = page.locator("main .interrupt")

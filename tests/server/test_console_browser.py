@@ -2,23 +2,20 @@
 
 Each test logs in through the one-time URL, drives the console as a person would, and
 checks what the person sees and what really happened (the invocation log). Screenshots of
-the main views go to the test's own folder, and to docs/server/screenshots/ when
-SESSIONFLOW_UPDATE_SCREENSHOTS=1.
+the main views, light and dark, go to the test's own folder, and to docs/server/screenshots/
+when SESSIONFLOW_UPDATE_SCREENSHOTS=1.
 """
 
 from __future__ import annotations
 
-import asyncio
-import os
 from pathlib import Path
 
-from playwright.async_api import Browser, Dialog, Page, expect
+from playwright.async_api import Browser, expect
 
 from sessionflow_server import ServerConfig
-from tests.server.browser import browser, needs_chromium
+from tests.server.browser import Console, browser, needs_chromium, open_console
 from tests.server.conftest import Api, ApiFactory, with_deadline
 
-DOCS_SCREENSHOTS = Path(__file__).resolve().parents[2] / "docs" / "server" / "screenshots"
 REFUND: dict[str, object] = {"id": "c1", "name": "refund", "arguments": {"order": 7}}
 SCRIPT = "<script>alert(1)</script>"
 IMAGE = '<img src=x onerror="alert(2)">'
@@ -27,41 +24,8 @@ pytestmark = needs_chromium
 __all__ = ["browser"]  # the fixture, imported so the tests here can ask for it
 
 
-class Console:
-    """One browser tab on the console, recording dialogs and page errors as they happen."""
-
-    def __init__(self, page: Page, api: Api, shots: Path) -> None:
-        self.page = page
-        self.api = api
-        self.shots = shots
-        self.dialogs: list[str] = []
-        self._dismissing: set[asyncio.Future[None]] = set()
-        self.errors: list[str] = []
-        page.on("dialog", self._dialog)
-        page.on("pageerror", lambda error: self.errors.append(str(error)))
-
-    def _dialog(self, dialog: Dialog) -> None:
-        self.dialogs.append(dialog.message)
-        dismissing = asyncio.ensure_future(dialog.dismiss())
-        self._dismissing.add(dismissing)
-        dismissing.add_done_callback(self._dismissing.discard)
-
-    async def log_in(self, user: str = "alice") -> None:
-        await self.page.goto(f"{self.api.url}/#code={self.api.server.codes.issue(user)}")
-        await expect(self.page.locator("#who")).to_have_text(user)
-
-    async def screenshot(self, name: str) -> None:
-        await self.page.screenshot(path=self.shots / f"{name}.png", full_page=True)
-        if os.environ.get("SESSIONFLOW_UPDATE_SCREENSHOTS") == "1":
-            DOCS_SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-            await self.page.screenshot(path=DOCS_SCREENSHOTS / f"{name}.png", full_page=True)
-
-
 async def _console(browser: Browser, api: Api, tmp_path: Path) -> Console:
-    shots = tmp_path / "screenshots"
-    shots.mkdir(exist_ok=True)
-    page = await browser.new_page(viewport={"width": 1100, "height": 800})
-    return Console(page, api, shots)
+    return await open_console(browser, api, tmp_path)
 
 
 async def test_log_in_start_watch_the_stream_and_approve_a_write_once(
@@ -96,30 +60,36 @@ async def test_log_in_start_watch_the_stream_and_approve_a_write_once(
     await expect(page.locator("main h1")).to_have_text("ui-flow")
     await expect(page.locator("#transcript")).to_contain_text("Please refund order 7")
     # The model's streamed text arrives while the turn waits for the approval.
-    await expect(page.locator("#live")).to_contain_text("Let me refund that")
+    await expect(page.locator("main")).to_contain_text("Let me refund that")
     approval = page.locator("#pending .interrupt")
     await expect(approval).to_contain_text("refund")
     await expect(approval.locator(".arguments")).to_contain_text('"order"')
     await expect(approval.locator(".countdown")).to_contain_text("left")
+    # The step ended (model_step_completed): its durable text replaced the live text, once.
+    await expect(page.locator("#transcript .msg.step .md")).to_have_text("Let me refund that")
+    await expect(page.locator("#live .msg")).to_have_count(0)
+    assert (await page.locator("main").inner_text()).count("Let me refund that") == 1
     await console.screenshot("transcript-approval")
 
     await page.click("#nav-inbox")
     await expect(page.locator("main .interrupt")).to_contain_text("refund")
     await expect(page.locator("#inbox-count")).to_have_text("1")
-    await console.screenshot("approvals-inbox")
+    await console.screenshot("approvals-inbox-refund")
     await page.click("#nav-sessions")
-    row = page.locator("#sessions tr[data-session='ui-flow']")
+    row = page.locator("#sessions li[data-session='ui-flow']")
     await expect(row).to_contain_text("1 pending")
-    await console.screenshot("sessions")
+    await console.screenshot("sessions-one-waiting")
 
     assert api.log.count("tool", "refund") == 0
-    await row.locator("a").click()
-    await page.locator("#pending .approve").click()
+    await row.locator("a.title").click()
+    # A double click approves once, and says nothing about "already resolved".
+    await page.locator("#pending .approve").dblclick()
     await expect(page.locator("#transcript")).to_contain_text("Order 7 is refunded.")
-    await expect(page.locator("#session-meta")).to_contain_text("waiting_for_user_message")
+    await expect(page.locator(".error:not(:empty)")).to_have_count(0)
+    await expect(page.locator("#session-state")).to_have_text("idle")
     await expect(page.locator("#pending .interrupt")).to_have_count(0)
     await expect(page.locator("#live .msg")).to_have_count(0)
-    await console.screenshot("transcript")
+    await console.screenshot("transcript-refunded")
     assert api.log.count("tool", "refund") == 1
     assert api.seen("ui-flow", 2)[-1] == "refund ok"
     assert console.dialogs == [] and console.errors == []
@@ -134,7 +104,7 @@ async def test_markup_in_a_model_reply_and_a_tool_output_renders_as_text(
     lookup = {"id": "t1", "name": "lookup", "arguments": {"query": SCRIPT}}
     api.script(
         "ui-xss",
-        [[{"tool_calls": [lookup]}, {"text": reply, "deltas": [SCRIPT, IMAGE]}]],
+        [[{"tool_calls": [lookup]}, {"text": reply, "deltas": [SCRIPT, " and ", IMAGE]}]],
         {"lookup": {"effect": "read", "output": found}},
     )
     created = await api.post("/api/v1/sessions", {"session_id": "ui-xss", "message": f"say {IMAGE}"})
@@ -143,10 +113,9 @@ async def test_markup_in_a_model_reply_and_a_tool_output_renders_as_text(
     page = console.page
     await console.log_in()
     await page.goto(f"{api.url}/#/s/ui-xss")
-    await expect(page.locator("#transcript .msg.assistant").last).to_have_text(reply)
-    await expect(page.locator("#transcript .msg.assistant").first).to_contain_text(SCRIPT)
+    await expect(page.locator("#transcript .msg.assistant .md").last).to_have_text(reply)
     await expect(page.locator("#transcript .msg.user")).to_have_text(f"say {IMAGE}")
-    await expect(page.locator("#transcript .tool.stored pre")).to_have_text(found)
+    await expect(page.locator("#transcript .tool .tool-output")).to_have_text(found)
     main = page.locator("main")
     await expect(main.locator("img")).to_have_count(0)
     await expect(main.locator("script")).to_have_count(0)
@@ -230,6 +199,14 @@ async def test_double_texting_interrupt_then_fork_at_turn_one(
     forked = await page.locator("#transcript").inner_text()
     assert "q1" in forked and "first answer" in forked and "instead" not in forked
     await console.screenshot("fork")
+    fork_id = await page.evaluate("decodeURIComponent(location.hash.slice(4))")
+    assert fork_id != "ui-dt"
+    # In the sessions list the fork is drawn under the session it came from.
+    await page.click("#nav-sessions")
+    parent = page.locator("#sessions > li[data-session='ui-dt']")
+    await expect(parent.locator(f".forks li[data-session='{fork_id}']")).to_be_visible(timeout=15_000)
+    await expect(page.locator(f"#sessions > li[data-session='{fork_id}']")).to_have_count(0)
+    await console.screenshot("sessions-fork")
     assert console.dialogs == [] and console.errors == []
 
 

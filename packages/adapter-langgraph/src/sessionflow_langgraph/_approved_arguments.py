@@ -18,7 +18,7 @@ from typing import Any, cast
 from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.tools import BaseTool
 
-from sessionflow.kit import check_run_arguments
+from sessionflow.kit import check_run_arguments, current_tool_invocation
 from sessionflow_langgraph._effects import tool_schema
 
 __all__ = ["ApprovedArgumentsGuard"]
@@ -32,6 +32,8 @@ class ApprovedArgumentsGuard(BaseCallbackHandler):
 
     def __init__(self, tools: Mapping[str, BaseTool]) -> None:
         self._tools = tools
+        self._injected: dict[str, set[str]] = {}
+        """Per tool name, the arguments LangGraph injects: a tool's schema is read once."""
 
     def on_tool_start(
         self,
@@ -41,19 +43,24 @@ class ApprovedArgumentsGuard(BaseCallbackHandler):
         inputs: dict[str, Any] | None = None,
         **kwargs: Any,
     ) -> None:
+        invocation = current_tool_invocation()
+        if invocation is None or invocation.approved_digest is None:
+            return  # nothing was approved: every tool start but an approved call's is free
         name = str(serialized.get("name") or "")
         arguments: Any = inputs if inputs is not None else input_str
         if isinstance(arguments, Mapping):
-            arguments = _model_arguments(self._tools.get(name), dict(arguments))  # pyright: ignore[reportUnknownArgumentType]
+            injected = self._injected_into(name)
+            arguments = {k: v for k, v in cast(Mapping[str, Any], arguments).items() if k not in injected}
         check_run_arguments(arguments, tool_name=name or None)
 
-
-def _model_arguments(tool: BaseTool | None, arguments: dict[str, Any]) -> dict[str, Any]:
-    """``arguments`` without the ones LangGraph injects into ``tool``."""
-    if tool is None:
-        return arguments
-    injected = set(tool.args) - set(_model_visible(tool))
-    return {k: v for k, v in arguments.items() if k not in injected}
+    def _injected_into(self, name: str) -> set[str]:
+        """The arguments LangGraph injects into the tool ``name`` (none for an unknown tool)."""
+        injected = self._injected.get(name)
+        if injected is None:
+            tool = self._tools.get(name)
+            injected = set(tool.args) - set(_model_visible(tool)) if tool is not None else set[str]()
+            self._injected[name] = injected
+        return injected
 
 
 def _model_visible(tool: BaseTool) -> list[str]:

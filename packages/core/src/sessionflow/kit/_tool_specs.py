@@ -89,8 +89,8 @@ class ToolSpec:
             ``allowed_tools``). Recorded only: the session's floor still asks where it must.
         question: Makes each call a question to the person: a callable of the parsed
             arguments that answers the question text (see `sessionflow.kit._tool_asks`).
-        Runners that declare ``framework_approvals`` / ``questions`` honour the last three
-        (`sessionflow.kit.with_tool_asks`); others ignore them.
+            Runners that declare ``framework_approvals`` / ``questions`` honour this and
+            the two above (`sessionflow.kit.with_tool_asks`); others ignore them.
         verify: Checks the outcome of a write whose step died mid-call (see
             `sessionflow.session.verify`); None: the outcome stays unknown. A runner that
             declares ``verified_outcomes`` defers the tool's calls as verifiable and
