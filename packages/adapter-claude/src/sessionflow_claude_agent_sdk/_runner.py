@@ -34,6 +34,7 @@ from sessionflow.kit import (
     VerifyCall,
     VerifyResult,
     image_bytes,
+    read_env,
     with_tool_asks,
 )
 from sessionflow_claude_agent_sdk._budget import CLI_BUDGET, budget_error, budget_spent, with_session_budget
@@ -146,7 +147,7 @@ OptionsSource: TypeAlias = "ClaudeAgentOptions | OptionsFactory"
 
 
 def default_config_root() -> Path:
-    configured = os.environ.get(CONFIG_ROOT_ENV)
+    configured = read_env(CONFIG_ROOT_ENV)
     if configured:
         return Path(configured)
     return Path(tempfile.gettempdir()) / f"sessionflow-claude-{os.getuid()}"

@@ -73,6 +73,9 @@ def sessionflow_register_frameworks(register: Callable[[FrameworkSpec], None]) -
                 # A response that neither answers, calls a tool nor hands off, and an answer
                 # the harness's output_validator refuses, go on in a model step of their own.
                 continue_steps=True,
+                # A spec's question (sessionflow.kit's tool asks) waits as a question, answered
+                # with a value: the question_answered case passes (tests/conformance/test_capabilities.py).
+                questions=True,
             ),
             build_runner=_build_runner,
             model_api="responses",

@@ -46,6 +46,13 @@ def sessionflow_register_frameworks(register: Callable[[FrameworkSpec], None]) -
         FrameworkSpec(
             name="pydantic-ai",
             description="Pydantic AI agents: OpenAI Chat Completions and Responses, Anthropic, and more",
+            # What the harness route (HarnessContext, neutral ToolSpecs) implements: that is
+            # what the conformance cases play (tests/conformance/test_capabilities.py). The
+            # runner given a Pydantic AI agent directly does more (ContinueRequested, a carry,
+            # requires_approval, CallDeferred), but the cases of continue_steps, carry_state,
+            # tool_state, framework_approvals and questions fail on this route (the harness's
+            # output_validator and carry, a spec's needs_approval, pre_approved, question and
+            # state_update are not wired by `_build_runner`): see docs/conformance.md.
             capabilities=FrameworkCapabilities(
                 parallel_tool_calls=True, reasoning_deltas=True, images=True, mcp_annotations=True
             ),

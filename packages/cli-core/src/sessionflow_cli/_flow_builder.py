@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import timedelta
@@ -17,6 +16,7 @@ from sessionflow.kit import (
     HarnessContext,
     ToolSpec,
     merge_tool_policies,
+    read_env,
 )
 from sessionflow.plugins import build_runner
 from sessionflow_cli._approval_preview import approval_previewer
@@ -42,7 +42,7 @@ def session_timings(environ: Mapping[str, str] | None = None) -> SessionTimings:
     Raises:
         RuntimeFailure: The variable is not a positive number of seconds.
     """
-    text = (os.environ if environ is None else environ).get(HEARTBEAT_TIMEOUT_ENV, "").strip()
+    text = read_env(HEARTBEAT_TIMEOUT_ENV, "", environ=environ).strip()
     if not text:
         return SessionTimings()
     try:

@@ -50,6 +50,7 @@ from pathlib import Path
 from typing import Any
 
 from sessionflow.home import PRIVATE_UMASK, open_private, private_dir, write_private
+from sessionflow.kit import read_env
 from sessionflow_cli.config import CliConfig, data_home
 
 __all__ = [
@@ -121,7 +122,7 @@ def resident_enabled(in_process: bool = False) -> bool:
     ``SESSIONFLOW_RESIDENT_WORKER=0`` (or ``false``, ``no``, ``off``)."""
     if in_process:
         return False
-    return os.environ.get(RESIDENT_ENV, "").strip().lower() not in ("0", "false", "no", "off")
+    return read_env(RESIDENT_ENV, "").strip().lower() not in ("0", "false", "no", "off")
 
 
 def idle_timeout(config: CliConfig) -> float:
@@ -130,7 +131,7 @@ def idle_timeout(config: CliConfig) -> float:
     Raises:
         UsageError: The variable is not a positive number of seconds.
     """
-    text = os.environ.get(IDLE_ENV, "").strip()
+    text = read_env(IDLE_ENV, "").strip()
     if text:
         try:
             value = float(text)

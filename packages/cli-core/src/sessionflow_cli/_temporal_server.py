@@ -22,6 +22,7 @@ import time
 from dataclasses import dataclass
 
 from sessionflow import ServerUnreachableError, connect
+from sessionflow.kit import read_env
 from sessionflow.temporal import (
     RAISED_HISTORY_LIMITS,
     DevServer,
@@ -85,7 +86,7 @@ class Engine:
 
 def auto_port(server: ServerConfig) -> int:
     """The embedded server's port: ``SESSIONFLOW_SERVER_PORT``, else the file's, else 7233."""
-    text = os.environ.get(PORT_ENV, "").strip()
+    text = read_env(PORT_ENV, "").strip()
     if not text:
         return server.port
     try:

@@ -30,6 +30,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from sessionflow._environment import read_env
+
 __all__ = [
     "HOME_ENV",
     "PRIVATE_DIR_MODE",
@@ -100,7 +102,7 @@ def _xdg(name: str) -> Path | None:
 
 def home_layout() -> HomeLayout:
     """Where the files go now (read from the environment each time, so tests can point it elsewhere)."""
-    given = os.environ.get(HOME_ENV, "").strip()
+    given = read_env(HOME_ENV, "").strip()
     if given:
         home = Path(given).expanduser()
         return HomeLayout(home, home, home, "SESSIONFLOW_HOME")

@@ -26,7 +26,6 @@ from __future__ import annotations
 import importlib
 import importlib.metadata
 import inspect
-import os
 import threading
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
@@ -35,6 +34,7 @@ from typing import Any, Literal
 import pluggy
 
 from sessionflow import hookspecs
+from sessionflow._environment import read_env
 from sessionflow.kit._frameworks import FrameworkSpec, HarnessContext
 from sessionflow.session.errors import UserError
 from sessionflow.session.runner import AgentFrameworkRunner, is_runner
@@ -483,11 +483,11 @@ def reset_plugins() -> None:
 
 
 def _env_list(name: str) -> list[str]:
-    return [item.strip() for item in os.environ.get(name, "").split(",") if item.strip()]
+    return [item.strip() for item in read_env(name, "").split(",") if item.strip()]
 
 
 def _env_flag(name: str) -> bool:
-    return os.environ.get(name, "").strip().lower() not in _FALSY
+    return read_env(name, "").strip().lower() not in _FALSY
 
 
 def _dist_name(ep: importlib.metadata.EntryPoint) -> str:

@@ -3,7 +3,8 @@
 Redirects are followed by hand, at most `MAX_REDIRECTS`, and every target is checked
 like the first URL, so a redirect can never reach ``file:`` or another scheme. The body
 is read up to `MAX_BODY_BYTES` and the whole fetch is bounded by `FETCH_TIMEOUT`. HTML
-becomes text through trafilatura; text types are returned as they are; other types are
+becomes text through trafilatura (the ``web`` extra; without it an HTML page is refused
+with the install line, `WEB_EXTRA_MISSING`); text types are returned as they are; other types are
 described, not shown.
 
 The fetch runs from the worker's machine, so it reaches whatever that machine reaches,
@@ -15,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import re
 from dataclasses import dataclass
+from types import ModuleType
 from urllib.parse import urljoin, urlsplit
 
 import httpx
@@ -27,6 +29,7 @@ __all__ = [
     "MAX_BODY_BYTES",
     "MAX_REDIRECTS",
     "MAX_TEXT_CHARS",
+    "WEB_EXTRA_MISSING",
     "check_web_url",
     "fetch_web_page",
 ]
@@ -49,6 +52,10 @@ _TEXT_TYPES = frozenset(
     }
 )
 _USER_AGENT = "sessionflow-fetch/0.1 (+https://github.com/sessionflow)"
+WEB_EXTRA_MISSING = (
+    "web_fetch needs trafilatura to read HTML pages, and it is not installed: "
+    "pip install 'sessionflow-local-tools[web]'"
+)
 
 
 def check_web_url(url: str, what: str = "the URL") -> str:
@@ -165,9 +172,18 @@ def _render(page: _Page) -> str:
     return "\n".join([*header, "", cap_text(text.strip(), MAX_TEXT_CHARS, "page text")])
 
 
-def _html_text(page: _Page) -> str:
-    import trafilatura  # imported on first use: it is slow to import
+def _trafilatura() -> ModuleType:
+    """trafilatura, imported on first use (it is slow to import), or the install line."""
+    try:
+        import trafilatura
+    except ImportError:
+        # An optional extra: the core and the adapters do not carry its ~15 dependencies.
+        raise ToolExecutionError(WEB_EXTRA_MISSING) from None
+    return trafilatura
 
+
+def _html_text(page: _Page) -> str:
+    trafilatura = _trafilatura()
     html = _decode(page.body, page.charset)
     extracted = trafilatura.extract(
         html, url=page.url, output_format="markdown", include_links=True, with_metadata=False
@@ -179,8 +195,7 @@ def _html_text(page: _Page) -> str:
 
 
 def _title(html: str) -> str | None:
-    import trafilatura
-
+    trafilatura = _trafilatura()
     try:
         # Typed as always returning a Document, but a page without metadata gives None.
         title: object = getattr(trafilatura.extract_metadata(html), "title", None)

@@ -26,6 +26,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any, Literal
 
+from sessionflow.kit import read_env
 from sessionflow.temporal import (
     CodecRequestError,
     EncryptionCodec,
@@ -82,7 +83,7 @@ def read_token(token_file: str | None, environ: dict[str, str] | None = None) ->
     """The bearer token: from `token_file`, else ``$SESSIONFLOW_CODEC_TOKEN_FILE``, else
     ``$SESSIONFLOW_CODEC_TOKEN``. Raises `UsageError` when there is none or it is too short."""
     env = dict(os.environ) if environ is None else environ
-    path = token_file or env.get(TOKEN_FILE_ENV)
+    path = token_file or read_env(TOKEN_FILE_ENV, environ=env)
     if path:
         try:
             token = Path(path).expanduser().read_text(encoding="utf-8").strip()
@@ -90,7 +91,7 @@ def read_token(token_file: str | None, environ: dict[str, str] | None = None) ->
             raise UsageError(f"cannot read the codec server's token file {path}: {error}") from None
         source = str(path)
     else:
-        token = env.get(TOKEN_ENV, "").strip()
+        token = read_env(TOKEN_ENV, "", environ=env).strip()
         source = TOKEN_ENV
     if not token:
         raise UsageError(

@@ -11,7 +11,6 @@ distribution, imported only by this command.
 from __future__ import annotations
 
 import asyncio
-import os
 import signal
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,7 +18,7 @@ from typing import TYPE_CHECKING
 
 from rich.console import Console
 
-from sessionflow.kit import FrameworkSpec
+from sessionflow.kit import FrameworkSpec, read_env
 from sessionflow_cli._command_host import open_runtime
 from sessionflow_cli._errors import EXIT_OK, UsageError
 from sessionflow_cli._flow_types import StartEnvironment
@@ -75,7 +74,7 @@ def _webhooks(url: str | None, token_store: Path | None) -> WebhookConfig | None
 
     if url is None:
         return None
-    secret = os.environ.get(WEBHOOK_SECRET_ENV, "")
+    secret = read_env(WEBHOOK_SECRET_ENV, "")
     state = webhook_state_path(token_store) if token_store is not None else None
     try:
         return WebhookConfig(url=url, secret=secret, state_path=state)

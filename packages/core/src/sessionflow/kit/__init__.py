@@ -5,6 +5,12 @@ on the kit loads no temporalio. The runner contract (`AgentFrameworkRunner` and 
 records it takes and returns) is defined in `sessionflow.session` and public here.
 """
 
+from sessionflow._environment import (
+    ENVIRONMENT_VARIABLES,
+    EnvironmentVariable,
+    UnknownEnvironmentVariable,
+    read_env,
+)
 from sessionflow.hookspecs import hookimpl
 from sessionflow.kit._approved_arguments import ArgumentsRewrittenError, check_run_arguments
 from sessionflow.kit._current_invocation import current_tool_invocation, tool_invocation_scope
@@ -75,6 +81,11 @@ from sessionflow.session.value_changes import apply_value_change, value_change
 from sessionflow.session.verify import EffectUnknown, NoEffect, TookEffect, VerifyCall, VerifyResult
 
 __all__ = [
+    # The SESSIONFLOW_* environment variables: the table, and reading one
+    "ENVIRONMENT_VARIABLES",
+    "EnvironmentVariable",
+    "UnknownEnvironmentVariable",
+    "read_env",
     # The runner contract
     "AgentFrameworkRunner",
     "AgentTurnContext",

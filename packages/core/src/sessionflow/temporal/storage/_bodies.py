@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import copy
 import hashlib
-import os
 from collections import OrderedDict
 from dataclasses import dataclass, replace
 from typing import Any, cast
@@ -24,6 +23,7 @@ from temporalio.converter import (
     StorageDriverWorkflowInfo,
 )
 
+from sessionflow._environment import read_env
 from sessionflow.session.bodies import (
     INLINE_BODY_BYTES,
     BodyRef,
@@ -45,7 +45,7 @@ def inline_limit(storage: ExternalStorage) -> int:
     return min(INLINE_BODY_BYTES, storage.payload_size_threshold)
 
 
-_CACHE_BYTES = int(os.environ.get("SESSIONFLOW_BODY_CACHE_BYTES", str(256 * 1024 * 1024)))
+_CACHE_BYTES = int(read_env("SESSIONFLOW_BODY_CACHE_BYTES", str(256 * 1024 * 1024)))
 """Bytes of bodies a worker keeps decoded, shared by all its sessions: a model step of a
 long session then reads its conversation from memory, and the worker's size stays bounded."""
 

@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, Any
 from temporalio.api.common.v1 import Payload
 from temporalio.converter import EncodingPayloadConverter, PayloadCodec
 
+from sessionflow._environment import read_env
 from sessionflow.session.errors import SessionRunError, UserError
 
 if TYPE_CHECKING:
@@ -143,7 +144,7 @@ class RefusedPlaintextConverter(EncodingPayloadConverter):
 def encryption_required(environ: Mapping[str, str] | None = None) -> bool:
     """Whether ``$SESSIONFLOW_ENCRYPTION_REQUIRED`` turns strict mode on."""
     env = os.environ if environ is None else environ
-    value = env.get(ENCRYPTION_REQUIRED_ENV, "").strip().lower()
+    value = read_env(ENCRYPTION_REQUIRED_ENV, "", environ=env).strip().lower()
     if value in ("", "0", "false", "no", "off"):
         return False
     if value in ("1", "true", "yes", "on"):
@@ -222,8 +223,8 @@ class KeyRing:
         """The ring ``$SESSIONFLOW_ENCRYPTION_KEYS`` or ``$SESSIONFLOW_ENCRYPTION_KEYS_FILE`` names;
         None when neither is set (no encryption)."""
         env = os.environ if environ is None else environ
-        inline = env.get(ENCRYPTION_KEYS_ENV, "")
-        file = env.get(ENCRYPTION_KEYS_FILE_ENV, "")
+        inline = read_env(ENCRYPTION_KEYS_ENV, "", environ=env)
+        file = read_env(ENCRYPTION_KEYS_FILE_ENV, "", environ=env)
         if inline.strip() and file.strip():
             raise EncryptionKeyError(
                 f"both {ENCRYPTION_KEYS_ENV} and {ENCRYPTION_KEYS_FILE_ENV} are set: give one key ring"

@@ -17,6 +17,7 @@ import uuid
 from dataclasses import asdict
 from pathlib import Path
 
+from sessionflow._environment import read_env
 from sessionflow.session.bodies import MEDIA_PREFIX, BodyRef, is_media_ref
 from sessionflow.temporal.storage._bodies import BodyStore
 from sessionflow.temporal.storage._store_errors import PayloadStoreError
@@ -36,7 +37,7 @@ _EXTENSIONS = {"image/png": "png", "image/jpeg": "jpg", "image/gif": "gif", "ima
 
 def media_cache_folder() -> Path:
     """``$SESSIONFLOW_MEDIA_CACHE``, else ``<temp>/sessionflow-media``."""
-    configured = os.environ.get(MEDIA_CACHE_ENV)
+    configured = read_env(MEDIA_CACHE_ENV)
     return Path(configured).expanduser() if configured else Path(tempfile.gettempdir()) / "sessionflow-media"
 
 

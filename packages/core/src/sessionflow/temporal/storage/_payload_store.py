@@ -30,6 +30,7 @@ from temporalio.converter import (
     StorageDriver,
 )
 
+from sessionflow._environment import read_env
 from sessionflow.home import private_dir, sessionflow_home
 from sessionflow.temporal.storage._compact_payloads import COMPACT_DATA_CONVERTER
 from sessionflow.temporal.storage._local_driver import LocalFolderDriver
@@ -98,15 +99,15 @@ class PayloadStore:
     def from_environment(environ: Mapping[str, str] | None = None) -> PayloadStore:
         """The store named by ``$SESSIONFLOW_PAYLOADS`` (else the default folder)."""
         env = os.environ if environ is None else environ
-        threshold_text = env.get(PAYLOAD_THRESHOLD_ENV)
+        threshold_text = read_env(PAYLOAD_THRESHOLD_ENV, environ=env)
         try:
             threshold = int(threshold_text) if threshold_text else DEFAULT_PAYLOAD_THRESHOLD
         except ValueError:
             raise ValueError(f"{PAYLOAD_THRESHOLD_ENV}={threshold_text!r} is not a number of bytes") from None
         return PayloadStore(
-            location=env.get(PAYLOADS_ENV) or str(default_payload_folder()),
-            endpoint=env.get(PAYLOADS_ENDPOINT_ENV) or None,
-            region=env.get(PAYLOADS_REGION_ENV) or None,
+            location=read_env(PAYLOADS_ENV, environ=env) or str(default_payload_folder()),
+            endpoint=read_env(PAYLOADS_ENDPOINT_ENV, environ=env) or None,
+            region=read_env(PAYLOADS_REGION_ENV, environ=env) or None,
             threshold=threshold,
         )
 

@@ -17,6 +17,8 @@ from dataclasses import dataclass
 from temporalio.common import VersioningBehavior, WorkerDeploymentVersion
 from temporalio.worker import WorkerDeploymentConfig
 
+from sessionflow._environment import read_env
+
 __all__ = ["BUILD_ID_ENV", "DEPLOYMENT_NAME_ENV", "WorkerDeployment"]
 
 DEPLOYMENT_NAME_ENV = "SESSIONFLOW_DEPLOYMENT_NAME"
@@ -66,10 +68,10 @@ class WorkerDeployment:
         or a new release would take over the turns pinned to the old one.
         """
         env = os.environ if environ is None else environ
-        name = env.get(DEPLOYMENT_NAME_ENV, "").strip()
+        name = read_env(DEPLOYMENT_NAME_ENV, "", environ=env).strip()
         if not name:
             return None
-        build_id = env.get(BUILD_ID_ENV, "").strip()
+        build_id = read_env(BUILD_ID_ENV, "", environ=env).strip()
         if not build_id:
             raise ValueError(
                 f"${DEPLOYMENT_NAME_ENV} is {name!r} but ${BUILD_ID_ENV} is not set: "

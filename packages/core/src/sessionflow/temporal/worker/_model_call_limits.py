@@ -13,11 +13,12 @@ the `sessionflow` command's too::
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, cast
+
+from sessionflow._environment import read_env
 
 __all__ = ["ALL_MODELS", "MODEL_CALL_LIMITS_ENV", "ModelCallLimits", "model_call_keys"]
 
@@ -73,7 +74,7 @@ class ModelCallLimits:
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> ModelCallLimits:
         """The limits in ``$SESSIONFLOW_MODEL_CALL_LIMITS``; none when it is unset or blank."""
-        text = (os.environ if environ is None else environ).get(MODEL_CALL_LIMITS_ENV, "")
+        text = read_env(MODEL_CALL_LIMITS_ENV, "", environ=environ)
         try:
             return cls.parse(text)
         except ValueError as error:

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import math
-import os
 from collections.abc import Generator, Mapping
 from contextlib import contextmanager
 from datetime import timedelta
@@ -22,6 +21,7 @@ from typing import NoReturn
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
+from sessionflow._environment import read_env
 from sessionflow.temporal._process_exit import exit_without_teardown
 
 __all__ = [
@@ -49,7 +49,7 @@ def shutdown_grace(
 ) -> timedelta:
     """`grace` (seconds or a timedelta), else ``$SESSIONFLOW_SHUTDOWN_GRACE``, else 20 s."""
     if grace is None:
-        raw = (os.environ if environ is None else environ).get(SHUTDOWN_GRACE_ENV, "").strip()
+        raw = read_env(SHUTDOWN_GRACE_ENV, "", environ=environ).strip()
         if not raw:
             return DEFAULT_SHUTDOWN_GRACE
         try:

@@ -12,9 +12,10 @@ the time, so a short value costs a replay only when a worker is too busy to poll
 from __future__ import annotations
 
 import math
-import os
 from collections.abc import Mapping
 from datetime import timedelta
+
+from sessionflow._environment import read_env
 
 __all__ = ["DEFAULT_STICKY_QUEUE_TIMEOUT", "STICKY_QUEUE_TIMEOUT_ENV", "sticky_queue_timeout"]
 
@@ -27,7 +28,7 @@ DEFAULT_STICKY_QUEUE_TIMEOUT = timedelta(seconds=10)
 
 def sticky_queue_timeout(environ: Mapping[str, str] | None = None) -> timedelta:
     """``$SESSIONFLOW_STICKY_QUEUE_TIMEOUT`` (seconds, more than 0), else 10 s."""
-    raw = (os.environ if environ is None else environ).get(STICKY_QUEUE_TIMEOUT_ENV, "").strip()
+    raw = read_env(STICKY_QUEUE_TIMEOUT_ENV, "", environ=environ).strip()
     if not raw:
         return DEFAULT_STICKY_QUEUE_TIMEOUT
     try:

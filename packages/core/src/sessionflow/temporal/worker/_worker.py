@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import os
 import signal
 from collections.abc import Sequence
 from datetime import timedelta
@@ -11,6 +10,7 @@ from datetime import timedelta
 from temporalio.client import Client
 from temporalio.worker import Worker
 
+from sessionflow._environment import read_env
 from sessionflow.kit._flow import AgentSessionFlow
 from sessionflow.temporal._plugin import SessionflowPlugin, default_build_id
 from sessionflow.temporal.client._connection import DEFAULT_SERVER_ADDRESS, connect, with_payload_store
@@ -78,7 +78,7 @@ def build_workers(
     # A worker of a deployment reports its version instead of a plain build ID.
     deployment_config = deployment.worker_config() if deployment is not None else None
     if deployment is None:
-        build_id = build_id or os.environ.get(BUILD_ID_ENV, "").strip() or default_build_id()
+        build_id = build_id or read_env(BUILD_ID_ENV, "").strip() or default_build_id()
     grace = shutdown_grace(shutdown_grace_period)
     sticky = sticky_queue_timeout()
     workers: list[Worker] = []

@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import os
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
@@ -21,6 +20,7 @@ from typing import Any, TypeVar
 
 from temporalio.client import Client
 
+from sessionflow._environment import read_env
 from sessionflow.kit._flow import AgentSessionFlow
 from sessionflow.kit._frameworks import FrameworkSpec, HarnessContext
 from sessionflow.kit._tool_output import ToolOutput
@@ -416,7 +416,7 @@ class _CaseDriver:
             FLOW_TYPE_ENV: self.name,
             MODEL_BASE_URL_ENV: self.model_url,
         }
-        if not os.environ.get(LOAD_PLUGINS_ENV, "").strip() and self.framework.plugin_name:
+        if not read_env(LOAD_PLUGINS_ENV, "").strip() and self.framework.plugin_name:
             # Import only the plugin that provides this framework: the child finds the same
             # framework without paying for every installed adapter's imports.
             env[LOAD_PLUGINS_ENV] = self.framework.plugin_name

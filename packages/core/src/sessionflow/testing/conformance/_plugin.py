@@ -10,7 +10,6 @@ frameworks matrix is printed at the end of a run.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Generator, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,6 +17,7 @@ from typing import Any, Literal, cast
 
 import pytest
 
+from sessionflow._environment import read_env
 from sessionflow.kit._frameworks import FrameworkSpec
 from sessionflow.plugins import PluginError, SessionflowPlugins
 from sessionflow.temporal.devserver._config import DevServerConfig
@@ -186,7 +186,7 @@ def sessionflow_conformance_server(
 
     A project with its own server fixture can override this one in a conftest.
     """
-    preset = os.environ.get(SERVER_ADDRESS_ENV)
+    preset = read_env(SERVER_ADDRESS_ENV)
     if preset:
         yield preset
         return
@@ -277,12 +277,12 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 
 
 def _listed(config: pytest.Config, option: str, env: str) -> list[str]:
-    raw: Any = config.getoption(option, default=None) or os.environ.get(env, "")
+    raw: Any = config.getoption(option, default=None) or read_env(env, "")
     return [item.strip() for item in str(raw).split(",") if item.strip()]
 
 
 def _cases(config: pytest.Config) -> list[ConformanceCase]:
-    directory: Any = config.getoption("sessionflow_case_dir", default=None) or os.environ.get(CASE_DIR_ENV)
+    directory: Any = config.getoption("sessionflow_case_dir", default=None) or read_env(CASE_DIR_ENV)
     cases = load_cases(Path(str(directory)) if directory else bundled_cases_dir())
     wanted = _listed(config, "sessionflow_cases", CASES_ENV)
     if not wanted:

@@ -11,11 +11,11 @@ the same flow and serves it until SIGTERM, or until the test SIGKILLs its proces
 from __future__ import annotations
 
 import asyncio
-import os
 import signal
 import sys
 from pathlib import Path
 
+from sessionflow._environment import read_env
 from sessionflow.kit._flow import AgentSessionFlow
 from sessionflow.plugins import SessionflowPlugins
 from sessionflow.temporal.client._connection import connect
@@ -34,7 +34,7 @@ __all__ = ["main"]
 
 
 def _required(name: str) -> str:
-    value = os.environ.get(name, "").strip()
+    value = read_env(name, "").strip()
     if not value:
         sys.exit(f"sessionflow conformance worker: environment variable {name} is not set")
     return value
