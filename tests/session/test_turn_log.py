@@ -227,3 +227,9 @@ def test_a_record_larger_than_the_bound_is_kept_alone_until_the_next_turn() -> N
     assert [r.turn_id for r in model.turn_records] == ["turn-2"]
     _turn_with_steps(model, 1)
     assert [r.turn_id for r in model.turn_records] == ["turn-3"]
+
+
+def test_the_bounds_are_the_documented_ones() -> None:
+    # docs/turn-records.md states them; the records ride in every continue-as-new input.
+    assert (STEP_TEXT_CHARS, RECORD_ARGUMENTS_CHARS, RECORD_OUTPUT_CHARS) == (16_000, 8_000, 8_000)
+    assert (MAX_TURN_RECORDS, MAX_TURN_RECORD_BYTES) == (100, 512 * 1024)
