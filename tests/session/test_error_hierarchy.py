@@ -11,6 +11,7 @@ import pytest
 
 from sessionflow import PayloadStoreError, SessionError, SessionRunError, UnsupportedOptionError, UserError
 from sessionflow.builtin import ModelHTTPError
+from sessionflow.kit import UnknownEnvironmentVariable
 from sessionflow.plugins import UnknownFrameworkError
 from sessionflow.temporal import (
     CodecRequestError,
@@ -90,6 +91,7 @@ def test_every_public_error_is_a_session_error_in_one_branch() -> None:
         (PayloadDecryptionError("key 'k1' is not in the ring", key_id="k1"), SessionRunError),
         (CodecRequestError("the body is not JSON"), UserError),
         (PlaintextPayloadError("a payload is not encrypted"), ValueError),
+        (UnknownEnvironmentVariable("SESSIONFLOW_NOPE is not listed in sessionflow._environment"), KeyError),
     ],
 )
 def test_errors_keep_their_old_bases_and_survive_pickling(error: SessionError, also: type) -> None:

@@ -13,6 +13,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import overload
 
+from sessionflow.session.errors import UserError
+
 __all__ = ["ENVIRONMENT_VARIABLES", "EnvironmentVariable", "UnknownEnvironmentVariable", "read_env"]
 
 
@@ -29,8 +31,12 @@ class EnvironmentVariable:
     """The reference page's section: who sets it."""
 
 
-class UnknownEnvironmentVariable(KeyError):
-    """A ``SESSIONFLOW_*`` name that `ENVIRONMENT_VARIABLES` does not list."""
+class UnknownEnvironmentVariable(UserError, KeyError):
+    """A ``SESSIONFLOW_*`` name that `ENVIRONMENT_VARIABLES` does not list; also a `KeyError`."""
+
+    def __str__(self) -> str:
+        # KeyError would print the repr of the message, quotes and all.
+        return self.message
 
 
 _V = EnvironmentVariable
