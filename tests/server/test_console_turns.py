@@ -7,10 +7,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
 from playwright.async_api import Browser, expect
 
-from sessionflow_server._routes import ROUTES
 from tests.server.browser import browser, needs_chromium, open_console
 from tests.server.conftest import Api, ApiFactory, with_deadline
 from tests.server.helpers import idle_after, pending
@@ -18,12 +16,7 @@ from tests.server.helpers import idle_after, pending
 REFUND: dict[str, object] = {"id": "c1", "name": "refund", "arguments": {"order": 7}}
 LOOK = "Let me look around your workspace."
 
-pytestmark = [
-    needs_chromium,
-    pytest.mark.skipif(
-        not any(route.path.endswith("/turns") for route in ROUTES), reason="needs GET /sessions/{id}/turns"
-    ),
-]
+pytestmark = needs_chromium
 __all__ = ["browser"]  # the fixture, imported so the tests here can ask for it
 
 
