@@ -9,6 +9,7 @@ the graph as the `ToolMessage` of its recorded outcome (`tool_message`).
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -23,6 +24,7 @@ from sessionflow.kit import (
     ToolSpec,
     TurnAborted,
     describe_tool_call_outcome,
+    tool_arguments_object,
     with_tool_asks,
 )
 from sessionflow_langgraph._messages import framework_message
@@ -32,7 +34,7 @@ __all__ = ["CallDeferral", "paused_tool_node", "rewritten_turn_messages", "tool_
 
 @dataclass(frozen=True)
 class CallDeferral:
-    """Defers a tool node's calls with each tool's declared effect and `ToolSpec` asks."""
+    """Defers a tool node's calls with each tool's declared effect and `ToolSpec` asks and verify."""
 
     effects: Mapping[str, ToolEffect | None]
     specs: Mapping[str, ToolSpec]
@@ -88,6 +90,19 @@ class CallDeferral:
         )
         call = DeferredToolCall(tool_call_id=tool_call_id, tool_name=name, arguments=arguments, policy=policy)
         return with_tool_asks(call, self.specs.get(name))
+
+    async def verifiable(self, call: DeferredToolCall) -> DeferredToolCall:
+        """``call`` deferred verifiable when its tool's `ToolSpec` has a verify, the basis taken now.
+
+        The basis is taken from the arguments the call runs with (a person's edit included),
+        in the model step, so it is durable before the write can start.
+        """
+        spec = self.specs.get(call.tool_name)
+        if spec is None or spec.verify is None:
+            return call
+        arguments = tool_arguments_object(call.arguments)
+        basis = await spec.deferral_basis(arguments) if arguments is not None else None
+        return dataclasses.replace(call, verifiable=True, verify_basis=basis)
 
 
 def paused_tool_node(snapshot: StateSnapshot, tool_nodes: Sequence[str]) -> str:

@@ -254,6 +254,7 @@ class ModelStep:
     ) -> ToolCallsRequested:
         """The step stopped before ``tool_node``: its calls, with the checkpoint as the run state."""
         calls = confirm_edits(calls, self._edits)
+        calls = [await self._deferral.verifiable(call) for call in calls]
         saved = await self._saver.aget_tuple(self._config)
         if saved is None:  # pragma: no cover - the graph has just checkpointed
             raise SessionStateError("the graph paused without a checkpoint")

@@ -38,6 +38,8 @@ CAPABILITIES = FrameworkCapabilities(
     framework_approvals=True,
     # interrupt(value) in a node or a tool, and a ToolSpec's question, wait as questions.
     questions=True,
+    # A ToolSpec's verify settles a write whose step died (verify_tool_call).
+    verified_outcomes=True,
 )
 
 

@@ -18,6 +18,8 @@ from sessionflow.kit import (
     FrameworkMessage,
     ToolExecutionResult,
     ToolSpec,
+    VerifyCall,
+    VerifyResult,
 )
 from sessionflow_langgraph._deferred_calls import CallDeferral
 from sessionflow_langgraph._effects import tool_effect, tool_policy, tool_schema
@@ -92,7 +94,8 @@ class LangGraphRunner(AgentFrameworkRunner):
                 Without one the thread's state carries (`ThreadCarry`).
             tool_specs: The neutral `ToolSpec`s some of ``tools`` were made from: their own
                 approval rule and question (`ToolSpec.needs_approval`, ``pre_approved``,
-                ``question``) go on their deferred calls, as the builtin runner's do.
+                ``question``) go on their deferred calls, as the builtin runner's do, and
+                a spec's ``verify`` settles a write whose step died (`verify_tool_call`).
         """
         self._graph = PreparedGraph.of(
             graph,
@@ -161,3 +164,14 @@ class LangGraphRunner(AgentFrameworkRunner):
         node the graph no longer has) runs the tool directly, as before.
         """
         return await run_tool_step(self._graph, self._serde, self.tools, self.recursion_limit, call)
+
+    async def verify_tool_call(self, call: DeferredToolExecution) -> VerifyResult | None:
+        """The tool's `ToolSpec.verify`, for a write whose step died; None when it has none.
+
+        Verify runs outside the graph: it only asks the system written to, so it needs no
+        checkpoint and no tool node.
+        """
+        spec = self._specs.get(call.tool_call.tool_name)
+        if spec is None or spec.verify is None:
+            return None
+        return await spec.run_verify(call.tool_call.parsed_arguments(), VerifyCall.of(call))

@@ -76,6 +76,8 @@ def sessionflow_register_frameworks(register: Callable[[FrameworkSpec], None]) -
                 # A spec's question (sessionflow.kit's tool asks) waits as a question, answered
                 # with a value: the question_answered case passes (tests/conformance/test_capabilities.py).
                 questions=True,
+                # A spec's verify settles a write whose step died (verify_tool_call).
+                verified_outcomes=True,
             ),
             build_runner=_build_runner,
             model_api="responses",

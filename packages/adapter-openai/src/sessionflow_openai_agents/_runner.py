@@ -65,9 +65,12 @@ from sessionflow.kit import (
     ToolSpec,
     TurnAborted,
     TurnCompleted,
+    VerifyCall,
+    VerifyResult,
     current_tool_invocation,
     describe_tool_call_outcome,
     parse_tool_arguments,
+    tool_arguments_object,
     value_change,
     with_tool_asks,
 )
@@ -83,7 +86,7 @@ from sessionflow_openai_agents._agent_tools import (
 from sessionflow_openai_agents._approvals import answer_interruptions, framework_approval, plain_stops
 from sessionflow_openai_agents._carry import TurnCarry
 from sessionflow_openai_agents._context import ContextCodec
-from sessionflow_openai_agents._graph import AgentGraph, GraphSnapshot
+from sessionflow_openai_agents._graph import AgentGraph, GraphSnapshot, ToolEntry
 from sessionflow_openai_agents._history import TurnInput
 from sessionflow_openai_agents._hooks import StepHookPlan, tool_ended, tool_started
 from sessionflow_openai_agents._items import (
@@ -542,9 +545,34 @@ class OpenAIAgentsRunner(AgentFrameworkRunner):
             skip_run_state=not self._contexts.has_factory and not tree_of(self._graph()).is_agent_tool(name),
         )
         # A neutral spec's own rule (its FunctionTool never asks): the harness's tools.
-        return with_tool_asks(call, self._specs.get(name))
+        return await self._verifiable(with_tool_asks(call, self._specs.get(name)), entry)
+
+    async def _verifiable(self, call: DeferredToolCall, entry: ToolEntry | None) -> DeferredToolCall:
+        """A call of a spec with a `ToolSpec.verify` is deferred verifiable, its basis taken now.
+
+        Only when the tool the model called is the spec's own function tool: an agent's tool
+        of the same name is not the write the spec's verify knows how to check.
+        """
+        spec = self._specs.get(call.tool_name)
+        if spec is None or spec.verify is None or entry is None:
+            return call
+        if self._spec_tools.get(spec.name) is not entry.tool:
+            return call
+        arguments = tool_arguments_object(call.arguments)
+        basis = await spec.deferral_basis(arguments) if arguments is not None else None
+        return dataclasses.replace(call, verifiable=True, verify_basis=basis)
 
     # -- tools ---------------------------------------------------------------------------
+
+    async def verify_tool_call(self, call: DeferredToolExecution) -> VerifyResult | None:
+        """The spec's `ToolSpec.verify`, for a write whose step died; None when it has none.
+
+        Only a call deferred verifiable reaches here, so the spec's own function tool made it.
+        """
+        spec = self._specs.get(call.tool_call.tool_name)
+        if spec is None or spec.verify is None:
+            return None
+        return await spec.run_verify(call.tool_call.parsed_arguments(), VerifyCall.of(call))
 
     async def execute_deferred_tool_call(self, call: DeferredToolExecution) -> ToolExecutionResult:
         graph = self._graph()
