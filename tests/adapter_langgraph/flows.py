@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Annotated, Any, Literal, TypedDict
 
@@ -28,6 +28,7 @@ from sessionflow.testing import CRASH_TIMINGS, FileGate, InvocationLog
 from sessionflow_langgraph import EFFECT_METADATA_KEY, langgraph_session_flow
 from sessionflow_langgraph._models import chat_model
 from tests.adapter_langgraph.graphs_from_docs import user_info_graph
+from tests.ledger_tool import pay_tool
 
 __all__ = ["FAST", "SPEC_FILE", "FlowSpec", "build_flow", "load_flow", "save_flow"]
 
@@ -35,7 +36,7 @@ SPEC_FILE = "langgraph-flow.json"
 
 FAST = CRASH_TIMINGS
 
-GraphKind = Literal["agent", "counter", "two_calls", "one_node_twice", "user_info"]
+GraphKind = Literal["agent", "counter", "two_calls", "one_node_twice", "user_info", "ledger"]
 Provider = Literal["openai", "anthropic"]
 
 
@@ -46,6 +47,8 @@ class FlowSpec:
     graph: GraphKind = "agent"
     provider: Provider = "openai"
     system_prompt: str | None = None
+    gates: list[str] = field(default_factory=lambda: [])
+    """The gates the ``ledger`` agent's ``pay`` waits at (`tests.ledger_tool`)."""
 
 
 def save_flow(state_dir: Path, spec: FlowSpec) -> AgentSessionFlow:
@@ -69,6 +72,14 @@ def build_flow(spec: FlowSpec, state_dir: Path) -> AgentSessionFlow:
             model=model,
             tools=tools,
             system_prompt=spec.system_prompt,
+            options=options,
+        )
+    if spec.graph == "ledger":
+        # The ready-made agent with one tool source: ``pay``, a write with a verify.
+        return langgraph_session_flow(
+            flow_type=spec.flow_type,
+            model=model,
+            tool_sources=[pay_tool(state_dir, spec.gates)],
             options=options,
         )
     if spec.graph == "counter":

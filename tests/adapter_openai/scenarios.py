@@ -39,6 +39,7 @@ from sessionflow.kit import current_tool_invocation
 from sessionflow.testing import FileGate, InvocationLog
 from sessionflow_openai_agents import openai_agents_session_flow
 from tests.harness import FAST
+from tests.ledger_tool import pay_tool
 
 __all__ = ["MCP_SERVERS", "SCENARIO_FILE", "Scenario", "load_flow", "save_flow"]
 
@@ -109,6 +110,7 @@ class _Builder:
             "mcp_annotations": self.mcp_annotations,
             "local_mcp": self.local_mcp,
             "context": self.context,
+            "ledger": self.ledger,
         }
         return builders[self.scenario.kind]()
 
@@ -355,6 +357,16 @@ class _Builder:
             flow_type=self.scenario.flow_type,
             options=self.options(whoami=ToolPolicy(effect=ToolEffect.READ)),
             context_factory=lambda session_id: {"user": f"user-of-{session_id}"},
+        )
+
+    def ledger(self) -> AgentSessionFlow:
+        """One agent with ``pay``, a neutral tool with a verify (`tests.ledger_tool`), at the scenario's gates."""
+        agent = Agent[Any](name="assistant", instructions="You pay.", model=self.model())
+        return openai_agents_session_flow(
+            agent,
+            flow_type=self.scenario.flow_type,
+            options=self.options(),
+            tool_sources=[pay_tool(self.state_dir, self.scenario.gates)],
         )
 
 
