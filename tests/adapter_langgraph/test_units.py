@@ -30,13 +30,17 @@ from sessionflow.demo import ModelReply, ScriptedModelServer, ScriptedToolCall
 from sessionflow.kit import (
     AgentEventWriter,
     AgentTurnContext,
+    DeferredToolCall,
     DeferredToolExecution,
     HarnessContext,
+    TookEffect,
     ToolCallsRequested,
     ToolExecutionError,
     ToolInvocation,
     ToolSpec,
     TurnCompleted,
+    VerifyCall,
+    VerifyResult,
     current_tool_invocation,
     tool_invocation_scope,
 )
@@ -52,6 +56,7 @@ from sessionflow_langgraph import (
     tool_effect,
     tool_from_spec,
 )
+from sessionflow_langgraph._deferred_calls import CallDeferral
 from sessionflow_langgraph._messages import framework_message, history_message
 from sessionflow_langgraph._plugin import CAPABILITIES
 
@@ -196,6 +201,51 @@ async def test_tool_from_spec_passes_schema_effect_and_invocation() -> None:
     assert result.output == '{"q": "x"}'
     assert [(i.tool_call_id, i.idempotency_key, i.attempt) for i in seen] == [("c1", "s/turn-1/c1", 2)]
     assert current_tool_invocation() is None
+
+
+async def test_a_spec_with_verify_is_deferred_verifiable_and_answers_verify_tool_call() -> None:
+    asked: list[tuple[dict[str, Any], VerifyCall]] = []
+
+    def verify(arguments: dict[str, Any], call: VerifyCall) -> VerifyResult:
+        asked.append((arguments, call))
+        return TookEffect(output=f"found {call.idempotency_key}")
+
+    def spec(name: str, **extra: Any) -> ToolSpec:
+        return ToolSpec(
+            name=name,
+            description="Pay.",
+            parameters={"type": "object", "properties": {"amount": {"type": "integer"}}},
+            effect=ToolEffect.NON_IDEMPOTENT_WRITE,
+            policy=None,
+            handler=lambda arguments, invocation: "paid",
+            **extra,
+        )
+
+    pay = spec("pay", verify=verify, verify_basis=lambda arguments: f"before {arguments['amount']}")
+    runner = langgraph_runner(graph=lambda tools: _plain_graph(), tool_sources=[pay, spec("plain")])
+    deferral = CallDeferral(effects={}, specs={"pay": pay, "plain": spec("plain")})
+    policy = ToolPolicy(effect=ToolEffect.NON_IDEMPOTENT_WRITE)
+
+    def deferred(name: str, arguments: str) -> DeferredToolCall:
+        return DeferredToolCall(tool_call_id="c1", tool_name=name, arguments=arguments, policy=policy)
+
+    # The basis is taken from the arguments when the call is deferred; malformed arguments
+    # still defer verifiable (the write fails on them), with no basis.
+    made = await deferral.verifiable(deferred("pay", '{"amount": 10}'))
+    assert (made.verifiable, made.verify_basis) == (True, "before 10")
+    malformed = await deferral.verifiable(deferred("pay", "{not json"))
+    assert (malformed.verifiable, malformed.verify_basis) == (True, None)
+    plain = await deferral.verifiable(deferred("plain", "{}"))
+    assert (plain.verifiable, plain.verify_basis) == (False, None)
+
+    answer = await runner.verify_tool_call(execution("pay", '{"amount": 10}'))
+    assert answer == TookEffect(output="found s/turn-1/c1")
+    [(arguments, call)] = asked
+    assert arguments == {"amount": 10}
+    assert (call.tool_call_id, call.idempotency_key, call.tool_name) == ("c1", "s/turn-1/c1", "pay")
+    # A tool without a verify, or not from a spec, has none: the call stays outcome_unknown.
+    assert await runner.verify_tool_call(execution("plain", "{}")) is None
+    assert await runner.verify_tool_call(execution("other", "{}")) is None
 
 
 def execution(name: str, arguments: str) -> DeferredToolExecution:
