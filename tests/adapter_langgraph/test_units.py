@@ -210,6 +210,9 @@ async def test_a_spec_with_verify_is_deferred_verifiable_and_answers_verify_tool
         asked.append((arguments, call))
         return TookEffect(output=f"found {call.idempotency_key}")
 
+    def paid(arguments: dict[str, Any], invocation: ToolInvocation) -> str:
+        return "paid"
+
     def spec(name: str, **extra: Any) -> ToolSpec:
         return ToolSpec(
             name=name,
@@ -217,11 +220,14 @@ async def test_a_spec_with_verify_is_deferred_verifiable_and_answers_verify_tool
             parameters={"type": "object", "properties": {"amount": {"type": "integer"}}},
             effect=ToolEffect.NON_IDEMPOTENT_WRITE,
             policy=None,
-            handler=lambda arguments, invocation: "paid",
+            handler=paid,
             **extra,
         )
 
-    pay = spec("pay", verify=verify, verify_basis=lambda arguments: f"before {arguments['amount']}")
+    def basis(arguments: dict[str, Any]) -> str:
+        return f"before {arguments['amount']}"
+
+    pay = spec("pay", verify=verify, verify_basis=basis)
     runner = langgraph_runner(graph=lambda tools: _plain_graph(), tool_sources=[pay, spec("plain")])
     deferral = CallDeferral(effects={}, specs={"pay": pay, "plain": spec("plain")})
     policy = ToolPolicy(effect=ToolEffect.NON_IDEMPOTENT_WRITE)
