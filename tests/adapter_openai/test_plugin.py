@@ -49,6 +49,7 @@ def test_the_entry_point_registers_openai_agents() -> None:
     assert spec.capabilities.parallel_tool_calls and spec.capabilities.reasoning_deltas
     assert spec.capabilities.images and spec.capabilities.mcp_annotations
     assert spec.capabilities.continue_steps
+    assert spec.capabilities.verified_outcomes
 
 
 def conformance_context(model_base_url: str, api: ModelApi | None, **changes: Any) -> HarnessContext:

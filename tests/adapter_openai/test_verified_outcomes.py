@@ -7,13 +7,18 @@ after its ledger write; a fresh worker runs the verify step, which reads the led
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
-from sessionflow import AgentEventType, AgentSnapshot
+from agents import Agent, function_tool
+
+from sessionflow import AgentEventType, AgentSnapshot, AgentToolCall, AgentToolCallStatus
 from sessionflow.demo import ModelReply, ScriptedToolCall
+from sessionflow.kit import AgentEventWriter, DeferredToolExecution, TookEffect
 from sessionflow.testing import FileGate
+from sessionflow_openai_agents import OpenAIAgentsRunner
 from tests.adapter_openai.conftest import Harness, HarnessFactory
-from tests.ledger_tool import AFTER_WRITE, BEFORE_WRITE, ledger_entries
+from tests.ledger_tool import AFTER_WRITE, BEFORE_WRITE, PAY_POLICY, ledger_entries, pay_tool
 
 
 async def _killed_at(harness_factory: HarnessFactory, gate: str) -> tuple[Harness, AgentSnapshot, list[int]]:
@@ -97,3 +102,37 @@ async def test_a_payment_killed_before_its_write_is_verified_failed(harness_fact
         "VerifyTool",
         "RunModel",
     ]
+
+
+async def test_verify_tool_call_answers_with_the_specs_verify_and_none_for_an_agents_own_tool(
+    tmp_path: Path,
+) -> None:
+    @function_tool
+    def refund(order_id: int) -> str:
+        """Refund an order."""
+        return f"refunded {order_id}"
+
+    agent = Agent[Any](name="assistant", instructions="You pay.", model="scripted", tools=[refund])
+    runner = OpenAIAgentsRunner(agent, tool_sources=[pay_tool(tmp_path)])
+    (tmp_path / "ledger.jsonl").write_text('{"key": "s/turn-1/c1", "amount": 10}\n')
+
+    answer = await runner.verify_tool_call(_execution("pay", '{"amount": 10}'))
+    assert answer == TookEffect(output="payment of 10 found in the ledger")
+    # A function tool of the SDK has no verify: its call stays outcome_unknown.
+    assert await runner.verify_tool_call(_execution("refund", '{"order_id": 7}')) is None
+
+
+def _execution(name: str, arguments: str) -> DeferredToolExecution:
+    record = AgentToolCall(
+        tool_call_id="c1",
+        tool_name=name,
+        arguments=arguments,
+        policy=PAY_POLICY,
+        deferral_order=0,
+        status=AgentToolCallStatus.RUNNING,
+        verifiable=True,
+    )
+    writer = AgentEventWriter(None, turn_id="turn-1", step_execution_id="x", attempt=1)
+    return DeferredToolExecution(
+        flow_id="s", turn_id="turn-1", tool_call=record, attempt=1, events=writer, heartbeat=lambda *a: None
+    )
