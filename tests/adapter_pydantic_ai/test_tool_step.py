@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import pytest
@@ -17,9 +17,13 @@ from sessionflow.demo import ModelReply, ScriptedModelServer, ScriptedToolCall
 from sessionflow.kit import (
     AgentEventWriter,
     DeferredToolExecution,
+    EffectUnknown,
+    TookEffect,
     ToolCallsRequested,
     ToolExecutionError,
+    ToolExecutionResult,
     ToolInvocation,
+    ToolOutput,
     ToolSpec,
     current_tool_invocation,
     tool_invocation_scope,
@@ -101,6 +105,12 @@ async def run_tool(
         status=AgentToolCallStatus.RUNNING,
         approval_source=approval_source,
     )
+    return (await tool_result(runner, record)).output
+
+
+async def tool_result(
+    runner: PydanticAIRunner, record: AgentToolCall, run_state: str | None = None
+) -> ToolExecutionResult:
     call = DeferredToolExecution(
         flow_id="s1",
         turn_id="turn-3",
@@ -108,10 +118,11 @@ async def run_tool(
         attempt=2,
         events=AgentEventWriter(None, turn_id="turn-3", step_execution_id="t", attempt=2),
         heartbeat=lambda *args: None,
+        run_state=run_state,
     )
     # What the tool activity does around every tool step.
     with tool_invocation_scope(call.invocation):
-        return (await runner.execute_deferred_tool_call(call)).output
+        return await runner.execute_deferred_tool_call(call)
 
 
 @pytest.fixture
@@ -281,3 +292,130 @@ async def test_tool_specs_run_their_handler_with_the_invocation(model_server: Sc
     assert isinstance(outcome, ToolCallsRequested)
     assert outcome.tool_calls[0].policy.effect is ToolEffect.IDEMPOTENT_WRITE
     assert model_server.requests(KEY)[0].tool_names() == ["note"]
+
+
+def _record(name: str, arguments: str, tool_call_id: str) -> AgentToolCall:
+    return AgentToolCall(
+        tool_call_id=tool_call_id,
+        tool_name=name,
+        arguments=arguments,
+        policy=ToolPolicy(effect=ToolEffect.IDEMPOTENT_WRITE),
+        deferral_order=1,
+        status=AgentToolCallStatus.RUNNING,
+    )
+
+
+async def test_a_specs_state_update_sets_keys_of_dict_deps_and_is_refused_by_other_deps(
+    model_server: ScriptedModelServer,
+) -> None:
+    def book(arguments: dict[str, Any], invocation: ToolInvocation) -> ToolOutput:
+        return ToolOutput(text="booked", state_update={"seat": arguments["seat"]})
+
+    spec = ToolSpec(
+        name="book",
+        description="Book a seat.",
+        parameters={"type": "object", "properties": {"seat": {"type": "string"}}},
+        effect=ToolEffect.IDEMPOTENT_WRITE,
+        policy=None,
+        handler=book,
+    )
+    model = model_for_api("chat_completions", "m", base_url=model_server.base_url(KEY), api_key="k")
+    with_dict = PydanticAIRunner(
+        Agent(model, deps_type=dict[str, Any]), deps_factory=dict, tool_sources=[spec]
+    )
+    model_server.script(KEY, [ModelReply.call(ScriptedToolCall("b1", "book", {"seat": "14C"}))])
+    deferred = await with_dict.run_model_step(
+        context(stored([with_dict.build_user_message("book")]), PlayedTurn(), run_state=None)
+    )
+    assert isinstance(deferred, ToolCallsRequested)
+    # The tool step gets the deps the model step left ({}), as the session hands them on.
+    result = await tool_result(
+        with_dict, _record("book", '{"seat": "14C"}', "b1"), run_state=deferred.framework_run_state
+    )
+    assert result.output == "booked"
+    # The deps' change, as any tool's change of ctx.deps travels to the next model step.
+    assert result.state_update is not None
+    assert json.loads(result.state_update)["deps"] == {"set": {"seat": "14C"}, "unset": []}
+
+    without = PydanticAIRunner(Agent(model), tool_sources=[spec])
+    with pytest.raises(TypeError, match="not a mapping to set its keys in"):
+        await tool_result(without, _record("book", '{"seat": "14C"}', "b2"))
+
+
+async def test_a_specs_rule_question_and_verify_go_on_the_deferred_call(
+    model_server: ScriptedModelServer,
+) -> None:
+    def verify(arguments: dict[str, Any], call: Any) -> TookEffect | EffectUnknown:
+        if call.basis == f"before {arguments['to']}":
+            return TookEffect(output=f"found the mail to {arguments['to']}")
+        return EffectUnknown(reason="no basis")
+
+    def send(arguments: dict[str, Any], invocation: ToolInvocation) -> str:
+        return "sent"
+
+    specs = [
+        ToolSpec(
+            name="send",
+            description="Send a mail.",
+            parameters={"type": "object", "properties": {"to": {"type": "string"}}},
+            effect=ToolEffect.NON_IDEMPOTENT_WRITE,
+            policy=None,
+            handler=send,
+            # A callable rule decides per call: only mail outside the company asks.
+            needs_approval=lambda arguments: not str(arguments["to"]).endswith("@example.com"),
+            verify=verify,
+            verify_basis=lambda arguments: f"before {arguments['to']}",
+        ),
+        ToolSpec(
+            name="ask",
+            description="Ask the person.",
+            parameters={"type": "object", "properties": {"q": {"type": "string"}}},
+            effect=ToolEffect.READ,
+            policy=None,
+            handler=send,
+            question=lambda arguments: str(arguments["q"]),
+            pre_approved=True,
+        ),
+    ]
+    runner = PydanticAIRunner(
+        Agent(model_for_api("chat_completions", "m", base_url=model_server.base_url(KEY), api_key="k")),
+        tool_sources=specs,
+    )
+    model_server.script(
+        KEY,
+        [
+            ModelReply.call(
+                ScriptedToolCall("s1", "send", {"to": "ada@example.com"}),
+                ScriptedToolCall("s2", "send", {"to": "bob@elsewhere.org"}),
+                ScriptedToolCall("q1", "ask", {"q": "Which colour?"}),
+            )
+        ],
+    )
+    outcome = await runner.run_model_step(
+        context(stored([runner.build_user_message("go")]), PlayedTurn(), run_state=None)
+    )
+    assert isinstance(outcome, ToolCallsRequested)
+    calls = {c.tool_call_id: c for c in outcome.tool_calls}
+    assert [calls[i].framework_approval for i in ("s1", "s2", "q1")] == [None, "required", "pre_approved"]
+    assert (calls["q1"].question, calls["s1"].question) == ("Which colour?", None)
+    assert [calls[i].verifiable for i in ("s1", "s2", "q1")] == [True, True, False]
+    assert (calls["s2"].verify_basis, calls["q1"].verify_basis) == ("before bob@elsewhere.org", None)
+
+    def execution(tool_call_id: str, basis: str | None) -> DeferredToolExecution:
+        record = replace(_record("send", '{"to": "bob@elsewhere.org"}', tool_call_id), verify_basis=basis)
+        return DeferredToolExecution(
+            flow_id="s1",
+            turn_id="turn-3",
+            tool_call=record,
+            attempt=1,
+            events=AgentEventWriter(None, turn_id="turn-3", step_execution_id="v", attempt=1),
+            heartbeat=lambda *args: None,
+        )
+
+    assert await runner.verify_tool_call(execution("s2", "before bob@elsewhere.org")) == TookEffect(
+        output="found the mail to bob@elsewhere.org"
+    )
+    assert await runner.verify_tool_call(execution("s2", None)) == EffectUnknown(reason="no basis")
+    # A tool without a verify: the session is told there is none.
+    ask = replace(execution("q1", None).tool_call, tool_name="ask")
+    assert await runner.verify_tool_call(replace(execution("q1", None), tool_call=ask)) is None

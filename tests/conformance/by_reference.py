@@ -217,7 +217,9 @@ async def check_by_reference(played: PlayedCase, store_root: Path) -> ByReferenc
         needle = text.encode("utf-8", "replace")
         if len(needle) >= _MIN_SEARCHED_TEXT_BYTES:
             assert needle not in raw, f"the history holds {text[:60]!r} ({len(needle)} bytes) inline"
-    text_bytes = sum(utf8_size(text) for text in texts)
+    # Each distinct text once: the store is content-addressed, and a message body keeps a
+    # long text (a tool result's output) as a part, the same object as the stored output.
+    text_bytes = sum(utf8_size(text) for text in set(texts))
     assert sum(ref.size for ref in body_refs) + sum(utf8_size(text) for text in stored_texts) >= text_bytes
     return ByReference(
         payloads=payloads,

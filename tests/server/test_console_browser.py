@@ -231,6 +231,11 @@ async def test_a_reload_mid_turn_resumes_the_stream_after_the_last_event(
     await console.log_in()
     await page.goto(f"{api.url}/#/s/ui-reload")
     await expect(page.locator("#pending .approve")).to_be_visible()
+    # The console notes the offset as it handles each event, which may be just after it
+    # draws the approval: wait for the note rather than read it once.
+    await page.wait_for_function(
+        "Number(sessionStorage.getItem('sessionflow.last-event.ui-reload') || 0) > 0", timeout=15_000
+    )
     last = await page.evaluate("sessionStorage.getItem('sessionflow.last-event.ui-reload')")
     assert last is not None and int(last) > 0
 

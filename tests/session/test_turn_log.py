@@ -11,11 +11,15 @@ from sessionflow.session.events import AgentEventType
 from sessionflow.session.guardrails import Budget
 from sessionflow.session.model import SessionModel
 from sessionflow.session.turn_records import (
+    MAX_TURN_CALLS_KEPT,
     MAX_TURN_RECORD_BYTES,
     MAX_TURN_RECORDS,
+    MAX_TURN_STEPS_KEPT,
     RECORD_ARGUMENTS_CHARS,
     RECORD_OUTPUT_CHARS,
     STEP_TEXT_CHARS,
+    TURN_CALL_TEXT_CHARS,
+    TURN_STEP_TEXT_CHARS,
 )
 from tests.session.helpers import NOW, WRITE, assistant, call, model_in_turn, requested, user
 
@@ -220,16 +224,89 @@ def test_the_oldest_records_go_first_when_the_kept_bytes_pass_the_bound() -> Non
     assert sum(sizes) <= MAX_TURN_RECORD_BYTES < sum(sizes) + sizes[0]
 
 
+def _turn_with_calls(model: SessionModel, calls: int, *, arguments_chars: int) -> None:
+    """A turn whose one model step asks for ``calls`` calls with long arguments, all read."""
+    model.begin_turn(NOW)
+    model.store_user_message(user())
+    ids = [f"c{model.state.turn_count}-{n}" for n in range(calls)]
+    model.request_tools(
+        requested(*(call(i, arguments="a" * arguments_chars) for i in ids)), now=NOW, deadline=None
+    )
+    model.record_model_step(f"turn-{model.state.turn_count}/model-1", "", ids, "")
+    for i in ids:
+        model.move_tool_call(i, S.RUNNING)
+        model.move_tool_call(i, S.SUCCEEDED, output="o")
+
+
 def test_a_record_larger_than_the_bound_is_kept_alone_until_the_next_turn() -> None:
     model = SessionModel()
     _turn_with_steps(model, 1)
-    _turn_with_steps(model, MAX_TURN_RECORD_BYTES // STEP_TEXT_CHARS + 2)  # one turn over the bound
+    # Many calls, each with an ID list entry, its texts and its fields: over the bound even
+    # after the record's own text bounds.
+    _turn_with_calls(model, MAX_TURN_CALLS_KEPT, arguments_chars=RECORD_ARGUMENTS_CHARS)
+    for index in range(MAX_TURN_STEPS_KEPT):
+        model.record_model_step(
+            f"turn-2/model-{index + 2}", "s" * (TURN_STEP_TEXT_CHARS // MAX_TURN_STEPS_KEPT), [], ""
+        )
+    model.complete_turn(TurnCompleted(new_messages=[assistant()]), now=NOW)
+    assert model.turn_records[-1].approximate_bytes() > MAX_TURN_RECORD_BYTES
     assert [r.turn_id for r in model.turn_records] == ["turn-2"]
     _turn_with_steps(model, 1)
     assert [r.turn_id for r in model.turn_records] == ["turn-3"]
+
+
+def test_a_long_turn_lists_its_newest_steps_and_the_oldest_texts_give_way_first() -> None:
+    model = model_in_turn()
+    for index in range(MAX_TURN_STEPS_KEPT + 5):
+        model.record_model_step(f"turn-1/model-{index}", f"{index:05d}" + "t" * 995, [], "")
+    record = model.turn_records_view()[-1]
+    assert record.steps_dropped == 5
+    assert [s.step for s in record.steps] == [f"turn-1/model-{i}" for i in range(5, MAX_TURN_STEPS_KEPT + 5)]
+    kept_text = sum(len(s.text) for s in record.steps)
+    assert TURN_STEP_TEXT_CHARS - 1000 < kept_text <= TURN_STEP_TEXT_CHARS
+    emptied = [s for s in record.steps if not s.text]
+    # The oldest lost their texts, each saying how much; the newest kept theirs whole.
+    assert emptied == record.steps[: len(emptied)] and all(s.text_cut == 1000 for s in emptied)
+    assert (
+        record.steps[-1].text.startswith(f"{MAX_TURN_STEPS_KEPT + 4:05d}") and record.steps[-1].text_cut == 0
+    )
+    # Counted while the turn runs only: the next turn starts its record afresh.
+    model.complete_turn(TurnCompleted(new_messages=[assistant()]), now=NOW)
+    assert model.turn_records[-1].steps_dropped == 5
+    model.begin_turn(NOW)
+    model.store_user_message(user())
+    assert model.turn_records_view()[-1].steps_dropped == 0 and model.turn_records_view()[-1].steps == []
+
+
+def test_the_newest_step_keeps_its_text_even_past_the_turns_text_bound() -> None:
+    model = model_in_turn()
+    for index in range(TURN_STEP_TEXT_CHARS // STEP_TEXT_CHARS + 3):
+        model.record_model_step(f"turn-1/model-{index}", "s" * STEP_TEXT_CHARS, [], "")
+    steps = model.turn_records_view()[-1].steps
+    assert len(steps[-1].text) == STEP_TEXT_CHARS
+    assert sum(len(s.text) for s in steps) <= TURN_STEP_TEXT_CHARS
+
+
+def test_a_long_turn_lists_its_newest_calls_and_the_oldest_call_texts_give_way_first() -> None:
+    model = SessionModel()
+    _turn_with_calls(model, MAX_TURN_CALLS_KEPT + 3, arguments_chars=1000)
+    record = model.turn_records_view()[-1]
+    assert record.tool_calls_dropped == 3
+    assert (
+        record.tool_calls[0].tool_call_id == "c1-3"
+        and record.tool_calls[-1].tool_call_id == f"c1-{MAX_TURN_CALLS_KEPT + 2}"
+    )
+    texts = sum(len(c.arguments) + len(c.output or "") for c in record.tool_calls)
+    assert TURN_CALL_TEXT_CHARS - 1001 < texts <= TURN_CALL_TEXT_CHARS
+    emptied = [c for c in record.tool_calls if not c.arguments]
+    assert emptied == record.tool_calls[: len(emptied)]
+    assert all((c.arguments_cut, c.output, c.output_cut) == (1000, "", 1) for c in emptied)
+    assert record.tool_calls[-1].arguments == "a" * 1000 and record.tool_calls[-1].output == "o"
 
 
 def test_the_bounds_are_the_documented_ones() -> None:
     # docs/turn-records.md states them; the records ride in every continue-as-new input.
     assert (STEP_TEXT_CHARS, RECORD_ARGUMENTS_CHARS, RECORD_OUTPUT_CHARS) == (16_000, 8_000, 8_000)
     assert (MAX_TURN_RECORDS, MAX_TURN_RECORD_BYTES) == (100, 512 * 1024)
+    assert (MAX_TURN_STEPS_KEPT, MAX_TURN_CALLS_KEPT) == (400, 400)
+    assert (TURN_STEP_TEXT_CHARS, TURN_CALL_TEXT_CHARS) == (128_000, 256_000)

@@ -113,6 +113,7 @@ async def run_model_call(
     capabilities: Sequence[AbstractCapability[Any]] = (),
     reevaluate_system_prompt: bool = True,
     user_prompt: str | Sequence[UserContent] | None = None,
+    instructions: str | None = None,
 ) -> ModelStepResult:
     """Make at most one model request and return before any function tool runs.
 
@@ -130,7 +131,8 @@ async def run_model_call(
     own, as ``agent.run(capabilities=...)`` adds them. `reevaluate_system_prompt` is False
     for a step that goes on with the turn's run: a plain run renders its dynamic system
     prompt once, when it starts. `user_prompt` is the turn's prompt, given as ``agent.run``
-    gives it (after the history, which Pydantic AI cleans without it).
+    gives it (after the history, which Pydantic AI cleans without it). `instructions` are
+    the run's own, added to the agent's as ``agent.run(instructions=...)`` adds them.
     """
     definitions = _ToolDefinitions()
     guard = _FunctionToolGuard()
@@ -142,6 +144,7 @@ async def run_model_call(
         model=model,
         toolsets=toolsets,
         conversation_id=conversation_id,
+        instructions=instructions,
         # Stored messages never carry the agent's system prompt: until one travels with the
         # session, Pydantic AI renders it at the history's head, as it opens a conversation,
         # before any history processor sees the history (where the plain run's has it).

@@ -23,14 +23,18 @@ from sessionflow.kit import (
     AgentFrameworkRunner,
     AgentTurnContext,
     AgentTurnOutcome,
+    CarryHook,
     ContinueRequested,
     DeferredToolExecution,
     FrameworkMessage,
+    OutputValidator,
     ToolCallsRequested,
     ToolExecutionResult,
     ToolSpec,
     TurnAborted,
     TurnCompleted,
+    VerifyCall,
+    VerifyResult,
     apply_value_change,
     value_change,
 )
@@ -68,11 +72,13 @@ from sessionflow_pydantic_ai._results import deferred_tool_results
 from sessionflow_pydantic_ai._retries import RetryBudget, record_attempts
 from sessionflow_pydantic_ai._settings import ModelSettingsOption, turn_model_settings
 from sessionflow_pydantic_ai._step_update import encode_step_update, read_step_update, returned_values
-from sessionflow_pydantic_ai._tool_sources import tool_spec_toolset
+from sessionflow_pydantic_ai._tool_sources import spec_asks, spec_map, tool_spec_toolset
 from sessionflow_pydantic_ai._typed_output import OUTPUT_KEY, output_json
 from sessionflow_pydantic_ai._waits import plain_deferred, resolved_record, split_as_plain, waits_for
 
 __all__ = ["AgentSource", "DepsFactory", "InstructionsOverride", "ModelOverride", "PydanticAIRunner"]
+
+CARRIED_PREFIX = "[sessionflow] Carried from the previous turn: "
 
 AgentSource: TypeAlias = "AbstractAgent[Any, Any] | Callable[[], AbstractAgent[Any, Any]]"
 """An agent, or a zero-argument factory that builds it (called once per process, on first use)."""
@@ -122,6 +128,16 @@ class PydanticAIRunner(AgentFrameworkRunner):
             ``run_stream().stream_output()`` does. Off by default: the session runs them as
             ``agent.run`` does, on the final output only, and a partial output is the output
             type's own validation of the snapshot (none for an output function).
+        carry: Decides the carry itself (`CarryHook`, a harness's): it gets the carry the turn
+            started with and the final answer (as text), and returns the next turn's (None:
+            none). The next turn's model steps see it as run instructions (``[sessionflow]
+            Carried from the previous turn: ...``, as ``agent.run(instructions=...)`` adds
+            them), and it replaces the runner's own carry: the deps then last for the turn.
+        output_validator: Checks the final answer (its text, a structured output as JSON)
+            after the agent's own output validators accepted it: None accepts it; a string is
+            a prompt the model gets as the next user message, in a model step of its own
+            (`ContinueRequested`), after the refused answer, as a follow-up ``agent.run``
+            with the run's messages would send it.
     """
 
     def __init__(
@@ -139,12 +155,17 @@ class PydanticAIRunner(AgentFrameworkRunner):
         partial_output_interval: float | None = PARTIAL_OUTPUT_INTERVAL,
         validate_partial_output: bool = False,
         event_stream_handler: EventStreamHandler[Any] | None = None,
+        carry: CarryHook | None = None,
+        output_validator: OutputValidator | None = None,
     ) -> None:
         self._agent_source = agent
         self._agent: AbstractAgent[Any, Any] | None = agent if isinstance(agent, AbstractAgent) else None
         self._agent_lock = threading.Lock()
         self._deps = DepsCodec(deps_factory, deps_resources)
         self.tool_sources: tuple[ToolSpec, ...] = tuple(tool_sources)
+        self._specs = spec_map(self.tool_sources)
+        self._carry_hook = carry
+        self._output_validator = output_validator
         # Given to every run, model steps' and tool steps' alike, as `agent.run(toolsets=...)`
         # gives them to one run: after the agent's own toolsets.
         self._toolsets: list[AbstractToolset[Any]] = [
@@ -200,7 +221,8 @@ class PydanticAIRunner(AgentFrameworkRunner):
 
     async def run_model_step(self, turn: AgentTurnContext) -> AgentTurnOutcome:
         state = RunState.from_json(turn.framework_run_state) if turn.framework_run_state is not None else None
-        carry = decode_carry(turn.carried_state)
+        # A carry hook's carry is its own text, shown to the model, not the runner's encoding.
+        carry = decode_carry(turn.carried_state) if self._carry_hook is None else Carry()
         # The history Pydantic AI starts from: its own where a processor rewrote it (kept
         # since), else the stored messages; either way followed by the turn's so far.
         base, kept = _framework_history(turn, state, carry.history)
@@ -275,6 +297,7 @@ class PydanticAIRunner(AgentFrameworkRunner):
                     # A turn's later steps go on with its run, which rendered it when it started.
                     reevaluate_system_prompt=state is None,
                     user_prompt=prompt,
+                    instructions=self._carried_instructions(turn),
                 )
             except UnexpectedModelBehavior as error:
                 # A spent retry budget (or a response Pydantic AI cannot use): the plain run
@@ -330,7 +353,11 @@ class PydanticAIRunner(AgentFrameworkRunner):
         if step.deferred:
             marked = marked_tools([*self.agent.toolsets, *self._toolsets])
             calls = [
-                deferred_tool_call(c, step.tool_defs.get(c.tool_name), turn, marked) for c in step.deferred
+                await spec_asks(
+                    deferred_tool_call(c, step.tool_defs.get(c.tool_name), turn, marked),
+                    self._specs.get(c.tool_name),
+                )
+                for c in step.deferred
             ]
             next_state = RunState(
                 messages=messages,
@@ -344,15 +371,39 @@ class PydanticAIRunner(AgentFrameworkRunner):
             )
             return ToolCallsRequested(framework_run_state=next_state.to_json(), tool_calls=calls, usage=usage)
         final_text = render_output(step.output)
+        retry_prompt = self._output_validator(final_text) if self._output_validator is not None else None
+        if retry_prompt is not None:
+            # The answer stays in the turn's messages; the prompt is the request the next
+            # step sends, as a follow-up run given these messages would send it.
+            asked = ModelRequest(parts=[UserPromptPart(content=retry_prompt)])
+            next_state = RunState(
+                messages=[*messages, asked],
+                deferred=[],
+                budget=budget,
+                has_deps=has_deps,
+                deps=deps_now,
+                established_tools=step.established_tools,
+                history=[*history_now, asked] if history_now is not None else None,
+                system_prompt=system_prompt_now,
+            )
+            return ContinueRequested(
+                framework_run_state=next_state.to_json(),
+                note="the output validator refused the answer and asks the model again",
+                usage=usage,
+            )
         new_messages = framework_messages(messages, final_text=final_text)
         carried = None
         if history_now is not None:
             last = turn.messages[-1].sequence if turn.messages else 0
             carried = CarriedHistory(history_now, through=last + len(new_messages))
+        if self._carry_hook is not None:
+            carry_now = self._carry_hook(turn.carried_state, final_text)
+        else:
+            carry_now = encode_carry(has_deps, deps_now, carried, system_prompt_now)
         return TurnCompleted(
             new_messages=new_messages,
             usage=usage,
-            carry=encode_carry(has_deps, deps_now, carried, system_prompt_now),
+            carry=carry_now,
             # The output as JSON (`read_output` types it), first: the view keeps keys in order.
             framework_state={
                 OUTPUT_KEY: output_json(step.output),
@@ -416,6 +467,19 @@ class PydanticAIRunner(AgentFrameworkRunner):
         return ToolExecutionResult(
             output=part.model_response_str(), state_update=encode_step_update(changed, returned, content)
         )
+
+    async def verify_tool_call(self, call: DeferredToolExecution) -> VerifyResult | None:
+        """The tool spec's `ToolSpec.verify`, for a write whose step died; None when it has none."""
+        spec = self._specs.get(call.tool_call.tool_name)
+        if spec is None or spec.verify is None:
+            return None
+        return await spec.run_verify(call.tool_call.parsed_arguments(), VerifyCall.of(call))
+
+    def _carried_instructions(self, turn: AgentTurnContext) -> str | None:
+        """A carry hook's carry, as the run's own instructions (worded as the builtin runner's)."""
+        if self._carry_hook is None or not turn.carried_state:
+            return None
+        return CARRIED_PREFIX + turn.carried_state
 
     def _model(self, turn: AgentTurnContext) -> Model | str | None:
         override = self._model_override

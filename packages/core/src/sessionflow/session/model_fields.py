@@ -100,7 +100,9 @@ class SessionFields:
     turn_records: list[TurnRecord] = field(default_factory=lambda: [])
     """The newest ended turns' records (`sessionflow.session.turn_records`), oldest first."""
     turn_steps: list[TurnStep] = field(default_factory=lambda: [])
-    """The running turn's model steps that ended, for its record."""
+    """The running turn's model steps that ended, for its record (the newest, bounded)."""
+    turn_steps_dropped: int = 0
+    """The running turn's older steps no longer in `turn_steps`."""
     turn_tool_times: dict[str, list[str]] = field(default_factory=lambda: {})
     """When each tool call of the running turn started and ended its step (ISO 8601)."""
     turn_message_id: str | None = None

@@ -9,12 +9,16 @@ from sessionflow.session.events import AgentEventType
 from sessionflow.session.model_fields import SessionFields
 from sessionflow.session.tools import AgentToolCall
 from sessionflow.session.turn_records import (
+    MAX_TURN_CALLS_KEPT,
     MAX_TURN_RECORD_BYTES,
     MAX_TURN_RECORDS,
+    MAX_TURN_STEPS_KEPT,
     STEP_TEXT_CHARS,
+    TURN_STEP_TEXT_CHARS,
     TurnOutcome,
     TurnRecord,
     TurnStep,
+    bounded_call_texts,
     cut,
     recorded_tool_call,
 )
@@ -28,6 +32,7 @@ class TurnLog(SessionFields):
 
     def open_turn_record(self, *, message_id: str | None, user_sequence: int) -> None:
         self.turn_steps = []
+        self.turn_steps_dropped = 0
         self.turn_tool_times = {}
         self.turn_message_id = message_id
         self.turn_user_sequence = user_sequence
@@ -41,7 +46,24 @@ class TurnLog(SessionFields):
             step=step, text=kept, text_cut=text_cut, tool_call_ids=tool_call_ids, ended_at=now
         )
         self.turn_steps.append(recorded)
+        self._bound_turn_steps()
         return recorded
+
+    def _bound_turn_steps(self) -> None:
+        # The running turn's steps ride in the model (its continue-as-new input and every
+        # `list_turns`): a turn of thousands of steps keeps the newest, and the oldest texts
+        # give way first, while the newest step keeps its text whole.
+        excess = len(self.turn_steps) - MAX_TURN_STEPS_KEPT
+        if excess > 0:
+            del self.turn_steps[:excess]
+            self.turn_steps_dropped += excess
+        total = sum(len(s.text) for s in self.turn_steps)
+        for index, step in enumerate(self.turn_steps[:-1]):
+            if total <= TURN_STEP_TEXT_CHARS:
+                break
+            if step.text:
+                total -= len(step.text)
+                self.turn_steps[index] = replace(step, text="", text_cut=step.text_cut + len(step.text))
 
     def emit_model_step(self, recorded: TurnStep) -> None:
         """The `model_step_completed` event of a recorded step, for clients that follow events."""
@@ -96,6 +118,7 @@ class TurnLog(SessionFields):
             self.turn_records.pop(0)
             sizes.pop(0)
         self.turn_steps = []
+        self.turn_steps_dropped = 0
         self.turn_tool_times = {}
 
     def _turn_record(
@@ -108,6 +131,8 @@ class TurnLog(SessionFields):
         note_sequence: int | None,
     ) -> TurnRecord:
         calls = sorted(self.tool_calls.values(), key=lambda r: r.deferral_order)
+        dropped = max(0, len(calls) - MAX_TURN_CALLS_KEPT)
+        calls = calls[dropped:]
         return TurnRecord(
             turn_id=turn_id,
             number=self.state.turn_count,
@@ -119,9 +144,14 @@ class TurnLog(SessionFields):
             user_sequence=self.turn_user_sequence,
             note_sequence=note_sequence,
             steps=list(self.turn_steps),
-            tool_calls=[
-                recorded_tool_call(r, self.turn_tool_times.get(r.tool_call_id, []), _reason(r)) for r in calls
-            ],
+            steps_dropped=self.turn_steps_dropped,
+            tool_calls=bounded_call_texts(
+                [
+                    recorded_tool_call(r, self.turn_tool_times.get(r.tool_call_id, []), _reason(r))
+                    for r in calls
+                ]
+            ),
+            tool_calls_dropped=dropped,
             usage=_difference(self.usage, self.turn_usage_start or AgentUsage()),
             cost=self.cost - (self.turn_cost_start or 0.0),
         )

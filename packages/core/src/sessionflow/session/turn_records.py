@@ -11,13 +11,16 @@ Records are bounded, since they ride in the workflow's state and its continue-as
 input: each text is cut at a set size (saying how much), outputs larger than the inline
 limit stay in the payload store (`has_stored_output`; `AgentSessionClient.tool_output`
 reads them whole), and only the newest turns are kept (`MAX_TURN_RECORDS`,
-`MAX_TURN_RECORD_BYTES`).
+`MAX_TURN_RECORD_BYTES`). A long turn's own record is bounded too, as it runs: it lists its
+newest steps and calls (`MAX_TURN_STEPS_KEPT`, `MAX_TURN_CALLS_KEPT`, the others counted), and the texts of its oldest steps
+and calls give way first (`TURN_STEP_TEXT_CHARS`, `TURN_CALL_TEXT_CHARS`), so a turn of any
+length has a record of bounded size.
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from enum import StrEnum
 
 from sessionflow.session.bodies import BodyRef
@@ -25,15 +28,20 @@ from sessionflow.session.tools import AgentToolCall, ApprovalRecord
 from sessionflow.session.usage import AgentUsage
 
 __all__ = [
+    "MAX_TURN_CALLS_KEPT",
     "MAX_TURN_RECORDS",
     "MAX_TURN_RECORD_BYTES",
+    "MAX_TURN_STEPS_KEPT",
     "RECORD_ARGUMENTS_CHARS",
     "RECORD_OUTPUT_CHARS",
     "STEP_TEXT_CHARS",
+    "TURN_CALL_TEXT_CHARS",
+    "TURN_STEP_TEXT_CHARS",
     "RecordedToolCall",
     "TurnOutcome",
     "TurnRecord",
     "TurnStep",
+    "bounded_call_texts",
     "cut",
     "recorded_tool_call",
 ]
@@ -48,6 +56,15 @@ MAX_TURN_RECORDS = 100
 """Ended turns kept; the oldest go first. The stored messages keep every turn."""
 MAX_TURN_RECORD_BYTES = 512 * 1024
 """Approximate JSON bytes of the ended turns kept; the oldest go first (the newest stays)."""
+MAX_TURN_STEPS_KEPT = 400
+"""Model steps one turn's record lists, the newest; older ones are counted (`steps_dropped`)."""
+MAX_TURN_CALLS_KEPT = 400
+"""Tool calls one turn's record lists, the newest; older ones are counted (`tool_calls_dropped`)."""
+TURN_STEP_TEXT_CHARS = 128_000
+"""Characters of step text one turn's record keeps in all; the oldest steps' texts go first."""
+TURN_CALL_TEXT_CHARS = 256_000
+"""Characters of call arguments and inline outputs one turn's record keeps in all; the
+oldest calls' go first (a stored output stays readable whole through `output_ref`)."""
 
 
 class TurnOutcome(StrEnum):
@@ -124,8 +141,11 @@ class TurnRecord:
         user_sequence: The stored sequence of its user message.
         note_sequence: The stored sequence of the note it left for the next turn's model (a
             message with the user's role that the session wrote, not the person).
-        steps: Its model steps that ended, in order.
-        tool_calls: Its tool calls, in the order the model asked for them.
+        steps: Its model steps that ended, in order (the newest `MAX_TURN_STEPS_KEPT`).
+        steps_dropped: Its older steps not listed in `steps`.
+        tool_calls: Its tool calls, in the order the model asked for them (the newest
+            `MAX_TURN_CALLS_KEPT`).
+        tool_calls_dropped: Its older calls not listed in `tool_calls`.
         usage: The usage of its model calls.
         cost: Their cost by the budget's prices (0 without prices).
     """
@@ -140,7 +160,9 @@ class TurnRecord:
     user_sequence: int | None = None
     note_sequence: int | None = None
     steps: list[TurnStep] = field(default_factory=lambda: [])
+    steps_dropped: int = 0
     tool_calls: list[RecordedToolCall] = field(default_factory=lambda: [])
+    tool_calls_dropped: int = 0
     usage: AgentUsage = field(default_factory=AgentUsage)
     cost: float = 0.0
 
@@ -179,3 +201,23 @@ def recorded_tool_call(record: AgentToolCall, times: list[str], reason: str | No
         approval=record.approval,
         approval_reason=reason,
     )
+
+
+def bounded_call_texts(calls: list[RecordedToolCall]) -> list[RecordedToolCall]:
+    """``calls`` with the oldest ones' arguments and outputs emptied (and counted as cut)
+    until the texts of all fit `TURN_CALL_TEXT_CHARS`; the newest call keeps its texts."""
+    total = sum(len(c.arguments) + len(c.output or "") for c in calls)
+    bounded = list(calls)
+    for index, call in enumerate(calls[:-1]):
+        if total <= TURN_CALL_TEXT_CHARS:
+            break
+        output = call.output or ""
+        total -= len(call.arguments) + len(output)
+        bounded[index] = replace(
+            call,
+            arguments="",
+            arguments_cut=call.arguments_cut + len(call.arguments),
+            output=None if call.output is None else "",
+            output_cut=call.output_cut + len(output),
+        )
+    return bounded

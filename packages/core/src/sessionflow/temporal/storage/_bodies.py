@@ -10,7 +10,8 @@ from __future__ import annotations
 import copy
 import hashlib
 from collections import OrderedDict
-from dataclasses import dataclass, replace
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, replace
 from typing import Any, cast
 
 from temporalio.client import Client
@@ -44,6 +45,15 @@ def inline_limit(storage: ExternalStorage) -> int:
     # A threshold of 0 ("everything by reference") applies to bodies too.
     return min(INLINE_BODY_BYTES, storage.payload_size_threshold)
 
+
+_PARTS = "parts"
+"""Set in a message body whose long texts are parts of their own (bodies since 0.1: older
+bodies hold their texts whole, and load as they are)."""
+_PART = "\x00sessionflow.part"
+"""The key of the one-entry mapping that stands for a stored part: its `BodyRef` fields."""
+_MIN_PART_BYTES = 1024
+"""Texts up to this size stay in their message body even when everything else is by
+reference (threshold 0): a part per short text would only add objects."""
 
 _CACHE_BYTES = int(read_env("SESSIONFLOW_BODY_CACHE_BYTES", str(256 * 1024 * 1024)))
 """Bytes of bodies a worker keeps decoded, shared by all its sessions: a model step of a
@@ -164,6 +174,9 @@ class BodyStore:
         ):
             # The text is the item's own content (a tool result, a plain answer): store it once.
             body = {"framework_item": item, "text_is_content": True}
+        # Its long texts (a tool result's content above all) go in as parts of their own: the
+        # store is content-addressed, so a text the tool step already stored is kept once.
+        body = {**await self._long_texts_as_parts(body, scope), _PARTS: True}
         ref = await self.put(body, scope)
         text = preview_text(message.text) if message.text is not None else None
         return FrameworkMessage(role=message.role, framework_item=None, text=text, body=ref)
@@ -176,6 +189,8 @@ class BodyStore:
         if not isinstance(value, dict) or "framework_item" not in value:
             raise PayloadStoreError(self.driver_name, "holds a message body of the wrong shape")
         body: dict[str, Any] = value  # pyright: ignore[reportUnknownVariableType]
+        if body.get(_PARTS):
+            body = await self._parts_read(body)
         # A copy: the cached body is shared by every later step, and a runner may edit its items.
         item: Any = copy.deepcopy(body["framework_item"])
         text: Any = body.get("text")
@@ -184,6 +199,23 @@ class BodyStore:
         return FrameworkMessage(
             role=message.role, framework_item=item, text=text if isinstance(text, str) else None
         )
+
+    async def _long_texts_as_parts(self, value: Any, scope: StoreScope) -> Any:
+        """``value`` with each text longer than the part size replaced by a stored part's ref."""
+        # Walk, store, then swap: a store failure is raised from a shallow stack, and its
+        # failure stays within the server's size limit for failures (a retried step's kept
+        # failure is whole only up to 4 KB).
+        limit = max(self.inline_limit, _MIN_PART_BYTES)
+        refs = {text: asdict(await self.put(text, scope)) for text in _long_texts(value, limit)}
+        return _swapped(value, lambda text: {_PART: refs[text]} if text in refs else text, None)
+
+    async def _parts_read(self, value: Any) -> Any:
+        """``value`` with every part ref replaced by its stored text (`_long_texts_as_parts`)."""
+        texts: dict[str, str] = {}
+        for part in _parts(value):
+            ref = BodyRef(**part)
+            texts[ref.sha256] = await self.load_text(ref)
+        return _swapped(value, lambda text: text, lambda part: texts[str(part["sha256"])])
 
     # -- tool outputs and run states -----------------------------------------------------
 
@@ -211,3 +243,60 @@ class BodyStore:
         if output is None:
             return record
         return replace(record, output=cap_text(output, cap), output_ref=None)
+
+
+def _long_texts(value: Any, limit: int) -> list[str]:
+    """The distinct texts in ``value`` (nested lists and mappings) longer than ``limit`` bytes."""
+    found: dict[str, None] = {}
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            if utf8_size(item) > limit:
+                found[item] = None
+        elif isinstance(item, list):
+            stack.extend(cast(list[Any], item))
+        elif isinstance(item, dict):
+            stack.extend(cast(dict[Any, Any], item).values())
+    return list(found)
+
+
+def _part_of(item: Any) -> dict[str, Any] | None:
+    if isinstance(item, dict) and len(cast(dict[Any, Any], item)) == 1:
+        part = cast(dict[Any, Any], item).get(_PART)
+        if isinstance(part, dict):
+            return cast(dict[str, Any], part)
+    return None
+
+
+def _parts(value: Any) -> list[dict[str, Any]]:
+    """The part refs in ``value`` (`_long_texts_as_parts`), as their `BodyRef` fields."""
+    found: list[dict[str, Any]] = []
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        part = _part_of(item)
+        if part is not None:
+            found.append(part)
+        elif isinstance(item, list):
+            stack.extend(cast(list[Any], item))
+        elif isinstance(item, dict):
+            stack.extend(cast(dict[Any, Any], item).values())
+    return found
+
+
+def _swapped(
+    value: Any, on_text: Callable[[str], Any], on_part: Callable[[dict[str, Any]], Any] | None
+) -> Any:
+    """A copy of ``value`` with each text, and each part ref when `on_part` is given,
+    replaced by what the callables say."""
+    if isinstance(value, str):
+        return on_text(value)
+    part = _part_of(value) if on_part is not None else None
+    if part is not None and on_part is not None:
+        return on_part(part)
+    if isinstance(value, list):
+        return [_swapped(v, on_text, on_part) for v in cast(list[Any], value)]
+    if isinstance(value, dict):
+        return {k: _swapped(v, on_text, on_part) for k, v in cast(dict[Any, Any], value).items()}
+    return value
