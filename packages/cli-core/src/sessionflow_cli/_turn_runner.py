@@ -6,7 +6,8 @@ turn with that error). The framework's runner is built per model, so a turn's ``
 setting really picks the model. Tool calls run on the runner of their turn's model.
 
 Every method of the runner contract is forwarded, the optional abilities too (the tool
-catalog for the session's proposal checks, images, the verify of a write whose step died), so the command's sessions keep every
+catalog for the session's proposal checks, images, the verify of a write whose step died,
+steering), so the command's sessions keep every
 ability of the framework's runner.
 """
 
@@ -117,6 +118,10 @@ class TurnRunner(AgentFrameworkRunner):
         # The session asks right after the model step, whose settings resolved: the catalog
         # is that of the runner that made the proposals.
         return self.runner_for(self.resolve(session_settings).model).tool_catalog(session_settings)
+
+    def accepts_steering(self) -> bool:
+        # Asked once per session, for the framework: every model's runner is of the same one.
+        return self.default_runner.accepts_steering()
 
     async def execute_deferred_tool_call(self, call: DeferredToolExecution) -> ToolExecutionResult:
         try:

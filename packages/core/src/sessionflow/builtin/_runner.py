@@ -45,6 +45,8 @@ __all__ = ["ChatCompletionsRunner", "ModelHTTPError"]
 
 Json = dict[str, Any]
 RUN_STATE_VERSION = 1
+_STEERED_KEY = "steered"
+"""Run state key: where in the turn's items the steered user messages are (index, text)."""
 
 
 class ModelHTTPError(SessionRunError, RuntimeError):
@@ -152,12 +154,14 @@ class ChatCompletionsRunner(AgentFrameworkRunner):
     async def run_model_step(self, turn: AgentTurnContext) -> AgentTurnOutcome:
         items: list[Json] = []
         tool_state: Json = {}
+        steered: dict[int, str | None] = {}  # index in items -> text, of each steered message
         if turn.framework_run_state is not None:
             state = cast(Json, json.loads(turn.framework_run_state))
             if state.get("v") != RUN_STATE_VERSION:
                 raise ValueError(f"unsupported run state version {state.get('v')!r}")
             items = list(cast(list[Json], state["items"]))
             tool_state = cast(Json, state.get(STATE_KEY) or {})
+            steered = {int(i): t for i, t in cast(list[list[Any]], state.get(_STEERED_KEY) or [])}
             for tool_call_id in cast(list[str], state["pending"]):
                 record = turn.recorded_tool_call(tool_call_id)
                 items.append(
@@ -167,6 +171,11 @@ class ChatCompletionsRunner(AgentFrameworkRunner):
                         "content": describe_tool_call_outcome(record),
                     }
                 )
+        # A message that steers the turn comes after the tool results, as the user's next
+        # message would in a plain Chat Completions loop.
+        for message in turn.steered_messages:
+            steered[len(items)] = message.text
+            items.append(cast(Json, message.framework_item))
         tool_state = merged_tool_state(tool_state, turn.state_updates())
         history = with_carried(turn, [cast(Json, m.message.framework_item) for m in turn.messages])
         # The state joins the one leading system message: many chat templates refuse a
@@ -203,6 +212,7 @@ class ChatCompletionsRunner(AgentFrameworkRunner):
                 "items": [*items, assistant],
                 "pending": [d.tool_call_id for d in deferred],
                 STATE_KEY: tool_state,
+                **_steered_state(steered),
             }
             return ToolCallsRequested(
                 framework_run_state=json.dumps(state), tool_calls=deferred, usage=reply.usage
@@ -215,12 +225,16 @@ class ChatCompletionsRunner(AgentFrameworkRunner):
                 "items": [*produced, {"role": "user", "content": retry}],
                 "pending": [],
                 STATE_KEY: tool_state,
+                **_steered_state(steered),
             }
             return ContinueRequested(
                 framework_run_state=json.dumps(state), note=f"output validator: {retry}", usage=reply.usage
             )
         return TurnCompleted(
-            new_messages=[_framework_message(item) for item in produced],
+            new_messages=[
+                _user_message(item, steered[i]) if i in steered else _framework_message(item)
+                for i, item in enumerate(produced)
+            ],
             usage=reply.usage,
             carry=self.carry(turn.carried_state, reply.text) if self.carry is not None else None,
         )
@@ -283,6 +297,10 @@ class ChatCompletionsRunner(AgentFrameworkRunner):
         return reply
 
     # -- tools ---------------------------------------------------------------------------
+
+    def accepts_steering(self) -> bool:
+        """Steered messages join the run after the step's tool results (see `run_model_step`)."""
+        return True
 
     def tool_catalog(self, session_settings: Mapping[str, Any]) -> Mapping[str, Mapping[str, Any]]:
         """Every tool this runner offers, with its JSON schema (for the session's proposal check)."""
@@ -358,6 +376,16 @@ def _framework_message(item: Json) -> FrameworkMessage:
     )
     text = item.get("content") if isinstance(item.get("content"), str) else None
     return FrameworkMessage(role=role, framework_item=item, text=text)
+
+
+def _user_message(item: Json, text: str | None) -> FrameworkMessage:
+    """A message that steered the turn: the person's, stored as they sent it."""
+    return FrameworkMessage(role=MessageRole.USER, framework_item=item, text=text)
+
+
+def _steered_state(steered: dict[int, str | None]) -> Json:
+    # Left out when empty, so a run state without steering keeps its bytes.
+    return {_STEERED_KEY: [[i, t] for i, t in sorted(steered.items())]} if steered else {}
 
 
 def _wire_message(item: Json) -> Json:

@@ -29,6 +29,10 @@ class DoubleTexting(StrEnum):
     """Cancel the running turn (as `cancel_turn` does), then run the message."""
     REJECT = "reject"
     """Refuse it: the client raises `MessageRejectedError`, and nothing is queued."""
+    STEER = "steer"
+    """Let it join the running turn: the turn's next model step sees it as a user message
+    after the tool results of the step that just ended. When the turn takes no further model
+    step, or its runner does not take steered messages, it starts the next turn instead."""
 
 
 class DoubleTextingAction(Enum):
@@ -37,6 +41,7 @@ class DoubleTextingAction(Enum):
     QUEUE = "queue"
     CANCEL_AND_QUEUE = "cancel_and_queue"
     REJECT = "reject"
+    STEER = "steer"
 
 
 class MessageRejectedError(SessionStateError):
@@ -63,15 +68,21 @@ def decide_double_texting(
     turn_running: bool,
     cancel_requested: bool,
     queued: int,
+    steering: bool = True,
 ) -> DoubleTextingAction:
     """What to do with a message: the message's policy wins over the session's.
 
     An idle session (no turn running, none queued) queues the message whatever the
     policy. `reject` refuses a message while a turn runs or another message waits to start
     one. `interrupt` cancels a running turn unless its cancel is already under way; earlier
-    queued messages keep their places, so no message is dropped.
+    queued messages keep their places, so no message is dropped. `steer` joins a running
+    turn that is not being cancelled, when the session's runner takes steered messages
+    (``steering``); otherwise the message is queued.
     """
     policy = message_policy if message_policy is not None else session_policy
+    if policy is DoubleTexting.STEER:
+        steers = steering and turn_running and not cancel_requested
+        return DoubleTextingAction.STEER if steers else DoubleTextingAction.QUEUE
     busy = turn_running or queued > 0
     if not busy or policy is DoubleTexting.ENQUEUE:
         return DoubleTextingAction.QUEUE

@@ -30,6 +30,9 @@ class AgentEventType(StrEnum):
     """A model step ended: what the model wrote in it and the calls it asked for (durable, so
     a client that connects late or reloads reads the running turn whole)."""
     TOOL_CALL_VERIFIED = "tool_call_verified"
+    USER_MESSAGE_STEERED = "user_message_steered"
+    """A message sent to steer the running turn joined it: ``step`` names the model step that
+    got it (after the tool results of the step before), ``message_id`` the send's ID."""
     CUSTOM_EVENT = "custom_event"
     """Data a framework streams beside the text (LangGraph's ``get_stream_writer()``): live only."""
 

@@ -30,8 +30,9 @@ class Inbox(SessionFields):
     def is_acceptable_text(text: str) -> bool:
         return bool(text.strip())
 
-    def queue_user_message(self, message: QueuedUserMessage) -> bool:
-        """Queue a message; False for blank text or a stopped session.
+    def queue_user_message(self, message: QueuedUserMessage, *, steer: bool = False) -> bool:
+        """Queue a message (``steer``: keep it for the running turn's next model step); False
+        for blank text or a stopped session.
 
         A message whose `message_id` was accepted before is not queued again, and the
         answer is True: the earlier send already did what the retry asks.
@@ -45,7 +46,12 @@ class Inbox(SessionFields):
                 *self.recent_message_ids[-(RECENT_MESSAGE_IDS - 1) :],
                 message.message_id,
             ]
-        self.queued.append(message)
+        if steer:
+            if not self.turn_active:
+                raise SessionStateError("no turn is running to steer")
+            self.steered.append(message)
+        else:
+            self.queued.append(message)
         return True
 
     def decide_user_message(
@@ -54,11 +60,13 @@ class Inbox(SessionFields):
         policy: DoubleTexting | None,
         *,
         cancel_requested: bool,
+        steering: bool = False,
     ) -> DoubleTextingAction:
         """What the session does with a message sent now (`decide_double_texting`).
 
         A message whose ID was decided before gets the same answer: queued (`QUEUE`,
-        and `queue_user_message` then queues nothing) or refused (`REJECT`).
+        and `queue_user_message` then queues nothing, also for a message that steered)
+        or refused (`REJECT`). ``steering``: the session's runner takes steered messages.
         """
         if message_id is not None:
             if message_id in self.recent_message_ids:
@@ -71,6 +79,7 @@ class Inbox(SessionFields):
             turn_running=self.turn_active,
             cancel_requested=cancel_requested,
             queued=len(self.queued),
+            steering=steering,
         )
 
     def reject_user_message(self, message_id: str | None) -> MessageRejectedError:

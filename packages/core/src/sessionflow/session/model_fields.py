@@ -22,6 +22,7 @@ from sessionflow.session.memory import MemoryStore
 from sessionflow.session.messages import AgentMessage
 from sessionflow.session.queued_message import QueuedUserMessage
 from sessionflow.session.state import AgentInterrupt, AgentState
+from sessionflow.session.steered_message import SteeredMessage
 from sessionflow.session.superseded import SupersededRange
 from sessionflow.session.tools import AgentToolCall
 from sessionflow.session.turn_records import TurnRecord, TurnStep
@@ -112,6 +113,11 @@ class SessionFields:
     """The running turn's message ID, user message, and the session's usage and cost when
     it began (its record's usage is the difference; None: nothing yet, as in runs carried
     before turn records, so their payloads keep their bytes)."""
+    steered: list[QueuedUserMessage] = field(default_factory=lambda: [])
+    """Messages sent to steer the running turn (double-texting `steer`) that no model step
+    took yet, oldest first: the next model step of the turn takes them all."""
+    turn_steered: list[SteeredMessage] = field(default_factory=lambda: [])
+    """The messages that joined the running turn, as its model steps got them."""
 
     # -- events --------------------------------------------------------------------------
 

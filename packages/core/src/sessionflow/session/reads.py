@@ -46,6 +46,7 @@ class Reads(SessionFields):
             framework_state_omitted=list(self.framework_state_omitted),
             double_texting=self.double_texting,
             forked_from=self.forked_from,
+            steered_message_count=len(self.steered),
         )
 
     def page(self, *, after: int = 0, limit: int = 50, hide_superseded: bool = False) -> AgentMessagesPage:

@@ -74,6 +74,14 @@ class AgentTurnContext(_SessionIdAlias):
 
     Every model step of the turn gets it, the same value each time: a runner reads it where
     its framework starts a run, and passes it on in `TurnCompleted.carry` to keep it."""
+    steered_messages: Sequence[FrameworkMessage] = ()
+    """User messages that joined the running turn just before this model step (double-texting
+    `steer`), oldest first, each built by this runner's `build_user_message`. Only a runner
+    whose `accepts_steering` says so gets any. It puts them in its run's history after the
+    tool results of the step before (at a first step: after the turn's messages), as its
+    framework puts a user message mid-run, calls the model, and keeps them in the run state
+    it returns; the turn's `TurnCompleted.new_messages` hold them where they sit, as user
+    messages. A retried attempt gets the same ones. They are not in `messages`."""
 
     @property
     def is_resuming(self) -> bool:
@@ -211,6 +219,14 @@ class AgentFrameworkRunner(Protocol):
             SessionStateError: This runner does not send images to its model (the default).
         """
         raise SessionStateError("this runner does not accept images")
+
+    def accepts_steering(self) -> bool:
+        """Whether a model step takes `AgentTurnContext.steered_messages`; False by default.
+
+        A session whose runner says False queues a message sent under double-texting
+        `steer` for the next turn instead. The session asks once, when it starts.
+        """
+        return False
 
     def worker_scope(self) -> AbstractAsyncContextManager[None]:
         """What the runner holds while a worker serves it (clients, connections); by default nothing.

@@ -109,6 +109,8 @@ class AgentSnapshot:
     """What the session does with a message sent while it is busy, unless the message says."""
     forked_from: ForkedFrom | None = None
     """The session and turn this session was forked from (`fork_session`); None otherwise."""
+    steered_message_count: int = 0
+    """Messages sent to steer the running turn that its next model step has not taken yet."""
 
 
 @dataclass(frozen=True, kw_only=True)

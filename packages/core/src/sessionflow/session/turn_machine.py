@@ -22,6 +22,7 @@ from sessionflow.session.messages import FrameworkMessage
 from sessionflow.session.outcomes import ContinueRequested, ToolCallsRequested, TurnCompleted
 from sessionflow.session.spending import Spending
 from sessionflow.session.state import AgentStatus
+from sessionflow.session.steering import Steering
 from sessionflow.session.tools import AgentToolCall, AgentToolCallStatus, validate_tool_call_ids
 from sessionflow.session.transcript import Transcript
 from sessionflow.session.turn_log import TurnLog
@@ -31,7 +32,7 @@ from sessionflow.session.verify import checked_verify_basis
 __all__ = ["TurnMachine"]
 
 
-class TurnMachine(Transcript, Interrupts, Spending, TurnLog):
+class TurnMachine(Transcript, Interrupts, Spending, TurnLog, Steering):
     """Moves the running turn (`state`, `run_state`, the `turn_*` fields) through its statuses."""
 
     def begin_turn(self, now: datetime | None = None, *, message_id: str | None = None) -> str:
@@ -183,6 +184,10 @@ class TurnMachine(Transcript, Interrupts, Spending, TurnLog):
         stopped on its own; the turn's record ends failed, cancelled or stopped accordingly.
         """
         self._require_turn()
+        # What the user said to steer the turn stays, for the next turn's model to see:
+        # the messages the failed run held are lost with it.
+        for steered in self.turn_steered:
+            self.store_user_message(steered.message)
         note_sequence = self.store_user_message(note).sequence if note is not None else None
         turn_id = self._require_turn()
         self.emit(AgentEventType.TURN_FAILED, {"error": error, "reason": reason}, step=f"{turn_id}/turn")
@@ -193,6 +198,7 @@ class TurnMachine(Transcript, Interrupts, Spending, TurnLog):
         self._end_turn(error=error, outcome=outcome)
 
     def _end_turn(self, *, error: str | None, outcome: TurnOutcome) -> None:
+        self.requeue_steered()
         self.tool_calls = {}
         self.run_state = None
         self.run_state_ref = None

@@ -116,6 +116,9 @@ class SessionRunConfig:
     """The flow's model, for step summaries in the Temporal UI (a turn's ``model`` setting wins)."""
     search_attributes: bool = False
     """The client found sessionflow's search attributes registered: the session keeps them current."""
+    steering: bool = False
+    """The flow's runner takes steered messages (`AgentFrameworkRunner.accepts_steering`);
+    without it a message sent under double-texting `steer` is queued for the next turn."""
 
     @staticmethod
     def from_timings(
@@ -127,6 +130,7 @@ class SessionRunConfig:
         memory: MemorySettings | None = None,
         max_continues_per_turn: int = 8,
         model_name: str | None = None,
+        steering: bool = False,
     ) -> SessionRunConfig:
         def secs(value: timedelta) -> float:
             return value.total_seconds()
@@ -149,6 +153,7 @@ class SessionRunConfig:
             memory=memory,
             max_continues_per_turn=max_continues_per_turn,
             model_name=model_name,
+            steering=steering,
         )
 
 
@@ -224,6 +229,8 @@ class RunModelInput:
     built before them sends no such field; a newer worker then turns every call the
     framework asks about into an explicit approval (`as_session_approval`), so that workflow
     still waits for a person instead of running the call unasked."""
+    steered: list[FrameworkMessage] = field(default_factory=lambda: [])
+    """User messages that joined the turn just before this step (`AgentTurnContext.steered_messages`)."""
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -101,6 +101,9 @@ class ModelStepActivities(StepActivities):
             heartbeat=activity.heartbeat,
             session_settings=request.session_settings,
             carried_state=carried,
+            steered_messages=tuple(
+                [await self._steps.require_bodies().load_message(m) if m.body else m for m in request.steered]
+            ),
         )
         try:
             async with self._model_call_slot(request):

@@ -27,4 +27,5 @@ def run_config(flow: AgentSessionFlow) -> SessionRunConfig:
         else None,
         max_continues_per_turn=options.max_continues_per_turn,
         model_name=flow.model_name,
+        steering=flow.runner.accepts_steering(),
     )

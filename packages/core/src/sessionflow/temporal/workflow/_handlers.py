@@ -41,6 +41,11 @@ with workflow.unsafe.imports_passed_through():
 DOUBLE_TEXTING_PATCH = "sessionflow-double-texting"
 """Marks runs where a message sent during a turn cancelled it or was refused (issue 27)."""
 
+STEER_PATCH = "sessionflow-steer"
+"""Marks runs where a message sent during a turn joined it (double-texting `steer`, issue 46)."""
+
+_CANCEL_OR_REJECT = (DoubleTextingAction.CANCEL_AND_QUEUE, DoubleTextingAction.REJECT)
+
 
 class SessionHandlers:
     """What clients send to and ask of a running session; the workflow class sets `_session`."""
@@ -56,15 +61,21 @@ class SessionHandlers:
         # Decided here, in the update's handler, so no turn can end or start between the
         # check and the queueing. Requests recorded before double-texting always queue.
         action = model.decide_user_message(
-            request.message_id, request.double_texting, cancel_requested=session.cancel.requested
+            request.message_id,
+            request.double_texting,
+            cancel_requested=session.cancel.requested,
+            steering=session.config is not None and session.config.steering,
         )
-        if action is not DoubleTextingAction.QUEUE and workflow.patched(DOUBLE_TEXTING_PATCH):
+        # Only a request sent as `steer` (which no run recorded before it could send) steers.
+        steer = action is DoubleTextingAction.STEER and workflow.patched(STEER_PATCH)
+        if action in _CANCEL_OR_REJECT and workflow.patched(DOUBLE_TEXTING_PATCH):
             if action is DoubleTextingAction.REJECT:
                 rejected = model.reject_user_message(request.message_id)
                 # An ApplicationError fails only the update; its type tells the client why.
                 raise ApplicationError(rejected.message, type=type(rejected).__name__, non_retryable=True)
             # The cancel the client's `cancel_turn` makes; the message then waits its turn.
             session.request_cancel()
+        # A steered message waits in the model for the turn's next model step (`TurnDriver`).
         return model.queue_user_message(
             QueuedUserMessage(
                 text=request.text,
@@ -72,7 +83,8 @@ class SessionHandlers:
                 settings=request.settings,
                 message_id=request.message_id,
                 message=request.message,
-            )
+            ),
+            steer=steer,
         )
 
     @send_user_message.validator

@@ -106,7 +106,8 @@ class TurnDriver:
             if over is not None:
                 await self._stop_turn(over[0].value, over[1])
                 return
-            result = await self._run_model()
+            steered = await self._steered_messages()
+            result = await self._run_model(steered)
             if result.completed is not None:
                 self._record_step(result)
                 model.complete_turn(result.completed, budget, now=workflow.now())
@@ -195,7 +196,26 @@ class TurnDriver:
             retry_policy=RetryPolicy(maximum_attempts=3),
         )
 
-    async def _run_model(self) -> RunModelResult:
+    async def _steered_messages(self) -> list[FrameworkMessage]:
+        """The messages waiting to steer the turn, built as the runner's user messages.
+
+        They stay waiting until the step is scheduled (`_run_model` joins them), so a cancel
+        while one is built leaves them for the next turn. One that came in meanwhile waits
+        for the step after.
+        """
+        model = self._session.model
+        built: list[FrameworkMessage] = []
+        for queued in list(model.steered):
+            message = queued.message
+            if message is None or not _usable_client_message(message, queued):
+                message = await self._build_user_message(queued.text, queued.images)
+            model.media += [image for image in queued.images if is_media_ref(image) and image not in model.media]
+            built.append(message)
+        if built:
+            self._session.cancel.raise_if_requested()
+        return built
+
+    async def _run_model(self, steered: list[FrameworkMessage]) -> RunModelResult:
         session = self._session
         config = session.settings
         model = session.model
@@ -210,6 +230,8 @@ class TurnDriver:
         model.count_model_call()
         activity_id = f"{turn_id}/model-{self._model_calls}"
         model.model_step = activity_id
+        if steered:
+            model.join_steered(steered, step=activity_id)
         task = asyncio.ensure_future(
             workflow.execute_activity(
                 RUN_MODEL,
@@ -235,6 +257,7 @@ class TurnDriver:
                     carried_state=None if model.carried_state_ref else model.carried_state,
                     carried_state_ref=model.carried_state_ref,
                     accepts_asks=True,
+                    steered=steered,
                 ),
                 result_type=RunModelResult,
                 activity_id=activity_id,
