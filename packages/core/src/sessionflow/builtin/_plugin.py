@@ -48,6 +48,7 @@ def sessionflow_register_frameworks(register: Callable[[FrameworkSpec], None]) -
                 framework_approvals=True,
                 questions=True,
                 verified_outcomes=True,
+                steering=True,
             ),
             build_runner=_build_runner,
             model_api="chat_completions",

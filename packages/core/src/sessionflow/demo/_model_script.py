@@ -330,6 +330,40 @@ class RecordedRequest:
                 return "".join(parts)
         return None
 
+    def conversation(self, *, ignore: Collection[str] = ()) -> list[tuple[str, str]]:
+        """The tool results and user texts the client sent, in order, whatever the wire shape.
+
+        Each entry is ``("tool_result", call_id)`` or ``("user", text)`` (a user message's
+        text parts joined); assistant messages and the system prompt are left out. User
+        text parts equal to one of ``ignore`` (after stripping) are left out too, as in
+        `last_user_text`. One user message that holds tool results and text (Anthropic
+        Messages) gives its results first, then its text, as the blocks come.
+        """
+        conversation: Any = self.body.get("input") if self.api == "responses" else self.body.get("messages")
+        if isinstance(conversation, str):
+            return [("user", conversation)]
+        dropped = {text.strip() for text in ignore}
+        entries: list[tuple[str, str]] = []
+        for item in _as_list(conversation):
+            if item.get("role") == "tool" and "tool_call_id" in item:
+                entries.append(("tool_result", str(item["tool_call_id"])))
+            elif item.get("type") in ("function_call_output", "custom_tool_call_output"):
+                entries.append(("tool_result", str(item.get("call_id"))))
+            elif item.get("role") == "user":
+                texts: list[str] = []
+                for block in _as_list(item.get("content")):
+                    if block.get("type") == "tool_result":
+                        entries.append(("tool_result", str(block.get("tool_use_id"))))
+                content = _without_texts(item.get("content"), dropped)
+                if isinstance(content, list):
+                    blocks = [b for b in _as_list(content) if b.get("type") != "tool_result"]
+                    texts = [t for b in blocks for t in _content_texts(b)]
+                else:
+                    texts = _content_texts(content)
+                if texts:
+                    entries.append(("user", "".join(texts)))
+        return entries
+
     def tool_results(self) -> dict[str, str]:
         """Tool outputs sent back to the model, by tool call id."""
         results: dict[str, str] = {}

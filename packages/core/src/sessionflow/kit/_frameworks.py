@@ -70,6 +70,11 @@ class FrameworkCapabilities:
         verified_outcomes: Defers the calls of a tool with a `ToolSpec.verify` as
             verifiable and answers `AgentFrameworkRunner.verify_tool_call` with it, so a
             write whose step died is settled by its verify. Off by default.
+        steering: The runner takes the messages that join a running turn
+            (`AgentTurnContext.steered_messages`, double-texting `steer`): it puts them
+            after the tool results of the step before, where its framework puts a user
+            message mid-run, and says so with `AgentFrameworkRunner.accepts_steering`. Off
+            by default: such a message then starts the next turn.
     """
 
     parallel_tool_calls: bool
@@ -82,6 +87,7 @@ class FrameworkCapabilities:
     framework_approvals: bool = False
     questions: bool = False
     verified_outcomes: bool = False
+    steering: bool = False
 
 
 @dataclass(frozen=True, kw_only=True)

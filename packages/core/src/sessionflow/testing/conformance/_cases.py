@@ -66,6 +66,7 @@ Capability = Literal[
     "framework_approvals",
     "questions",
     "verified_outcomes",
+    "steering",
 ]
 CAPABILITIES: tuple[Capability, ...] = get_args(Capability)
 BehaviourKind = Literal["return", "error", "crash", "block", "answer"]
@@ -317,6 +318,10 @@ class SendStep:
     text: str
     images: tuple[str, ...] = ()
     expect_accepted: bool = True
+    double_texting: str | None = None
+    """The message's double-texting policy (``steer``...); None: the session's."""
+    message_id: str | None = None
+    """The send's ID; sending it twice is a retry (idempotent)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -413,7 +418,7 @@ def _kill_point(node: Node) -> KillPoint:
 
 _STEP_FIELDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "start": ((), ("text",)),
-    "send": (("text",), ("images", "expect_accepted")),
+    "send": (("text",), ("images", "expect_accepted", "double_texting", "message_id")),
     "wait_idle": (("turns",), ()),
     "wait_interrupt": (("tool_call_id",), ("tool_name", "arguments", "has_deadline", "kind", "question")),
     "resolve": (("tool_call_id", "approved"), ("rejection_message", "expect_accepted", "answer")),
@@ -442,7 +447,15 @@ def parse_step(node: Node) -> Step:
             return StartStep(text=f["text"].string() if "text" in f and not f["text"].is_null else None)
         case "send":
             images = f["images"].strings(min_items=1) if "images" in f else ()
-            return SendStep(text=f["text"].string(), images=images, expect_accepted=accepted)
+            return SendStep(
+                text=f["text"].string(),
+                images=images,
+                expect_accepted=accepted,
+                double_texting=f["double_texting"].string(choices=("enqueue", "interrupt", "reject", "steer"))
+                if "double_texting" in f
+                else None,
+                message_id=f["message_id"].string() if "message_id" in f else None,
+            )
         case "wait_idle":
             return WaitIdleStep(turns=f["turns"].integer(minimum=1))
         case "wait_interrupt":

@@ -18,6 +18,7 @@ from typing import Any
 
 from sessionflow.demo._model_script import RecordedRequest
 from sessionflow.session.events import AgentEvent, AgentEventType
+from sessionflow.session.messages import MessageRole
 from sessionflow.session.state import AgentSnapshot, AgentStatus
 from sessionflow.session.tools import ToolEffect
 from sessionflow.temporal.client._client import AgentSessionClient
@@ -148,6 +149,11 @@ def _snapshot(expect: SnapshotExpect, obs: Observation) -> list[str]:
     found += _carried(expect, snap)
     compare("pending interrupts", expect.pending_interrupts, len(snap.pending_interrupts))
     compare("queued_message_count", expect.queued_message_count, snap.queued_message_count)
+    compare("steered_message_count", expect.steered_message_count, snap.steered_message_count)
+    if expect.user_texts is not None:
+        users = tuple(m.message.text or "" for m in snap.messages if m.message.role is MessageRole.USER)
+        if users != expect.user_texts:
+            found.append(f"snapshot user messages: expected {list(expect.user_texts)}, got {list(users)}")
     if expect.usage is not None:
         compare("usage.requests", expect.usage.requests, snap.usage.requests)
         compare("usage.input_tokens", expect.usage.input_tokens, snap.usage.input_tokens)
@@ -309,6 +315,13 @@ def _call(expect: CallExpect, request: RecordedRequest, obs: Observation) -> lis
         found += expect.last_user_text.failures(
             request.last_user_text(ignore=obs.resume_texts), f"{what}: last user text"
         )
+    if expect.conversation_tail is not None:
+        entries = request.conversation(ignore=obs.resume_texts)
+        tail = entries[-len(expect.conversation_tail) :]
+        if tuple(tail) != expect.conversation_tail:
+            found.append(
+                f"{what}: the conversation ends with {tail}, expected {list(expect.conversation_tail)}"
+            )
     body = json.dumps(request.body)
     for name in expect.images:
         encoded = base64.b64encode(obs.images.get(name, b"")).decode()

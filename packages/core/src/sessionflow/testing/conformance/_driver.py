@@ -518,7 +518,13 @@ class _CaseDriver:
                     await self.sessions.upload_image(self.session_id, self.images[name], "image/png")
                     for name in step.images
                 ]
-                accepted = await self.sessions.send_user_message(self.session_id, step.text, images=images)
+                accepted = await self.sessions.send_user_message(
+                    self.session_id,
+                    step.text,
+                    images=images,
+                    double_texting=step.double_texting,
+                    message_id=step.message_id,
+                )
                 if accepted is not step.expect_accepted:
                     raise ConformanceFailure(
                         f"send_user_message returned {accepted}, expected {step.expect_accepted}"

@@ -65,6 +65,9 @@ class SnapshotExpect:
     last_turn_error: NullableText | None = None
     pending_interrupts: int | None = None
     queued_message_count: int | None = None
+    steered_message_count: int | None = None
+    user_texts: tuple[str, ...] | None = None
+    """The texts of the stored user messages, in order (the snapshot's newest messages)."""
     usage: UsageExpect | None = None
     tool_calls: dict[str, AgentToolCallStatus] = field(default_factory=lambda: {})
     carried_state_preview: NullableText | None = None
@@ -97,6 +100,9 @@ class CallExpect:
     tools_offered: tuple[str, ...] | None = None
     last_user_text: TextMatch | None = None
     images: tuple[str, ...] = ()
+    conversation_tail: tuple[tuple[str, str], ...] | None = None
+    """The request's conversation ends with these entries, exactly and in order:
+    ``("tool_result", call_id)`` or ``("user", text)`` (`RecordedRequest.conversation`)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -199,6 +205,8 @@ def _snapshot(node: Node) -> SnapshotExpect:
             "last_turn_error",
             "pending_interrupts",
             "queued_message_count",
+            "steered_message_count",
+            "user_texts",
             "usage",
             "tool_calls",
             "carried_state_preview",
@@ -217,6 +225,8 @@ def _snapshot(node: Node) -> SnapshotExpect:
         last_turn_error=_nullable_text(fields["last_turn_error"]) if "last_turn_error" in fields else None,
         pending_interrupts=_opt_int(fields, "pending_interrupts"),
         queued_message_count=_opt_int(fields, "queued_message_count"),
+        steered_message_count=_opt_int(fields, "steered_message_count"),
+        user_texts=fields["user_texts"].strings() if "user_texts" in fields else None,
         usage=_usage(fields["usage"]) if "usage" in fields else None,
         tool_calls=_statuses(fields["tool_calls"]) if "tool_calls" in fields else {},
         carried_state_preview=_nullable_text(fields["carried_state_preview"])
@@ -259,6 +269,7 @@ def _call(node: Node) -> CallExpect:
             "tools_offered",
             "last_user_text",
             "images",
+            "conversation_tail",
         ),
     )
     return CallExpect(
@@ -272,7 +283,18 @@ def _call(node: Node) -> CallExpect:
         tools_offered=fields["tools_offered"].strings() if "tools_offered" in fields else None,
         last_user_text=parse_text_match(fields["last_user_text"]) if "last_user_text" in fields else None,
         images=fields["images"].strings(min_items=1) if "images" in fields else (),
+        conversation_tail=tuple(_tail_entry(item) for item in fields["conversation_tail"].array())
+        if "conversation_tail" in fields
+        else None,
     )
+
+
+def _tail_entry(node: Node) -> tuple[str, str]:
+    fields = node.object(optional=("tool_result", "user"))
+    if len(fields) != 1:
+        raise node.error("a conversation entry names exactly one of 'tool_result', 'user'")
+    kind = next(iter(fields))
+    return (kind, fields[kind].string())
 
 
 def _model_requests(node: Node) -> ModelRequestsExpect:
