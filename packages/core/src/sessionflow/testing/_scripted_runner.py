@@ -17,7 +17,9 @@ A step is the reply to the n-th model call of a turn: `{"text": ...}` for a fina
 run state to at least that many bytes, to send it by reference; it pads a tool call step's
 run state too), `carry` on a final answer (the turn's `TurnCompleted.carry`; null or absent
 carries nothing; `carry_bytes` pads it), `supersede` on a final answer (sequences of stored
-messages the "framework's history" no longer holds: `TurnCompleted.superseded`). Each model log entry has `carried`, the carried
+messages the "framework's history" no longer holds: `TurnCompleted.superseded`). Steered
+messages (`AgentTurnContext.steered_messages`) join the run after the tool results, as
+items marked ``"steered": true``, stored as user messages. Each model log entry has `carried`, the carried
 state the step got, and `state_updates`, the updates it was handed (a text longer than 200
 characters as `<length>:<digest>`); the tool log has the run state the tool step got
 (`run_state_calls`: the model call that deferred it; `run_state_bytes`).
@@ -147,6 +149,8 @@ class ScriptedRunner(AgentFrameworkRunner):
                         "content": describe_tool_call_outcome(record),
                     }
                 )
+        # Messages that steer the turn come after the results, marked as the person's.
+        run.items += [{**cast(Json, m.framework_item), "steered": True} for m in turn.steered_messages]
         seen = [scripted_text(m.message.framework_item) for m in turn.messages] + [
             scripted_text(item) for item in run.items
         ]
@@ -244,12 +248,18 @@ class ScriptedRunner(AgentFrameworkRunner):
             preview=ApprovalPreview(**cast(dict[str, Any], tool["preview"])) if "preview" in tool else None,
         )
 
+    def accepts_steering(self) -> bool:
+        return True
+
     @staticmethod
     def _as_message(item: Json) -> FrameworkMessage:
-        # A user item inside a turn is a continue's prompt, written by the runner.
+        # A user item inside a turn is a continue's prompt, written by the runner, unless
+        # it steered the turn: then the person wrote it.
         role = {"tool": MessageRole.TOOL, "user": MessageRole.SYSTEM}.get(
             str(item["role"]), MessageRole.ASSISTANT
         )
+        if item.get("steered"):
+            role = MessageRole.USER
         return FrameworkMessage(role=role, framework_item=item, text=scripted_text(item))
 
     def _tool_spec(self, call: DeferredToolExecution) -> Json:

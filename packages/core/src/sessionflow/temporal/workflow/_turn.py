@@ -209,7 +209,9 @@ class TurnDriver:
             message = queued.message
             if message is None or not _usable_client_message(message, queued):
                 message = await self._build_user_message(queued.text, queued.images)
-            model.media += [image for image in queued.images if is_media_ref(image) and image not in model.media]
+            model.media += [
+                image for image in queued.images if is_media_ref(image) and image not in model.media
+            ]
             built.append(message)
         if built:
             self._session.cancel.raise_if_requested()
