@@ -40,6 +40,7 @@ def test_recorded_histories_exist() -> None:
         "long-turn-ended",
         "approval-rebound",
         "turn-records",
+        "steer",
     }
 
 

@@ -20,7 +20,9 @@ QUEUE, STEERS = DoubleTextingAction.QUEUE, DoubleTextingAction.STEER
 
 
 def user(text: str) -> FrameworkMessage:
-    return FrameworkMessage(role=MessageRole.USER, framework_item={"role": "user", "content": text}, text=text)
+    return FrameworkMessage(
+        role=MessageRole.USER, framework_item={"role": "user", "content": text}, text=text
+    )
 
 
 def running() -> SessionModel:
@@ -49,9 +51,7 @@ def test_steer_joins_a_running_turn_that_is_not_being_cancelled() -> None:
     assert decide(running=True, cancel=True) is QUEUE  # the turn is going away
     assert decide(running=True, steering=False) is QUEUE  # the runner takes no steered message
     # The session's policy may be steer too.
-    assert (
-        decide_double_texting(STEER, None, turn_running=True, cancel_requested=False, queued=0) is STEERS
-    )
+    assert decide_double_texting(STEER, None, turn_running=True, cancel_requested=False, queued=0) is STEERS
 
 
 def test_the_model_asks_with_the_runners_answer() -> None:
