@@ -26,6 +26,7 @@ from sessionflow.testing import FileGate, save_scripted_flow, write_script
 from tests.replay.record_double_texting import _idle_after, _stop_and_export  # pyright: ignore[reportPrivateUsage]
 
 STEER = "steer"
+NO_ARGUMENTS: dict[str, object] = {}
 
 
 async def _steer(sessions: AgentSessionClient, state: Path) -> None:
@@ -33,7 +34,7 @@ async def _steer(sessions: AgentSessionClient, state: Path) -> None:
         state,
         STEER,
         [
-            [{"tool_calls": [{"id": "c1", "name": "lookup", "arguments": {}}]}, {"text": "one"}],
+            [{"tool_calls": [{"id": "c1", "name": "lookup", "arguments": NO_ARGUMENTS}]}, {"text": "one"}],
             [{"gate": "st-2", "text": "two"}],
             [{"text": "three"}],
         ],
