@@ -292,3 +292,45 @@ async def test_a_retried_model_steps_text_replaces_the_failed_attempts_partial_t
     assert "partial" not in await page.locator("main").inner_text()
     assert [entry["attempt"] for entry in api.log.entries("model", session="ui-retry")] == [1, 2]
     assert console.dialogs == [] and console.errors == []
+
+
+async def test_steer_from_the_send_box_joins_the_running_turn(
+    api_factory: ApiFactory, browser: Browser, tmp_path: Path
+) -> None:
+    from sessionflow.testing import FileGate
+
+    api: Api = await api_factory()
+    api.script(
+        "ui-st",
+        [
+            [
+                {"tool_calls": [{"id": "c1", "name": "lookup", "arguments": {"q": "flights"}}]},
+                {"text": "Lisbon it is"},
+            ]
+        ],
+        {"lookup": {"effect": "read", "output": "3 flights", "gate": "ui-st"}},
+    )
+    assert (
+        await api.post("/api/v1/sessions", {"session_id": "ui-st", "message": "find a flight"})
+    ).status_code == 201
+    console = await _console(browser, api, tmp_path)
+    page = console.page
+    await console.log_in()
+    await page.goto(f"{api.url}/#/s/ui-st")
+    await FileGate(api.state_dir, "ui-st").wait_until_reached()
+
+    await page.fill("#message", "make it Lisbon")
+    await page.select_option("#policy", "steer")
+    await page.click("#send button")
+    await expect(page.locator("#queued")).to_contain_text(
+        "1 message to join the running turn at its next model step"
+    )
+    FileGate(api.state_dir, "ui-st").release()
+    await expect(page.locator("#transcript")).to_contain_text("Lisbon it is")
+    await expect(page.locator("#queued")).to_be_hidden()
+    transcript = await page.locator("#transcript").inner_text()
+    assert transcript.index("make it Lisbon") < transcript.index("Lisbon it is")
+    # One turn: the model's second request ends with the tool's result and the steered message.
+    assert api.seen("ui-st", 2)[-2:] == ["3 flights", "make it Lisbon"]
+    assert api.log.count("model", session="ui-st") == 2
+    assert console.dialogs == [] and console.errors == []

@@ -72,3 +72,39 @@ async def test_fork_at_turn_one_is_the_callers_and_errors_are_404_and_422(api: A
     unknown = await api.post("/api/v1/sessions/nobody-here/fork", {"turn": 1})
     assert unknown.status_code == 404
     assert (await api.get("/api/v1/sessions/api-fk-1", user="bob")).status_code == 404
+
+
+async def test_steer_joins_the_running_turn_after_the_tool_result(api: Api) -> None:
+    api.script(
+        "api-st",
+        [
+            [
+                {"tool_calls": [{"id": "c1", "name": "lookup", "arguments": {"q": "flights"}}]},
+                {"text": "Lisbon it is"},
+            ]
+        ],
+        {"lookup": {"effect": "read", "output": "3 flights", "gate": "api-st"}},
+    )
+    created = await api.post("/api/v1/sessions", {"session_id": "api-st", "message": "find a flight"})
+    assert created.status_code == 201
+    await FileGate(api.state_dir, "api-st").wait_until_reached()
+    for _ in range(2):  # a retry with the same message_id adds nothing
+        steered = await api.post(
+            "/api/v1/sessions/api-st/messages",
+            {"message_id": "m-s", "text": "make it Lisbon", "double_texting": "steer"},
+        )
+        assert steered.status_code == 202
+    waiting = (await api.get("/api/v1/sessions/api-st")).json()
+    assert (waiting["steered_message_count"], waiting["queued_message_count"]) == (1, 0)
+    bogus = await api.post(
+        "/api/v1/sessions/api-st/messages", {"message_id": "m-b", "text": "x", "double_texting": "steering"}
+    )
+    assert bogus.status_code == 422
+    FileGate(api.state_dir, "api-st").release()
+    snapshot = await idle_after(api, "api-st", 1)
+    assert state_of(snapshot)["turn_count"] == 1
+    # The model's second request: the tool's result, then the steered message, last.
+    assert api.seen("api-st", 2)[-2:] == ["3 flights", "make it Lisbon"]
+    texts = [m["message"]["text"] for m in snapshot["messages"]]
+    assert texts[-2:] == ["make it Lisbon", "Lisbon it is"]
+    assert texts.count("make it Lisbon") == 1

@@ -42,7 +42,7 @@ class LoginRequest(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     code: str
 
 
-DoubleTextingName = Literal["enqueue", "interrupt", "reject"]
+DoubleTextingName = Literal["enqueue", "interrupt", "reject", "steer"]
 """What a message sent while a turn runs does (docs/server/double-texting-and-fork.md)."""
 
 

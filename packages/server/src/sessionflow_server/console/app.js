@@ -11,7 +11,7 @@ const API = "/api/v1";
 const TOKEN_KEY = "sessionflow.token";
 const USER_KEY = "sessionflow.user";
 const LAST_EVENT_PREFIX = "sessionflow.last-event.";
-const POLICIES = ["enqueue", "interrupt", "reject"];
+const POLICIES = ["enqueue", "interrupt", "reject", "steer"];
 const STATE_WORDS = { idle: "idle", working: "working", waiting_for_you: "waiting for you", failed: "failed", stopped: "stopped" };
 const CUT = /\n\[\.\.\. cut: ([\d,]+) more characters/;
 
@@ -771,7 +771,10 @@ class SessionView {
           throw error;
         }
         text.value = "";
-        if (busy && (policy.value || this.policy) === "enqueue") this.showQueued(Math.max(1, this.queuedCount + 1));
+        const chosen = policy.value || this.policy;
+        if (busy && chosen === "enqueue") this.showQueued(Math.max(1, this.queuedCount + 1), this.steeredCount);
+        // A steer joins the running turn at its next model step (or starts the next turn).
+        if (busy && chosen === "steer") this.showQueued(this.queuedCount, this.steeredCount + 1);
         this.refresh();
       });
     };
@@ -818,9 +821,12 @@ class SessionView {
     this.stream();
   }
 
-  showQueued(count) {
-    this.queued.hidden = !count;
-    this.queued.textContent = count ? `${count} message${count === 1 ? "" : "s"} queued: ${count === 1 ? "it goes" : "they go"} to the model when the running turn ends` : "";
+  showQueued(count, steered = 0) {
+    const parts = [];
+    if (count) parts.push(`${count} message${count === 1 ? "" : "s"} queued: ${count === 1 ? "it goes" : "they go"} to the model when the running turn ends`);
+    if (steered) parts.push(`${steered} message${steered === 1 ? "" : "s"} to join the running turn at its next model step`);
+    this.queued.hidden = !parts.length;
+    this.queued.textContent = parts.join(" · ");
   }
 
   async cancel(slot) {
@@ -903,7 +909,8 @@ class SessionView {
     this.meta.textContent = parts.join(" · ");
     this.meta.dataset.status = kind;
     this.queuedCount = snapshot.queued_message_count || 0;
-    this.showQueued(this.queuedCount);
+    this.steeredCount = snapshot.steered_message_count || 0;
+    this.showQueued(this.queuedCount, this.steeredCount);
     const first = [...this.messages.values()].find((m) => m.message && m.message.role === "user" && !this.noteSequences().has(m.sequence));
     if (first && first.message.text) {
       this.title.textContent = firstLine(first.message.text);
