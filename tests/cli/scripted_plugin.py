@@ -68,7 +68,11 @@ def sessionflow_register_frameworks(register: Callable[[FrameworkSpec], None]) -
                 description=f"The built-in runner with test tools (images: {images})"
                 + (f", replacing the local tool groups {', '.join(sorted(replaced))}" if replaced else ""),
                 capabilities=FrameworkCapabilities(
-                    parallel_tool_calls=True, reasoning_deltas=False, images=images, mcp_annotations=False
+                    parallel_tool_calls=True,
+                    reasoning_deltas=False,
+                    images=images,
+                    mcp_annotations=False,
+                    steering=name != "scripted-text",
                 ),
                 build_runner=_gated_runner if name == "scripted-gated" else _runner,
                 model_api="chat_completions",

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
 import signal
 
 import pexpect
 
 from sessionflow.demo import ModelReply, ScriptedToolCall
+from sessionflow.testing import FileGate
 from tests.cli.conftest import Cli, expect_group, finish, ready_for_keys
 
 PNG = b"\x89PNG\r\n\x1a\n" + bytes(range(64))
@@ -149,3 +151,50 @@ def test_a_second_ctrl_c_during_a_turn_exits(cli: Cli) -> None:
     child.expect_exact(f"-r {session_id}")
     assert finish(child) == 130  # an exit code, not a death by SIGINT (finish checks)
     assert child.signalstatus is None or child.signalstatus != signal.SIGINT
+
+
+def test_a_line_typed_while_the_agent_works_joins_the_turn(cli: Cli) -> None:
+    cli.write_config(framework="scripted-gated")
+    cli.script(
+        [
+            ModelReply.call(ScriptedToolCall("g1", "wait_at_gate", {"name": "g"})),
+            ModelReply.say("Lisbon it is."),
+        ]
+    )
+    gate = FileGate(cli.workspace / ".gates", "g")
+    child = cli.spawn("chat", "-f", "scripted-gated")
+    _session_id(child)
+    child.expect("you> ")
+    child.sendline("find me a flight")
+    asyncio.run(gate.wait_until_reached(timeout=120))
+    child.sendline("make it Lisbon")
+    child.expect_exact("[you] make it Lisbon (joins the turn)")
+    gate.release()
+    child.expect_exact("Lisbon it is.")
+    child.expect("you> ")
+    child.sendline("/exit")
+    assert finish(child) == 0
+    requests = cli.requests()
+    assert len(requests) == 2  # one turn: the line joined it, it did not start another
+    assert requests[1].conversation()[-2:] == [("tool_result", "g1"), ("user", "make it Lisbon")]
+
+
+def test_a_line_typed_during_the_last_model_step_starts_the_next_turn(cli: Cli) -> None:
+    cli.write_config(framework="scripted-text")
+    cli.script([ModelReply.say("first answer", delay_seconds=3), ModelReply.say("second answer")])
+    child = cli.spawn("chat", "-f", "scripted-text")
+    _session_id(child)
+    child.expect("you> ")
+    child.sendline("one")
+    cli.model_server.wait_for_requests(cli.key, 1, timeout=60)
+    child.sendline("two")
+    # This framework does not declare steering: the line waits for the next turn, and says so.
+    child.expect_exact("[you] two (queued for the next turn)")
+    child.expect_exact("first answer")
+    child.expect_exact("second answer")  # followed before the prompt comes back
+    child.expect("you> ")
+    child.sendline("/exit")
+    assert finish(child) == 0
+    requests = cli.requests()
+    assert len(requests) == 2
+    assert requests[1].last_user_text() == "two"

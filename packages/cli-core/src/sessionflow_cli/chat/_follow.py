@@ -136,6 +136,15 @@ class TurnFollower:
         before an approval shows before it. A delta of a model call that follows tool calls
         not yet seen finishing waits for them.
         """
+        later: list[AgentEvent] = []
+        try:
+            return await self._follow(turn_id, later)
+        finally:
+            # Events of a later turn read while this one settled (a message typed during it
+            # may start one at once) are left for the follower of that turn.
+            self.pump.put_back(later)
+
+    async def _follow(self, turn_id: str | None, later: list[AgentEvent]) -> TurnResult:
         order = _Order()
         # The quiet moment only lets streamed text go before the durable events of its model
         # call; a view that does not stream (`-p`) shows the events as they come.
@@ -157,6 +166,8 @@ class TurnFollower:
                     order.turn_id = turn_id
                 continue
             if event.turn_id != turn_id:
+                if _turn_number(event.turn_id) > _turn_number(turn_id):
+                    later.append(event)
                 continue
             if event.type.is_delta or event.type is T.ATTEMPT_RESTARTED:
                 if order.holds(event):
@@ -370,3 +381,9 @@ def answered_by() -> str:
     except (KeyError, OSError):  # no login name: a container without a passwd entry
         user = "unknown"
     return f"{user}@{socket.gethostname()} (cli)"
+
+
+def _turn_number(turn_id: str) -> int:
+    """The number of ``turn-<n>``; 0 for anything else."""
+    number = turn_id.removeprefix("turn-")
+    return int(number) if number.isdigit() else 0

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections import deque
+from collections.abc import Iterable
 
 from sessionflow import AgentEvent, AgentEventType, AgentSessionClient
 
@@ -20,6 +22,7 @@ class EventPump:
 
     def __init__(self, sessions: AgentSessionClient, session_id: str, *, after: int = 0) -> None:
         self._queue: asyncio.Queue[AgentEvent | BaseException] = asyncio.Queue()
+        self._returned: deque[AgentEvent] = deque()
         self._resolved: dict[str, AgentEvent] = {}
         self._watchers: dict[str, list[asyncio.Future[AgentEvent]]] = {}
         self._task = asyncio.create_task(self._run(sessions, session_id, after))
@@ -55,7 +58,13 @@ class EventPump:
             return
         self._queue.put_nowait(EOFError("the session's event stream ended"))
 
+    def put_back(self, events: Iterable[AgentEvent]) -> None:
+        """Events read ahead that belong to a later reader (a later turn's): `get` returns them first."""
+        self._returned.extendleft(reversed(list(events)))
+
     async def get(self) -> AgentEvent:
+        if self._returned:
+            return self._returned.popleft()
         item = await self._queue.get()
         if isinstance(item, BaseException):
             raise item

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import uuid
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -40,9 +41,18 @@ class ChatSession:
         return session
 
     async def send(
-        self, text: str, *, images: Sequence[str] = (), settings: Mapping[str, Any] | None = None
+        self,
+        text: str,
+        *,
+        images: Sequence[str] = (),
+        settings: Mapping[str, Any] | None = None,
+        double_texting: str | None = None,
     ) -> bool:
-        """Send a message, starting the session first when this is its first message."""
+        """Send a message, starting the session first when this is its first message.
+
+        ``double_texting`` is the message's policy while a turn runs (``steer``: it joins
+        the turn); every send has its own message ID, so a retry is harmless.
+        """
         sessions = self.runtime.sessions
         if not self.exists:
             await sessions.start_session(
@@ -55,7 +65,14 @@ class ChatSession:
         # The session takes the message only once a worker runs it: a resident worker that
         # fails to start ends the wait (`Runtime.watch`) instead of leaving it hanging.
         return await self.runtime.watch(
-            sessions.send_user_message(self.session_id, text, images=stored, settings=settings)
+            sessions.send_user_message(
+                self.session_id,
+                text,
+                images=stored,
+                settings=settings,
+                message_id=str(uuid.uuid4()),
+                double_texting=double_texting,
+            )
         )
 
     async def _upload(self, path: Path) -> str:

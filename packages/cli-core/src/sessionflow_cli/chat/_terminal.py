@@ -6,6 +6,9 @@ runs too (the last `HISTORY_LINES`; a line typed with a leading space is not kep
 Tab completes the slash commands, `/model`'s models and `/image`'s paths.
 Answers to approvals and questions have a prompt of their own, kept out of that history.
 
+A line typed while the agent works steers the turn: it joins the turn at its next model
+step (shown as "(joins the turn)"), or starts the next turn when the turn takes no further
+step; with a framework that does not take steered messages it is queued for the next turn.
 Ctrl-C during a turn cancels it, a second Ctrl-C exits; Ctrl-C while idle, Ctrl-D and
 ``/exit`` exit too. Exiting never ends the session: the `--resume` line continues it.
 Leaving with Ctrl-C exits with 130, as an interrupted command does; Ctrl-D and ``/exit`` with 0.
@@ -35,6 +38,7 @@ from sessionflow_cli._images import ImageRejected, attach_image
 from sessionflow_cli._local_tools import shell_sandbox_note, shell_tool_names
 from sessionflow_cli.chat._follow import Decision, TurnFollower
 from sessionflow_cli.chat._session import ChatSession, show_history
+from sessionflow_cli.chat._typeahead import TypeAhead
 from sessionflow_cli.chat._view import ChatView
 from sessionflow_cli.config import ConfigError, history_file, resolve_turn
 
@@ -52,7 +56,7 @@ COMMANDS = {
 _HELP = (
     "Type a message and press Enter. /image <path> attaches an image to the next message, "
     "/model <name> switches the model for the next messages, /exit leaves. "
-    "Ctrl-C cancels a running turn."
+    "While the agent works, a line you type joins its turn; Ctrl-C cancels a running turn."
 )
 
 
@@ -80,6 +84,11 @@ class TerminalChat:
         self.interrupted = False
         """The person left with Ctrl-C: the command exits with 130."""
         self._sigint = asyncio.Event()
+        self.typeahead = TypeAhead()
+        self.sent_during_turn = False
+        """A line typed during the turn was sent: it may start the next turn."""
+        self.followed_turn = ""
+        """The last turn followed to its end."""
 
     async def run(self, resume: str | None) -> int:
         loop = asyncio.get_running_loop()
@@ -136,6 +145,8 @@ class TerminalChat:
                 continue
             if not await self._follow(None):
                 return EXIT_OK
+            if not await self._follow_what_was_typed():
+                return EXIT_OK
         return EXIT_FAILURE  # pragma: no cover (the loop only returns)
 
     # -- input -----------------------------------------------------------------------
@@ -146,7 +157,8 @@ class TerminalChat:
         self.view.end_line()
         prompts = self.prompts if message_line else self.answers
         try:
-            return await prompts.prompt_async(message, handle_sigint=False)
+            with self.typeahead.set_aside():
+                return await prompts.prompt_async(message, handle_sigint=False)
         finally:
             # prompt_toolkit may touch the SIGINT handling of the loop; keep ours.
             asyncio.get_running_loop().add_signal_handler(signal.SIGINT, self._sigint.set)
@@ -230,16 +242,23 @@ class TerminalChat:
         self.presses = 0
         self._sigint.clear()
         task = asyncio.create_task(follower.follow(turn_id))
+        self.typeahead.start()
+        typed = asyncio.create_task(self.typeahead.next_line())
         try:
             while True:
                 pressed = asyncio.create_task(self._sigint.wait())
                 done, _ = await asyncio.wait(
-                    {task, pressed, self.runtime.worker}, return_when=asyncio.FIRST_COMPLETED
+                    {task, pressed, typed, self.runtime.worker}, return_when=asyncio.FIRST_COMPLETED
                 )
                 if task in done:
                     pressed.cancel()
-                    task.result()
+                    self.followed_turn = task.result().turn_id
                     return True
+                if typed in done:
+                    pressed.cancel()
+                    await self._steer(typed.result())
+                    typed = asyncio.create_task(self.typeahead.next_line())
+                    continue
                 if pressed not in done:
                     pressed.cancel()
                     self.runtime.check_worker()
@@ -248,11 +267,58 @@ class TerminalChat:
         except _Exit:
             return False
         finally:
+            typed.cancel()
+            self.typeahead.stop()
             self.view.quiet()
             if not task.done():
                 task.cancel()
                 with contextlib.suppress(BaseException):
                     await task
+
+    async def _steer(self, line: str) -> None:
+        """A line typed while the agent works: it joins the turn (or waits for the next)."""
+        assert self.session is not None
+        text = line.strip()
+        if not text:
+            return
+        if text.startswith("/"):
+            self.view.note("Commands wait until the turn ends; type them at the next prompt.")
+            return
+        steers = self.runtime.spec.capabilities.steering
+        # Attached images stay for the next message at the prompt: a steer is text only.
+        sent = await self.session.send(
+            text, settings=self.settings or None, double_texting="steer" if steers else "enqueue"
+        )
+        if not sent:
+            self.view.line("not sent", "the session did not take the message", "red")
+            return
+        self.sent_during_turn = True
+        shown = " ".join(text.split())
+        self.view.line(
+            "you", f"{shown} (joins the turn)" if steers else f"{shown} (queued for the next turn)", "cyan"
+        )
+        self.view.thinking()
+
+    async def _follow_what_was_typed(self) -> bool:
+        """Follow the turns that lines typed during a turn started; False when the person left.
+
+        A line that steered a turn whose last model step had already started starts the
+        next turn, as a queued line does: the chat follows it before the next prompt.
+        """
+        assert self.session is not None
+        while self.sent_during_turn:
+            self.sent_during_turn = False
+            snapshot = await self.session.snapshot()
+            state = snapshot.state
+            followed = int(self.followed_turn.removeprefix("turn-") or 0)
+            # A later turn started (it may have ended already: its events wait in the pump),
+            # or one is about to start.
+            later = state is not None and (state.turn_count > followed or state.turn_id is not None)
+            if not later and not snapshot.queued_message_count:
+                return True
+            if not await self._follow(None):
+                return False
+        return True
 
     async def ctrl_c(self) -> None:
         """First press during a turn cancels it; the second asks to exit."""
