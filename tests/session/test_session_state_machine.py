@@ -339,6 +339,10 @@ class SessionWorkflowMachine(RuleBasedStateMachine):
             expected = "queue"
         elif known == "rejected" or effective is DoubleTexting.REJECT:
             expected = "reject"
+        elif effective is DoubleTexting.STEER:
+            # This machine's runner takes no steered message (`steering` is off): it queues.
+            # Steering itself: tests/session/test_steering.py and the worker tests.
+            expected = "queue"
         elif model.turn_active and not self.cancel_requested:
             expected = "cancel_and_queue"
         else:

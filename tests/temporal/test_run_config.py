@@ -28,8 +28,8 @@ def test_a_recorded_start_input_reads_and_writes_back_the_same_json() -> None:
     written = json.loads(converter.to_payloads([start])[0].data)
     old = recorded["timings"]
     assert isinstance(old, dict)
-    # The history was recorded before budgets, memory, continue steps and telemetry (the
-    # model's name, search attributes): those fields are new, with their defaults.
+    # The history was recorded before budgets, memory, continue steps, telemetry (the
+    # model's name, search attributes) and steering: those fields are new, with their defaults.
     assert written["timings"] == {
         **old,
         "budget": None,
@@ -37,6 +37,7 @@ def test_a_recorded_start_input_reads_and_writes_back_the_same_json() -> None:
         "max_continues_per_turn": 8,
         "model_name": None,
         "search_attributes": False,
+        "steering": False,
     }
     # Also newer than the history.
     assert written.keys() - recorded.keys() == {
