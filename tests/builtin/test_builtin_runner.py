@@ -67,6 +67,7 @@ def test_builtin_registers_as_a_framework() -> None:
     assert spec.capabilities.framework_approvals
     assert spec.capabilities.questions
     assert spec.capabilities.verified_outcomes
+    assert spec.capabilities.steering
 
 
 def test_builtin_builds_from_a_context_and_refuses_other_apis(tmp_path: Path) -> None:

@@ -66,6 +66,8 @@ def test_bundled_cases_load_and_cover_the_required_scenarios() -> None:
     assert requires["framework_pre_approval_floor"] == {"framework_approvals"}
     assert requires["question_answered"] == {"questions"}
     assert requires["sigkill_during_write_verified_succeeded"] == {"verified_outcomes"}
+    assert requires["steer_during_tool"] == requires["sigkill_after_steer"] == {"steering"}
+    assert requires["steer_after_last_step"] == set()  # queued or steered, it starts the next turn
 
 
 def test_the_repository_cases_are_the_bundled_ones() -> None:
