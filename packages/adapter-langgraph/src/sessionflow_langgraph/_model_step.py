@@ -45,6 +45,7 @@ from sessionflow_langgraph._monitor import StepMonitor
 from sessionflow_langgraph._run_scope import RunLimit
 from sessionflow_langgraph._run_state import THREAD_CONFIG, RunState, history_digest
 from sessionflow_langgraph._settings import CARRY_CONFIG_KEY, GraphSettings
+from sessionflow_langgraph._steered import steered_messages
 from sessionflow_langgraph._stream import STREAM_MODES, write_stream_part
 from sessionflow_langgraph._subgraph_steps import live_checkpoints, subgraph_pause
 from sessionflow_langgraph._subgraphs import NestedToolPause, tool_nodes_at
@@ -107,7 +108,9 @@ class ModelStep:
 
     async def run(self) -> AgentTurnOutcome:
         turn = self._turn
-        graph_input: GraphInput = {self._messages_key: self._history}
+        # Messages that joined the turn: after the tool results, as plain `update_state` adds them.
+        steered = steered_messages(turn)
+        graph_input: GraphInput = {self._messages_key: [*self._history, *steered]}
         limit = self._prepared.run_limit
         stop: int | None = None  # the run's stop; None: a run starts with this step
         if turn.framework_run_state is not None:
@@ -128,7 +131,7 @@ class ModelStep:
             stop = RunLimit.carried_stop(state.metadata) if not state.interrupts else None
             await state.restore(self._saver, self._history)
             if state.pending:
-                await apply_tool_results(
+                writes_pending = await apply_tool_results(
                     self._prepared,
                     self._graph,
                     self._saver,
@@ -138,11 +141,21 @@ class ModelStep:
                     lambda tool_call_id: tool_message(turn, tool_call_id),
                     self._serde,
                 )
+                if steered:
+                    await self._join_after_tools(state, writes_pending, steered)
             elif state.interrupts:  # the person's answers, as LangGraph resumes (_interrupts)
-                graph_input = Command(resume=resume_map(state.interrupts, turn.tool_calls))
+                resume = resume_map(state.interrupts, turn.tool_calls)
+                graph_input = (
+                    Command(resume=resume, update={self._messages_key: steered})
+                    if steered
+                    else Command(resume=resume)
+                )
                 self._edits = edited_actions(state.interrupts, turn.tool_calls)
+            elif steered:  # a continue: the node that calls the model again sees them
+                await self._graph.aupdate_state(self._config, {self._messages_key: steered})
         elif turn.carried_state and self._carry_hook is None:
             graph_input = await self._restore_thread(turn.carried_state)
+            graph_input[self._messages_key] = [*graph_input[self._messages_key], *steered]
         start = await self._saver.aget_tuple(self._config)
         start_metadata = start.metadata if start is not None else None
         self._stop = stop if stop is not None else limit.stop_of(start_metadata)
@@ -152,6 +165,33 @@ class ModelStep:
         if continued is not None:
             return continued
         return await self._stopped()
+
+    async def _join_after_tools(
+        self, state: RunState, writes_pending: bool, steered: list[BaseMessage]
+    ) -> None:
+        """Add the steered messages after the tool node's results, as plain ``update_state`` does.
+
+        Results that wait as the tool node's pending writes are applied first: the run goes
+        on through the tool node's super-step only (its writes exist, so no tool runs) and
+        stops after it. The messages are then written as the tool node, so the run goes on
+        along its edges to the model, which sees the results, then the messages.
+        """
+        if state.tool_ns:  # a subgraph's tool node: its results are in the subgraph's checkpoint
+            await self._graph.aupdate_state(self._config, {self._messages_key: steered})
+            return
+        if writes_pending:
+            parts = self._graph.astream(  # pyright: ignore[reportUnknownMemberType]
+                None,
+                self._config,
+                stream_mode=STREAM_MODES,
+                subgraphs=True,
+                interrupt_after=[state.tool_node],
+                version="v2",
+                context=self._settings.context,
+            )
+            async for part in parts:
+                write_stream_part(self._turn.events, part)
+        await self._graph.aupdate_state(self._config, {self._messages_key: steered}, as_node=state.tool_node)
 
     def _run_state(self, raw: str) -> RunState:
         """The last step's run state, refused when made for other messages or another graph."""

@@ -40,6 +40,9 @@ CAPABILITIES = FrameworkCapabilities(
     questions=True,
     # A ToolSpec's verify settles a write whose step died (verify_tool_call).
     verified_outcomes=True,
+    # A steered message is a HumanMessage written with update_state as the tool node, after
+    # its results: plain LangGraph's way to add a message to a paused run (`_steered`).
+    steering=True,
 )
 
 

@@ -153,6 +153,10 @@ class LangGraphRunner(AgentFrameworkRunner):
 
     # -- tools ---------------------------------------------------------------------------
 
+    def accepts_steering(self) -> bool:
+        """Steered messages join the graph's messages after the tool node's results (`_steered`)."""
+        return True
+
     def tool_catalog(self, session_settings: Mapping[str, Any]) -> Mapping[str, Mapping[str, Any]]:
         """Every tool the session may run, with its JSON schema (for the session's proposal check)."""
         return self._catalog

@@ -39,7 +39,7 @@ async def apply_tool_results(
     updates: Mapping[str, str],
     tool_message: Callable[[str], ToolMessage],
     serde: SerializerProtocol,
-) -> None:
+) -> bool:
     """Give the tool node every call's result, in model order, as LangGraph would have.
 
     A call that ran in the tool node wrote its channel writes (its update); they become
@@ -47,13 +47,14 @@ async def apply_tool_results(
     follows the node's edges (and any `Command(goto=...)`). A call that did not run
     there (failed, rejected, refused, or run by a worker before this) gets its
     `ToolMessage` (``tool_message``) instead; with no update at all the messages are
-    written as the node.
+    written as the node. True when the results wait as the tool node's pending writes (the
+    run applies them when it goes on), False when they are in the checkpoint already.
     """
     if state.tool_ns:
         await apply_subgraph_tool_results(
             graph, saver, state, prepared.subgraphs, dict(updates), tool_message, serde
         )
-        return
+        return False
     snapshot = await graph.aget_state(config)
     saved = await saver.aget_tuple(config)
     assert saved is not None
@@ -75,9 +76,10 @@ async def apply_tool_results(
     if not ran:
         messages = [value for writes in by_task.values() for _, items in writes for value in items]
         await graph.aupdate_state(config, {prepared.messages_key: messages}, as_node=state.tool_node)
-        return
+        return False
     for task_id, writes in by_task.items():
         await saver.aput_writes(saved.config, writes, task_id)
+    return True
 
 
 def resumer(
