@@ -61,7 +61,9 @@ def test_interrupt_does_not_cancel_twice() -> None:
 def test_policies_by_name() -> None:
     assert double_texting_of("reject") is REJ
     assert double_texting_of(INT) is INT
-    with pytest.raises(ValueError, match="double_texting must be one of 'enqueue', 'interrupt', 'reject', 'steer'"):
+    with pytest.raises(
+        ValueError, match="double_texting must be one of 'enqueue', 'interrupt', 'reject', 'steer'"
+    ):
         double_texting_of("later")
 
 

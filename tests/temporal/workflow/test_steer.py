@@ -28,7 +28,12 @@ async def steered_events(harness: Harness, session_id: str) -> list[tuple[str, s
 async def test_a_steered_message_joins_the_next_model_step_after_the_tool_results(harness: Harness) -> None:
     harness.script(
         "steer",
-        [[{"tool_calls": [{"id": "c1", "name": "lookup", "arguments": NO_ARGUMENTS}]}, {"text": "done, in Lisbon"}]],
+        [
+            [
+                {"tool_calls": [{"id": "c1", "name": "lookup", "arguments": NO_ARGUMENTS}]},
+                {"text": "done, in Lisbon"},
+            ]
+        ],
         LOOKUP,
     )
     await harness.sessions.start_session("steer", "find a flight")
