@@ -102,11 +102,12 @@ def test_recorded_payloads_round_trip_through_compact_json() -> None:
                 "long-turn-",
                 "approval-rebound#",
                 "turn-records#",
+                "steer#",
             )
         ):
             # Recorded by this converter (local-reads, version-upgrade-*, search-attributes,
             # double-texting, forked-session, flow-type-*, long-turn-*, approval-rebound,
-            # turn-records too):
+            # turn-records, steer too):
             # writing it again gives the same bytes.
             assert compact.data == payload.data, where
         else:
