@@ -1,0 +1,73 @@
+"""An ADK session rebuilt from its events, and one step of ADK's own `Runner` over it.
+
+The durable record is the list of ADK events (the session's own history); the state is
+what ADK's session service makes of them (``state_delta`` of each event, ``temp:`` keys
+dropped, ``app:``/``user:`` kept by ADK's rules). Each step rebuilds an in-memory session
+from the events and resumes the turn's invocation, so nothing lives in a worker.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Sequence
+from typing import Any
+
+from google.adk.agents.base_agent import BaseAgent
+from google.adk.apps import App, ResumabilityConfig
+from google.adk.events.event import Event
+from google.adk.runners import Runner
+from google.adk.sessions.in_memory_session_service import InMemorySessionService
+from google.adk.sessions.session import Session
+
+from sessionflow_google_adk._step_plugin import StepPlugin
+
+__all__ = ["USER_ID", "dump_event", "load_event", "run_step"]
+
+USER_ID = "user"
+
+
+def dump_event(event: Event) -> dict[str, Any]:
+    return event.model_dump(mode="json", exclude_none=True, by_alias=True)
+
+
+def load_event(item: Any) -> Event:
+    return Event.model_validate(item)
+
+
+async def run_step(
+    agent: BaseAgent,
+    *,
+    app_name: str,
+    session_id: str,
+    events: Sequence[Event],
+    invocation_id: str,
+    plugin: StepPlugin,
+) -> tuple[list[Event], Session]:
+    """Resume ``invocation_id`` over a session of ``events``; the events ADK yielded, and
+    the session after them."""
+    service = InMemorySessionService()
+    session = await service.create_session(app_name=app_name, user_id=USER_ID, session_id=session_id)
+    for event in events:
+        await service.append_event(session, event.model_copy(deep=True))
+    with warnings.catch_warnings():
+        # ADK marks resumability experimental; it is how ADK itself resumes an invocation.
+        warnings.simplefilter("ignore", UserWarning)
+        app = App(
+            name=app_name,
+            root_agent=agent,
+            plugins=[plugin],
+            resumability_config=ResumabilityConfig(is_resumable=True),
+        )
+    runner = Runner(app=app, session_service=service)
+    yielded: list[Event] = []
+    try:
+        async for event in runner.run_async(
+            user_id=USER_ID, session_id=session_id, invocation_id=invocation_id
+        ):
+            if not event.partial:
+                yielded.append(event)
+    finally:
+        await runner.close()
+    after = await service.get_session(app_name=app_name, user_id=USER_ID, session_id=session_id)
+    assert after is not None
+    return yielded, after
