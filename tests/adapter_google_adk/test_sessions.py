@@ -6,8 +6,6 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncGenerator
 from contextlib import asynccontextmanager
-from dataclasses import replace
-from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -28,10 +26,7 @@ from sessionflow import (
 from sessionflow.demo import ModelReply, RecordedRequest, ScriptedModelServer, ScriptedToolCall
 from sessionflow.testing import InvocationLog, wait_for_agent_snapshot
 from sessionflow_google_adk import google_adk_session_flow
-from tests.adapter_google_adk.agents import weather_agent
-from tests.harness import FAST
-
-TIMINGS = replace(FAST, model_heartbeat_timeout=timedelta(seconds=30))
+from tests.adapter_google_adk.agents import TIMINGS, weather_agent
 
 
 @asynccontextmanager
@@ -80,7 +75,7 @@ async def plain_adk(
     model_server: ScriptedModelServer, key: str, log: Path, texts: list[str]
 ) -> dict[str, Any]:
     """The same agent under ADK's own `Runner`: the final state and event contents."""
-    agent = weather_agent(model_server.base_url(key, api="gemini"), log)
+    agent = weather_agent(model_server.base_url(key, api="gemini"), InvocationLog(log))
     service = InMemorySessionService()
     await service.create_session(app_name="sessionflow", user_id="user", session_id=key)
     runner = Runner(app_name="sessionflow", agent=agent, session_service=service)
@@ -107,7 +102,7 @@ async def test_a_tool_turn_matches_plain_adk(
     model_server.script(key, weather_script())
     log_path = tmp_path / "invocations.jsonl"
     flow = google_adk_session_flow(
-        weather_agent(model_server.base_url(key, api="gemini"), log_path),
+        weather_agent(model_server.base_url(key, api="gemini"), InvocationLog(log_path)),
         flow_type="adk-weather",
         options=AgentSessionOptions(timings=TIMINGS),
     )
@@ -158,7 +153,7 @@ async def test_require_confirmation_is_the_frameworks_approval(
     )
     log_path = tmp_path / "invocations.jsonl"
     flow = google_adk_session_flow(
-        weather_agent(model_server.base_url(key, api="gemini"), log_path),
+        weather_agent(model_server.base_url(key, api="gemini"), InvocationLog(log_path)),
         flow_type="adk-confirm",
         options=AgentSessionOptions(timings=TIMINGS),
     )

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from google.adk.agents.base_agent import BaseAgent
+from google.adk.agents.run_config import RunConfig, ToolThreadPoolConfig
 from google.adk.apps import App, ResumabilityConfig
 from google.adk.events.event import Event
 from google.adk.runners import Runner
@@ -21,9 +22,20 @@ from google.adk.sessions.session import Session
 
 from sessionflow_google_adk._step_plugin import StepPlugin
 
-__all__ = ["USER_ID", "dump_event", "load_event", "run_step"]
+__all__ = ["USER_ID", "dump_event", "load_event", "run_step", "step_run_config"]
 
 USER_ID = "user"
+
+
+def step_run_config(run_config: RunConfig | None) -> RunConfig:
+    """``run_config`` with a tool thread pool unless it names one: ADK runs a sync tool on
+    the event loop by default, which would stop the worker's heartbeats (and every other
+    step of the worker) for as long as the tool runs."""
+    config = (run_config or RunConfig()).model_copy()
+    if config.tool_thread_pool_config is None:
+        # Assigned, not `model_copy(update=...)`: ADK copies a run config by its set fields.
+        config.tool_thread_pool_config = ToolThreadPoolConfig()
+    return config
 
 
 def dump_event(event: Event) -> dict[str, Any]:
@@ -42,6 +54,7 @@ async def run_step(
     events: Sequence[Event],
     invocation_id: str,
     plugin: StepPlugin,
+    run_config: RunConfig,
 ) -> tuple[list[Event], Session]:
     """Resume ``invocation_id`` over a session of ``events``; the events ADK yielded, and
     the session after them."""
@@ -62,7 +75,7 @@ async def run_step(
     yielded: list[Event] = []
     try:
         async for event in runner.run_async(
-            user_id=USER_ID, session_id=session_id, invocation_id=invocation_id
+            user_id=USER_ID, session_id=session_id, invocation_id=invocation_id, run_config=run_config
         ):
             if not event.partial:
                 yielded.append(event)

@@ -8,6 +8,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from google.adk.agents.base_agent import BaseAgent
+from google.adk.agents.run_config import RunConfig
 from google.adk.events.event import Event
 from google.adk.events.event_actions import EventActions
 from google.adk.models.llm_response import LlmResponse
@@ -29,7 +30,7 @@ from sessionflow.kit import (
     declared_policy,
     describe_tool_call_outcome,
 )
-from sessionflow_google_adk._adk_session import dump_event, load_event, run_step
+from sessionflow_google_adk._adk_session import dump_event, load_event, run_step, step_run_config
 from sessionflow_google_adk._step_plugin import DEFERRED_RESPONSE, StepPlugin
 
 __all__ = ["RUN_STATE_VERSION", "GoogleAdkRunner"]
@@ -44,9 +45,12 @@ class GoogleAdkRunner(AgentFrameworkRunner):
     state) is the durable session; a model step's run state is the ADK session so far.
     """
 
-    def __init__(self, agent: BaseAgent, *, app_name: str = "sessionflow") -> None:
+    def __init__(
+        self, agent: BaseAgent, *, app_name: str = "sessionflow", run_config: RunConfig | None = None
+    ) -> None:
         self._agent = agent
         self._app_name = app_name
+        self._run_config = step_run_config(run_config)
 
     def build_user_message(self, text: str) -> FrameworkMessage:
         event = Event(author="user", content=types.Content(role="user", parts=[types.Part(text=text)]))
@@ -73,6 +77,7 @@ class GoogleAdkRunner(AgentFrameworkRunner):
             events=events,
             invocation_id=invocation_id,
             plugin=plugin,
+            run_config=self._run_config,
         )
         produced = [e for e in yielded if _kept(e)]
         events += produced
@@ -127,6 +132,7 @@ class GoogleAdkRunner(AgentFrameworkRunner):
             events=events[:-1],
             invocation_id=str(state["invocation_id"]),
             plugin=plugin,
+            run_config=self._run_config,
         )
         for event in yielded:
             for part in (event.content.parts or []) if event.content else []:
