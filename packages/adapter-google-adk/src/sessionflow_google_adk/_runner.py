@@ -29,9 +29,11 @@ from sessionflow.kit import (
     declared_effect,
     declared_policy,
     describe_tool_call_outcome,
+    with_tool_asks,
 )
 from sessionflow_google_adk._adk_session import dump_event, load_event, run_step, step_run_config
-from sessionflow_google_adk._step_plugin import DEFERRED_RESPONSE, StepPlugin
+from sessionflow_google_adk._step_plugin import DEFERRED_RESPONSE, DeferredCall, StepPlugin
+from sessionflow_google_adk._tool_specs import SpecTool
 
 __all__ = ["RUN_STATE_VERSION", "GoogleAdkRunner"]
 
@@ -83,20 +85,7 @@ class GoogleAdkRunner(AgentFrameworkRunner):
         events += produced
         usage = _usage(produced)
         if plugin.deferred:
-            calls = [
-                DeferredToolCall(
-                    tool_call_id=call.call_id,
-                    tool_name=call.tool.name,
-                    arguments=json.dumps(call.arguments, separators=(",", ":")),
-                    policy=turn.resolve_tool_policy(
-                        call.tool.name,
-                        declared_effect(_marked(call.tool)),
-                        declared_policy=declared_policy(_marked(call.tool)),
-                    ),
-                    framework_approval="required" if call.needs_confirmation else None,
-                )
-                for call in plugin.deferred
-            ]
+            calls = [_deferred(call, turn) for call in plugin.deferred]
             run_state = {
                 "version": RUN_STATE_VERSION,
                 "invocation_id": invocation_id,
@@ -150,6 +139,24 @@ class GoogleAdkRunner(AgentFrameworkRunner):
 
     def tool_catalog(self, session_settings: Mapping[str, Any]) -> Mapping[str, Mapping[str, Any]] | None:
         return None
+
+
+def _deferred(call: DeferredCall, turn: AgentTurnContext) -> DeferredToolCall:
+    """The session's view of a call: its policy from the tool's effect mark (or a spec's
+    effect), and ADK's confirmation as the framework's approval."""
+    tool = call.tool
+    if isinstance(tool, SpecTool):
+        effect, policy = tool.spec.framework_effect, tool.spec.policy
+    else:
+        effect, policy = declared_effect(_marked(tool)), declared_policy(_marked(tool))
+    deferred = DeferredToolCall(
+        tool_call_id=call.call_id,
+        tool_name=tool.name,
+        arguments=json.dumps(call.arguments, separators=(",", ":")),
+        policy=turn.resolve_tool_policy(tool.name, effect, declared_policy=policy),
+        framework_approval="required" if call.needs_confirmation else None,
+    )
+    return with_tool_asks(deferred, tool.spec) if isinstance(tool, SpecTool) else deferred
 
 
 def _marked(tool: object) -> object:
