@@ -173,3 +173,39 @@ async def test_require_confirmation_is_the_frameworks_approval(
     assert [e["key"] for e in InvocationLog(log_path).entries("tool", "book_table")] == [f"{key}/turn-1/b1"]
     assert model_server.requests(key)[1].tool_results() == {"b1": '{"booked":"Rome","call":"b1"}'}
     assert snapshot.messages[-1].message.text == "Booked."
+
+
+async def test_a_rejected_confirmation_reaches_the_model_as_the_functions_error(
+    temporal_address: str, model_server: ScriptedModelServer, tmp_path: Path
+) -> None:
+    key = "adk-reject"
+    model_server.script(
+        key,
+        [
+            ModelReply.call(ScriptedToolCall("b1", "book_table", {"city": "Rome"})),
+            ModelReply.say("Not booked."),
+        ],
+    )
+    log_path = tmp_path / "invocations.jsonl"
+    flow = google_adk_session_flow(
+        weather_agent(model_server.base_url(key, api="gemini"), InvocationLog(log_path)),
+        flow_type="adk-reject",
+        options=AgentSessionOptions(timings=TIMINGS),
+    )
+    async with serving(temporal_address, flow) as sessions:
+        await sessions.start_session(key, "Book a table in Rome")
+        interrupt = await wait_for_agent_snapshot(
+            sessions,
+            key,
+            lambda s: s.pending_interrupts[0] if s.pending_interrupts else None,
+            description="ask",
+        )
+        assert await sessions.resolve_interrupt(
+            key, interrupt.interrupt_id, approved=False, rejection_message="Rome is fully booked."
+        )
+        snapshot = await idle(sessions, key)
+    assert InvocationLog(log_path).count("tool") == 0
+    assert model_server.requests(key)[1].tool_results() == {
+        "b1": '{"error":"Tool call rejected by the user: Rome is fully booked."}'
+    }
+    assert snapshot.messages[-1].message.text == "Not booked."
