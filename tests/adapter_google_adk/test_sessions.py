@@ -9,11 +9,13 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
+from google.adk.agents.run_config import RunConfig, StreamingMode
 from google.adk.runners import Runner
 from google.adk.sessions.in_memory_session_service import InMemorySessionService
 from google.genai import types
 
 from sessionflow import (
+    AgentEvent,
     AgentEventType,
     AgentSessionClient,
     AgentSessionFlow,
@@ -55,13 +57,28 @@ async def idle(sessions: AgentSessionClient, session_id: str, turns: int = 1) ->
     return await wait_for_agent_snapshot(sessions, session_id, done, description=f"turn {turns}", timeout=60)
 
 
+async def follow_turn(sessions: AgentSessionClient, session_id: str) -> list[AgentEvent]:
+    """Every event of the first turn, live deltas included, until a second after it ends."""
+    seen: list[AgentEvent] = []
+    stream = sessions.events(session_id)
+    completed = False
+    while True:
+        try:
+            event = await asyncio.wait_for(anext(stream), timeout=1.0 if completed else 30.0)
+        except TimeoutError:
+            await stream.aclose()
+            return seen
+        seen.append(event)
+        completed = completed or event.type is AgentEventType.TURN_COMPLETED
+
+
 def weather_script() -> list[ModelReply]:
     return [
         ModelReply.call(
             ScriptedToolCall("c1", "get_weather", {"city": "Paris"}),
             ScriptedToolCall("c2", "get_current_time", {"city": "Paris"}),
         ),
-        ModelReply.say("Sunny, 25 C, and 10:30 in Paris."),
+        ModelReply.say("Sunny, 25 C, and 10:30 in Paris.", chunks=["Sunny, 25 C, ", "and 10:30 in Paris."]),
         ModelReply.say("You asked about Paris."),
     ]
 
@@ -81,7 +98,11 @@ async def plain_adk(
     runner = Runner(app_name="sessionflow", agent=agent, session_service=service)
     for text in texts:
         message = types.Content(role="user", parts=[types.Part(text=text)])
-        async for _ in runner.run_async(user_id="user", session_id=key, new_message=message):
+        # The adapter streams (SSE) so partial responses become live deltas; so does this run.
+        config = RunConfig(streaming_mode=StreamingMode.SSE)
+        async for _ in runner.run_async(
+            user_id="user", session_id=key, new_message=message, run_config=config
+        ):
             pass
     session = await service.get_session(app_name="sessionflow", user_id="user", session_id=key)
     assert session is not None
@@ -108,7 +129,9 @@ async def test_a_tool_turn_matches_plain_adk(
     )
     async with serving(temporal_address, flow) as sessions:
         await sessions.start_session(key, texts[0])
+        live = asyncio.create_task(follow_turn(sessions, key))
         first = await idle(sessions, key)
+        followed = await asyncio.wait_for(live, 30)
         await sessions.send_user_message(key, texts[1])
         second = await idle(sessions, key, turns=2)
         events = await sessions.list_agent_events(key)
@@ -132,6 +155,9 @@ async def test_a_tool_turn_matches_plain_adk(
     ]
     assert stored == plain["contents"]
     assert first.messages[-1].message.text == "Sunny, 25 C, and 10:30 in Paris."
+    # ADK's partial events arrived live as text deltas, one per streamed chunk.
+    deltas = [str(e.data["text"]) for e in followed if e.type is AgentEventType.TEXT_DELTA]
+    assert deltas == ["Sunny, 25 C, ", "and 10:30 in Paris."]
     # Each tool ran once, in its own step, with its durable key; reads ask no approval.
     log = InvocationLog(log_path)
     assert [e["key"] for e in log.entries("tool", "get_weather")] == [f"{key}/turn-1/c1"]

@@ -9,11 +9,11 @@ from the events and resumes the turn's invocation, so nothing lives in a worker.
 from __future__ import annotations
 
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from google.adk.agents.base_agent import BaseAgent
-from google.adk.agents.run_config import RunConfig, ToolThreadPoolConfig
+from google.adk.agents.run_config import RunConfig, StreamingMode, ToolThreadPoolConfig
 from google.adk.apps import App, ResumabilityConfig
 from google.adk.events.event import Event
 from google.adk.runners import Runner
@@ -28,13 +28,20 @@ USER_ID = "user"
 
 
 def step_run_config(run_config: RunConfig | None) -> RunConfig:
-    """``run_config`` with a tool thread pool unless it names one: ADK runs a sync tool on
-    the event loop by default, which would stop the worker's heartbeats (and every other
-    step of the worker) for as long as the tool runs."""
+    """``run_config`` with what a durable step needs, unless it says otherwise:
+
+    - a tool thread pool: ADK runs a sync tool on the event loop by default, which would
+      stop the worker's heartbeats (and every other step of the worker) for as long as
+      the tool runs;
+    - SSE streaming, so the model's partial responses become live text deltas (plain ADK
+      does not stream by default).
+    """
     config = (run_config or RunConfig()).model_copy()
+    # Assigned, not `model_copy(update=...)`: ADK copies a run config by its set fields.
     if config.tool_thread_pool_config is None:
-        # Assigned, not `model_copy(update=...)`: ADK copies a run config by its set fields.
         config.tool_thread_pool_config = ToolThreadPoolConfig()
+    if "streaming_mode" not in config.model_fields_set:
+        config.streaming_mode = StreamingMode.SSE
     return config
 
 
@@ -55,9 +62,10 @@ async def run_step(
     invocation_id: str,
     plugin: StepPlugin,
     run_config: RunConfig,
+    on_partial: Callable[[Event], None] | None = None,
 ) -> tuple[list[Event], Session]:
-    """Resume ``invocation_id`` over a session of ``events``; the events ADK yielded, and
-    the session after them."""
+    """Resume ``invocation_id`` over a session of ``events``; the events ADK yielded (whole
+    ones: each partial event goes to ``on_partial``), and the session after them."""
     service = InMemorySessionService()
     session = await service.create_session(app_name=app_name, user_id=USER_ID, session_id=session_id)
     for event in events:
@@ -79,6 +87,8 @@ async def run_step(
         ):
             if not event.partial:
                 yielded.append(event)
+            elif on_partial is not None:
+                on_partial(event)
     finally:
         await runner.close()
     after = await service.get_session(app_name=app_name, user_id=USER_ID, session_id=session_id)

@@ -72,6 +72,14 @@ class GoogleAdkRunner(AgentFrameworkRunner):
             events[-1] = events[-1].model_copy(update={"invocation_id": invocation_id})
             turn_start = len(events)
         plugin = StepPlugin()
+
+        def deltas(partial: Event) -> None:
+            for part in partial.content.parts or [] if partial.content else []:
+                if part.text and part.thought:
+                    turn.events.write_reasoning_delta(part.text)
+                elif part.text:
+                    turn.events.write_text_delta(part.text)
+
         yielded, session = await run_step(
             self._agent,
             app_name=self._app_name,
@@ -80,6 +88,7 @@ class GoogleAdkRunner(AgentFrameworkRunner):
             invocation_id=invocation_id,
             plugin=plugin,
             run_config=self._run_config,
+            on_partial=deltas,
         )
         produced = [e for e in yielded if _kept(e)]
         events += produced
