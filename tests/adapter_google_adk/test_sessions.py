@@ -9,7 +9,11 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
-from google.adk.agents.run_config import RunConfig, StreamingMode
+# ADK's documented import path; the module does not list it in an `__all__`.
+from google.adk.agents.run_config import (
+    RunConfig,
+    StreamingMode,  # pyright: ignore[reportPrivateImportUsage]
+)
 from google.adk.runners import Runner
 from google.adk.sessions.in_memory_session_service import InMemorySessionService
 from google.genai import types

@@ -13,7 +13,13 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from google.adk.agents.base_agent import BaseAgent
-from google.adk.agents.run_config import RunConfig, StreamingMode, ToolThreadPoolConfig
+
+# ADK's documented import path; the module does not list it in an `__all__`.
+from google.adk.agents.run_config import (
+    RunConfig,
+    StreamingMode,  # pyright: ignore[reportPrivateImportUsage]
+    ToolThreadPoolConfig,
+)
 from google.adk.apps import App, ResumabilityConfig
 from google.adk.events.event import Event
 from google.adk.runners import Runner
