@@ -235,7 +235,11 @@ async def test_a_rejected_confirmation_reaches_the_model_as_the_functions_error(
         )
         snapshot = await idle(sessions, key)
     assert InvocationLog(log_path).count("tool") == 0
+    # As ADK reports a failed call: the text under the function response's "error".
+    assert model_server.requests(key)[1].body["contents"][-1]["parts"][0]["functionResponse"]["response"] == {
+        "error": "Tool call rejected by the user: Rome is fully booked."
+    }
     assert model_server.requests(key)[1].tool_results() == {
-        "b1": '{"error":"Tool call rejected by the user: Rome is fully booked."}'
+        "b1": "Tool call rejected by the user: Rome is fully booked."
     }
     assert snapshot.messages[-1].message.text == "Not booked."

@@ -142,3 +142,15 @@ def test_a_structured_tool_result_reads_as_its_json(server: ScriptedModelServer)
     (request,) = server.requests("k")
     assert request.tool_results() == {"c9": '{"temp":21,"unit":"C"}'}
     assert request.last_user_text() is None
+
+
+def test_an_error_or_output_alone_reads_as_its_text(server: ScriptedModelServer) -> None:
+    server.script("k", [ModelReply.say("done")])
+    parts = [
+        types.Part(function_response=types.FunctionResponse(id="e1", name="t", response={"error": "boom"})),
+        types.Part(function_response=types.FunctionResponse(id="o1", name="t", response={"output": [1, 2]})),
+    ]
+    client = gemini_client(server, "k")
+    client.models.generate_content(model="m", contents=[types.Content(role="user", parts=parts)])
+    (request,) = server.requests("k")
+    assert request.tool_results() == {"e1": "boom", "o1": "[1,2]"}

@@ -507,13 +507,19 @@ def _gemini_texts(body: dict[str, Any]) -> list[str]:
     return texts
 
 
+# Gemini's convention for a function response: ``output`` for the output, ``error`` for
+# the error; google-genai and ADK wrap a value that is not an object as ``result``.
+_GEMINI_SINGLE_FIELDS = frozenset({"result", "output", "error"})
+
+
 def _gemini_response_text(function_response: dict[str, Any]) -> str:
-    """A function response as text: its ``result`` when that is the only field (how
-    google-genai and ADK wrap a value that is not an object), else the JSON object."""
+    """A function response as text: its one field when that is ``result``, ``output`` or
+    ``error``, else the JSON object."""
     response: Any = function_response.get("response")
-    if isinstance(response, dict) and set(cast(dict[str, Any], response)) == {"result"}:
-        result: Any = cast(dict[str, Any], response)["result"]
-        return result if isinstance(result, str) else json.dumps(result, separators=(",", ":"))
+    if isinstance(response, dict) and len(cast(dict[str, Any], response)) == 1:
+        ((name, value),) = cast(dict[str, Any], response).items()
+        if name in _GEMINI_SINGLE_FIELDS:
+            return value if isinstance(value, str) else json.dumps(value, separators=(",", ":"))
     return json.dumps(response, separators=(",", ":"))
 
 
