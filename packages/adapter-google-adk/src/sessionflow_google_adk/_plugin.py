@@ -48,7 +48,12 @@ def sessionflow_register_frameworks(register: Callable[[FrameworkSpec], None]) -
             # What the harness route (HarnessContext, neutral ToolSpecs) implements, as the
             # conformance cases play it (tests/conformance/test_capabilities.py).
             capabilities=FrameworkCapabilities(
-                parallel_tool_calls=True, reasoning_deltas=False, images=False, mcp_annotations=True
+                parallel_tool_calls=True,
+                reasoning_deltas=True,
+                images=True,
+                mcp_annotations=True,
+                framework_approvals=True,
+                questions=True,
             ),
             build_runner=_build_runner,
             model_api="gemini",

@@ -15,7 +15,7 @@ from google.adk.models.llm_response import LlmResponse
 from google.adk.tools.function_tool import FunctionTool
 from google.genai import types
 
-from sessionflow import MessageRole
+from sessionflow import ImageInput, MessageRole
 from sessionflow.kit import (
     AgentFrameworkRunner,
     AgentTurnContext,
@@ -32,6 +32,7 @@ from sessionflow.kit import (
     with_tool_asks,
 )
 from sessionflow_google_adk._adk_session import dump_event, load_event, run_step, step_run_config
+from sessionflow_google_adk._images import image_parts, with_images_read
 from sessionflow_google_adk._step_plugin import DEFERRED_RESPONSE, DeferredCall, StepPlugin
 from sessionflow_google_adk._tool_specs import SpecTool
 
@@ -56,6 +57,11 @@ class GoogleAdkRunner(AgentFrameworkRunner):
 
     def build_user_message(self, text: str) -> FrameworkMessage:
         event = Event(author="user", content=types.Content(role="user", parts=[types.Part(text=text)]))
+        return FrameworkMessage(role=MessageRole.USER, framework_item=dump_event(event), text=text)
+
+    def build_user_message_with_images(self, text: str, images: Sequence[ImageInput]) -> FrameworkMessage:
+        parts = [types.Part(text=text), *image_parts(images)]
+        event = Event(author="user", content=types.Content(role="user", parts=parts))
         return FrameworkMessage(role=MessageRole.USER, framework_item=dump_event(event), text=text)
 
     async def run_model_step(self, turn: AgentTurnContext) -> AgentTurnOutcome:
@@ -84,7 +90,7 @@ class GoogleAdkRunner(AgentFrameworkRunner):
             self._agent,
             app_name=self._app_name,
             session_id=turn.session_id,
-            events=events,
+            events=with_images_read(events),
             invocation_id=invocation_id,
             plugin=plugin,
             run_config=self._run_config,
