@@ -15,7 +15,7 @@ from google.adk.models.llm_response import LlmResponse
 from google.adk.tools.function_tool import FunctionTool
 from google.genai import types
 
-from sessionflow import ImageInput, MessageRole
+from sessionflow import AgentUsage, ImageInput, MessageRole
 from sessionflow.kit import (
     AgentFrameworkRunner,
     AgentTurnContext,
@@ -226,9 +226,8 @@ def _response_text(response: dict[str, Any] | None) -> str:
     return json.dumps(response)
 
 
-def _usage(events: Sequence[Event]) -> Any:
-    from sessionflow.session.usage import AgentUsage
-
+def _usage(events: Sequence[Event]) -> AgentUsage:
+    """The usage of the model calls of ``events`` (each model response carries its own)."""
     requests = input_tokens = output_tokens = 0
     for event in events:
         if event.usage_metadata is not None:
