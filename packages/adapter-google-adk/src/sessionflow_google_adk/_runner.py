@@ -33,6 +33,7 @@ from sessionflow.kit import (
 )
 from sessionflow_google_adk._adk_session import dump_event, load_event, run_step, step_run_config
 from sessionflow_google_adk._images import image_parts, with_images_read
+from sessionflow_google_adk._refusals import check_agent
 from sessionflow_google_adk._step_plugin import DEFERRED_RESPONSE, DeferredCall, StepPlugin
 from sessionflow_google_adk._tool_specs import SpecTool
 
@@ -51,6 +52,7 @@ class GoogleAdkRunner(AgentFrameworkRunner):
     def __init__(
         self, agent: BaseAgent, *, app_name: str = "sessionflow", run_config: RunConfig | None = None
     ) -> None:
+        check_agent(agent)
         self._agent = agent
         self._app_name = app_name
         self._run_config = step_run_config(run_config)
