@@ -42,7 +42,9 @@ def test_the_entry_point_registers_google_adk() -> None:
     plugins.load()
     spec = plugins.framework("google-adk")
     assert spec.model_api == "gemini"
-    assert spec.capabilities.parallel_tool_calls and not spec.capabilities.images
+    capabilities = spec.capabilities
+    assert capabilities.parallel_tool_calls and capabilities.images and capabilities.framework_approvals
+    assert not (capabilities.carry_state or capabilities.tool_state or capabilities.verified_outcomes)
 
 
 def test_another_wire_api_is_refused(tmp_path: Path) -> None:

@@ -4,10 +4,12 @@ per tool step, through ADK's own `Runner`, plugins and session service."""
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import AsyncGenerator, Mapping, Sequence
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from typing import Any, cast
 
 from google.adk.agents.base_agent import BaseAgent
+from google.adk.agents.llm_agent import LlmAgent
 from google.adk.agents.run_config import RunConfig
 from google.adk.events.event import Event
 from google.adk.events.event_actions import EventActions
@@ -36,6 +38,7 @@ from sessionflow_google_adk._images import image_parts, with_images_read
 from sessionflow_google_adk._refusals import check_agent
 from sessionflow_google_adk._step_plugin import DEFERRED_RESPONSE, DeferredCall, StepPlugin
 from sessionflow_google_adk._tool_specs import SpecTool
+from sessionflow_google_adk._warmup import warm_up
 
 __all__ = ["RUN_STATE_VERSION", "GoogleAdkRunner"]
 
@@ -156,6 +159,15 @@ class GoogleAdkRunner(AgentFrameworkRunner):
 
     def tool_catalog(self, session_settings: Mapping[str, Any]) -> Mapping[str, Mapping[str, Any]] | None:
         return None
+
+    def worker_scope(self) -> AbstractAsyncContextManager[None]:
+        return self._warm()
+
+    @asynccontextmanager
+    async def _warm(self) -> AsyncGenerator[None]:
+        # `check_agent` made sure the agent is an LlmAgent.
+        await warm_up(cast(LlmAgent, self._agent), self._run_config)
+        yield
 
 
 def _deferred(call: DeferredCall, turn: AgentTurnContext) -> DeferredToolCall:
