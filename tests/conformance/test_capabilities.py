@@ -39,7 +39,7 @@ RUNS = [
 
 def test_every_framework_and_capability_case_is_checked() -> None:
     names = {framework.name for framework in FRAMEWORKS}
-    assert {"builtin", "pydantic-ai", "openai-agents", "langgraph", "claude-agent-sdk"} <= names
+    assert {"builtin", "pydantic-ai", "openai-agents", "langgraph", "claude-agent-sdk", "google-adk"} <= names
     needed = {capability for case in CAPABILITY_CASES for capability in case.requires}
     assert {
         "continue_steps",

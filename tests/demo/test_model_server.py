@@ -632,8 +632,9 @@ def test_base_url_shapes_and_odd_keys(server: ScriptedModelServer, client: httpx
     assert server.base_url() == f"{server.url}/k/default/v1"
     assert server.base_url("s1", api="anthropic") == f"{server.url}/k/s1"
     assert server.url.startswith("http://127.0.0.1:")
+    assert server.base_url("s1", api="gemini") == f"{server.url}/k/s1"
     with pytest.raises(ValueError):
-        server.base_url("s1", api="gemini")
+        server.base_url("s1", api="grpc")
     odd = "session/7 é?"
     server.script(odd, [ModelReply.say("odd ok")])
     response = client.post(server.base_url(odd) + "/chat/completions", json={"messages": USER_HI})

@@ -5,8 +5,8 @@ fragment (an API shape, a continuation of an earlier block) has ``<!-- fragment 
 on the line before it and is left out; nothing else is. Each block runs in a fresh
 interpreter against this run's Temporal dev server (``SESSIONFLOW_SERVER_ADDRESS``, and
 ``TEMPORAL_ADDRESS`` for a block that reads Temporal's own configuration) and the
-scripted model server: every provider variable points at it (OpenAI and Anthropic base
-URLs and keys), and it answers any request that has no script with a short text reply,
+scripted model server: every provider variable points at it (OpenAI, Anthropic and Gemini
+base URLs and keys), and it answers any request that has no script with a short text reply,
 so a snippet that starts a real turn finishes it offline. No block names a test helper.
 
 A block that runs a turn and prints its answer has ``<!-- expect: TEXT -->`` on the line
@@ -93,7 +93,14 @@ def test_the_blocks_are_found() -> None:
     assert any(b.fragment for b in BLOCKS) and any(not b.fragment for b in BLOCKS)
 
 
-FIRST_PROGRAMS = ("adapter-openai", "adapter-pydantic-ai", "adapter-langgraph", "adapter-claude", "core")
+FIRST_PROGRAMS = (
+    "adapter-openai",
+    "adapter-pydantic-ai",
+    "adapter-langgraph",
+    "adapter-claude",
+    "adapter-google-adk",
+    "core",
+)
 
 
 @pytest.mark.parametrize("package", FIRST_PROGRAMS)
@@ -128,6 +135,9 @@ async def test_the_block_runs_as_written(
         "OPENAI_API_KEY": "unused",
         "ANTHROPIC_BASE_URL": model_server.base_url(key, api="anthropic"),
         "ANTHROPIC_API_KEY": "unused",
+        # google-genai (Google ADK's Gemini model) reads its base URL and key from these.
+        "GOOGLE_GEMINI_BASE_URL": model_server.base_url(key, api="gemini"),
+        "GOOGLE_API_KEY": "unused",
         "OPENAI_AGENTS_DISABLE_TRACING": "1",
     }
     try:

@@ -23,7 +23,12 @@ __all__ = [
     "RecordedRequest",
     "ScriptedToolCall",
     "ScriptedUsage",
+    "WireApi",
 ]
+
+WireApi = ModelApi | Literal["gemini"]
+"""The wire APIs the scripted server speaks: a framework's `ModelApi`, and Gemini's
+``generateContent`` (`google-genai`, Google ADK)."""
 
 FaultKind = Literal["http_500", "http_429", "http_503", "drop"]
 _FAULT_KINDS: frozenset[str] = frozenset(get_args(FaultKind))
@@ -275,7 +280,7 @@ class RecordedRequest:
     ``headers`` have lower-cased names.
     """
 
-    api: ModelApi
+    api: WireApi
     path: str
     headers: dict[str, str]
     body: dict[str, Any]
@@ -284,11 +289,16 @@ class RecordedRequest:
 
     @property
     def model(self) -> str | None:
+        if self.api == "gemini":
+            # Gemini names the model in the path: ``.../models/{model}:generateContent``.
+            return self.path.rpartition("/models/")[2].partition(":")[0] or None
         model = self.body.get("model")
         return model if isinstance(model, str) else None
 
     @property
     def stream(self) -> bool:
+        if self.api == "gemini":
+            return ":streamGenerateContent" in self.path
         return self.body.get("stream") is True
 
     def sent_texts(self) -> list[str]:
@@ -296,6 +306,8 @@ class RecordedRequest:
         first, then each message's content and each tool result, whatever the wire shape.
         """
         texts: list[str] = []
+        if self.api == "gemini":
+            return _gemini_texts(self.body)
         if self.api == "anthropic_messages":
             texts += _content_texts(self.body.get("system"))
         elif self.api == "responses":
@@ -317,6 +329,8 @@ class RecordedRequest:
         Text parts equal to one of ``ignore`` (after stripping) are left out, as if the
         framework had not sent them; a message left with only tool results is skipped.
         """
+        if self.api == "gemini":
+            return _gemini_last_user_text(self.body, {text.strip() for text in ignore})
         conversation: Any = self.body.get("input") if self.api == "responses" else self.body.get("messages")
         if isinstance(conversation, str):
             return conversation
@@ -367,6 +381,8 @@ class RecordedRequest:
     def tool_results(self) -> dict[str, str]:
         """Tool outputs sent back to the model, by tool call id."""
         results: dict[str, str] = {}
+        if self.api == "gemini":
+            return _gemini_tool_results(self.body)
         conversation: Any = self.body.get("input") if self.api == "responses" else self.body.get("messages")
         for item in _as_list(conversation):
             if item.get("role") == "tool" and "tool_call_id" in item:
@@ -390,6 +406,12 @@ class RecordedRequest:
     def tool_names(self) -> list[str]:
         """Names of the tools offered to the model."""
         names: list[str] = []
+        if self.api == "gemini":
+            return [
+                str(declaration.get("name"))
+                for tool in _as_list(self.body.get("tools"))
+                for declaration in _as_list(tool.get("functionDeclarations"))
+            ]
         for tool in _as_list(self.body.get("tools")):
             function: Any = tool.get("function")
             name: Any = (
@@ -412,7 +434,7 @@ class RecordedRequest:
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> RecordedRequest:
         return cls(
-            api=cast(ModelApi, data["api"]),
+            api=cast(WireApi, data["api"]),
             path=str(data["path"]),
             headers={str(k): str(v) for k, v in cast(dict[str, Any], data.get("headers") or {}).items()},
             body=cast(dict[str, Any], data.get("body") or {}),
@@ -487,3 +509,75 @@ def _content_texts(content: Any) -> list[str]:
     if "output" in part:
         return _content_texts(part["output"])
     return []
+
+
+# Gemini ------------------------------------------------------------------------------
+# A request is ``{"systemInstruction": {"parts": [...]}, "contents": [{"role": "user" |
+# "model", "parts": [...]}], "tools": [{"functionDeclarations": [...]}]}``; a part is
+# ``{"text"}`` (``"thought": true`` for reasoning), ``{"functionCall"}`` or
+# ``{"functionResponse": {"id", "name", "response"}}``.
+
+
+def _gemini_part_text(part: dict[str, Any]) -> str | None:
+    text = part.get("text")
+    if isinstance(text, str) and text and part.get("thought") is not True:
+        return text
+    return None
+
+
+def _gemini_texts(body: dict[str, Any]) -> list[str]:
+    texts: list[str] = []
+    system: Any = body.get("systemInstruction")
+    contents = [cast(dict[str, Any], system)] if isinstance(system, dict) else []
+    contents += _as_list(body.get("contents"))
+    for content in contents:
+        for part in _as_list(content.get("parts")):
+            text = _gemini_part_text(part)
+            if text is not None:
+                texts.append(text)
+            response: Any = part.get("functionResponse")
+            if isinstance(response, dict):
+                texts.append(_gemini_response_text(cast(dict[str, Any], response)))
+    return texts
+
+
+# Gemini's convention for a function response: ``output`` for the output, ``error`` for
+# the error; google-genai and ADK wrap a value that is not an object as ``result``.
+_GEMINI_SINGLE_FIELDS = frozenset({"result", "output", "error"})
+
+
+def _gemini_response_text(function_response: dict[str, Any]) -> str:
+    """A function response as text: its one field when that is ``result``, ``output`` or
+    ``error``, else the JSON object."""
+    response: Any = function_response.get("response")
+    if isinstance(response, dict) and len(cast(dict[str, Any], response)) == 1:
+        ((name, value),) = cast(dict[str, Any], response).items()
+        if name in _GEMINI_SINGLE_FIELDS:
+            return value if isinstance(value, str) else json.dumps(value, separators=(",", ":"))
+    return json.dumps(response, separators=(",", ":"))
+
+
+def _gemini_last_user_text(body: dict[str, Any], dropped: set[str]) -> str | None:
+    for content in reversed(_as_list(body.get("contents"))):
+        if content.get("role", "user") != "user":
+            continue
+        texts = [
+            text
+            for part in _as_list(content.get("parts"))
+            if (text := _gemini_part_text(part)) is not None and text.strip() not in dropped
+        ]
+        if texts:
+            return "".join(texts)
+    return None
+
+
+def _gemini_tool_results(body: dict[str, Any]) -> dict[str, str]:
+    results: dict[str, str] = {}
+    for content in _as_list(body.get("contents")):
+        for part in _as_list(content.get("parts")):
+            response: Any = part.get("functionResponse")
+            if isinstance(response, dict):
+                typed = cast(dict[str, Any], response)
+                key = typed.get("id") or typed.get("name")
+                results[str(key)] = _gemini_response_text(typed)
+    return results

@@ -1,5 +1,5 @@
-"""A scripted, loopback model server speaking OpenAI Chat Completions, OpenAI Responses
-and Anthropic Messages.
+"""A scripted, loopback model server speaking OpenAI Chat Completions, OpenAI Responses,
+Anthropic Messages and Gemini's generateContent.
 
 Tests script the replies per conversation key and read back what clients sent::
 
@@ -48,15 +48,18 @@ from sessionflow.demo._model_script import (
     RecordedRequest,
     ScriptedToolCall,
     ScriptedUsage,
+    WireApi,
 )
 from sessionflow.demo._model_wire import (
     WireResponse,
     render_count_tokens,
     render_error,
+    render_gemini,
     render_model,
     render_models,
     render_reply,
 )
+from sessionflow.demo._model_wire_gemini import GEMINI_ROUTE
 from sessionflow.kit._frameworks import ModelApi
 
 __all__ = [
@@ -69,6 +72,7 @@ __all__ = [
     "ScriptedModelServer",
     "ScriptedToolCall",
     "ScriptedUsage",
+    "WireApi",
 ]
 
 DEFAULT_KEY = "default"
@@ -117,7 +121,7 @@ class _ScriptBook:
             return len(queue)
 
     def take(
-        self, key: str, api: ModelApi, path: str, headers: dict[str, str], body: dict[str, Any]
+        self, key: str, api: WireApi, path: str, headers: dict[str, str], body: dict[str, Any]
     ) -> tuple[RecordedRequest, ModelReply | None, int]:
         """Record a request and pop its reply (``None`` when the script is exhausted)."""
         with self._changed:
@@ -296,7 +300,8 @@ class _Handler(BaseHTTPRequestHandler):
         if method == "POST" and rest == "/messages/count_tokens":
             body = _parse_object(raw)
             return render_count_tokens(body) if body is not None else _bad_json("anthropic_messages")
-        api = _MODEL_APIS.get(rest)
+        gemini = GEMINI_ROUTE.match(rest)
+        api: WireApi | None = "gemini" if gemini is not None else _MODEL_APIS.get(rest)
         if method != "POST" or api is None:
             return render_error(None, 404, f"no route for {method} {path}")
         body = _parse_object(raw)
@@ -317,7 +322,10 @@ class _Handler(BaseHTTPRequestHandler):
                 time.sleep(reply.delay_seconds)
             if reply.fault is not None:
                 return _render_fault(api, key, reply.fault)
-            return render_reply(api, reply, body, seq)
+            if gemini is not None:
+                stream = gemini["method"] == "streamGenerateContent"
+                return render_gemini(reply, unquote(gemini["model"]), seq, stream=stream)
+            return render_reply(cast(ModelApi, api), reply, body, seq)
         finally:
             # Before the answer is sent: once a client has it, its next request may come at once.
             self._book.answered(key)
@@ -369,11 +377,11 @@ def _parse_object(raw: bytes) -> dict[str, Any] | None:
     return cast(dict[str, Any], value) if isinstance(value, dict) else None
 
 
-def _bad_json(api: ModelApi) -> WireResponse:
+def _bad_json(api: WireApi) -> WireResponse:
     return render_error(api, 400, "request body must be a JSON object")
 
 
-def _render_fault(api: ModelApi, key: str, fault: ModelFault) -> WireResponse:
+def _render_fault(api: WireApi, key: str, fault: ModelFault) -> WireResponse:
     if fault.kind == "drop":
         return WireResponse(status=0, drop=True)
     headers = _RETRY_NOW if fault.headers is None else tuple(fault.headers.items())
@@ -462,14 +470,16 @@ class ScriptedModelServer:
         """The base URL a client SDK should use for conversation ``key``.
 
         ``api="openai"`` (Chat Completions and Responses) ends in ``/v1``;
-        ``api="anthropic"`` does not, since the Anthropic SDK appends ``/v1/messages``.
+        ``api="anthropic"`` does not, since the Anthropic SDK appends ``/v1/messages``, nor
+        does ``api="gemini"``: google-genai appends ``/v1beta/models/...`` to its
+        ``http_options.base_url`` (or ``GOOGLE_GEMINI_BASE_URL``).
         """
         prefix = f"{self.url}/k/{quote(key, safe='')}"
         if api in ("openai", "chat_completions", "responses"):
             return f"{prefix}/v1"
-        if api in ("anthropic", "anthropic_messages"):
+        if api in ("anthropic", "anthropic_messages", "gemini"):
             return prefix
-        raise ValueError(f"unknown api {api!r}; expected 'openai' or 'anthropic'")
+        raise ValueError(f"unknown api {api!r}; expected 'openai', 'anthropic' or 'gemini'")
 
     # script and records ------------------------------------------------------------
 

@@ -1,8 +1,8 @@
-"""Wire formats of the three model APIs the scripted server speaks.
+"""Wire formats of the model APIs the scripted server speaks.
 
 Pure functions from a :class:`ModelReply` (plus the request body) to response bytes,
-shaped exactly like OpenAI Chat Completions, OpenAI Responses and Anthropic Messages so
-the official SDKs parse them.
+shaped exactly like OpenAI Chat Completions, OpenAI Responses, Anthropic Messages and
+Gemini's generateContent (`_model_wire_gemini`) so the official SDKs parse them.
 """
 
 from __future__ import annotations
@@ -12,7 +12,8 @@ import time
 from dataclasses import dataclass
 from typing import Any, cast
 
-from sessionflow.demo._model_script import ModelReply, ScriptedToolCall, ScriptedUsage
+from sessionflow.demo._model_script import ModelReply, ScriptedToolCall, ScriptedUsage, WireApi
+from sessionflow.demo._model_wire_gemini import render_gemini_error, render_gemini_reply
 from sessionflow.kit._frameworks import ModelApi
 
 __all__ = [
@@ -20,6 +21,7 @@ __all__ = [
     "WireResponse",
     "render_count_tokens",
     "render_error",
+    "render_gemini",
     "render_model",
     "render_models",
     "render_reply",
@@ -54,7 +56,7 @@ def _json_response(body: Any, status: int = 200, headers: tuple[tuple[str, str],
 
 
 def render_error(
-    api: ModelApi | None,
+    api: WireApi | None,
     status: int,
     message: str,
     headers: tuple[tuple[str, str], ...] = (),
@@ -70,8 +72,10 @@ def render_error(
         529: "overloaded_error",
     }.get(status, "api_error")
     code = {404: "not_found", 429: "rate_limit_exceeded"}.get(status)
-    if api == "anthropic_messages":
-        body: dict[str, Any] = {"type": "error", "error": {"type": anthropic_type, "message": message}}
+    if api == "gemini":
+        body: dict[str, Any] = render_gemini_error(status, message)
+    elif api == "anthropic_messages":
+        body = {"type": "error", "error": {"type": anthropic_type, "message": message}}
     elif api is None:
         body = {
             "type": "error",
@@ -473,6 +477,14 @@ def _anthropic_stream(reply: ModelReply, request: dict[str, Any], seq: int) -> W
     events.append({"type": "message_stop"})
     body = "".join(f"event: {e['type']}\ndata: {_dumps(e)}\n\n" for e in events)
     return WireResponse(status=200, body=body.encode(), content_type=_SSE)
+
+
+def render_gemini(reply: ModelReply, model: str, seq: int, *, stream: bool) -> WireResponse:
+    """A Gemini ``generateContent`` answer (``stream``: ``streamGenerateContent``'s SSE)."""
+    if reply.output_items:
+        raise ValueError("hosted output items are a Responses API feature, not Gemini's")
+    body, is_stream = render_gemini_reply(reply, model, seq, stream=stream)
+    return WireResponse(status=200, body=body, content_type=_SSE if is_stream else _JSON)
 
 
 # --------------------------------------------------------------------------- side endpoints

@@ -19,9 +19,11 @@ from sessionflow.kit._demo_tour import DemoTool, DemoTour
 from sessionflow.kit._effect_marks import declared_effect, declared_policy
 from sessionflow.kit._flow import FlowArguments
 from sessionflow.kit._frameworks import (
+    FRAMEWORK_MODEL_APIS,
     MODEL_APIS,
     CarryHook,
     FrameworkCapabilities,
+    FrameworkModelApi,
     FrameworkSpec,
     HarnessContext,
     ModelApi,
@@ -155,12 +157,14 @@ __all__ = [
     "stored_image",
     "with_images_read",
     # Plugins: a framework's spec, its harness and its demo tour
+    "FRAMEWORK_MODEL_APIS",
     "MODEL_APIS",
     "CarryHook",
     "DemoTool",
     "DemoTour",
     "FlowArguments",
     "FrameworkCapabilities",
+    "FrameworkModelApi",
     "FrameworkSpec",
     "HarnessContext",
     "ModelApi",

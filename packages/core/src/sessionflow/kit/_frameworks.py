@@ -18,9 +18,11 @@ from sessionflow.session.options import AgentSessionOptions
 from sessionflow.session.runner import AgentFrameworkRunner
 
 __all__ = [
+    "FRAMEWORK_MODEL_APIS",
     "MODEL_APIS",
     "CarryHook",
     "FrameworkCapabilities",
+    "FrameworkModelApi",
     "FrameworkSpec",
     "HarnessContext",
     "ModelApi",
@@ -31,6 +33,12 @@ ModelApi = Literal["chat_completions", "responses", "anthropic_messages"]
 """The model wire APIs: OpenAI Chat Completions, OpenAI Responses, Anthropic Messages."""
 
 MODEL_APIS: tuple[ModelApi, ...] = get_args(ModelApi)
+
+FrameworkModelApi = ModelApi | Literal["gemini"]
+"""The wire API a framework speaks by default (`FrameworkSpec.model_api`): a `ModelApi`, or
+Gemini's generateContent (Google ADK), which a harness cannot pick for another framework."""
+
+FRAMEWORK_MODEL_APIS: tuple[FrameworkModelApi, ...] = (*MODEL_APIS, "gemini")
 
 OutputValidator = Callable[[str], str | None]
 """Checks a final answer: None accepts it; a string is the retry prompt for the model."""
@@ -191,7 +199,7 @@ class FrameworkSpec:
     description: str
     capabilities: FrameworkCapabilities
     build_runner: Callable[[HarnessContext], AgentFrameworkRunner]
-    model_api: ModelApi
+    model_api: FrameworkModelApi
     resume_texts: tuple[str, ...] = ()
     replaced_local_tool_groups: frozenset[str] = frozenset()
     local_tool_twins: Mapping[str, str] = field(default_factory=dict[str, str])
@@ -210,7 +218,8 @@ class FrameworkSpec:
             raise ValueError(f"framework {self.name!r}: description must be one line")
         if any(not text.strip() for text in self.resume_texts):
             raise ValueError(f"framework {self.name!r}: resume_texts must not contain blank text")
-        if self.model_api not in MODEL_APIS:
+        if self.model_api not in FRAMEWORK_MODEL_APIS:
             raise ValueError(
-                f"framework {self.name!r}: model_api {self.model_api!r} is not one of {', '.join(MODEL_APIS)}"
+                f"framework {self.name!r}: model_api {self.model_api!r} is not one of "
+                f"{', '.join(FRAMEWORK_MODEL_APIS)}"
             )

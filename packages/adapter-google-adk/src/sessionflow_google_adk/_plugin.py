@@ -1,0 +1,61 @@
+"""Registers the Google ADK adapter as the framework `google-adk`."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from sessionflow.kit import FrameworkCapabilities, FrameworkSpec, HarnessContext, hookimpl
+
+if TYPE_CHECKING:
+    from sessionflow_google_adk._runner import GoogleAdkRunner
+
+__all__ = ["sessionflow_register_frameworks"]
+
+# ADK is imported by the builder, not here: listing frameworks stays fast.
+
+
+def _build_runner(ctx: HarnessContext) -> GoogleAdkRunner:
+    """The harness agent: an `LlmAgent` on ADK's native Gemini model (``ctx.model``), the
+    context's base URL and key, and the context's tools as ADK tools."""
+    from google.adk.agents import LlmAgent
+    from google.adk.models.google_llm import Gemini
+
+    from sessionflow_google_adk._runner import GoogleAdkRunner
+    from sessionflow_google_adk._tool_specs import spec_tools
+
+    if ctx.api is not None:
+        raise ValueError(f"google-adk speaks Gemini's generateContent, not {ctx.api}")
+    base_url = ctx.model_base_url or ctx.setting("base_url", str)
+    # Without a key here, google-genai reads GOOGLE_API_KEY (or GEMINI_API_KEY).
+    client_kwargs = {"api_key": ctx.api_key} if ctx.api_key is not None else None
+    model = Gemini(model=ctx.model, base_url=base_url, client_kwargs=client_kwargs)
+    agent = LlmAgent(
+        name="sessionflow_agent",
+        model=model,
+        instruction=ctx.system_prompt or "",
+        tools=list(spec_tools(ctx.tools)),
+    )
+    return GoogleAdkRunner(agent)
+
+
+@hookimpl
+def sessionflow_register_frameworks(register: Callable[[FrameworkSpec], None]) -> None:
+    register(
+        FrameworkSpec(
+            name="google-adk",
+            description="Google ADK agents on Gemini (generateContent), one model call per step",
+            # What the harness route (HarnessContext, neutral ToolSpecs) implements, as the
+            # conformance cases play it (tests/conformance/test_capabilities.py).
+            capabilities=FrameworkCapabilities(
+                parallel_tool_calls=True,
+                reasoning_deltas=True,
+                images=True,
+                mcp_annotations=True,
+                framework_approvals=True,
+                questions=True,
+            ),
+            build_runner=_build_runner,
+            model_api="gemini",
+        )
+    )

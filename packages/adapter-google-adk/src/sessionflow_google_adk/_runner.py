@@ -1,0 +1,263 @@
+"""`GoogleAdkRunner`: a Google ADK agent, one model call per model step and one tool call
+per tool step, through ADK's own `Runner`, plugins and session service."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncGenerator, Mapping, Sequence
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from typing import Any, cast
+
+from google.adk.agents.base_agent import BaseAgent
+from google.adk.agents.llm_agent import LlmAgent
+from google.adk.agents.run_config import RunConfig
+from google.adk.events.event import Event
+from google.adk.events.event_actions import EventActions
+from google.adk.models.llm_response import LlmResponse
+from google.adk.tools.function_tool import FunctionTool
+from google.genai import types
+
+from sessionflow import AgentUsage, ImageInput, MessageRole
+from sessionflow.kit import (
+    AgentFrameworkRunner,
+    AgentTurnContext,
+    AgentTurnOutcome,
+    DeferredToolCall,
+    DeferredToolExecution,
+    FrameworkMessage,
+    ToolCallsRequested,
+    ToolExecutionResult,
+    TurnCompleted,
+    declared_effect,
+    declared_policy,
+    describe_tool_call_outcome,
+    with_tool_asks,
+)
+from sessionflow_google_adk._adk_session import dump_event, load_event, run_step, step_run_config
+from sessionflow_google_adk._images import image_parts, with_images_read
+from sessionflow_google_adk._refusals import check_agent
+from sessionflow_google_adk._step_plugin import DEFERRED_RESPONSE, DeferredCall, StepPlugin
+from sessionflow_google_adk._tool_specs import SpecTool
+from sessionflow_google_adk._warmup import warm_up
+
+__all__ = ["RUN_STATE_VERSION", "GoogleAdkRunner"]
+
+RUN_STATE_VERSION = 1
+
+
+class GoogleAdkRunner(AgentFrameworkRunner):
+    """Runs ``agent`` (an ADK `LlmAgent`) as a session.
+
+    The session's stored messages are ADK events, so the ADK session (its events and its
+    state) is the durable session; a model step's run state is the ADK session so far.
+    """
+
+    def __init__(
+        self, agent: BaseAgent, *, app_name: str = "sessionflow", run_config: RunConfig | None = None
+    ) -> None:
+        check_agent(agent)
+        self._agent = agent
+        self._app_name = app_name
+        self._run_config = step_run_config(run_config)
+
+    def build_user_message(self, text: str) -> FrameworkMessage:
+        event = Event(author="user", content=types.Content(role="user", parts=[types.Part(text=text)]))
+        return FrameworkMessage(role=MessageRole.USER, framework_item=dump_event(event), text=text)
+
+    def build_user_message_with_images(self, text: str, images: Sequence[ImageInput]) -> FrameworkMessage:
+        parts = [types.Part(text=text), *image_parts(images)]
+        event = Event(author="user", content=types.Content(role="user", parts=parts))
+        return FrameworkMessage(role=MessageRole.USER, framework_item=dump_event(event), text=text)
+
+    async def run_model_step(self, turn: AgentTurnContext) -> AgentTurnOutcome:
+        if turn.framework_run_state:
+            state = json.loads(turn.framework_run_state)
+            invocation_id = str(state["invocation_id"])
+            events = [load_event(item) for item in state["events"]]
+            events.append(_responses_event(events[-1], state["pending"], turn))
+            turn_start = int(state["turn_start"])
+        else:
+            # Each turn is one ADK invocation, named after the turn so a repeat resumes it.
+            invocation_id = f"e-{turn.turn_id}"
+            events = [load_event(m.message.framework_item) for m in turn.messages]
+            events[-1] = events[-1].model_copy(update={"invocation_id": invocation_id})
+            turn_start = len(events)
+        plugin = StepPlugin()
+
+        def deltas(partial: Event) -> None:
+            for part in partial.content.parts or [] if partial.content else []:
+                if part.text and part.thought:
+                    turn.events.write_reasoning_delta(part.text)
+                elif part.text:
+                    turn.events.write_text_delta(part.text)
+
+        yielded, session = await run_step(
+            self._agent,
+            app_name=self._app_name,
+            session_id=turn.session_id,
+            events=with_images_read(events),
+            invocation_id=invocation_id,
+            plugin=plugin,
+            run_config=self._run_config,
+            on_partial=deltas,
+        )
+        produced = [e for e in yielded if _kept(e)]
+        events += produced
+        usage = _usage(produced)
+        if plugin.deferred:
+            calls = [_deferred(call, turn) for call in plugin.deferred]
+            run_state = {
+                "version": RUN_STATE_VERSION,
+                "invocation_id": invocation_id,
+                "turn_start": turn_start,
+                "events": [dump_event(e) for e in events],
+                "pending": [call.call_id for call in plugin.deferred],
+            }
+            return ToolCallsRequested(
+                framework_run_state=json.dumps(run_state, separators=(",", ":")),
+                tool_calls=calls,
+                usage=usage,
+            )
+        return TurnCompleted(
+            new_messages=[_message(e) for e in events[turn_start:]],
+            usage=usage,
+            framework_state={"adk_state": dict(session.state)},
+        )
+
+    async def execute_deferred_tool_call(self, call: DeferredToolExecution) -> ToolExecutionResult:
+        if call.run_state is None:
+            raise ValueError("a Google ADK tool step needs its model step's run state")
+        state = json.loads(call.run_state)
+        events = [load_event(item) for item in state["events"]]
+        asked = events[-1]  # the model's response that asked for this call
+        plugin = StepPlugin(
+            run_call_id=call.tool_call.tool_call_id,
+            replay=LlmResponse(content=asked.content, custom_metadata=asked.custom_metadata),
+        )
+        yielded, _ = await run_step(
+            self._agent,
+            app_name=self._app_name,
+            session_id=call.session_id,
+            events=events[:-1],
+            invocation_id=str(state["invocation_id"]),
+            plugin=plugin,
+            run_config=self._run_config,
+        )
+        for event in yielded:
+            for part in (event.content.parts or []) if event.content else []:
+                response = part.function_response
+                if response is not None and response.id == call.tool_call.tool_call_id:
+                    update = {
+                        "part": part.model_dump(mode="json", exclude_none=True),
+                        "actions": event.actions.model_dump(mode="json", exclude_none=True, by_alias=True),
+                    }
+                    return ToolExecutionResult(
+                        output=_response_text(response.response),
+                        state_update=json.dumps(update, separators=(",", ":")),
+                    )
+        raise RuntimeError(f"ADK did not run tool call {call.tool_call.tool_call_id!r}")
+
+    def tool_catalog(self, session_settings: Mapping[str, Any]) -> Mapping[str, Mapping[str, Any]] | None:
+        return None
+
+    def worker_scope(self) -> AbstractAsyncContextManager[None]:
+        return self._warm()
+
+    @asynccontextmanager
+    async def _warm(self) -> AsyncGenerator[None]:
+        # `check_agent` made sure the agent is an LlmAgent.
+        await warm_up(cast(LlmAgent, self._agent), self._run_config)
+        yield
+
+
+def _deferred(call: DeferredCall, turn: AgentTurnContext) -> DeferredToolCall:
+    """The session's view of a call: its policy from the tool's effect mark (or a spec's
+    effect), and ADK's confirmation as the framework's approval."""
+    tool = call.tool
+    if isinstance(tool, SpecTool):
+        effect, policy = tool.spec.framework_effect, tool.spec.policy
+    else:
+        effect, policy = declared_effect(_marked(tool)), declared_policy(_marked(tool))
+    deferred = DeferredToolCall(
+        tool_call_id=call.call_id,
+        tool_name=tool.name,
+        arguments=json.dumps(call.arguments, separators=(",", ":")),
+        policy=turn.resolve_tool_policy(tool.name, effect, declared_policy=policy),
+        framework_approval="required" if call.needs_confirmation else None,
+    )
+    return with_tool_asks(deferred, tool.spec) if isinstance(tool, SpecTool) else deferred
+
+
+def _marked(tool: object) -> object:
+    # A FunctionTool's effect is marked on the function it wraps (`sessionflow.effect`).
+    return tool.func if isinstance(tool, FunctionTool) else tool
+
+
+def _kept(event: Event) -> bool:
+    """Whether a yielded event belongs to the durable session: not a deferred call's
+    placeholder response, not ADK's bookkeeping for resumption."""
+    responses = event.get_function_responses()
+    if responses and all(r.response == DEFERRED_RESPONSE for r in responses):
+        return False
+    return event.content is not None or bool(event.actions.state_delta)
+
+
+def _responses_event(asked: Event, pending: Sequence[str], turn: AgentTurnContext) -> Event:
+    """One event holding every response to the calls of ``asked``, as ADK merges the
+    responses of parallel calls, with the tools' state changes and actions."""
+    parts: list[types.Part] = []
+    actions = EventActions()
+    for call_id in pending:
+        record = turn.recorded_tool_call(call_id)
+        if record.state_update:
+            update = json.loads(record.state_update)
+            parts.append(types.Part.model_validate(update["part"]))
+            done = EventActions.model_validate(update["actions"])
+            actions.state_delta.update(done.state_delta)
+            actions.artifact_delta.update(done.artifact_delta)
+            actions.skip_summarization = actions.skip_summarization or done.skip_summarization
+            actions.escalate = actions.escalate or done.escalate
+            actions.transfer_to_agent = done.transfer_to_agent or actions.transfer_to_agent
+        else:
+            name = record.tool_name
+            error = {"error": describe_tool_call_outcome(record)}
+            parts.append(
+                types.Part(function_response=types.FunctionResponse(id=call_id, name=name, response=error))
+            )
+    return Event(
+        invocation_id=asked.invocation_id,
+        author=asked.author,
+        branch=asked.branch,
+        content=types.Content(role="user", parts=parts),
+        actions=actions,
+    )
+
+
+def _response_text(response: dict[str, Any] | None) -> str:
+    if response is not None and set(response) == {"result"}:
+        result = response["result"]
+        return result if isinstance(result, str) else json.dumps(result)
+    return json.dumps(response)
+
+
+def _usage(events: Sequence[Event]) -> AgentUsage:
+    """The usage of the model calls of ``events`` (each model response carries its own)."""
+    requests = input_tokens = output_tokens = 0
+    for event in events:
+        if event.usage_metadata is not None:
+            requests += 1
+            input_tokens += event.usage_metadata.prompt_token_count or 0
+            output_tokens += event.usage_metadata.candidates_token_count or 0
+    return AgentUsage(requests=requests, input_tokens=input_tokens, output_tokens=output_tokens)
+
+
+def _message(event: Event) -> FrameworkMessage:
+    parts = event.content.parts or [] if event.content else []
+    text = "".join(p.text for p in parts if p.text and not p.thought) or None
+    if event.get_function_responses():
+        role = MessageRole.TOOL
+    elif event.author == "user":
+        role = MessageRole.USER
+    else:
+        role = MessageRole.ASSISTANT
+    return FrameworkMessage(role=role, framework_item=dump_event(event), text=text)
