@@ -1,0 +1,95 @@
+"""Strands messages as the session stores them, and the run state of one turn.
+
+A Strands message (``{"role": "user" | "assistant", "content": [blocks]}``) is plain JSON,
+so it is stored as is (`FrameworkMessage.framework_item`). A user message made of
+``toolResult`` blocks is stored with role ``tool``: Strands sends tool results as a user
+message, the session shows who produced it.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any, cast
+
+from sessionflow import MessageRole
+from sessionflow.kit import FrameworkMessage
+
+__all__ = [
+    "RUN_STATE_VERSION",
+    "RunState",
+    "framework_message",
+    "message_text",
+    "user_message",
+]
+
+RUN_STATE_VERSION = 1
+"""The version of `RunState`'s JSON; a run state of another version is refused."""
+
+Message = dict[str, Any]
+
+
+def user_message(text: str) -> FrameworkMessage:
+    """The user message Strands makes of a string prompt (``agent("...")``)."""
+    return framework_message({"role": "user", "content": [{"text": text}]})
+
+
+def framework_message(message: Message) -> FrameworkMessage:
+    """One Strands message as the session stores it, with its text for people."""
+    content = cast(list[dict[str, Any]], message.get("content") or [])
+    if message.get("role") == "assistant":
+        role = MessageRole.ASSISTANT
+    elif content and all("toolResult" in block for block in content):
+        role = MessageRole.TOOL
+    else:
+        role = MessageRole.USER
+    return FrameworkMessage(role=role, framework_item=message, text=message_text(message))
+
+
+def message_text(message: Message) -> str:
+    """The text of a message: its text blocks, its tool calls and results by name and content."""
+    parts: list[str] = []
+    for block in cast(list[dict[str, Any]], message.get("content") or []):
+        if "text" in block:
+            parts.append(str(block["text"]))
+        elif "toolUse" in block:
+            use = cast(dict[str, Any], block["toolUse"])
+            parts.append(f"[tool call {use.get('name')}({json.dumps(use.get('input'), ensure_ascii=False)})]")
+        elif "toolResult" in block:
+            result = cast(dict[str, Any], block["toolResult"])
+            content = cast(list[dict[str, Any]], result.get("content") or [])
+            texts = [str(c.get("text", c.get("json", ""))) for c in content]
+            parts.append(f"[tool result {result.get('status')}: {' '.join(texts)}]")
+    return "\n".join(parts)
+
+
+@dataclass
+class RunState:
+    """What one model step hands the next, and its tool steps: the turn's new messages so
+    far, the calls it deferred (in the model's order), and `agent.state` at the deferral."""
+
+    messages: list[Message] = field(default_factory=lambda: cast(list[Message], []))
+    pending: list[str] = field(default_factory=lambda: cast(list[str], []))
+    agent_state: dict[str, Any] = field(default_factory=lambda: cast(dict[str, Any], {}))
+
+    def to_json(self) -> str:
+        return json.dumps(
+            {
+                "v": RUN_STATE_VERSION,
+                "messages": self.messages,
+                "pending": self.pending,
+                "agent_state": self.agent_state,
+            },
+            ensure_ascii=False,
+        )
+
+    @classmethod
+    def from_json(cls, text: str) -> RunState:
+        data = cast(dict[str, Any], json.loads(text))
+        if data.get("v") != RUN_STATE_VERSION:
+            raise ValueError(f"unsupported Strands run state version {data.get('v')!r}")
+        return cls(
+            messages=list(data.get("messages") or []),
+            pending=list(data.get("pending") or []),
+            agent_state=dict(data.get("agent_state") or {}),
+        )

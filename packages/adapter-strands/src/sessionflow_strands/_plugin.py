@@ -1,0 +1,55 @@
+"""Registers the Strands adapter as the framework `strands-agents`."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from sessionflow.kit import FrameworkCapabilities, FrameworkSpec, HarnessContext, hookimpl
+
+if TYPE_CHECKING:
+    from sessionflow_strands._runner import StrandsRunner
+
+__all__ = ["sessionflow_register_frameworks"]
+
+# Strands is imported by the builder, not here: listing frameworks stays fast.
+
+
+def _build_runner(ctx: HarnessContext) -> StrandsRunner:
+    """The harness agent: Strands' `OpenAIModel` (Chat Completions) on the context's model,
+    base URL and key, the system prompt, and the harness's tools as neutral specs."""
+    from strands.agent import Agent
+    from strands.models.openai import OpenAIModel
+
+    from sessionflow_strands._runner import StrandsRunner
+
+    base_url = ctx.model_base_url or ctx.setting("base_url", str)
+    client_args: dict[str, object] = {"api_key": ctx.api_key or "unused"}
+    if base_url:
+        client_args["base_url"] = base_url
+    # The session retries a failed model step with its own policy; the client's own
+    # retries would hide failures from it and stretch one step.
+    client_args["max_retries"] = 0
+    model = OpenAIModel(client_args=client_args, model_id=ctx.model)
+    agent = Agent(model=model, system_prompt=ctx.system_prompt, callback_handler=None)
+    return StrandsRunner(agent, tool_sources=ctx.tools)
+
+
+@hookimpl
+def sessionflow_register_frameworks(register: Callable[[FrameworkSpec], None]) -> None:
+    register(
+        FrameworkSpec(
+            name="strands-agents",
+            description="Strands Agents: OpenAIModel (Chat Completions), and any Strands model provider",
+            capabilities=FrameworkCapabilities(
+                # One response's toolUse blocks are deferred together, each its own step.
+                parallel_tool_calls=True,
+                reasoning_deltas=True,
+                # Not yet (README, "Not yet"): images in a user message, MCP through MCPClient.
+                images=False,
+                mcp_annotations=False,
+            ),
+            build_runner=_build_runner,
+            model_api="chat_completions",
+        )
+    )

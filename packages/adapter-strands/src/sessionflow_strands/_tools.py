@@ -1,0 +1,88 @@
+"""The tools a Strands agent offers, and how one call of one tool runs in a tool step.
+
+The agent's own tools (``@tool`` functions, sync and async, class-based `AgentTool`s) run
+through Strands' own `AgentTool.stream`, as its tool executor runs them: input validation,
+``ToolContext`` and the error result of a tool that raises are Strands'. A neutral
+`ToolSpec` (a harness's, or ``tool_sources``) is offered to the model in Strands' spec
+format and runs through its handler.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, cast
+
+from strands.agent import Agent
+from strands.types._events import ToolResultEvent
+from strands.types.tools import AgentTool, ToolResult, ToolUse
+
+from sessionflow import ToolEffect, ToolPolicy
+from sessionflow.kit import (
+    AgentTurnContext,
+    DeferredToolCall,
+    ToolInvocation,
+    ToolSpec,
+    declared_effect,
+    declared_policy,
+    with_tool_asks,
+)
+
+__all__ = ["deferred_call", "run_agent_tool", "run_spec", "spec_tool_specs"]
+
+
+def spec_tool_specs(specs: Sequence[ToolSpec]) -> list[dict[str, Any]]:
+    """Neutral specs in Strands' tool spec format (what `AgentTool.tool_spec` returns)."""
+    return [
+        {"name": s.name, "description": s.description, "inputSchema": {"json": dict(s.parameters)}}
+        for s in specs
+    ]
+
+
+def deferred_call(
+    tool_use: Mapping[str, Any],
+    turn: AgentTurnContext,
+    tools: Mapping[str, AgentTool],
+    specs: Mapping[str, ToolSpec],
+) -> DeferredToolCall:
+    """One ``toolUse`` block as a deferred call, with the policy the order of every adapter gives
+    it: the session's explicit policy, the tool's mark (`sessionflow.effect`), a spec's effect."""
+    import json
+
+    name = str(tool_use["name"])
+    effect: ToolEffect | None = None
+    policy: ToolPolicy | None = None
+    tool = tools.get(name)
+    spec = specs.get(name)
+    if tool is not None:
+        effect, policy = declared_effect(tool), declared_policy(tool)
+    elif spec is not None:
+        effect, policy = spec.effect, spec.policy
+    call = DeferredToolCall(
+        tool_call_id=str(tool_use["toolUseId"]),
+        tool_name=name,
+        arguments=json.dumps(tool_use.get("input") or {}, ensure_ascii=False),
+        policy=turn.resolve_tool_policy(name, effect, declared_policy=policy),
+    )
+    return with_tool_asks(call, spec) if spec is not None else call
+
+
+async def run_agent_tool(
+    tool: AgentTool, tool_use: ToolUse, agent: Agent, invocation_state: dict[str, Any]
+) -> ToolResult:
+    """Run one Strands tool as its executor does (the ``agent`` in the invocation state is
+    what ``ToolContext.agent`` and an ``agent`` parameter get); its final event is the result."""
+    result: ToolResult | None = None
+    state = {**invocation_state, "agent": agent}
+    async for event in tool.stream(tool_use, state):
+        if isinstance(event, ToolResultEvent):
+            result = event.tool_result
+    if result is None:
+        # Strands' executor fails the same way: a tool stream must end with its result.
+        raise RuntimeError(f"Strands tool {tool.tool_name!r} ended without a result")
+    return result
+
+
+async def run_spec(spec: ToolSpec, tool_use: ToolUse, invocation: ToolInvocation) -> ToolResult:
+    """Run a neutral spec's handler; its text is the result Strands' model sees."""
+    text = await spec.call(cast(dict[str, Any], tool_use.get("input") or {}), invocation)
+    return {"toolUseId": tool_use["toolUseId"], "status": "success", "content": [{"text": text}]}
