@@ -21,7 +21,15 @@ if (($#)); then
   exec "${run[@]}" pytest -n0 "$@"
 fi
 "${run[@]}" ruff check packages/adapter-strands tests/adapter_strands
-"${run[@]}" pyright --pythonpath "$UV_PROJECT_ENVIRONMENT/bin/python" packages/adapter-strands tests/adapter_strands
+# The root's pyright settings on this environment: the root excludes these folders, as its
+# environment has no Strands.
+config=$(dirname "$UV_PROJECT_ENVIRONMENT")/pyright-strands.json
+cat >"$config" <<JSON
+{"extends": "$PWD/pyproject.toml", "venvPath": "$(dirname "$UV_PROJECT_ENVIRONMENT")",
+ "venv": "$(basename "$UV_PROJECT_ENVIRONMENT")", "extraPaths": ["$PWD"],
+ "exclude": ["**/.venv", "**/__pycache__"]}
+JSON
+"${run[@]}" pyright -p "$config" packages/adapter-strands tests/adapter_strands
 "${run[@]}" pytest tests/adapter_strands
 "${run[@]}" pytest tests/conformance/test_conformance.py tests/conformance/test_capabilities.py \
   --sessionflow-frameworks=strands-agents -k strands-agents

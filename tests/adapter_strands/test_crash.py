@@ -16,7 +16,9 @@ SCENARIO = Scenario(
         ModelReply(tool_calls=[ScriptedToolCall(id="l1", name="lookup", arguments={"name": "ada"})]),
         ModelReply(
             tool_calls=[
-                ScriptedToolCall(id="s1", name="send_email", arguments={"to": "ada@example.com", "body": "hi"})
+                ScriptedToolCall(
+                    id="s1", name="send_email", arguments={"to": "ada@example.com", "body": "hi"}
+                )
             ]
         ),
         ModelReply(text="Sent."),
