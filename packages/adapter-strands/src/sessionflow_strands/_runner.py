@@ -33,13 +33,15 @@ from sessionflow.kit import (
     ToolExecutionResult,
     ToolSpec,
     TurnCompleted,
+    VerifyCall,
+    VerifyResult,
     apply_value_change,
     describe_tool_call_outcome,
     value_change,
 )
 from sessionflow_strands._carry import decode_carry, encode_carry
 from sessionflow_strands._messages import RunState, framework_message, user_message
-from sessionflow_strands._tools import deferred_call, run_agent_tool, run_spec, spec_tool_specs
+from sessionflow_strands._tools import deferred_call, run_agent_tool, run_spec, spec_tool_specs, verifiable
 
 __all__ = ["AgentSource", "StrandsRunner"]
 
@@ -143,7 +145,12 @@ class StrandsRunner(AgentFrameworkRunner):
         uses = [cast(dict[str, Any], b["toolUse"]) for b in blocks if "toolUse" in b]
         if uses:
             tools = agent.tool_registry.registry
-            calls = [deferred_call(use, turn, tools, self._specs) for use in uses]
+            calls = [
+                await verifiable(
+                    deferred_call(use, turn, tools, self._specs), self._specs.get(str(use["name"]))
+                )
+                for use in uses
+            ]
             later = RunState(
                 messages=produced, pending=[c.tool_call_id for c in calls], agent_state=state.agent_state
             )
@@ -187,6 +194,13 @@ class StrandsRunner(AgentFrameworkRunner):
         return ToolExecutionResult(
             output=_result_text(result), state_update=json.dumps(update, ensure_ascii=False, default=str)
         )
+
+    async def verify_tool_call(self, call: DeferredToolExecution) -> VerifyResult | None:
+        """A spec's `ToolSpec.verify`, for a write whose step died; None when it has none."""
+        spec = self._specs.get(call.tool_call.tool_name)
+        if spec is None or spec.verify is None:
+            return None
+        return await spec.run_verify(call.tool_call.parsed_arguments(), VerifyCall.of(call))
 
 
 def _with_tool_results(state: RunState, turn: AgentTurnContext) -> RunState:

@@ -10,10 +10,11 @@ format and runs through its handler.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any, cast
 
 from strands.agent import Agent
-from strands.types._events import ToolResultEvent
+from strands.types.events import ToolResultEvent
 from strands.types.tools import AgentTool, ToolResult, ToolUse
 
 from sessionflow import ToolEffect, ToolPolicy
@@ -24,10 +25,11 @@ from sessionflow.kit import (
     ToolSpec,
     declared_effect,
     declared_policy,
+    tool_arguments_object,
     with_tool_asks,
 )
 
-__all__ = ["deferred_call", "run_agent_tool", "run_spec", "spec_tool_specs"]
+__all__ = ["deferred_call", "run_agent_tool", "run_spec", "spec_tool_specs", "verifiable"]
 
 
 def spec_tool_specs(specs: Sequence[ToolSpec]) -> list[dict[str, Any]]:
@@ -56,7 +58,7 @@ def deferred_call(
     if tool is not None:
         effect, policy = declared_effect(tool), declared_policy(tool)
     elif spec is not None:
-        effect, policy = spec.effect, spec.policy
+        effect, policy = spec.framework_effect, spec.policy
     call = DeferredToolCall(
         tool_call_id=str(tool_use["toolUseId"]),
         tool_name=name,
@@ -64,6 +66,16 @@ def deferred_call(
         policy=turn.resolve_tool_policy(name, effect, declared_policy=policy),
     )
     return with_tool_asks(call, spec) if spec is not None else call
+
+
+async def verifiable(call: DeferredToolCall, spec: ToolSpec | None) -> DeferredToolCall:
+    """A call of a spec with a verify is deferred verifiable, with its basis recorded now
+    (as the builtin runner does): a write whose step died is then settled by the verify."""
+    if spec is None or spec.verify is None:
+        return call
+    arguments = tool_arguments_object(call.arguments)
+    basis = await spec.deferral_basis(arguments) if arguments is not None else None
+    return replace(call, verifiable=True, verify_basis=basis)
 
 
 async def run_agent_tool(
