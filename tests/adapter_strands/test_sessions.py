@@ -103,5 +103,8 @@ def test_a_session_manager_is_refused_at_build(tmp_path: Path, model_server: Scr
 
 def test_the_plugin_registers_the_framework() -> None:
     (spec,) = [f for f in discover_frameworks() if f.name == "strands-agents"]
-    assert spec.capabilities.parallel_tool_calls and spec.capabilities.reasoning_deltas
-    assert not spec.capabilities.carry_state and not spec.capabilities.framework_approvals
+    caps = spec.capabilities
+    assert caps.parallel_tool_calls and caps.reasoning_deltas and caps.mcp_annotations
+    assert caps.framework_approvals and caps.questions and caps.verified_outcomes
+    # Not implemented: the harness's carry hook, continue steps, tool state, images.
+    assert not (caps.carry_state or caps.continue_steps or caps.tool_state or caps.images)

@@ -45,9 +45,15 @@ def sessionflow_register_frameworks(register: Callable[[FrameworkSpec], None]) -
                 # One response's toolUse blocks are deferred together, each its own step.
                 parallel_tool_calls=True,
                 reasoning_deltas=True,
-                # Not yet (README, "Not yet"): images in a user message, MCP through MCPClient.
+                # A spec's MCP hints decide its effect (the harness's MCP tools are specs).
+                mcp_annotations=True,
+                # A spec's needs_approval/pre_approved, and its question (`with_tool_asks`).
+                framework_approvals=True,
+                questions=True,
+                # A spec's verify: its calls are deferred verifiable and verify_tool_call runs it.
+                verified_outcomes=True,
+                # Not yet (README, "Not yet"): images in a user message.
                 images=False,
-                mcp_annotations=False,
             ),
             build_runner=_build_runner,
             model_api="chat_completions",
