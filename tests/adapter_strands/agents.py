@@ -7,13 +7,23 @@ tool really ran. Builders are module-level: a crash run's worker children rebuil
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 from strands import Agent, ToolContext, tool  # pyright: ignore[reportUnknownVariableType]
 from strands.models.openai import OpenAIModel
+from strands.types.events import ToolResultEvent
+from strands.types.tools import AgentTool, ToolGenerator, ToolSpec, ToolUse
 
 from sessionflow.testing import InvocationLog
 
-__all__ = ["letter_counter_agent", "state_agent", "two_tools_agent", "write_agent"]
+__all__ = [
+    "StockTool",
+    "class_tool_agent",
+    "letter_counter_agent",
+    "state_agent",
+    "two_tools_agent",
+    "write_agent",
+]
 
 
 def letter_counter_agent(model: OpenAIModel, log: InvocationLog) -> Agent:
@@ -121,3 +131,54 @@ def write_agent(model: OpenAIModel, log: InvocationLog) -> Agent:
 
     sessionflow.effect(send_email, "idempotent_write")
     return Agent(model=model, tools=[lookup, send_email], callback_handler=None)
+
+
+class StockTool(AgentTool):
+    """A class-based tool (docs "Class-based tools": an `AgentTool` subclass with its own spec
+    and `stream`), whose effect is marked on the instance."""
+
+    def __init__(self, log: InvocationLog) -> None:
+        super().__init__()
+        self._log = log
+
+    @property
+    def tool_name(self) -> str:
+        return "stock"
+
+    @property
+    def tool_spec(self) -> ToolSpec:
+        return {
+            "name": "stock",
+            "description": "How many of an item are in stock.",
+            "inputSchema": {
+                "json": {"type": "object", "properties": {"item": {"type": "string"}}, "required": ["item"]}
+            },
+        }
+
+    @property
+    def tool_type(self) -> str:
+        return "python"
+
+    async def stream(
+        self, tool_use: ToolUse, invocation_state: dict[str, Any], **kwargs: Any
+    ) -> ToolGenerator:
+        item = str(tool_use["input"]["item"])
+        self._log.record("tool", "stock", item=item)
+        yield ToolResultEvent(
+            {
+                "toolUseId": tool_use["toolUseId"],
+                "status": "success",
+                "content": [{"json": {"item": item, "count": 4}}],
+            }
+        )
+
+
+def class_tool_agent(model: OpenAIModel, log: InvocationLog) -> Agent:
+    import sessionflow
+
+    return Agent(
+        model=model,
+        tools=[sessionflow.effect(StockTool(log), "read")],
+        system_prompt="You answer stock questions.",
+        callback_handler=None,
+    )

@@ -36,6 +36,7 @@ from sessionflow.demo import ModelReply, ScriptedModelServer
 from sessionflow.temporal import read_step_history
 from sessionflow.testing import CRASH_TIMINGS, AgentTestStack, InvocationLog, wait_for_agent_snapshot
 from sessionflow_strands import strands_session_flow
+from sessionflow_strands._messages import load_message
 from tests.crash_tool_log import ToolLog, crash_gate
 from tests.serving import serving
 
@@ -162,7 +163,7 @@ async def play_session(
     view = snapshot.framework_state or {}
     return Run(
         requests=_requests(server, session_id),
-        messages=[_model_fields(cast(dict[str, Any], m.message.framework_item)) for m in stored],
+        messages=[_model_fields(load_message(m.message.framework_item)) for m in stored],
         state=cast(dict[str, Any], view.get("agent_state") or {}),
         tool_runs=tool_runs(log),
         model_steps=len(model_steps),

@@ -25,13 +25,16 @@ async def test_quickstart_letter_counter(
                 ]
             ),
             ModelReply(text="There are 3 r's in strawberry."),
+            ModelReply(text="You asked about strawberry."),
         ],
-        turns=["How many letter R's are in the word 'strawberry'?"],
+        # The second turn sends the first again: the call's input {"word", "letter"} in the
+        # model's key order, which a message stored as an object would lose.
+        turns=["How many letter R's are in the word 'strawberry'?", "Which word was it?"],
     )
     plain, session = await run_both(scenario, model_server, temporal_address, tmp_path)
     assert_same_run(plain, session)
     assert [r["name"] for r in session.tool_runs] == ["letter_counter"]
-    assert session.messages[-1]["content"] == [{"text": "There are 3 r's in strawberry."}]
+    assert session.messages[3]["content"] == [{"text": "There are 3 r's in strawberry."}]
     # The tool's result, as Strands sent it to the model (a `tool` message on the wire).
     assert session.requests[1]["messages"][-1] == {"role": "tool", "tool_call_id": "c1", "content": "3"}
 
@@ -119,3 +122,25 @@ async def test_agent_state_from_tool_context_carried_between_turns(
     # The second turn's tool saw the first turn's count: the state was carried.
     assert [r["seen"] for r in session.tool_runs] == [0, 1]
     assert session.snapshot is not None and session.snapshot.framework_state == {"agent_state": session.state}
+
+
+async def test_class_based_tool_with_a_json_result(
+    model_server: ScriptedModelServer, temporal_address: str, tmp_path: Path
+) -> None:
+    scenario = Scenario(
+        name="class-tool",
+        build=agents.class_tool_agent,
+        script=[
+            ModelReply(tool_calls=[ScriptedToolCall(id="k1", name="stock", arguments={"item": "pens"})]),
+            ModelReply(text="4 pens."),
+            ModelReply(text="Still 4."),
+        ],
+        turns=["How many pens?", "And now?"],
+    )
+    plain, session = await run_both(scenario, model_server, temporal_address, tmp_path)
+    assert_same_run(plain, session)
+    assert session.messages[2]["content"][0]["toolResult"]["content"] == [
+        {"json": {"item": "pens", "count": 4}}
+    ]
+    # The third request (second turn) sends the whole first turn again.
+    assert len(session.requests[2]["messages"]) == 1 + 4 + 1

@@ -1,9 +1,13 @@
 """Strands messages as the session stores them, and the run state of one turn.
 
-A Strands message (``{"role": "user" | "assistant", "content": [blocks]}``) is plain JSON,
-so it is stored as is (`FrameworkMessage.framework_item`). A user message made of
-``toolResult`` blocks is stored with role ``tool``: Strands sends tool results as a user
-message, the session shows who produced it.
+A Strands message (``{"role": "user" | "assistant", "content": [blocks]}``) is plain JSON.
+The session stores it as its JSON text, ``{"role": ..., "strands": "<the message as JSON>"}``
+(`FrameworkMessage.framework_item`): Temporal's JSON converter sorts the keys of every
+object it carries, and Strands sends a tool's JSON result and a call's input to the model
+as ``json.dumps`` of them, so a message stored as an object would come back with its keys
+in another order and the next turn's request would differ from a plain run's. A user
+message made of ``toolResult`` blocks is stored with role ``tool``: Strands sends tool
+results as a user message, the session shows who produced it.
 """
 
 from __future__ import annotations
@@ -19,9 +23,13 @@ __all__ = [
     "RUN_STATE_VERSION",
     "RunState",
     "framework_message",
+    "load_message",
     "message_text",
     "user_message",
 ]
+
+STORED_KEY = "strands"
+"""The key of a stored message's JSON text in its `framework_item`."""
 
 RUN_STATE_VERSION = 1
 """The version of `RunState`'s JSON; a run state of another version is refused."""
@@ -43,7 +51,18 @@ def framework_message(message: Message) -> FrameworkMessage:
         role = MessageRole.TOOL
     else:
         role = MessageRole.USER
-    return FrameworkMessage(role=role, framework_item=message, text=message_text(message))
+    item = {"role": message.get("role"), STORED_KEY: json.dumps(message, ensure_ascii=False)}
+    return FrameworkMessage(role=role, framework_item=item, text=message_text(message))
+
+
+def load_message(item: Any) -> Message:
+    """The Strands message a stored item holds: its JSON text, or (a history given to
+    ``start_session``) a Strands message object as is."""
+    data = cast(dict[str, Any], item)
+    stored = data.get(STORED_KEY)
+    if isinstance(stored, str):
+        return cast(Message, json.loads(stored))
+    return data
 
 
 def message_text(message: Message) -> str:

@@ -40,7 +40,7 @@ from sessionflow.kit import (
     value_change,
 )
 from sessionflow_strands._carry import decode_carry, encode_carry
-from sessionflow_strands._messages import RunState, framework_message, user_message
+from sessionflow_strands._messages import RunState, framework_message, load_message, user_message
 from sessionflow_strands._tools import deferred_call, run_agent_tool, run_spec, spec_tool_specs, verifiable
 
 __all__ = ["AgentSource", "StrandsRunner"]
@@ -106,7 +106,7 @@ class StrandsRunner(AgentFrameworkRunner):
             state = RunState.from_json(turn.framework_run_state)
             if state.pending:
                 state = _with_tool_results(state, turn)
-        history = [cast(dict[str, Any], m.message.framework_item) for m in turn.messages]
+        history = [load_message(m.message.framework_item) for m in turn.messages]
         messages = [*history, *state.messages]
         # What Strands' event loop sends (`_handle_model_execution`): the content-block form
         # of the system prompt when the agent has one, the registry's specs in its order.
