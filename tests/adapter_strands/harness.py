@@ -15,7 +15,7 @@ import asyncio
 import json
 import uuid
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from datetime import timedelta
 from importlib import import_module
 from pathlib import Path
@@ -35,7 +35,7 @@ from sessionflow import (
 from sessionflow.demo import ModelReply, ScriptedModelServer
 from sessionflow.temporal import read_step_history
 from sessionflow.testing import CRASH_TIMINGS, AgentTestStack, InvocationLog, wait_for_agent_snapshot
-from sessionflow_strands import strands_session_flow
+from sessionflow_strands import history_messages, strands_session_flow
 from sessionflow_strands._messages import load_message
 from tests.crash_tool_log import ToolLog, crash_gate
 from tests.serving import serving
@@ -76,7 +76,9 @@ class Scenario:
     build: AgentBuilder
     script: Sequence[ModelReply]
     turns: Sequence[str]
-    initial_state: dict[str, Any] = field(default_factory=lambda: cast(dict[str, Any], {}))
+    history: Sequence[dict[str, Any]] = ()
+    """An existing conversation both runs start from: plain's ``agent.messages``, the
+    session's ``start_session(history=history_messages(...))``."""
 
 
 @dataclass(frozen=True)
@@ -113,6 +115,7 @@ async def run_plain(scenario: Scenario, server: ScriptedModelServer, key: str, l
     server.script(key, scenario.script)
     log = InvocationLog(log_dir / "plain.jsonl")
     agent = scenario.build(model_for(server.url, key), log)
+    agent.messages = cast(Any, [dict(m) for m in scenario.history])
     for text in scenario.turns:
         await agent.invoke_async(text)
     return Run(
@@ -140,7 +143,7 @@ async def play_session(
     snapshot: AgentSnapshot | None = None
     for number, text in enumerate(scenario.turns, 1):
         if number == 1:
-            await sessions.start_session(session_id, text)
+            await sessions.start_session(session_id, text, history=history_messages(scenario.history))
         else:
             assert await sessions.send_user_message(session_id, text)
 

@@ -144,3 +144,25 @@ async def test_class_based_tool_with_a_json_result(
     ]
     # The third request (second turn) sends the whole first turn again.
     assert len(session.requests[2]["messages"]) == 1 + 4 + 1
+
+
+async def test_a_session_started_from_an_existing_conversation(
+    model_server: ScriptedModelServer, temporal_address: str, tmp_path: Path
+) -> None:
+    history = [
+        {"role": "user", "content": [{"text": "My name is Ada."}]},
+        {"role": "assistant", "content": [{"text": "Hello Ada."}]},
+    ]
+    scenario = Scenario(
+        name="history",
+        build=agents.letter_counter_agent,
+        script=[ModelReply(text="Your name is Ada.")],
+        turns=["What is my name?"],
+        history=history,
+    )
+    plain, session = await run_both(scenario, model_server, temporal_address, tmp_path)
+    assert_same_run(plain, session)
+    assert session.requests[0]["messages"][1:3] == [
+        {"role": "user", "content": [{"text": "My name is Ada.", "type": "text"}]},
+        {"role": "assistant", "content": [{"text": "Hello Ada.", "type": "text"}]},
+    ]

@@ -16,7 +16,7 @@ from sessionflow.kit import lazy_exports
 
 if TYPE_CHECKING:
     from sessionflow_strands._flow import strands_session_flow
-    from sessionflow_strands._messages import RUN_STATE_VERSION
+    from sessionflow_strands._messages import RUN_STATE_VERSION, history_messages
     from sessionflow_strands._runner import AgentSource, StrandsRunner
 
 __getattr__, __dir__ = lazy_exports(__name__)
@@ -25,5 +25,6 @@ __all__ = [
     "RUN_STATE_VERSION",
     "AgentSource",
     "StrandsRunner",
+    "history_messages",
     "strands_session_flow",
 ]

@@ -13,6 +13,7 @@ results as a user message, the session shows who produced it.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, cast
 
@@ -23,6 +24,7 @@ __all__ = [
     "RUN_STATE_VERSION",
     "RunState",
     "framework_message",
+    "history_messages",
     "load_message",
     "message_text",
     "user_message",
@@ -53,6 +55,11 @@ def framework_message(message: Message) -> FrameworkMessage:
         role = MessageRole.USER
     item = {"role": message.get("role"), STORED_KEY: json.dumps(message, ensure_ascii=False)}
     return FrameworkMessage(role=role, framework_item=item, text=message_text(message))
+
+
+def history_messages(messages: Sequence[Mapping[str, Any]]) -> list[FrameworkMessage]:
+    """Strands messages (``agent.messages``) as a history for ``start_session(history=...)``."""
+    return [framework_message({"role": m["role"], "content": m["content"]}) for m in messages]
 
 
 def load_message(item: Any) -> Message:

@@ -262,6 +262,20 @@ def _check_agent(agent: Agent, specs: Mapping[str, ToolSpec]) -> None:
             "the agent has a Strands session manager; the durable session already stores its "
             "messages and state, so build the agent without session_manager",
         )
+    if getattr(agent, "_default_structured_output_model", None) is not None:
+        # The plain run forces a structured output tool and validates it; a session does not
+        # yet, so it would answer differently.
+        raise UnsupportedOptionError(
+            "structured_output_model",
+            "structured output is not supported by sessionflow-strands-agents yet; build the agent "
+            "without structured_output_model",
+        )
+    if agent.messages:
+        raise UnsupportedOptionError(
+            "messages",
+            "the agent was built with messages; a session's history is its stored messages, so pass "
+            "them to start_session(history=history_messages(messages)) instead",
+        )
     clash = sorted(set(specs) & set(agent.tool_registry.registry))
     if clash:
         raise UnsupportedOptionError(
