@@ -10,7 +10,7 @@ import asyncio
 from typing import Any
 
 from strands import Agent, ToolContext, tool  # pyright: ignore[reportUnknownVariableType]
-from strands.models.openai import OpenAIModel
+from strands.models import Model
 from strands.types.events import ToolResultEvent
 from strands.types.tools import AgentTool, ToolGenerator, ToolSpec, ToolUse
 
@@ -26,7 +26,7 @@ __all__ = [
 ]
 
 
-def letter_counter_agent(model: OpenAIModel, log: InvocationLog) -> Agent:
+def letter_counter_agent(model: Model, log: InvocationLog) -> Agent:
     """Strands' quickstart agent (docs "Quickstart": ``letter_counter``), a sync ``@tool``."""
 
     @tool
@@ -51,7 +51,7 @@ def letter_counter_agent(model: OpenAIModel, log: InvocationLog) -> Agent:
     )
 
 
-def two_tools_agent(model: OpenAIModel, log: InvocationLog) -> Agent:
+def two_tools_agent(model: Model, log: InvocationLog) -> Agent:
     """A sync and an async ``@tool`` (docs "Python tools": async tools run concurrently)."""
 
     @tool
@@ -79,7 +79,7 @@ def two_tools_agent(model: OpenAIModel, log: InvocationLog) -> Agent:
     return Agent(model=model, tools=[weather, forecast], callback_handler=None)
 
 
-def state_agent(model: OpenAIModel, log: InvocationLog) -> Agent:
+def state_agent(model: Model, log: InvocationLog) -> Agent:
     """Docs "State": a ``ToolContext`` tool that counts actions in ``agent.state``."""
 
     @tool(context=True)
@@ -104,7 +104,7 @@ def state_agent(model: OpenAIModel, log: InvocationLog) -> Agent:
     )
 
 
-def write_agent(model: OpenAIModel, log: InvocationLog) -> Agent:
+def write_agent(model: Model, log: InvocationLog) -> Agent:
     """A write the session runs once (``sessionflow.effect``), killed inside in the crash test."""
     import sessionflow
 
@@ -173,7 +173,7 @@ class StockTool(AgentTool):
         )
 
 
-def class_tool_agent(model: OpenAIModel, log: InvocationLog) -> Agent:
+def class_tool_agent(model: Model, log: InvocationLog) -> Agent:
     import sessionflow
 
     return Agent(

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from strands import Agent
+from strands.models import Model
 from strands.models.openai import OpenAIModel
 
 from sessionflow import (
@@ -56,14 +57,20 @@ TIMINGS = replace(CRASH_TIMINGS, model_heartbeat_timeout=timedelta(seconds=30))
 SPEC_FILE = "strands-flow.json"
 WORKER = "tests.adapter_strands.worker"
 
-AgentBuilder = Callable[[OpenAIModel, InvocationLog], Agent]
+AgentBuilder = Callable[[Model, InvocationLog], Agent]
 """Builds the scenario's agent on the given model, its tools logging to the given log."""
 
 
-def model_for(server_url: str, key: str) -> OpenAIModel:
-    """Strands' `OpenAIModel` (Chat Completions) on the scripted server's conversation ``key``."""
+def model_for(server_url: str, key: str, api: str = "openai") -> Model:
+    """Strands' `OpenAIModel` (Chat Completions), or its `AnthropicModel` (Messages), on the
+    scripted server's conversation ``key``."""
     from urllib.parse import quote
 
+    if api == "anthropic":
+        from strands.models.anthropic import AnthropicModel
+
+        client_args = {"base_url": f"{server_url}/k/{quote(key, safe='')}", "api_key": "x", "max_retries": 0}
+        return AnthropicModel(client_args=client_args, model_id="scripted", max_tokens=512)
     base_url = f"{server_url}/k/{quote(key, safe='')}/v1"
     return OpenAIModel(
         client_args={"base_url": base_url, "api_key": "x", "max_retries": 0}, model_id="scripted"
@@ -76,6 +83,8 @@ class Scenario:
     build: AgentBuilder
     script: Sequence[ModelReply]
     turns: Sequence[str]
+    api: str = "openai"
+    """Which Strands model both runs use: ``openai`` (`OpenAIModel`) or ``anthropic``."""
     history: Sequence[dict[str, Any]] = ()
     """An existing conversation both runs start from: plain's ``agent.messages``, the
     session's ``start_session(history=history_messages(...))``."""
@@ -114,7 +123,7 @@ def _requests(server: ScriptedModelServer, key: str) -> list[dict[str, Any]]:
 async def run_plain(scenario: Scenario, server: ScriptedModelServer, key: str, log_dir: Path) -> Run:
     server.script(key, scenario.script)
     log = InvocationLog(log_dir / "plain.jsonl")
-    agent = scenario.build(model_for(server.url, key), log)
+    agent = scenario.build(model_for(server.url, key, scenario.api), log)
     agent.messages = cast(Any, [dict(m) for m in scenario.history])
     for text in scenario.turns:
         await agent.invoke_async(text)
@@ -180,7 +189,7 @@ async def run_session(
 ) -> Run:
     server.script(key, scenario.script)
     log = InvocationLog(log_dir / "session.jsonl")
-    agent = scenario.build(model_for(server.url, key), log)
+    agent = scenario.build(model_for(server.url, key, scenario.api), log)
     async with serving(temporal_address, session_flow(agent, key)) as sessions:
         return await play_session(scenario, sessions, key, server, log)
 

@@ -166,3 +166,31 @@ async def test_a_session_started_from_an_existing_conversation(
         {"role": "user", "content": [{"text": "My name is Ada.", "type": "text"}]},
         {"role": "assistant", "content": [{"text": "Hello Ada.", "type": "text"}]},
     ]
+
+
+async def test_anthropic_model_with_the_workspace_anthropic_client(
+    model_server: ScriptedModelServer, temporal_address: str, tmp_path: Path
+) -> None:
+    # Strands' `[anthropic]` extra pins anthropic<1; its AnthropicModel works with the
+    # workspace's anthropic 2.x too (README, "Versions").
+    scenario = Scenario(
+        name="anthropic",
+        build=agents.state_agent,
+        api="anthropic",
+        script=[
+            ModelReply(
+                tool_calls=[
+                    ScriptedToolCall(id="a1", name="track_user_action", arguments={"action": "login"})
+                ]
+            ),
+            ModelReply(text="Recorded."),
+            ModelReply(text="One action so far."),
+        ],
+        turns=["I logged in", "How many actions?"],
+    )
+    plain, session = await run_both(scenario, model_server, temporal_address, tmp_path)
+    assert_same_run(plain, session)
+    # The Anthropic Messages wire: the tool's result went back as a tool_result block.
+    assert session.requests[0]["max_tokens"] == 512
+    assert session.requests[1]["messages"][-1]["content"][0]["type"] == "tool_result"
+    assert session.state["action_count"] == 1
