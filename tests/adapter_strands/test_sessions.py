@@ -128,3 +128,17 @@ def test_the_plugin_registers_the_framework() -> None:
     assert caps.framework_approvals and caps.questions and caps.verified_outcomes
     # Not implemented: the harness's carry hook, continue steps, tool state, images.
     assert not (caps.carry_state or caps.continue_steps or caps.tool_state or caps.images)
+
+
+def test_every_export_resolves_and_the_plugin_loads_no_strands() -> None:
+    import subprocess
+    import sys
+
+    import sessionflow_strands
+
+    for name in sessionflow_strands.__all__:
+        assert getattr(sessionflow_strands, name) is not None
+    # Listing frameworks stays fast: discovering the plugin does not import Strands.
+    code = "import sys, sessionflow_strands._plugin; print('strands' in sys.modules)"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "False"
