@@ -17,7 +17,7 @@ __all__ = ["sessionflow_register_frameworks"]
 
 def _build_runner(ctx: HarnessContext) -> StrandsRunner:
     """The harness agent: Strands' `OpenAIModel` (Chat Completions) on the context's model,
-    base URL and key, the system prompt, and the harness's tools as neutral specs."""
+    base URL and key, the system prompt, the harness's tools as neutral specs, and its carry hook."""
     from strands.agent import Agent
     from strands.models.openai import OpenAIModel
 
@@ -32,7 +32,7 @@ def _build_runner(ctx: HarnessContext) -> StrandsRunner:
     client_args["max_retries"] = 0
     model = OpenAIModel(client_args=client_args, model_id=ctx.model)
     agent = Agent(model=model, system_prompt=ctx.system_prompt, callback_handler=None)
-    return StrandsRunner(agent, tool_sources=ctx.tools)
+    return StrandsRunner(agent, tool_sources=ctx.tools, carry=ctx.carry)
 
 
 @hookimpl
@@ -52,6 +52,9 @@ def sessionflow_register_frameworks(register: Callable[[FrameworkSpec], None]) -
                 questions=True,
                 # A spec's verify: its calls are deferred verifiable and verify_tool_call runs it.
                 verified_outcomes=True,
+                # The harness's carry hook (its text shown in the system prompt); without
+                # one the runner carries agent.state.
+                carry_state=True,
                 # Not yet (README, "Not yet"): images in a user message.
                 images=False,
             ),

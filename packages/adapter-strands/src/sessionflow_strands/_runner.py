@@ -27,6 +27,7 @@ from sessionflow.kit import (
     AgentFrameworkRunner,
     AgentTurnContext,
     AgentTurnOutcome,
+    CarryHook,
     DeferredToolExecution,
     FrameworkMessage,
     ToolCallsRequested,
@@ -40,10 +41,19 @@ from sessionflow.kit import (
     value_change,
 )
 from sessionflow_strands._carry import decode_carry, encode_carry
-from sessionflow_strands._messages import RunState, framework_message, load_message, user_message
+from sessionflow_strands._messages import (
+    RunState,
+    framework_message,
+    load_message,
+    message_text,
+    user_message,
+)
 from sessionflow_strands._tools import deferred_call, run_agent_tool, run_spec, spec_tool_specs, verifiable
 
 __all__ = ["AgentSource", "StrandsRunner"]
+
+CARRIED_PREFIX = "[sessionflow] Carried from the previous turn: "
+"""How a carry hook's carry is shown to the model, in the builtin runner's words."""
 
 AgentSource: TypeAlias = "Agent | Callable[[], Agent]"
 """An agent, or a zero-argument factory that builds it (called once per process, on first use)."""
@@ -60,14 +70,22 @@ class StrandsRunner(AgentFrameworkRunner):
     Args:
         agent: The agent, or a zero-argument factory returning it.
         tool_sources: Neutral tool specs offered beside the agent's own tools.
+        carry: Decides the carry itself (`CarryHook`, a harness's): it gets the carry the turn
+            started with and the final answer, and returns the next turn's (None: none). The
+            next turn's model calls see it as a system prompt block (``[sessionflow] Carried
+            from the previous turn: ...``, as the builtin runner words it), and it replaces
+            the runner's own carry: `agent.state` then lasts for the turn.
     """
 
-    def __init__(self, agent: AgentSource, *, tool_sources: Sequence[ToolSpec] = ()) -> None:
+    def __init__(
+        self, agent: AgentSource, *, tool_sources: Sequence[ToolSpec] = (), carry: CarryHook | None = None
+    ) -> None:
         self._agent_source = agent
         self._agent: Agent | None = agent if isinstance(agent, Agent) else None
         self._agent_lock = threading.Lock()
         self.tool_sources: tuple[ToolSpec, ...] = tuple(tool_sources)
         self._specs = {spec.name: spec for spec in self.tool_sources}
+        self._carry_hook = carry
         if self._agent is not None:
             _check_agent(self._agent, self._specs)
 
@@ -99,9 +117,9 @@ class StrandsRunner(AgentFrameworkRunner):
     async def run_model_step(self, turn: AgentTurnContext) -> AgentTurnOutcome:
         agent = await self._resolved_agent()
         if turn.framework_run_state is None:
-            state = RunState(
-                agent_state=decode_carry(turn.carried_state, cast(dict[str, Any], agent.state.get() or {}))
-            )
+            # A carry hook's carry is its own text, not the runner's encoding.
+            carried = turn.carried_state if self._carry_hook is None else None
+            state = RunState(agent_state=decode_carry(carried, cast(dict[str, Any], agent.state.get() or {})))
         else:
             state = RunState.from_json(turn.framework_run_state)
             if state.pending:
@@ -113,6 +131,9 @@ class StrandsRunner(AgentFrameworkRunner):
         system = (
             agent.system_prompt_content if agent.system_prompt_content is not None else agent.system_prompt
         )
+        if self._carry_hook is not None and turn.carried_state:
+            blocks = [{"text": system}] if isinstance(system, str) else list(system or [])
+            system = cast(Any, [*blocks, {"text": CARRIED_PREFIX + turn.carried_state}])
         system_text, system_content = split_system_prompt(system)
         specs = [*agent.tool_registry.get_all_tool_specs(), *spec_tool_specs(self.tool_sources)]
         stop: tuple[Any, ...] | None = None
@@ -155,10 +176,14 @@ class StrandsRunner(AgentFrameworkRunner):
                 messages=produced, pending=[c.tool_call_id for c in calls], agent_state=state.agent_state
             )
             return ToolCallsRequested(framework_run_state=later.to_json(), tool_calls=calls, usage=step_usage)
+        if self._carry_hook is not None:
+            carry = self._carry_hook(turn.carried_state, message_text(reply))
+        else:
+            carry = encode_carry(state.agent_state)
         return TurnCompleted(
             new_messages=[framework_message(m) for m in produced],
             usage=step_usage,
-            carry=encode_carry(state.agent_state),
+            carry=carry,
             framework_state={"agent_state": state.agent_state},
         )
 
