@@ -22,6 +22,7 @@ from sessionflow.kit import FrameworkMessage
 
 __all__ = [
     "RUN_STATE_VERSION",
+    "WRITTEN_BY_KEY",
     "RunState",
     "framework_message",
     "history_messages",
@@ -29,6 +30,9 @@ __all__ = [
     "message_text",
     "user_message",
 ]
+
+WRITTEN_BY_KEY = "sessionflow_role"
+"""A message the runner wrote (an output validator's retry prompt) names its stored role here."""
 
 STORED_KEY = "strands"
 """The key of a stored message's JSON text in its `framework_item`."""
@@ -47,7 +51,9 @@ def user_message(text: str) -> FrameworkMessage:
 def framework_message(message: Message) -> FrameworkMessage:
     """One Strands message as the session stores it, with its text for people."""
     content = cast(list[dict[str, Any]], message.get("content") or [])
-    if message.get("role") == "assistant":
+    if message.get(WRITTEN_BY_KEY) == "system":
+        role = MessageRole.SYSTEM
+    elif message.get("role") == "assistant":
         role = MessageRole.ASSISTANT
     elif content and all("toolResult" in block for block in content):
         role = MessageRole.TOOL

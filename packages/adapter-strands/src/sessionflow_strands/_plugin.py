@@ -32,7 +32,9 @@ def _build_runner(ctx: HarnessContext) -> StrandsRunner:
     client_args["max_retries"] = 0
     model = OpenAIModel(client_args=client_args, model_id=ctx.model)
     agent = Agent(model=model, system_prompt=ctx.system_prompt, callback_handler=None)
-    return StrandsRunner(agent, tool_sources=ctx.tools, carry=ctx.carry)
+    return StrandsRunner(
+        agent, tool_sources=ctx.tools, carry=ctx.carry, output_validator=ctx.output_validator
+    )
 
 
 @hookimpl
@@ -55,6 +57,9 @@ def sessionflow_register_frameworks(register: Callable[[FrameworkSpec], None]) -
                 # The harness's carry hook (its text shown in the system prompt); without
                 # one the runner carries agent.state.
                 carry_state=True,
+                # An answer the harness's output_validator refuses goes on in a model step
+                # of its own, the prompt a user message after it.
+                continue_steps=True,
                 # Not yet (README, "Not yet"): images in a user message.
                 images=False,
             ),

@@ -28,8 +28,10 @@ from sessionflow.kit import (
     AgentTurnContext,
     AgentTurnOutcome,
     CarryHook,
+    ContinueRequested,
     DeferredToolExecution,
     FrameworkMessage,
+    OutputValidator,
     ToolCallsRequested,
     ToolExecutionResult,
     ToolSpec,
@@ -42,6 +44,7 @@ from sessionflow.kit import (
 )
 from sessionflow_strands._carry import decode_carry, encode_carry
 from sessionflow_strands._messages import (
+    WRITTEN_BY_KEY,
     RunState,
     framework_message,
     load_message,
@@ -75,10 +78,19 @@ class StrandsRunner(AgentFrameworkRunner):
             next turn's model calls see it as a system prompt block (``[sessionflow] Carried
             from the previous turn: ...``, as the builtin runner words it), and it replaces
             the runner's own carry: `agent.state` then lasts for the turn.
+        output_validator: Checks the final answer's text (a harness's): None accepts it; a
+            string is a prompt the model gets as the next user message, after the refused
+            answer, in a model step of its own (`ContinueRequested`), as a follow-up
+            ``agent(prompt)`` would send it.
     """
 
     def __init__(
-        self, agent: AgentSource, *, tool_sources: Sequence[ToolSpec] = (), carry: CarryHook | None = None
+        self,
+        agent: AgentSource,
+        *,
+        tool_sources: Sequence[ToolSpec] = (),
+        carry: CarryHook | None = None,
+        output_validator: OutputValidator | None = None,
     ) -> None:
         self._agent_source = agent
         self._agent: Agent | None = agent if isinstance(agent, Agent) else None
@@ -86,6 +98,7 @@ class StrandsRunner(AgentFrameworkRunner):
         self.tool_sources: tuple[ToolSpec, ...] = tuple(tool_sources)
         self._specs = {spec.name: spec for spec in self.tool_sources}
         self._carry_hook = carry
+        self._output_validator = output_validator
         if self._agent is not None:
             _check_agent(self._agent, self._specs)
 
@@ -176,8 +189,20 @@ class StrandsRunner(AgentFrameworkRunner):
                 messages=produced, pending=[c.tool_call_id for c in calls], agent_state=state.agent_state
             )
             return ToolCallsRequested(framework_run_state=later.to_json(), tool_calls=calls, usage=step_usage)
+        final_text = message_text(reply)
+        retry = self._output_validator(final_text) if self._output_validator is not None else None
+        if retry is not None:
+            # Stored with role system: the runner wrote it, not the person (the builtin's rule).
+            # Strands sends a model role and content only, so the mark never reaches it.
+            asked = {"role": "user", "content": [{"text": retry}], WRITTEN_BY_KEY: "system"}
+            later = RunState(messages=[*produced, asked], agent_state=state.agent_state)
+            return ContinueRequested(
+                framework_run_state=later.to_json(),
+                note="the output validator refused the answer and asks the model again",
+                usage=step_usage,
+            )
         if self._carry_hook is not None:
-            carry = self._carry_hook(turn.carried_state, message_text(reply))
+            carry = self._carry_hook(turn.carried_state, final_text)
         else:
             carry = encode_carry(state.agent_state)
         return TurnCompleted(
