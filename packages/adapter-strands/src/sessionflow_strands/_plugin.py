@@ -60,8 +60,8 @@ def sessionflow_register_frameworks(register: Callable[[FrameworkSpec], None]) -
                 # An answer the harness's output_validator refuses goes on in a model step
                 # of its own, the prompt a user message after it.
                 continue_steps=True,
-                # Not yet (README, "Not yet"): images in a user message.
-                images=False,
+                # A user message's images, stored by reference, sent as Strands image blocks.
+                images=True,
             ),
             build_runner=_build_runner,
             model_api="chat_completions",

@@ -22,7 +22,7 @@ from strands.event_loop.streaming import stream_messages
 from strands.types.content import split_system_prompt
 from strands.types.tools import ToolResult, ToolUse
 
-from sessionflow import AgentUsage, UnsupportedOptionError
+from sessionflow import AgentUsage, ImageInput, UnsupportedOptionError
 from sessionflow.kit import (
     AgentFrameworkRunner,
     AgentTurnContext,
@@ -43,6 +43,7 @@ from sessionflow.kit import (
     value_change,
 )
 from sessionflow_strands._carry import decode_carry, encode_carry
+from sessionflow_strands._images import user_message_with_images, with_images
 from sessionflow_strands._messages import (
     WRITTEN_BY_KEY,
     RunState,
@@ -127,6 +128,9 @@ class StrandsRunner(AgentFrameworkRunner):
     def build_user_message(self, text: str) -> FrameworkMessage:
         return user_message(text)
 
+    def build_user_message_with_images(self, text: str, images: Sequence[ImageInput]) -> FrameworkMessage:
+        return user_message_with_images(text, images)
+
     async def run_model_step(self, turn: AgentTurnContext) -> AgentTurnOutcome:
         agent = await self._resolved_agent()
         if turn.framework_run_state is None:
@@ -137,7 +141,7 @@ class StrandsRunner(AgentFrameworkRunner):
             state = RunState.from_json(turn.framework_run_state)
             if state.pending:
                 state = _with_tool_results(state, turn)
-        history = [load_message(m.message.framework_item) for m in turn.messages]
+        history = [with_images(load_message(m.message.framework_item)) for m in turn.messages]
         messages = [*history, *state.messages]
         # What Strands' event loop sends (`_handle_model_execution`): the content-block form
         # of the system prompt when the agent has one, the registry's specs in its order.
