@@ -126,9 +126,7 @@ def test_the_plugin_registers_the_framework() -> None:
     caps = spec.capabilities
     assert caps.parallel_tool_calls and caps.reasoning_deltas and caps.mcp_annotations
     assert caps.framework_approvals and caps.questions and caps.verified_outcomes
-    assert caps.carry_state and caps.continue_steps and caps.images
-    # Not implemented: a spec's tool state.
-    assert not caps.tool_state
+    assert caps.carry_state and caps.continue_steps and caps.images and caps.tool_state
 
 
 def test_every_export_resolves_and_the_plugin_loads_no_strands() -> None:

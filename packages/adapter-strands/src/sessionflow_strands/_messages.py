@@ -110,7 +110,9 @@ class RunState:
                 "v": RUN_STATE_VERSION,
                 "messages": self.messages,
                 "pending": self.pending,
-                "agent_state": self.agent_state,
+                # The builtin runner's key: `sessionflow.builtin.tool_state(invocation)`
+                # reads it, so a spec's handler reads `agent.state` as it reads tool state.
+                "state": self.agent_state,
             },
             ensure_ascii=False,
         )
@@ -123,5 +125,5 @@ class RunState:
         return cls(
             messages=list(data.get("messages") or []),
             pending=list(data.get("pending") or []),
-            agent_state=dict(data.get("agent_state") or {}),
+            agent_state=dict(data.get("state") or {}),
         )

@@ -33,7 +33,7 @@ def _build_runner(ctx: HarnessContext) -> StrandsRunner:
     model = OpenAIModel(client_args=client_args, model_id=ctx.model)
     agent = Agent(model=model, system_prompt=ctx.system_prompt, callback_handler=None)
     return StrandsRunner(
-        agent, tool_sources=ctx.tools, carry=ctx.carry, output_validator=ctx.output_validator
+        agent, tool_sources=ctx.tools, carry=ctx.carry, output_validator=ctx.output_validator, show_state=True
     )
 
 
@@ -54,6 +54,9 @@ def sessionflow_register_frameworks(register: Callable[[FrameworkSpec], None]) -
                 questions=True,
                 # A spec's verify: its calls are deferred verifiable and verify_tool_call runs it.
                 verified_outcomes=True,
+                # A spec's ToolOutput.state_update sets keys of agent.state, which the model
+                # sees (``Tool state: {...}``) and later tools read (builtin.tool_state).
+                tool_state=True,
                 # The harness's carry hook (its text shown in the system prompt); without
                 # one the runner carries agent.state.
                 carry_state=True,

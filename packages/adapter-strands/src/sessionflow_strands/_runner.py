@@ -83,6 +83,9 @@ class StrandsRunner(AgentFrameworkRunner):
             string is a prompt the model gets as the next user message, after the refused
             answer, in a model step of its own (`ContinueRequested`), as a follow-up
             ``agent(prompt)`` would send it.
+        show_state: Show a non-empty `agent.state` to every model call as a last system
+            prompt block, ``Tool state: {...}`` (the builtin runner's words): the harness
+            agent's tool state, which specs set with `ToolOutput.state_update`.
     """
 
     def __init__(
@@ -92,6 +95,7 @@ class StrandsRunner(AgentFrameworkRunner):
         tool_sources: Sequence[ToolSpec] = (),
         carry: CarryHook | None = None,
         output_validator: OutputValidator | None = None,
+        show_state: bool = False,
     ) -> None:
         self._agent_source = agent
         self._agent: Agent | None = agent if isinstance(agent, Agent) else None
@@ -100,6 +104,7 @@ class StrandsRunner(AgentFrameworkRunner):
         self._specs = {spec.name: spec for spec in self.tool_sources}
         self._carry_hook = carry
         self._output_validator = output_validator
+        self._show_state = show_state
         if self._agent is not None:
             _check_agent(self._agent, self._specs)
 
@@ -148,9 +153,14 @@ class StrandsRunner(AgentFrameworkRunner):
         system = (
             agent.system_prompt_content if agent.system_prompt_content is not None else agent.system_prompt
         )
+        extra: list[dict[str, Any]] = []
         if self._carry_hook is not None and turn.carried_state:
+            extra.append({"text": CARRIED_PREFIX + turn.carried_state})
+        if self._show_state and state.agent_state:
+            extra.append({"text": "Tool state: " + json.dumps(state.agent_state, ensure_ascii=False)})
+        if extra:
             blocks = [{"text": system}] if isinstance(system, str) else list(system or [])
-            system = cast(Any, [*blocks, {"text": CARRIED_PREFIX + turn.carried_state}])
+            system = cast(Any, [*blocks, *extra])
         system_text, system_content = split_system_prompt(system)
         specs = [*agent.tool_registry.get_all_tool_specs(), *spec_tool_specs(self.tool_sources)]
         stop: tuple[Any, ...] | None = None
@@ -234,8 +244,8 @@ class StrandsRunner(AgentFrameworkRunner):
             result = await run_agent_tool(tool, tool_use, view, {})
             after = cast(dict[str, Any], view.state.get() or {})
         elif spec is not None:
-            result = await run_spec(spec, tool_use, call.invocation)
-            after = before
+            result, update = await run_spec(spec, tool_use, call.invocation)
+            after = {**before, **update}
         else:
             # As Strands answers a call of a tool it does not have (`_executor._stream`).
             result = {

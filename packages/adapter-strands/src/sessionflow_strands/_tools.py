@@ -94,7 +94,15 @@ async def run_agent_tool(
     return result
 
 
-async def run_spec(spec: ToolSpec, tool_use: ToolUse, invocation: ToolInvocation) -> ToolResult:
-    """Run a neutral spec's handler; its text is the result Strands' model sees."""
-    text = await spec.call(cast(dict[str, Any], tool_use.get("input") or {}), invocation)
-    return {"toolUseId": tool_use["toolUseId"], "status": "success", "content": [{"text": text}]}
+async def run_spec(
+    spec: ToolSpec, tool_use: ToolUse, invocation: ToolInvocation
+) -> tuple[ToolResult, Mapping[str, Any]]:
+    """Run a neutral spec's handler: the result Strands' model sees (its text), and its
+    `ToolOutput.state_update`, keys of `agent.state`."""
+    output = await spec.call_output(cast(dict[str, Any], tool_use.get("input") or {}), invocation)
+    result: ToolResult = {
+        "toolUseId": tool_use["toolUseId"],
+        "status": "success",
+        "content": [{"text": output.text}],
+    }
+    return result, output.state_update or {}
