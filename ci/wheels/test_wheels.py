@@ -78,6 +78,15 @@ ADAPTERS = [
         "import claude_agent_sdk; import importlib.metadata as m; print(m.version('claude-agent-sdk'))",
         (0, 2),
     ),
+    Adapter(
+        "strands-agents",
+        "sessionflow_strands",
+        # The provider extra a user adds: it pins openai<3, which sessionflow's core allows.
+        ("strands-agents[openai]",),
+        "write_file",
+        "import strands, openai; import importlib.metadata as m; print(m.version('strands-agents'))",
+        (1, 62),
+    ),
 ]
 
 

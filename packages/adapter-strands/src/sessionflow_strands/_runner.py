@@ -1,0 +1,347 @@
+"""`StrandsRunner`: a Strands agent behind sessionflow's runner contract.
+
+A model step is one call of the agent's model through Strands' own `stream_messages` (the
+function Strands' event loop calls for each model call): the same messages, system prompt
+and tool specs the agent would send, and the same parsing of the stream into a message.
+A tool step runs one ``toolUse`` through the tool's own `AgentTool.stream`. The loop
+between them (model, tools, model) is the session's, which Strands' event loop is in a
+plain run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import json
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, TypeAlias, cast
+
+from strands.agent import Agent
+from strands.event_loop.streaming import stream_messages
+from strands.types.content import split_system_prompt
+from strands.types.tools import ToolResult, ToolUse
+
+from sessionflow import AgentUsage, ImageInput, UnsupportedOptionError
+from sessionflow.kit import (
+    AgentFrameworkRunner,
+    AgentTurnContext,
+    AgentTurnOutcome,
+    CarryHook,
+    ContinueRequested,
+    DeferredToolExecution,
+    FrameworkMessage,
+    OutputValidator,
+    ToolCallsRequested,
+    ToolExecutionResult,
+    ToolSpec,
+    TurnCompleted,
+    VerifyCall,
+    VerifyResult,
+    apply_value_change,
+    describe_tool_call_outcome,
+    value_change,
+)
+from sessionflow_strands._carry import decode_carry, encode_carry
+from sessionflow_strands._images import user_message_with_images, with_images
+from sessionflow_strands._messages import (
+    WRITTEN_BY_KEY,
+    RunState,
+    framework_message,
+    load_message,
+    message_text,
+    user_message,
+)
+from sessionflow_strands._tools import deferred_call, run_agent_tool, run_spec, spec_tool_specs, verifiable
+
+__all__ = ["AgentSource", "StrandsRunner"]
+
+CARRIED_PREFIX = "[sessionflow] Carried from the previous turn: "
+"""How a carry hook's carry is shown to the model, in the builtin runner's words."""
+
+AgentSource: TypeAlias = "Agent | Callable[[], Agent]"
+"""An agent, or a zero-argument factory that builds it (called once per process, on first use)."""
+
+
+class StrandsRunner(AgentFrameworkRunner):
+    """Drives one Strands agent: one model call per model step, one tool call per tool step.
+
+    Stateless between calls: every call rebuilds what it needs from its arguments, so a
+    call may repeat after a crash, and steps of many sessions share the one agent object
+    (a step reads its model, system prompt and tools; it never writes ``agent.messages``
+    or ``agent.state``: a tool step gets a copy of the agent holding the session's).
+
+    Args:
+        agent: The agent, or a zero-argument factory returning it.
+        tool_sources: Neutral tool specs offered beside the agent's own tools.
+        carry: Decides the carry itself (`CarryHook`, a harness's): it gets the carry the turn
+            started with and the final answer, and returns the next turn's (None: none). The
+            next turn's model calls see it as a system prompt block (``[sessionflow] Carried
+            from the previous turn: ...``, as the builtin runner words it), and it replaces
+            the runner's own carry: `agent.state` then lasts for the turn.
+        output_validator: Checks the final answer's text (a harness's): None accepts it; a
+            string is a prompt the model gets as the next user message, after the refused
+            answer, in a model step of its own (`ContinueRequested`), as a follow-up
+            ``agent(prompt)`` would send it.
+        show_state: Show a non-empty `agent.state` to every model call as a last system
+            prompt block, ``Tool state: {...}`` (the builtin runner's words): the harness
+            agent's tool state, which specs set with `ToolOutput.state_update`.
+    """
+
+    def __init__(
+        self,
+        agent: AgentSource,
+        *,
+        tool_sources: Sequence[ToolSpec] = (),
+        carry: CarryHook | None = None,
+        output_validator: OutputValidator | None = None,
+        show_state: bool = False,
+    ) -> None:
+        self._agent_source = agent
+        self._agent: Agent | None = agent if isinstance(agent, Agent) else None
+        self._agent_lock = threading.Lock()
+        self.tool_sources: tuple[ToolSpec, ...] = tuple(tool_sources)
+        self._specs = {spec.name: spec for spec in self.tool_sources}
+        self._carry_hook = carry
+        self._output_validator = output_validator
+        self._show_state = show_state
+        if self._agent is not None:
+            _check_agent(self._agent, self._specs)
+
+    @property
+    def agent(self) -> Agent:
+        """The agent, built by the factory on first use (once per process)."""
+        with self._agent_lock:
+            if self._agent is None:
+                source = self._agent_source
+                built = source() if callable(source) else source
+                if not isinstance(built, Agent):
+                    raise UnsupportedOptionError(
+                        "agent",
+                        f"the agent factory returned {type(built).__name__}, expected a strands Agent",
+                    )
+                _check_agent(built, self._specs)
+                self._agent = built
+            return self._agent
+
+    async def _resolved_agent(self) -> Agent:
+        if self._agent is not None:
+            return self._agent
+        # A factory may import model SDKs for seconds; off the event loop, heartbeats keep going.
+        return await asyncio.to_thread(lambda: self.agent)
+
+    def build_user_message(self, text: str) -> FrameworkMessage:
+        return user_message(text)
+
+    def build_user_message_with_images(self, text: str, images: Sequence[ImageInput]) -> FrameworkMessage:
+        return user_message_with_images(text, images)
+
+    async def run_model_step(self, turn: AgentTurnContext) -> AgentTurnOutcome:
+        agent = await self._resolved_agent()
+        if turn.framework_run_state is None:
+            # A carry hook's carry is its own text, not the runner's encoding.
+            carried = turn.carried_state if self._carry_hook is None else None
+            state = RunState(agent_state=decode_carry(carried, cast(dict[str, Any], agent.state.get() or {})))
+        else:
+            state = RunState.from_json(turn.framework_run_state)
+            if state.pending:
+                state = _with_tool_results(state, turn)
+        history = [with_images(load_message(m.message.framework_item)) for m in turn.messages]
+        messages = [*history, *state.messages]
+        # What Strands' event loop sends (`_handle_model_execution`): the content-block form
+        # of the system prompt when the agent has one, the registry's specs in its order.
+        system = (
+            agent.system_prompt_content if agent.system_prompt_content is not None else agent.system_prompt
+        )
+        extra: list[dict[str, Any]] = []
+        if self._carry_hook is not None and turn.carried_state:
+            extra.append({"text": CARRIED_PREFIX + turn.carried_state})
+        if self._show_state and state.agent_state:
+            extra.append({"text": "Tool state: " + json.dumps(state.agent_state, ensure_ascii=False)})
+        if extra:
+            blocks = [{"text": system}] if isinstance(system, str) else list(system or [])
+            system = cast(Any, [*blocks, *extra])
+        system_text, system_content = split_system_prompt(system)
+        specs = [*agent.tool_registry.get_all_tool_specs(), *spec_tool_specs(self.tool_sources)]
+        stop: tuple[Any, ...] | None = None
+        async for event in stream_messages(
+            agent.model,
+            system_text,
+            cast(Any, copy.deepcopy(messages)),
+            cast(Any, specs),
+            system_prompt_content=system_content,
+            invocation_state={},
+        ):
+            data = cast(Mapping[str, Any], event)
+            if "stop" in data:
+                stop = cast(tuple[Any, ...], data["stop"])
+            elif data.get("reasoningText"):
+                turn.events.write_reasoning_delta(str(data["reasoningText"]))
+            elif isinstance(data.get("data"), str) and data["data"]:
+                turn.events.write_text_delta(str(data["data"]))
+        if stop is None:
+            raise RuntimeError("Strands' model stream ended without a stop event")
+        _, message, usage, _ = stop
+        reply = cast(dict[str, Any], json.loads(json.dumps(message, default=str)))
+        step_usage = AgentUsage(
+            requests=1,
+            input_tokens=int(usage.get("inputTokens", 0)),
+            output_tokens=int(usage.get("outputTokens", 0)),
+        )
+        produced = [*state.messages, reply]
+        blocks = cast(list[dict[str, Any]], reply.get("content") or [])
+        uses = [cast(dict[str, Any], b["toolUse"]) for b in blocks if "toolUse" in b]
+        if uses:
+            tools = agent.tool_registry.registry
+            calls = [
+                await verifiable(
+                    deferred_call(use, turn, tools, self._specs), self._specs.get(str(use["name"]))
+                )
+                for use in uses
+            ]
+            later = RunState(
+                messages=produced, pending=[c.tool_call_id for c in calls], agent_state=state.agent_state
+            )
+            return ToolCallsRequested(framework_run_state=later.to_json(), tool_calls=calls, usage=step_usage)
+        final_text = message_text(reply)
+        retry = self._output_validator(final_text) if self._output_validator is not None else None
+        if retry is not None:
+            # Stored with role system: the runner wrote it, not the person (the builtin's rule).
+            # Strands sends a model role and content only, so the mark never reaches it.
+            asked = {"role": "user", "content": [{"text": retry}], WRITTEN_BY_KEY: "system"}
+            later = RunState(messages=[*produced, asked], agent_state=state.agent_state)
+            return ContinueRequested(
+                framework_run_state=later.to_json(),
+                note="the output validator refused the answer and asks the model again",
+                usage=step_usage,
+            )
+        if self._carry_hook is not None:
+            carry = self._carry_hook(turn.carried_state, final_text)
+        else:
+            carry = encode_carry(state.agent_state)
+        return TurnCompleted(
+            new_messages=[framework_message(m) for m in produced],
+            usage=step_usage,
+            carry=carry,
+            framework_state={"agent_state": state.agent_state},
+        )
+
+    async def execute_deferred_tool_call(self, call: DeferredToolExecution) -> ToolExecutionResult:
+        agent = await self._resolved_agent()
+        record = call.tool_call
+        state = RunState.from_json(call.run_state) if call.run_state else RunState()
+        tool_use: ToolUse = {
+            "toolUseId": record.tool_call_id,
+            "name": record.tool_name,
+            "input": record.parsed_arguments(),
+        }
+        spec = self._specs.get(record.tool_name)
+        tool = agent.tool_registry.registry.get(record.tool_name)
+        before = state.agent_state
+        result: ToolResult
+        if tool is not None:
+            view = _tool_agent(agent, state)
+            result = await run_agent_tool(tool, tool_use, view, {})
+            after = cast(dict[str, Any], view.state.get() or {})
+        elif spec is not None:
+            result, update = await run_spec(spec, tool_use, call.invocation)
+            after = {**before, **update}
+        else:
+            # As Strands answers a call of a tool it does not have (`_executor._stream`).
+            result = {
+                "toolUseId": record.tool_call_id,
+                "status": "error",
+                "content": [{"text": f"Unknown tool: {record.tool_name}"}],
+            }
+            after = before
+        update = {"result": result, "state": value_change(before, after)}
+        return ToolExecutionResult(
+            output=_result_text(result), state_update=json.dumps(update, ensure_ascii=False, default=str)
+        )
+
+    async def verify_tool_call(self, call: DeferredToolExecution) -> VerifyResult | None:
+        """A spec's `ToolSpec.verify`, for a write whose step died; None when it has none."""
+        spec = self._specs.get(call.tool_call.tool_name)
+        if spec is None or spec.verify is None:
+            return None
+        return await spec.run_verify(call.tool_call.parsed_arguments(), VerifyCall.of(call))
+
+
+def _with_tool_results(state: RunState, turn: AgentTurnContext) -> RunState:
+    """The run state with the deferred calls' results as Strands appends them (one user
+    message of ``toolResult`` blocks, in the model's order) and their `agent.state` changes."""
+    updates = {call_id: cast(dict[str, Any], json.loads(text)) for call_id, text in turn.state_updates()}
+    agent_state = state.agent_state
+    for call_id in state.pending:
+        change = cast(dict[str, Any] | None, updates.get(call_id, {}).get("state"))
+        if change is not None:
+            agent_state = cast(dict[str, Any], apply_value_change(agent_state, change))
+    results: list[dict[str, Any]] = []
+    for call_id in state.pending:
+        update = updates.get(call_id)
+        if update is not None:
+            results.append({"toolResult": update["result"]})
+        else:
+            # Failed, rejected or outcome unknown: the session's account, as an error result.
+            record = turn.recorded_tool_call(call_id)
+            results.append(
+                {
+                    "toolResult": {
+                        "toolUseId": call_id,
+                        "status": "error",
+                        "content": [{"text": describe_tool_call_outcome(record)}],
+                    }
+                }
+            )
+    message = {"role": "user", "content": results}
+    return RunState(messages=[*state.messages, message], pending=[], agent_state=agent_state)
+
+
+def _tool_agent(agent: Agent, state: RunState) -> Agent:
+    """A copy of the agent holding the session's `agent.state`, for one tool call: what
+    ``ToolContext.agent`` is. The shared agent is never written."""
+    from strands.agent.state import AgentState
+
+    view = copy.copy(agent)
+    view.state = AgentState(copy.deepcopy(state.agent_state))
+    view.messages = cast(Any, copy.deepcopy(state.messages))
+    return view
+
+
+def _result_text(result: ToolResult) -> str:
+    parts: list[str] = []
+    for block in result.get("content") or []:
+        if "text" in block:
+            parts.append(str(block["text"]))
+        elif "json" in block:
+            parts.append(json.dumps(block["json"], ensure_ascii=False, default=str))
+    return "\n".join(parts)
+
+
+def _check_agent(agent: Agent, specs: Mapping[str, ToolSpec]) -> None:
+    """Refuse at build what a session cannot run as the plain agent does."""
+    if getattr(agent, "_session_manager", None) is not None:
+        raise UnsupportedOptionError(
+            "session_manager",
+            "the agent has a Strands session manager; the durable session already stores its "
+            "messages and state, so build the agent without session_manager",
+        )
+    if getattr(agent, "_default_structured_output_model", None) is not None:
+        # The plain run forces a structured output tool and validates it; a session does not
+        # yet, so it would answer differently.
+        raise UnsupportedOptionError(
+            "structured_output_model",
+            "structured output is not supported by sessionflow-strands-agents yet; build the agent "
+            "without structured_output_model",
+        )
+    if agent.messages:
+        raise UnsupportedOptionError(
+            "messages",
+            "the agent was built with messages; a session's history is its stored messages, so pass "
+            "them to start_session(history=history_messages(messages)) instead",
+        )
+    clash = sorted(set(specs) & set(agent.tool_registry.registry))
+    if clash:
+        raise UnsupportedOptionError(
+            "tool_sources", f"tool name(s) {', '.join(clash)} are both agent tools and tool_sources"
+        )

@@ -1,0 +1,108 @@
+"""The tools a Strands agent offers, and how one call of one tool runs in a tool step.
+
+The agent's own tools (``@tool`` functions, sync and async, class-based `AgentTool`s) run
+through Strands' own `AgentTool.stream`, as its tool executor runs them: input validation,
+``ToolContext`` and the error result of a tool that raises are Strands'. A neutral
+`ToolSpec` (a harness's, or ``tool_sources``) is offered to the model in Strands' spec
+format and runs through its handler.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from typing import Any, cast
+
+from strands.agent import Agent
+from strands.types.events import ToolResultEvent
+from strands.types.tools import AgentTool, ToolResult, ToolUse
+
+from sessionflow import ToolEffect, ToolPolicy
+from sessionflow.kit import (
+    AgentTurnContext,
+    DeferredToolCall,
+    ToolInvocation,
+    ToolSpec,
+    declared_effect,
+    declared_policy,
+    tool_arguments_object,
+    with_tool_asks,
+)
+
+__all__ = ["deferred_call", "run_agent_tool", "run_spec", "spec_tool_specs", "verifiable"]
+
+
+def spec_tool_specs(specs: Sequence[ToolSpec]) -> list[dict[str, Any]]:
+    """Neutral specs in Strands' tool spec format (what `AgentTool.tool_spec` returns)."""
+    return [
+        {"name": s.name, "description": s.description, "inputSchema": {"json": dict(s.parameters)}}
+        for s in specs
+    ]
+
+
+def deferred_call(
+    tool_use: Mapping[str, Any],
+    turn: AgentTurnContext,
+    tools: Mapping[str, AgentTool],
+    specs: Mapping[str, ToolSpec],
+) -> DeferredToolCall:
+    """One ``toolUse`` block as a deferred call, with the policy the order of every adapter gives
+    it: the session's explicit policy, the tool's mark (`sessionflow.effect`), a spec's effect."""
+    import json
+
+    name = str(tool_use["name"])
+    effect: ToolEffect | None = None
+    policy: ToolPolicy | None = None
+    tool = tools.get(name)
+    spec = specs.get(name)
+    if tool is not None:
+        effect, policy = declared_effect(tool), declared_policy(tool)
+    elif spec is not None:
+        effect, policy = spec.framework_effect, spec.policy
+    call = DeferredToolCall(
+        tool_call_id=str(tool_use["toolUseId"]),
+        tool_name=name,
+        arguments=json.dumps(tool_use.get("input") or {}, ensure_ascii=False),
+        policy=turn.resolve_tool_policy(name, effect, declared_policy=policy),
+    )
+    return with_tool_asks(call, spec) if spec is not None else call
+
+
+async def verifiable(call: DeferredToolCall, spec: ToolSpec | None) -> DeferredToolCall:
+    """A call of a spec with a verify is deferred verifiable, with its basis recorded now
+    (as the builtin runner does): a write whose step died is then settled by the verify."""
+    if spec is None or spec.verify is None:
+        return call
+    arguments = tool_arguments_object(call.arguments)
+    basis = await spec.deferral_basis(arguments) if arguments is not None else None
+    return replace(call, verifiable=True, verify_basis=basis)
+
+
+async def run_agent_tool(
+    tool: AgentTool, tool_use: ToolUse, agent: Agent, invocation_state: dict[str, Any]
+) -> ToolResult:
+    """Run one Strands tool as its executor does (the ``agent`` in the invocation state is
+    what ``ToolContext.agent`` and an ``agent`` parameter get); its final event is the result."""
+    result: ToolResult | None = None
+    state = {**invocation_state, "agent": agent}
+    async for event in tool.stream(tool_use, state):
+        if isinstance(event, ToolResultEvent):
+            result = event.tool_result
+    if result is None:
+        # Strands' executor fails the same way: a tool stream must end with its result.
+        raise RuntimeError(f"Strands tool {tool.tool_name!r} ended without a result")
+    return result
+
+
+async def run_spec(
+    spec: ToolSpec, tool_use: ToolUse, invocation: ToolInvocation
+) -> tuple[ToolResult, Mapping[str, Any]]:
+    """Run a neutral spec's handler: the result Strands' model sees (its text), and its
+    `ToolOutput.state_update`, keys of `agent.state`."""
+    output = await spec.call_output(cast(dict[str, Any], tool_use.get("input") or {}), invocation)
+    result: ToolResult = {
+        "toolUseId": tool_use["toolUseId"],
+        "status": "success",
+        "content": [{"text": output.text}],
+    }
+    return result, output.state_update or {}
