@@ -523,10 +523,11 @@ def _framework_history(
 def _steered_requests(turn: AgentTurnContext, images: InlinedImages) -> list[ModelRequest]:
     """The step's steered messages as the requests `build_user_message` made of them.
 
-    Each is its own request, as ``AgentRun.enqueue`` of a request delivers it: stored apart
-    from the tool results, so the turn's messages hold it as the user's; Pydantic AI merges
-    it with the results request when it sends them (the same body as ``agent.run(prompt,
-    deferred_tool_results=...)``, which puts the prompt in that request).
+    Each is its own request, as ``AgentRun.enqueue`` of a request delivers it, right after
+    the step's tool results: stored apart from them, so the turn's messages hold it as the
+    user's. The model is sent the body ``agent.run(prompt, deferred_tool_results=...)`` sends
+    with the same prompt, which puts it in the results request (a later step's history
+    merges the adjacent requests, as Pydantic AI cleans any history it is given).
     """
     loaded = images.inline(load_messages(m.framework_item for m in turn.steered_messages))
     return [m for m in loaded if isinstance(m, ModelRequest)]
