@@ -10,6 +10,7 @@ saw it: the tool's result, then the user's message.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -18,11 +19,14 @@ from pydantic_ai.messages import ModelRequest, ToolReturnPart, UserPromptPart
 
 from sessionflow import AgentEventType, AgentSessionOptions, ToolEffect
 from sessionflow.demo import ModelReply, ScriptedModelServer, ScriptedToolCall
+from sessionflow.kit import TurnCompleted
 from sessionflow.testing import FileGate, InvocationLog
-from sessionflow_pydantic_ai import pydantic_ai_session_flow
+from sessionflow_pydantic_ai import PydanticAIRunner, pydantic_ai_session_flow
+from sessionflow_pydantic_ai._messages import load_messages
 from sessionflow_pydantic_ai._models import model_for_api
 from tests.adapter_pydantic_ai.differential.normalise import normalise_requests
 from tests.adapter_pydantic_ai.test_sessions import idle, serving
+from tests.adapter_pydantic_ai.turns import PlayedTurn, context, stored
 from tests.harness import FAST
 
 LOOKUP = ScriptedToolCall("call_lookup", "lookup_flights", {"to": "Porto"})
@@ -111,3 +115,38 @@ async def test_a_steered_message_reaches_the_model_as_plain_deferred_tool_result
     assert log.count("tool", "lookup_flights") == 1
     steered = [e for e in events if e.type is AgentEventType.USER_MESSAGE_STEERED]
     assert [(e.step_execution_id, e.data["message_id"]) for e in steered] == [("turn-1/model-2", "m-steer")]
+
+
+async def test_messages_that_join_a_first_step_follow_the_turns_prompt(
+    model_server: ScriptedModelServer, tmp_path: Path
+) -> None:
+    """Messages still waiting when a turn ends start the next: the first is its prompt, the
+    others join its first step. The model gets them as plain gets a prompt after a history
+    holding the first (``agent.run(second, message_history=[first])``), and each is stored
+    as the user's."""
+    plain_key, key = "pai-steer-first-plain", "pai-steer-first"
+    for k in (plain_key, key):
+        model_server.script(k, [ModelReply.say("Lisbon it is.")])
+    log = InvocationLog(tmp_path / "log.jsonl")
+    runner = PydanticAIRunner(_agent(model_server, key, log, None))
+    first = runner.build_user_message("find me a flight")
+    await _agent(model_server, plain_key, log, None).run(
+        STEER, message_history=load_messages([first.framework_item])
+    )
+
+    played = PlayedTurn()
+    turn = replace(
+        context(stored([first]), played, run_state=None),
+        steered_messages=[runner.build_user_message(STEER)],
+    )
+    outcome = await runner.run_model_step(turn)
+
+    assert isinstance(outcome, TurnCompleted)
+    plain, session = model_server.requests(plain_key), model_server.requests(key)
+    assert session[0].conversation() == [("user", "find me a flight"), ("user", STEER)]
+    assert normalise_requests([session[0].body]) == normalise_requests([plain[0].body])
+    # The prompt was stored when it arrived; the steered message is the turn's to store.
+    assert [(m.role.value, m.text) for m in outcome.new_messages] == [
+        ("user", STEER),
+        ("assistant", "Lisbon it is."),
+    ]
