@@ -526,8 +526,8 @@ def _steered_requests(turn: AgentTurnContext, images: InlinedImages) -> list[Mod
     Each is its own request, as ``AgentRun.enqueue`` of a request delivers it, right after
     the step's tool results: stored apart from them, so the turn's messages hold it as the
     user's. The model is sent the body ``agent.run(prompt, deferred_tool_results=...)`` sends
-    with the same prompt, which puts it in the results request (a later step's history
-    merges the adjacent requests, as Pydantic AI cleans any history it is given).
+    with the same prompt, which puts it in the results request; later steps send it where
+    it sits, after the results.
     """
     loaded = images.inline(load_messages(m.framework_item for m in turn.steered_messages))
     return [m for m in loaded if isinstance(m, ModelRequest)]
