@@ -114,6 +114,7 @@ async def run_model_call(
     reevaluate_system_prompt: bool = True,
     user_prompt: str | Sequence[UserContent] | None = None,
     instructions: str | None = None,
+    steered: Sequence[ModelRequest] = (),
 ) -> ModelStepResult:
     """Make at most one model request and return before any function tool runs.
 
@@ -133,6 +134,10 @@ async def run_model_call(
     prompt once, when it starts. `user_prompt` is the turn's prompt, given as ``agent.run``
     gives it (after the history, which Pydantic AI cleans without it). `instructions` are
     the run's own, added to the agent's as ``agent.run(instructions=...)`` adds them.
+    `steered` are user messages that joined the turn while it ran (`steered_requests`): each
+    goes to the run with ``AgentRun.enqueue``, Pydantic AI's own way to add a message to a
+    running run, which delivers it as a request of its own right after this step's tool
+    results (or the prompt), ahead of the model call.
     """
     definitions = _ToolDefinitions()
     guard = _FunctionToolGuard()
@@ -166,6 +171,8 @@ async def run_model_call(
         if established_tools is not None:
             run.ctx.deps.established_tool_names = set(established_tools)
         _carry_tool_retries(run, tool_retries or {})
+        for request in steered:
+            run.enqueue(request)
         if user_prompt is None:
             _stamp_retry_request(history, run)
         node = run.next_node

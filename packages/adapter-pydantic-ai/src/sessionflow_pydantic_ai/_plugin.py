@@ -94,6 +94,9 @@ def sessionflow_register_frameworks(register: Callable[[FrameworkSpec], None]) -
                 questions=True,
                 # A spec's verify: its calls are deferred verifiable and verify_tool_call runs it.
                 verified_outcomes=True,
+                # A steered message joins the run with AgentRun.enqueue, delivered after the
+                # step's tool results, ahead of the model call (`_runner._steered_requests`).
+                steering=True,
             ),
             build_runner=_build_runner,
             model_api="chat_completions",

@@ -216,6 +216,11 @@ class PydanticAIRunner(AgentFrameworkRunner):
     def build_user_message_with_images(self, text: str, images: Sequence[ImageInput]) -> FrameworkMessage:
         return user_message_with_images(text, images)
 
+    def accepts_steering(self) -> bool:
+        """Steered messages join the run with ``AgentRun.enqueue``, after the step's tool
+        results (`_steered_requests`)."""
+        return True
+
     def worker_scope(self) -> AbstractAsyncContextManager[None]:
         return self._deps.worker_scope()
 
@@ -298,6 +303,7 @@ class PydanticAIRunner(AgentFrameworkRunner):
                     reevaluate_system_prompt=state is None,
                     user_prompt=prompt,
                     instructions=self._carried_instructions(turn),
+                    steered=_steered_requests(turn, images),
                 )
             except UnexpectedModelBehavior as error:
                 # A spent retry budget (or a response Pydantic AI cannot use): the plain run
@@ -306,7 +312,9 @@ class PydanticAIRunner(AgentFrameworkRunner):
         check_after_response(limits, used, step.usage, step.new_messages, len(step.deferred))
         if prompt is not None:
             # The request Pydantic AI made of the prompt: the session stored it when it arrived.
-            step.new_messages = [m for m in step.new_messages if not _carries(m, prompt)]
+            # Only the first: a steered message with the prompt's very text is the user's own.
+            carrier = next((m for m in step.new_messages if _carries(m, prompt)), None)
+            step.new_messages = [m for m in step.new_messages if m is not carrier]
         record_attempts(step.new_messages, attempts)
         framework = images.restore(step.history)
         if state is not None and state.deferred:
@@ -510,6 +518,19 @@ def _framework_history(
         since = [m.message.framework_item for m in turn.messages if m.sequence > carried.through]
         return [*carried.messages, *load_messages(since), *turn_so_far], True
     return [*load_messages(m.message.framework_item for m in turn.messages), *turn_so_far], False
+
+
+def _steered_requests(turn: AgentTurnContext, images: InlinedImages) -> list[ModelRequest]:
+    """The step's steered messages as the requests `build_user_message` made of them.
+
+    Each is its own request, as ``AgentRun.enqueue`` of a request delivers it, right after
+    the step's tool results: stored apart from them, so the turn's messages hold it as the
+    user's. The model is sent the body ``agent.run(prompt, deferred_tool_results=...)`` sends
+    with the same prompt, which puts it in the results request; later steps send it where
+    it sits, after the results.
+    """
+    loaded = images.inline(load_messages(m.framework_item for m in turn.steered_messages))
+    return [m for m in loaded if isinstance(m, ModelRequest)]
 
 
 def _turn_prompt(history: list[ModelMessage]) -> str | list[UserContent] | None:
