@@ -80,12 +80,20 @@ ADAPTERS = [
     ),
     Adapter(
         "strands-agents",
-        "sessionflow_strands",
+        "sessionflow_strands_agents",
         # The provider extra a user adds: it pins openai<3, which sessionflow's core allows.
         ("strands-agents[openai]",),
         "write_file",
         "import strands, openai; import importlib.metadata as m; print(m.version('strands-agents'))",
         (1, 62),
+    ),
+    Adapter(
+        "google-adk",
+        "sessionflow_google_adk",
+        (),
+        "write_file",
+        "from google.adk.agents import Agent; import importlib.metadata as m; print(m.version('google-adk'))",
+        (2, 5),
     ),
 ]
 

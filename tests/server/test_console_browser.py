@@ -12,6 +12,7 @@ from pathlib import Path
 
 from playwright.async_api import Browser, expect
 
+from sessionflow.testing import wait_until
 from sessionflow_server import ServerConfig
 from tests.server.browser import Console, browser, needs_chromium, open_console
 from tests.server.conftest import Api, ApiFactory, with_deadline
@@ -231,13 +232,16 @@ async def test_a_reload_mid_turn_resumes_the_stream_after_the_last_event(
     await console.log_in()
     await page.goto(f"{api.url}/#/s/ui-reload")
     await expect(page.locator("#pending .approve")).to_be_visible()
+
     # The console notes the offset as it handles each event, which may be just after it
     # draws the approval: wait for the note rather than read it once.
-    await page.wait_for_function(
-        "Number(sessionStorage.getItem('sessionflow.last-event.ui-reload') || 0) > 0", timeout=15_000
-    )
-    last = await page.evaluate("sessionStorage.getItem('sessionflow.last-event.ui-reload')")
-    assert last is not None and int(last) > 0
+    # Polled from here: `wait_for_function` compiles its string with `new Function`, which
+    # the console's CSP (no 'unsafe-eval') refuses.
+    async def noted() -> str | None:
+        value = await page.evaluate("sessionStorage.getItem('sessionflow.last-event.ui-reload')")
+        return value if value is not None and int(value) > 0 else None
+
+    last = await wait_until("the console notes the last event's offset", noted, timeout=15)
 
     resumed: list[str | None] = []
     page.on(
