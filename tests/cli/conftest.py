@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import signal
 import subprocess
 import sys
 import time
@@ -106,9 +107,17 @@ class Cli:
             encoding="utf-8",
             timeout=timeout,
             dimensions=(50, 200),
+            preexec_fn=_as_in_a_terminal,
         )
         child.logfile_read = _Transcript(self.home / "transcript.txt")
         return child
+
+
+def _as_in_a_terminal() -> None:
+    # A command started from a shell without job control (`cmd &` in a script, as a CI
+    # runner may start this suite) inherits SIGINT ignored, and Python then leaves it
+    # ignored. A person's terminal delivers Ctrl-C: give the child the default.
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 class _Transcript:
