@@ -54,6 +54,8 @@ def sessionflow_register_frameworks(register: Callable[[FrameworkSpec], None]) -
                 mcp_annotations=True,
                 framework_approvals=True,
                 questions=True,
+                # A spec's verify: its calls are deferred verifiable and verify_tool_call runs it.
+                verified_outcomes=True,
             ),
             build_runner=_build_runner,
             model_api="gemini",

@@ -3,6 +3,7 @@ per tool step, through ADK's own `Runner`, plugins and session service."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import AsyncGenerator, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
@@ -27,10 +28,14 @@ from sessionflow.kit import (
     FrameworkMessage,
     ToolCallsRequested,
     ToolExecutionResult,
+    ToolSpec,
     TurnCompleted,
+    VerifyCall,
+    VerifyResult,
     declared_effect,
     declared_policy,
     describe_tool_call_outcome,
+    tool_arguments_object,
     with_tool_asks,
 )
 from sessionflow_google_adk._adk_session import dump_event, load_event, run_step, step_run_config
@@ -59,6 +64,10 @@ class GoogleAdkRunner(AgentFrameworkRunner):
         self._agent = agent
         self._app_name = app_name
         self._run_config = step_run_config(run_config)
+        # The spec tools by name (the harness's), for their verify; of two, ADK runs the first.
+        self._specs: dict[str, ToolSpec] = {}
+        for tool in _spec_tools(agent):
+            self._specs.setdefault(tool.spec.name, tool.spec)
 
     def build_user_message(self, text: str) -> FrameworkMessage:
         event = Event(author="user", content=types.Content(role="user", parts=[types.Part(text=text)]))
@@ -105,7 +114,7 @@ class GoogleAdkRunner(AgentFrameworkRunner):
         events += produced
         usage = _usage(produced)
         if plugin.deferred:
-            calls = [_deferred(call, turn) for call in plugin.deferred]
+            calls = [await _deferred(call, turn) for call in plugin.deferred]
             run_state = {
                 "version": RUN_STATE_VERSION,
                 "invocation_id": invocation_id,
@@ -157,6 +166,17 @@ class GoogleAdkRunner(AgentFrameworkRunner):
                     )
         raise RuntimeError(f"ADK did not run tool call {call.tool_call.tool_call_id!r}")
 
+    async def verify_tool_call(self, call: DeferredToolExecution) -> VerifyResult | None:
+        """A spec tool's `ToolSpec.verify`, for a write whose step died; None when it has none.
+
+        Verify runs outside ADK's runner: it only asks the system written to, so it needs
+        no session and no invocation.
+        """
+        spec = self._specs.get(call.tool_call.tool_name)
+        if spec is None or spec.verify is None:
+            return None
+        return await spec.run_verify(call.tool_call.parsed_arguments(), VerifyCall.of(call))
+
     def tool_catalog(self, session_settings: Mapping[str, Any]) -> Mapping[str, Mapping[str, Any]] | None:
         return None
 
@@ -170,9 +190,10 @@ class GoogleAdkRunner(AgentFrameworkRunner):
         yield
 
 
-def _deferred(call: DeferredCall, turn: AgentTurnContext) -> DeferredToolCall:
+async def _deferred(call: DeferredCall, turn: AgentTurnContext) -> DeferredToolCall:
     """The session's view of a call: its policy from the tool's effect mark (or a spec's
-    effect), and ADK's confirmation as the framework's approval."""
+    effect), ADK's confirmation as the framework's approval, and for a spec with a verify,
+    deferred verifiable with the basis taken now (durable before the write can start)."""
     tool = call.tool
     if isinstance(tool, SpecTool):
         effect, policy = tool.spec.framework_effect, tool.spec.policy
@@ -185,7 +206,20 @@ def _deferred(call: DeferredCall, turn: AgentTurnContext) -> DeferredToolCall:
         policy=turn.resolve_tool_policy(tool.name, effect, declared_policy=policy),
         framework_approval="required" if call.needs_confirmation else None,
     )
-    return with_tool_asks(deferred, tool.spec) if isinstance(tool, SpecTool) else deferred
+    if not isinstance(tool, SpecTool):
+        return deferred
+    deferred = with_tool_asks(deferred, tool.spec)
+    if tool.spec.verify is None:
+        return deferred
+    arguments = tool_arguments_object(deferred.arguments)
+    basis = await tool.spec.deferral_basis(arguments) if arguments is not None else None
+    return dataclasses.replace(deferred, verifiable=True, verify_basis=basis)
+
+
+def _spec_tools(agent: BaseAgent) -> list[SpecTool]:
+    # ADK types `tools` with bare callables; only the spec tools matter here.
+    tools: list[object] = list(agent.tools) if isinstance(agent, LlmAgent) else []  # pyright: ignore[reportUnknownArgumentType, reportUnknownMemberType]
+    return [tool for tool in tools if isinstance(tool, SpecTool)]
 
 
 def _marked(tool: object) -> object:
