@@ -17,10 +17,13 @@ __all__ = ["sessionflow_register_frameworks"]
 
 def _build_runner(ctx: HarnessContext) -> GoogleAdkRunner:
     """The harness agent: an `LlmAgent` on ADK's native Gemini model (``ctx.model``), the
-    context's base URL and key, and the context's tools as ADK tools."""
+    context's base URL and key, and the context's tools as ADK tools. Its instruction shows
+    the harness's carry and the tool state (`_harness`); the runner gets the harness's
+    ``carry`` and ``output_validator``."""
     from google.adk.agents import LlmAgent
     from google.adk.models.google_llm import Gemini
 
+    from sessionflow_google_adk._harness import harness_instruction
     from sessionflow_google_adk._runner import GoogleAdkRunner
     from sessionflow_google_adk._tool_specs import spec_tools
 
@@ -33,10 +36,10 @@ def _build_runner(ctx: HarnessContext) -> GoogleAdkRunner:
     agent = LlmAgent(
         name="sessionflow_agent",
         model=model,
-        instruction=ctx.system_prompt or "",
+        instruction=harness_instruction(ctx.system_prompt),
         tools=list(spec_tools(ctx.tools)),
     )
-    return GoogleAdkRunner(agent)
+    return GoogleAdkRunner(agent, carry=ctx.carry, output_validator=ctx.output_validator)
 
 
 @hookimpl
@@ -56,6 +59,18 @@ def sessionflow_register_frameworks(register: Callable[[FrameworkSpec], None]) -
                 questions=True,
                 # A spec's verify: its calls are deferred verifiable and verify_tool_call runs it.
                 verified_outcomes=True,
+                # A steered message is a user event of the invocation after the step's tool
+                # responses, where ADK's resume with a new message puts it.
+                steering=True,
+                # The harness's carry hook: its carry is in the invocation's temp: state, which
+                # the harness agent's instruction shows (ADK's session state carries itself).
+                carry_state=True,
+                # An answer the harness's output_validator refuses goes on in a model step of
+                # its own, the prompt a user event of the invocation after it.
+                continue_steps=True,
+                # A spec's ToolOutput.state_update sets keys of ADK's session state
+                # (tool_context.state), which the harness agent's instruction shows.
+                tool_state=True,
             ),
             build_runner=_build_runner,
             model_api="gemini",

@@ -15,6 +15,7 @@ from google.adk.agents.run_config import RunConfig
 from google.adk.events.event import Event
 from google.adk.events.event_actions import EventActions
 from google.adk.models.llm_response import LlmResponse
+from google.adk.sessions.state import State
 from google.adk.tools.function_tool import FunctionTool
 from google.genai import types
 
@@ -23,9 +24,12 @@ from sessionflow.kit import (
     AgentFrameworkRunner,
     AgentTurnContext,
     AgentTurnOutcome,
+    CarryHook,
+    ContinueRequested,
     DeferredToolCall,
     DeferredToolExecution,
     FrameworkMessage,
+    OutputValidator,
     ToolCallsRequested,
     ToolExecutionResult,
     ToolSpec,
@@ -41,7 +45,12 @@ from sessionflow.kit import (
 from sessionflow_google_adk._adk_session import dump_event, load_event, run_step, step_run_config
 from sessionflow_google_adk._images import image_parts, with_images_read
 from sessionflow_google_adk._refusals import check_agent
-from sessionflow_google_adk._step_plugin import DEFERRED_RESPONSE, DeferredCall, StepPlugin
+from sessionflow_google_adk._step_plugin import (
+    CARRIED_STATE_KEY,
+    DEFERRED_RESPONSE,
+    DeferredCall,
+    StepPlugin,
+)
 from sessionflow_google_adk._tool_specs import SpecTool
 from sessionflow_google_adk._warmup import warm_up
 
@@ -58,12 +67,20 @@ class GoogleAdkRunner(AgentFrameworkRunner):
     """
 
     def __init__(
-        self, agent: BaseAgent, *, app_name: str = "sessionflow", run_config: RunConfig | None = None
+        self,
+        agent: BaseAgent,
+        *,
+        app_name: str = "sessionflow",
+        run_config: RunConfig | None = None,
+        carry: CarryHook | None = None,
+        output_validator: OutputValidator | None = None,
     ) -> None:
         check_agent(agent)
         self._agent = agent
         self._app_name = app_name
         self._run_config = step_run_config(run_config)
+        self._carry_hook = carry
+        self._output_validator = output_validator
         # The spec tools by name (the harness's), for their verify; of two, ADK runs the first.
         self._specs: dict[str, ToolSpec] = {}
         for tool in _spec_tools(agent):
@@ -78,12 +95,18 @@ class GoogleAdkRunner(AgentFrameworkRunner):
         event = Event(author="user", content=types.Content(role="user", parts=parts))
         return FrameworkMessage(role=MessageRole.USER, framework_item=dump_event(event), text=text)
 
+    def accepts_steering(self) -> bool:
+        """Steered messages join the invocation as user events after the step's tool
+        responses, where ADK's own resume (`Runner.run_async` with a new message) puts one."""
+        return True
+
     async def run_model_step(self, turn: AgentTurnContext) -> AgentTurnOutcome:
         if turn.framework_run_state:
             state = json.loads(turn.framework_run_state)
             invocation_id = str(state["invocation_id"])
             events = [load_event(item) for item in state["events"]]
-            events.append(_responses_event(events[-1], state["pending"], turn))
+            if state["pending"]:
+                events.append(_responses_event(events[-1], state["pending"], turn))
             turn_start = int(state["turn_start"])
         else:
             # Each turn is one ADK invocation, named after the turn so a repeat resumes it.
@@ -91,7 +114,12 @@ class GoogleAdkRunner(AgentFrameworkRunner):
             events = [load_event(m.message.framework_item) for m in turn.messages]
             events[-1] = events[-1].model_copy(update={"invocation_id": invocation_id})
             turn_start = len(events)
-        plugin = StepPlugin()
+        # A user event of the invocation last: ADK's resume carries on with a model call.
+        events += [
+            load_event(m.framework_item).model_copy(update={"invocation_id": invocation_id})
+            for m in turn.steered_messages
+        ]
+        plugin = StepPlugin(temp_state=self._temp_state(turn))
 
         def deltas(partial: Event) -> None:
             for part in partial.content.parts or [] if partial.content else []:
@@ -115,23 +143,38 @@ class GoogleAdkRunner(AgentFrameworkRunner):
         usage = _usage(produced)
         if plugin.deferred:
             calls = [await _deferred(call, turn) for call in plugin.deferred]
-            run_state = {
-                "version": RUN_STATE_VERSION,
-                "invocation_id": invocation_id,
-                "turn_start": turn_start,
-                "events": [dump_event(e) for e in events],
-                "pending": [call.call_id for call in plugin.deferred],
-            }
-            return ToolCallsRequested(
-                framework_run_state=json.dumps(run_state, separators=(",", ":")),
-                tool_calls=calls,
+            run_state = _run_state(invocation_id, turn_start, events, session.state, plugin.deferred)
+            return ToolCallsRequested(framework_run_state=run_state, tool_calls=calls, usage=usage)
+        final_text = next((text for e in reversed(produced) if (text := _message(e).text)), "")
+        retry_prompt = self._output_validator(final_text) if self._output_validator is not None else None
+        if retry_prompt is not None:
+            # The answer stays in the turn's events; the prompt is a user event of the
+            # invocation after it, as a follow-up message would be, and the next step's
+            # resume carries on from it with a model call.
+            asked = Event(
+                invocation_id=invocation_id,
+                author="user",
+                content=types.Content(role="user", parts=[types.Part(text=retry_prompt)]),
+            )
+            events.append(asked)
+            return ContinueRequested(
+                framework_run_state=_run_state(invocation_id, turn_start, events, session.state, []),
+                note="the output validator refused the answer and asks the model again",
                 usage=usage,
             )
+        carry = self._carry_hook(turn.carried_state, final_text) if self._carry_hook is not None else None
         return TurnCompleted(
             new_messages=[_message(e) for e in events[turn_start:]],
             usage=usage,
+            carry=carry,
             framework_state={"adk_state": dict(session.state)},
         )
+
+    def _temp_state(self, turn: AgentTurnContext) -> dict[str, Any]:
+        """What a step puts in the invocation's ``temp:`` state: the carry hook's carry."""
+        if self._carry_hook is None or not turn.carried_state:
+            return {}
+        return {CARRIED_STATE_KEY: turn.carried_state}
 
     async def execute_deferred_tool_call(self, call: DeferredToolExecution) -> ToolExecutionResult:
         if call.run_state is None:
@@ -214,6 +257,27 @@ async def _deferred(call: DeferredCall, turn: AgentTurnContext) -> DeferredToolC
     arguments = tool_arguments_object(deferred.arguments)
     basis = await tool.spec.deferral_basis(arguments) if arguments is not None else None
     return dataclasses.replace(deferred, verifiable=True, verify_basis=basis)
+
+
+def _run_state(
+    invocation_id: str,
+    turn_start: int,
+    events: Sequence[Event],
+    adk_state: Mapping[str, Any],
+    deferred: Sequence[DeferredCall],
+) -> str:
+    """A model step's run state: the turn's invocation so far, the calls it waits for, and
+    the session's state as the step left it (``state``: what `sessionflow.builtin.tool_state`
+    reads in a tool step; ``temp:`` keys are the step's own)."""
+    state = {
+        "version": RUN_STATE_VERSION,
+        "invocation_id": invocation_id,
+        "turn_start": turn_start,
+        "events": [dump_event(e) for e in events],
+        "pending": [call.call_id for call in deferred],
+        "state": {k: v for k, v in adk_state.items() if not k.startswith(State.TEMP_PREFIX)},
+    }
+    return json.dumps(state, separators=(",", ":"))
 
 
 def _spec_tools(agent: BaseAgent) -> list[SpecTool]:

@@ -12,21 +12,29 @@ extension point for this (Temporal's ADK integration replaces the model instead)
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from google.adk.agents.callback_context import CallbackContext
+from google.adk.agents.invocation_context import InvocationContext
 from google.adk.models.llm_request import LlmRequest
 from google.adk.models.llm_response import LlmResponse
 from google.adk.plugins.base_plugin import BasePlugin
 from google.adk.tools.base_tool import BaseTool
 from google.adk.tools.tool_confirmation import ToolConfirmation
 from google.adk.tools.tool_context import ToolContext
+from google.genai import types
 
-__all__ = ["DEFERRED_RESPONSE", "DeferredCall", "StepPlugin"]
+__all__ = ["CARRIED_STATE_KEY", "DEFERRED_RESPONSE", "DeferredCall", "StepPlugin"]
 
 # What ADK records for a call this step did not run; such responses never leave the step.
 DEFERRED_RESPONSE: dict[str, Any] = {"sessionflow": "deferred to a tool step"}
+
+CARRIED_STATE_KEY = "temp:sessionflow_carried"
+"""The invocation state key that holds a carry hook's carry (`GoogleAdkRunner(carry=...)`)
+in every step of a turn: ``temp:``, so ADK never stores it in an event; an instruction
+reads it as ``{temp:sessionflow_carried?}`` or through its `ReadonlyContext`."""
 
 
 @dataclass(frozen=True)
@@ -44,12 +52,24 @@ class SecondModelCallError(RuntimeError):
 
 
 class StepPlugin(BasePlugin):
-    def __init__(self, *, run_call_id: str | None = None, replay: LlmResponse | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        run_call_id: str | None = None,
+        replay: LlmResponse | None = None,
+        temp_state: Mapping[str, Any] | None = None,
+    ) -> None:
         super().__init__(name="sessionflow_step")
         self._run_call_id = run_call_id
         self._replay = replay
+        self._temp_state = dict(temp_state or {})
         self.model_calls = 0
         self.deferred: list[DeferredCall] = []
+
+    async def before_run_callback(self, *, invocation_context: InvocationContext) -> types.Content | None:
+        # Invocation-scoped state, as ADK applies a ``temp:`` delta (in memory, never stored).
+        invocation_context.session.state.update(self._temp_state)
+        return None
 
     async def before_model_callback(
         self, *, callback_context: CallbackContext, llm_request: LlmRequest

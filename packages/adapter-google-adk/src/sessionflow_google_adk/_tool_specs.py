@@ -1,5 +1,6 @@
 """Neutral `ToolSpec`s (the CLI's local tools, MCP connector tools, conformance tools) as
-ADK tools: a `BaseTool` whose declaration is the spec's JSON schema."""
+ADK tools: a `BaseTool` whose declaration is the spec's JSON schema, and whose
+`ToolOutput.state_update` sets keys of ADK's session state (``tool_context.state``)."""
 
 from __future__ import annotations
 
@@ -33,7 +34,12 @@ class SpecTool(BaseTool):
         invocation = current_tool_invocation()
         if invocation is None:
             raise RuntimeError(f"tool {self.spec.name!r} runs only inside a sessionflow tool step")
-        return await self.spec.call(args, invocation)
+        output = await self.spec.call_output(args, invocation)
+        if output.state_update:
+            # ADK's tool state: the keys go into the function response event's state delta,
+            # which the session applies before the next model call (and keeps, as ADK does).
+            tool_context.state.update(dict(output.state_update))
+        return output.text
 
 
 def spec_tools(specs: Sequence[ToolSpec]) -> list[SpecTool]:
