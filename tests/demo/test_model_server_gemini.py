@@ -154,3 +154,26 @@ def test_an_error_or_output_alone_reads_as_its_text(server: ScriptedModelServer)
     client.models.generate_content(model="m", contents=[types.Content(role="user", parts=parts)])
     (request,) = server.requests("k")
     assert request.tool_results() == {"e1": "boom", "o1": "[1,2]"}
+
+
+def test_the_conversation_lists_function_responses_and_user_texts_in_order(server: ScriptedModelServer) -> None:
+    server.script("k", [ModelReply.say("done")])
+    call = types.FunctionCall(id="c1", name="search", args={})
+    contents = [
+        types.Content(role="user", parts=[types.Part(text="find me a flight")]),
+        types.Content(role="model", parts=[types.Part(function_call=call)]),
+        types.Content(
+            role="user",
+            parts=[types.Part(function_response=types.FunctionResponse(id="c1", name="search", response={}))],
+        ),
+        types.Content(role="user", parts=[types.Part(text="make it "), types.Part(text="Lisbon")]),
+        types.Content(role="user", parts=[types.Part(text="continue")]),
+    ]
+    client = gemini_client(server, "k")
+    client.models.generate_content(model="m", contents=contents)
+    (request,) = server.requests("k")
+    assert request.conversation(ignore=["continue"]) == [
+        ("user", "find me a flight"),
+        ("tool_result", "c1"),
+        ("user", "make it Lisbon"),
+    ]

@@ -353,10 +353,12 @@ class RecordedRequest:
         `last_user_text`. One user message that holds tool results and text (Anthropic
         Messages) gives its results first, then its text, as the blocks come.
         """
+        dropped = {text.strip() for text in ignore}
+        if self.api == "gemini":
+            return _gemini_conversation(self.body, dropped)
         conversation: Any = self.body.get("input") if self.api == "responses" else self.body.get("messages")
         if isinstance(conversation, str):
             return [("user", conversation)]
-        dropped = {text.strip() for text in ignore}
         entries: list[tuple[str, str]] = []
         for item in _as_list(conversation):
             if item.get("role") == "tool" and "tool_call_id" in item:
@@ -569,6 +571,26 @@ def _gemini_last_user_text(body: dict[str, Any], dropped: set[str]) -> str | Non
         if texts:
             return "".join(texts)
     return None
+
+
+def _gemini_conversation(body: dict[str, Any], dropped: set[str]) -> list[tuple[str, str]]:
+    """`RecordedRequest.conversation` of a Gemini request: a user content's function
+    responses (by ID, else name) first, then its text parts joined, as the parts come."""
+    entries: list[tuple[str, str]] = []
+    for content in _as_list(body.get("contents")):
+        if content.get("role", "user") != "user":
+            continue
+        texts: list[str] = []
+        for part in _as_list(content.get("parts")):
+            response: Any = part.get("functionResponse")
+            if isinstance(response, dict):
+                typed = cast(dict[str, Any], response)
+                entries.append(("tool_result", str(typed.get("id") or typed.get("name"))))
+            elif (text := _gemini_part_text(part)) is not None and text.strip() not in dropped:
+                texts.append(text)
+        if texts:
+            entries.append(("user", "".join(texts)))
+    return entries
 
 
 def _gemini_tool_results(body: dict[str, Any]) -> dict[str, str]:
