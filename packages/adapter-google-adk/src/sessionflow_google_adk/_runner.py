@@ -96,8 +96,8 @@ class GoogleAdkRunner(AgentFrameworkRunner):
         return FrameworkMessage(role=MessageRole.USER, framework_item=dump_event(event), text=text)
 
     def accepts_steering(self) -> bool:
-        """Steered messages join the invocation as user events after the step's tool
-        responses, where ADK's own resume (`Runner.run_async` with a new message) puts one."""
+        """Steered messages are user events after the step's tool responses, starting an
+        ADK invocation of their own (`_follow_up`), as ADK runs a new message."""
         return True
 
     async def run_model_step(self, turn: AgentTurnContext) -> AgentTurnOutcome:
@@ -114,11 +114,12 @@ class GoogleAdkRunner(AgentFrameworkRunner):
             events = [load_event(m.message.framework_item) for m in turn.messages]
             events[-1] = events[-1].model_copy(update={"invocation_id": invocation_id})
             turn_start = len(events)
-        # A user event of the invocation last: ADK's resume carries on with a model call.
-        events += [
-            load_event(m.framework_item).model_copy(update={"invocation_id": invocation_id})
-            for m in turn.steered_messages
-        ]
+        if turn.steered_messages:
+            invocation_id = _follow_up(turn, events, turn_start)
+            events += [
+                load_event(m.framework_item).model_copy(update={"invocation_id": invocation_id})
+                for m in turn.steered_messages
+            ]
         plugin = StepPlugin(temp_state=self._temp_state(turn))
 
         def deltas(partial: Event) -> None:
@@ -148,9 +149,9 @@ class GoogleAdkRunner(AgentFrameworkRunner):
         final_text = next((text for e in reversed(produced) if (text := _message(e).text)), "")
         retry_prompt = self._output_validator(final_text) if self._output_validator is not None else None
         if retry_prompt is not None:
-            # The answer stays in the turn's events; the prompt is a user event of the
-            # invocation after it, as a follow-up message would be, and the next step's
-            # resume carries on from it with a model call.
+            # The answer stays in the turn's events; the prompt is a user event after it, in
+            # an invocation of its own, as ADK runs a follow-up message.
+            invocation_id = _follow_up(turn, events, turn_start)
             asked = Event(
                 invocation_id=invocation_id,
                 author="user",
@@ -257,6 +258,16 @@ async def _deferred(call: DeferredCall, turn: AgentTurnContext) -> DeferredToolC
     arguments = tool_arguments_object(deferred.arguments)
     basis = await tool.spec.deferral_basis(arguments) if arguments is not None else None
     return dataclasses.replace(deferred, verifiable=True, verify_basis=basis)
+
+
+def _follow_up(turn: AgentTurnContext, events: Sequence[Event], turn_start: int) -> str:
+    """The ID of the ADK invocation a user message in the middle of a turn starts (a
+    steered message, a retry prompt): ADK takes a user message only as the start of an
+    invocation (`Runner.run_async` ignores a text message given to resume one that has its
+    user message). Named after the turn and its user messages so far, so a repeated step
+    names it the same."""
+    users = sum(1 for event in events[turn_start - 1 :] if event.author == "user")
+    return f"e-{turn.turn_id}-{users + 1}"
 
 
 def _run_state(
