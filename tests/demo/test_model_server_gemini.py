@@ -156,7 +156,9 @@ def test_an_error_or_output_alone_reads_as_its_text(server: ScriptedModelServer)
     assert request.tool_results() == {"e1": "boom", "o1": "[1,2]"}
 
 
-def test_the_conversation_lists_function_responses_and_user_texts_in_order(server: ScriptedModelServer) -> None:
+def test_the_conversation_lists_function_responses_and_user_texts_in_order(
+    server: ScriptedModelServer,
+) -> None:
     server.script("k", [ModelReply.say("done")])
     call = types.FunctionCall(id="c1", name="search", args={})
     contents = [

@@ -59,14 +59,14 @@ def sessionflow_register_frameworks(register: Callable[[FrameworkSpec], None]) -
                 questions=True,
                 # A spec's verify: its calls are deferred verifiable and verify_tool_call runs it.
                 verified_outcomes=True,
-                # A steered message is a user event of the invocation after the step's tool
-                # responses, where ADK's resume with a new message puts it.
+                # A steered message is a user event after the step's tool responses, in an
+                # ADK invocation of its own (as ADK runs a new message).
                 steering=True,
                 # The harness's carry hook: its carry is in the invocation's temp: state, which
                 # the harness agent's instruction shows (ADK's session state carries itself).
                 carry_state=True,
                 # An answer the harness's output_validator refuses goes on in a model step of
-                # its own, the prompt a user event of the invocation after it.
+                # its own, the prompt a user event after it (an invocation of its own).
                 continue_steps=True,
                 # A spec's ToolOutput.state_update sets keys of ADK's session state
                 # (tool_context.state), which the harness agent's instruction shows.
