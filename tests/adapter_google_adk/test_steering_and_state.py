@@ -6,8 +6,9 @@
   message (`Runner.run_async(new_message=...)`): a user event after the tool's response,
   then the model call.
 - Tool state: two parallel tools set keys of `tool_context.state`; the later one in model
-  order wins a key both set, whichever finished first, and the next model call's
-  instruction provider reads the merged state.
+  order wins a key both set, whichever finished first, a dict value both set is
+  deep-merged (as ADK merges parallel responses), and the next model call's instruction
+  provider reads the merged state.
 """
 
 from __future__ import annotations
@@ -64,14 +65,14 @@ def seats_agent(base_url: str, log: InvocationLog) -> LlmAgent:
         """Pick a seat."""
         await asyncio.sleep(0.5)  # finishes after pick_meal, asked for before it
         log.record("tool", "pick_seat")
-        tool_context.state.update({"step": "seat", "seat": "12A"})
+        tool_context.state.update({"step": "seat", "seat": "12A", "booking": {"seat": "12A"}})
         return "seat picked"
 
     @tool_effect("read")
     async def pick_meal(tool_context: ToolContext) -> str:
         """Pick a meal."""
         log.record("tool", "pick_meal")
-        tool_context.state.update({"step": "meal", "meal": "vegetarian"})
+        tool_context.state.update({"step": "meal", "meal": "vegetarian", "booking": {"meal": "veg"}})
         return "meal picked"
 
     return LlmAgent(
@@ -228,5 +229,11 @@ async def test_parallel_tool_state_merges_in_model_order_as_in_adk(
     # pick_meal finished first; pick_seat, asked for first, does not win "step".
     assert [e["name"] for e in log.entries("tool")] == ["pick_meal", "pick_seat"]
     assert ours[1].saw("('meal', 'vegetarian'), ('seat', '12A'), ('step', 'meal')")
-    assert plain == {"step": "meal", "seat": "12A", "meal": "vegetarian"}
+    # ADK deep-merges parallel calls' state changes: both keys of "booking" are kept.
+    assert plain == {
+        "step": "meal",
+        "seat": "12A",
+        "meal": "vegetarian",
+        "booking": {"seat": "12A", "meal": "veg"},
+    }
     assert snapshot.framework_state == {"adk_state": plain}

@@ -313,20 +313,17 @@ def _kept(event: Event) -> bool:
 
 def _responses_event(asked: Event, pending: Sequence[str], turn: AgentTurnContext) -> Event:
     """One event holding every response to the calls of ``asked``, as ADK merges the
-    responses of parallel calls, with the tools' state changes and actions."""
+    responses of parallel calls: the parts in model order, and the tools' actions (state
+    changes included) deep-merged in that order, a later call's value winning a key both
+    set, whichever finished first."""
     parts: list[types.Part] = []
-    actions = EventActions()
+    merged: dict[str, Any] = {}
     for call_id in pending:
         record = turn.recorded_tool_call(call_id)
         if record.state_update:
             update = json.loads(record.state_update)
             parts.append(types.Part.model_validate(update["part"]))
-            done = EventActions.model_validate(update["actions"])
-            actions.state_delta.update(done.state_delta)
-            actions.artifact_delta.update(done.artifact_delta)
-            actions.skip_summarization = actions.skip_summarization or done.skip_summarization
-            actions.escalate = actions.escalate or done.escalate
-            actions.transfer_to_agent = done.transfer_to_agent or actions.transfer_to_agent
+            _deep_merge(merged, update["actions"])
         else:
             name = record.tool_name
             error = {"error": describe_tool_call_outcome(record)}
@@ -338,8 +335,18 @@ def _responses_event(asked: Event, pending: Sequence[str], turn: AgentTurnContex
         author=asked.author,
         branch=asked.branch,
         content=types.Content(role="user", parts=parts),
-        actions=actions,
+        actions=EventActions.model_validate(merged),
     )
+
+
+def _deep_merge(into: dict[str, Any], other: Mapping[str, Any]) -> None:
+    """ADK's merge of parallel calls' actions (its `deep_merge_dicts`, not public API)."""
+    for key, value in other.items():
+        current = into.get(key)
+        if isinstance(current, dict) and isinstance(value, Mapping):
+            _deep_merge(cast(dict[str, Any], current), cast(Mapping[str, Any], value))
+        else:
+            into[key] = value
 
 
 def _response_text(response: dict[str, Any] | None) -> str:
