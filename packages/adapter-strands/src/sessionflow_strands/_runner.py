@@ -137,6 +137,10 @@ class StrandsRunner(AgentFrameworkRunner):
     def build_user_message_with_images(self, text: str, images: Sequence[ImageInput]) -> FrameworkMessage:
         return user_message_with_images(text, images)
 
+    def accepts_steering(self) -> bool:
+        """Steered messages join the run as user messages after the step's tool results."""
+        return True
+
     async def run_model_step(self, turn: AgentTurnContext) -> AgentTurnOutcome:
         agent = await self._resolved_agent()
         history = [with_images(load_message(m.message.framework_item)) for m in turn.messages]
@@ -157,6 +161,15 @@ class StrandsRunner(AgentFrameworkRunner):
                 await hooks.tools_ended(state.messages[-1])
             else:
                 hooks = StepHooks(agent, [*history, *state.messages], state.agent_state)
+        if turn.steered_messages:
+            # As the person's next message: a user message of its own after the tool results
+            # (or after the turn's prompt, at a first step), stored where it sits. (Strands'
+            # own mid-run input merges into the last message of the same role; Chat
+            # Completions would then send the text before the tool results.)
+            steered = [with_images(load_message(m.framework_item)) for m in turn.steered_messages]
+            state = RunState(messages=[*state.messages, *steered], agent_state=state.agent_state)
+            for message in steered:
+                await hooks.message_added(message)
         # What Strands' event loop sends (`_handle_model_execution`): the content-block form
         # of the system prompt when the agent has one, the registry's specs in its order.
         system = (
