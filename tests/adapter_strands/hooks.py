@@ -115,6 +115,33 @@ class ToolGuard(HookProvider):
             event.tool_use["input"] = {**arguments, "letter": "r"}
 
 
+class CallGate(HookProvider):
+    """Cancels before anything runs: the tools of a response that asks about the word
+    ``secret`` (``BeforeToolsEvent``), and a model call that would follow tool results
+    (``BeforeModelCallEvent``), each with its text."""
+
+    def register_hooks(self, registry: HookRegistry, **kwargs: Any) -> None:
+        registry.add_callback(BeforeToolsEvent, self.tools)
+        registry.add_callback(BeforeModelCallEvent, self.model)
+
+    def tools(self, event: BeforeToolsEvent) -> None:
+        blocks = cast(list[dict[str, Any]], event.message.get("content") or [])
+        if any(b["toolUse"]["input"].get("word") == "secret" for b in blocks if "toolUse" in b):
+            event.cancel = "no tools about secrets"
+
+    def model(self, event: BeforeModelCallEvent) -> None:
+        last = cast(dict[str, Any], event.agent.messages[-1])
+        if any("toolResult" in b for b in last["content"]):
+            event.cancel = "no second look"
+
+
+def gated_letter_counter_agent(model: Model, log: InvocationLog) -> Agent:
+    agent = letter_counter_agent(model, log)
+    agent.hooks.add_hook(CallGate())
+    agent.hooks.add_hook(RecordingHooks(log))
+    return agent
+
+
 def recorded_letter_counter_agent(model: Model, log: InvocationLog) -> Agent:
     agent = letter_counter_agent(model, log)
     agent.hooks.add_hook(RecordingHooks(log))

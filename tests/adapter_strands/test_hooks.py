@@ -107,3 +107,45 @@ async def test_a_before_tool_call_hook_replaces_or_cancels_before_the_tool_runs(
         "tool_call_id": "c2",
         "content": "that word is off limits",
     }
+
+
+async def test_hooks_that_cancel_the_tools_or_the_model_call_answer_as_plain_does(
+    model_server: ScriptedModelServer, temporal_address: str, tmp_path: Path
+) -> None:
+    scenario = Scenario(
+        name="hooks-gate",
+        build=hooks.gated_letter_counter_agent,
+        script=[
+            ModelReply(
+                tool_calls=[
+                    ScriptedToolCall(
+                        id="c1", name="letter_counter", arguments={"word": "secret", "letter": "e"}
+                    )
+                ]
+            ),
+        ],
+        turns=["Count e in secret."],
+    )
+    plain, session = await run_both(scenario, model_server, temporal_address, tmp_path)
+    # One real model call each; the second is cancelled by the hook before it is made.
+    assert len(plain.requests) == len(session.requests) == 1
+    assert session.requests == plain.requests
+    assert session.messages == plain.messages
+    assert session.messages[-2:] == [
+        {
+            "role": "user",
+            "content": [
+                {
+                    "toolResult": {
+                        "toolUseId": "c1",
+                        "status": "error",
+                        "content": [{"text": "no tools about secrets"}],
+                    }
+                }
+            ],
+        },
+        {"role": "assistant", "content": [{"text": "no second look"}]},
+    ]
+    assert plain.tool_runs == session.tool_runs == []
+    assert _calls(tmp_path, "session") == _calls(tmp_path, "plain")
+    assert session.snapshot is not None and session.snapshot.messages[-1].message.text == "no second look"
