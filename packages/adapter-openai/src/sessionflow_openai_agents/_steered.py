@@ -64,4 +64,8 @@ def digest(item: Any) -> str:
 def steered_user_digests(items: Sequence[Any]) -> list[str]:
     """The digests of the user items among ``items``: in a run's produced items, the only
     user items are the input ``add_input`` admitted, which is what steers."""
-    return [digest(item) for item in items if isinstance(item, dict) and item.get("role") == "user"]
+    return [digest(item) for item in items if _is_user_item(item)]
+
+
+def _is_user_item(item: Any) -> bool:
+    return isinstance(item, dict) and cast(dict[str, Any], item).get("role") == "user"
