@@ -266,8 +266,9 @@ class OpenAIAgentsRunner(AgentFrameworkRunner):
         """Steered messages join the run with ``RunState.add_input``, after the resumed step's
         tool results (`_steered`). Not where a tool's result may end the run (a
         ``tool_use_behavior`` other than ``"run_llm_again"``): the SDK refuses input there,
-        so the session queues such messages for the next turn."""
-        return all(agent.tool_use_behavior == "run_llm_again" for agent in self._graph().agents.values())
+        so the session queues such messages for the next turn. Read from the graph built with
+        the runner, so an agent factory is not called once more."""
+        return all(agent.tool_use_behavior == "run_llm_again" for agent in self._graph_cache.agents.values())
 
     # -- model ---------------------------------------------------------------------------
 
