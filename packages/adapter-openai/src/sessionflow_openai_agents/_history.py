@@ -40,6 +40,8 @@ class TurnInput:
     """Per item, the stored message's sequence (None for what the runner shows besides)."""
     hidden: tuple[int, ...] = ()
     """What earlier turns' filters dropped: not in ``items``."""
+    steered: tuple[str, ...] = ()
+    """The digests of the steered messages the run's input holds after ``items`` (`_steered`)."""
 
     def split(self, run_input: Any) -> tuple[tuple[int, ...], list[TResponseInputItem]]:
         """After the run whose input is ``run_input``: every hidden message (earlier turns' and

@@ -18,6 +18,7 @@ __all__ = [
     "final_output_text",
     "final_output_value",
     "history_message",
+    "input_items",
     "model_input",
     "user_message",
 ]
@@ -41,6 +42,12 @@ def user_message(text: str, images: Sequence[ImageInput] = ()) -> FrameworkMessa
 def model_input(messages: Sequence[AgentMessage]) -> list[TResponseInputItem]:
     """The run's input: every stored message's item, with image references read into data URLs."""
     return [cast(TResponseInputItem, _wire_item(cast(Json, m.message.framework_item))) for m in messages]
+
+
+def input_items(messages: Sequence[FrameworkMessage]) -> list[TResponseInputItem]:
+    """Messages not stored yet (steered ones) as the run's input items, images read as in
+    `model_input`."""
+    return [cast(TResponseInputItem, _wire_item(cast(Json, m.framework_item))) for m in messages]
 
 
 def _wire_item(item: Json) -> Json:

@@ -78,6 +78,9 @@ def sessionflow_register_frameworks(register: Callable[[FrameworkSpec], None]) -
                 questions=True,
                 # A spec's verify settles a write whose step died (verify_tool_call).
                 verified_outcomes=True,
+                # A steered message joins the run with RunState.add_input, admitted after the
+                # resumed step's tool results, ahead of the model call (`_steered`).
+                steering=True,
             ),
             build_runner=_build_runner,
             model_api="responses",

@@ -15,7 +15,7 @@ role ``system`` (the runner wrote it, not the person) and the wire item the mode
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, cast
 
@@ -39,6 +39,8 @@ class Restart:
     context: Any = None
     """The run context as JSON values (`ContextCodec.dump`)."""
     tool_state: dict[str, Any] = field(default_factory=lambda: cast(dict[str, Any], {}))
+    steered: tuple[str, ...] = ()
+    """The digests of the steered messages in ``input`` (`_steered`): the user's, not prompts."""
 
 
 def retry_prompt(validator: OutputValidator | None, final_output: Any) -> str | None:
@@ -50,7 +52,11 @@ def retry_prompt(validator: OutputValidator | None, final_output: Any) -> str | 
 
 
 def restart_state(
-    result: RunResultStreaming, prompt: str, context: Any, tool_state: Mapping[str, Any]
+    result: RunResultStreaming,
+    prompt: str,
+    context: Any,
+    tool_state: Mapping[str, Any],
+    steered: Sequence[str] = (),
 ) -> str:
     items = [*result.to_input_list(), cast(TResponseInputItem, {"role": "user", "content": prompt})]
     envelope = {
@@ -60,6 +66,8 @@ def restart_state(
         "context": context,
         "tool_state": dict(tool_state),
     }
+    if steered:
+        envelope["steered"] = list(steered)
     return json.dumps(envelope, separators=(",", ":"), ensure_ascii=False, default=str)
 
 
@@ -76,6 +84,7 @@ def read_restart(text: str) -> Restart | None:
         input=cast(list[TResponseInputItem], envelope["input"]),
         context=envelope.get("context"),
         tool_state=cast(dict[str, Any], envelope.get("tool_state") or {}),
+        steered=tuple(cast(list[str], envelope.get("steered") or [])),
     )
 
 

@@ -108,6 +108,13 @@ from sessionflow_openai_agents._retry import (
 from sessionflow_openai_agents._run_config import check_run_config
 from sessionflow_openai_agents._shown import shown_input
 from sessionflow_openai_agents._state import SavedRunState, dump_run_state, parse_run_state, with_step_state
+from sessionflow_openai_agents._steered import (
+    digest,
+    stage,
+    stage_in_saved,
+    steered_items,
+    steered_user_digests,
+)
 from sessionflow_openai_agents._step_update import StepState, encode_step_update, step_updates
 from sessionflow_openai_agents._stream import StepHooks, stream_into, usage_of
 from sessionflow_openai_agents._tool_step import (
@@ -255,6 +262,14 @@ class OpenAIAgentsRunner(AgentFrameworkRunner):
     def build_user_message_with_images(self, text: str, images: Sequence[ImageInput]) -> FrameworkMessage:
         return user_message(text, images)
 
+    def accepts_steering(self) -> bool:
+        """Steered messages join the run with ``RunState.add_input``, after the resumed step's
+        tool results (`_steered`). Not where a tool's result may end the run (a
+        ``tool_use_behavior`` other than ``"run_llm_again"``): the SDK refuses input there,
+        so the session queues such messages for the next turn. Read from the graph built with
+        the runner, so an agent factory is not called once more."""
+        return all(agent.tool_use_behavior == "run_llm_again" for agent in self._graph_cache.agents.values())
+
     # -- model ---------------------------------------------------------------------------
 
     async def run_model_step(self, turn: AgentTurnContext) -> AgentTurnOutcome:
@@ -302,18 +317,25 @@ class OpenAIAgentsRunner(AgentFrameworkRunner):
         visible = [m for m in turn.messages if m.sequence not in hidden]
         items, sequences = shown_input(turn, visible, shown_carry, state.tool_state)
         turn_input = TurnInput(items, sequences, hidden)
+        # Messages that joined the turn: staged in a resumed run's state, else after a fresh
+        # run's input (`_steered`).
+        steered = steered_items(turn.steered_messages)
+        joined = tuple(digest(item) for item in steered)
         with self._trace_scope():
             try:
                 if restart is not None:
                     agent = snapshot.gated(outputs, plan, restart.agent)
+                    turn_input = dataclasses.replace(turn_input, steered=(*restart.steered, *joined))
                     outcome = await self._advance(
-                        turn, snapshot, agent, restart.input, turn_input, context, state, plan
+                        turn, snapshot, agent, [*restart.input, *steered], turn_input, context, state, plan
                     )
                 elif saved is None:
+                    turn_input = dataclasses.replace(turn_input, steered=joined)
                     outcome = await self._advance(
-                        turn, snapshot, start, turn_input.items, turn_input, context, state, plan
+                        turn, snapshot, start, [*turn_input.items, *steered], turn_input, context, state, plan
                     )
                 else:
+                    turn_input = dataclasses.replace(turn_input, steered=saved.steered)
                     # A tool guardrail tripped in a tool step: the run raises it, as plain's does.
                     failures.raise_tripwire({n: e.tool for n, e in snapshot.tools.items()})
                     parent_state, entries = split_agent_tools(cast(str, turn.framework_run_state))
@@ -325,12 +347,14 @@ class OpenAIAgentsRunner(AgentFrameworkRunner):
                             now = with_step_state(
                                 parent_state, self._contexts.dump(context), state.tool_state
                             )
-                            return agent_tool_outcome(now, entries, step)
+                            # The parent's next model call takes the steered messages.
+                            return agent_tool_outcome(stage_in_saved(now, steered), entries, step)
                         outputs.update(step.answers)
                         start = snapshot.gated(outputs, plan, start_name)
                     wrapper = RunContextWrapper(context=context)
                     run_state = await saved.restore(start, turn_input.items, wrapper)
                     answer_interruptions(run_state, wrapper, turn.tool_calls)
+                    stage(run_state, steered)
                     outcome = await self._advance(
                         turn, snapshot, start, run_state, turn_input, None, state, plan
                     )
@@ -402,6 +426,7 @@ class OpenAIAgentsRunner(AgentFrameworkRunner):
                     context_now,
                     step.tool_state,
                     starts_agent=plain_stops(calls, snapshot.graph),
+                    steered=turn_input.steered,
                 ),
                 tool_calls=calls,
                 usage=usage,
@@ -409,8 +434,14 @@ class OpenAIAgentsRunner(AgentFrameworkRunner):
         if result.final_output is not None:
             prompt = retry_prompt(self._output_validator, result.final_output)
             if prompt is not None:
+                # The restart's input holds every steered message so far: those of this run's
+                # input, and those the run admitted (the only user items it produced).
+                produced_now = result.to_input_list()[
+                    len(ItemHelpers.input_to_new_input_list(result.input)) :
+                ]
+                in_input = (*turn_input.steered, *steered_user_digests(produced_now))
                 return ContinueRequested(
-                    framework_run_state=restart_state(result, prompt, context_now, step.tool_state),
+                    framework_run_state=restart_state(result, prompt, context_now, step.tool_state, in_input),
                     note="the output validator refused the answer",
                     usage=usage,
                 )
@@ -422,7 +453,7 @@ class OpenAIAgentsRunner(AgentFrameworkRunner):
             history = result.to_input_list()
             produced = history[len(ItemHelpers.input_to_new_input_list(result.input)) :]
             messages = [
-                *(input_item_message(cast(dict[str, Any], item)) for item in added),
+                *_added_messages(added, turn_input.steered),
                 *(history_message(cast(dict[str, Any], item)) for item in produced),
             ]
             # The stored messages are the SDK's history: a final output no message carries
@@ -452,7 +483,12 @@ class OpenAIAgentsRunner(AgentFrameworkRunner):
             )
             return ToolCallsRequested(
                 framework_run_state=dump_run_state(
-                    state, turn_input.items, context_now, step.tool_state, starts_agent=True
+                    state,
+                    turn_input.items,
+                    context_now,
+                    step.tool_state,
+                    starts_agent=True,
+                    steered=turn_input.steered,
                 ),
                 tool_calls=[call],
                 usage=usage,
@@ -462,7 +498,12 @@ class OpenAIAgentsRunner(AgentFrameworkRunner):
         # own, so a crash repeats only it.
         return ContinueRequested(
             framework_run_state=dump_run_state(
-                state, turn_input.items, context_now, step.tool_state, starts_agent=hooks.handed_off
+                state,
+                turn_input.items,
+                context_now,
+                step.tool_state,
+                starts_agent=hooks.handed_off,
+                steered=turn_input.steered,
             ),
             note=_continue_note(result.new_items[items_before:]),
             usage=usage,
@@ -674,6 +715,22 @@ class OpenAIAgentsRunner(AgentFrameworkRunner):
         # A disabled trace as the current one also keeps runs nested in tools (agents as tools
         # with their own run config) from starting traces of their own.
         return nullcontext() if self._tracing else trace("sessionflow", disabled=True)
+
+
+def _added_messages(added: Sequence[TResponseInputItem], steered: Sequence[str]) -> list[FrameworkMessage]:
+    """Stored messages for the run's input items no stored message holds: a steered message
+    (named by its digest, each once) is the user's, anything else an item the runner added."""
+    waiting = list(steered)
+    messages: list[FrameworkMessage] = []
+    for item in added:
+        raw = cast(dict[str, Any], item)
+        key = digest(raw) if raw.get("role") == "user" else None
+        if key is not None and key in waiting:
+            waiting.remove(key)
+            messages.append(history_message(raw))
+        else:
+            messages.append(input_item_message(raw))
+    return messages
 
 
 def _invocation(record: AgentToolCall) -> ToolInvocation:

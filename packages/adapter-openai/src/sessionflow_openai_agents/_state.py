@@ -12,12 +12,14 @@
   fires the run's start hooks, as the plain run does there (`_hooks`): the state was saved
   after a handoff, or at an approval the plain run stops for. A reader before it ignores the
   key and fires them in every step, as it did.
+* ``steered`` (optional) names the steered messages in the run's input by their digests
+  (`_steered`), so the turn's end stores them as the user's; a reader before it has none.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -48,10 +50,12 @@ def dump_run_state(
     tool_state: Mapping[str, Any],
     *,
     starts_agent: bool = False,
+    steered: Sequence[str] = (),
 ) -> str:
     """The state as text; ``context`` is the run context as JSON values (`ContextCodec.dump`),
     ``tool_state`` what neutral tool specs set in this turn, ``starts_agent`` whether the step
-    that resumes it fires the run's start hooks."""
+    that resumes it fires the run's start hooks, ``steered`` the digests of the steered
+    messages in the run's input (`_steered`)."""
     data = state.to_json(context_serializer=_no_context)
     data["original_input"] = _as_the_run_had_it(state, data.get("original_input"))
     context_entry = cast(dict[str, Any], data["context"])
@@ -69,6 +73,8 @@ def dump_run_state(
     }
     if starts_agent:
         envelope["starts_agent"] = True
+    if steered:
+        envelope["steered"] = list(steered)
     return json.dumps(envelope, separators=(",", ":"), ensure_ascii=False)
 
 
@@ -94,6 +100,8 @@ class SavedRunState:
     """What neutral tool specs set in this turn (empty in a format-1 state)."""
     starts_agent: bool = False
     """The step that resumes this state fires the run's start hooks (`_hooks`)."""
+    steered: tuple[str, ...] = ()
+    """The digests of the steered messages in the run's input (`_steered`)."""
 
     async def restore(
         self, start: Agent[Any], turn_input: list[TResponseInputItem], wrapper: RunContextWrapper[Any]
@@ -120,6 +128,7 @@ def parse_run_state(text: str) -> SavedRunState:
         context=envelope.get("context"),
         tool_state=cast(dict[str, Any], envelope.get("tool_state") or {}),
         starts_agent=envelope.get("starts_agent") is True,
+        steered=tuple(cast(list[str], envelope.get("steered") or [])),
     )
 
 

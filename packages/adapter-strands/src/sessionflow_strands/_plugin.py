@@ -65,6 +65,9 @@ def sessionflow_register_frameworks(register: Callable[[FrameworkSpec], None]) -
                 continue_steps=True,
                 # A user message's images, stored by reference, sent as Strands image blocks.
                 images=True,
+                # A steered message joins the run as a user message of its own after the
+                # step's tool results, ahead of the model call (`StrandsRunner.accepts_steering`).
+                steering=True,
             ),
             build_runner=_build_runner,
             model_api="chat_completions",

@@ -43,6 +43,7 @@ from sessionflow.kit import (
     value_change,
 )
 from sessionflow_strands._carry import decode_carry, encode_carry
+from sessionflow_strands._hooks import StepHooks, tool_agent
 from sessionflow_strands._images import user_message_with_images, with_images
 from sessionflow_strands._messages import (
     WRITTEN_BY_KEY,
@@ -136,18 +137,39 @@ class StrandsRunner(AgentFrameworkRunner):
     def build_user_message_with_images(self, text: str, images: Sequence[ImageInput]) -> FrameworkMessage:
         return user_message_with_images(text, images)
 
+    def accepts_steering(self) -> bool:
+        """Steered messages join the run as user messages after the step's tool results."""
+        return True
+
     async def run_model_step(self, turn: AgentTurnContext) -> AgentTurnOutcome:
         agent = await self._resolved_agent()
+        history = [with_images(load_message(m.message.framework_item)) for m in turn.messages]
         if turn.framework_run_state is None:
             # A carry hook's carry is its own text, not the runner's encoding.
             carried = turn.carried_state if self._carry_hook is None else None
             state = RunState(agent_state=decode_carry(carried, cast(dict[str, Any], agent.state.get() or {})))
+            hooks = StepHooks(agent, history, state.agent_state)
+            cancelled = await hooks.start_invocation()
+            if cancelled is not None:
+                # As Strands answers an invocation a hook cancels: its text, no model call.
+                return await self._completed(turn, hooks, state, [cancelled], AgentUsage(requests=0))
         else:
             state = RunState.from_json(turn.framework_run_state)
             if state.pending:
                 state = _with_tool_results(state, turn)
-        history = [with_images(load_message(m.message.framework_item)) for m in turn.messages]
-        messages = [*history, *state.messages]
+                hooks = StepHooks(agent, [*history, *state.messages[:-1]], state.agent_state)
+                await hooks.tools_ended(state.messages[-1])
+            else:
+                hooks = StepHooks(agent, [*history, *state.messages], state.agent_state)
+        if turn.steered_messages:
+            # As the person's next message: a user message of its own after the tool results
+            # (or after the turn's prompt, at a first step), stored where it sits. (Strands'
+            # own mid-run input merges into the last message of the same role; Chat
+            # Completions would then send the text before the tool results.)
+            steered = [with_images(load_message(m.framework_item)) for m in turn.steered_messages]
+            state = RunState(messages=[*state.messages, *steered], agent_state=state.agent_state)
+            for message in steered:
+                await hooks.message_added(message)
         # What Strands' event loop sends (`_handle_model_execution`): the content-block form
         # of the system prompt when the agent has one, the registry's specs in its order.
         system = (
@@ -161,37 +183,46 @@ class StrandsRunner(AgentFrameworkRunner):
         if extra:
             blocks = [{"text": system}] if isinstance(system, str) else list(system or [])
             system = cast(Any, [*blocks, *extra])
-        system_text, system_content = split_system_prompt(system)
-        specs = [*agent.tool_registry.get_all_tool_specs(), *spec_tool_specs(self.tool_sources)]
-        stop: tuple[Any, ...] | None = None
-        async for event in stream_messages(
-            agent.model,
-            system_text,
-            cast(Any, copy.deepcopy(messages)),
-            cast(Any, specs),
-            system_prompt_content=system_content,
-            invocation_state={},
-        ):
-            data = cast(Mapping[str, Any], event)
-            if "stop" in data:
-                stop = cast(tuple[Any, ...], data["stop"])
-            elif data.get("reasoningText"):
-                turn.events.write_reasoning_delta(str(data["reasoningText"]))
-            elif isinstance(data.get("data"), str) and data["data"]:
-                turn.events.write_text_delta(str(data["data"]))
-        if stop is None:
-            raise RuntimeError("Strands' model stream ended without a stop event")
-        _, message, usage, _ = stop
-        reply = cast(dict[str, Any], json.loads(json.dumps(message, default=str)))
-        step_usage = AgentUsage(
-            requests=1,
-            input_tokens=int(usage.get("inputTokens", 0)),
-            output_tokens=int(usage.get("outputTokens", 0)),
-        )
+        cancel = await hooks.before_model_call()
+        if cancel is not None:
+            # As Strands answers a model call a hook cancels: its text, no call.
+            reply: dict[str, Any] = {"role": "assistant", "content": [{"text": cancel}]}
+            step_usage = AgentUsage(requests=0)
+            await hooks.after_model_call("end_turn", reply)
+        else:
+            # The agent's messages as the hooks left them, as plain sends `agent.messages`.
+            messages = cast(list[dict[str, Any]], hooks.agent.messages)
+            reply, step_usage, stop_reason = await self._call_model(turn, agent, system, messages)
+            await hooks.after_model_call(stop_reason, reply)
+        await hooks.message_added(reply)
         produced = [*state.messages, reply]
         blocks = cast(list[dict[str, Any]], reply.get("content") or [])
         uses = [cast(dict[str, Any], b["toolUse"]) for b in blocks if "toolUse" in b]
         if uses:
+            tools_cancel = await hooks.before_tools(reply)
+            if tools_cancel is not None:
+                # As Strands answers a tool response a hook cancels: an error result for
+                # every call, no tool run, and the model called again.
+                results: dict[str, Any] = {
+                    "role": "user",
+                    "content": [
+                        {
+                            "toolResult": {
+                                "toolUseId": str(use["toolUseId"]),
+                                "status": "error",
+                                "content": [{"text": tools_cancel}],
+                            }
+                        }
+                        for use in uses
+                    ],
+                }
+                await hooks.tools_ended(results)
+                later = RunState(messages=[*produced, results], agent_state=state.agent_state)
+                return ContinueRequested(
+                    framework_run_state=later.to_json(),
+                    note="a BeforeToolsEvent hook cancelled the tool calls",
+                    usage=step_usage,
+                )
             tools = agent.tool_registry.registry
             calls = [
                 await verifiable(
@@ -215,13 +246,59 @@ class StrandsRunner(AgentFrameworkRunner):
                 note="the output validator refused the answer and asks the model again",
                 usage=step_usage,
             )
+        return await self._completed(turn, hooks, state, produced, step_usage)
+
+    async def _call_model(
+        self, turn: AgentTurnContext, agent: Agent, system: Any, messages: list[dict[str, Any]]
+    ) -> tuple[dict[str, Any], AgentUsage, str]:
+        """One call of the agent's model through Strands' `stream_messages`: the reply, its
+        usage and its stop reason; text and reasoning deltas go to the session's events."""
+        system_text, system_content = split_system_prompt(system)
+        specs = [*agent.tool_registry.get_all_tool_specs(), *spec_tool_specs(self.tool_sources)]
+        stop: tuple[Any, ...] | None = None
+        async for event in stream_messages(
+            agent.model,
+            system_text,
+            cast(Any, copy.deepcopy(messages)),
+            cast(Any, specs),
+            system_prompt_content=system_content,
+            invocation_state={},
+        ):
+            data = cast(Mapping[str, Any], event)
+            if "stop" in data:
+                stop = cast(tuple[Any, ...], data["stop"])
+            elif data.get("reasoningText"):
+                turn.events.write_reasoning_delta(str(data["reasoningText"]))
+            elif isinstance(data.get("data"), str) and data["data"]:
+                turn.events.write_text_delta(str(data["data"]))
+        if stop is None:
+            raise RuntimeError("Strands' model stream ended without a stop event")
+        stop_reason, message, usage, _ = stop
+        reply = cast(dict[str, Any], json.loads(json.dumps(message, default=str)))
+        step_usage = AgentUsage(
+            requests=1,
+            input_tokens=int(usage.get("inputTokens", 0)),
+            output_tokens=int(usage.get("outputTokens", 0)),
+        )
+        return reply, step_usage, str(stop_reason)
+
+    async def _completed(
+        self,
+        turn: AgentTurnContext,
+        hooks: StepHooks,
+        state: RunState,
+        produced: list[dict[str, Any]],
+        usage: AgentUsage,
+    ) -> TurnCompleted:
+        await hooks.end_invocation(produced[-1])
+        final_text = message_text(produced[-1])
         if self._carry_hook is not None:
             carry = self._carry_hook(turn.carried_state, final_text)
         else:
             carry = encode_carry(state.agent_state)
         return TurnCompleted(
             new_messages=[framework_message(m) for m in produced],
-            usage=step_usage,
+            usage=usage,
             carry=carry,
             framework_state={"agent_state": state.agent_state},
         )
@@ -236,25 +313,26 @@ class StrandsRunner(AgentFrameworkRunner):
             "input": record.parsed_arguments(),
         }
         spec = self._specs.get(record.tool_name)
-        tool = agent.tool_registry.registry.get(record.tool_name)
         before = state.agent_state
         result: ToolResult
-        if tool is not None:
-            view = _tool_agent(agent, state)
-            result = await run_agent_tool(tool, tool_use, view, {})
-            after = cast(dict[str, Any], view.state.get() or {})
-        elif spec is not None:
-            result, update = await run_spec(spec, tool_use, call.invocation)
-            after = {**before, **update}
+        if spec is not None:
+            result, state_update = await run_spec(spec, tool_use, call.invocation)
+            after = {**before, **state_update}
         else:
-            # As Strands answers a call of a tool it does not have (`_executor._stream`).
-            result = {
-                "toolUseId": record.tool_call_id,
-                "status": "error",
-                "content": [{"text": f"Unknown tool: {record.tool_name}"}],
-            }
-            after = before
-        update = {"result": result, "state": value_change(before, after)}
+            # Strands' own executor, hooks and all; a tool it does not have gets its error result.
+            view = tool_agent(agent, state.messages, state.agent_state)
+            result = await run_agent_tool(tool_use, view)
+            after = cast(dict[str, Any], view.state.get() or {})
+        update: dict[str, Any] = {"result": result, "state": value_change(before, after)}
+        arguments = record.parsed_arguments()
+        used = tool_use.get("input")
+        if json.dumps(used, default=str, sort_keys=True) != json.dumps(
+            arguments, default=str, sort_keys=True
+        ):
+            # A BeforeToolCallEvent hook changed the call's input in place. In a plain run
+            # that dict is the one in the model's message, so the next model call sends
+            # the changed input: the next model step writes it there too (`_with_tool_results`).
+            update["input"] = json.loads(json.dumps(used, default=str))
         return ToolExecutionResult(
             output=_result_text(result), state_update=json.dumps(update, ensure_ascii=False, default=str)
         )
@@ -294,18 +372,25 @@ def _with_tool_results(state: RunState, turn: AgentTurnContext) -> RunState:
                 }
             )
     message = {"role": "user", "content": results}
-    return RunState(messages=[*state.messages, message], pending=[], agent_state=agent_state)
+    changed = {
+        call_id: u["input"] for call_id, u in updates.items() if call_id in state.pending and "input" in u
+    }
+    return RunState(
+        messages=[*_with_inputs(state.messages, changed), message], pending=[], agent_state=agent_state
+    )
 
 
-def _tool_agent(agent: Agent, state: RunState) -> Agent:
-    """A copy of the agent holding the session's `agent.state`, for one tool call: what
-    ``ToolContext.agent`` is. The shared agent is never written."""
-    from strands.agent.state import AgentState
-
-    view = copy.copy(agent)
-    view.state = AgentState(copy.deepcopy(state.agent_state))
-    view.messages = cast(Any, copy.deepcopy(state.messages))
-    return view
+def _with_inputs(messages: list[dict[str, Any]], inputs: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The messages with the ``toolUse`` inputs a tool step's hooks changed in place (by call ID)."""
+    if not inputs:
+        return messages
+    patched = copy.deepcopy(messages)
+    for message in patched:
+        for block in cast(list[dict[str, Any]], message.get("content") or []):
+            use = cast(dict[str, Any] | None, block.get("toolUse"))
+            if use is not None and use.get("toolUseId") in inputs:
+                use["input"] = inputs[str(use["toolUseId"])]
+    return patched
 
 
 def _result_text(result: ToolResult) -> str:

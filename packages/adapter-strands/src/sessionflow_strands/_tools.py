@@ -14,10 +14,10 @@ from dataclasses import replace
 from typing import Any, cast
 
 from strands.agent import Agent
-from strands.types.events import ToolResultEvent
+from strands.types._events import ToolInterruptEvent, ToolResultEvent
 from strands.types.tools import AgentTool, ToolResult, ToolUse
 
-from sessionflow import ToolEffect, ToolPolicy
+from sessionflow import ToolEffect, ToolPolicy, UnsupportedOptionError
 from sessionflow.kit import (
     AgentTurnContext,
     DeferredToolCall,
@@ -78,19 +78,28 @@ async def verifiable(call: DeferredToolCall, spec: ToolSpec | None) -> DeferredT
     return replace(call, verifiable=True, verify_basis=basis)
 
 
-async def run_agent_tool(
-    tool: AgentTool, tool_use: ToolUse, agent: Agent, invocation_state: dict[str, Any]
-) -> ToolResult:
-    """Run one Strands tool as its executor does (the ``agent`` in the invocation state is
-    what ``ToolContext.agent`` and an ``agent`` parameter get); its final event is the result."""
+async def run_agent_tool(tool_use: ToolUse, agent: Agent) -> ToolResult:
+    """Run one call as Strands' tool executor does (`ToolExecutor._stream`): the agent's
+    ``BeforeToolCallEvent`` hooks first (which may cancel the call, or replace the tool or its
+    input, before anything runs), then the tool, then ``AfterToolCallEvent`` (which may
+    rewrite the result, or run the tool again). ``agent`` is what ``ToolContext.agent`` and
+    the hooks' ``event.agent`` get; the last result event is the call's result."""
+    from strands.tools.executors._executor import ToolExecutor
+
+    # The executor's per-call stream: hooks, tool lookup, cancel and retry, as a plain run.
+    stream = cast(Any, ToolExecutor._stream)  # pyright: ignore[reportPrivateUsage]
+    results: list[ToolResult] = []
     result: ToolResult | None = None
-    state = {**invocation_state, "agent": agent}
-    async for event in tool.stream(tool_use, state):
+    async for event in stream(agent, tool_use, results, {}):
+        if isinstance(event, ToolInterruptEvent):
+            raise UnsupportedOptionError(
+                "interrupt", "Strands interrupts are not supported by sessionflow-strands-agents yet"
+            )
         if isinstance(event, ToolResultEvent):
             result = event.tool_result
     if result is None:
         # Strands' executor fails the same way: a tool stream must end with its result.
-        raise RuntimeError(f"Strands tool {tool.tool_name!r} ended without a result")
+        raise RuntimeError(f"Strands tool {tool_use['name']!r} ended without a result")
     return result
 
 
