@@ -13,7 +13,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import threading
 from pathlib import Path
 from typing import Any
@@ -34,7 +33,7 @@ from google.genai import types
 
 from sessionflow import AgentEventType, AgentSessionOptions, tool_effect
 from sessionflow.demo import ModelReply, ScriptedModelServer, ScriptedToolCall
-from sessionflow.testing import InvocationLog
+from sessionflow.testing import InvocationLog, wait_until
 from sessionflow_google_adk import google_adk_session_flow
 from tests.adapter_google_adk.agents import MODEL, TIMINGS
 from tests.adapter_google_adk.test_sessions import comparable, idle, serving
@@ -63,7 +62,8 @@ def seats_agent(base_url: str, log: InvocationLog) -> LlmAgent:
     @tool_effect("read")
     async def pick_seat(tool_context: ToolContext) -> str:
         """Pick a seat."""
-        await asyncio.sleep(0.5)  # finishes after pick_meal, asked for before it
+        # Asked for first, finishes last: it waits for pick_meal (the two run in parallel).
+        await wait_until("pick_meal has run", lambda: log.count("tool", "pick_meal"), timeout=30)
         log.record("tool", "pick_seat")
         tool_context.state.update({"step": "seat", "seat": "12A", "booking": {"seat": "12A"}})
         return "seat picked"
@@ -142,10 +142,7 @@ async def test_a_steered_message_joins_the_invocation_as_adk_resumes_it(
     try:
         async with serving(temporal_address, flow) as sessions:
             await sessions.start_session(key, "find me a flight")
-            for _ in range(300):
-                if log.count("tool"):
-                    break
-                await asyncio.sleep(0.1)
+            await wait_until("the tool runs", lambda: log.count("tool"), timeout=30)
             assert log.count("tool") == 1
             assert await sessions.send_user_message(key, STEER, double_texting="steer", message_id="s1")
             gate.set()
