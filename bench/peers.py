@@ -55,6 +55,11 @@ PEER_ADK = "temporalio-google-adk==0.0.1"
 # The ADK peer's env gets the workspace's own versions of these (as LANGGRAPH_SHARED below).
 ADK_SHARED = ("temporalio", "google-adk", "google-genai")
 ADK_MODEL = "gemini-2.5-flash"
+PEER_STRANDS = ("temporalio-strands-agents==0.1.0", "temporalio==1.35.0")
+# Strands runs in its own resolution fork (`ci/strands.sh` says why): the sessionflow and
+# plain Strands variants run in that environment, and the peer's isolated env gets its
+# strands-agents version.
+STRANDS_VENV = ROOT / ".sessionflow-test" / "strands-venv"
 # The LangGraph peer's env gets the workspace's own versions of these, so every LangGraph
 # variant runs the same LangGraph and LangChain code and only the durability differs.
 LANGGRAPH_SHARED = (
@@ -308,6 +313,10 @@ async def _child(kind: str, address: str) -> None:
                 options=local_options or AgentSessionOptions(tool_policies={"read_a": read, "read_b": read}),
             )
             run_turn, burst = await _sessionflow_turns(flow, address)
+    elif kind in ("plain-strands", "sf-strands"):
+        from bench._strands_variants import strands_variant
+
+        versions, run_turn, burst = await strands_variant(kind, model_url, flow_type, local_options, address)
     else:
         raise SystemExit(f"unknown child {kind}")
     print(json.dumps({"ready": True, "versions": versions}), flush=True)
@@ -525,6 +534,43 @@ def _adk_peer_packages() -> list[str]:
     return [PEER_ADK, *(f"{name}=={importlib.metadata.version(name)}" for name in ADK_SHARED)]
 
 
+def _strands_ws(kind: str) -> list[str]:
+    return [
+        str(STRANDS_VENV / "bin" / "python"),
+        "-c",
+        "from bench.peers import child_main; child_main()",
+        kind,
+    ]
+
+
+def _prepare_strands(variants: list[Variant]) -> None:
+    """Sync the Strands environment (as `ci/strands.sh` does) and give the peer's isolated env
+    the same strands-agents version, if any Strands variant runs."""
+    if not any("strands" in v.name for v in variants):
+        return
+    env = {**os.environ, "UV_PROJECT_ENVIRONMENT": str(STRANDS_VENV)}
+    subprocess.run(
+        ["uv", "sync", "--locked", "--quiet", "--group", "strands", "--no-group", "mcp-servers"],
+        cwd=ROOT,
+        env=env,
+        check=True,
+    )
+    version = subprocess.run(
+        [
+            str(STRANDS_VENV / "bin" / "python"),
+            "-c",
+            "import importlib.metadata as m; print(m.version('strands-agents'))",
+        ],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
+    for variant in variants:
+        if variant.name == "temporalio-strands-agents plugin":
+            packages = (*PEER_STRANDS, f"strands-agents[openai]=={version}")
+            variant.argv[4:4] = [a for p in packages for a in ("--with", p)]
+
+
 def _ws(kind: str) -> list[str]:
     return [sys.executable, "-c", "from bench.peers import child_main; child_main()", kind]
 
@@ -731,6 +777,12 @@ GOAL_ROWS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ("langgraph, local reads", "sessionflow+langgraph, local reads", ("temporalio-langgraph plugin",)),
     ("google-adk", "sessionflow+google-adk", ("temporalio-google-adk plugin",)),
     ("google-adk, local reads", "sessionflow+google-adk, local reads", ("temporalio-google-adk plugin",)),
+    ("strands-agents", "sessionflow+strands-agents", ("temporalio-strands-agents plugin",)),
+    (
+        "strands-agents, local reads",
+        "sessionflow+strands-agents, local reads",
+        ("temporalio-strands-agents plugin",),
+    ),
 )
 # Issue 49's goals against each durable peer, in one run: p50 <= 0.8x, throughput >= 1.3x,
 # history bytes per tool turn <= 1.0x.
@@ -741,6 +793,7 @@ SHORT_PEERS = {
     "pydantic-ai TemporalAgent": "TemporalAgent",
     "temporalio-langgraph plugin": "plugin",
     "temporalio-google-adk plugin": "plugin",
+    "temporalio-strands-agents plugin": "plugin",
     CLAUDE_PLAINS[0]: "plain query()",
 }
 
@@ -960,6 +1013,14 @@ async def main() -> None:
             "isolated uv env",
         ),
         Variant("plain google-adk", _ws("plain-adk"), "workspace env"),
+        Variant("sessionflow+strands-agents", _strands_ws("sf-strands"), "strands env"),
+        Variant("sessionflow+strands-agents, local reads", _strands_ws("sf-strands-local"), "strands env"),
+        Variant(
+            "temporalio-strands-agents plugin",
+            ["uv", "run", "--isolated", "--no-project", "python", "bench/_peer_strands.py"],
+            "isolated uv env",
+        ),
+        Variant("plain strands-agents", _strands_ws("plain-strands"), "strands env"),
     ]
     claude = [
         _claude_peer("session", CLAUDE_SESSION),
@@ -975,6 +1036,7 @@ async def main() -> None:
     ):
         print(f"pydantic-ai TemporalDurability: skipped, {missing}")
         variants = [v for v in variants if v.name != "pydantic-ai TemporalDurability"]
+    _prepare_strands(variants)
     load_start = os.getloadavg()
     started_at = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     print(f"load average at start: {load_start}, cpus {os.cpu_count()}, {started_at}")
@@ -1076,6 +1138,11 @@ async def main() -> None:
         "sessionflow+langgraph": (["temporalio-langgraph plugin"], "plain langgraph"),
         "sessionflow+google-adk": (["temporalio-google-adk plugin"], "plain google-adk"),
         "sessionflow+google-adk, local reads": (["temporalio-google-adk plugin"], "plain google-adk"),
+        "sessionflow+strands-agents": (["temporalio-strands-agents plugin"], "plain strands-agents"),
+        "sessionflow+strands-agents, local reads": (
+            ["temporalio-strands-agents plugin"],
+            "plain strands-agents",
+        ),
     }
     # Pydantic AI has two durable peers, so a ratio against either names it in the cell.
     peer_labels = {
