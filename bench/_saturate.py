@@ -104,18 +104,21 @@ def bare_worker_main() -> None:
         client = await Client.connect(os.environ["SESSIONFLOW_SERVER_ADDRESS"])
         # As a sessionflow worker is built (`build_workers`' defaults): sandboxed with its own
         # modules passed through, 100 activity slots, 1,000 cached workflows.
-        settings = {
-            "activities": [bare_step],
-            "workflow_runner": SandboxedWorkflowRunner(
-                restrictions=SandboxRestrictions.default.with_passthrough_modules("sessionflow", "bench")
-            ),
-            "max_concurrent_activities": 100,
-            "max_concurrent_local_activities": 100,
-            "max_cached_workflows": 1000,
-        }
+        runner = SandboxedWorkflowRunner(
+            restrictions=SandboxRestrictions.default.with_passthrough_modules("sessionflow", "bench")
+        )
         workers = [
-            Worker(client, task_queue=BARE_QUEUE, workflows=[BareTurnWorkflow], **settings),
-            Worker(client, task_queue=IDLE_QUEUE, workflows=[BareWorkflow], **settings),
+            Worker(
+                client,
+                task_queue=queue,
+                workflows=[workflow_class],
+                activities=[bare_step],
+                workflow_runner=runner,
+                max_concurrent_activities=100,
+                max_concurrent_local_activities=100,
+                max_cached_workflows=1000,
+            )
+            for queue, workflow_class in ((BARE_QUEUE, BareTurnWorkflow), (IDLE_QUEUE, BareWorkflow))
         ]
         async with workers[0], workers[1]:
             print("sessionflow worker ready", flush=True)
