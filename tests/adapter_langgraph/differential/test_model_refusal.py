@@ -56,11 +56,9 @@ def refusing_agent(*, responses_api: bool = False) -> Any:
                 use_responses_api=True,
             )
         tools = [get_weather(log)]
+        middleware: list[AgentMiddleware[Any, Any, Any]] = [ModelRefusalMiddleware()]
         graph = cast(
-            Compiled,
-            create_agent(
-                model, tools=tools, middleware=[ModelRefusalMiddleware()], checkpointer=checkpointer
-            ),
+            Compiled, create_agent(model, tools=tools, middleware=middleware, checkpointer=checkpointer)
         )
         return Built(graph, tools)
 
