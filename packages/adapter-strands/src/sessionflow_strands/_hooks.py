@@ -28,7 +28,7 @@ does in its own way (its retries, its stored messages), so they are left out (`u
 from __future__ import annotations
 
 import copy
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
 from strands.agent import Agent, AgentResult
@@ -43,6 +43,7 @@ from strands.hooks import (
     HookRegistry,
     MessageAddedEvent,
 )
+from strands.interrupt import Interrupt, _InterruptState  # pyright: ignore[reportPrivateUsage]
 from strands.telemetry.metrics import EventLoopMetrics
 
 from sessionflow import UnsupportedOptionError
@@ -76,11 +77,23 @@ def user_hooks(agent: Agent) -> HookRegistry:
     return registry
 
 
-def tool_agent(agent: Agent, messages: Sequence[Message], agent_state: dict[str, Any]) -> Agent:
+def tool_agent(
+    agent: Agent,
+    messages: Sequence[Message],
+    agent_state: dict[str, Any],
+    answered: Mapping[str, Interrupt] | None = None,
+) -> Agent:
     """A copy of the agent holding the session's messages and `agent.state`, with its users'
     hooks only: what hooks and tools see as the agent (``event.agent``, ``ToolContext.agent``).
-    The one shared agent is never written."""
+    The one shared agent is never written.
+
+    Its interrupt state is its own: empty, or (a call resumed with answers) holding the
+    ``answered`` interrupts with their responses, as Strands' resume leaves it, so an
+    ``interrupt(name)`` asked again returns its response."""
     view = copy.copy(agent)
+    view._interrupt_state = _InterruptState(  # pyright: ignore[reportPrivateUsage]
+        interrupts=dict(answered or {}), activated=bool(answered)
+    )
     view.state = AgentState(copy.deepcopy(agent_state))
     view.messages = cast(Any, copy.deepcopy(list(messages)))
     view.hooks = user_hooks(agent)
@@ -200,5 +213,7 @@ class StepHooks:
 def _refuse_interrupts(interrupts: Sequence[Any], where: str) -> None:
     if interrupts:
         raise UnsupportedOptionError(
-            f"{where}.interrupt", "Strands interrupts are not supported by sessionflow-strands-agents yet"
+            f"{where}.interrupt",
+            f"an interrupt raised from {where} is not supported by sessionflow-strands-agents; raise it "
+            "in a BeforeToolCallEvent hook or in the tool (tool_context.interrupt), where it becomes a question",
         )

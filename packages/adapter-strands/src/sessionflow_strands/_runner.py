@@ -19,16 +19,18 @@ from typing import Any, TypeAlias, cast
 
 from strands.agent import Agent
 from strands.event_loop.streaming import stream_messages
+from strands.interrupt import Interrupt
 from strands.types.content import split_system_prompt
 from strands.types.tools import ToolResult, ToolUse
 
-from sessionflow import AgentUsage, ImageInput, UnsupportedOptionError
+from sessionflow import AgentUsage, ImageInput, SessionStateError, UnsupportedOptionError
 from sessionflow.kit import (
     AgentFrameworkRunner,
     AgentTurnContext,
     AgentTurnOutcome,
     CarryHook,
     ContinueRequested,
+    DeferredToolCall,
     DeferredToolExecution,
     FrameworkMessage,
     OutputValidator,
@@ -45,6 +47,14 @@ from sessionflow.kit import (
 from sessionflow_strands._carry import decode_carry, encode_carry
 from sessionflow_strands._hooks import StepHooks, tool_agent
 from sessionflow_strands._images import user_message_with_images, with_images
+from sessionflow_strands._interrupts import (
+    HeldInterrupt,
+    interrupt_call,
+    paused_interrupt,
+    paused_update,
+    question_text,
+    responses,
+)
 from sessionflow_strands._messages import (
     WRITTEN_BY_KEY,
     RunState,
@@ -156,7 +166,13 @@ class StrandsRunner(AgentFrameworkRunner):
         else:
             state = RunState.from_json(turn.framework_run_state)
             if state.pending:
-                state = _with_tool_results(state, turn)
+                updates = _call_updates(state, turn)
+                asked = self._ask_for_interrupts(turn, agent, state, updates)
+                if asked is not None:
+                    # Calls wait on Strands interrupts: as Strands' resume, no model call until
+                    # every one is answered.
+                    return asked
+                state = _with_tool_results(state, turn, updates)
                 hooks = StepHooks(agent, [*history, *state.messages[:-1]], state.agent_state)
                 await hooks.tools_ended(state.messages[-1])
             else:
@@ -248,6 +264,62 @@ class StrandsRunner(AgentFrameworkRunner):
             )
         return await self._completed(turn, hooks, state, produced, step_usage)
 
+    def _ask_for_interrupts(
+        self, turn: AgentTurnContext, agent: Agent, state: RunState, updates: Mapping[str, dict[str, Any]]
+    ) -> ToolCallsRequested | None:
+        """One question per call that stopped at a Strands interrupt (`_interrupts`), with
+        the updates of the calls that finished kept; None when no call waits."""
+        waiting = [
+            (call_id, interrupt)
+            for call_id in state.pending
+            if (interrupt := paused_interrupt(updates.get(call_id), call_id)) is not None
+        ]
+        if not waiting:
+            return None
+        uses = {
+            str(use["toolUseId"]): use
+            for block in cast(list[dict[str, Any]], state.messages[-1].get("content") or [])
+            if (use := cast(dict[str, Any] | None, block.get("toolUse"))) is not None
+        }
+        # Every call's agent.state change, in the model's order, as the results would apply them.
+        agent_state = state.agent_state
+        for call_id in state.pending:
+            change = cast(dict[str, Any] | None, (updates.get(call_id) or {}).get("state"))
+            if change is not None:
+                agent_state = cast(dict[str, Any], apply_value_change(agent_state, change))
+        taken = [*turn.tool_calls, *state.pending]
+        held: list[dict[str, Any]] = []
+        calls: list[DeferredToolCall] = []
+        tools = agent.tool_registry.registry
+        for call_id, interrupt in waiting:
+            real = deferred_call(uses[call_id], turn, tools, self._specs)
+            answered = cast(dict[str, dict[str, Any]], updates[call_id].get("answered") or {})
+            record, call = interrupt_call(real, interrupt, taken=taken, answered=answered)
+            taken.append(call.tool_call_id)
+            held.append(record.to_json())
+            calls.append(call)
+        waiting_ids = {call_id for call_id, _ in waiting}
+        # Finished calls in the order Strands keeps them on resume: those of earlier rounds
+        # first, then this round's, in the model's order.
+        done = {call_id: state.done[call_id] for call_id in state.done}
+        done.update(
+            (call_id, {k: v for k, v in update.items() if k != "state"})
+            for call_id in state.pending
+            if call_id not in waiting_ids
+            and call_id not in done
+            and (update := updates.get(call_id)) is not None
+        )
+        later = RunState(
+            messages=state.messages,
+            pending=state.pending,
+            agent_state=agent_state,
+            done=done,
+            interrupts=held,
+        )
+        return ToolCallsRequested(
+            framework_run_state=later.to_json(), tool_calls=calls, usage=AgentUsage(requests=0)
+        )
+
     async def _call_model(
         self, turn: AgentTurnContext, agent: Agent, system: Any, messages: list[dict[str, Any]]
     ) -> tuple[dict[str, Any], AgentUsage, str]:
@@ -314,17 +386,36 @@ class StrandsRunner(AgentFrameworkRunner):
         }
         spec = self._specs.get(record.tool_name)
         before = state.agent_state
-        result: ToolResult
-        if spec is not None:
-            result, state_update = await run_spec(spec, tool_use, call.invocation)
+        held = _held_interrupt(state, record.tool_call_id)
+        answered: dict[str, dict[str, Any]] = {}
+        if held is not None:
+            # A question's answer: the call that waited on it runs again, the answer the
+            # interrupt's response, as Strands' resume runs it (`_interrupts`).
+            answered = held.with_answer(record.answer if record.answer is not None else "")
+            tool_use = _waiting_use(state, held)
+        # What the model asked, to tell whether a hook changed the input in place.
+        arguments = copy.deepcopy(tool_use.get("input"))
+        outcome: ToolResult | list[Interrupt]
+        if spec is not None and held is None:
+            outcome, state_update = await run_spec(spec, tool_use, call.invocation)
             after = {**before, **state_update}
         else:
             # Strands' own executor, hooks and all; a tool it does not have gets its error result.
-            view = tool_agent(agent, state.messages, state.agent_state)
-            result = await run_agent_tool(tool_use, view)
+            view = tool_agent(agent, state.messages, state.agent_state, responses(answered))
+            outcome = await run_agent_tool(tool_use, view)
             after = cast(dict[str, Any], view.state.get() or {})
+        if isinstance(outcome, list):
+            # Stopped at an interrupt: the next model step asks the person.
+            paused = {**paused_update(outcome), "state": value_change(before, after)}
+            if answered:
+                paused["answered"] = answered
+            asks = "; ".join(question_text(i.name, i.reason) for i in outcome)
+            return ToolExecutionResult(
+                output=f"Waiting for an answer: {asks}",
+                state_update=json.dumps(paused, ensure_ascii=False, default=str),
+            )
+        result = outcome
         update: dict[str, Any] = {"result": result, "state": value_change(before, after)}
-        arguments = record.parsed_arguments()
         used = tool_use.get("input")
         if json.dumps(used, default=str, sort_keys=True) != json.dumps(
             arguments, default=str, sort_keys=True
@@ -345,17 +436,62 @@ class StrandsRunner(AgentFrameworkRunner):
         return await spec.run_verify(call.tool_call.parsed_arguments(), VerifyCall.of(call))
 
 
-def _with_tool_results(state: RunState, turn: AgentTurnContext) -> RunState:
+def _call_updates(state: RunState, turn: AgentTurnContext) -> dict[str, dict[str, Any]]:
+    """The update of each pending call: those that finished before an interrupt, then this
+    step's; an interrupt call's update stands for the call that waited on it, and a declined
+    (or failed) interrupt call leaves that call unrun, with the session's account as its result."""
+    updates: dict[str, dict[str, Any]] = dict(state.done)
+    updates.update(
+        (call_id, cast(dict[str, Any], json.loads(text))) for call_id, text in turn.state_updates()
+    )
+    for raw in state.interrupts:
+        held = HeldInterrupt.from_json(raw)
+        update = updates.pop(held.tool_call_id, None)
+        if update is not None:
+            updates[held.waiting_call] = update
+            continue
+        record = turn.recorded_tool_call(held.tool_call_id)
+        updates[held.waiting_call] = {
+            "result": {
+                "toolUseId": held.waiting_call,
+                "status": "error",
+                "content": [{"text": describe_tool_call_outcome(record)}],
+            }
+        }
+    return updates
+
+
+def _held_interrupt(state: RunState, tool_call_id: str) -> HeldInterrupt | None:
+    for raw in state.interrupts:
+        if raw.get("id") == tool_call_id:
+            return HeldInterrupt.from_json(raw)
+    return None
+
+
+def _waiting_use(state: RunState, held: HeldInterrupt) -> ToolUse:
+    """The model's ``toolUse`` of the call that waits on ``held``, as a fresh copy."""
+    for block in cast(list[dict[str, Any]], state.messages[-1].get("content") or []):
+        use = cast(dict[str, Any] | None, block.get("toolUse"))
+        if use is not None and use.get("toolUseId") == held.waiting_call:
+            return cast(ToolUse, copy.deepcopy(use))
+    raise SessionStateError(f"the run state has no tool call {held.waiting_call!r} waiting on an interrupt")
+
+
+def _with_tool_results(
+    state: RunState, turn: AgentTurnContext, updates: Mapping[str, dict[str, Any]]
+) -> RunState:
     """The run state with the deferred calls' results as Strands appends them (one user
     message of ``toolResult`` blocks, in the model's order) and their `agent.state` changes."""
-    updates = {call_id: cast(dict[str, Any], json.loads(text)) for call_id, text in turn.state_updates()}
     agent_state = state.agent_state
     for call_id in state.pending:
         change = cast(dict[str, Any] | None, updates.get(call_id, {}).get("state"))
         if change is not None:
             agent_state = cast(dict[str, Any], apply_value_change(agent_state, change))
     results: list[dict[str, Any]] = []
-    for call_id in state.pending:
+    # After an interrupt, Strands puts the results it kept first and the resumed calls' after
+    # them (`PendingToolExecution.completed_tool_results`); otherwise the model's order.
+    order = [*state.done, *(c for c in state.pending if c not in state.done)]
+    for call_id in order:
         update = updates.get(call_id)
         if update is not None:
             results.append({"toolResult": update["result"]})

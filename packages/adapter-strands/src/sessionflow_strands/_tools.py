@@ -14,10 +14,11 @@ from dataclasses import replace
 from typing import Any, cast
 
 from strands.agent import Agent
+from strands.interrupt import Interrupt
 from strands.types._events import ToolInterruptEvent, ToolResultEvent
 from strands.types.tools import AgentTool, ToolResult, ToolUse
 
-from sessionflow import ToolEffect, ToolPolicy, UnsupportedOptionError
+from sessionflow import ToolEffect, ToolPolicy
 from sessionflow.kit import (
     AgentTurnContext,
     DeferredToolCall,
@@ -78,12 +79,13 @@ async def verifiable(call: DeferredToolCall, spec: ToolSpec | None) -> DeferredT
     return replace(call, verifiable=True, verify_basis=basis)
 
 
-async def run_agent_tool(tool_use: ToolUse, agent: Agent) -> ToolResult:
+async def run_agent_tool(tool_use: ToolUse, agent: Agent) -> ToolResult | list[Interrupt]:
     """Run one call as Strands' tool executor does (`ToolExecutor._stream`): the agent's
     ``BeforeToolCallEvent`` hooks first (which may cancel the call, or replace the tool or its
     input, before anything runs), then the tool, then ``AfterToolCallEvent`` (which may
     rewrite the result, or run the tool again). ``agent`` is what ``ToolContext.agent`` and
-    the hooks' ``event.agent`` get; the last result event is the call's result."""
+    the hooks' ``event.agent`` get; the last result event is the call's result, or the
+    interrupts a hook or the tool raised (the run stopped there, as Strands' stops)."""
     from strands.tools.executors._executor import ToolExecutor
 
     # The executor's per-call stream: hooks, tool lookup, cancel and retry, as a plain run.
@@ -92,9 +94,7 @@ async def run_agent_tool(tool_use: ToolUse, agent: Agent) -> ToolResult:
     result: ToolResult | None = None
     async for event in stream(agent, tool_use, results, {}):
         if isinstance(event, ToolInterruptEvent):
-            raise UnsupportedOptionError(
-                "interrupt", "Strands interrupts are not supported by sessionflow-strands-agents yet"
-            )
+            return list(event.interrupts)
         if isinstance(event, ToolResultEvent):
             result = event.tool_result
     if result is None:
