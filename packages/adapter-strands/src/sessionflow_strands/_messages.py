@@ -111,6 +111,9 @@ class RunState:
     agent_state: dict[str, Any] = field(default_factory=lambda: cast(dict[str, Any], {}))
     done: dict[str, dict[str, Any]] = field(default_factory=lambda: cast(dict[str, dict[str, Any]], {}))
     interrupts: list[dict[str, Any]] = field(default_factory=lambda: cast(list[dict[str, Any]], []))
+    forced: bool = False
+    """Structured output was forced (`sessionflow_strands._structured_output`): every later
+    model call of the turn is sent the forced tool choice, as Strands' context keeps it."""
 
     def to_json(self) -> str:
         data: dict[str, Any] = {
@@ -121,6 +124,8 @@ class RunState:
             # reads it, so a spec's handler reads `agent.state` as it reads tool state.
             "state": self.agent_state,
         }
+        if self.forced:
+            data["forced"] = True
         if self.interrupts:
             data["done"] = self.done
             data["interrupts"] = self.interrupts
@@ -137,4 +142,5 @@ class RunState:
             agent_state=dict(data.get("state") or {}),
             done=dict(data.get("done") or {}),
             interrupts=list(data.get("interrupts") or []),
+            forced=bool(data.get("forced", False)),
         )

@@ -63,6 +63,7 @@ from sessionflow_strands._messages import (
     message_text,
     user_message,
 )
+from sessionflow_strands._structured_output import RESULT_KEY, StructuredOutput, structured_output_of
 from sessionflow_strands._tools import deferred_call, run_agent_tool, run_spec, spec_tool_specs, verifiable
 
 __all__ = ["AgentSource", "StrandsRunner"]
@@ -153,6 +154,7 @@ class StrandsRunner(AgentFrameworkRunner):
 
     async def run_model_step(self, turn: AgentTurnContext) -> AgentTurnOutcome:
         agent = await self._resolved_agent()
+        structured = structured_output_of(agent)
         history = [with_images(load_message(m.message.framework_item)) for m in turn.messages]
         if turn.framework_run_state is None:
             # A carry hook's carry is its own text, not the runner's encoding.
@@ -175,6 +177,12 @@ class StrandsRunner(AgentFrameworkRunner):
                 state = _with_tool_results(state, turn, updates)
                 hooks = StepHooks(agent, [*history, *state.messages[:-1]], state.agent_state)
                 await hooks.tools_ended(state.messages[-1])
+                output = _structured_result(state, updates)
+                if output is not None:
+                    # As Strands stops once its structured output tool validated: no model call.
+                    return await self._completed(
+                        turn, hooks, state, state.messages, AgentUsage(requests=0), structured=output
+                    )
             else:
                 hooks = StepHooks(agent, [*history, *state.messages], state.agent_state)
         if turn.steered_messages:
@@ -183,7 +191,9 @@ class StrandsRunner(AgentFrameworkRunner):
             # own mid-run input merges into the last message of the same role; Chat
             # Completions would then send the text before the tool results.)
             steered = [with_images(load_message(m.framework_item)) for m in turn.steered_messages]
-            state = RunState(messages=[*state.messages, *steered], agent_state=state.agent_state)
+            state = RunState(
+                messages=[*state.messages, *steered], agent_state=state.agent_state, forced=state.forced
+            )
             for message in steered:
                 await hooks.message_added(message)
         # What Strands' event loop sends (`_handle_model_execution`): the content-block form
@@ -208,7 +218,9 @@ class StrandsRunner(AgentFrameworkRunner):
         else:
             # The agent's messages as the hooks left them, as plain sends `agent.messages`.
             messages = cast(list[dict[str, Any]], hooks.agent.messages)
-            reply, step_usage, stop_reason = await self._call_model(turn, agent, system, messages)
+            reply, step_usage, stop_reason = await self._call_model(
+                turn, agent, system, messages, structured, state.forced
+            )
             await hooks.after_model_call(stop_reason, reply)
         await hooks.message_added(reply)
         produced = [*state.messages, reply]
@@ -233,13 +245,17 @@ class StrandsRunner(AgentFrameworkRunner):
                     ],
                 }
                 await hooks.tools_ended(results)
-                later = RunState(messages=[*produced, results], agent_state=state.agent_state)
+                later = RunState(
+                    messages=[*produced, results], agent_state=state.agent_state, forced=state.forced
+                )
                 return ContinueRequested(
                     framework_run_state=later.to_json(),
                     note="a BeforeToolsEvent hook cancelled the tool calls",
                     usage=step_usage,
                 )
             tools = agent.tool_registry.registry
+            if structured is not None:
+                tools = {**tools, structured.name: structured.tool}
             calls = [
                 await verifiable(
                     deferred_call(use, turn, tools, self._specs), self._specs.get(str(use["name"]))
@@ -247,16 +263,34 @@ class StrandsRunner(AgentFrameworkRunner):
                 for use in uses
             ]
             later = RunState(
-                messages=produced, pending=[c.tool_call_id for c in calls], agent_state=state.agent_state
+                messages=produced,
+                pending=[c.tool_call_id for c in calls],
+                agent_state=state.agent_state,
+                forced=state.forced,
             )
             return ToolCallsRequested(framework_run_state=later.to_json(), tool_calls=calls, usage=step_usage)
+        if structured is not None and not state.forced:
+            # As Strands forces its structured output tool after a text answer: a user message
+            # asking for it (stored with role system: the runner wrote it), in a model step of
+            # its own with the tool forced.
+            asked = {"role": "user", "content": [{"text": structured.prompt}], WRITTEN_BY_KEY: "system"}
+            await hooks.message_added(asked)
+            later = RunState(messages=[*produced, asked], agent_state=state.agent_state, forced=True)
+            return ContinueRequested(
+                framework_run_state=later.to_json(),
+                note="the model answered in text; structured output is forced",
+                usage=step_usage,
+            )
+        if structured is not None:
+            output = structured.from_text(reply)
+            return await self._completed(turn, hooks, state, produced, step_usage, structured=output)
         final_text = message_text(reply)
         retry = self._output_validator(final_text) if self._output_validator is not None else None
         if retry is not None:
             # Stored with role system: the runner wrote it, not the person (the builtin's rule).
             # Strands sends a model role and content only, so the mark never reaches it.
             asked = {"role": "user", "content": [{"text": retry}], WRITTEN_BY_KEY: "system"}
-            later = RunState(messages=[*produced, asked], agent_state=state.agent_state)
+            later = RunState(messages=[*produced, asked], agent_state=state.agent_state, forced=state.forced)
             return ContinueRequested(
                 framework_run_state=later.to_json(),
                 note="the output validator refused the answer and asks the model again",
@@ -315,18 +349,30 @@ class StrandsRunner(AgentFrameworkRunner):
             agent_state=agent_state,
             done=done,
             interrupts=held,
+            forced=state.forced,
         )
         return ToolCallsRequested(
             framework_run_state=later.to_json(), tool_calls=calls, usage=AgentUsage(requests=0)
         )
 
     async def _call_model(
-        self, turn: AgentTurnContext, agent: Agent, system: Any, messages: list[dict[str, Any]]
+        self,
+        turn: AgentTurnContext,
+        agent: Agent,
+        system: Any,
+        messages: list[dict[str, Any]],
+        structured: StructuredOutput | None,
+        forced: bool,
     ) -> tuple[dict[str, Any], AgentUsage, str]:
         """One call of the agent's model through Strands' `stream_messages`: the reply, its
         usage and its stop reason; text and reasoning deltas go to the session's events."""
         system_text, system_content = split_system_prompt(system)
-        specs = [*agent.tool_registry.get_all_tool_specs(), *spec_tool_specs(self.tool_sources)]
+        registry = structured.registry(agent) if structured is not None else agent.tool_registry
+        specs = [*registry.get_all_tool_specs(), *spec_tool_specs(self.tool_sources)]
+        choice: Any = None
+        native: Any = None
+        if structured is not None:
+            specs, choice, native = structured.request(agent, cast(Any, specs), forced)
         stop: tuple[Any, ...] | None = None
         async for event in stream_messages(
             agent.model,
@@ -335,6 +381,8 @@ class StrandsRunner(AgentFrameworkRunner):
             cast(Any, specs),
             system_prompt_content=system_content,
             invocation_state={},
+            tool_choice=choice,
+            structured_output_model=native,
         ):
             data = cast(Mapping[str, Any], event)
             if "stop" in data:
@@ -361,6 +409,8 @@ class StrandsRunner(AgentFrameworkRunner):
         state: RunState,
         produced: list[dict[str, Any]],
         usage: AgentUsage,
+        *,
+        structured: dict[str, Any] | None = None,
     ) -> TurnCompleted:
         await hooks.end_invocation(produced[-1])
         final_text = message_text(produced[-1])
@@ -372,7 +422,11 @@ class StrandsRunner(AgentFrameworkRunner):
             new_messages=[framework_message(m) for m in produced],
             usage=usage,
             carry=carry,
-            framework_state={"agent_state": state.agent_state},
+            framework_state=(
+                {"agent_state": state.agent_state}
+                if structured is None
+                else {"agent_state": state.agent_state, RESULT_KEY: structured}
+            ),
         )
 
     async def execute_deferred_tool_call(self, call: DeferredToolExecution) -> ToolExecutionResult:
@@ -396,14 +450,24 @@ class StrandsRunner(AgentFrameworkRunner):
         # What the model asked, to tell whether a hook changed the input in place.
         arguments = copy.deepcopy(tool_use.get("input"))
         outcome: ToolResult | list[Interrupt]
+        output_json: dict[str, Any] | None = None
         if spec is not None and held is None:
             outcome, state_update = await run_spec(spec, tool_use, call.invocation)
             after = {**before, **state_update}
         else:
             # Strands' own executor, hooks and all; a tool it does not have gets its error result.
             view = tool_agent(agent, state.messages, state.agent_state, responses(answered))
-            outcome = await run_agent_tool(tool_use, view)
+            structured = structured_output_of(agent)
+            context = None
+            if structured is not None:
+                # The invocation's registry, with Strands' structured output tool in it.
+                view.tool_registry = structured.registry(agent)
+                context = structured.context()
+            outcome = await run_agent_tool(tool_use, view, context)
             after = cast(dict[str, Any], view.state.get() or {})
+            validated = context.get_result(tool_use["toolUseId"]) if context is not None else None
+            if validated is not None and not isinstance(outcome, list):
+                output_json = validated.model_dump(mode="json")
         if isinstance(outcome, list):
             # Stopped at an interrupt: the next model step asks the person.
             paused = {**paused_update(outcome), "state": value_change(before, after)}
@@ -416,6 +480,8 @@ class StrandsRunner(AgentFrameworkRunner):
             )
         result = outcome
         update: dict[str, Any] = {"result": result, "state": value_change(before, after)}
+        if output_json is not None:
+            update[RESULT_KEY] = output_json
         used = tool_use.get("input")
         if json.dumps(used, default=str, sort_keys=True) != json.dumps(
             arguments, default=str, sort_keys=True
@@ -459,6 +525,16 @@ def _call_updates(state: RunState, turn: AgentTurnContext) -> dict[str, dict[str
             }
         }
     return updates
+
+
+def _structured_result(state: RunState, updates: Mapping[str, dict[str, Any]]) -> dict[str, Any] | None:
+    """The structured output a call of the last tool response validated (`extract_result`)."""
+    for block in cast(list[dict[str, Any]], state.messages[-2].get("content") or []):
+        use = cast(dict[str, Any] | None, block.get("toolUse"))
+        update = updates.get(str(use.get("toolUseId"))) if use is not None else None
+        if update is not None and RESULT_KEY in update:
+            return cast(dict[str, Any], update[RESULT_KEY])
+    return None
 
 
 def _held_interrupt(state: RunState, tool_call_id: str) -> HeldInterrupt | None:
@@ -512,7 +588,10 @@ def _with_tool_results(
         call_id: u["input"] for call_id, u in updates.items() if call_id in state.pending and "input" in u
     }
     return RunState(
-        messages=[*_with_inputs(state.messages, changed), message], pending=[], agent_state=agent_state
+        messages=[*_with_inputs(state.messages, changed), message],
+        pending=[],
+        agent_state=agent_state,
+        forced=state.forced,
     )
 
 
@@ -546,14 +625,6 @@ def _check_agent(agent: Agent, specs: Mapping[str, ToolSpec]) -> None:
             "session_manager",
             "the agent has a Strands session manager; the durable session already stores its "
             "messages and state, so build the agent without session_manager",
-        )
-    if getattr(agent, "_default_structured_output_model", None) is not None:
-        # The plain run forces a structured output tool and validates it; a session does not
-        # yet, so it would answer differently.
-        raise UnsupportedOptionError(
-            "structured_output_model",
-            "structured output is not supported by sessionflow-strands-agents yet; build the agent "
-            "without structured_output_model",
         )
     if agent.messages:
         raise UnsupportedOptionError(

@@ -79,7 +79,9 @@ async def verifiable(call: DeferredToolCall, spec: ToolSpec | None) -> DeferredT
     return replace(call, verifiable=True, verify_basis=basis)
 
 
-async def run_agent_tool(tool_use: ToolUse, agent: Agent) -> ToolResult | list[Interrupt]:
+async def run_agent_tool(
+    tool_use: ToolUse, agent: Agent, structured_output_context: Any = None
+) -> ToolResult | list[Interrupt]:
     """Run one call as Strands' tool executor does (`ToolExecutor._stream`): the agent's
     ``BeforeToolCallEvent`` hooks first (which may cancel the call, or replace the tool or its
     input, before anything runs), then the tool, then ``AfterToolCallEvent`` (which may
@@ -92,7 +94,7 @@ async def run_agent_tool(tool_use: ToolUse, agent: Agent) -> ToolResult | list[I
     stream = cast(Any, ToolExecutor._stream)  # pyright: ignore[reportPrivateUsage]
     results: list[ToolResult] = []
     result: ToolResult | None = None
-    async for event in stream(agent, tool_use, results, {}):
+    async for event in stream(agent, tool_use, results, {}, structured_output_context):
         if isinstance(event, ToolInterruptEvent):
             return list(event.interrupts)
         if isinstance(event, ToolResultEvent):
