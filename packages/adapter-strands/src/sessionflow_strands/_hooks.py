@@ -45,10 +45,11 @@ from strands.hooks import (
 )
 from strands.interrupt import Interrupt, _InterruptState  # pyright: ignore[reportPrivateUsage]
 from strands.telemetry.metrics import EventLoopMetrics
+from strands.tools.registry import ToolRegistry
 
 from sessionflow import UnsupportedOptionError
 
-__all__ = ["StepHooks", "tool_agent", "user_hooks"]
+__all__ = ["StepHooks", "borrowed_registry", "tool_agent", "user_hooks"]
 
 Message = dict[str, Any]
 
@@ -77,6 +78,15 @@ def user_hooks(agent: Agent) -> HookRegistry:
     return registry
 
 
+def borrowed_registry(registry: ToolRegistry) -> ToolRegistry:
+    """A shallow copy of the agent's tool registry (the same tools) that owns none of its tool
+    providers: a copy of the agent is cleaned up when collected (``Agent.__del__``), and a
+    registry that owned the providers would stop the shared agent's `MCPClient`s then."""
+    view = copy.copy(registry)
+    view._tool_providers = []  # pyright: ignore[reportPrivateUsage]
+    return view
+
+
 def tool_agent(
     agent: Agent,
     messages: Sequence[Message],
@@ -91,6 +101,7 @@ def tool_agent(
     ``answered`` interrupts with their responses, as Strands' resume leaves it, so an
     ``interrupt(name)`` asked again returns its response."""
     view = copy.copy(agent)
+    view.tool_registry = borrowed_registry(agent.tool_registry)
     view._interrupt_state = _InterruptState(  # pyright: ignore[reportPrivateUsage]
         interrupts=dict(answered or {}), activated=bool(answered)
     )

@@ -19,7 +19,6 @@ the forced call is a model step of its own.
 
 from __future__ import annotations
 
-import copy
 from typing import Any, cast
 
 from pydantic import BaseModel
@@ -34,6 +33,7 @@ from strands.types.exceptions import StructuredOutputException
 
 from sessionflow import ToolEffect, effect
 from sessionflow.kit import TurnAborted
+from sessionflow_strands._hooks import borrowed_registry
 
 __all__ = ["RESULT_KEY", "StructuredOutput", "structured_output_of"]
 
@@ -57,7 +57,7 @@ class StructuredOutput:
     def registry(self, agent: Agent) -> ToolRegistry:
         """A copy of the agent's registry with the tool registered, as Strands registers it
         for the invocation (a dynamic tool); the agent's own registry is never written."""
-        registry = copy.copy(agent.tool_registry)
+        registry = borrowed_registry(agent.tool_registry)
         registry.dynamic_tools = dict(agent.tool_registry.dynamic_tools)
         if self.name not in registry.dynamic_tools:
             registry.register_dynamic_tool(self.tool)

@@ -15,6 +15,7 @@ from typing import Any, cast
 
 from strands.agent import Agent
 from strands.interrupt import Interrupt
+from strands.tools.mcp.mcp_agent_tool import MCPAgentTool
 from strands.types._events import ToolInterruptEvent, ToolResultEvent
 from strands.types.tools import AgentTool, ToolResult, ToolUse
 
@@ -26,11 +27,12 @@ from sessionflow.kit import (
     ToolSpec,
     declared_effect,
     declared_policy,
+    effect_from_mcp_annotations,
     tool_arguments_object,
     with_tool_asks,
 )
 
-__all__ = ["deferred_call", "run_agent_tool", "run_spec", "spec_tool_specs", "verifiable"]
+__all__ = ["deferred_call", "mcp_effect", "run_agent_tool", "run_spec", "spec_tool_specs", "verifiable"]
 
 
 def spec_tool_specs(specs: Sequence[ToolSpec]) -> list[dict[str, Any]]:
@@ -58,6 +60,8 @@ def deferred_call(
     spec = specs.get(name)
     if tool is not None:
         effect, policy = declared_effect(tool), declared_policy(tool)
+        if effect is None:
+            effect = mcp_effect(tool)
     elif spec is not None:
         effect, policy = spec.framework_effect, spec.policy
     call = DeferredToolCall(
@@ -67,6 +71,17 @@ def deferred_call(
         policy=turn.resolve_tool_policy(name, effect, declared_policy=policy),
     )
     return with_tool_asks(call, spec) if spec is not None else call
+
+
+def mcp_effect(tool: AgentTool) -> ToolEffect | None:
+    """An `MCPClient` tool's effect from its server's annotations (``readOnlyHint``,
+    ``idempotentHint``), by the one mapping every adapter uses; None without a promise."""
+    if not isinstance(tool, MCPAgentTool):
+        return None
+    annotations = tool.mcp_tool.annotations
+    if annotations is None:
+        return None
+    return effect_from_mcp_annotations(annotations.model_dump(by_alias=True, exclude_none=True))
 
 
 async def verifiable(call: DeferredToolCall, spec: ToolSpec | None) -> DeferredToolCall:
