@@ -313,3 +313,40 @@ async def test_tool_context_interrupts_asked_in_turn_resume_the_tool_as_plain(
     assert [i.question for i in asked] == ["Which account should I use?", "Send 30 from savings?"]
     assert session.state == {"last_account": "savings"}
     assert session.model_steps == 4  # two model calls, and a step for each question
+
+
+class TwoAsksHook(HookProvider):
+    """Two callbacks that both interrupt the same call: Strands collects both at once."""
+
+    def register_hooks(self, registry: HookRegistry, **kwargs: Any) -> None:
+        registry.add_callback(BeforeToolCallEvent, self.first)
+        registry.add_callback(BeforeToolCallEvent, self.second)
+
+    def first(self, event: BeforeToolCallEvent) -> None:
+        event.interrupt("first", reason="first?")
+
+    def second(self, event: BeforeToolCallEvent) -> None:
+        event.interrupt("second", reason="second?")
+
+
+def two_asks_agent(model: Model, log: InvocationLog) -> Agent:
+    agent = approval_agent(model, log)
+    agent.hooks.add_hook(TwoAsksHook())
+    return agent
+
+
+async def test_two_interrupts_of_one_call_at_once_fail_the_turn_with_the_reason(
+    model_server: ScriptedModelServer, temporal_address: str, tmp_path: Path
+) -> None:
+    key = unique("strands-two-interrupts")
+    model_server.script(key, DELETE_SCRIPT)
+    log = InvocationLog(tmp_path / "session.jsonl")
+    agent = two_asks_agent(model_for(model_server.url, key), log)
+    async with serving(temporal_address, session_flow(agent, key)) as sessions:
+        result = await sessions.run_turn(key, "delete a.txt", on_interrupt=lambda _: "y", timeout=90)
+    assert not result.ok
+    assert (
+        result.error is not None
+        and "stopped at 3 Strands interrupts at once ('myapp-approval', 'first', 'second')" in result.error
+    )
+    assert log.count("tool") == 0, log.entries()  # every call was interrupted: no tool ran
