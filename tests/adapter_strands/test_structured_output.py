@@ -48,7 +48,7 @@ async def _plain(
 ) -> tuple[Run, Any]:
     server.script(key, scenario.script)
     log = InvocationLog(tmp_path / "plain.jsonl")
-    agent = scenario.build(model_for(server.url, key), log)
+    agent = scenario.build(model_for(server.url, key, scenario.api), log)
     result = await agent.invoke_async(scenario.turns[0])
     run = Run(
         requests=_requests(server, key),
@@ -131,3 +131,27 @@ async def test_a_text_answer_is_followed_by_the_forced_tool_as_plain(
     assert session.snapshot is not None
     roles = [m.message.role.value for m in session.snapshot.messages]
     assert roles[:3] == ["user", "assistant", "system"]
+
+
+async def test_anthropic_native_structured_output_forced_as_plain(
+    model_server: ScriptedModelServer, temporal_address: str, tmp_path: Path
+) -> None:
+    """`AnthropicModel` says it enforces structured output itself (`_supports_structured_output`):
+    the forced call is sent every tool and the output model, and Anthropic's tool choice, as
+    plain sends them."""
+    scenario = Scenario(
+        name="structured-anthropic",
+        build=person_agent,
+        api="anthropic",
+        script=[
+            ModelReply(text="John is 30 and writes software."),
+            ModelReply(tool_calls=[ScriptedToolCall(id="p1", name="PersonInfo", arguments=PERSON)]),
+        ],
+        turns=[PROMPT],
+    )
+    plain, plain_output, session, output = await _both(scenario, model_server, temporal_address, tmp_path)
+    assert_same_run(plain, session)
+    assert output == plain_output == PERSON
+    assert len(session.requests) == 2
+    assert "tool_choice" not in session.requests[0]
+    assert session.requests[1]["tool_choice"] == {"type": "tool", "name": "PersonInfo"}
