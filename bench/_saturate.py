@@ -25,6 +25,8 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
+import signal
 import subprocess
 import sys
 import time
@@ -210,6 +212,7 @@ async def saturate(
     idle: int,
     ready: Callable[[subprocess.Popen[bytes], Path], Awaitable[None]],
     stop: Callable[[list[subprocess.Popen[bytes]]], Awaitable[None]],
+    profile: Path | None = None,
 ) -> list[System]:
     logs = [folder / "saturate-sessionflow.log", folder / "saturate-bare.log"]
     processes = [
@@ -240,6 +243,7 @@ async def saturate(
         ]
         for system in systems:  # warm-up, untimed
             await _level(system, 10, 40)
+        profilers = _start_profilers(profile, processes[0].pid) if profile is not None else []
         for index, in_flight in enumerate(levels):
             order = systems if index % 2 == 0 else systems[::-1]
             for system in order:
@@ -250,6 +254,7 @@ async def saturate(
                     f"p95 {level.p95 * 1000:.0f} ms",
                     flush=True,
                 )
+        await _stop_profilers(profilers)
         for system in systems:
             await _idle_rss(system, idle)
         return systems
@@ -258,6 +263,84 @@ async def saturate(
             if process.stdin is not None:
                 process.stdin.close()
         await stop(processes)
+
+
+# -- the worker's profile under load (py-spy, sampling, from outside the process) ----------------
+
+_LINE = re.compile(r":\d+\)$")
+PY_SPY = ("uvx", "--from", "py-spy==0.4.3", "py-spy")
+
+
+def _start_profilers(folder: Path, pid: int) -> list[subprocess.Popen[bytes]]:
+    """Sample the sessionflow worker through the levels: a flame graph, and raw stacks to rank."""
+    folder.mkdir(parents=True, exist_ok=True)
+    common = ["record", "--pid", str(pid), "--rate", "100", "--nonblocking", "--idle"]
+    outputs = (("flamegraph", "sessionflow-worker.svg"), ("raw", "sessionflow-worker.txt"))
+    return [
+        subprocess.Popen(
+            [*PY_SPY, *common, "--format", kind, "--output", str(folder / name)],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        for kind, name in outputs
+    ]
+
+
+async def _stop_profilers(profilers: list[subprocess.Popen[bytes]]) -> None:
+    for process in profilers:
+        process.send_signal(signal.SIGINT)  # py-spy writes its output on SIGINT
+    for process in profilers:
+        await asyncio.to_thread(process.wait)
+
+
+def top_frames(raw: Path, count: int = 10) -> tuple[list[tuple[str, float]], list[tuple[str, float]]]:
+    """The `count` frames with the most samples on top of the stack (self), and sessionflow's
+    functions with the most samples anywhere in the stack (total), each as a share of the worker's busy samples (idle waits excluded: `--idle` keeps them in the
+    file, so the share of time the event loop waited is known, but they are not work)."""
+    own: dict[str, int] = {}
+    total: dict[str, int] = {}
+    busy = 0
+    for line in raw.read_text().splitlines():
+        stack, _, samples = line.rpartition(" ")
+        frames = stack.split(";")
+        if not frames or not samples.isdigit() or _idle(frames[-1]):
+            continue
+        n = int(samples)
+        busy += n
+        own[frames[-1]] = own.get(frames[-1], 0) + n
+        # Total time only of sessionflow's own functions: the event loop, the threads and
+        # the entry point are in every stack and would fill the ranking.
+        # A function counts once per stack, whichever of its lines the samples are on.
+        functions = {_LINE.sub(")", frame) for frame in frames[1:]}  # the first is the thread
+        for function in functions:
+            if "sessionflow/" in function and "sessionflow/temporal/worker/_worker.py" not in function:
+                total[function] = total.get(function, 0) + n
+
+    def ranked(counts: dict[str, int]) -> list[tuple[str, float]]:
+        best = sorted(counts.items(), key=lambda item: -item[1])[:count]
+        return [(frame, n / busy) for frame, n in best]
+
+    return ranked(own), ranked(total)
+
+
+def _idle(frame: str) -> bool:
+    return any(
+        wait in frame for wait in ("select (selectors.py", "epoll", "_worker (concurrent/futures/thread.py")
+    )
+
+
+def print_profile(folder: Path) -> None:
+    raw = folder / "sessionflow-worker.txt"
+    if not raw.exists():
+        print(f"no profile written in {folder} (py-spy needs ptrace rights)")
+        return
+    own, total = top_frames(raw)
+    print(f"\nworker profile (py-spy, 100 Hz, through the levels): {folder / 'sessionflow-worker.svg'}")
+    for title, rows in (("self", own), ("total", total)):
+        scope = "any function" if title == "self" else "sessionflow's functions"
+        print(f"\n| top 10 by {title} ({scope}) | share of busy samples |\n| --- | ---: |")
+        for frame, share in rows:
+            print(f"| `{frame}` | {share:.1%} |")
 
 
 def print_saturation(systems: list[System], idle: int) -> None:
@@ -283,4 +366,4 @@ def print_saturation(systems: list[System], idle: int) -> None:
     )
 
 
-__all__ = ["BareTurnWorkflow", "print_saturation", "saturate"]
+__all__ = ["BareTurnWorkflow", "print_profile", "print_saturation", "saturate", "top_frames"]

@@ -185,8 +185,8 @@ async def run_round(
         await _stop(processes)
 
 
-async def _saturate_main(levels: list[int], per_level: int, idle: int) -> None:
-    from bench._saturate import print_saturation, saturate
+async def _saturate_main(levels: list[int], per_level: int, idle: int, profile: Path | None) -> None:
+    from bench._saturate import print_profile, print_saturation, saturate
 
     with tempfile.TemporaryDirectory(prefix="sessionflow-saturate-") as tmp:
         root = Path(tmp)
@@ -203,11 +203,13 @@ async def _saturate_main(levels: list[int], per_level: int, idle: int) -> None:
         }
         try:
             systems = await saturate(
-                handle.address, environment, root, levels, per_level, idle, _ready, _stop
+                handle.address, environment, root, levels, per_level, idle, _ready, _stop, profile
             )
         finally:
             await server.stop()
     print_saturation(systems, idle)
+    if profile is not None:
+        print_profile(profile)
     print(f"load average at end: {_load()}")
 
 
@@ -225,10 +227,16 @@ async def main() -> None:
     parser.add_argument("--levels", type=int, nargs="+", default=[5, 10, 20, 40, 80, 160])
     parser.add_argument("--per-level", type=int, default=200, help="turns per level (at least 4x the level)")
     parser.add_argument("--idle", type=int, default=1000, help="idle workflows held for the RSS figure")
+    parser.add_argument(
+        "--profile",
+        type=Path,
+        default=None,
+        help="with --saturate: py-spy the sessionflow worker into this folder",
+    )
     args = parser.parse_args()
     print(f"load average at start: {_load()}, cpus {os.cpu_count()}", flush=True)
     if args.saturate:
-        await _saturate_main(args.levels, args.per_level, args.idle)
+        await _saturate_main(args.levels, args.per_level, args.idle, args.profile)
         return
     rounds: list[Round] = []
     with tempfile.TemporaryDirectory(prefix="sessionflow-scale-") as tmp:
