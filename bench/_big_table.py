@@ -21,7 +21,7 @@ MIB = 1024 * 1024
 TARGET_SESSIONS, TARGET_MB = 1000, 10.0
 """The issue's RSS goal: 1,000 cached sessions of 10 MB each."""
 PLUGIN_FIGURE_BYTES = 7372
-"""The plugin's history bytes per tool turn in bench/README.md (the issue's 7.4 KB)."""
+"""The plugin's history bytes per tool turn in bench/HISTORY.md (the issue's 7.4 KB)."""
 BODY_CACHE_MIB = 256
 """`sessionflow.temporal.storage._bodies._CACHE_BYTES`: decoded bodies a worker keeps, shared by its sessions."""
 

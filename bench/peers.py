@@ -1059,7 +1059,7 @@ async def main() -> None:
                 env["OPENAI_API_KEY"] = "x"
                 env["OPENAI_AGENTS_DISABLE_TRACING"] = "1"
                 # The caller's PYTHONPATH stays after the repository: it can put another copy
-                # of a package first (`bench/README.md`: the Claude adapter as committed).
+                # of a package first (`bench/HISTORY.md`: the Claude adapter as committed).
                 env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH")) if p)
                 variant.argv = [*variant.argv, handle.address]
                 started = time.monotonic()
