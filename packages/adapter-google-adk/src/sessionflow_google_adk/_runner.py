@@ -16,10 +16,12 @@ from google.adk.events.event import Event
 from google.adk.events.event_actions import EventActions
 from google.adk.models.llm_response import LlmResponse
 from google.adk.sessions.state import State
+from google.adk.tools.exit_loop_tool import exit_loop
 from google.adk.tools.function_tool import FunctionTool
+from google.adk.tools.transfer_to_agent_tool import TransferToAgentTool
 from google.genai import types
 
-from sessionflow import AgentUsage, ImageInput, MessageRole
+from sessionflow import AgentUsage, ImageInput, MessageRole, ToolEffect
 from sessionflow.kit import (
     AgentFrameworkRunner,
     AgentTurnContext,
@@ -44,7 +46,7 @@ from sessionflow.kit import (
 )
 from sessionflow_google_adk._adk_session import dump_event, load_event, run_step, step_run_config
 from sessionflow_google_adk._images import image_parts, with_images_read
-from sessionflow_google_adk._refusals import check_agent
+from sessionflow_google_adk._refusals import check_agent, first_llm_agent
 from sessionflow_google_adk._step_plugin import (
     CARRIED_STATE_KEY,
     DEFERRED_RESPONSE,
@@ -139,13 +141,24 @@ class GoogleAdkRunner(AgentFrameworkRunner):
             run_config=self._run_config,
             on_partial=deltas,
         )
-        produced = [e for e in yielded if _kept(e)]
+        # ADK's resumability events (an agent's `agent_state`, `end_of_agent`: where a
+        # workflow agent is, which agent ended) stay in the run state, so the next step
+        # resumes the tree where this one stopped; the stored messages leave them out.
+        produced = [e for e in yielded if not _deferred_placeholder(e)]
         events += produced
         usage = _usage(produced)
         if plugin.deferred:
             calls = [await _deferred(call, turn) for call in plugin.deferred]
             run_state = _run_state(invocation_id, turn_start, events, session.state, plugin.deferred)
             return ToolCallsRequested(framework_run_state=run_state, tool_calls=calls, usage=usage)
+        if plugin.cut.is_set():
+            # The tree goes on to another model call (a transferred-to agent's, a workflow
+            # agent's next sub-agent's): a model step of its own, resuming the invocation.
+            return ContinueRequested(
+                framework_run_state=_run_state(invocation_id, turn_start, events, session.state, []),
+                note="the ADK agent tree calls the model again",
+                usage=usage,
+            )
         final_text = next((text for e in reversed(produced) if (text := _message(e).text)), "")
         retry_prompt = self._output_validator(final_text) if self._output_validator is not None else None
         if retry_prompt is not None:
@@ -165,7 +178,7 @@ class GoogleAdkRunner(AgentFrameworkRunner):
             )
         carry = self._carry_hook(turn.carried_state, final_text) if self._carry_hook is not None else None
         return TurnCompleted(
-            new_messages=[_message(e) for e in events[turn_start:]],
+            new_messages=[_message(e) for e in events[turn_start:] if _kept(e)],
             usage=usage,
             carry=carry,
             framework_state={"adk_state": dict(session.state)},
@@ -229,8 +242,9 @@ class GoogleAdkRunner(AgentFrameworkRunner):
 
     @asynccontextmanager
     async def _warm(self) -> AsyncGenerator[None]:
-        # `check_agent` made sure the agent is an LlmAgent.
-        await warm_up(cast(LlmAgent, self._agent), self._run_config)
+        # `check_agent` made sure the tree has LlmAgents (a workflow agent of none calls no model).
+        if (agent := first_llm_agent(self._agent)) is not None:
+            await warm_up(agent, self._run_config)
         yield
 
 
@@ -243,6 +257,8 @@ async def _deferred(call: DeferredCall, turn: AgentTurnContext) -> DeferredToolC
         effect, policy = tool.spec.framework_effect, tool.spec.policy
     else:
         effect, policy = declared_effect(_marked(tool)), declared_policy(_marked(tool))
+        if effect is None and _is_control_tool(tool):
+            effect = ToolEffect.READ
     deferred = DeferredToolCall(
         tool_call_id=call.call_id,
         tool_name=tool.name,
@@ -297,17 +313,26 @@ def _spec_tools(agent: BaseAgent) -> list[SpecTool]:
     return [tool for tool in tools if isinstance(tool, SpecTool)]
 
 
+def _is_control_tool(tool: object) -> bool:
+    """ADK's own tools that only steer the tree (`transfer_to_agent`, `exit_loop`): they
+    change the invocation's actions, nothing outside the session, so they are reads."""
+    return isinstance(tool, TransferToAgentTool) or _marked(tool) is exit_loop
+
+
 def _marked(tool: object) -> object:
     # A FunctionTool's effect is marked on the function it wraps (`sessionflow.effect`).
     return tool.func if isinstance(tool, FunctionTool) else tool
 
 
-def _kept(event: Event) -> bool:
-    """Whether a yielded event belongs to the durable session: not a deferred call's
-    placeholder response, not ADK's bookkeeping for resumption."""
+def _deferred_placeholder(event: Event) -> bool:
+    """Whether ``event`` is the responses ADK recorded for calls a model step deferred."""
     responses = event.get_function_responses()
-    if responses and all(r.response == DEFERRED_RESPONSE for r in responses):
-        return False
+    return bool(responses) and all(r.response == DEFERRED_RESPONSE for r in responses)
+
+
+def _kept(event: Event) -> bool:
+    """Whether an event of the turn belongs to the stored session: not ADK's bookkeeping
+    for resumption (which a plain, non-resumable run does not write)."""
     return event.content is not None or bool(event.actions.state_delta)
 
 

@@ -12,18 +12,22 @@ extension point for this (Temporal's ADK integration replaces the model instead)
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from google.adk.agents.base_agent import BaseAgent
 from google.adk.agents.callback_context import CallbackContext
 from google.adk.agents.invocation_context import InvocationContext
+from google.adk.events.event import Event
 from google.adk.models.llm_request import LlmRequest
 from google.adk.models.llm_response import LlmResponse
 from google.adk.plugins.base_plugin import BasePlugin
 from google.adk.tools.base_tool import BaseTool
 from google.adk.tools.tool_confirmation import ToolConfirmation
 from google.adk.tools.tool_context import ToolContext
+from google.adk.tools.transfer_to_agent_tool import TransferToAgentTool
 from google.genai import types
 
 __all__ = ["CARRIED_STATE_KEY", "DEFERRED_RESPONSE", "DeferredCall", "StepPlugin"]
@@ -47,10 +51,6 @@ class DeferredCall:
     needs_confirmation: bool
 
 
-class SecondModelCallError(RuntimeError):
-    """ADK asked for a second model call inside one model step (a bug of this adapter)."""
-
-
 class StepPlugin(BasePlugin):
     def __init__(
         self,
@@ -65,10 +65,20 @@ class StepPlugin(BasePlugin):
         self._temp_state = dict(temp_state or {})
         self.model_calls = 0
         self.deferred: list[DeferredCall] = []
+        self.cut = asyncio.Event()
+        """Set when ADK asks for a model call this step does not make: the step ends there."""
+        self._agent_contexts: list[InvocationContext] = []
 
     async def before_run_callback(self, *, invocation_context: InvocationContext) -> types.Content | None:
         # Invocation-scoped state, as ADK applies a ``temp:`` delta (in memory, never stored).
         invocation_context.session.state.update(self._temp_state)
+        return None
+
+    async def before_agent_callback(
+        self, *, agent: BaseAgent, callback_context: CallbackContext
+    ) -> types.Content | None:
+        # Each agent of the tree runs on a copy of its parent's context: a cut ends them all.
+        self._agent_contexts.append(callback_context._invocation_context)  # pyright: ignore[reportPrivateUsage]
         return None
 
     async def before_model_callback(
@@ -76,15 +86,37 @@ class StepPlugin(BasePlugin):
     ) -> LlmResponse | None:
         self.model_calls += 1
         if self.model_calls > 1:
-            raise SecondModelCallError("a second model call in one sessionflow step")
+            # The next model call of the tree (the same agent's, a transferred-to agent's,
+            # a workflow agent's next sub-agent's) is the next step's: the step is cut here
+            # (`run_step` cancels the run), the invocation ended first so no agent's
+            # after_agent_callback runs on the cancellation.
+            for context in [*self._agent_contexts, callback_context._invocation_context]:  # pyright: ignore[reportPrivateUsage]
+                context.end_invocation = True
+            self.cut.set()
+            await asyncio.Event().wait()
         return self._replay
+
+    def step_done(self, event: Event) -> bool:
+        """Whether ``event`` ends the step: the response to the call a tool step runs, or
+        the (placeholder) responses to every call a model step deferred. Nothing after it
+        belongs to this step (a transfer, a workflow agent's next sub-agent)."""
+        answered = {response.id for response in event.get_function_responses()}
+        if self._run_call_id is not None:
+            return self._run_call_id in answered
+        return bool(self.deferred) and {call.call_id for call in self.deferred} <= answered
 
     async def before_tool_callback(
         self, *, tool: BaseTool, tool_args: dict[str, Any], tool_context: ToolContext
     ) -> dict[str, Any] | None:
+        call_id = tool_context.function_call_id or ""
+        if self._run_call_id is None and isinstance(tool, TransferToAgentTool):
+            # ADK's transfer runs in the model step that asked for it: it only sets the
+            # invocation's action, and ADK's own handling of it (the agent that transfers
+            # ends, its `end_of_agent` recorded; the target starts) belongs to it. The
+            # target's first model call is the next step's.
+            return None
         # No further model call in this step, whatever the tools do.
         tool_context._invocation_context.end_invocation = True  # pyright: ignore[reportPrivateUsage]
-        call_id = tool_context.function_call_id or ""
         if call_id == self._run_call_id:
             # The session approved this call (its floor or the framework's ask), so ADK's
             # own confirmation is given: the tool does not ask a second time.
