@@ -157,3 +157,40 @@ async def test_a_coordinator_transfers_to_its_sub_agents_as_plain_adk(
     assert [e["key"] for e in log.entries("tool", "refund")] == ["adk-help-desk/turn-2/r1"]
     assert plain_log.count("tool") == log.count("tool") == 2
     assert snapshot.messages[-1].message.text == "Order A7 is refunded."
+
+
+def pipeline_script() -> list[ModelReply]:
+    return [
+        ModelReply.call(ScriptedToolCall("w1", "word_count", {"text": "old pond frog jumps in"})),
+        ModelReply.say("Old pond, a frog jumps: the sound of water."),
+        ModelReply.say("A fine haiku."),
+    ]
+
+
+async def test_a_sequential_agent_runs_its_sub_agents_in_order_as_plain_adk(
+    temporal_address: str, model_server: ScriptedModelServer, tmp_path: Path
+) -> None:
+    plain, snapshot, log, _, events = await run_differential(
+        temporal_address,
+        model_server,
+        tmp_path,
+        name="pipeline",
+        tree=pipeline,
+        script=pipeline_script,
+        texts=["A haiku about a frog, please."],
+    )
+    requests = model_server.requests("adk-pipeline")
+    # The writer's output_key reached the reviewer's instruction ({generated_code}).
+    assert requests[2].saw("Review this haiku:\nOld pond, a frog jumps: the sound of water.")
+    assert [e["author"] for e in plain["events"]] == [
+        "user", "CodeWriterAgent", "CodeWriterAgent", "CodeWriterAgent", "CodeReviewerAgent"
+    ]  # fmt: skip
+    assert plain["state"] == {
+        "generated_code": "Old pond, a frog jumps: the sound of water.",
+        "review_comments": "A fine haiku.",
+    }
+    assert tool_steps(events) == [("word_count", "read")]
+    assert [e["key"] for e in log.entries("tool", "word_count")] == ["adk-pipeline/turn-1/w1"]
+    # The reviewer's call was a model step of its own.
+    assert sum(e.type is AgentEventType.MODEL_CONTINUED for e in events) == 1
+    assert snapshot.messages[-1].message.text == "A fine haiku."
