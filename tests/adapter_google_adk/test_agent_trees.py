@@ -194,3 +194,38 @@ async def test_a_sequential_agent_runs_its_sub_agents_in_order_as_plain_adk(
     # The reviewer's call was a model step of its own.
     assert sum(e.type is AgentEventType.MODEL_CONTINUED for e in events) == 1
     assert snapshot.messages[-1].message.text == "A fine haiku."
+
+
+def loop_script() -> list[ModelReply]:
+    return [
+        ModelReply.say("Draft one."),
+        ModelReply.say("Needs more detail."),
+        ModelReply.say("Draft two, with detail."),
+        ModelReply.call(ScriptedToolCall("x1", "exit_loop", {})),
+        ModelReply.say("Published: Draft two, with detail."),
+    ]
+
+
+async def test_a_loop_agent_ends_when_a_tool_escalates_as_plain_adk(
+    temporal_address: str, model_server: ScriptedModelServer, tmp_path: Path
+) -> None:
+    plain, snapshot, log, plain_log, events = await run_differential(
+        temporal_address,
+        model_server,
+        tmp_path,
+        name="loop",
+        tree=refinement_loop,
+        script=loop_script,
+        texts=["Write a short story opening."],
+    )
+    requests = model_server.requests("adk-loop")
+    assert requests[1].saw("Critique the draft:\nDraft one.")
+    assert requests[4].saw("Publish:\nDraft two, with detail.")
+    assert [e["author"] for e in plain["events"]] == [
+        "user", "RefinerAgent", "CriticAgent", "RefinerAgent", "CriticAgent", "CriticAgent", "Publisher"
+    ]  # fmt: skip
+    # The exit tool ran once, in a tool step; its escalation ended the loop, not the turn.
+    assert tool_steps(events) == [("exit_loop", "read")]
+    assert [e["key"] for e in log.entries("tool", "exit_loop")] == ["adk-loop/turn-1/x1"]
+    assert plain_log.count("tool") == 1
+    assert snapshot.messages[-1].message.text == "Published: Draft two, with detail."

@@ -51,6 +51,7 @@ from sessionflow_google_adk._step_plugin import (
     CARRIED_STATE_KEY,
     DEFERRED_RESPONSE,
     DeferredCall,
+    RecordedCall,
     StepPlugin,
 )
 from sessionflow_google_adk._tool_specs import SpecTool
@@ -107,8 +108,7 @@ class GoogleAdkRunner(AgentFrameworkRunner):
             state = json.loads(turn.framework_run_state)
             invocation_id = str(state["invocation_id"])
             events = [load_event(item) for item in state["events"]]
-            if state["pending"]:
-                events.append(_responses_event(events[-1], state["pending"], turn))
+            pending: list[str] = list(state["pending"])
             turn_start = int(state["turn_start"])
         else:
             # Each turn is one ADK invocation, named after the turn so a repeat resumes it.
@@ -116,13 +116,28 @@ class GoogleAdkRunner(AgentFrameworkRunner):
             events = [load_event(m.message.framework_item) for m in turn.messages]
             events[-1] = events[-1].model_copy(update={"invocation_id": invocation_id})
             turn_start = len(events)
+            pending = []
+        replayed: LlmResponse | None = None
+        recorded: dict[str, RecordedCall] = {}
+        if pending and not turn.steered_messages:
+            # ADK itself answers the calls of the last model response: the step replays that
+            # response and hands each call its tool step's result and actions, so ADK builds
+            # the responses event (its merge of parallel calls) and acts on it as a plain run
+            # does (a LoopAgent's exit on `escalate`, a tool's transfer, skip_summarization).
+            asked = events.pop()
+            replayed = LlmResponse(content=asked.content, custom_metadata=asked.custom_metadata)
+            recorded = {call_id: _recorded(call_id, turn) for call_id in pending}
+        elif pending:
+            # A steered message goes after the responses: they are an event of the session,
+            # and the message starts an invocation of its own (`_follow_up`).
+            events.append(_responses_event(events[-1], pending, turn))
         if turn.steered_messages:
             invocation_id = _follow_up(turn, events, turn_start)
             events += [
                 load_event(m.framework_item).model_copy(update={"invocation_id": invocation_id})
                 for m in turn.steered_messages
             ]
-        plugin = StepPlugin(temp_state=self._temp_state(turn))
+        plugin = StepPlugin(temp_state=self._temp_state(turn), replay=replayed, recorded=recorded)
 
         def deltas(partial: Event) -> None:
             for part in partial.content.parts or [] if partial.content else []:
@@ -144,6 +159,10 @@ class GoogleAdkRunner(AgentFrameworkRunner):
         # ADK's resumability events (an agent's `agent_state`, `end_of_agent`: where a
         # workflow agent is, which agent ended) stay in the run state, so the next step
         # resumes the tree where this one stopped; the stored messages leave them out.
+        if replayed is not None:
+            # The replayed response is the one already recorded (with its usage): keep that.
+            events.append(asked)  # pyright: ignore[reportPossiblyUnbound]
+            yielded = [e for e in yielded if not _replay_of(e, asked)]  # pyright: ignore[reportPossiblyUnbound]
         produced = [e for e in yielded if not _deferred_placeholder(e)]
         events += produced
         usage = _usage(produced)
@@ -334,6 +353,24 @@ def _kept(event: Event) -> bool:
     """Whether an event of the turn belongs to the stored session: not ADK's bookkeeping
     for resumption (which a plain, non-resumable run does not write)."""
     return event.content is not None or bool(event.actions.state_delta)
+
+
+def _replay_of(event: Event, asked: Event) -> bool:
+    """Whether ``event`` is ADK's event for the replayed model response ``asked``."""
+    calls = [call.id for call in event.get_function_calls()]
+    return bool(calls) and calls == [call.id for call in asked.get_function_calls()]
+
+
+def _recorded(call_id: str, turn: AgentTurnContext) -> RecordedCall:
+    """What a call's tool step recorded: its response and its actions; for a call that did
+    not run (failed, rejected, outcome unknown), the error ADK reports for a failed call."""
+    record = turn.recorded_tool_call(call_id)
+    if record.state_update:
+        update = json.loads(record.state_update)
+        part = types.Part.model_validate(update["part"])
+        response = part.function_response.response if part.function_response else None
+        return RecordedCall(dict(response or {}), dict(update["actions"]))
+    return RecordedCall({"error": describe_tool_call_outcome(record)}, {})
 
 
 def _responses_event(asked: Event, pending: Sequence[str], turn: AgentTurnContext) -> Event:

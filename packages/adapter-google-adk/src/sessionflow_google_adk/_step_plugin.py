@@ -21,6 +21,7 @@ from google.adk.agents.base_agent import BaseAgent
 from google.adk.agents.callback_context import CallbackContext
 from google.adk.agents.invocation_context import InvocationContext
 from google.adk.events.event import Event
+from google.adk.events.event_actions import EventActions
 from google.adk.models.llm_request import LlmRequest
 from google.adk.models.llm_response import LlmResponse
 from google.adk.plugins.base_plugin import BasePlugin
@@ -30,7 +31,7 @@ from google.adk.tools.tool_context import ToolContext
 from google.adk.tools.transfer_to_agent_tool import TransferToAgentTool
 from google.genai import types
 
-__all__ = ["CARRIED_STATE_KEY", "DEFERRED_RESPONSE", "DeferredCall", "StepPlugin"]
+__all__ = ["CARRIED_STATE_KEY", "DEFERRED_RESPONSE", "DeferredCall", "RecordedCall", "StepPlugin"]
 
 # What ADK records for a call this step did not run; such responses never leave the step.
 DEFERRED_RESPONSE: dict[str, Any] = {"sessionflow": "deferred to a tool step"}
@@ -39,6 +40,14 @@ CARRIED_STATE_KEY = "temp:sessionflow_carried"
 """The invocation state key that holds a carry hook's carry (`GoogleAdkRunner(carry=...)`)
 in every step of a turn: ``temp:``, so ADK never stores it in an event; an instruction
 reads it as ``{temp:sessionflow_carried?}`` or through its `ReadonlyContext`."""
+
+
+@dataclass(frozen=True)
+class RecordedCall:
+    """A call a tool step ran: the response ADK built for it, and its actions (dumped)."""
+
+    response: dict[str, Any]
+    actions: dict[str, Any]
 
 
 @dataclass(frozen=True)
@@ -58,10 +67,15 @@ class StepPlugin(BasePlugin):
         run_call_id: str | None = None,
         replay: LlmResponse | None = None,
         temp_state: Mapping[str, Any] | None = None,
+        recorded: Mapping[str, RecordedCall] | None = None,
     ) -> None:
         super().__init__(name="sessionflow_step")
         self._run_call_id = run_call_id
         self._replay = replay
+        self._recorded = dict(recorded or {})
+        # A tool step makes no model call (the replay answers the one it gets); a model step
+        # makes one, after the replay of the response whose calls it answers, if any.
+        self._calls_allowed = 1 + (1 if replay is not None and run_call_id is None else 0)
         self._temp_state = dict(temp_state or {})
         self.model_calls = 0
         self.deferred: list[DeferredCall] = []
@@ -85,7 +99,7 @@ class StepPlugin(BasePlugin):
         self, *, callback_context: CallbackContext, llm_request: LlmRequest
     ) -> LlmResponse | None:
         self.model_calls += 1
-        if self.model_calls > 1:
+        if self.model_calls > self._calls_allowed:
             # The next model call of the tree (the same agent's, a transferred-to agent's,
             # a workflow agent's next sub-agent's) is the next step's: the step is cut here
             # (`run_step` cancels the run), the invocation ended first so no agent's
@@ -94,7 +108,7 @@ class StepPlugin(BasePlugin):
                 context.end_invocation = True
             self.cut.set()
             await asyncio.Event().wait()
-        return self._replay
+        return self._replay if self.model_calls == 1 else None
 
     def step_done(self, event: Event) -> bool:
         """Whether ``event`` ends the step: the response to the call a tool step runs, or
@@ -105,10 +119,24 @@ class StepPlugin(BasePlugin):
             return self._run_call_id in answered
         return bool(self.deferred) and {call.call_id for call in self.deferred} <= answered
 
+    async def after_tool_callback(
+        self, *, tool: BaseTool, tool_args: dict[str, Any], tool_context: ToolContext, result: dict[str, Any]
+    ) -> dict[str, Any] | None:
+        # A recorded call's after_tool_callbacks ran in its tool step: a plugin's result
+        # here stands for theirs, so they do not run a second time.
+        recorded = self._recorded.get(tool_context.function_call_id or "")
+        return dict(recorded.response) if recorded is not None else None
+
     async def before_tool_callback(
         self, *, tool: BaseTool, tool_args: dict[str, Any], tool_context: ToolContext
     ) -> dict[str, Any] | None:
         call_id = tool_context.function_call_id or ""
+        if (recorded := self._recorded.get(call_id)) is not None:
+            # Answered by its tool step: its response, and its actions as the tool set them.
+            actions = EventActions.model_validate(recorded.actions)
+            for name in actions.model_fields_set:
+                setattr(tool_context.actions, name, getattr(actions, name))
+            return dict(recorded.response)
         if self._run_call_id is None and isinstance(tool, TransferToAgentTool):
             # ADK's transfer runs in the model step that asked for it: it only sets the
             # invocation's action, and ADK's own handling of it (the agent that transfers
