@@ -46,7 +46,9 @@ async def plain_adk(
     for text in texts:
         message = types.Content(role="user", parts=[types.Part(text=text)])
         config = RunConfig(streaming_mode=StreamingMode.SSE)
-        async for _ in runner.run_async(user_id="user", session_id=key, new_message=message, run_config=config):
+        async for _ in runner.run_async(
+            user_id="user", session_id=key, new_message=message, run_config=config
+        ):
             pass
     session = await service.get_session(app_name="sessionflow", user_id="user", session_id=key)
     assert session is not None

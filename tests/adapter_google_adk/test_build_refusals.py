@@ -1,10 +1,12 @@
-"""What the adapter does not run step by step yet is refused when the flow is built, with
+"""What the adapter does not run step by step yet is refused (and agent trees it runs are taken) when the flow is built, with
 the option and the reason, before any session starts."""
 
 from __future__ import annotations
 
+import warnings
+
 import pytest
-from google.adk.agents import BaseAgent, LlmAgent
+from google.adk.agents import BaseAgent, LlmAgent, LoopAgent, ParallelAgent, SequentialAgent  # pyright: ignore[reportDeprecated]
 from google.adk.tools.agent_tool import AgentTool
 from google.adk.tools.long_running_tool import LongRunningFunctionTool
 
@@ -24,14 +26,47 @@ def helper() -> LlmAgent:
     return LlmAgent(name="helper", model="gemini-2.5-flash", instruction="Help.")
 
 
+def parallel() -> BaseAgent:
+    """ADK's research sample: a sequence whose second stage is a ParallelAgent."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        fan_out = ParallelAgent(name="ParallelWebResearchAgent", sub_agents=[helper()])  # pyright: ignore[reportDeprecated]
+        return SequentialAgent(name="ResearchPipeline", sub_agents=[helper_named("plan"), fan_out])  # pyright: ignore[reportDeprecated]
+
+
+def helper_named(name: str) -> LlmAgent:
+    return LlmAgent(name=name, model="gemini-2.5-flash", instruction="Help.")
+
+
+def test_agent_trees_are_taken() -> None:
+    """`sub_agents` with transfer, SequentialAgent and LoopAgent, at any depth, build."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        loop = LoopAgent(name="loop", sub_agents=[helper_named("a"), helper_named("b")], max_iterations=2)  # pyright: ignore[reportDeprecated]
+        tree = SequentialAgent(  # pyright: ignore[reportDeprecated]
+            name="seq", sub_agents=[loop, LlmAgent(name="c", model="gemini-2.5-flash", sub_agents=[helper()])]
+        )
+    assert google_adk_session_flow(tree, flow_type="tree").flow_type == "tree"
+
+
 @pytest.mark.parametrize(
     ("agent", "option", "reason"),
     [
         (Custom(name="custom", sub_agents=[helper()]), "agent", "Custom is not supported"),
         (
-            LlmAgent(name="root", model="gemini-2.5-flash", sub_agents=[helper()]),
-            "sub_agents",
-            "agent transfer is not supported",
+            LlmAgent(name="root", model="gemini-2.5-flash", sub_agents=[Custom(name="custom")]),
+            "agent.sub_agents[0]",
+            "Custom is not supported",
+        ),
+        (parallel(), "agent.sub_agents[1]", "ParallelAgent is not supported yet"),
+        (
+            LlmAgent(
+                name="root",
+                model="gemini-2.5-flash",
+                sub_agents=[LlmAgent(name="h", model="gemini-2.5-flash", tools=[AgentTool(agent=helper())])],
+            ),
+            "agent.sub_agents[0].tools[0]",
+            "AgentTool is not supported",
         ),
         (
             LlmAgent(name="root", model="gemini-2.5-flash", tools=[AgentTool(agent=helper())]),

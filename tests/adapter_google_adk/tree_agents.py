@@ -11,7 +11,7 @@ import warnings
 from pathlib import Path
 from typing import Any
 
-from google.adk.agents import BaseAgent, LlmAgent, LoopAgent, SequentialAgent
+from google.adk.agents import BaseAgent, LlmAgent, LoopAgent, SequentialAgent  # pyright: ignore[reportDeprecated]
 from google.adk.models.google_llm import Gemini
 from google.adk.tools.tool_context import ToolContext
 
@@ -45,9 +45,7 @@ def help_desk(base_url: str, log: InvocationLog) -> LlmAgent:
         return f"refunded {order_id}"
 
     model = Gemini(model=MODEL, base_url=base_url)
-    billing = LlmAgent(
-        name="Billing", model=model, description="Handles billing inquiries.", tools=[refund]
-    )
+    billing = LlmAgent(name="Billing", model=model, description="Handles billing inquiries.", tools=[refund])
     support = LlmAgent(
         name="Support",
         model=model,
@@ -90,7 +88,7 @@ def pipeline(base_url: str, log: InvocationLog) -> BaseAgent:
     )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)
-        return SequentialAgent(name="CodePipelineAgent", sub_agents=[writer, reviewer])
+        return SequentialAgent(name="CodePipelineAgent", sub_agents=[writer, reviewer])  # pyright: ignore[reportDeprecated]
 
 
 def refinement_loop(base_url: str, log: InvocationLog) -> BaseAgent:
@@ -120,8 +118,8 @@ def refinement_loop(base_url: str, log: InvocationLog) -> BaseAgent:
     )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)
-        loop = LoopAgent(name="RefinementLoop", sub_agents=[refiner, critic], max_iterations=5)
-        return SequentialAgent(
+        loop = LoopAgent(name="RefinementLoop", sub_agents=[refiner, critic], max_iterations=5)  # pyright: ignore[reportDeprecated]
+        return SequentialAgent(  # pyright: ignore[reportDeprecated]
             name="IterativeWritingPipeline",
             sub_agents=[
                 loop,

@@ -107,7 +107,9 @@ async def run_step(
         )
     runner = Runner(app=app, session_service=service)
     yielded: list[Event] = []
-    run = runner.run_async(user_id=USER_ID, session_id=session_id, invocation_id=invocation_id, run_config=run_config)
+    run = runner.run_async(
+        user_id=USER_ID, session_id=session_id, invocation_id=invocation_id, run_config=run_config
+    )
     try:
         while (event := await _next_event(run, plugin)) is not None:
             if event.partial:

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from google.adk.agents.base_agent import BaseAgent
 from google.adk.agents.llm_agent import LlmAgent
-from google.adk.agents.loop_agent import LoopAgent
-from google.adk.agents.parallel_agent import ParallelAgent
-from google.adk.agents.sequential_agent import SequentialAgent
+from google.adk.agents.loop_agent import LoopAgent  # pyright: ignore[reportDeprecated]
+from google.adk.agents.parallel_agent import ParallelAgent  # pyright: ignore[reportDeprecated]
+from google.adk.agents.sequential_agent import SequentialAgent  # pyright: ignore[reportDeprecated]
 from google.adk.tools.agent_tool import AgentTool
 from google.adk.tools.long_running_tool import LongRunningFunctionTool
 
@@ -24,13 +24,13 @@ __all__ = ["check_agent", "first_llm_agent"]
 def check_agent(agent: BaseAgent, where: str = "agent") -> None:
     """Raise `UnsupportedOptionError` for an agent (or a sub-agent of its tree) this adapter
     cannot run step by step; ``where`` names it in the error (``agent.sub_agents[1]``)."""
-    if isinstance(agent, ParallelAgent):
+    if isinstance(agent, ParallelAgent):  # pyright: ignore[reportDeprecated]
         raise UnsupportedOptionError(
             where,
             "ParallelAgent is not supported yet: its branches call the model concurrently "
             "inside one invocation, and one model step makes one call",
         )
-    if not isinstance(agent, LlmAgent | SequentialAgent | LoopAgent):
+    if not isinstance(agent, LlmAgent | SequentialAgent | LoopAgent):  # pyright: ignore[reportDeprecated]
         raise UnsupportedOptionError(
             where,
             f"{type(agent).__name__} is not supported: give an LlmAgent, a SequentialAgent "

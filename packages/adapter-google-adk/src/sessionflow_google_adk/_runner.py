@@ -117,6 +117,7 @@ class GoogleAdkRunner(AgentFrameworkRunner):
             events[-1] = events[-1].model_copy(update={"invocation_id": invocation_id})
             turn_start = len(events)
             pending = []
+        asked: Event | None = None
         replayed: LlmResponse | None = None
         recorded: dict[str, RecordedCall] = {}
         if pending and not turn.steered_messages:
@@ -159,10 +160,10 @@ class GoogleAdkRunner(AgentFrameworkRunner):
         # ADK's resumability events (an agent's `agent_state`, `end_of_agent`: where a
         # workflow agent is, which agent ended) stay in the run state, so the next step
         # resumes the tree where this one stopped; the stored messages leave them out.
-        if replayed is not None:
+        if asked is not None:
             # The replayed response is the one already recorded (with its usage): keep that.
-            events.append(asked)  # pyright: ignore[reportPossiblyUnbound]
-            yielded = [e for e in yielded if not _replay_of(e, asked)]  # pyright: ignore[reportPossiblyUnbound]
+            events.append(asked)
+            yielded = [e for e in yielded if not _replay_of(e, asked)]
         produced = [e for e in yielded if not _deferred_placeholder(e)]
         events += produced
         usage = _usage(produced)
