@@ -26,7 +26,7 @@ from sessionflow.testing import InvocationLog
 from sessionflow_google_adk import google_adk_session_flow
 from tests.adapter_google_adk.agents import TIMINGS
 from tests.adapter_google_adk.test_sessions import comparable, idle, serving
-from tests.adapter_google_adk.tree_agents import help_desk, pipeline, refinement_loop
+from tests.adapter_google_adk.tree_agents import counted_pipeline, help_desk, pipeline, refinement_loop
 
 Tree = Callable[[str, InvocationLog], BaseAgent]
 
@@ -231,3 +231,32 @@ async def test_a_loop_agent_ends_when_a_tool_escalates_as_plain_adk(
     assert [e["key"] for e in log.entries("tool", "exit_loop")] == ["adk-loop/turn-1/x1"]
     assert plain_log.count("tool") == 1
     assert snapshot.messages[-1].message.text == "Published: Draft two, with detail."
+
+
+async def test_a_sub_agents_callbacks_run_as_often_as_in_plain_adk(
+    temporal_address: str, model_server: ScriptedModelServer, tmp_path: Path
+) -> None:
+    _, _, log, plain_log, _ = await run_differential(
+        temporal_address,
+        model_server,
+        tmp_path,
+        name="callbacks",
+        tree=counted_pipeline,
+        script=pipeline_script,
+        texts=["A haiku about a frog, please."],
+    )
+
+    def counts(of: InvocationLog) -> dict[str, int]:
+        names = [str(e["name"]) for e in of.entries("callback")]
+        return {name: names.count(name) for name in sorted(set(names))}
+
+    ours, plain = counts(log), counts(plain_log)
+    # The model and tool callbacks run where their call runs, as often as in plain ADK; the
+    # agent's end once, in the step where it ends.
+    for name in ("before_model_callback", "after_model_callback", "before_tool_callback"):
+        assert ours[name] == plain[name], name
+    assert (ours["after_tool_callback"], ours["after_agent_callback"]) == (1, 1)
+    assert (plain["before_model_callback"], plain["after_tool_callback"]) == (2, 1)
+    # Documented difference: before_agent_callback runs in every step the agent resumes in
+    # (its first model step, its tool step, the model step after it), where plain runs it once.
+    assert (ours["before_agent_callback"], plain["before_agent_callback"]) == (3, 1)

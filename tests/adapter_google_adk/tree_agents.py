@@ -91,6 +91,31 @@ def pipeline(base_url: str, log: InvocationLog) -> BaseAgent:
         return SequentialAgent(name="CodePipelineAgent", sub_agents=[writer, reviewer])  # pyright: ignore[reportDeprecated]
 
 
+def counted_pipeline(base_url: str, log: InvocationLog) -> BaseAgent:
+    """`pipeline` with every agent, model and tool callback of the writer counted (ADK's
+    callback docs' shapes: each returns None, so nothing is replaced)."""
+    tree = pipeline(base_url, log)
+    writer = tree.sub_agents[0]
+    assert isinstance(writer, LlmAgent)
+
+    def counted(name: str) -> Any:
+        def callback(*args: Any, **kwargs: Any) -> None:
+            log.record("callback", name)
+
+        return callback
+
+    for name in (
+        "before_agent_callback",
+        "after_agent_callback",
+        "before_model_callback",
+        "after_model_callback",
+        "before_tool_callback",
+        "after_tool_callback",
+    ):
+        setattr(writer, name, counted(name))
+    return tree
+
+
 def refinement_loop(base_url: str, log: InvocationLog) -> BaseAgent:
     """ADK's iterative refinement sample: a writer and a critic in a `LoopAgent`; the
     critic's `exit_loop` sets ``tool_context.actions.escalate``."""
@@ -128,7 +153,12 @@ def refinement_loop(base_url: str, log: InvocationLog) -> BaseAgent:
         )
 
 
-TREES = {"help_desk": help_desk, "pipeline": pipeline, "refinement_loop": refinement_loop}
+TREES = {
+    "help_desk": help_desk,
+    "pipeline": pipeline,
+    "counted_pipeline": counted_pipeline,
+    "refinement_loop": refinement_loop,
+}
 
 
 def save_tree_spec(state_dir: Path, *, tree: str, flow_type: str, base_url: str) -> None:

@@ -82,6 +82,7 @@ class StepPlugin(BasePlugin):
         self.cut = asyncio.Event()
         """Set when ADK asks for a model call this step does not make: the step ends there."""
         self._agent_contexts: list[InvocationContext] = []
+        self._held: set[str] = set()  # the calls answered with the placeholder
 
     async def before_run_callback(self, *, invocation_context: InvocationContext) -> types.Content | None:
         # Invocation-scoped state, as ADK applies a ``temp:`` delta (in memory, never stored).
@@ -122,9 +123,14 @@ class StepPlugin(BasePlugin):
     async def after_tool_callback(
         self, *, tool: BaseTool, tool_args: dict[str, Any], tool_context: ToolContext, result: dict[str, Any]
     ) -> dict[str, Any] | None:
-        # A recorded call's after_tool_callbacks ran in its tool step: a plugin's result
-        # here stands for theirs, so they do not run a second time.
-        recorded = self._recorded.get(tool_context.function_call_id or "")
+        # A plugin's result here stands for the agent's after_tool_callbacks: a recorded
+        # call's ran in its tool step, so they do not run a second time.
+        call_id = tool_context.function_call_id or ""
+        if call_id in self._held:
+            # A call that did not run here has no after_tool_callbacks here (its tool step
+            # runs them around the real run).
+            return dict(DEFERRED_RESPONSE)
+        recorded = self._recorded.get(call_id)
         return dict(recorded.response) if recorded is not None else None
 
     async def before_tool_callback(
@@ -153,4 +159,5 @@ class StepPlugin(BasePlugin):
         if self._run_call_id is None:
             needs = await tool.check_require_confirmation(tool_args, tool_context)
             self.deferred.append(DeferredCall(call_id, tool, dict(tool_args), needs))
+        self._held.add(call_id)
         return dict(DEFERRED_RESPONSE)
