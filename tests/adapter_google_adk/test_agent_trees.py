@@ -260,3 +260,31 @@ async def test_a_sub_agents_callbacks_run_as_often_as_in_plain_adk(
     # Documented difference: before_agent_callback runs in every step the agent resumes in
     # (its first model step, its tool step, the model step after it), where plain runs it once.
     assert (ours["before_agent_callback"], plain["before_agent_callback"]) == (3, 1)
+
+
+async def test_a_tool_that_sets_transfer_to_agent_transfers_as_plain_adk(
+    temporal_address: str, model_server: ScriptedModelServer, tmp_path: Path
+) -> None:
+    def script() -> list[ModelReply]:
+        return [
+            ModelReply.call(ScriptedToolCall("t1", "transfer_to_agent", {"agent_name": "Support"})),
+            ModelReply.call(ScriptedToolCall("h1", "hand_to_billing", {"reason": "a refund"})),
+            ModelReply.call(ScriptedToolCall("r1", "refund", {"order_id": "B2"})),
+            ModelReply.say("Order B2 is refunded."),
+        ]
+
+    plain, _, log, _, events = await run_differential(
+        temporal_address,
+        model_server,
+        tmp_path,
+        name="tool-transfer",
+        tree=help_desk,
+        script=script,
+        texts=["My plan is wrong, I want a refund of order B2."],
+    )
+    # The tool's action (tool_context.actions.transfer_to_agent) handed over to Billing, whose
+    # model call came next, in a model step of its own.
+    assert model_server.requests("adk-tool-transfer")[2].saw('Your internal name is "Billing"')
+    assert [e["author"] for e in plain["events"]][-3:] == ["Billing", "Billing", "Billing"]
+    assert tool_steps(events) == [("hand_to_billing", "read"), ("refund", "idempotent_write")]
+    assert [e["key"] for e in log.entries("tool", "hand_to_billing")] == ["adk-tool-transfer/turn-1/h1"]

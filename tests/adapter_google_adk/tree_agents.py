@@ -44,6 +44,13 @@ def help_desk(base_url: str, log: InvocationLog) -> LlmAgent:
         log.record("tool", "refund", order_id=order_id, key=_key())
         return f"refunded {order_id}"
 
+    @tool_effect("read")
+    def hand_to_billing(reason: str, tool_context: ToolContext) -> str:
+        """Hands the conversation to billing (a tool that transfers: ToolContext.actions)."""
+        log.record("tool", "hand_to_billing", reason=reason, key=_key())
+        tool_context.actions.transfer_to_agent = "Billing"
+        return "handed over"
+
     model = Gemini(model=MODEL, base_url=base_url)
     billing = LlmAgent(name="Billing", model=model, description="Handles billing inquiries.", tools=[refund])
     support = LlmAgent(
@@ -51,7 +58,7 @@ def help_desk(base_url: str, log: InvocationLog) -> LlmAgent:
         model=model,
         description="Handles technical support requests.",
         instruction="You fix technical problems. Last checked: {checked?}",
-        tools=[check_service_status],
+        tools=[check_service_status, hand_to_billing],
     )
     return LlmAgent(
         name="HelpDeskCoordinator",
