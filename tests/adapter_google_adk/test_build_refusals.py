@@ -7,6 +7,8 @@ import warnings
 
 import pytest
 from google.adk.agents import BaseAgent, LlmAgent, LoopAgent, ParallelAgent, SequentialAgent  # pyright: ignore[reportDeprecated]
+from google.adk.runners import Runner
+from google.adk.sessions.in_memory_session_service import InMemorySessionService
 from google.adk.tools.agent_tool import AgentTool
 from google.adk.tools.long_running_tool import LongRunningFunctionTool
 
@@ -53,6 +55,11 @@ def test_agent_trees_are_taken() -> None:
     ("agent", "option", "reason"),
     [
         (Custom(name="custom", sub_agents=[helper()]), "agent", "Custom is not supported"),
+        (
+            Runner(app_name="app", agent=helper(), session_service=InMemorySessionService()),
+            "agent",
+            "a Runner is not taken",
+        ),
         (
             LlmAgent(name="root", model="gemini-2.5-flash", sub_agents=[Custom(name="custom")]),
             "agent.sub_agents[0]",

@@ -24,6 +24,12 @@ __all__ = ["check_agent", "first_llm_agent"]
 def check_agent(agent: BaseAgent, where: str = "agent") -> None:
     """Raise `UnsupportedOptionError` for an agent (or a sub-agent of its tree) this adapter
     cannot run step by step; ``where`` names it in the error (``agent.sub_agents[1]``)."""
+    if not isinstance(agent, BaseAgent):  # pyright: ignore[reportUnnecessaryIsInstance]
+        raise UnsupportedOptionError(
+            where,
+            f"a {type(agent).__name__} is not taken: give its agent (the session is the ADK "
+            "session, so a Runner's own session service, or an App's plugins, would run beside it)",
+        )
     if isinstance(agent, ParallelAgent):  # pyright: ignore[reportDeprecated]
         raise UnsupportedOptionError(
             where,
