@@ -11,9 +11,11 @@ from google.adk.runners import Runner
 from google.adk.sessions.in_memory_session_service import InMemorySessionService
 from google.adk.tools.agent_tool import AgentTool
 from google.adk.tools.long_running_tool import LongRunningFunctionTool
+from google.adk.version import __version__ as adk_version
 
 from sessionflow import UnsupportedOptionError
 from sessionflow_google_adk import google_adk_session_flow
+from sessionflow_google_adk._refusals import transfers_resume
 
 
 def ask_manager(question: str) -> None:
@@ -91,3 +93,13 @@ def test_what_is_not_run_step_by_step_is_refused_at_build(agent: object, option:
     with pytest.raises(UnsupportedOptionError) as refused:
         google_adk_session_flow(agent, flow_type="refused")  # pyright: ignore[reportArgumentType]
     assert refused.value.option == option and reason in refused.value.why
+
+
+@pytest.mark.parametrize(
+    ("version", "resumes"), [("2.5.0", False), ("2.12.3", False), ("2.13.0", True), ("3.0.0rc1", True)]
+)
+def test_transfers_are_taken_from_the_adk_version_that_resumes_them(version: str, resumes: bool) -> None:
+    """On an older ADK an LlmAgent with sub_agents is refused (2.5 resumes a peer transfer at
+    the agent that transferred); the installed version takes it."""
+    assert transfers_resume(version) is resumes
+    assert transfers_resume(adk_version)

@@ -8,6 +8,8 @@ workflow agents `SequentialAgent` and `LoopAgent`, at any depth. Each agent is c
 
 from __future__ import annotations
 
+import re
+
 from google.adk.agents.base_agent import BaseAgent
 from google.adk.agents.llm_agent import LlmAgent
 from google.adk.agents.loop_agent import LoopAgent  # pyright: ignore[reportDeprecated]
@@ -15,10 +17,11 @@ from google.adk.agents.parallel_agent import ParallelAgent  # pyright: ignore[re
 from google.adk.agents.sequential_agent import SequentialAgent  # pyright: ignore[reportDeprecated]
 from google.adk.tools.agent_tool import AgentTool
 from google.adk.tools.long_running_tool import LongRunningFunctionTool
+from google.adk.version import __version__ as adk_version
 
 from sessionflow import UnsupportedOptionError
 
-__all__ = ["check_agent", "first_llm_agent"]
+__all__ = ["TRANSFERS_FROM", "check_agent", "first_llm_agent", "transfers_resume"]
 
 
 def check_agent(agent: BaseAgent, where: str = "agent") -> None:
@@ -45,8 +48,26 @@ def check_agent(agent: BaseAgent, where: str = "agent") -> None:
         )
     if isinstance(agent, LlmAgent):
         _check_tools(agent, where)
+        if agent.sub_agents and not transfers_resume(adk_version):
+            raise UnsupportedOptionError(
+                f"{where}.sub_agents",
+                f"agent transfer needs google-adk {'.'.join(map(str, TRANSFERS_FROM))} or later "
+                f"(installed: {adk_version}): older 2.x versions resume a transfer between "
+                "sub-agents at the agent that transferred, not at its target",
+            )
     for index, sub_agent in enumerate(agent.sub_agents):
         check_agent(sub_agent, f"{where}.sub_agents[{index}]")
+
+
+TRANSFERS_FROM = (2, 13)
+"""The first google-adk whose resumed invocation continues at a transfer's target (2.5
+resumes a peer transfer at the agent that transferred; 2.13 is the version tested)."""
+
+
+def transfers_resume(version: str) -> bool:
+    """Whether google-adk ``version`` resumes an invocation at a transfer's target."""
+    parts = [int(part) for part in re.findall(r"\d+", version)[:2]]
+    return tuple(parts) >= TRANSFERS_FROM
 
 
 def _check_tools(agent: LlmAgent, where: str) -> None:
