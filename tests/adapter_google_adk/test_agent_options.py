@@ -12,6 +12,7 @@ from google.adk.agents.callback_context import CallbackContext
 from google.adk.models.google_llm import Gemini
 from google.adk.models.llm_request import LlmRequest
 from google.adk.models.llm_response import LlmResponse
+from google.adk.planners import BuiltInPlanner
 from google.adk.tools.base_tool import BaseTool
 from google.adk.tools.tool_context import ToolContext
 from google.genai import types
@@ -164,3 +165,63 @@ async def test_callbacks_that_answer_replace_the_call_as_in_plain_adk(
         "author": "guarded_agent",
         "content": {"parts": [{"text": "Blocked."}], "role": "model"},
     }
+
+
+def planned(base_url: str, log: InvocationLog) -> BaseAgent:
+    """A `BuiltInPlanner` (Gemini's thinking config), a `static_instruction`, and a tool whose
+    error an `on_tool_error_callback` answers (ADK's callback docs' error handler)."""
+
+    @tool_effect("read")
+    def lookup_order(order_id: str) -> str:
+        """Looks an order up."""
+        log.record("tool", "lookup_order", order_id=order_id)
+        raise RuntimeError(f"order service down for {order_id}")
+
+    def on_tool_error(
+        tool: BaseTool, args: dict[str, Any], tool_context: ToolContext, error: Exception
+    ) -> dict[str, Any]:
+        log.record("callback", "on_tool_error", error=str(error))
+        return {"error": "The order service is down; try later."}
+
+    return LlmAgent(
+        name="orders_agent",
+        model=Gemini(model=MODEL, base_url=base_url),
+        static_instruction=types.Content(role="user", parts=[types.Part(text="You track orders.")]),
+        instruction="Be brief.",
+        planner=BuiltInPlanner(
+            thinking_config=types.ThinkingConfig(include_thoughts=True, thinking_budget=64)
+        ),
+        tools=[lookup_order],
+        on_tool_error_callback=on_tool_error,
+    )
+
+
+async def test_a_planner_a_static_instruction_and_a_tool_error_callback_as_plain_adk(
+    temporal_address: str, model_server: ScriptedModelServer, tmp_path: Path
+) -> None:
+    def script() -> list[ModelReply]:
+        return [
+            ModelReply.call(ScriptedToolCall("o1", "lookup_order", {"order_id": "A7"})),
+            ModelReply.say("The order service is down."),
+        ]
+
+    _, _, log, plain_log, _ = await run_differential(
+        temporal_address,
+        model_server,
+        tmp_path,
+        name="planned",
+        tree=planned,
+        script=script,
+        texts=["Where is order A7?"],
+    )
+    first, second = model_server.requests("adk-planned")
+    assert first.body["generationConfig"]["thinkingConfig"] == {
+        "include_thoughts": True,
+        "thinking_budget": 64,
+    }
+    assert first.saw("You track orders.") and first.saw("Be brief.")
+    # The error callback's answer is what the model saw; the tool and the callback ran once.
+    assert second.tool_results() == {"o1": "The order service is down; try later."}
+    for of in (log, plain_log):
+        assert of.count("tool") == 1
+        assert [e["error"] for e in of.entries("callback")] == ["order service down for A7"]
