@@ -26,7 +26,13 @@ from sessionflow.testing import InvocationLog
 from sessionflow_google_adk import google_adk_session_flow
 from tests.adapter_google_adk.agents import TIMINGS
 from tests.adapter_google_adk.test_sessions import comparable, idle, serving
-from tests.adapter_google_adk.tree_agents import counted_pipeline, help_desk, pipeline, refinement_loop
+from tests.adapter_google_adk.tree_agents import (
+    bounded_loop,
+    counted_pipeline,
+    help_desk,
+    pipeline,
+    refinement_loop,
+)
 
 Tree = Callable[[str, InvocationLog], BaseAgent]
 
@@ -288,3 +294,26 @@ async def test_a_tool_that_sets_transfer_to_agent_transfers_as_plain_adk(
     assert [e["author"] for e in plain["events"]][-3:] == ["Billing", "Billing", "Billing"]
     assert tool_steps(events) == [("hand_to_billing", "read"), ("refund", "idempotent_write")]
     assert [e["key"] for e in log.entries("tool", "hand_to_billing")] == ["adk-tool-transfer/turn-1/h1"]
+
+
+async def test_a_loop_agent_stops_at_max_iterations_and_starts_over_next_turn_as_plain_adk(
+    temporal_address: str, model_server: ScriptedModelServer, tmp_path: Path
+) -> None:
+    def script() -> list[ModelReply]:
+        return [ModelReply.say(f"Draft {n}.") for n in range(1, 5)]
+
+    plain, _, _, _, events = await run_differential(
+        temporal_address,
+        model_server,
+        tmp_path,
+        name="bounded-loop",
+        tree=bounded_loop,
+        script=script,
+        texts=["Draft a slogan.", "Again, shorter."],
+    )
+    requests = model_server.requests("adk-bounded-loop")
+    # Two iterations per turn; each reads the draft the one before left in state.
+    assert requests[1].saw("Improve:\nDraft 1.") and requests[3].saw("Improve:\nDraft 3.")
+    assert plain["state"] == {"draft": "Draft 4."}
+    # Four model calls, four model steps: one continued in each turn.
+    assert sum(e.type is AgentEventType.MODEL_CONTINUED for e in events) == 2

@@ -160,6 +160,25 @@ def refinement_loop(base_url: str, log: InvocationLog) -> BaseAgent:
         )
 
 
+def bounded_loop(base_url: str, log: InvocationLog) -> BaseAgent:
+    """ADK's loop sample without an exit: a `LoopAgent` of one agent, `max_iterations=2`, whose
+    `output_key` feeds its own next iteration's `{draft?}`."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        return LoopAgent(  # pyright: ignore[reportDeprecated]
+            name="DraftLoop",
+            max_iterations=2,
+            sub_agents=[
+                LlmAgent(
+                    name="Drafter",
+                    model=Gemini(model=MODEL, base_url=base_url),
+                    instruction="Improve:\n{draft?}",
+                    output_key="draft",
+                )
+            ],
+        )
+
+
 TREES = {
     "help_desk": help_desk,
     "pipeline": pipeline,
