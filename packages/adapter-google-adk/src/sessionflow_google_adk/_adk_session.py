@@ -91,7 +91,9 @@ async def run_step(
     on_partial: Callable[[Event], None] | None = None,
 ) -> tuple[list[Event], Session]:
     """Resume ``invocation_id`` over a session of ``events``; the events ADK yielded (whole
-    ones: each partial event goes to ``on_partial``), and the session after them."""
+    ones: each partial event goes to ``on_partial``) up to the end of the step (the plugin's
+    `StepPlugin.step_done`, or its cut before a model call that is the next step's), and
+    the session after them."""
     service = InMemorySessionService()
     session = await service.create_session(app_name=app_name, user_id=USER_ID, session_id=session_id)
     for event in events:

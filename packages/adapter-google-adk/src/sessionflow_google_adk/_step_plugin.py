@@ -5,9 +5,14 @@ extension point for this (Temporal's ADK integration replaces the model instead)
 
 - a model step lets exactly one model call through and defers every tool call: the
   tool does not run, and the invocation ends (``end_invocation``) before a second call;
+  after tool steps, it first replays the model response that asked for them and answers
+  each call with its recorded response and actions, so ADK builds the responses event and
+  acts on it (a loop's exit on ``escalate``, a transfer) as a plain run does;
 - a tool step replays the recorded model response (a ``before_model_callback`` that
   returns a response replaces the call, as ADK defines it), lets the one call of the
-  step run through the agent's own tool callbacks, and defers the others.
+  step run through the agent's own tool callbacks, and defers the others;
+- in an agent tree, the next model call (a transferred-to agent's, a workflow agent's next
+  sub-agent's) is the next step's: the plugin holds it and `run_step` cuts the run there.
 """
 
 from __future__ import annotations
