@@ -12,6 +12,7 @@ from google.adk.sessions.in_memory_session_service import InMemorySessionService
 from google.adk.tools.agent_tool import AgentTool
 from google.adk.tools.long_running_tool import LongRunningFunctionTool
 from google.adk.version import __version__ as adk_version
+from google.adk.workflow import Workflow
 
 from sessionflow import UnsupportedOptionError
 from sessionflow_google_adk import google_adk_session_flow
@@ -60,8 +61,9 @@ def test_agent_trees_are_taken() -> None:
         (
             Runner(app_name="app", agent=helper(), session_service=InMemorySessionService()),
             "agent",
-            "a Runner is not taken",
+            "a Runner is not an ADK agent",
         ),
+        (Workflow(name="graph"), "agent", "a Workflow is not an ADK agent"),
         (
             LlmAgent(name="root", model="gemini-2.5-flash", sub_agents=[Custom(name="custom")]),
             "agent.sub_agents[0]",

@@ -30,8 +30,10 @@ def check_agent(agent: BaseAgent, where: str = "agent") -> None:
     if not isinstance(agent, BaseAgent):  # pyright: ignore[reportUnnecessaryIsInstance]
         raise UnsupportedOptionError(
             where,
-            f"a {type(agent).__name__} is not taken: give its agent (the session is the ADK "
-            "session, so a Runner's own session service, or an App's plugins, would run beside it)",
+            f"a {type(agent).__name__} is not an ADK agent: give the agent itself (an LlmAgent, "
+            "a SequentialAgent or a LoopAgent). A Runner's or an App's own session service and "
+            "plugins would run beside the session, and a graph Workflow calls the model out of "
+            "sight of the steps",
         )
     if isinstance(agent, ParallelAgent):  # pyright: ignore[reportDeprecated]
         raise UnsupportedOptionError(
