@@ -28,6 +28,7 @@ from tests.adapter_google_adk.agents import TIMINGS
 from tests.adapter_google_adk.test_sessions import comparable, idle, serving
 from tests.adapter_google_adk.tree_agents import (
     bounded_loop,
+    closed_help_desk,
     counted_pipeline,
     help_desk,
     pipeline,
@@ -317,3 +318,30 @@ async def test_a_loop_agent_stops_at_max_iterations_and_starts_over_next_turn_as
     assert plain["state"] == {"draft": "Draft 4."}
     # Four model calls, four model steps: one continued in each turn.
     assert sum(e.type is AgentEventType.MODEL_CONTINUED for e in events) == 2
+
+
+async def test_an_agent_that_may_not_transfer_hands_the_next_turn_back_as_plain_adk(
+    temporal_address: str, model_server: ScriptedModelServer, tmp_path: Path
+) -> None:
+    def script() -> list[ModelReply]:
+        return [
+            ModelReply.call(ScriptedToolCall("t1", "transfer_to_agent", {"agent_name": "Support"})),
+            ModelReply.say("Email is up again."),
+            ModelReply.call(ScriptedToolCall("t2", "transfer_to_agent", {"agent_name": "Billing"})),
+            ModelReply.say("Billing here."),
+        ]
+
+    plain, _, _, _, _ = await run_differential(
+        temporal_address,
+        model_server,
+        tmp_path,
+        name="closed-help-desk",
+        tree=closed_help_desk,
+        script=script,
+        texts=["My email does not work.", "And my bill?"],
+    )
+    requests = model_server.requests("adk-closed-help-desk")
+    # Support was offered no transfer; turn 2 started at the coordinator again.
+    assert "transfer_to_agent" not in requests[1].tool_names()
+    assert requests[2].saw('Your internal name is "HelpDeskCoordinator"')
+    assert [e["author"] for e in plain["events"]][-1] == "Billing"

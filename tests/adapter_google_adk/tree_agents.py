@@ -70,6 +70,18 @@ def help_desk(base_url: str, log: InvocationLog) -> LlmAgent:
     )
 
 
+def closed_help_desk(base_url: str, log: InvocationLog) -> LlmAgent:
+    """`help_desk` whose `Support` may transfer neither back nor to a peer (ADK's
+    `disallow_transfer_to_parent` / `disallow_transfer_to_peers`): the next turn goes back
+    to the coordinator."""
+    root = help_desk(base_url, log)
+    support = root.find_agent("Support")
+    assert isinstance(support, LlmAgent)
+    support.disallow_transfer_to_parent = True
+    support.disallow_transfer_to_peers = True
+    return root
+
+
 def pipeline(base_url: str, log: InvocationLog) -> BaseAgent:
     """ADK's sequential sample: a writer's `output_key` feeds the reviewer's `{key}`."""
 
@@ -181,6 +193,7 @@ def bounded_loop(base_url: str, log: InvocationLog) -> BaseAgent:
 
 TREES = {
     "help_desk": help_desk,
+    "closed_help_desk": closed_help_desk,
     "pipeline": pipeline,
     "counted_pipeline": counted_pipeline,
     "refinement_loop": refinement_loop,
