@@ -69,9 +69,12 @@ async def _next_event(run: AsyncGenerator[Event], plugin: StepPlugin) -> Event |
         await asyncio.wait([following, cut], return_when=asyncio.FIRST_COMPLETED)
     finally:
         cut.cancel()
-    if not following.done():
-        following.cancel()
-        await asyncio.wait([following])
+        if not following.done():
+            # Cut (or the step itself cancelled): the run stops where it waits, so that
+            # closing it afterwards finds it suspended, not running.
+            following.cancel()
+            await asyncio.wait([following])
+    if following.cancelled():
         return None
     try:
         return following.result()
