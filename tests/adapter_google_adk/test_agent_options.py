@@ -168,7 +168,8 @@ async def test_callbacks_that_answer_replace_the_call_as_in_plain_adk(
 
 
 def planned(base_url: str, log: InvocationLog) -> BaseAgent:
-    """A `BuiltInPlanner` (Gemini's thinking config), a `static_instruction`, and a tool whose
+    """A `BuiltInPlanner` (Gemini's thinking config), a `static_instruction` and a
+    `global_instruction`, and a tool whose
     error an `on_tool_error_callback` answers (ADK's callback docs' error handler)."""
 
     @tool_effect("read")
@@ -187,6 +188,7 @@ def planned(base_url: str, log: InvocationLog) -> BaseAgent:
         name="orders_agent",
         model=Gemini(model=MODEL, base_url=base_url),
         static_instruction=types.Content(role="user", parts=[types.Part(text="You track orders.")]),
+        global_instruction="Answer in English.",
         instruction="Be brief.",
         planner=BuiltInPlanner(
             thinking_config=types.ThinkingConfig(include_thoughts=True, thinking_budget=64)
@@ -196,7 +198,7 @@ def planned(base_url: str, log: InvocationLog) -> BaseAgent:
     )
 
 
-async def test_a_planner_a_static_instruction_and_a_tool_error_callback_as_plain_adk(
+async def test_a_planner_static_and_global_instructions_and_a_tool_error_callback_as_plain_adk(
     temporal_address: str, model_server: ScriptedModelServer, tmp_path: Path
 ) -> None:
     def script() -> list[ModelReply]:
@@ -219,7 +221,7 @@ async def test_a_planner_a_static_instruction_and_a_tool_error_callback_as_plain
         "include_thoughts": True,
         "thinking_budget": 64,
     }
-    assert first.saw("You track orders.") and first.saw("Be brief.")
+    assert first.saw("You track orders.") and first.saw("Be brief.") and first.saw("Answer in English.")
     # The error callback's answer is what the model saw; the tool and the callback ran once.
     assert second.tool_results() == {"o1": "The order service is down; try later."}
     for of in (log, plain_log):
