@@ -8,8 +8,9 @@ from the events and resumes the turn's invocation, so nothing lives in a worker.
 
 from __future__ import annotations
 
+import asyncio
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import AsyncGenerator, Callable, Sequence
 from typing import Any
 
 from google.adk.agents.base_agent import BaseAgent
@@ -59,6 +60,28 @@ def load_event(item: Any) -> Event:
     return Event.model_validate(item)
 
 
+async def _next_event(run: AsyncGenerator[Event], plugin: StepPlugin) -> Event | None:
+    """The run's next event; None when the run ends, or when the plugin cut the step (ADK
+    asked for a model call that is the next step's, and waits there: it is cancelled)."""
+    following = asyncio.ensure_future(anext(run))
+    cut = asyncio.ensure_future(plugin.cut.wait())
+    try:
+        await asyncio.wait([following, cut], return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        cut.cancel()
+        if not following.done():
+            # Cut (or the step itself cancelled): the run stops where it waits, so that
+            # closing it afterwards finds it suspended, not running.
+            following.cancel()
+            await asyncio.wait([following])
+    if following.cancelled():
+        return None
+    try:
+        return following.result()
+    except StopAsyncIteration:
+        return None
+
+
 async def run_step(
     agent: BaseAgent,
     *,
@@ -71,7 +94,9 @@ async def run_step(
     on_partial: Callable[[Event], None] | None = None,
 ) -> tuple[list[Event], Session]:
     """Resume ``invocation_id`` over a session of ``events``; the events ADK yielded (whole
-    ones: each partial event goes to ``on_partial``), and the session after them."""
+    ones: each partial event goes to ``on_partial``) up to the end of the step (the plugin's
+    `StepPlugin.step_done`, or its cut before a model call that is the next step's), and
+    the session after them."""
     service = InMemorySessionService()
     session = await service.create_session(app_name=app_name, user_id=USER_ID, session_id=session_id)
     for event in events:
@@ -87,15 +112,20 @@ async def run_step(
         )
     runner = Runner(app=app, session_service=service)
     yielded: list[Event] = []
+    run = runner.run_async(
+        user_id=USER_ID, session_id=session_id, invocation_id=invocation_id, run_config=run_config
+    )
     try:
-        async for event in runner.run_async(
-            user_id=USER_ID, session_id=session_id, invocation_id=invocation_id, run_config=run_config
-        ):
-            if not event.partial:
-                yielded.append(event)
-            elif on_partial is not None:
-                on_partial(event)
+        while (event := await _next_event(run, plugin)) is not None:
+            if event.partial:
+                if on_partial is not None:
+                    on_partial(event)
+                continue
+            yielded.append(event)
+            if plugin.step_done(event):
+                break
     finally:
+        await run.aclose()
         await runner.close()
     after = await service.get_session(app_name=app_name, user_id=USER_ID, session_id=session_id)
     assert after is not None

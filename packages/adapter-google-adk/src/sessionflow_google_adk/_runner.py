@@ -16,10 +16,12 @@ from google.adk.events.event import Event
 from google.adk.events.event_actions import EventActions
 from google.adk.models.llm_response import LlmResponse
 from google.adk.sessions.state import State
+from google.adk.tools.exit_loop_tool import exit_loop
 from google.adk.tools.function_tool import FunctionTool
+from google.adk.tools.transfer_to_agent_tool import TransferToAgentTool
 from google.genai import types
 
-from sessionflow import AgentUsage, ImageInput, MessageRole
+from sessionflow import AgentUsage, ImageInput, MessageRole, ToolEffect
 from sessionflow.kit import (
     AgentFrameworkRunner,
     AgentTurnContext,
@@ -44,11 +46,12 @@ from sessionflow.kit import (
 )
 from sessionflow_google_adk._adk_session import dump_event, load_event, run_step, step_run_config
 from sessionflow_google_adk._images import image_parts, with_images_read
-from sessionflow_google_adk._refusals import check_agent
+from sessionflow_google_adk._refusals import check_agent, first_llm_agent
 from sessionflow_google_adk._step_plugin import (
     CARRIED_STATE_KEY,
     DEFERRED_RESPONSE,
     DeferredCall,
+    RecordedCall,
     StepPlugin,
 )
 from sessionflow_google_adk._tool_specs import SpecTool
@@ -105,8 +108,7 @@ class GoogleAdkRunner(AgentFrameworkRunner):
             state = json.loads(turn.framework_run_state)
             invocation_id = str(state["invocation_id"])
             events = [load_event(item) for item in state["events"]]
-            if state["pending"]:
-                events.append(_responses_event(events[-1], state["pending"], turn))
+            pending: list[str] = list(state["pending"])
             turn_start = int(state["turn_start"])
         else:
             # Each turn is one ADK invocation, named after the turn so a repeat resumes it.
@@ -114,13 +116,29 @@ class GoogleAdkRunner(AgentFrameworkRunner):
             events = [load_event(m.message.framework_item) for m in turn.messages]
             events[-1] = events[-1].model_copy(update={"invocation_id": invocation_id})
             turn_start = len(events)
+            pending = []
+        asked: Event | None = None
+        replayed: LlmResponse | None = None
+        recorded: dict[str, RecordedCall] = {}
+        if pending and not turn.steered_messages:
+            # ADK itself answers the calls of the last model response: the step replays that
+            # response and hands each call its tool step's result and actions, so ADK builds
+            # the responses event (its merge of parallel calls) and acts on it as a plain run
+            # does (a LoopAgent's exit on `escalate`, a tool's transfer, skip_summarization).
+            asked = events.pop()
+            replayed = LlmResponse(content=asked.content, custom_metadata=asked.custom_metadata)
+            recorded = {call_id: _recorded(call_id, turn) for call_id in pending}
+        elif pending:
+            # A steered message goes after the responses: they are an event of the session,
+            # and the message starts an invocation of its own (`_follow_up`).
+            events.append(_responses_event(events[-1], pending, turn))
         if turn.steered_messages:
             invocation_id = _follow_up(turn, events, turn_start)
             events += [
                 load_event(m.framework_item).model_copy(update={"invocation_id": invocation_id})
                 for m in turn.steered_messages
             ]
-        plugin = StepPlugin(temp_state=self._temp_state(turn))
+        plugin = StepPlugin(temp_state=self._temp_state(turn), replay=replayed, recorded=recorded)
 
         def deltas(partial: Event) -> None:
             for part in partial.content.parts or [] if partial.content else []:
@@ -139,13 +157,28 @@ class GoogleAdkRunner(AgentFrameworkRunner):
             run_config=self._run_config,
             on_partial=deltas,
         )
-        produced = [e for e in yielded if _kept(e)]
+        # ADK's resumability events (an agent's `agent_state`, `end_of_agent`: where a
+        # workflow agent is, which agent ended) stay in the run state, so the next step
+        # resumes the tree where this one stopped; the stored messages leave them out.
+        if asked is not None:
+            # The replayed response is the one already recorded (with its usage): keep that.
+            events.append(asked)
+            yielded = [e for e in yielded if not _replay_of(e, asked)]
+        produced = [e for e in yielded if not _deferred_placeholder(e)]
         events += produced
         usage = _usage(produced)
         if plugin.deferred:
             calls = [await _deferred(call, turn) for call in plugin.deferred]
             run_state = _run_state(invocation_id, turn_start, events, session.state, plugin.deferred)
             return ToolCallsRequested(framework_run_state=run_state, tool_calls=calls, usage=usage)
+        if plugin.cut.is_set():
+            # The tree goes on to another model call (a transferred-to agent's, a workflow
+            # agent's next sub-agent's): a model step of its own, resuming the invocation.
+            return ContinueRequested(
+                framework_run_state=_run_state(invocation_id, turn_start, events, session.state, []),
+                note="the ADK agent tree calls the model again",
+                usage=usage,
+            )
         final_text = next((text for e in reversed(produced) if (text := _message(e).text)), "")
         retry_prompt = self._output_validator(final_text) if self._output_validator is not None else None
         if retry_prompt is not None:
@@ -165,7 +198,7 @@ class GoogleAdkRunner(AgentFrameworkRunner):
             )
         carry = self._carry_hook(turn.carried_state, final_text) if self._carry_hook is not None else None
         return TurnCompleted(
-            new_messages=[_message(e) for e in events[turn_start:]],
+            new_messages=[_message(e) for e in events[turn_start:] if _kept(e)],
             usage=usage,
             carry=carry,
             framework_state={"adk_state": dict(session.state)},
@@ -229,8 +262,9 @@ class GoogleAdkRunner(AgentFrameworkRunner):
 
     @asynccontextmanager
     async def _warm(self) -> AsyncGenerator[None]:
-        # `check_agent` made sure the agent is an LlmAgent.
-        await warm_up(cast(LlmAgent, self._agent), self._run_config)
+        # `check_agent` made sure the tree has LlmAgents (a workflow agent of none calls no model).
+        if (agent := first_llm_agent(self._agent)) is not None:
+            await warm_up(agent, self._run_config)
         yield
 
 
@@ -243,6 +277,8 @@ async def _deferred(call: DeferredCall, turn: AgentTurnContext) -> DeferredToolC
         effect, policy = tool.spec.framework_effect, tool.spec.policy
     else:
         effect, policy = declared_effect(_marked(tool)), declared_policy(_marked(tool))
+        if effect is None and _is_control_tool(tool):
+            effect = ToolEffect.READ
     deferred = DeferredToolCall(
         tool_call_id=call.call_id,
         tool_name=tool.name,
@@ -297,18 +333,45 @@ def _spec_tools(agent: BaseAgent) -> list[SpecTool]:
     return [tool for tool in tools if isinstance(tool, SpecTool)]
 
 
+def _is_control_tool(tool: object) -> bool:
+    """ADK's own tools that only steer the tree (`transfer_to_agent`, `exit_loop`): they
+    change the invocation's actions, nothing outside the session, so they are reads."""
+    return isinstance(tool, TransferToAgentTool) or _marked(tool) is exit_loop
+
+
 def _marked(tool: object) -> object:
     # A FunctionTool's effect is marked on the function it wraps (`sessionflow.effect`).
     return tool.func if isinstance(tool, FunctionTool) else tool
 
 
-def _kept(event: Event) -> bool:
-    """Whether a yielded event belongs to the durable session: not a deferred call's
-    placeholder response, not ADK's bookkeeping for resumption."""
+def _deferred_placeholder(event: Event) -> bool:
+    """Whether ``event`` is the responses ADK recorded for calls a model step deferred."""
     responses = event.get_function_responses()
-    if responses and all(r.response == DEFERRED_RESPONSE for r in responses):
-        return False
+    return bool(responses) and all(r.response == DEFERRED_RESPONSE for r in responses)
+
+
+def _kept(event: Event) -> bool:
+    """Whether an event of the turn belongs to the stored session: not ADK's bookkeeping
+    for resumption (which a plain, non-resumable run does not write)."""
     return event.content is not None or bool(event.actions.state_delta)
+
+
+def _replay_of(event: Event, asked: Event) -> bool:
+    """Whether ``event`` is ADK's event for the replayed model response ``asked``."""
+    calls = [call.id for call in event.get_function_calls()]
+    return bool(calls) and calls == [call.id for call in asked.get_function_calls()]
+
+
+def _recorded(call_id: str, turn: AgentTurnContext) -> RecordedCall:
+    """What a call's tool step recorded: its response and its actions; for a call that did
+    not run (failed, rejected, outcome unknown), the error ADK reports for a failed call."""
+    record = turn.recorded_tool_call(call_id)
+    if record.state_update:
+        update = json.loads(record.state_update)
+        part = types.Part.model_validate(update["part"])
+        response = part.function_response.response if part.function_response else None
+        return RecordedCall(dict(response or {}), dict(update["actions"]))
+    return RecordedCall({"error": describe_tool_call_outcome(record)}, {})
 
 
 def _responses_event(asked: Event, pending: Sequence[str], turn: AgentTurnContext) -> Event:
