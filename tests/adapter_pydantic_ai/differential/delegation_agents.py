@@ -14,10 +14,11 @@ from __future__ import annotations
 from pydantic_ai import Agent, RunContext, UsageLimits
 
 import sessionflow
+from sessionflow import ToolEffect, ToolPolicy
 from sessionflow.testing import InvocationLog
 from tests.adapter_pydantic_ai.differential.harness import Built, Models
 
-__all__ = ["joke_delegation", "nested_jokes", "unmarked_write"]
+__all__ = ["joke_delegation", "nested_jokes", "unmarked_write", "waived_write"]
 
 LIMITS = {"usage_limits": UsageLimits(request_limit=5, total_tokens_limit=500)}
 """The docs' limits for the run: the generation agent's requests count in them (``usage=ctx.usage``)."""
@@ -100,5 +101,30 @@ def unmarked_write(models: Models, log: InvocationLog) -> Built:
         """Send an email."""
         log.record("tool", "send_email", to=to)
         return "sent"
+
+    return Built(agent=assistant)
+
+
+WAIVED = ToolPolicy(effect=ToolEffect.NON_IDEMPOTENT_WRITE, requires_approval=False)
+"""A write that runs once, and that its author lets run without a person's approval."""
+
+
+def waived_write(models: Models, log: InvocationLog) -> Built:
+    """A delegated agent whose tool charges a card: a non-idempotent write, approval waived."""
+    assistant = Agent(models.model(), instructions="Use the booking desk.")
+    desk = Agent(models.model("-desk"), instructions="Book and charge.")
+
+    @assistant.tool
+    async def book(ctx: RunContext[object], flight: str) -> str:
+        r = await desk.run(f"Book {flight}.", usage=ctx.usage)
+        log.record("tool", "book", flight=flight)
+        return r.output
+
+    @sessionflow.tool_effect(ToolEffect.NON_IDEMPOTENT_WRITE, policy=WAIVED)
+    @desk.tool_plain
+    def charge_card(amount: int) -> str:
+        """Charge the card."""
+        log.record("tool", "charge_card", amount=amount)
+        return f"charged {amount}"
 
     return Built(agent=assistant)
