@@ -12,14 +12,17 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from pydantic_ai import Agent, RunContext
+
 from sessionflow import AgentEvent, AgentEventType
 from sessionflow.demo import ModelReply, ScriptedModelServer, ScriptedToolCall
+from sessionflow.kit import current_tool_invocation
 from sessionflow.temporal import read_step_history
 from sessionflow.testing import InvocationLog
 from sessionflow_pydantic_ai._delegation import OUTCOME_UNKNOWN
 from tests.adapter_pydantic_ai.differential import delegation_agents
 from tests.adapter_pydantic_ai.differential.crash import run_session_with_crash
-from tests.adapter_pydantic_ai.differential.harness import Models, Scenario, session_flow, unique
+from tests.adapter_pydantic_ai.differential.harness import Built, Models, Scenario, session_flow, unique
 from tests.adapter_pydantic_ai.differential.test_delegation import JOKES, nested_scenario
 from tests.adapter_pydantic_ai.test_sessions import follow_turn, idle
 from tests.serving import serving
@@ -132,3 +135,55 @@ async def test_a_nested_write_whose_step_died_is_not_run_again(
     told = desk[1]["messages"][-1]
     assert (told["role"], told["tool_call_id"], told["content"]) == ("tool", "call_charge", OUTCOME_UNKNOWN)
     assert crashed.run.outputs == ["Booked, but check the card."]
+
+
+LONG_SUMMARY = "A long summary. " * 8000
+"""128,000 characters: the journal keeps the nested response in the payload store, by reference."""
+
+
+def failing_hand_off(models: Models, log: InvocationLog) -> Built:
+    """A tool that hands a document to a reader agent, then fails on its first attempt."""
+    main = Agent(models.model(), instructions="Summarise with the reader.")
+    reader = Agent(models.model("-reader"))
+
+    @main.tool
+    async def summarise(ctx: RunContext[object], doc: str) -> str:
+        r = await reader.run(f"Summarise {doc}.", usage=ctx.usage)
+        invocation = current_tool_invocation()
+        attempt = invocation.attempt if invocation is not None else 0
+        log.record("tool", "summarise", attempt=attempt, length=len(r.output))
+        if attempt == 1:
+            raise RuntimeError("the summary store is down")  # a read: the step runs again
+        return r.output[:16]
+
+    return Built(agent=main)
+
+
+async def test_a_failed_attempt_replays_a_large_nested_response_from_the_payload_store(
+    temporal_address: str, model_server: ScriptedModelServer, tmp_path: Path
+) -> None:
+    key = unique("pai-delegation-retry")
+    model_server.script(
+        key,
+        [
+            ModelReply.call(ScriptedToolCall("call_sum", "summarise", {"doc": "q3.pdf"})),
+            ModelReply.say("Done."),
+        ],
+    )
+    model_server.script(key + "-reader", [ModelReply.say(LONG_SUMMARY)])
+    log = InvocationLog(tmp_path / "log.jsonl")
+    built = failing_hand_off(Models(model_server, key), log)
+    async with serving(temporal_address, session_flow(built, key)) as sessions:
+        await sessions.start_session(key, "Summarise q3.pdf")
+        snapshot = await idle(sessions, key)
+        history = await read_step_history(sessions.client, key)
+
+    assert snapshot.messages[-1].message.text == "Done."
+    runs = log.entries("tool", "summarise")
+    assert [(e["attempt"], e["length"]) for e in runs] == [(1, len(LONG_SUMMARY)), (2, len(LONG_SUMMARY))]
+    assert len(model_server.requests(key + "-reader")) == 1, (
+        "the second attempt read the response from the journal"
+    )
+    assert {s.step_execution_id: s.final_attempt for s in history}["turn-1/tool/call_sum"] == 2
+    told = model_server.requests(key)[1].body["messages"][-1]
+    assert told["content"] == LONG_SUMMARY[:16]
