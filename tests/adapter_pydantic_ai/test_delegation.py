@@ -13,13 +13,14 @@ from pathlib import Path
 from typing import Any
 
 from pydantic_ai import Agent, RunContext
+from pydantic_ai.usage import RunUsage
 
 from sessionflow import AgentEvent, AgentEventType
 from sessionflow.demo import ModelReply, ScriptedModelServer, ScriptedToolCall
 from sessionflow.kit import current_tool_invocation
 from sessionflow.temporal import read_step_history
 from sessionflow.testing import InvocationLog
-from sessionflow_pydantic_ai._delegation import OUTCOME_UNKNOWN
+from sessionflow_pydantic_ai._delegation import OUTCOME_UNKNOWN, usage_delta
 from tests.adapter_pydantic_ai.differential import delegation_agents
 from tests.adapter_pydantic_ai.differential.crash import run_session_with_crash
 from tests.adapter_pydantic_ai.differential.harness import Built, Models, Scenario, session_flow, unique
@@ -187,3 +188,11 @@ async def test_a_failed_attempt_replays_a_large_nested_response_from_the_payload
     assert {s.step_execution_id: s.final_attempt for s in history}["turn-1/tool/call_sum"] == 2
     told = model_server.requests(key)[1].body["messages"][-1]
     assert told["content"] == LONG_SUMMARY[:16]
+
+
+def test_the_delegated_usage_leaves_out_the_parents_own_call() -> None:
+    """Pydantic AI counts the parent's call as it returns; the session counts it from its record."""
+    before = RunUsage(requests=1, tool_calls=0, input_tokens=10, output_tokens=2)
+    after = RunUsage(requests=4, tool_calls=3, input_tokens=40, output_tokens=9)  # 2 nested calls + its own
+    assert usage_delta(before, after) == RunUsage(requests=3, tool_calls=2, input_tokens=30, output_tokens=7)
+    assert usage_delta(before, RunUsage(requests=1, tool_calls=1, input_tokens=10, output_tokens=2)) is None

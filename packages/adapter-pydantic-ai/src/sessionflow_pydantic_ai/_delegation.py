@@ -112,10 +112,15 @@ def delegation_scope(call_id: str, events: AgentEventWriter | None) -> Generator
 
 
 def usage_delta(before: RunUsage, after: RunUsage) -> RunUsage | None:
-    """What nested runs added to a run's usage (``usage=ctx.usage``), or None when nothing."""
+    """What nested runs added to a run's usage (``usage=ctx.usage``), or None when nothing.
+
+    ``before`` is taken as the parent's tool starts and ``after`` once it returned: Pydantic
+    AI has counted the parent's own call by then (its innermost execution counts a call that
+    returns), which the session counts from the call's record, so it is not part of the delta.
+    """
     delta = RunUsage(
         requests=after.requests - before.requests,
-        tool_calls=after.tool_calls - before.tool_calls,
+        tool_calls=max(0, after.tool_calls - before.tool_calls - 1),
         input_tokens=after.input_tokens - before.input_tokens,
         output_tokens=after.output_tokens - before.output_tokens,
         cache_write_tokens=after.cache_write_tokens - before.cache_write_tokens,
@@ -221,6 +226,8 @@ class _Journaled(AbstractCapability[Any]):
             entry = json.loads(recorded)
             state = entry.get("state")
             if state == "done":
+                # Counted as the call counted when it ran: Pydantic AI counts a call that returns.
+                ctx.usage.tool_calls += 1
                 self.scope.publish("subagent_tool_call", {**base, "replayed": True, "outcome": "succeeded"})
                 return entry["result"]
             if state == "retry":
