@@ -196,3 +196,48 @@ def test_the_delegated_usage_leaves_out_the_parents_own_call() -> None:
     after = RunUsage(requests=4, tool_calls=3, input_tokens=40, output_tokens=9)  # 2 nested calls + its own
     assert usage_delta(before, after) == RunUsage(requests=3, tool_calls=2, input_tokens=30, output_tokens=7)
     assert usage_delta(before, RunUsage(requests=1, tool_calls=1, input_tokens=10, output_tokens=2)) is None
+
+
+def diverging_hand_off(models: Models, log: InvocationLog) -> Built:
+    """A tool whose nested prompt names the attempt: its second attempt asks something else."""
+    main = Agent(models.model(), instructions="Summarise with the reader.")
+    reader = Agent(models.model("-reader"))
+
+    @main.tool
+    async def summarise(ctx: RunContext[object], doc: str) -> str:
+        invocation = current_tool_invocation()
+        attempt = invocation.attempt if invocation is not None else 0
+        r = await reader.run(f"Summarise {doc} (attempt {attempt}).", usage=ctx.usage)
+        log.record("tool", "summarise", attempt=attempt)
+        if attempt == 1:
+            raise RuntimeError("the summary store is down")
+        return r.output
+
+    return Built(agent=main)
+
+
+async def test_a_nested_request_that_differs_on_the_next_attempt_fails_the_call(
+    temporal_address: str, model_server: ScriptedModelServer, tmp_path: Path
+) -> None:
+    """The journal never answers a request with another request's response."""
+    key = unique("pai-delegation-diverged")
+    model_server.script(
+        key,
+        [
+            ModelReply.call(ScriptedToolCall("call_sum", "summarise", {"doc": "q3.pdf"})),
+            ModelReply.say("Sorry."),
+        ],
+    )
+    model_server.script(key + "-reader", [ModelReply.say("Q3 was fine.")])
+    log = InvocationLog(tmp_path / "log.jsonl")
+    built = diverging_hand_off(Models(model_server, key), log)
+    async with serving(temporal_address, session_flow(built, key)) as sessions:
+        await sessions.start_session(key, "Summarise q3.pdf")
+        snapshot = await idle(sessions, key)
+
+    assert snapshot.messages[-1].message.text == "Sorry."
+    assert [e["attempt"] for e in log.entries("tool", "summarise")] == [1]
+    assert len(model_server.requests(key + "-reader")) == 1
+    told = model_server.requests(key)[1].body["messages"][-1]
+    assert (told["role"], told["tool_call_id"]) == ("tool", "call_sum")
+    assert "model call 'call_sum.1' differs from the one an earlier attempt made" in told["content"]

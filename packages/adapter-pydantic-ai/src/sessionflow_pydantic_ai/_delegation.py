@@ -23,8 +23,11 @@ a person cannot be asked from inside a running step; a non-idempotent write whos
 waives approval is journaled as started before it runs, and a retry that finds it started
 but not finished tells the nested model its outcome is unknown, never runs it again.
 
-Pydantic AI has no run-wide hook for agents it does not know, so `install` wraps
-`Agent.iter` once per process; outside a delegation scope it calls the original directly.
+Nested runs of any kind are journaled (`run`, `run_sync`, `run_stream`, `iter`): they all
+go through `Agent.iter`, and a streamed request takes a recorded response from
+`wrap_model_request` as a plain one does. Pydantic AI has no run-wide hook for agents it
+does not know, so `install` wraps `Agent.iter` once per process; outside a delegation scope
+it calls the original directly.
 """
 
 from __future__ import annotations
@@ -64,7 +67,8 @@ OUTCOME_UNKNOWN = (
 
 
 class DelegationRefused(UserError):
-    """A nested agent's tool call needs a person's approval, which a running tool step cannot ask."""
+    """A nested agent's call cannot run in a tool step: its tool needs a person's approval, which a
+    running step cannot ask, or its request differs from the one an earlier attempt made."""
 
 
 @dataclass
@@ -186,7 +190,7 @@ class _Journaled(AbstractCapability[Any]):
         if recorded is not None:
             entry = json.loads(recorded)
             if entry.get("request") != digest:
-                raise RuntimeError(
+                raise DelegationRefused(
                     f"the nested run's model call {key!r} differs from the one an earlier attempt made: "
                     "a delegated run must send the same requests when its step runs again"
                 )
