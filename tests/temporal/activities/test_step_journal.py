@@ -34,6 +34,11 @@ async def test_an_attempt_reads_the_entries_its_last_attempt_heartbeated() -> No
     assert found.details() == (index,)
 
 
+async def test_the_index_is_the_first_detail() -> None:
+    index = {"format": JOURNAL_FORMAT, "entries": {"c1.1": {"text": "a response"}}}
+    assert await journal([index, "a detail after it"]).read("c1.1") == "a response"
+
+
 async def test_details_of_another_kind_or_none_start_an_empty_journal() -> None:
     for prior in (
         [],
