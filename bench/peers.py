@@ -51,6 +51,15 @@ from sessionflow.demo import ModelReply, RecordedRequest, ScriptedModelServer, S
 ROOT = Path(__file__).resolve().parent.parent
 PEER_OPENAI = ("temporalio-openai-agents==1.1.0", "temporalio==1.35.0")
 PEER_LANGGRAPH = "temporalio-langgraph==0.1.0"
+PEER_ADK = "temporalio-google-adk==0.0.1"
+# The ADK peer's env gets the workspace's own versions of these (as LANGGRAPH_SHARED below).
+ADK_SHARED = ("temporalio", "google-adk", "google-genai")
+ADK_MODEL = "gemini-2.5-flash"
+PEER_STRANDS = ("temporalio-strands-agents==0.1.0", "temporalio==1.35.0")
+# Strands runs in its own resolution fork (`ci/strands.sh` says why): the sessionflow and
+# plain Strands variants run in that environment, and the peer's isolated env gets its
+# strands-agents version.
+STRANDS_VENV = ROOT / ".sessionflow-test" / "strands-venv"
 # The LangGraph peer's env gets the workspace's own versions of these, so every LangGraph
 # variant runs the same LangGraph and LangChain code and only the durability differs.
 LANGGRAPH_SHARED = (
@@ -254,6 +263,60 @@ async def _child(kind: str, address: str) -> None:
             else:
                 flow = langgraph_session_flow(graph=builder, tool_node="tools", flow_type=flow_type)
             run_turn, burst = await _sessionflow_turns(flow, address)
+    elif kind in ("plain-adk", "sf-adk"):
+        from google.adk.agents import LlmAgent
+        from google.adk.models.google_llm import Gemini
+
+        def adk_agent() -> LlmAgent:
+            async def read_a(key: str) -> str:
+                """Read record A."""
+                return f"a:{key}"
+
+            async def read_b(key: str) -> str:
+                """Read record B."""
+                return f"b:{key}"
+
+            return LlmAgent(
+                name="bench",
+                model=Gemini(model=ADK_MODEL, base_url=os.environ["BENCH_GEMINI_URL"]),
+                instruction="You read records.",
+                tools=[read_a, read_b],
+            )
+
+        versions = {n: importlib.metadata.version(n) for n in ("google-adk", "google-genai", "temporalio")}
+        if kind == "plain-adk":
+            from google.adk.runners import InMemoryRunner
+            from google.genai import types
+
+            runner = InMemoryRunner(agent=adk_agent(), app_name="bench")
+
+            async def plain_adk() -> dict[str, Any]:
+                start = time.perf_counter_ns()
+                session = await runner.session_service.create_session(app_name="bench", user_id="u")
+                answer = ""
+                message = types.Content(role="user", parts=[types.Part(text="read a and b")])
+                async for event in runner.run_async(user_id="u", session_id=session.id, new_message=message):
+                    if event.is_final_response() and event.content and event.content.parts:
+                        answer = "".join(part.text or "" for part in event.content.parts)
+                return {"ms": (time.perf_counter_ns() - start) / 1e6, "answer": answer}
+
+            run_turn = plain_adk
+            burst = _gather_burst(plain_adk)
+        else:
+            from sessionflow import AgentSessionOptions, ToolEffect, ToolPolicy
+            from sessionflow_google_adk import google_adk_session_flow
+
+            read = ToolPolicy(effect=ToolEffect.READ)
+            flow = google_adk_session_flow(
+                adk_agent(),
+                flow_type=flow_type,
+                options=local_options or AgentSessionOptions(tool_policies={"read_a": read, "read_b": read}),
+            )
+            run_turn, burst = await _sessionflow_turns(flow, address)
+    elif kind in ("plain-strands", "sf-strands"):
+        from bench._strands_variants import strands_variant
+
+        versions, run_turn, burst = await strands_variant(kind, model_url, flow_type, local_options, address)
     else:
         raise SystemExit(f"unknown child {kind}")
     print(json.dumps({"ready": True, "versions": versions}), flush=True)
@@ -467,6 +530,47 @@ def _langgraph_peer_packages() -> list[str]:
     return [PEER_LANGGRAPH, *(f"{name}=={importlib.metadata.version(name)}" for name in LANGGRAPH_SHARED)]
 
 
+def _adk_peer_packages() -> list[str]:
+    return [PEER_ADK, *(f"{name}=={importlib.metadata.version(name)}" for name in ADK_SHARED)]
+
+
+def _strands_ws(kind: str) -> list[str]:
+    return [
+        str(STRANDS_VENV / "bin" / "python"),
+        "-c",
+        "from bench.peers import child_main; child_main()",
+        kind,
+    ]
+
+
+def _prepare_strands(variants: list[Variant]) -> None:
+    """Sync the Strands environment (as `ci/strands.sh` does) and give the peer's isolated env
+    the same strands-agents version, if any Strands variant runs."""
+    if not any("strands" in v.name for v in variants):
+        return
+    env = {**os.environ, "UV_PROJECT_ENVIRONMENT": str(STRANDS_VENV)}
+    subprocess.run(
+        ["uv", "sync", "--locked", "--quiet", "--group", "strands", "--no-group", "mcp-servers"],
+        cwd=ROOT,
+        env=env,
+        check=True,
+    )
+    version = subprocess.run(
+        [
+            str(STRANDS_VENV / "bin" / "python"),
+            "-c",
+            "import importlib.metadata as m; print(m.version('strands-agents'))",
+        ],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
+    for variant in variants:
+        if variant.name == "temporalio-strands-agents plugin":
+            packages = (*PEER_STRANDS, f"strands-agents[openai]=={version}")
+            variant.argv[4:4] = [a for p in packages for a in ("--with", p)]
+
+
 def _ws(kind: str) -> list[str]:
     return [sys.executable, "-c", "from bench.peers import child_main; child_main()", kind]
 
@@ -671,13 +775,25 @@ GOAL_ROWS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ),
     ("langgraph", "sessionflow+langgraph", ("temporalio-langgraph plugin",)),
     ("langgraph, local reads", "sessionflow+langgraph, local reads", ("temporalio-langgraph plugin",)),
+    ("google-adk", "sessionflow+google-adk", ("temporalio-google-adk plugin",)),
+    ("google-adk, local reads", "sessionflow+google-adk, local reads", ("temporalio-google-adk plugin",)),
+    ("strands-agents", "sessionflow+strands-agents", ("temporalio-strands-agents plugin",)),
+    (
+        "strands-agents, local reads",
+        "sessionflow+strands-agents, local reads",
+        ("temporalio-strands-agents plugin",),
+    ),
 )
-GOAL_P50, GOAL_THROUGHPUT, GOAL_HISTORY = 0.7, 1.3, 0.5
+# Issue 49's goals against each durable peer, in one run: p50 <= 0.8x, throughput >= 1.3x,
+# history bytes per tool turn <= 1.0x.
+GOAL_P50, GOAL_THROUGHPUT, GOAL_HISTORY = 0.8, 1.3, 1.0
 SHORT_PEERS = {
     "temporalio-openai-agents plugin": "plugin",
     "pydantic-ai TemporalDurability": "TemporalDurability",
     "pydantic-ai TemporalAgent": "TemporalAgent",
     "temporalio-langgraph plugin": "plugin",
+    "temporalio-google-adk plugin": "plugin",
+    "temporalio-strands-agents plugin": "plugin",
     CLAUDE_PLAINS[0]: "plain query()",
 }
 
@@ -765,7 +881,7 @@ def _print_goals(
         return
     load_start, load_end, started_at = load
     print(
-        f"\nissue 25 goals: sessionflow / durable peer, one interleaved run started {started_at}, "
+        f"\nissue 49 goals: sessionflow / durable peer, one interleaved run started {started_at}, "
         f"load average {', '.join(f'{x:.2f}' for x in load_start)} -> "
         f"{', '.join(f'{x:.2f}' for x in load_end)} ({os.cpu_count()} CPUs)\n"
     )
@@ -881,6 +997,30 @@ async def main() -> None:
             "isolated uv env",
         ),
         Variant("plain langgraph", _ws("plain-langgraph"), "workspace env"),
+        Variant("sessionflow+google-adk", _ws("sf-adk"), "workspace env"),
+        Variant("sessionflow+google-adk, local reads", _ws("sf-adk-local"), "workspace env"),
+        Variant(
+            "temporalio-google-adk plugin",
+            [
+                "uv",
+                "run",
+                "--isolated",
+                "--no-project",
+                *[a for p in _adk_peer_packages() for a in ("--with", p)],
+                "python",
+                "bench/_peer_adk.py",
+            ],
+            "isolated uv env",
+        ),
+        Variant("plain google-adk", _ws("plain-adk"), "workspace env"),
+        Variant("sessionflow+strands-agents", _strands_ws("sf-strands"), "strands env"),
+        Variant("sessionflow+strands-agents, local reads", _strands_ws("sf-strands-local"), "strands env"),
+        Variant(
+            "temporalio-strands-agents plugin",
+            ["uv", "run", "--isolated", "--no-project", "python", "bench/_peer_strands.py"],
+            "isolated uv env",
+        ),
+        Variant("plain strands-agents", _strands_ws("plain-strands"), "strands env"),
     ]
     claude = [
         _claude_peer("session", CLAUDE_SESSION),
@@ -896,6 +1036,7 @@ async def main() -> None:
     ):
         print(f"pydantic-ai TemporalDurability: skipped, {missing}")
         variants = [v for v in variants if v.name != "pydantic-ai TemporalDurability"]
+    _prepare_strands(variants)
     load_start = os.getloadavg()
     started_at = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     print(f"load average at start: {load_start}, cpus {os.cpu_count()}, {started_at}")
@@ -909,6 +1050,11 @@ async def main() -> None:
                 env = dict(os.environ)
                 env["BENCH_MODEL_URL"] = model.base_url(key)
                 env["BENCH_ANTHROPIC_URL"] = model.base_url(key, api="anthropic")
+                env["BENCH_GEMINI_URL"] = model.base_url(key, api="gemini")
+                # The ADK plugin's model activity builds its Gemini client from ADK's registry,
+                # which reads the base URL and key from the environment.
+                env["GOOGLE_GEMINI_BASE_URL"] = model.base_url(key, api="gemini")
+                env["GOOGLE_API_KEY"] = "x"
                 env["OPENAI_BASE_URL"] = model.base_url(key)
                 env["OPENAI_API_KEY"] = "x"
                 env["OPENAI_AGENTS_DISABLE_TRACING"] = "1"
@@ -990,6 +1136,13 @@ async def main() -> None:
         # Pydantic AI's deprecated API against its replacement: what migrating changes.
         "pydantic-ai TemporalAgent": (["pydantic-ai TemporalDurability"], "plain pydantic-ai"),
         "sessionflow+langgraph": (["temporalio-langgraph plugin"], "plain langgraph"),
+        "sessionflow+google-adk": (["temporalio-google-adk plugin"], "plain google-adk"),
+        "sessionflow+google-adk, local reads": (["temporalio-google-adk plugin"], "plain google-adk"),
+        "sessionflow+strands-agents": (["temporalio-strands-agents plugin"], "plain strands-agents"),
+        "sessionflow+strands-agents, local reads": (
+            ["temporalio-strands-agents plugin"],
+            "plain strands-agents",
+        ),
     }
     # Pydantic AI has two durable peers, so a ratio against either names it in the cell.
     peer_labels = {

@@ -2,6 +2,11 @@
 
     uv run python -m bench.scale                         # 1,000 sessions at 1, 2 and 4 workers
     uv run python -m bench.scale --sessions 200 --workers 1 2   # a smaller run
+    uv run python -m bench.scale --saturate              # one worker at its knee, beside bare Temporal
+
+`--saturate` is described in bench/_saturate.py: one worker process of each system, the turns
+in flight raised level by level (`--levels`, `--per-level`), turns/s and p95 at the knee, and
+worker RSS per 1,000 idle workflows (`--idle`).
 
 One embedded dev server and one payload store (a folder every process is given through
 ``$SESSIONFLOW_PAYLOADS``, as hosts share one S3 bucket). Each worker is a process of its own,
@@ -180,6 +185,34 @@ async def run_round(
         await _stop(processes)
 
 
+async def _saturate_main(levels: list[int], per_level: int, idle: int, profile: Path | None) -> None:
+    from bench._saturate import print_profile, print_saturation, saturate
+
+    with tempfile.TemporaryDirectory(prefix="sessionflow-saturate-") as tmp:
+        root = Path(tmp)
+        store = PayloadStore(location=str(root / "payloads"))
+        server = DevServer(DevServerConfig(data_dir=root / "server"))
+        handle = await server.start()
+        environment = {
+            **os.environ,
+            "PYTHONPATH": str(ROOT),
+            "PYTHONUNBUFFERED": "1",
+            "SESSIONFLOW_SERVER_ADDRESS": handle.address,
+            "SESSIONFLOW_NAMESPACE": "default",
+            **store.environment(),
+        }
+        try:
+            systems = await saturate(
+                handle.address, environment, root, levels, per_level, idle, _ready, _stop, profile
+            )
+        finally:
+            await server.stop()
+    print_saturation(systems, idle)
+    if profile is not None:
+        print_profile(profile)
+    print(f"load average at end: {_load()}")
+
+
 async def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -188,8 +221,23 @@ async def main() -> None:
     parser.add_argument("--workers", type=int, nargs="+", default=[1, 2, 4])
     parser.add_argument("--concurrency", type=int, default=100, help="sessions in flight at once")
     parser.add_argument("--warmup", type=int, default=20, help="untimed sessions per worker count")
+    parser.add_argument(
+        "--saturate", action="store_true", help="one worker at its knee, beside bare Temporal"
+    )
+    parser.add_argument("--levels", type=int, nargs="+", default=[5, 10, 20, 40, 80, 160])
+    parser.add_argument("--per-level", type=int, default=200, help="turns per level (at least 4x the level)")
+    parser.add_argument("--idle", type=int, default=1000, help="idle workflows held for the RSS figure")
+    parser.add_argument(
+        "--profile",
+        type=Path,
+        default=None,
+        help="with --saturate: py-spy the sessionflow worker into this folder",
+    )
     args = parser.parse_args()
     print(f"load average at start: {_load()}, cpus {os.cpu_count()}", flush=True)
+    if args.saturate:
+        await _saturate_main(args.levels, args.per_level, args.idle, args.profile)
+        return
     rounds: list[Round] = []
     with tempfile.TemporaryDirectory(prefix="sessionflow-scale-") as tmp:
         root = Path(tmp)

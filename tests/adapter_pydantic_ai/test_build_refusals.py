@@ -1,8 +1,10 @@
-"""An agent without a model: refused when the flow is built, or after one attempt."""
+"""What a Pydantic AI session flow refuses: an agent without a model, `HandleDeferredToolCalls`,
+and `agent.run`'s `cancellation_token`, `timeout` and `workspace` (when built, or after one attempt)."""
 
 from __future__ import annotations
 
 import uuid
+from pathlib import Path
 
 import pytest
 from pydantic_ai import Agent
@@ -79,3 +81,45 @@ async def test_handle_deferred_tool_calls_of_a_factorys_agent_fails_the_turn_aft
     assert [(s.step_type, s.final_attempt, s.outcome) for s in steps] == [
         ("sessionflow.RunModel", 1, "failed")
     ]
+
+
+def _plain_agent() -> Agent[None, str]:
+    return Agent("test", name="plain")
+
+
+async def test_a_cancellation_token_is_refused_when_the_flow_is_built() -> None:
+    from pydantic_ai import CancellationToken
+    from pydantic_ai.exceptions import RunCancelled
+
+    # Plain: a token cancelled before the run stops it (the token is one process's handle).
+    token = CancellationToken()
+    token.cancel()
+    with pytest.raises(RunCancelled):
+        await _plain_agent().run("hi", cancellation_token=token)
+    with pytest.raises(UnsupportedOptionError) as raised:
+        pydantic_ai_session_flow(_plain_agent(), flow_type="refused", cancellation_token=CancellationToken())
+    assert raised.value.option == "cancellation_token"
+    assert "AgentSessionClient.cancel_turn(session_id)" in raised.value.why
+
+
+async def test_a_run_timeout_is_refused_when_the_flow_is_built() -> None:
+    # Plain: the run's deadline is honoured (a generous one lets this run finish).
+    assert (await _plain_agent().run("hi", timeout=60)).output
+    with pytest.raises(UnsupportedOptionError) as raised:
+        pydantic_ai_session_flow(_plain_agent(), flow_type="refused", timeout=60)
+    assert raised.value.option == "timeout"
+    assert "AgentSessionOptions.timings" in raised.value.why and "cancel_turn" in raised.value.why
+
+
+def test_a_per_run_workspace_is_refused_when_the_flow_is_built(tmp_path: Path) -> None:
+    from pydantic_ai.workspaces import LocalWorkspaceBackend, WorkspaceRef
+
+    for workspace in (
+        LocalWorkspaceBackend(tmp_path),
+        WorkspaceRef(provider="local", id=str(tmp_path)),
+        "new",
+    ):
+        with pytest.raises(UnsupportedOptionError) as raised:
+            pydantic_ai_session_flow(_plain_agent(), flow_type="refused", workspace=workspace)
+        assert raised.value.option == "workspace"
+        assert "capabilities=[LocalWorkspace(path)]" in raised.value.why

@@ -101,19 +101,9 @@ def test_a_session_manager_is_refused_at_build(tmp_path: Path, model_server: Scr
         )
 
 
-def test_structured_output_and_initial_messages_are_refused_at_build(
-    model_server: ScriptedModelServer,
-) -> None:
-    from pydantic import BaseModel
-
-    class Answer(BaseModel):
-        text: str
-
+def test_initial_messages_are_refused_at_build(model_server: ScriptedModelServer) -> None:
     model = model_for(model_server.url, "x")
     options = AgentSessionOptions(default_tool_effect=ToolEffect.READ)
-    typed = Agent(model=model, structured_output_model=Answer, callback_handler=None)
-    with pytest.raises(UnsupportedOptionError, match="structured output is not supported"):
-        strands_session_flow(typed, flow_type="refused", options=options)
     seeded = Agent(
         model=model, messages=[{"role": "user", "content": [{"text": "hi"}]}], callback_handler=None
     )

@@ -7,6 +7,7 @@ Only what must differ between two runs of the same agent is normalised. Every ru
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
@@ -47,6 +48,13 @@ HISTORY_NORMALISATIONS: dict[str, str] = {
         "replaced by its order of first appearance (response-0, ...), so a response stored "
         "twice, or dropped, still shows."
     ),
+    "a part's scripted item id": (
+        "on OpenAI's Responses API each part keeps its output item's `id`; the scripted server "
+        "names the items it makes (msg_<n>, rs_<n>, fc_<n>_<i>) after the same counter as its "
+        "responses, so the two runs never get the same names. Each is replaced by its order "
+        "of first appearance (item-0, ...); an id the script itself gives (a provider-run "
+        "tool's item) is compared as it is."
+    ),
     "provider_url": (
         "each run talks to its own key of the scripted server, and the URL names the key; "
         "the key is replaced by <key> (a side conversation keeps its suffix: <key>-backup), "
@@ -77,6 +85,9 @@ _SENT_REQUEST_FIELDS = ("instructions", "timestamp", "run_id", "conversation_id"
 
 _STREAMING_KEYS = ("stream", "stream_options")
 
+# The item ids the scripted server makes (`sessionflow.demo._model_wire._response_items`).
+_SCRIPTED_ITEM_ID = re.compile(r"(?:msg|rs|fc)_\d+(?:_\d+)?")
+
 
 def json_value(value: Any) -> Any:
     """``value`` as plain JSON: pydantic models as their JSON dump, dataclasses as dicts."""
@@ -97,8 +108,8 @@ def normalise_requests(bodies: Sequence[Mapping[str, Any]]) -> list[dict[str, An
 def normalise_history(messages: Sequence[Mapping[str, Any]], *, key: str) -> list[dict[str, Any]]:
     """Dumped Pydantic AI messages (``ModelMessagesTypeAdapter.dump_python(..., mode="json")``)
     of the run on scripted server key ``key``, minus `HISTORY_NORMALISATIONS`."""
-    renamed: dict[str, dict[str, str]] = {"conversation_id": {}, "provider_response_id": {}}
-    prefixes = {"conversation_id": "conversation", "provider_response_id": "response"}
+    renamed: dict[str, dict[str, str]] = {"conversation_id": {}, "provider_response_id": {}, "id": {}}
+    prefixes = {"conversation_id": "conversation", "provider_response_id": "response", "id": "item"}
 
     def rename(node: Any) -> Any:
         if isinstance(node, dict):
@@ -110,6 +121,8 @@ def normalise_history(messages: Sequence[Mapping[str, Any]], *, key: str) -> lis
                     out[name] = value.replace(f"/k/{key}", "/k/<key>")
                 elif name == "failed_attempts" and isinstance(value, list):
                     out[name] = [rename(_failed_attempt(a, key)) for a in cast(list[Any], value)]
+                elif name == "id" and not (isinstance(value, str) and _SCRIPTED_ITEM_ID.fullmatch(value)):
+                    out[name] = rename(value)
                 elif name in renamed and isinstance(value, str):
                     names = renamed[name]
                     out[name] = names.setdefault(value, f"{prefixes[name]}-{len(names)}")

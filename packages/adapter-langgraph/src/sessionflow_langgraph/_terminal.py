@@ -1,7 +1,9 @@
 """The framework's own terminal outcomes: errors that end a run by design, never retried.
 
-A plain ``invoke`` that hits LangChain's model or tool call limit (``exit_behavior="error"``)
-or a ``PIIMiddleware`` with ``strategy="block"`` raises, and the run is over. Run again
+A plain ``invoke`` that hits LangChain's model or tool call limit (``exit_behavior="error"``),
+a ``PIIMiddleware`` with ``strategy="block"``, or a refusal under ``ModelRefusalMiddleware``
+(``ModelRefusalError``: the provider declined, and a retry is not meant to change that)
+raises, and the run is over. Run again
 from the same state, the same middleware raises again: a retry of the step would only
 repeat it. The model step ends the turn with the framework's own error instead
 (`TurnAborted`, which the session never retries), named as plain reports it.
@@ -17,9 +19,10 @@ def _terminal_errors() -> tuple[type[BaseException], ...]:
         from langchain.agents.middleware import PIIDetectionError
         from langchain.agents.middleware.model_call_limit import ModelCallLimitExceededError
         from langchain.agents.middleware.tool_call_limit import ToolCallLimitExceededError
+        from langchain_core.exceptions import ModelRefusalError
     except ImportError:
         return ()
-    return (ModelCallLimitExceededError, ToolCallLimitExceededError, PIIDetectionError)
+    return (ModelCallLimitExceededError, ToolCallLimitExceededError, PIIDetectionError, ModelRefusalError)
 
 
 TERMINAL_ERRORS = _terminal_errors()

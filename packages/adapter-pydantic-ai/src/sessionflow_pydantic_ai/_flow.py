@@ -3,16 +3,19 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Unpack
+from typing import Any, Literal, Unpack
 
+from pydantic_ai import CancellationToken
 from pydantic_ai.agent import EventStreamHandler
 from pydantic_ai.toolsets import AbstractToolset
+from pydantic_ai.workspaces import WorkspaceBackend, WorkspaceRef
 
 from sessionflow import AgentSessionFlow
 from sessionflow.kit import FlowArguments, ToolSpec
 from sessionflow_pydantic_ai._deps import DepsFactory, DepsResources
 from sessionflow_pydantic_ai._limits import UsageLimitsOption
 from sessionflow_pydantic_ai._partial_output import PARTIAL_OUTPUT_INTERVAL
+from sessionflow_pydantic_ai._run_arguments import refuse_run_arguments
 from sessionflow_pydantic_ai._runner import (
     AgentSource,
     InstructionsOverride,
@@ -39,6 +42,9 @@ def pydantic_ai_session_flow(
     partial_output_interval: float | None = PARTIAL_OUTPUT_INTERVAL,
     validate_partial_output: bool = False,
     event_stream_handler: EventStreamHandler[Any] | None = None,
+    cancellation_token: CancellationToken | None = None,
+    timeout: float | None = None,
+    workspace: WorkspaceBackend | WorkspaceRef | Literal["new"] | None = None,
     **flow_args: Unpack[FlowArguments],
 ) -> AgentSessionFlow:
     """A flow type whose sessions run `agent_or_factory`.
@@ -48,7 +54,12 @@ def pydantic_ai_session_flow(
     `options.tool_policies` unless the options already name that tool. `flow_args`
     (`options`, `delta_transport`, ...) are `AgentSessionFlow`'s; see `PydanticAIRunner`
     for the other arguments.
+
+    ``cancellation_token``, ``timeout`` and ``workspace`` are `agent.run`'s, named here
+    only to be refused (`UnsupportedOptionError`) with the session's counterpart: the
+    client's ``cancel_turn``, the step timings, a workspace capability on the agent.
     """
+    refuse_run_arguments(cancellation_token=cancellation_token, timeout=timeout, workspace=workspace)
     runner = PydanticAIRunner(
         agent_or_factory,
         deps_factory=deps_factory,

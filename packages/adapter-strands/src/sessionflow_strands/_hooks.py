@@ -28,7 +28,7 @@ does in its own way (its retries, its stored messages), so they are left out (`u
 from __future__ import annotations
 
 import copy
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
 from strands.agent import Agent, AgentResult
@@ -43,11 +43,13 @@ from strands.hooks import (
     HookRegistry,
     MessageAddedEvent,
 )
+from strands.interrupt import Interrupt, _InterruptState  # pyright: ignore[reportPrivateUsage]
 from strands.telemetry.metrics import EventLoopMetrics
+from strands.tools.registry import ToolRegistry
 
 from sessionflow import UnsupportedOptionError
 
-__all__ = ["StepHooks", "tool_agent", "user_hooks"]
+__all__ = ["StepHooks", "borrowed_registry", "tool_agent", "user_hooks"]
 
 Message = dict[str, Any]
 
@@ -76,11 +78,33 @@ def user_hooks(agent: Agent) -> HookRegistry:
     return registry
 
 
-def tool_agent(agent: Agent, messages: Sequence[Message], agent_state: dict[str, Any]) -> Agent:
+def borrowed_registry(registry: ToolRegistry) -> ToolRegistry:
+    """A shallow copy of the agent's tool registry (the same tools) that owns none of its tool
+    providers: a copy of the agent is cleaned up when collected (``Agent.__del__``), and a
+    registry that owned the providers would stop the shared agent's `MCPClient`s then."""
+    view = copy.copy(registry)
+    view._tool_providers = []  # pyright: ignore[reportPrivateUsage]
+    return view
+
+
+def tool_agent(
+    agent: Agent,
+    messages: Sequence[Message],
+    agent_state: dict[str, Any],
+    answered: Mapping[str, Interrupt] | None = None,
+) -> Agent:
     """A copy of the agent holding the session's messages and `agent.state`, with its users'
     hooks only: what hooks and tools see as the agent (``event.agent``, ``ToolContext.agent``).
-    The one shared agent is never written."""
+    The one shared agent is never written.
+
+    Its interrupt state is its own: empty, or (a call resumed with answers) holding the
+    ``answered`` interrupts with their responses, as Strands' resume leaves it, so an
+    ``interrupt(name)`` asked again returns its response."""
     view = copy.copy(agent)
+    view.tool_registry = borrowed_registry(agent.tool_registry)
+    view._interrupt_state = _InterruptState(  # pyright: ignore[reportPrivateUsage]
+        interrupts=dict(answered or {}), activated=bool(answered)
+    )
     view.state = AgentState(copy.deepcopy(agent_state))
     view.messages = cast(Any, copy.deepcopy(list(messages)))
     view.hooks = user_hooks(agent)
@@ -200,5 +224,7 @@ class StepHooks:
 def _refuse_interrupts(interrupts: Sequence[Any], where: str) -> None:
     if interrupts:
         raise UnsupportedOptionError(
-            f"{where}.interrupt", "Strands interrupts are not supported by sessionflow-strands-agents yet"
+            f"{where}.interrupt",
+            f"an interrupt raised from {where} is not supported by sessionflow-strands-agents; raise it "
+            "in a BeforeToolCallEvent hook or in the tool (tool_context.interrupt), where it becomes a question",
         )

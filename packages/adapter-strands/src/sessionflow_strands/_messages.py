@@ -98,24 +98,38 @@ def message_text(message: Message) -> str:
 @dataclass
 class RunState:
     """What one model step hands the next, and its tool steps: the turn's new messages so
-    far, the calls it deferred (in the model's order), and `agent.state` at the deferral."""
+    far, the calls it deferred (in the model's order), and `agent.state` at the deferral.
+
+    While calls wait on Strands interrupts (`sessionflow_strands._interrupts`): the updates
+    of the calls that finished (``done``, by call ID, their `agent.state` changes already in
+    ``agent_state``), and the interrupt calls deferred for the waiting ones (``interrupts``,
+    `HeldInterrupt` as JSON). Both are absent from a run state without interrupts.
+    """
 
     messages: list[Message] = field(default_factory=lambda: cast(list[Message], []))
     pending: list[str] = field(default_factory=lambda: cast(list[str], []))
     agent_state: dict[str, Any] = field(default_factory=lambda: cast(dict[str, Any], {}))
+    done: dict[str, dict[str, Any]] = field(default_factory=lambda: cast(dict[str, dict[str, Any]], {}))
+    interrupts: list[dict[str, Any]] = field(default_factory=lambda: cast(list[dict[str, Any]], []))
+    forced: bool = False
+    """Structured output was forced (`sessionflow_strands._structured_output`): every later
+    model call of the turn is sent the forced tool choice, as Strands' context keeps it."""
 
     def to_json(self) -> str:
-        return json.dumps(
-            {
-                "v": RUN_STATE_VERSION,
-                "messages": self.messages,
-                "pending": self.pending,
-                # The builtin runner's key: `sessionflow.builtin.tool_state(invocation)`
-                # reads it, so a spec's handler reads `agent.state` as it reads tool state.
-                "state": self.agent_state,
-            },
-            ensure_ascii=False,
-        )
+        data: dict[str, Any] = {
+            "v": RUN_STATE_VERSION,
+            "messages": self.messages,
+            "pending": self.pending,
+            # The builtin runner's key: `sessionflow.builtin.tool_state(invocation)`
+            # reads it, so a spec's handler reads `agent.state` as it reads tool state.
+            "state": self.agent_state,
+        }
+        if self.forced:
+            data["forced"] = True
+        if self.interrupts:
+            data["done"] = self.done
+            data["interrupts"] = self.interrupts
+        return json.dumps(data, ensure_ascii=False)
 
     @classmethod
     def from_json(cls, text: str) -> RunState:
@@ -126,4 +140,7 @@ class RunState:
             messages=list(data.get("messages") or []),
             pending=list(data.get("pending") or []),
             agent_state=dict(data.get("state") or {}),
+            done=dict(data.get("done") or {}),
+            interrupts=list(data.get("interrupts") or []),
+            forced=bool(data.get("forced", False)),
         )

@@ -14,10 +14,12 @@ from dataclasses import replace
 from typing import Any, cast
 
 from strands.agent import Agent
+from strands.interrupt import Interrupt
+from strands.tools.mcp.mcp_agent_tool import MCPAgentTool
 from strands.types._events import ToolInterruptEvent, ToolResultEvent
 from strands.types.tools import AgentTool, ToolResult, ToolUse
 
-from sessionflow import ToolEffect, ToolPolicy, UnsupportedOptionError
+from sessionflow import ToolEffect, ToolPolicy
 from sessionflow.kit import (
     AgentTurnContext,
     DeferredToolCall,
@@ -25,11 +27,12 @@ from sessionflow.kit import (
     ToolSpec,
     declared_effect,
     declared_policy,
+    effect_from_mcp_annotations,
     tool_arguments_object,
     with_tool_asks,
 )
 
-__all__ = ["deferred_call", "run_agent_tool", "run_spec", "spec_tool_specs", "verifiable"]
+__all__ = ["deferred_call", "mcp_effect", "run_agent_tool", "run_spec", "spec_tool_specs", "verifiable"]
 
 
 def spec_tool_specs(specs: Sequence[ToolSpec]) -> list[dict[str, Any]]:
@@ -57,6 +60,8 @@ def deferred_call(
     spec = specs.get(name)
     if tool is not None:
         effect, policy = declared_effect(tool), declared_policy(tool)
+        if effect is None:
+            effect = mcp_effect(tool)
     elif spec is not None:
         effect, policy = spec.framework_effect, spec.policy
     call = DeferredToolCall(
@@ -66,6 +71,17 @@ def deferred_call(
         policy=turn.resolve_tool_policy(name, effect, declared_policy=policy),
     )
     return with_tool_asks(call, spec) if spec is not None else call
+
+
+def mcp_effect(tool: AgentTool) -> ToolEffect | None:
+    """An `MCPClient` tool's effect from its server's annotations (``readOnlyHint``,
+    ``idempotentHint``), by the one mapping every adapter uses; None without a promise."""
+    if not isinstance(tool, MCPAgentTool):
+        return None
+    annotations = tool.mcp_tool.annotations
+    if annotations is None:
+        return None
+    return effect_from_mcp_annotations(annotations.model_dump(by_alias=True, exclude_none=True))
 
 
 async def verifiable(call: DeferredToolCall, spec: ToolSpec | None) -> DeferredToolCall:
@@ -78,23 +94,24 @@ async def verifiable(call: DeferredToolCall, spec: ToolSpec | None) -> DeferredT
     return replace(call, verifiable=True, verify_basis=basis)
 
 
-async def run_agent_tool(tool_use: ToolUse, agent: Agent) -> ToolResult:
+async def run_agent_tool(
+    tool_use: ToolUse, agent: Agent, structured_output_context: Any = None
+) -> ToolResult | list[Interrupt]:
     """Run one call as Strands' tool executor does (`ToolExecutor._stream`): the agent's
     ``BeforeToolCallEvent`` hooks first (which may cancel the call, or replace the tool or its
     input, before anything runs), then the tool, then ``AfterToolCallEvent`` (which may
     rewrite the result, or run the tool again). ``agent`` is what ``ToolContext.agent`` and
-    the hooks' ``event.agent`` get; the last result event is the call's result."""
+    the hooks' ``event.agent`` get; the last result event is the call's result, or the
+    interrupts a hook or the tool raised (the run stopped there, as Strands' stops)."""
     from strands.tools.executors._executor import ToolExecutor
 
     # The executor's per-call stream: hooks, tool lookup, cancel and retry, as a plain run.
     stream = cast(Any, ToolExecutor._stream)  # pyright: ignore[reportPrivateUsage]
     results: list[ToolResult] = []
     result: ToolResult | None = None
-    async for event in stream(agent, tool_use, results, {}):
+    async for event in stream(agent, tool_use, results, {}, structured_output_context):
         if isinstance(event, ToolInterruptEvent):
-            raise UnsupportedOptionError(
-                "interrupt", "Strands interrupts are not supported by sessionflow-strands-agents yet"
-            )
+            return list(event.interrupts)
         if isinstance(event, ToolResultEvent):
             result = event.tool_result
     if result is None:

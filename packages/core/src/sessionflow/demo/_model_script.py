@@ -141,6 +141,12 @@ class ModelReply:
     ``message=False`` leaves out the (empty) assistant message a reply without text or
     tool calls otherwise gets, so it answers reasoning alone (``reasoning_only``): on the
     Responses and Anthropic wires; a Chat Completions reply always has its message.
+    ``refusal`` makes the reply the provider's explicit refusal (`refuse`), in each wire's
+    own shape: Chat Completions' ``message.refusal`` (streamed as ``delta.refusal``), a
+    Responses ``refusal`` content part (``response.refusal.delta`` and ``.done``), and
+    Anthropic's ``stop_reason: "refusal"`` with the text as ``stop_details.explanation``.
+    Gemini has no refusal of that kind (a blocked answer is a finish reason), so a refusal
+    is not rendered there.
     """
 
     text: str | None = None
@@ -155,8 +161,13 @@ class ModelReply:
     # `mcp_approval_request`, `mcp_call`; see `hosted_mcp`), sent after the reasoning and
     # before the message. Only the Responses wire has them.
     output_items: list[dict[str, Any]] = field(default_factory=lambda: cast(list[dict[str, Any]], []))
+    refusal: str | None = None
 
     def __post_init__(self) -> None:
+        if self.refusal is not None and (
+            self.full_text is not None or self.tool_calls or self.output_items or not self.message
+        ):
+            raise ValueError("a refusal is the whole answer: no text, tool calls or output items")
         if self.text is not None and self.text_chunks is not None and "".join(self.text_chunks) != self.text:
             raise ValueError(f"text_chunks {self.text_chunks!r} do not join to text {self.text!r}")
         if not self.message and self.full_text is not None:
@@ -195,6 +206,11 @@ class ModelReply:
         if not tool_calls:
             raise ValueError("ModelReply.call needs at least one tool call")
         return cls(text=text, reasoning=reasoning, tool_calls=list(tool_calls), usage=usage)
+
+    @classmethod
+    def refuse(cls, refusal: str, *, usage: ScriptedUsage | None = None) -> ModelReply:
+        """The provider's explicit refusal, with ``refusal`` as its human-readable text."""
+        return cls(refusal=refusal, usage=usage)
 
     @classmethod
     def reasoning_only(cls, reasoning: str, *, usage: ScriptedUsage | None = None) -> ModelReply:
@@ -245,6 +261,7 @@ class ModelReply:
             "delay_seconds": self.delay_seconds,
             "message": self.message,
             "output_items": [dict(item) for item in self.output_items],
+            "refusal": self.refusal,
         }
 
     @classmethod
@@ -265,6 +282,7 @@ class ModelReply:
             message=data.get("message") is not False,
             # Scripts written before the option have none.
             output_items=[dict(item) for item in cast(list[dict[str, Any]], data.get("output_items") or [])],
+            refusal=_opt_str(data.get("refusal")),
         )
 
 

@@ -117,8 +117,11 @@ def _fragments(text: str) -> list[str]:
 def _has_text_output(reply: ModelReply) -> bool:
     # A reply with neither text nor tool calls gets an empty message, unless it asks for
     # none (`ModelReply.reasoning_only`).
-    # Hosted output items are an answer of their own, as the provider sends them.
-    return reply.full_text is not None or (not reply.tool_calls and not reply.output_items and reply.message)
+    # Hosted output items are an answer of their own, as the provider sends them, and so is
+    # a refusal (each wire renders it in its own shape).
+    return reply.full_text is not None or (
+        not reply.tool_calls and not reply.output_items and reply.message and reply.refusal is None
+    )
 
 
 # Chat Completions ------------------------------------------------------------------
@@ -146,8 +149,8 @@ def _chat(reply: ModelReply, request: dict[str, Any], seq: int) -> WireResponse:
     text = reply.full_text
     message: dict[str, Any] = {
         "role": "assistant",
-        "content": text if text is not None or reply.tool_calls else "",
-        "refusal": None,
+        "content": text if text is not None or reply.tool_calls or reply.refusal is not None else "",
+        "refusal": reply.refusal,
     }
     if reply.reasoning is not None:
         message["reasoning_content"] = reply.reasoning
@@ -184,6 +187,8 @@ def _chat_stream(reply: ModelReply, request: dict[str, Any], seq: int) -> WireRe
     if reply.reasoning:
         deltas.append({"reasoning_content": reply.reasoning})
     deltas.extend({"content": piece} for piece in reply.stream_chunks())
+    # OpenAI streams a refusal as `refusal` deltas in place of content (two, so clients join).
+    deltas.extend({"refusal": piece} for piece in _fragments(reply.refusal or ""))
     for index, call in enumerate(reply.tool_calls):
         head = {
             "index": index,
@@ -280,6 +285,16 @@ def _response_items(reply: ModelReply, seq: int) -> list[dict[str, Any]]:
             }
         )
     items.extend(dict(item) for item in reply.output_items)
+    if reply.refusal is not None:
+        items.append(
+            {
+                "id": f"msg_{seq}",
+                "type": "message",
+                "role": "assistant",
+                "status": "completed",
+                "content": [_refusal_part(reply.refusal)],
+            }
+        )
     if _has_text_output(reply):
         items.append(
             {
@@ -302,6 +317,10 @@ def _response_items(reply: ModelReply, seq: int) -> list[dict[str, Any]]:
             }
         )
     return items
+
+
+def _refusal_part(refusal: str) -> dict[str, Any]:
+    return {"type": "refusal", "refusal": refusal}
 
 
 def _output_text(text: str) -> dict[str, Any]:
@@ -342,6 +361,14 @@ def _responses_stream(reply: ModelReply, request: dict[str, Any], seq: int) -> W
                 item={**item, "status": "in_progress", "content": []},
             )
             ids = {"item_id": item_id, "output_index": out, "content_index": 0}
+            if reply.refusal is not None:
+                emit("response.content_part.added", **ids, part=_refusal_part(""))
+                for piece in _fragments(reply.refusal):
+                    emit("response.refusal.delta", **ids, delta=piece)
+                emit("response.refusal.done", **ids, refusal=reply.refusal)
+                emit("response.content_part.done", **ids, part=_refusal_part(reply.refusal))
+                emit("response.output_item.done", output_index=out, item=item)
+                continue
             text = reply.full_text or ""
             emit("response.content_part.added", **ids, part=_output_text(""))
             for piece in reply.stream_chunks():
@@ -403,14 +430,22 @@ def _anthropic_blocks(reply: ModelReply, seq: int) -> list[dict[str, Any]]:
     return blocks
 
 
+def _anthropic_stop(reply: ModelReply) -> tuple[str, dict[str, Any] | None]:
+    """The reply's ``stop_reason`` and ``stop_details`` (a refusal's only)."""
+    if reply.refusal is not None:
+        return "refusal", {"type": "refusal", "category": None, "explanation": reply.refusal}
+    return ("tool_use" if reply.tool_calls else "end_turn"), None
+
+
 def _anthropic_message(
     request: dict[str, Any],
     seq: int,
     content: list[dict[str, Any]],
     stop_reason: str | None,
     usage: dict[str, Any],
+    stop_details: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    return {
+    message: dict[str, Any] = {
         "id": f"msg_scripted_{seq}",
         "type": "message",
         "role": "assistant",
@@ -420,11 +455,14 @@ def _anthropic_message(
         "stop_sequence": None,
         "usage": usage,
     }
+    if stop_details is not None:  # only a refusal's: other answers are sent as they were
+        message["stop_details"] = stop_details
+    return message
 
 
 def _anthropic(reply: ModelReply, request: dict[str, Any], seq: int) -> WireResponse:
     usage = reply.effective_usage
-    stop_reason = "tool_use" if reply.tool_calls else "end_turn"
+    stop_reason, stop_details = _anthropic_stop(reply)
     return _json_response(
         _anthropic_message(
             request,
@@ -432,6 +470,7 @@ def _anthropic(reply: ModelReply, request: dict[str, Any], seq: int) -> WireResp
             _anthropic_blocks(reply, seq),
             stop_reason,
             _anthropic_usage(usage.input_tokens, usage.output_tokens),
+            stop_details,
         )
     )
 
@@ -467,10 +506,14 @@ def _anthropic_stream(reply: ModelReply, request: dict[str, Any], seq: int) -> W
         events.append({"type": "content_block_start", "index": index, "content_block": start})
         events.extend({"type": "content_block_delta", "index": index, "delta": d} for d in deltas)
         events.append({"type": "content_block_stop", "index": index})
+    stop_reason, stop_details = _anthropic_stop(reply)
+    stop: dict[str, Any] = {"stop_reason": stop_reason, "stop_sequence": None}
+    if stop_details is not None:
+        stop["stop_details"] = stop_details
     events.append(
         {
             "type": "message_delta",
-            "delta": {"stop_reason": "tool_use" if reply.tool_calls else "end_turn", "stop_sequence": None},
+            "delta": stop,
             "usage": _anthropic_usage(usage.input_tokens, usage.output_tokens),
         }
     )
@@ -483,6 +526,8 @@ def render_gemini(reply: ModelReply, model: str, seq: int, *, stream: bool) -> W
     """A Gemini ``generateContent`` answer (``stream``: ``streamGenerateContent``'s SSE)."""
     if reply.output_items:
         raise ValueError("hosted output items are a Responses API feature, not Gemini's")
+    if reply.refusal is not None:
+        raise ValueError("Gemini has no explicit refusal (a blocked answer is a finish reason)")
     body, is_stream = render_gemini_reply(reply, model, seq, stream=stream)
     return WireResponse(status=200, body=body, content_type=_SSE if is_stream else _JSON)
 
