@@ -161,6 +161,9 @@ class Run:
     """Plain only: the messages each run made (``result.new_messages()``), one run after the
     other, after the history it started from: the conversation as it happened, which is
     what `history` holds unless a history processor rewrote it."""
+    usage: tuple[int, int, int] | None = None
+    """Requests, input and output tokens over the turns: plain's ``result.usage()`` summed
+    over its runs, the session's snapshot usage."""
     concurrent_tools: bool = False
     """Plain only: a model response asked for several tools at once, which Pydantic AI runs
     concurrently (`pydantic_ai._tool_execution`: "Function tools run in parallel within each
@@ -239,6 +242,7 @@ async def run_plain(scenario: Scenario, server: ScriptedModelServer, key: str, l
     outputs: list[Any] = []
     errors: list[str | None] = []
     asked: list[tuple[str, Any]] = []
+    usage: tuple[int, int, int] = (0, 0, 0)
     for text in scenario.turns:
         prompt: str | None = text
         results: DeferredToolResults | None = None
@@ -258,6 +262,8 @@ async def run_plain(scenario: Scenario, server: ScriptedModelServer, key: str, l
                 break
             history = result.all_messages()
             made += result.new_messages()
+            used = result.usage
+            usage = (usage[0] + used.requests, usage[1] + used.input_tokens, usage[2] + used.output_tokens)
             if isinstance(result.output, DeferredToolRequests):
                 # Pydantic AI's human-in-the-loop: decide each call, then run on with the results.
                 results = DeferredToolResults()
@@ -289,6 +295,7 @@ async def run_plain(scenario: Scenario, server: ScriptedModelServer, key: str, l
         asked=asked,
         tool_runs=tool_runs(log),
         hook_runs=hook_runs(log),
+        usage=usage,
         concurrent_tools=calls_in_parallel(
             [*scenario.script, *(r for replies in scenario.side_scripts.values() for r in replies)]
         ),
@@ -367,6 +374,7 @@ async def play_session(
     # Every attempt of a model step may call the model once; a call more is a hidden one.
     model_steps = [s for s in history if s.step_type == "sessionflow.RunModel"]
     model_attempts = sum(s.final_attempt for s in model_steps)
+    total = (await sessions.get_agent_snapshot(session_id)).usage
     return Run(
         requests=_requests(scenario, server, session_id),
         outputs=outputs,
@@ -380,6 +388,7 @@ async def play_session(
         model_attempts=model_attempts,
         model_steps=len(model_steps),
         problems=problems,
+        usage=(total.requests, total.input_tokens, total.output_tokens),
     )
 
 

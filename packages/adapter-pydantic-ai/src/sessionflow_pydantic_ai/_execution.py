@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, NoReturn
 
 from pydantic_ai import (
@@ -35,17 +35,19 @@ from pydantic_ai.messages import (
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 from pydantic_ai.tools import ToolDefinition
 from pydantic_ai.toolsets import AbstractToolset
+from pydantic_ai.usage import RunUsage
 from pydantic_graph import End
 
 from sessionflow import AgentToolCall
 
 # Pydantic AI runs sync tools in a thread with the caller's context, so they see the
 # current invocation too.
-from sessionflow.kit import ToolExecutionError
+from sessionflow.kit import AgentEventWriter, ToolExecutionError
+from sessionflow_pydantic_ai._delegation import DelegationRefused, delegation_scope, usage_delta
 from sessionflow_pydantic_ai._retries import failure_account
 from sessionflow_pydantic_ai._waits import WaitKind, deferral_account
 
-__all__ = ["execute_tool_call"]
+__all__ = ["ToolStepResult", "execute_tool_call"]
 
 _PROMPT = "(sessionflow runs one tool call the model requested earlier)"
 
@@ -55,6 +57,14 @@ def _refuse_model_request(messages: list[ModelMessage], info: AgentInfo) -> NoRe
 
 
 _NO_MODEL = FunctionModel(_refuse_model_request, model_name="sessionflow-tool-step")
+
+
+@dataclass(frozen=True)
+class ToolStepResult:
+    """The call's part, and what agent runs nested in the tool added to its run's usage."""
+
+    part: ToolReturnPart
+    delegated_usage: RunUsage | None = None
 
 
 async def execute_tool_call(
@@ -67,7 +77,8 @@ async def execute_tool_call(
     call_id: str | None = None,
     approved: bool = True,
     run_step: int = 0,
-) -> ToolReturnPart:
+    events: AgentEventWriter | None = None,
+) -> ToolStepResult:
     """Run the call once and return its part: the text the model will see, and the value.
 
     The call is replayed as the last response of a one-message history, so Pydantic AI
@@ -77,7 +88,8 @@ async def execute_tool_call(
     (``ctx.run_step`` in the plain run that runs it). ``call_id`` is the ID Pydantic AI knows the call by (the model's, where
     the session's record is a call of its own for it, `_waits`). ``approved`` is what the
     tool sees as ``ctx.tool_call_approved``: True once a person approved the call (or a
-    policy said no approval is needed for a ``requires_approval`` tool).
+    policy said no approval is needed for a ``requires_approval`` tool). Agent runs the tool
+    starts are journaled under the call (`_delegation`); their events go to ``events``.
 
     Raises:
         ToolExecutionError: Invalid arguments, an unknown tool, `ModelRetry` or `ToolFailed`
@@ -97,7 +109,11 @@ async def execute_tool_call(
         model=_NO_MODEL,
         toolsets=toolsets,
         conversation_id=conversation_id,
-        capabilities=[_Deferrals(approved), _NoToolEvents()],
+        capabilities=[
+            _Deferrals(approved),
+            _NoToolEvents(),
+            delegations := _Delegations(record.tool_call_id, events),
+        ],
     ) as run:
         run.ctx.state.run_step = run_step
         node = run.next_node
@@ -107,9 +123,43 @@ async def execute_tool_call(
         except _Deferred as deferred:
             account = deferral_account(deferred.kind, deferred.metadata)
             raise ToolExecutionError(deferred.text, state_update=account) from None
+        except DelegationRefused as refused:
+            raise ToolExecutionError(str(refused)) from None
     if isinstance(node, End):
         raise RuntimeError(f"Pydantic AI ended the run instead of returning tool call {call_id!r}")
-    return _returned_part(node.request, call_id)
+    return ToolStepResult(_returned_part(node.request, call_id), delegations.usage)
+
+
+@dataclass
+class _Delegations(AbstractCapability[Any]):
+    """Agent runs the tool starts (delegation, hand-off) are journaled under the session's call ID.
+
+    What they add to ``ctx.usage`` (``usage=ctx.usage``, as Pydantic AI sums a delegate's
+    usage into its parent's) is kept: the next model step counts it in the turn's usage.
+    """
+
+    call_id: str
+    events: AgentEventWriter | None
+    usage: RunUsage | None = None
+
+    @classmethod
+    def get_serialization_name(cls) -> str | None:
+        return None
+
+    async def wrap_tool_execute(
+        self,
+        ctx: RunContext[Any],
+        *,
+        call: ToolCallPart,
+        tool_def: ToolDefinition,
+        args: ValidatedToolArgs,
+        handler: WrapToolExecuteHandler,
+    ) -> Any:
+        before = replace(ctx.usage)
+        with delegation_scope(self.call_id, self.events):
+            result = await handler(args)
+        self.usage = usage_delta(before, ctx.usage)
+        return result
 
 
 class _Deferred(Exception):

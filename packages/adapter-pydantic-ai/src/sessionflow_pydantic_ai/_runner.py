@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from contextlib import AbstractAsyncContextManager, AbstractContextManager, nullcontext
 from dataclasses import replace
 from typing import Any, TypeAlias, cast
@@ -18,7 +18,7 @@ from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, User
 from pydantic_ai.models import Model
 from pydantic_ai.toolsets import AbstractToolset
 
-from sessionflow import AgentUsage, ImageInput, UnsupportedOptionError
+from sessionflow import AgentToolCall, AgentToolCallStatus, AgentUsage, ImageInput, UnsupportedOptionError
 from sessionflow.kit import (
     AgentFrameworkRunner,
     AgentTurnContext,
@@ -39,6 +39,7 @@ from sessionflow.kit import (
     value_change,
 )
 from sessionflow_pydantic_ai._carry import Carry, decode_carry, encode_carry
+from sessionflow_pydantic_ai._delegation import install as install_delegation
 from sessionflow_pydantic_ai._deps import DepsCodec, DepsFactory, DepsResources
 from sessionflow_pydantic_ai._effects import deferred_tool_call, marked_tools
 from sessionflow_pydantic_ai._execution import execute_tool_call
@@ -71,7 +72,13 @@ from sessionflow_pydantic_ai._partial_output import PARTIAL_OUTPUT_INTERVAL
 from sessionflow_pydantic_ai._results import deferred_tool_results
 from sessionflow_pydantic_ai._retries import RetryBudget, record_attempts
 from sessionflow_pydantic_ai._settings import ModelSettingsOption, turn_model_settings
-from sessionflow_pydantic_ai._step_update import encode_step_update, read_step_update, returned_values
+from sessionflow_pydantic_ai._step_update import (
+    delegated_usage,
+    encode_step_update,
+    read_step_update,
+    returned_values,
+    usage_json,
+)
 from sessionflow_pydantic_ai._tool_sources import spec_asks, spec_map, tool_spec_toolset
 from sessionflow_pydantic_ai._typed_output import OUTPUT_KEY, output_json
 from sessionflow_pydantic_ai._waits import plain_deferred, resolved_record, split_as_plain, waits_for
@@ -158,6 +165,8 @@ class PydanticAIRunner(AgentFrameworkRunner):
         carry: CarryHook | None = None,
         output_validator: OutputValidator | None = None,
     ) -> None:
+        # Agent runs a tool starts are journaled in its step (`_delegation`): once per process.
+        install_delegation()
         self._agent_source = agent
         self._agent: AbstractAgent[Any, Any] | None = agent if isinstance(agent, AbstractAgent) else None
         self._agent_lock = threading.Lock()
@@ -276,6 +285,9 @@ class PydanticAIRunner(AgentFrameworkRunner):
         # Each step is a fresh run: the limits are checked against the turn's usage so far.
         limits = usage_limits_for(self._usage_limits, turn)
         used = turn_usage(state.messages if state is not None else [], turn.tool_calls.values())
+        # Agent runs nested in the turn's tools count as the plain run counts them (`usage=ctx.usage`).
+        used.incr(delegated_usage(_updates_of(turn.tool_calls.values())))
+        nested = delegated_usage(turn.state_updates()) if state is not None and state.deferred else None
         refusal = refusal_before_request(limits, used)
         if refusal is not None:
             # Only a request the step actually sends fails the turn (see `refusing_model`).
@@ -329,10 +341,11 @@ class PydanticAIRunner(AgentFrameworkRunner):
         )
         system_prompt_now = system_prompt_of(framework) if history_now is None else None
         budget = RetryBudget(step.tool_retries, step.output_retries_used)
+        step_usage = step.usage if nested is None else step.usage + nested
         usage = AgentUsage(
-            requests=step.usage.requests,
-            input_tokens=step.usage.input_tokens,
-            output_tokens=step.usage.output_tokens,
+            requests=step_usage.requests,
+            input_tokens=step_usage.input_tokens,
+            output_tokens=step_usage.output_tokens,
         )
         earlier = list(state.messages) if state is not None else []
         if state is not None and state.retry_request is not None and step.resumed_request is not None:
@@ -454,7 +467,7 @@ class PydanticAIRunner(AgentFrameworkRunner):
             deps = await self._deps.load(before if has_deps else None)
         else:
             before, deps = None, None
-        part = await execute_tool_call(
+        done = await execute_tool_call(
             agent,
             record,
             deps=deps,
@@ -467,13 +480,16 @@ class PydanticAIRunner(AgentFrameworkRunner):
             or record.approval_source is not None
             or record.policy.requires_approval is False,
             run_step=view.run_step,
+            events=call.events,
         )
+        part = done.part
         changed = value_change(before, self._deps.dump(deps)) if before is not None else None
         # Text is what the record holds already; anything else goes back as the value.
         returned = not isinstance(part.content, str)
         content = pydantic_core.to_jsonable_python(part.content) if returned else None
         return ToolExecutionResult(
-            output=part.model_response_str(), state_update=encode_step_update(changed, returned, content)
+            output=part.model_response_str(),
+            state_update=encode_step_update(changed, returned, content, usage_json(done.delegated_usage)),
         )
 
     async def verify_tool_call(self, call: DeferredToolExecution) -> VerifyResult | None:
@@ -588,3 +604,12 @@ def _check_model(agent: AbstractAgent[Any, Any], model: Model | str | None) -> N
             f"agent {agent.name or 'without a name'} has no model and no model_override gives one; "
             "give the agent a model or pass model_override",
         )
+
+
+def _updates_of(records: Iterable[AgentToolCall]) -> list[tuple[str, str]]:
+    """The turn's successful calls' updates held inline (a nested run's usage is small)."""
+    return [
+        (r.tool_call_id, r.state_update)
+        for r in records
+        if r.status is AgentToolCallStatus.SUCCEEDED and r.state_update is not None
+    ]

@@ -40,6 +40,7 @@ from sessionflow.kit._images import (
     with_images_read,
 )
 from sessionflow.kit._lazy import distribution_version, lazy_exports
+from sessionflow.kit._step_journal import StepJournal, current_step_journal, step_journal_scope
 from sessionflow.kit._tool_asks import question_tool, with_tool_asks
 from sessionflow.kit._tool_output import ToolOutput
 from sessionflow.kit._tool_specs import (
@@ -147,6 +148,10 @@ __all__ = [
     "merge_tool_policies",
     "question_tool",
     "tool_invocation_scope",
+    # What a tool step does inside itself (a nested agent run), journaled across its attempts
+    "StepJournal",
+    "current_step_journal",
+    "step_journal_scope",
     "with_tool_asks",
     # Images stored by reference
     "IMAGE_REF_TYPE",

@@ -125,13 +125,20 @@ def _retry_by_class() -> Generator[None]:
         raise ApplicationError(str(error), type=type(error).__name__, non_retryable=True) from None
 
 
-async def with_heartbeats(interval: float, work: Awaitable[T]) -> T:
-    """Await `work` while heartbeating in the background, so a dead worker is noticed."""
+async def with_heartbeats(
+    interval: float, work: Awaitable[T], heartbeat: Callable[[], None] | None = None
+) -> T:
+    """Await `work` while heartbeating in the background, so a dead worker is noticed.
+
+    ``heartbeat`` replaces `activity.heartbeat()`: a step whose heartbeats carry details
+    (its journal, `HeartbeatJournal`) must send them with every beat.
+    """
+    send = heartbeat or activity.heartbeat
 
     async def beat() -> None:
         while True:
             await asyncio.sleep(interval)
-            activity.heartbeat()
+            send()
 
     beater = asyncio.create_task(beat())
     try:

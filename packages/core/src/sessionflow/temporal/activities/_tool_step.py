@@ -12,6 +12,7 @@ from temporalio import activity
 from sessionflow.kit._approved_arguments import check_run_arguments, rewritten_arguments, watch_rewrites
 from sessionflow.kit._current_invocation import tool_invocation_scope
 from sessionflow.kit._media_sink import MEDIA_SINK, MediaSink
+from sessionflow.kit._step_journal import step_journal_scope
 from sessionflow.session.approval_digest import run_arguments_of
 from sessionflow.session.bodies import BodyRef, cap_text, preview_text, utf8_size
 from sessionflow.session.runner import DeferredToolExecution
@@ -22,6 +23,7 @@ from sessionflow.temporal.activities._step_context import (
     store_scope,
     with_heartbeats,
 )
+from sessionflow.temporal.activities._step_journal import HeartbeatJournal
 from sessionflow.temporal.activities._step_telemetry import observe_tool_step
 from sessionflow.temporal.storage._store_errors import PayloadStoreError
 
@@ -58,20 +60,33 @@ class ToolStepActivities(StepActivities):
         # which its queue redelivers a step to a second worker): Temporal gives an attempt to
         # one worker only, and the heartbeat timeout runs from the attempt's start whether or
         # not it beat. That heartbeat cost a tool step an RPC its completion waited for.
+        # What the tool does inside itself (a nested agent run) is journaled across attempts:
+        # the journal's index rides on every heartbeat of the step.
+        journal = HeartbeatJournal(
+            client=self._steps.client,
+            task_token=info.task_token,
+            bodies=self._steps.bodies,
+            scope=store_scope() if self._steps.bodies is not None else None,
+            prior=info.heartbeat_details,
+        )
         execution = DeferredToolExecution(
             flow_id=request.session_id,
             turn_id=request.turn_id,
             tool_call=record,
             attempt=info.attempt,
             events=events,
-            heartbeat=activity.heartbeat,
+            heartbeat=journal.heartbeat,
             session_settings=request.session_settings,
-            run_state=await self._tool_run_state(request),
+            run_state=await self._tool_run_state(request, journal),
         )
         sink_token = MEDIA_SINK.set(self._media_sink())
         try:
             # The one place the current invocation is set: every adapter's tools read it.
-            with tool_invocation_scope(execution.invocation), watch_rewrites() as rewrites:
+            with (
+                tool_invocation_scope(execution.invocation),
+                step_journal_scope(journal),
+                watch_rewrites() as rewrites,
+            ):
                 # What the session hands the runner is what was approved; an adapter checks
                 # again where its framework may rewrite the call (`check_run_arguments`).
                 try:
@@ -79,6 +94,7 @@ class ToolStepActivities(StepActivities):
                     result: ToolExecutionResult = await with_heartbeats(
                         request.heartbeat_interval,
                         self._steps.flow.runner.execute_deferred_tool_call(execution),
+                        journal.heartbeat,
                     )
                 except Exception:
                     if rewrites:
@@ -97,7 +113,9 @@ class ToolStepActivities(StepActivities):
         if bodies is not None:
             try:
                 ref = await with_heartbeats(
-                    request.heartbeat_interval, bodies.store_text(result.output, store_scope())
+                    request.heartbeat_interval,
+                    bodies.store_text(result.output, store_scope()),
+                    journal.heartbeat,
                 )
             except PayloadStoreError as error:
                 if record.policy.effect.is_retryable:
@@ -113,7 +131,7 @@ class ToolStepActivities(StepActivities):
                     output=cap_text(result.output, _FALLBACK_OUTPUT_BYTES, what=f"output ({error})"),
                     state_update=result.state_update,
                 )
-            update, update_ref = await self._stored_state_update(request, result)
+            update, update_ref = await self._stored_state_update(request, result, journal)
             if ref is not None:
                 return ToolCallOutput(
                     output=preview_text(result.output),
@@ -124,16 +142,18 @@ class ToolStepActivities(StepActivities):
             return ToolCallOutput(output=result.output, state_update=update, state_update_ref=update_ref)
         return ToolCallOutput(output=result.output, state_update=result.state_update)
 
-    async def _tool_run_state(self, request: ToolCallInput) -> str | None:
+    async def _tool_run_state(self, request: ToolCallInput, journal: HeartbeatJournal) -> str | None:
         """The run state of the model step that deferred the call, loaded when stored."""
         if request.run_state_ref is None:
             return request.run_state
         return await with_heartbeats(
-            request.heartbeat_interval, self._steps.require_bodies().load_text(request.run_state_ref)
+            request.heartbeat_interval,
+            self._steps.require_bodies().load_text(request.run_state_ref),
+            journal.heartbeat,
         )
 
     async def _stored_state_update(
-        self, request: ToolCallInput, result: ToolExecutionResult
+        self, request: ToolCallInput, result: ToolExecutionResult, journal: HeartbeatJournal
     ) -> tuple[str | None, BodyRef | None]:
         """The update as the workflow records it: inline when small, else (None, its reference).
 
@@ -145,7 +165,9 @@ class ToolStepActivities(StepActivities):
             return None, None
         assert self._steps.bodies is not None
         ref = await with_heartbeats(
-            request.heartbeat_interval, self._steps.bodies.store_text(result.state_update, store_scope())
+            request.heartbeat_interval,
+            self._steps.bodies.store_text(result.state_update, store_scope()),
+            journal.heartbeat,
         )
         return (None, ref) if ref is not None else (result.state_update, None)
 
