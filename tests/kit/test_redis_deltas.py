@@ -251,3 +251,23 @@ def test_a_transport_never_closed_does_not_keep_its_process_alive(redis_url: str
         pytest.fail("the process did not exit: the background sender kept it alive")
     assert completed.returncode == 0, completed.stderr
     assert completed.stdout.strip() == "published"
+
+
+WITHOUT_REDIS = """
+import sys
+sys.modules["redis"] = None  # as if the `redis` extra were not installed
+try:
+    from sessionflow import RedisDeltaTransport
+except ImportError as error:
+    print(error)
+"""
+
+
+def test_without_the_redis_extra_the_error_says_what_to_install() -> None:
+    completed = subprocess.run(
+        [sys.executable, "-c", WITHOUT_REDIS], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert completed.returncode == 0, completed.stderr
+    assert completed.stdout.strip() == (
+        'The Redis delta transport needs the `redis` package: pip install "sessionflow[redis]"'
+    )
