@@ -83,14 +83,14 @@ def _delta(text: str, *, attempt: int = 1) -> AgentEvent:
 
 
 async def _receive(subscription: DeltaSubscription, count: int) -> list[AgentEvent]:
-    """The next `count` events of `subscription`; fails if they do not come within 30 s."""
+    """The next `count` events of `subscription`; fails if they do not come within 10 s."""
     events: list[AgentEvent] = []
 
     async def gather() -> None:
         while len(events) < count:
             events.extend(await subscription.next(timeout=1))
 
-    await asyncio.wait_for(gather(), 30)
+    await asyncio.wait_for(gather(), 10)
     return events
 
 

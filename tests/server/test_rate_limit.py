@@ -75,3 +75,16 @@ def test_past_max_keys_the_least_recently_used_bucket_goes() -> None:
     assert limiter.take("a") == 1.0  # still remembered as empty
     assert limiter.take("b") == 0.0  # forgotten: fresh
     assert limiter.take("b") == 0.0
+
+
+def test_by_default_ten_thousand_keys_are_kept() -> None:
+    clock = Clock()
+    limiter = RateLimiter(per_second=1.0, burst=1, clock=clock)
+    for index in range(10_000):
+        assert limiter.take(f"key-{index}") == 0.0
+    assert len(limiter) == 10_000
+    assert limiter.take("key-0") == 1.0  # all 10,000 remembered: the first is still empty
+    limiter.take("key-10000")  # one more: the least recently used, key-1, goes
+    assert len(limiter) == 10_000
+    assert limiter.take("key-1") == 0.0  # forgotten: a fresh bucket
+    assert limiter.take("key-0") == 1.0
