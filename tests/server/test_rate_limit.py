@@ -88,3 +88,30 @@ def test_by_default_ten_thousand_keys_are_kept() -> None:
     assert len(limiter) == 10_000
     assert limiter.take("key-1") == 0.0  # forgotten: a fresh bucket
     assert limiter.take("key-0") == 1.0
+
+
+def test_a_bucket_is_forgotten_once_its_refill_time_burst_over_rate_has_passed() -> None:
+    clock = Clock()
+    limiter = RateLimiter(per_second=2.0, burst=3, clock=clock)  # refilled in 3 / 2 = 1.5 s
+    assert limiter.refill_seconds == 1.5
+    limiter.take("idle")
+    clock.now += 1.4
+    limiter.take("busy")
+    assert len(limiter) == 2
+    clock.now += 0.1  # 1.5 s since "idle" was used
+    limiter.take("busy")
+    assert len(limiter) == 1
+
+
+def test_at_a_zero_rate_a_bucket_is_forgotten_after_an_hour() -> None:
+    clock = Clock()
+    limiter = RateLimiter(per_second=0.0, burst=1, clock=clock)
+    assert limiter.refill_seconds == 3600.0
+    assert limiter.take("early") == 0.0
+    clock.now += 3599.5
+    assert limiter.take("late") == 0.0
+    assert len(limiter) == 2  # "early" is still remembered, and empty
+    clock.now += 0.5  # an hour since "early"
+    assert limiter.take("late") == 3600.0
+    assert len(limiter) == 1
+    assert limiter.take("early") == 0.0  # forgotten: a fresh bucket
