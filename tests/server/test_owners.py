@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from sessionflow import AgentSessionClient
+from sessionflow.temporal import DevServer, DevServerConfig
 from sessionflow.testing import AgentTestStack, save_scripted_flow
 from sessionflow_server._owners import Owners, owner_of_environment
 
@@ -115,3 +116,38 @@ async def test_the_cache_holds_50000_sessions_then_starts_again(flows: TwoFlows)
     assert await owners.lookup("cached-50000") == (flows.served, "alice")
     assert await owners.lookup("cached-0") is None  # forgotten, and not on the server
     assert await owners.lookup("cached-49999") is None
+
+
+@pytest.fixture
+async def far_flow(tmp_path: Path) -> AsyncIterator[AgentSessionClient]:
+    """A flow on a second Temporal server: one API server may serve flows of several."""
+    server = DevServer(DevServerConfig(data_dir=tmp_path / "far-temporal"))
+    handle = await server.start()
+    try:
+        flow = save_scripted_flow(tmp_path / "far", f"owners-far-{uuid.uuid4().hex[:8]}")
+        async with AgentTestStack(tmp_path / "far", [flow], server_address=handle.address) as stack:
+            yield stack.sessions(flow)
+    finally:
+        await server.stop()
+
+
+async def test_on_two_temporal_servers_the_first_that_has_the_session_answers(
+    flows: TwoFlows, far_flow: AgentSessionClient
+) -> None:
+    only_far = flows.new_id("only-far")
+    await far_flow.start_session(only_far, environment={"user": "carol"})
+    assert await Owners([flows.served, far_flow]).lookup(only_far) == (far_flow, "carol")
+    assert await Owners([flows.served, far_flow]).flow_for(only_far, "carol") is far_flow
+    # One ID on both servers: the first server's session is the one, whoever owns the other.
+    both = flows.new_id("both")
+    await flows.served.start_session(both, environment={"user": "alice"})
+    await far_flow.start_session(both, environment={"user": "bob"})
+    assert await Owners([flows.served, far_flow]).lookup(both) == (flows.served, "alice")
+    assert await Owners([flows.served, far_flow]).flow_for(both, "alice") is flows.served
+    assert await Owners([flows.served, far_flow]).flow_for(both, "bob") is None
+    # Even when the first server's session is of a flow not served here.
+    shadowed = flows.new_id("shadowed")
+    await flows.other.start_session(shadowed, environment={"user": "bob"})
+    await far_flow.start_session(shadowed, environment={"user": "bob"})
+    assert await Owners([flows.served, far_flow]).lookup(shadowed) is None
+    assert await Owners([flows.served, far_flow]).flow_for(shadowed, "bob") is None
