@@ -119,6 +119,7 @@ async def test_events_arrive_whole_in_order_and_only_for_their_session(
         ),
         AgentEvent(type=AgentEventType.TEXT_DELTA, turn_id="t", step_execution_id="t/m", attempt=1),
     ]
+    assert not publisher.has_subscribers("s-1")
     async with client.subscribe("s-1") as first, client.subscribe("s-2") as second:
         await wait_until("both subscriptions", lambda: publisher.has_subscribers("s-1"))
         await wait_until("both subscriptions", lambda: publisher.has_subscribers("s-2"))
@@ -244,7 +245,7 @@ def test_a_transport_never_closed_does_not_keep_its_process_alive(redis_url: str
             [sys.executable, "-c", UNCLOSED, redis_url],
             capture_output=True,
             text=True,
-            timeout=60,
+            timeout=20,
             check=False,
         )
     except subprocess.TimeoutExpired:

@@ -98,9 +98,26 @@ def test_a_bucket_is_forgotten_once_its_refill_time_burst_over_rate_has_passed()
     clock.now += 1.4
     limiter.take("busy")
     assert len(limiter) == 2
-    clock.now += 0.1  # 1.5 s since "idle" was used
-    limiter.take("busy")
-    assert len(limiter) == 1
+    clock.now += 0.1  # 1.5 s since "idle" was used, 0.1 s since "busy"
+    limiter.take("new")
+    assert len(limiter) == 2  # "busy" and "new"
+
+
+def test_buckets_are_swept_at_most_once_per_refill_time() -> None:
+    clock = Clock()
+    limiter = RateLimiter(per_second=1.0, burst=2, clock=clock)  # refilled in 2 s
+    limiter.take("a")  # t=0: the first sweep; the next is due at t=2
+    clock.now += 1.0
+    limiter.take("b")
+    clock.now += 1.0  # t=2: a sweep drops "a" (full again), keeps "b"
+    limiter.take("c")
+    assert len(limiter) == 2
+    clock.now += 1.0  # t=3: "b" is full again, but the next sweep is only due at t=4
+    limiter.take("d")
+    assert len(limiter) == 3
+    clock.now += 1.0  # t=4: "b" and "c" go
+    limiter.take("e")
+    assert len(limiter) == 2  # "d" and "e"
 
 
 def test_at_a_zero_rate_a_bucket_is_forgotten_after_an_hour() -> None:
