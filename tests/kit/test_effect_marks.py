@@ -260,3 +260,23 @@ def test_wrapped_links_are_followed_up_to_the_limit() -> None:
     # 16 objects are read in all: the marked function behind 15 wrappers, not behind 16.
     assert declared_effect(chain(15)) is ToolEffect.READ
     assert declared_effect(chain(16)) is None
+
+
+class Opaque:
+    """A framework object whose unknown attributes raise something other than AttributeError,
+    as a proxy or a tool that wraps no Python callable may."""
+
+    def __getattr__(self, name: str) -> object:
+        raise RuntimeError(f"no {name} here")
+
+    def __repr__(self) -> str:
+        return "<opaque tool>"
+
+
+def test_attributes_that_raise_are_read_as_absent() -> None:
+    assert declared_effect(Opaque()) is None  # neither a mark nor a wrapped function
+    assert declared_policy(Opaque()) is None
+    with pytest.raises(ValueError, match="tool '<opaque tool>': effect 'sideways'"):
+        effect(Opaque(), "sideways")  # named by its repr: `name` and `__name__` both raise
+    marked = effect(Opaque(), "read")
+    assert declared_effect(marked) is ToolEffect.READ

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from sessionflow import AgentSessionFlow, AgentSessionOptions, ToolEffect, ToolPolicy
-from sessionflow.kit import ToolInvocation, ToolSpec
+from sessionflow.kit import FlowArguments, ToolInvocation, ToolSpec
 from tests.plugins.helpers import EchoRunner
 
 READ = ToolPolicy(effect=ToolEffect.READ)
@@ -47,3 +47,10 @@ def test_options_default_and_take_the_tool_specs_policies() -> None:
 def test_flow_arguments_after_the_runner_are_keyword_only() -> None:
     with pytest.raises(TypeError):
         AgentSessionFlow(EchoRunner(), "f")  # type: ignore[misc]
+
+
+def test_every_flow_argument_is_optional() -> None:
+    # A builder passes on what its caller gave (`**flow_args: Unpack[FlowArguments]`):
+    # no argument may be required of the caller.
+    assert FlowArguments.__required_keys__ == frozenset()
+    assert FlowArguments.__optional_keys__ == frozenset(FlowArguments.__annotations__)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -171,3 +172,18 @@ def test_merge_adds_spec_policies_the_options_do_not_name_and_the_first_spec_win
     assert dict(merged.tool_policies) == {"a": write, "b": read}
     assert dict(options.tool_policies) == {"a": write}
     assert merge_tool_policies(options, [spec("c"), spec("a", policy=read)]) is options
+
+
+def test_specs_and_outputs_are_immutable_and_keyword_only() -> None:
+    # A spec is shared by every run of a flow and handed to every adapter as it is.
+    tool = spec()
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        tool.name = "other"  # pyright: ignore[reportAttributeAccessIssue]
+    with pytest.raises(TypeError):
+        ToolSpec("t", "d", OBJECT, None, None, _ok)  # pyright: ignore[reportCallIssue]
+    output = ToolOutput(text="done")
+    assert output.state_update == {}
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        output.text = "other"  # pyright: ignore[reportAttributeAccessIssue]
+    with pytest.raises(TypeError):
+        ToolOutput("done")  # pyright: ignore[reportCallIssue]

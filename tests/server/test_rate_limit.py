@@ -75,3 +75,60 @@ def test_past_max_keys_the_least_recently_used_bucket_goes() -> None:
     assert limiter.take("a") == 1.0  # still remembered as empty
     assert limiter.take("b") == 0.0  # forgotten: fresh
     assert limiter.take("b") == 0.0
+
+
+def test_by_default_ten_thousand_keys_are_kept() -> None:
+    clock = Clock()
+    limiter = RateLimiter(per_second=1.0, burst=1, clock=clock)
+    for index in range(10_000):
+        assert limiter.take(f"key-{index}") == 0.0
+    assert len(limiter) == 10_000
+    assert limiter.take("key-0") == 1.0  # all 10,000 remembered: the first is still empty
+    limiter.take("key-10000")  # one more: the least recently used, key-1, goes
+    assert len(limiter) == 10_000
+    assert limiter.take("key-1") == 0.0  # forgotten: a fresh bucket
+    assert limiter.take("key-0") == 1.0
+
+
+def test_a_bucket_is_forgotten_once_its_refill_time_burst_over_rate_has_passed() -> None:
+    clock = Clock()
+    limiter = RateLimiter(per_second=2.0, burst=3, clock=clock)  # refilled in 3 / 2 = 1.5 s
+    assert limiter.refill_seconds == 1.5
+    limiter.take("idle")
+    clock.now += 1.4
+    limiter.take("busy")
+    assert len(limiter) == 2
+    clock.now += 0.1  # 1.5 s since "idle" was used, 0.1 s since "busy"
+    limiter.take("new")
+    assert len(limiter) == 2  # "busy" and "new"
+
+
+def test_buckets_are_swept_at_most_once_per_refill_time() -> None:
+    clock = Clock()
+    limiter = RateLimiter(per_second=1.0, burst=2, clock=clock)  # refilled in 2 s
+    limiter.take("a")  # t=0: the first sweep; the next is due at t=2
+    clock.now += 1.0
+    limiter.take("b")
+    clock.now += 1.0  # t=2: a sweep drops "a" (full again), keeps "b"
+    limiter.take("c")
+    assert len(limiter) == 2
+    clock.now += 1.0  # t=3: "b" is full again, but the next sweep is only due at t=4
+    limiter.take("d")
+    assert len(limiter) == 3
+    clock.now += 1.0  # t=4: "b" and "c" go
+    limiter.take("e")
+    assert len(limiter) == 2  # "d" and "e"
+
+
+def test_at_a_zero_rate_a_bucket_is_forgotten_after_an_hour() -> None:
+    clock = Clock()
+    limiter = RateLimiter(per_second=0.0, burst=1, clock=clock)
+    assert limiter.refill_seconds == 3600.0
+    assert limiter.take("early") == 0.0
+    clock.now += 3599.5
+    assert limiter.take("late") == 0.0
+    assert len(limiter) == 2  # "early" is still remembered, and empty
+    clock.now += 0.5  # an hour since "early"
+    assert limiter.take("late") == 3600.0
+    assert len(limiter) == 1
+    assert limiter.take("early") == 0.0  # forgotten: a fresh bucket

@@ -130,3 +130,46 @@ def test_a_store_file_that_becomes_unreadable_grants_nothing(tmp_path: Path) -> 
     assert store.user_of(token) is None
     path.unlink()
     assert store.user_of(token) is None
+
+
+def test_an_existing_store_file_readable_by_others_is_made_private(tmp_path: Path) -> None:
+    path = tmp_path / "tokens.json"
+    path.write_text(json.dumps({"version": 1, "tokens": [{"sha256": hash_token("t"), "user": "ada"}]}))
+    path.chmod(0o644)
+    assert TokenStore(path).user_of("t") == "ada"
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+
+
+def test_a_store_path_that_is_a_folder_is_a_clear_error(tmp_path: Path) -> None:
+    folder = tmp_path / "tokens.json"
+    folder.mkdir()
+    with pytest.raises(TokenStoreError, match="cannot read the token store"):
+        TokenStore(folder)
+
+
+def test_after_the_file_is_removed_a_new_token_starts_a_new_file(tmp_path: Path) -> None:
+    path = tmp_path / "tokens.json"
+    store = TokenStore(path)
+    old = store.issue("ada")
+    path.unlink()  # the operator removed every token
+    carl = store.issue("carl")
+    assert store.user_of(old) is None and store.user_of(carl) == "carl"
+    assert [e["user"] for e in json.loads(path.read_text())["tokens"]] == ["carl"]
+
+
+@pytest.mark.parametrize("in_file", [False, True])
+def test_the_revoking_store_itself_refuses_the_revoked_tokens(tmp_path: Path, in_file: bool) -> None:
+    store = TokenStore(tmp_path / "tokens.json" if in_file else None)
+    ada, bob = store.issue("ada"), store.issue("bob")
+    assert store.revoke("ada") == 1
+    assert store.user_of(ada) is None
+    assert store.user_of(bob) == "bob"
+    assert store.revoke("ada") == 0
+    assert store.user_of(bob) == "bob"
+
+
+def test_a_login_code_is_192_random_bits() -> None:
+    codes = LoginCodes()
+    first, second = codes.issue("ada"), codes.issue("ada")
+    assert first != second
+    assert len(first) == 32  # token_urlsafe(24)
