@@ -9,11 +9,13 @@ non-idempotent write whose step died while it ran (its outcome unknown, never ru
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
 from pydantic_ai import Agent, RunContext
 from pydantic_ai.usage import RunUsage
+from temporalio import activity
 
 from sessionflow import AgentEvent, AgentEventType
 from sessionflow.demo import ModelReply, ScriptedModelServer, ScriptedToolCall
@@ -152,7 +154,18 @@ def failing_hand_off(models: Models, log: InvocationLog) -> Built:
         r = await reader.run(f"Summarise {doc}.", usage=ctx.usage)
         invocation = current_tool_invocation()
         attempt = invocation.attempt if invocation is not None else 0
-        log.record("tool", "summarise", attempt=attempt, length=len(r.output))
+        # What this attempt found of its last attempt's journal: each entry kept inline
+        # ("text") or in the payload store ("ref"), and the size of the index it heartbeats.
+        details = activity.info().heartbeat_details
+        entries: dict[str, Any] = details[0]["entries"] if details else {}
+        log.record(
+            "tool",
+            "summarise",
+            attempt=attempt,
+            length=len(r.output),
+            journal={k: sorted(v) for k, v in entries.items()},
+            index_bytes=len(json.dumps(details)),
+        )
         if attempt == 1:
             raise RuntimeError("the summary store is down")  # a read: the step runs again
         return r.output[:16]
@@ -185,6 +198,11 @@ async def test_a_failed_attempt_replays_a_large_nested_response_from_the_payload
     assert len(model_server.requests(key + "-reader")) == 1, (
         "the second attempt read the response from the journal"
     )
+    # The 128,000-character response is in the payload store, not in the heartbeat details:
+    # the second attempt found its entry by reference, and an index of a few hundred bytes.
+    assert runs[0]["journal"] == {}
+    assert runs[1]["journal"] == {"call_sum.1": ["ref"]}
+    assert runs[1]["index_bytes"] < 1_000
     assert {s.step_execution_id: s.final_attempt for s in history}["turn-1/tool/call_sum"] == 2
     told = model_server.requests(key)[1].body["messages"][-1]
     assert told["content"] == LONG_SUMMARY[:16]
