@@ -39,7 +39,7 @@ import sys
 import tempfile
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -526,12 +526,22 @@ def _respond_by_conversation(request: RecordedRequest) -> ModelReply:
     )
 
 
-def _langgraph_peer_packages() -> list[str]:
-    return [PEER_LANGGRAPH, *(f"{name}=={importlib.metadata.version(name)}" for name in LANGGRAPH_SHARED)]
+def _with_workspace_versions(peer: str, shared: Sequence[str]) -> list[str]:
+    """The peer package, and the workspace's own versions of `shared`, pinned."""
+    return [peer, *(f"{name}=={importlib.metadata.version(name)}" for name in shared)]
 
 
-def _adk_peer_packages() -> list[str]:
-    return [PEER_ADK, *(f"{name}=={importlib.metadata.version(name)}" for name in ADK_SHARED)]
+def _isolated(script: str, packages: Sequence[str]) -> list[str]:
+    """A peer script run in a `uv run --isolated` env of `packages` (never the workspace lock)."""
+    return [
+        "uv",
+        "run",
+        "--isolated",
+        "--no-project",
+        *[a for p in packages for a in ("--with", p)],
+        "python",
+        script,
+    ]
 
 
 def _strands_ws(kind: str) -> list[str]:
@@ -567,8 +577,9 @@ def _prepare_strands(variants: list[Variant]) -> None:
     ).stdout.strip()
     for variant in variants:
         if variant.name == "temporalio-strands-agents plugin":
-            packages = (*PEER_STRANDS, f"strands-agents[openai]=={version}")
-            variant.argv[4:4] = [a for p in packages for a in ("--with", p)]
+            variant.argv = _isolated(
+                "bench/_peer_strands.py", (*PEER_STRANDS, f"strands-agents[openai]=={version}")
+            )
 
 
 def _ws(kind: str) -> list[str]:
@@ -964,15 +975,7 @@ async def main() -> None:
         Variant("sessionflow+openai-agents, local reads", _ws("sf-openai-local"), "workspace env"),
         Variant(
             "temporalio-openai-agents plugin",
-            [
-                "uv",
-                "run",
-                "--isolated",
-                "--no-project",
-                *[a for p in PEER_OPENAI for a in ("--with", p)],
-                "python",
-                "bench/_peer_openai.py",
-            ],
+            _isolated("bench/_peer_openai.py", PEER_OPENAI),
             "isolated uv env",
         ),
         Variant("plain openai-agents", _ws("plain-openai"), "workspace env"),
@@ -985,15 +988,7 @@ async def main() -> None:
         Variant("sessionflow+langgraph, local reads", _ws("sf-langgraph-local"), "workspace env"),
         Variant(
             "temporalio-langgraph plugin",
-            [
-                "uv",
-                "run",
-                "--isolated",
-                "--no-project",
-                *[a for p in _langgraph_peer_packages() for a in ("--with", p)],
-                "python",
-                "bench/_peer_langgraph.py",
-            ],
+            _isolated("bench/_peer_langgraph.py", _with_workspace_versions(PEER_LANGGRAPH, LANGGRAPH_SHARED)),
             "isolated uv env",
         ),
         Variant("plain langgraph", _ws("plain-langgraph"), "workspace env"),
@@ -1001,15 +996,7 @@ async def main() -> None:
         Variant("sessionflow+google-adk, local reads", _ws("sf-adk-local"), "workspace env"),
         Variant(
             "temporalio-google-adk plugin",
-            [
-                "uv",
-                "run",
-                "--isolated",
-                "--no-project",
-                *[a for p in _adk_peer_packages() for a in ("--with", p)],
-                "python",
-                "bench/_peer_adk.py",
-            ],
+            _isolated("bench/_peer_adk.py", _with_workspace_versions(PEER_ADK, ADK_SHARED)),
             "isolated uv env",
         ),
         Variant("plain google-adk", _ws("plain-adk"), "workspace env"),
@@ -1017,7 +1004,7 @@ async def main() -> None:
         Variant("sessionflow+strands-agents, local reads", _strands_ws("sf-strands-local"), "strands env"),
         Variant(
             "temporalio-strands-agents plugin",
-            ["uv", "run", "--isolated", "--no-project", "python", "bench/_peer_strands.py"],
+            _isolated("bench/_peer_strands.py", ()),
             "isolated uv env",
         ),
         Variant("plain strands-agents", _strands_ws("plain-strands"), "strands env"),
